@@ -1,0 +1,1 @@
+/* cmd_record.c - stub */

@@ -1,0 +1,1 @@
+/* cmd_report.c - stub */

@@ -1,0 +1,413 @@
+/*
+ * codec.h - the record stream of a memtrace recording, encoder and decoder.
+ *
+ * Every backend (the LD_PRELOAD shim, the BPF loader) describes what a
+ * process did as one stream of records; the recording file (format.h) stores
+ * each process's stream in compressed chunks.  This header is the only place
+ * that knows how a record is laid out, and it is header-only because the shim
+ * encodes on the allocation hot path.
+ *
+ * A record is a tag byte (low 4 bits: the record type, high 4 bits: the
+ * allocator function for ALLOC/REALLOC) followed by LEB128 varints.
+ * Timestamps are deltas from the previous record's time, pointers are zigzag
+ * deltas from the previous pointer, and the thread is set by a THREAD record
+ * only when it changes, so a malloc/free pair of a single-threaded program
+ * costs about 10 bytes before compression.  The decoder carries the same
+ * state; a stream must be decoded from its start.  man/memtrace-format.5
+ * documents every field.
+ */
+#ifndef MEMTRACE_CODEC_H
+#define MEMTRACE_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+enum mt_rec_type {
+	MT_REC_ALLOC = 1,   /* tsdelta, size, ptr (zz delta), stack */
+	MT_REC_FREE = 2,    /* tsdelta, ptr (zz delta) */
+	MT_REC_REALLOC = 3, /* tsdelta, size, old (zz delta), new (zz delta from old), stack */
+	MT_REC_STACK = 4,   /* id, n, pc0, zz deltas... (return addresses, leaf first) */
+	MT_REC_THREAD = 5,  /* tid: the thread of the records that follow */
+	MT_REC_MODULE = 6,  /* bias, start, end, path, build-id */
+	MT_REC_PROCESS = 7, /* pid, ppid, unix_ns, mono_ns, backend, exe, argv */
+	MT_REC_MARKER = 8,  /* tsdelta, value, text */
+	MT_REC_LOST = 9,    /* kind, count */
+	MT_REC_CULLED = 10, /* stack, allocations, bytes, temporary */
+	MT_REC_EXIT = 11,   /* tsdelta, status (zz: exit code >= 0, -signal) */
+	MT_REC_MODULES_RESET = 12, /* (nothing): module list re-sent after dlclose */
+};
+
+/* The allocator entry points, in the order the report names them. */
+enum mt_fn {
+	MT_FN_MALLOC,
+	MT_FN_CALLOC,
+	MT_FN_REALLOC,
+	MT_FN_REALLOCARRAY,
+	MT_FN_POSIX_MEMALIGN,
+	MT_FN_ALIGNED_ALLOC,
+	MT_FN_MEMALIGN,
+	MT_FN_VALLOC,
+	MT_FN_PVALLOC,
+	MT_FN_COUNT
+};
+
+static const char *const mt_fn_names[MT_FN_COUNT] = {
+	"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
+	"aligned_alloc", "memalign", "valloc", "pvalloc",
+};
+
+/* What a LOST record counts; every kind is shown in every report. */
+enum mt_lost_kind {
+	MT_LOST_BUFFER_FULL,    /* ring buffer had no room and the event was dropped */
+	MT_LOST_MAP_FULL,       /* a BPF map or table was full */
+	MT_LOST_MISSED_RETURN,  /* an entry probe whose return was never seen */
+	MT_LOST_STACK,          /* a stack could not be captured */
+	MT_LOST_CONSUMER_GONE,  /* the recorder died; events after it were dropped */
+	MT_LOST_KIND_COUNT
+};
+
+static const char *const mt_lost_names[MT_LOST_KIND_COUNT] = {
+	"buffer_full", "map_full", "missed_return", "stack_error", "consumer_gone",
+};
+
+#define MT_MAX_FRAMES 128
+/* Upper bound of an encoded record other than STACK, MODULE, PROCESS, MARKER. */
+#define MT_REC_MAX_SMALL 64
+#define MT_REC_MAX_STACK (1 + 10 + 10 + 10 * MT_MAX_FRAMES)
+
+/* ---- varints ---------------------------------------------------------- */
+
+static inline uint8_t *mt_put_uv(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static inline uint8_t *mt_put_sv(uint8_t *p, int64_t v)
+{
+	return mt_put_uv(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+static inline uint8_t *mt_put_bytes(uint8_t *p, const void *s, size_t n)
+{
+	p = mt_put_uv(p, n);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* ---- encoder ---------------------------------------------------------- */
+
+struct mt_enc {
+	uint64_t ts;  /* time of the previous record */
+	uint64_t ptr; /* previous pointer */
+	uint32_t tid; /* thread of the previous records (0: none yet) */
+};
+
+static inline uint8_t *mt_enc_thread(struct mt_enc *e, uint8_t *p, uint32_t tid)
+{
+	if (tid == e->tid)
+		return p;
+	e->tid = tid;
+	*p++ = MT_REC_THREAD;
+	return mt_put_uv(p, tid);
+}
+
+static inline uint8_t *mt_enc_ts(struct mt_enc *e, uint8_t *p, uint64_t ts)
+{
+	/* Timestamps are per process monotonic, but records of two threads can
+	 * reach the encoder out of clock order by a few ns: clamp, never go back. */
+	uint64_t d = ts > e->ts ? ts - e->ts : 0;
+	if (ts > e->ts)
+		e->ts = ts;
+	return mt_put_uv(p, d);
+}
+
+static inline uint8_t *mt_enc_alloc(struct mt_enc *e, uint8_t *p, int fn, uint64_t ts,
+				    uint64_t ptr, uint64_t size, uint64_t stack)
+{
+	*p++ = (uint8_t)(MT_REC_ALLOC | (fn << 4));
+	p = mt_enc_ts(e, p, ts);
+	p = mt_put_uv(p, size);
+	p = mt_put_sv(p, (int64_t)(ptr - e->ptr));
+	e->ptr = ptr;
+	return mt_put_uv(p, stack);
+}
+
+static inline uint8_t *mt_enc_free(struct mt_enc *e, uint8_t *p, uint64_t ts, uint64_t ptr)
+{
+	*p++ = MT_REC_FREE;
+	p = mt_enc_ts(e, p, ts);
+	p = mt_put_sv(p, (int64_t)(ptr - e->ptr));
+	e->ptr = ptr;
+	return p;
+}
+
+static inline uint8_t *mt_enc_realloc(struct mt_enc *e, uint8_t *p, int fn, uint64_t ts,
+				      uint64_t old, uint64_t ptr, uint64_t size, uint64_t stack)
+{
+	*p++ = (uint8_t)(MT_REC_REALLOC | (fn << 4));
+	p = mt_enc_ts(e, p, ts);
+	p = mt_put_uv(p, size);
+	p = mt_put_sv(p, (int64_t)(old - e->ptr));
+	p = mt_put_sv(p, (int64_t)(ptr - old));
+	e->ptr = ptr;
+	return mt_put_uv(p, stack);
+}
+
+static inline uint8_t *mt_enc_stack(uint8_t *p, uint64_t id, const uint64_t *pcs, unsigned n)
+{
+	*p++ = MT_REC_STACK;
+	p = mt_put_uv(p, id);
+	p = mt_put_uv(p, n);
+	uint64_t prev = 0;
+	for (unsigned i = 0; i < n; i++) {
+		p = mt_put_sv(p, (int64_t)(pcs[i] - prev));
+		prev = pcs[i];
+	}
+	return p;
+}
+
+static inline uint8_t *mt_enc_module(uint8_t *p, uint64_t bias, uint64_t start, uint64_t end,
+				     const char *path, size_t pathlen,
+				     const uint8_t *build_id, size_t idlen)
+{
+	*p++ = MT_REC_MODULE;
+	p = mt_put_uv(p, bias);
+	p = mt_put_uv(p, start);
+	p = mt_put_uv(p, end);
+	p = mt_put_bytes(p, path, pathlen);
+	return mt_put_bytes(p, build_id, idlen);
+}
+
+/* argv is the NUL-separated blob of /proc/PID/cmdline. */
+static inline uint8_t *mt_enc_process(struct mt_enc *e, uint8_t *p, uint32_t pid, uint32_t ppid,
+				      uint64_t unix_ns, uint64_t mono_ns, const char *backend,
+				      const char *exe, size_t exelen,
+				      const char *argv, size_t argvlen)
+{
+	*p++ = MT_REC_PROCESS;
+	p = mt_put_uv(p, pid);
+	p = mt_put_uv(p, ppid);
+	p = mt_put_uv(p, unix_ns);
+	p = mt_put_uv(p, mono_ns);
+	e->ts = mono_ns;
+	p = mt_put_bytes(p, backend, strlen(backend));
+	p = mt_put_bytes(p, exe, exelen);
+	return mt_put_bytes(p, argv, argvlen);
+}
+
+static inline uint8_t *mt_enc_marker(struct mt_enc *e, uint8_t *p, uint64_t ts, uint64_t value,
+				     const char *text, size_t len)
+{
+	*p++ = MT_REC_MARKER;
+	p = mt_enc_ts(e, p, ts);
+	p = mt_put_uv(p, value);
+	return mt_put_bytes(p, text, len);
+}
+
+static inline uint8_t *mt_enc_lost(uint8_t *p, unsigned kind, uint64_t count)
+{
+	*p++ = MT_REC_LOST;
+	p = mt_put_uv(p, kind);
+	return mt_put_uv(p, count);
+}
+
+static inline uint8_t *mt_enc_culled(uint8_t *p, uint64_t stack, uint64_t allocs,
+				     uint64_t bytes, uint64_t temporary)
+{
+	*p++ = MT_REC_CULLED;
+	p = mt_put_uv(p, stack);
+	p = mt_put_uv(p, allocs);
+	p = mt_put_uv(p, bytes);
+	return mt_put_uv(p, temporary);
+}
+
+static inline uint8_t *mt_enc_exit(struct mt_enc *e, uint8_t *p, uint64_t ts, int64_t status)
+{
+	*p++ = MT_REC_EXIT;
+	p = mt_enc_ts(e, p, ts);
+	return mt_put_sv(p, status);
+}
+
+/* ---- decoder ---------------------------------------------------------- */
+
+struct mt_str {
+	const char *s; /* not NUL-terminated */
+	size_t len;
+};
+
+struct mt_event {
+	int type, fn;
+	uint64_t ts;   /* absolute monotonic ns */
+	uint32_t tid;
+	uint64_t ptr, old_ptr, size, stack;
+	/* STACK */
+	unsigned nframes;
+	uint64_t frames[MT_MAX_FRAMES];
+	/* MODULE */
+	uint64_t bias, start, end;
+	struct mt_str path, build_id;
+	/* PROCESS */
+	uint32_t pid, ppid;
+	uint64_t unix_ns;
+	struct mt_str backend, exe, argv;
+	/* MARKER, LOST, CULLED, EXIT */
+	uint64_t value, count, bytes, temporary;
+	int64_t status;
+	struct mt_str text;
+};
+
+struct mt_dec {
+	const uint8_t *p, *end;
+	struct mt_enc st;
+};
+
+static inline int mt_get_uv(struct mt_dec *d, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (d->p >= d->end)
+			return -1;
+		uint8_t b = *d->p++;
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = r;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static inline int mt_get_sv(struct mt_dec *d, int64_t *v)
+{
+	uint64_t u;
+	if (mt_get_uv(d, &u))
+		return -1;
+	*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+	return 0;
+}
+
+static inline int mt_get_str(struct mt_dec *d, struct mt_str *s)
+{
+	uint64_t n;
+	if (mt_get_uv(d, &n) || n > (uint64_t)(d->end - d->p))
+		return -1;
+	s->s = (const char *)d->p;
+	s->len = n;
+	d->p += n;
+	return 0;
+}
+
+static inline int mt_get_ts(struct mt_dec *d, struct mt_event *ev)
+{
+	uint64_t delta;
+	if (mt_get_uv(d, &delta))
+		return -1;
+	d->st.ts += delta;
+	ev->ts = d->st.ts;
+	return 0;
+}
+
+/* Decode one record.  Returns 1 with *ev filled, 0 at the end of the input,
+ * -1 on a malformed record (d->p is left at its start). */
+static inline int mt_dec_next(struct mt_dec *d, struct mt_event *ev)
+{
+	const uint8_t *start = d->p;
+	uint64_t u, n;
+	int64_t s, s2;
+
+again:
+	if (d->p >= d->end)
+		return 0;
+	start = d->p;
+	uint8_t tag = *d->p++;
+	ev->type = tag & 15;
+	ev->fn = tag >> 4;
+	ev->tid = d->st.tid;
+	switch (ev->type) {
+	case MT_REC_THREAD:
+		if (mt_get_uv(d, &u) || u > UINT32_MAX)
+			goto bad;
+		d->st.tid = (uint32_t)u;
+		goto again;
+	case MT_REC_ALLOC:
+		if (ev->fn >= MT_FN_COUNT || mt_get_ts(d, ev) || mt_get_uv(d, &ev->size) ||
+		    mt_get_sv(d, &s) || mt_get_uv(d, &ev->stack))
+			goto bad;
+		d->st.ptr += (uint64_t)s;
+		ev->ptr = d->st.ptr;
+		return 1;
+	case MT_REC_FREE:
+		if (mt_get_ts(d, ev) || mt_get_sv(d, &s))
+			goto bad;
+		d->st.ptr += (uint64_t)s;
+		ev->ptr = d->st.ptr;
+		return 1;
+	case MT_REC_REALLOC:
+		if (ev->fn >= MT_FN_COUNT || mt_get_ts(d, ev) || mt_get_uv(d, &ev->size) ||
+		    mt_get_sv(d, &s) || mt_get_sv(d, &s2) || mt_get_uv(d, &ev->stack))
+			goto bad;
+		ev->old_ptr = d->st.ptr + (uint64_t)s;
+		ev->ptr = ev->old_ptr + (uint64_t)s2;
+		d->st.ptr = ev->ptr;
+		return 1;
+	case MT_REC_STACK: {
+		if (mt_get_uv(d, &ev->stack) || mt_get_uv(d, &n) || n > MT_MAX_FRAMES)
+			goto bad;
+		uint64_t prev = 0;
+		for (unsigned i = 0; i < n; i++) {
+			if (mt_get_sv(d, &s))
+				goto bad;
+			prev += (uint64_t)s;
+			ev->frames[i] = prev;
+		}
+		ev->nframes = (unsigned)n;
+		return 1;
+	}
+	case MT_REC_MODULE:
+		if (mt_get_uv(d, &ev->bias) || mt_get_uv(d, &ev->start) || mt_get_uv(d, &ev->end) ||
+		    mt_get_str(d, &ev->path) || mt_get_str(d, &ev->build_id))
+			goto bad;
+		return 1;
+	case MT_REC_PROCESS:
+		if (mt_get_uv(d, &u) || mt_get_uv(d, &n) || mt_get_uv(d, &ev->unix_ns) ||
+		    mt_get_uv(d, &ev->ts) || mt_get_str(d, &ev->backend) || mt_get_str(d, &ev->exe) ||
+		    mt_get_str(d, &ev->argv))
+			goto bad;
+		ev->pid = (uint32_t)u;
+		ev->ppid = (uint32_t)n;
+		d->st.ts = ev->ts;
+		return 1;
+	case MT_REC_MARKER:
+		if (mt_get_ts(d, ev) || mt_get_uv(d, &ev->value) || mt_get_str(d, &ev->text))
+			goto bad;
+		return 1;
+	case MT_REC_LOST:
+		if (mt_get_uv(d, &ev->value) || mt_get_uv(d, &ev->count))
+			goto bad;
+		return 1;
+	case MT_REC_CULLED:
+		if (mt_get_uv(d, &ev->stack) || mt_get_uv(d, &ev->count) || mt_get_uv(d, &ev->bytes) ||
+		    mt_get_uv(d, &ev->temporary))
+			goto bad;
+		return 1;
+	case MT_REC_EXIT:
+		if (mt_get_ts(d, ev) || mt_get_sv(d, &ev->status))
+			goto bad;
+		return 1;
+	case MT_REC_MODULES_RESET:
+		return 1;
+	default:
+		goto bad;
+	}
+bad:
+	d->p = start;
+	return -1;
+}
+
+#endif

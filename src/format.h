@@ -1,0 +1,68 @@
+/*
+ * format.h - the recording file: a header, then self-delimiting chunks.
+ *
+ * A chunk carries a piece of one process's record stream (codec.h),
+ * zlib-compressed, with its own length and CRC, and always ends on a record
+ * boundary.  Writers append whole chunks and never seek, so after a crash of
+ * the traced program or of memtrace every chunk written so far is readable,
+ * and a reader meeting a short or damaged chunk reports the file truncated.
+ * Layout in man/memtrace-format.5.
+ *
+ * The writer takes a zlib stream set up by its caller, so the shim can give
+ * it an allocator that does not touch the heap being measured.
+ */
+#ifndef MEMTRACE_FORMAT_H
+#define MEMTRACE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <zlib.h>
+
+#define MT_FILE_MAGIC "MEMTRACE"
+#define MT_FILE_VERSION 1
+#define MT_FILE_HEADER_SIZE 16
+#define MT_CHUNK_MAGIC 0x4b43544du /* "MTCK" little-endian */
+#define MT_CHUNK_HEADER_SIZE 24
+#define MT_CHUNK_MAX_RAW (64u << 20)
+#define MT_CHUNK_FLAG_ZLIB 1u
+
+/* Creates PATH (mode 0600, truncated) and writes the file header.  Returns the
+ * fd or -1 with errno set. */
+int mt_file_create(const char *path);
+
+/* Bound on the compressed size of a chunk of LEN raw bytes, header included. */
+size_t mt_chunk_bound(size_t len);
+
+/* Compresses RAW[0..LEN) with ZS (deflateInit'ed by the caller; reset here)
+ * into SCRATCH (at least mt_chunk_bound(LEN) bytes) and writes the chunk to FD.
+ * Returns 0, or -1 with errno set. */
+int mt_chunk_write(int fd, z_stream *zs, uint32_t stream, const void *raw, size_t len,
+		   void *scratch, size_t scratch_len);
+
+/* ---- reader ---- */
+
+struct mt_file_reader {
+	FILE *f;
+	const char *path;
+	int truncated;       /* a short or damaged chunk ended the file */
+	char why[160];       /* what was wrong, when truncated */
+	uint64_t offset;     /* of the next chunk */
+	uint64_t size;       /* of the file */
+	uint8_t *raw, *comp;
+	size_t raw_cap, comp_cap;
+	z_stream zs;
+};
+
+/* Opens a recording.  On failure returns -1 with a one-line reason in ERR
+ * (missing, empty, not a memtrace recording, unsupported version). */
+int mt_file_open(struct mt_file_reader *r, const char *path, char *err, size_t errlen);
+
+/* Next chunk: 1 with *stream and the decompressed bytes in *data and *len (valid
+ * until the next call), 0 at the end (r->truncated says whether the file ended
+ * cleanly). */
+int mt_file_next(struct mt_file_reader *r, uint32_t *stream, const uint8_t **data, size_t *len);
+
+void mt_file_close(struct mt_file_reader *r);
+
+#endif

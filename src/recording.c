@@ -1,0 +1,1 @@
+/* recording.c - stub */

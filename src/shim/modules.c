@@ -1,0 +1,1 @@
+/* modules.c - stub */

@@ -1,0 +1,1 @@
+/* preload.c - stub */

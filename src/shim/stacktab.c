@@ -1,0 +1,1 @@
+/* stacktab.c - stub */

@@ -1,0 +1,1 @@
+/* unwind_x86_64.c - stub */
