@@ -1,1 +1,563 @@
-/* cmd_record.c - stub */
+/*
+ * cmd_record.c - `memtrace record`: run a command and write its recording.
+ *
+ * The command runs with the shim preloaded and MEMTRACE_CONNECT naming a
+ * socket of ours.  Every traced process (children too, with --follow-forks)
+ * connects once and hands over a memfd ring (ring.h); this process drains
+ * the rings on its own core, cuts what it drained into compressed chunks and
+ * appends them to the recording at least every 250 ms, so that a crash of
+ * either side loses under a second.  At the end it reads the recording back
+ * and prints a few lines of figures.
+ *
+ * Exit status: the command's own (128+N if it died of signal N), 125 if
+ * memtrace failed, 126/127 if the command could not be run, as a shell does.
+ */
+#include "commands.h"
+#include "config.h"
+#include "cull.h"
+#include "format.h"
+#include "recording.h"
+#include "ring.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_FAILED 125
+#define FLUSH_NS 250000000ull
+#define CHUNK_TARGET (4u << 20)
+
+static const char usage_text[] =
+	"usage: memtrace record [options] [--] COMMAND [ARGS...]\n"
+	"\n"
+	"Runs COMMAND and records every allocation and free it makes, with stacks.\n"
+	"\n"
+	"options:\n"
+	"  -o, --output FILE        write the recording to FILE\n"
+	"                           (default: memtrace.COMMAND.PID.mtrace)\n"
+	"  --backend=auto|preload|bpf\n"
+	"                           how events are captured (default: auto, the shim\n"
+	"                           for dynamically linked programs)\n"
+	"  -f, --follow-forks       trace child processes too, each as its own process\n"
+	"  --cull-temporary[=MS]    leave out of the event stream allocations freed\n"
+	"                           within MS milliseconds (default 10000), keeping\n"
+	"                           them in exact per-site totals\n"
+	"  -q, --quiet              print nothing but errors\n"
+	"  -h, --help               show this help\n"
+	"\n"
+	"The exit status is COMMAND's (128+N if it died of signal N); 125 if memtrace\n"
+	"failed; 126 or 127 if COMMAND could not be run.  See memtrace-record(1).\n";
+
+struct conn {
+	int fd;
+	struct mt_ring_hdr *ring;
+	uint64_t size;
+	uint32_t stream, pid;
+	uint8_t *buf; /* drained records not yet written */
+	size_t len, cap;
+	uint64_t last_write;
+	struct mt_cull *cull;
+};
+
+struct recorder {
+	int out;
+	const char *path;
+	z_stream zs;
+	uint8_t *scratch;
+	size_t scratch_len;
+	struct conn *conns;
+	size_t nconns, conns_cap;
+	uint32_t next_stream;
+	int failed;
+	int cull;
+	uint64_t cull_ns;
+};
+
+static volatile sig_atomic_t forward_sig;
+static pid_t child_pid;
+
+static void on_signal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+	forward_sig = sig;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int write_chunk(struct recorder *r, struct conn *c)
+{
+	if (!c->len)
+		return 0;
+	size_t need = mt_chunk_bound(c->len);
+	if (need > r->scratch_len) {
+		free(r->scratch);
+		r->scratch = xmalloc(need);
+		r->scratch_len = need;
+	}
+	if (mt_chunk_write(r->out, &r->zs, c->stream, c->buf, c->len, r->scratch, r->scratch_len) < 0) {
+		if (!r->failed)
+			mt_error("cannot write %s: %s", r->path, strerror(errno));
+		r->failed = 1;
+	}
+	c->len = 0;
+	c->last_write = now_ns();
+	return 0;
+}
+
+/* Appends bytes that end on a record boundary to C's pending chunk. */
+static void append(struct recorder *r, struct conn *c, const uint8_t *p, size_t n)
+{
+	if (c->len + n > c->cap && c->len)
+		write_chunk(r, c);
+	if (n > c->cap) {
+		c->buf = xrealloc(c->buf, n);
+		c->cap = n;
+	}
+	memcpy(c->buf + c->len, p, n);
+	c->len += n;
+}
+
+static void drain(struct recorder *r, struct conn *c, int final)
+{
+	uint64_t head = __atomic_load_n(&c->ring->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = c->ring->tail;
+	if (head != tail) {
+		const uint8_t *p = mt_ring_data(c->ring) + (tail & (c->size - 1));
+		if (c->cull)
+			mt_cull_feed(c->cull, p, head - tail, now_ns(), final);
+		else
+			append(r, c, p, head - tail);
+		__atomic_store_n(&c->ring->tail, head, __ATOMIC_RELEASE);
+	} else if (c->cull && final) {
+		mt_cull_feed(c->cull, NULL, 0, now_ns(), final);
+	}
+	if (c->len >= CHUNK_TARGET || (c->len && (final || now_ns() - c->last_write >= FLUSH_NS)))
+		write_chunk(r, c);
+}
+
+static struct recorder *the_recorder;
+
+static void cull_emit(void *ctx, const uint8_t *p, size_t n)
+{
+	append(the_recorder, ctx, p, n);
+}
+
+static void accept_conn(struct recorder *r, int lfd)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	struct mt_hello hello;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {&hello, sizeof hello};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = sizeof u.buf};
+	/* the hello is sent right after connect; wait briefly for it */
+	struct pollfd pf = {fd, POLLIN, 0};
+	poll(&pf, 1, 1000);
+	ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	int memfd = -1;
+	if (cm && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&memfd, CMSG_DATA(cm), sizeof memfd);
+	if (n != (ssize_t)sizeof hello || hello.magic != MT_RING_MAGIC || memfd < 0 ||
+	    hello.size == 0 || (hello.size & (hello.size - 1))) {
+		mt_warning("a process connected with a malformed hello; ignored");
+		if (memfd >= 0)
+			close(memfd);
+		close(fd);
+		return;
+	}
+	struct mt_ring_hdr *ring = mt_ring_map(memfd, hello.size);
+	close(memfd);
+	if (!ring) {
+		mt_warning("cannot map the event buffer of pid %u: %s", hello.pid, strerror(errno));
+		close(fd);
+		return;
+	}
+	mt_grow(&r->conns, &r->conns_cap, r->nconns, sizeof *r->conns);
+	struct conn *c = &r->conns[r->nconns++];
+	memset(c, 0, sizeof *c);
+	c->fd = fd;
+	c->ring = ring;
+	c->size = hello.size;
+	c->pid = hello.pid;
+	c->stream = r->next_stream++;
+	c->cap = CHUNK_TARGET + (1u << 20);
+	c->buf = xmalloc(c->cap);
+	c->last_write = now_ns();
+	if (r->cull)
+		c->cull = mt_cull_new(r->cull_ns, cull_emit, NULL);
+}
+
+/* The connection's process is gone (or exec'd): write out all it left. */
+static void close_conn(struct recorder *r, struct conn *c, int have_status, int status)
+{
+	if (c->cull)
+		mt_cull_set_ctx(c->cull, c);
+	drain(r, c, 1);
+	uint8_t tail[64 * MT_LOST_KIND_COUNT + 64], *w = tail;
+	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
+		if (c->ring->lost[k])
+			w = mt_enc_lost(w, (unsigned)k, c->ring->lost[k]);
+	if (have_status) {
+		int64_t st = WIFEXITED(status) ? WEXITSTATUS(status) : -(int64_t)WTERMSIG(status);
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		w = mt_enc_exit(w, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, st);
+	}
+	append(r, c, tail, (size_t)(w - tail));
+	write_chunk(r, c);
+	if (c->cull)
+		mt_cull_free(c->cull);
+	mt_ring_unmap(c->ring, c->size);
+	close(c->fd);
+	free(c->buf);
+	*c = r->conns[--r->nconns];
+}
+
+static int is_static_or_setuid(const char *path, char *why, size_t len)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return 0;
+	if (st.st_mode & (S_ISUID | S_ISGID)) {
+		snprintf(why, len, "%s is set-user-ID or set-group-ID: the loader ignores LD_PRELOAD for it", path);
+		return 1;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int result = 0;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	size_t n;
+	if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &n) == 0) {
+		int interp = 0;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
+				interp = 1;
+		}
+		if (!interp) {
+			snprintf(why, len, "%s is statically linked: there is no dynamic loader to preload the shim", path);
+			result = 1;
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return result;
+}
+
+/* The command's path as execvp would find it, or NULL. */
+static char *resolve_command(const char *cmd)
+{
+	if (strchr(cmd, '/'))
+		return access(cmd, F_OK) == 0 ? xstrdup(cmd) : NULL;
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		char buf[PATH_MAX];
+		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, n ? path : ".", cmd);
+		if (access(buf, X_OK) == 0)
+			return xstrdup(buf);
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return NULL;
+}
+
+static int find_shim(char *out, size_t len)
+{
+	const char *env = getenv("MEMTRACE_SHIM");
+	if (env && *env) {
+		snprintf(out, len, "%s", env);
+		return access(out, R_OK);
+	}
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0) {
+		self[n] = 0;
+		snprintf(out, len, "%s/libmemtrace-preload.so", dirname(self));
+		if (access(out, R_OK) == 0)
+			return 0;
+	}
+	snprintf(out, len, "%s/libmemtrace-preload.so", MEMTRACE_LIBDIR);
+	return access(out, R_OK);
+}
+
+static void print_summary(const char *path, int quiet)
+{
+	if (quiet)
+		return;
+	struct mt_recording rec;
+	char err[512];
+	if (mt_recording_load(&rec, path, err, sizeof err) < 0) {
+		mt_warning("%s", err);
+		return;
+	}
+	for (size_t i = 0; i < rec.nprocs; i++) {
+		struct mt_process *p = rec.procs[i];
+		const struct mt_totals *t = &p->col.t;
+		char a[32], b[32], c[32], d[32], e[32];
+		mt_note("pid %u (%s): %s allocations (%s), %s frees, %s temporary",
+			p->pid, p->exe ? p->exe : "?", mt_fmt_count(t->allocations, a),
+			mt_fmt_bytes(t->allocated_bytes, b), mt_fmt_count(t->frees, c),
+			mt_fmt_count(t->temporary, d), e);
+		mt_note("pid %u: peak %s at %.3f s; leaked %s in %s allocations", p->pid,
+			mt_fmt_bytes(t->peak_bytes, a),
+			t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0,
+			mt_fmt_bytes(t->live_bytes, b), mt_fmt_count(t->live_count, c));
+		uint64_t lost = mt_process_lost(p);
+		if (lost)
+			mt_warning("pid %u: %s events were lost; figures are lower bounds", p->pid,
+				   mt_fmt_count(lost, a));
+	}
+	if (rec.truncated)
+		mt_warning("%s is truncated (%s)", path, rec.why);
+	char sz[32];
+	mt_note("recording written to %s (%s); see: memtrace report %s", path,
+		mt_fmt_bytes(rec.file_size, sz), path);
+	mt_recording_free(&rec);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	const char *output = NULL, *backend = "auto", *val;
+	int follow = 0, quiet = 0, cull = 0;
+	uint64_t cull_ms = 10000;
+	int i;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-')
+			break;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+			if (++i >= argc)
+				return mt_usage_error("record", "option '%s' needs a file name", a);
+			output = argv[i];
+		} else if (mt_opt(a, "output", &val) && val) {
+			output = val;
+		} else if (mt_opt(a, "backend", &val)) {
+			if (!val && ++i < argc)
+				val = argv[i];
+			if (!val || (strcmp(val, "auto") && strcmp(val, "preload") && strcmp(val, "bpf")))
+				return mt_usage_error("record", "--backend must be auto, preload or bpf");
+			backend = val;
+		} else if (!strcmp(a, "-f") || !strcmp(a, "--follow-forks")) {
+			follow = 1;
+		} else if (mt_opt(a, "cull-temporary", &val)) {
+			cull = 1;
+			if (val && mt_parse_u64(val, &cull_ms))
+				return mt_usage_error("record", "--cull-temporary takes milliseconds, not '%s'", val);
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			quiet = 1;
+		} else {
+			return mt_usage_error("record", "unknown option '%s'", a);
+		}
+	}
+	if (i >= argc)
+		return mt_usage_error("record", "no command to run");
+	char **cmd = argv + i;
+
+	char *exe = resolve_command(cmd[0]);
+	if (!exe) {
+		mt_error("cannot run %s: command not found", cmd[0]);
+		return 127;
+	}
+	char why[PATH_MAX + 128];
+	if (!strcmp(backend, "bpf")) {
+		mt_error("--backend=bpf: the BPF backend is not part of this build yet; use --backend=preload");
+		free(exe);
+		return EXIT_FAILED;
+	}
+	if (is_static_or_setuid(exe, why, sizeof why)) {
+		if (!strcmp(backend, "preload"))
+			mt_error("--backend=preload cannot trace it: %s", why);
+		else
+			mt_error("%s, and the BPF backend that would trace it is not part of this build yet", why);
+		free(exe);
+		return EXIT_FAILED;
+	}
+	char shim[PATH_MAX];
+	if (find_shim(shim, sizeof shim)) {
+		mt_error("cannot find libmemtrace-preload.so (looked next to memtrace and in %s; set MEMTRACE_SHIM)",
+			 MEMTRACE_LIBDIR);
+		free(exe);
+		return EXIT_FAILED;
+	}
+
+	/* The socket the shim connects to, in the abstract namespace. */
+	char sockname[108];
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(sockname, sizeof sockname, "@memtrace-%d-%ld", (int)getpid(), (long)now.tv_nsec);
+	int lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	size_t slen = strlen(sockname);
+	memcpy(sa.sun_path, sockname, slen);
+	sa.sun_path[0] = 0;
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + slen)) < 0 ||
+	    listen(lfd, 64) < 0) {
+		mt_error("cannot create the recorder socket: %s", strerror(errno));
+		free(exe);
+		return EXIT_FAILED;
+	}
+
+	int go[2], errp[2];
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		mt_error("pipe: %s", strerror(errno));
+		return EXIT_FAILED;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		mt_error("fork: %s", strerror(errno));
+		return EXIT_FAILED;
+	}
+	if (pid == 0) {
+		char c;
+		close(go[1]);
+		close(errp[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(EXIT_FAILED);
+		const char *old = getenv("LD_PRELOAD");
+		char *pre = xmalloc(strlen(shim) + (old ? strlen(old) : 0) + 2);
+		sprintf(pre, "%s%s%s", shim, old && *old ? ":" : "", old && *old ? old : "");
+		setenv("LD_PRELOAD", pre, 1);
+		setenv("MEMTRACE_CONNECT", sockname, 1);
+		setenv("MEMTRACE_FOLLOW_FORKS", follow ? "1" : "0", 1);
+		unsetenv("MEMTRACE_OUTPUT");
+		unsetenv("MEMTRACE_CULL_TEMPORARY_ALLOCATIONS");
+		unsetenv("MEMORY_PROFILER_CULL_TEMPORARY_ALLOCATIONS");
+		execvp(cmd[0], cmd);
+		int e = errno;
+		if (write(errp[1], &e, sizeof e) < 0) {
+			/* the parent sees the exit status anyway */
+		}
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	child_pid = pid;
+	close(go[0]);
+	close(errp[1]);
+
+	char defpath[PATH_MAX];
+	if (!output) {
+		snprintf(defpath, sizeof defpath, "memtrace.%s.%d.mtrace", basename(exe), (int)pid);
+		output = defpath;
+	}
+	struct recorder r = {.path = output, .cull = cull, .cull_ns = cull_ms * 1000000ull};
+	the_recorder = &r;
+	r.out = mt_file_create(output);
+	if (r.out < 0 || deflateInit(&r.zs, 6) != Z_OK) {
+		mt_error("cannot create %s: %s", output, strerror(errno));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return EXIT_FAILED;
+	}
+	if (write(go[1], "g", 1) != 1) {
+		mt_error("cannot start %s: %s", cmd[0], strerror(errno));
+		return EXIT_FAILED;
+	}
+	close(go[1]);
+
+	/* Ctrl-C reaches the command through the terminal; we stay to write
+	 * what it did.  Signals sent to us alone are passed on to it. */
+	struct sigaction sig = {.sa_handler = on_signal};
+	sigaction(SIGTERM, &sig, NULL);
+	sigaction(SIGHUP, &sig, NULL);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+
+	int status = 0, reaped = 0, exec_errno = 0;
+	for (;;) {
+		struct pollfd pfds[1 + 64];
+		size_t np = 0;
+		pfds[np++] = (struct pollfd){lfd, POLLIN, 0};
+		for (size_t k = 0; k < r.nconns && np < 65; k++)
+			pfds[np++] = (struct pollfd){r.conns[k].fd, POLLIN | POLLRDHUP, 0};
+		poll(pfds, np, 5);
+		if (pfds[0].revents & POLLIN)
+			accept_conn(&r, lfd);
+		if (!reaped && waitpid(pid, &status, WNOHANG) == pid) {
+			reaped = 1;
+			if (read(errp[0], &exec_errno, sizeof exec_errno) != sizeof exec_errno)
+				exec_errno = 0;
+		}
+		for (size_t k = r.nconns; k-- > 0;) {
+			struct conn *c = &r.conns[k];
+			if (c->cull)
+				mt_cull_set_ctx(c->cull, c);
+			drain(&r, c, 0);
+			struct pollfd p = {c->fd, POLLRDHUP, 0};
+			if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+				/* for the command itself, wait for its status */
+				if (c->pid == (uint32_t)pid && !reaped) {
+					if (waitpid(pid, &status, WNOHANG) == pid)
+						reaped = 1;
+					else
+						continue;
+				}
+				close_conn(&r, c, c->pid == (uint32_t)pid, status);
+			}
+		}
+		if (reaped && r.nconns == 0) {
+			/* a last look for a connection that raced the exit */
+			if (poll(pfds, 1, 0) > 0 && (pfds[0].revents & POLLIN))
+				continue;
+			break;
+		}
+	}
+	close(lfd);
+	if (fsync(r.out) < 0 && errno != EINVAL)
+		mt_warning("fsync %s: %s", output, strerror(errno));
+	close(r.out);
+	deflateEnd(&r.zs);
+	free(r.scratch);
+	free(r.conns);
+	free(exe);
+
+	if (exec_errno) {
+		mt_error("cannot run %s: %s", cmd[0], strerror(exec_errno));
+		unlink(output);
+		return exec_errno == ENOENT ? 127 : 126;
+	}
+	if (r.failed)
+		return EXIT_FAILED;
+	print_summary(output, quiet);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}

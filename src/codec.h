@@ -34,7 +34,7 @@ enum mt_rec_type {
 	MT_REC_MARKER = 8,  /* tsdelta, value, text */
 	MT_REC_LOST = 9,    /* kind, count */
 	MT_REC_CULLED = 10, /* stack, allocations, bytes, temporary */
-	MT_REC_EXIT = 11,   /* tsdelta, status (zz: exit code >= 0, -signal) */
+	MT_REC_EXIT = 11,   /* ts (absolute), status (zz: exit code >= 0, -signal) */
 	MT_REC_MODULES_RESET = 12, /* (nothing): module list re-sent after dlclose */
 };
 
@@ -227,10 +227,11 @@ static inline uint8_t *mt_enc_culled(uint8_t *p, uint64_t stack, uint64_t allocs
 	return mt_put_uv(p, temporary);
 }
 
-static inline uint8_t *mt_enc_exit(struct mt_enc *e, uint8_t *p, uint64_t ts, int64_t status)
+/* Absolute time: the recorder appends it without knowing the stream's state. */
+static inline uint8_t *mt_enc_exit(uint8_t *p, uint64_t ts, int64_t status)
 {
 	*p++ = MT_REC_EXIT;
-	p = mt_enc_ts(e, p, ts);
+	p = mt_put_uv(p, ts);
 	return mt_put_sv(p, status);
 }
 
@@ -397,7 +398,7 @@ again:
 			goto bad;
 		return 1;
 	case MT_REC_EXIT:
-		if (mt_get_ts(d, ev) || mt_get_sv(d, &ev->status))
+		if (mt_get_uv(d, &ev->ts) || mt_get_sv(d, &ev->status))
 			goto bad;
 		return 1;
 	case MT_REC_MODULES_RESET:

@@ -1,1 +1,62 @@
-int main(void){return 0;}
+/*
+ * main.c - the memtrace binary: dispatches to one function per subcommand.
+ */
+#include "commands.h"
+#include "config.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"record", cmd_record, "run a command and record its allocations"},
+	{"report", cmd_report, "show what a recording says: summary, leaks, peak, temporaries, frequency"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: memtrace <command> [options] [args]\n"
+		   "       memtrace --version | --help\n\n"
+		   "memtrace records every allocation and free of a program, with whole stacks,\n"
+		   "and reports where memory leaks, where it peaks, what is freed at once and\n"
+		   "which call sites allocate most often.\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'memtrace <command> --help' and 'man memtrace-<command>' describe each.\n"
+		   "Example: memtrace record -- ./app && memtrace report --leaks memtrace.app.*.mtrace\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return MT_EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		if (argc > 2 && strcmp(cmd, "help") == 0) {
+			char *sub[] = {argv[2], "--help", NULL};
+			for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+				if (!strcmp(argv[2], commands[i].name))
+					return commands[i].fn(2, sub);
+		}
+		usage(stdout);
+		return MT_EXIT_OK;
+	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+		printf("memtrace %s\n", MEMTRACE_VERSION);
+		return MT_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		if (!strcmp(cmd, commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	if (cmd[0] == '-')
+		return mt_usage_error(NULL, "unknown option '%s'", cmd);
+	return mt_usage_error(NULL, "'%s' is not a memtrace command", cmd);
+}

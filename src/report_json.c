@@ -1,1 +1,155 @@
-/* report_json.c - stub */
+/*
+ * report_json.c - `memtrace report --json`: the schema of docs/interface.md
+ * ("memtrace_report": 1).  Keys are only ever added, never renamed.
+ */
+#include "report.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void jstr(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static void frames_json(FILE *f, const struct mt_frame *fr, int n)
+{
+	fputc('[', f);
+	for (int i = 0; i < n; i++) {
+		const struct mt_frame *x = &fr[i];
+		fputs(i ? ", {\"function\": " : "{\"function\": ", f);
+		jstr(f, x->function);
+		fputs(", \"file\": ", f);
+		jstr(f, x->file);
+		fputs(", \"line\": ", f);
+		if (x->line)
+			fprintf(f, "%d", x->line);
+		else
+			fputs("null", f);
+		fputs(", \"module\": ", f);
+		jstr(f, x->module);
+		fprintf(f, ", \"address\": \"0x%llx\", \"inlined\": %s}", (unsigned long long)x->address,
+			x->inlined ? "true" : "false");
+	}
+	fputc(']', f);
+}
+
+static void process_json(FILE *f, const struct mt_process *p, const struct mt_report_opts *o)
+{
+	const struct mt_totals *t = &p->col.t;
+	fprintf(f, "    {\n      \"pid\": %u, \"ppid\": %u,\n      \"exe\": ", p->pid, p->ppid);
+	jstr(f, p->exe);
+	fputs(",\n      \"argv\": [", f);
+	for (int i = 0; i < p->argc; i++) {
+		if (i)
+			fputs(", ", f);
+		jstr(f, p->argv[i]);
+	}
+	fputs("],\n      \"backend\": ", f);
+	jstr(f, p->backend);
+	fprintf(f, ",\n      \"duration_s\": %.6f,\n", mt_process_duration(p));
+	if (p->exited)
+		fprintf(f, "      \"exit_status\": %lld,\n", (long long)p->exit_status);
+	fprintf(f,
+		"      \"totals\": {\n"
+		"        \"allocations\": %llu, \"frees\": %llu, \"allocated_bytes\": %llu,\n"
+		"        \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"peak_time_s\": %.6f,\n"
+		"        \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
+		"        \"temporary_allocations\": %llu, \"unmatched_frees\": %llu,\n"
+		"        \"culled_allocations\": %llu\n      },\n",
+		(unsigned long long)t->allocations, (unsigned long long)t->frees,
+		(unsigned long long)t->allocated_bytes, (unsigned long long)t->peak_bytes,
+		(unsigned long long)t->peak_count,
+		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0,
+		(unsigned long long)t->live_count, (unsigned long long)t->live_bytes,
+		(unsigned long long)t->temporary, (unsigned long long)t->unmatched_frees,
+		(unsigned long long)t->culled);
+	fprintf(f, "      \"lost_events\": %llu,\n      \"lost_by_kind\": {", (unsigned long long)mt_process_lost(p));
+	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
+		fprintf(f, "%s\"%s\": %llu", k ? ", " : "", mt_lost_names[k], (unsigned long long)p->lost[k]);
+	fputs("},\n      \"sites\": [", f);
+
+	struct mt_symbolizer *sym = mt_process_symbolizer(p);
+	size_t n;
+	uint32_t *sites = mt_rank_sites(p, o->view, &n);
+	if (o->limit > 0 && (size_t)o->limit < n)
+		n = (size_t)o->limit;
+	struct mt_frame fr[256];
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_site_stats *s = &p->col.sites[sites[i]];
+		fprintf(f,
+			"%s\n        {\"allocations\": %llu, \"allocated_bytes\": %llu, \"frees\": %llu,\n"
+			"         \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
+			"         \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"temporary_allocations\": %llu,\n"
+			"         \"culled_allocations\": %llu, \"min_size\": %llu, \"max_size\": %llu,\n"
+			"         \"allocator\": \"%s\",\n         \"frames\": ",
+			i ? "," : "", (unsigned long long)s->allocations, (unsigned long long)s->allocated_bytes,
+			(unsigned long long)s->frees, (unsigned long long)s->live_count,
+			(unsigned long long)s->live_bytes, (unsigned long long)s->peak_bytes,
+			(unsigned long long)s->peak_count, (unsigned long long)s->temporary,
+			(unsigned long long)s->culled, (unsigned long long)s->min_size,
+			(unsigned long long)s->max_size, mt_fn_names[s->fn]);
+		int k = mt_site_frames(p, sym, sites[i], fr, 256);
+		frames_json(f, fr, k);
+		fputc('}', f);
+	}
+	free(sites);
+	fputs(n ? "\n      ],\n" : "],\n", f);
+	fputs("      \"warnings\": [", f);
+	const char *const *w = mt_sym_warnings(sym);
+	for (int i = 0; w && w[i]; i++) {
+		if (i)
+			fputs(", ", f);
+		jstr(f, w[i]);
+	}
+	fputs("]\n    }", f);
+	mt_sym_free(sym);
+}
+
+int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o)
+{
+	fprintf(f, "{\n  \"memtrace_report\": 1,\n  \"view\": \"%s\",\n  \"recording\": ", mt_view_names[o->view]);
+	jstr(f, rec->path);
+	fprintf(f, ",\n  \"truncated\": %s,\n  \"processes\": [\n", rec->truncated ? "true" : "false");
+	int shown = 0;
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		const struct mt_process *p = rec->procs[i];
+		if (o->pid >= 0 && p->pid != (uint32_t)o->pid)
+			continue;
+		if (shown++)
+			fputs(",\n", f);
+		process_json(f, p, o);
+	}
+	fputs("\n  ]\n}\n", f);
+	return 0;
+}

@@ -1,1 +1,183 @@
-/* util.c - stub */
+/*
+ * util.c - see util.h.
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void vsay(const char *kind, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "memtrace: %s", kind);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void mt_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsay("error: ", fmt, ap);
+	va_end(ap);
+}
+
+void mt_warning(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsay("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void mt_note(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsay("", fmt, ap);
+	va_end(ap);
+}
+
+int mt_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsay("error: ", fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "Try 'memtrace %s%s--help' for more information.\n", cmd ? cmd : "",
+		cmd ? " " : "");
+	return MT_EXIT_USAGE;
+}
+
+static void oom(size_t n)
+{
+	fprintf(stderr, "memtrace: error: out of memory (%zu bytes)\n", n);
+	exit(MT_EXIT_RUNTIME);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t m)
+{
+	void *p = calloc(n ? n : 1, m ? m : 1);
+	if (!p)
+		oom(n * m);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+void mt_grow(void *arr, size_t *cap, size_t n, size_t es)
+{
+	void **a = arr;
+	if (n < *cap)
+		return;
+	size_t c = *cap ? *cap : 16;
+	while (c <= n)
+		c *= 2;
+	*a = xrealloc(*a, c * es);
+	memset((char *)*a + *cap * es, 0, (c - *cap) * es);
+	*cap = c;
+}
+
+int mt_parse_u64(const char *s, uint64_t *out)
+{
+	if (!s || !*s || *s == '-')
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int mt_parse_double(const char *s, double *out)
+{
+	if (!s || !*s)
+		return -1;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end || v != v)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+const char *mt_fmt_bytes(uint64_t n, char buf[32])
+{
+	static const char *const units[] = {"B", "KB", "MB", "GB", "TB"};
+	if (n < 1000) {
+		snprintf(buf, 32, "%llu B", (unsigned long long)n);
+		return buf;
+	}
+	double v = (double)n;
+	int u = 0;
+	while (v >= 1000 && u < 4) {
+		v /= 1000;
+		u++;
+	}
+	snprintf(buf, 32, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, units[u]);
+	return buf;
+}
+
+const char *mt_fmt_count(uint64_t n, char buf[32])
+{
+	char tmp[32];
+	int len = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)n);
+	int o = 0;
+	for (int i = 0; i < len; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+int mt_opt(const char *arg, const char *name, const char **val)
+{
+	if (arg[0] != '-' || arg[1] != '-')
+		return 0;
+	size_t n = strlen(name);
+	if (strncmp(arg + 2, name, n) != 0)
+		return 0;
+	if (arg[2 + n] == 0) {
+		*val = NULL;
+		return 1;
+	}
+	if (arg[2 + n] == '=') {
+		*val = arg + 3 + n;
+		return 1;
+	}
+	return 0;
+}

@@ -1,1 +1,143 @@
-/* modules.c - stub */
+/*
+ * modules.c - telling the recording which objects are mapped where.
+ *
+ * Symbols are resolved after the process has gone, from the path, load bias
+ * and build-id of every object it mapped; this file sends a MODULE record for
+ * each object the first time it is seen: at start, and after every dlopen.
+ * The build-id is read from the object's PT_NOTE segment in memory.
+ */
+#include "shim.h"
+
+#include <elf.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_MODULES 4096
+
+struct known {
+	uint64_t bias, start;
+};
+static struct known *known;
+static unsigned nknown;
+
+/* MODULE records are encoded here first and copied into the channel after
+ * dl_iterate_phdr has returned: holding the channel lock while waiting for
+ * the loader's lock could deadlock with a thread that mallocs inside dlopen. */
+#define SCAN_CAP (1u << 20)
+static uint8_t *scan;
+static size_t scan_len;
+static atomic_flag scan_lock = ATOMIC_FLAG_INIT;
+
+int mt_read_self_exe(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return (int)n;
+}
+
+static size_t find_build_id(struct dl_phdr_info *info, const uint8_t **id)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		const uint8_t *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			size_t namesz = (nh->n_namesz + 3) & ~3u, descsz = (nh->n_descsz + 3) & ~3u;
+			const uint8_t *name = p + sizeof *nh, *desc = name + namesz;
+			if (desc + descsz > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+				*id = desc;
+				return nh->n_descsz;
+			}
+			p = desc + descsz;
+		}
+	}
+	return 0;
+}
+
+static int on_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uint64_t s = info->dlpi_addr + ph->p_vaddr;
+		if (s < lo)
+			lo = s;
+		if (s + ph->p_memsz > hi)
+			hi = s + ph->p_memsz;
+	}
+	if (hi == 0)
+		return 0;
+	for (unsigned i = 0; i < nknown; i++)
+		if (known[i].bias == info->dlpi_addr && known[i].start == lo)
+			return 0;
+	char exe[4096];
+	const char *path = info->dlpi_name;
+	if (!path || !*path) {
+		/* The main program has no name in the list. */
+		if (mt_read_self_exe(exe, sizeof exe) < 0)
+			return 0;
+		path = exe;
+	}
+	if (path[0] != '/' && strncmp(path, "linux-vdso", 10) != 0 && strncmp(path, "linux-gate", 10) != 0) {
+		/* A relative name from dlopen("./x.so"): make it absolute. */
+		char cwd[2048];
+		if (getcwd(cwd, sizeof cwd) && strlen(cwd) + strlen(path) + 2 < sizeof exe) {
+			char tmp[4096];
+			size_t cl = strlen(cwd), pl = strlen(path);
+			memcpy(tmp, cwd, cl);
+			tmp[cl] = '/';
+			memcpy(tmp + cl + 1, path[0] == '.' && path[1] == '/' ? path + 2 : path, pl + 1);
+			memcpy(exe, tmp, sizeof exe);
+			path = exe;
+		}
+	}
+	if (nknown < MAX_MODULES)
+		known[nknown++] = (struct known){info->dlpi_addr, lo};
+	const uint8_t *id = NULL;
+	size_t idlen = find_build_id(info, &id);
+	size_t plen = strnlen(path, 4000);
+	if (scan_len + 64 + plen + idlen > SCAN_CAP)
+		return 1;
+	scan_len = (size_t)(mt_enc_module(scan + scan_len, info->dlpi_addr, lo, hi, path, plen, id, idlen) - scan);
+	return 0;
+}
+
+void mt_modules_emit_new(void)
+{
+	while (atomic_flag_test_and_set_explicit(&scan_lock, memory_order_acquire))
+		;
+	if (!known)
+		known = mt_arena_alloc(MAX_MODULES * sizeof *known);
+	if (!scan)
+		scan = mt_map(SCAN_CAP);
+	if (known && scan) {
+		scan_len = 0;
+		dl_iterate_phdr(on_object, NULL);
+		mt_channel_lock();
+		uint8_t *p = mt_channel_reserve(scan_len);
+		if (p) {
+			memcpy(p, scan, scan_len);
+			mt_channel_commit(p + scan_len);
+		}
+		mt_channel_unlock();
+	}
+	atomic_flag_clear_explicit(&scan_lock, memory_order_release);
+}
+
+void mt_modules_forget(void)
+{
+	nknown = 0;
+}

@@ -1,1 +1,393 @@
-/* preload.c - stub */
+/*
+ * preload.c - libmemtrace-preload.so: the allocator hooks.
+ *
+ * Each hook calls glibc's own allocator (__libc_malloc and friends, so no
+ * dlsym bootstrap is needed and user blocks are exactly what glibc returns:
+ * no headers, no padding), then, if tracing is on and the thread is not
+ * already inside the shim, captures the stack and appends one record to the
+ * channel.  A free is recorded before the block is released and an
+ * allocation after it is obtained, and a realloc is recorded while the
+ * channel lock is held around it, so that the order of records always
+ * matches the order in which addresses were handed out, across threads.
+ */
+#include "shim.h"
+#include "unwind.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void *__libc_valloc(size_t);
+extern void *__libc_pvalloc(size_t);
+
+int mt_enabled;
+static int initialized;
+static __thread int t_busy;      /* inside the shim: allocations pass through */
+static __thread uint32_t t_tid;
+static clockid_t clock_id = CLOCK_MONOTONIC_COARSE;
+static void *(*real_dlopen)(const char *, int);
+static int (*real_dlclose)(void *);
+
+#define EXPORT __attribute__((visibility("default")))
+#define INLINE static inline __attribute__((always_inline))
+
+uint64_t mt_now(void)
+{
+	struct timespec ts;
+	clock_gettime(clock_id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+INLINE uint32_t tid(void)
+{
+	if (unlikely(!t_tid))
+		t_tid = (uint32_t)syscall(SYS_gettid);
+	return t_tid;
+}
+
+/* Appends an ALLOC (or REALLOC when OLD is set) record; with LOCKED the
+ * caller already holds the channel lock. */
+INLINE void emit_alloc(int fn, void *old, void *p, size_t n, const uint64_t *pcs, int depth,
+		       uint64_t ts)
+{
+	int is_new;
+	uint64_t id = mt_stacktab_intern(pcs, (unsigned)depth, &is_new);
+	uint8_t *w = mt_channel_reserve(is_new ? MT_REC_MAX_STACK + MT_REC_MAX_SMALL : MT_REC_MAX_SMALL);
+	if (unlikely(!w)) {
+		if (is_new)
+			mt_stacktab_reset(); /* the stack was never written out */
+		return;
+	}
+	if (is_new)
+		w = mt_enc_stack(w, id, pcs, (unsigned)depth);
+	w = mt_enc_thread(&mt_enc_state, w, tid());
+	if (old)
+		w = mt_enc_realloc(&mt_enc_state, w, fn, ts, (uint64_t)old, (uint64_t)p, n, id);
+	else
+		w = mt_enc_alloc(&mt_enc_state, w, fn, ts, (uint64_t)p, n, id);
+	mt_channel_commit(w);
+}
+
+/* Records an allocation made by the hook this is inlined into: the stack
+ * starts at that hook's caller. */
+#define RECORD_ALLOC(fn, p, n)                                                    \
+	do {                                                                      \
+		if (likely(mt_enabled) && !t_busy) {                              \
+			uint64_t pcs_[MT_MAX_FRAMES];                             \
+			t_busy = 1;                                               \
+			int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0);           \
+			uint64_t ts_ = mt_now();                                  \
+			mt_channel_lock();                                        \
+			emit_alloc(fn, NULL, p, n, pcs_, depth_, ts_);            \
+			mt_channel_unlock();                                      \
+			t_busy = 0;                                               \
+		}                                                                 \
+	} while (0)
+
+INLINE void record_free(void *p)
+{
+	if (likely(mt_enabled) && !t_busy && p) {
+		t_busy = 1;
+		uint64_t ts = mt_now();
+		mt_channel_lock();
+		uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
+		if (likely(w)) {
+			w = mt_enc_thread(&mt_enc_state, w, tid());
+			mt_channel_commit(mt_enc_free(&mt_enc_state, w, ts, (uint64_t)p));
+		}
+		mt_channel_unlock();
+		t_busy = 0;
+	}
+}
+
+EXPORT void *malloc(size_t n)
+{
+	void *p = unlikely(mt_cfg.zero_memory) ? __libc_calloc(1, n) : __libc_malloc(n);
+	if (likely(p))
+		RECORD_ALLOC(MT_FN_MALLOC, p, n);
+	return p;
+}
+
+EXPORT void free(void *p)
+{
+	record_free(p);
+	__libc_free(p);
+}
+
+EXPORT void *calloc(size_t n, size_t m)
+{
+	void *p = __libc_calloc(n, m);
+	if (likely(p))
+		RECORD_ALLOC(MT_FN_CALLOC, p, n * m);
+	return p;
+}
+
+INLINE void *do_realloc(int fn, void *old, size_t n)
+{
+	if (!old) {
+		void *p = __libc_realloc(NULL, n);
+		if (p)
+			RECORD_ALLOC(fn, p, n);
+		return p;
+	}
+	if (!mt_enabled || t_busy)
+		return __libc_realloc(old, n);
+	if (n == 0) {
+		/* glibc frees the block and returns NULL */
+		record_free(old);
+		return __libc_realloc(old, 0);
+	}
+	uint64_t pcs[MT_MAX_FRAMES];
+	t_busy = 1;
+	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
+	uint64_t ts = mt_now();
+	/* Held across the call: the old block must not be handed to another
+	 * thread's malloc before this realloc is in the stream. */
+	mt_channel_lock();
+	void *p = __libc_realloc(old, n);
+	if (p) /* a failed realloc leaves the old block live: nothing to record */
+		emit_alloc(fn, old, p, n, pcs, depth, ts);
+	mt_channel_unlock();
+	t_busy = 0;
+	return p;
+}
+
+EXPORT void *realloc(void *old, size_t n)
+{
+	return do_realloc(MT_FN_REALLOC, old, n);
+}
+
+EXPORT void *reallocarray(void *old, size_t n, size_t m)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, m, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return do_realloc(MT_FN_REALLOCARRAY, old, total);
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	if (align % sizeof(void *) || (align & (align - 1)) || !align)
+		return EINVAL;
+	int saved = errno;
+	void *p = __libc_memalign(align, n);
+	if (!p) {
+		errno = saved;
+		return ENOMEM;
+	}
+	*out = p;
+	RECORD_ALLOC(MT_FN_POSIX_MEMALIGN, p, n);
+	return 0;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	void *p = __libc_memalign(align, n);
+	if (likely(p))
+		RECORD_ALLOC(MT_FN_ALIGNED_ALLOC, p, n);
+	return p;
+}
+
+EXPORT void *memalign(size_t align, size_t n)
+{
+	void *p = __libc_memalign(align, n);
+	if (likely(p))
+		RECORD_ALLOC(MT_FN_MEMALIGN, p, n);
+	return p;
+}
+
+EXPORT void *valloc(size_t n)
+{
+	void *p = __libc_valloc(n);
+	if (likely(p))
+		RECORD_ALLOC(MT_FN_VALLOC, p, n);
+	return p;
+}
+
+EXPORT void *pvalloc(size_t n)
+{
+	void *p = __libc_pvalloc(n);
+	if (likely(p))
+		RECORD_ALLOC(MT_FN_PVALLOC, p, n);
+	return p;
+}
+
+/* ---- loader, exit --------------------------------------------------- */
+
+EXPORT void *dlopen(const char *file, int mode)
+{
+	if (!real_dlopen)
+		real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+	void *h = real_dlopen(file, mode);
+	if (h && initialized) {
+		int busy = t_busy;
+		t_busy = 1;
+		mt_unwind_modules_changed();
+		mt_modules_emit_new();
+		t_busy = busy;
+	}
+	return h;
+}
+
+EXPORT int dlclose(void *h)
+{
+	if (!real_dlclose)
+		real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+	int r = real_dlclose(h);
+	if (initialized)
+		mt_unwind_modules_changed();
+	return r;
+}
+
+EXPORT void _exit(int status)
+{
+	mt_channel_flush();
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+EXPORT void _Exit(int status)
+{
+	_exit(status);
+}
+
+/* ---- start-up, fork, signals ----------------------------------------- */
+
+static void write_process_record(void)
+{
+	char exe[4096];
+	int exelen = mt_read_self_exe(exe, sizeof exe);
+	if (exelen < 0)
+		exelen = 0;
+	enum { ARGV_MAX = 32768 };
+	char *argv = mt_arena_alloc(ARGV_MAX);
+	ssize_t alen = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && argv) {
+		ssize_t n;
+		while (alen < ARGV_MAX && (n = read(fd, argv + alen, (size_t)(ARGV_MAX - alen))) > 0)
+			alen += n;
+		close(fd);
+	}
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	mt_channel_lock();
+	uint8_t *w = mt_channel_reserve(128 + (size_t)exelen + (size_t)alen);
+	if (w)
+		mt_channel_commit(mt_enc_process(&mt_enc_state, w, (uint32_t)getpid(), (uint32_t)getppid(),
+						 (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
+						 mt_now(), "preload", exe, (size_t)exelen, argv ? argv : "",
+						 (size_t)alen));
+	mt_channel_unlock();
+}
+
+static void before_fork(void)
+{
+	mt_channel_lock();
+}
+
+static void after_fork_parent(void)
+{
+	mt_channel_unlock();
+}
+
+static void after_fork_child(void)
+{
+	t_tid = 0;
+	mt_enabled = 0;
+	mt_channel_after_fork_child(mt_cfg.follow_forks);
+	mt_channel_unlock();
+	if (mt_cfg.follow_forks) {
+		mt_stacktab_reset();
+		mt_modules_forget();
+		write_process_record();
+		mt_modules_emit_new();
+		mt_enabled = 1;
+	}
+}
+
+static void on_toggle(int sig)
+{
+	(void)sig;
+	mt_enabled = !mt_enabled;
+}
+
+/* Without --follow-forks, programs this one executes must not load the shim:
+ * take it out of LD_PRELOAD. */
+static void unexport_shim(void)
+{
+	Dl_info info;
+	const char *pre = getenv("LD_PRELOAD");
+	if (!pre || !dladdr((void *)unexport_shim, &info) || !info.dli_fname)
+		return;
+	const char *self = strrchr(info.dli_fname, '/');
+	self = self ? self + 1 : info.dli_fname;
+	char out[8192];
+	size_t o = 0;
+	const char *p = pre;
+	while (*p) {
+		size_t n = strcspn(p, ": ");
+		const char *base = memrchr(p, '/', n);
+		base = base ? base + 1 : p;
+		if (!(n - (size_t)(base - p) == strlen(self) && memcmp(base, self, strlen(self)) == 0) &&
+		    o + n + 2 < sizeof out) {
+			if (o)
+				out[o++] = ':';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p += n;
+		while (*p == ':' || *p == ' ')
+			p++;
+	}
+	out[o] = 0;
+	if (o)
+		setenv("LD_PRELOAD", out, 1);
+	else
+		unsetenv("LD_PRELOAD");
+}
+
+__attribute__((constructor(101))) static void mt_init(void)
+{
+	t_busy = 1;
+	mt_config_load();
+	if (mt_cfg.precise_timestamps)
+		clock_id = CLOCK_MONOTONIC;
+	if (!mt_cfg.follow_forks)
+		unexport_shim();
+	mt_stacktab_init(mt_cfg.backtrace_cache_size);
+	if (mt_channel_open((uint32_t)getppid()) < 0) {
+		t_busy = 0;
+		return;
+	}
+	write_process_record();
+	mt_modules_emit_new();
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+	struct sigaction sa = {.sa_handler = on_toggle, .sa_flags = SA_RESTART};
+	if (mt_cfg.sigusr1)
+		sigaction(SIGUSR1, &sa, NULL);
+	if (mt_cfg.sigusr2)
+		sigaction(SIGUSR2, &sa, NULL);
+	initialized = 1;
+	mt_enabled = !mt_cfg.disabled_by_default;
+	t_busy = 0;
+}
+
+__attribute__((destructor)) static void mt_fini(void)
+{
+	mt_channel_flush();
+}

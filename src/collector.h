@@ -1,0 +1,85 @@
+/*
+ * collector.h - the one place where allocation events become figures.
+ *
+ * Fed the events of one process in stream order, it tracks live blocks, the
+ * global peak, temporaries and per-site totals with the semantics of
+ * docs/interface.md:
+ *   - realloc is one allocation of the new size and one free of the old block;
+ *   - peak_bytes is the maximum of the live requested bytes; a site's
+ *     peak_bytes is what it had live at the moment of the global peak
+ *     (computed lazily, O(1) per event: a site's live bytes are copied into
+ *     its peak figure the first time it changes after a new global peak);
+ *   - temporary: freed by the next allocator event on the same thread;
+ *   - leaked: live when the stream ends;
+ *   - a free of an unknown block is an unmatched free, not an error.
+ * Memory is bounded by the live blocks, threads and sites, not by events.
+ */
+#ifndef MEMTRACE_COLLECTOR_H
+#define MEMTRACE_COLLECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_site_stats {
+	uint64_t allocations, allocated_bytes;
+	uint64_t frees, temporary;
+	uint64_t live_count, live_bytes; /* after finish: leaked */
+	uint64_t peak_bytes, peak_count;
+	uint64_t culled;                 /* allocations known only from aggregates */
+	uint64_t stamp;                  /* event index of the last change */
+	uint64_t min_size, max_size;
+	int fn;                          /* allocator function of its first allocation */
+};
+
+struct mt_totals {
+	uint64_t allocations, frees, allocated_bytes;
+	uint64_t live_bytes, live_count; /* after finish: leaked */
+	uint64_t peak_bytes, peak_count, peak_ts;
+	uint64_t temporary, unmatched_frees, culled;
+	uint64_t first_ts, last_ts;
+};
+
+struct mt_live {
+	uint64_t ptr;  /* 0: empty slot */
+	uint64_t size;
+	uint64_t ts;
+	uint32_t site;
+	uint32_t pad;
+};
+
+struct mt_thread_last {
+	uint32_t tid;
+	uint64_t last_alloc; /* the block its previous event allocated, or 0 */
+};
+
+struct mt_collector {
+	struct mt_site_stats *sites;
+	size_t nsites, sites_cap;
+	struct mt_live *live;
+	size_t live_mask, live_used;
+	struct mt_thread_last *threads;
+	size_t threads_mask, threads_used;
+	struct mt_totals t;
+	uint64_t seq, peak_seq;
+	int finished;
+};
+
+void mt_col_init(struct mt_collector *c);
+void mt_col_destroy(struct mt_collector *c);
+/* Makes site index SITE valid (sites are numbered by the caller from 0). */
+void mt_col_reserve_site(struct mt_collector *c, uint32_t site);
+void mt_col_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr, uint64_t size,
+		  uint32_t site, int fn);
+void mt_col_free(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr);
+void mt_col_realloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t old, uint64_t ptr,
+		    uint64_t size, uint32_t site, int fn);
+/* Allocations culled before they reached the stream, each also freed. */
+void mt_col_culled(struct mt_collector *c, uint32_t site, uint64_t count, uint64_t bytes,
+		   uint64_t temporary);
+/* Settles per-site peaks and the leak figures; no events after this. */
+void mt_col_finish(struct mt_collector *c);
+
+/* Visits every live block (after finish: every leaked block). */
+void mt_col_each_live(struct mt_collector *c, void (*fn)(void *ctx, const struct mt_live *), void *ctx);
+
+#endif

@@ -1,0 +1,11 @@
+/*
+ * commands.h - the subcommands of the memtrace binary, one function each
+ * (git's builtin style); main.c dispatches on the first argument.
+ */
+#ifndef MEMTRACE_COMMANDS_H
+#define MEMTRACE_COMMANDS_H
+
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * recording.h - reading a recording into per-process figures.
+ *
+ * Every front end (report, the summary of record, exports, the server) reads
+ * recordings through here: it walks the chunks, decodes each process's
+ * stream, merges stacks that are the same into one site, and runs the
+ * collector.  Memory stays bounded by live blocks and sites; events are not
+ * kept.  A truncated file yields what it holds, with `truncated` set.
+ */
+#ifndef MEMTRACE_RECORDING_H
+#define MEMTRACE_RECORDING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec.h"
+#include "collector.h"
+
+struct mt_module {
+	char *path;
+	uint64_t bias, start, end;
+	uint8_t *build_id;
+	size_t build_id_len;
+};
+
+struct mt_marker {
+	uint64_t ts, value;
+	char *text;
+};
+
+struct mt_process {
+	uint32_t stream;
+	uint32_t pid, ppid;
+	char *exe, *backend;
+	char **argv;
+	int argc;
+	uint64_t unix_ns, start_ts, end_ts;
+	int exited;          /* an EXIT record was seen */
+	int64_t exit_status; /* >= 0: exit code, < 0: -signal */
+	uint64_t lost[MT_LOST_KIND_COUNT];
+	uint64_t events;
+
+	struct mt_module *modules;
+	size_t nmodules, modules_cap;
+	struct mt_marker *markers;
+	size_t nmarkers, markers_cap;
+
+	/* Sites: distinct stacks; frames of site i are frames[site_off[i] ..+site_len[i]] */
+	uint64_t *frames;
+	size_t nframes, frames_cap;
+	uint32_t *site_off, *site_len;
+	size_t site_cap;
+	struct mt_collector col;
+
+	/* stack id in the stream -> site (hash), stack content -> site (hash) */
+	struct { uint64_t id; uint32_t site; } *ids;
+	size_t ids_mask, ids_used;
+	uint32_t *by_content; /* site + 1, 0 = empty */
+	size_t content_mask;
+
+	/* decoder state carried across chunks */
+	struct mt_enc dec_state;
+};
+
+struct mt_recording {
+	const char *path;
+	struct mt_process **procs;
+	size_t nprocs, procs_cap;
+	uint64_t file_size;
+	int truncated;
+	char why[200];
+};
+
+/* Loads PATH.  Returns 0, or -1 with a one-line reason in ERR (cannot open,
+ * empty, foreign, unsupported version, no readable data at all). */
+int mt_recording_load(struct mt_recording *rec, const char *path, char *err, size_t errlen);
+void mt_recording_free(struct mt_recording *rec);
+
+/* Total of every kind of loss of a process. */
+uint64_t mt_process_lost(const struct mt_process *p);
+double mt_process_duration(const struct mt_process *p);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * util.h - small things every command of the memtrace binary uses: error
+ * messages in the one-line `memtrace: error: ...` form, allocation that
+ * cannot fail silently, number parsing and formatting, growable arrays.
+ */
+#ifndef MEMTRACE_UTIL_H
+#define MEMTRACE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit statuses of every subcommand but record (interface.md). */
+#define MT_EXIT_OK 0
+#define MT_EXIT_RUNTIME 1
+#define MT_EXIT_USAGE 2
+
+void mt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void mt_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void mt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error: prints it, a hint to --help, returns MT_EXIT_USAGE. */
+int mt_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xrealloc(void *p, size_t n);
+char *xstrndup(const char *s, size_t n);
+char *xstrdup(const char *s);
+
+/* Grows *ARR (element size ES) so that index N is valid; *CAP is updated. */
+void mt_grow(void *arr, size_t *cap, size_t n, size_t es);
+
+int mt_parse_u64(const char *s, uint64_t *out);
+int mt_parse_double(const char *s, double *out);
+
+/* "1.23 MB"-style figures, and "1,234,567" with separators; both into BUF. */
+const char *mt_fmt_bytes(uint64_t n, char buf[32]);
+const char *mt_fmt_count(uint64_t n, char buf[32]);
+
+/* Long-option matching for hand-written argument loops: matches "--NAME" or
+ * "--NAME=VALUE"; returns 1 and sets *val (NULL without '='). */
+int mt_opt(const char *arg, const char *name, const char **val);
+
+#endif
