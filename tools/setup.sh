@@ -1,0 +1,79 @@
+#!/bin/sh
+# tools/setup.sh: install the Debian 12 packages memtrace needs to build, run
+# its tests and (with --bench) its benchmarks.
+#
+# Idempotent: asks dpkg what is already installed and runs apt-get only when
+# something is missing, so a second run prints nothing and exits 0.  When not
+# root it prints the apt-get command to run and exits 1.
+#
+#   tools/setup.sh [--bench] [--dry-run] [--verbose]
+#
+#   --bench    also install what only tools/bench.sh uses (linux-perf, time)
+#   --dry-run  print the missing packages and the command, install nothing
+#   --verbose  list every package checked
+set -eu
+
+# Build: compilers, meson, and the libraries meson.build looks for.  clang,
+# llvm and bpftool build the BPF objects and their skeletons.
+build_pkgs="build-essential gcc g++ meson ninja-build pkg-config
+  libelf-dev libdw-dev zlib1g-dev libunwind-dev libzstd-dev
+  libbpf-dev bpftool clang llvm libmicrohttpd-dev"
+# Tests: python3 drives them; valgrind and sqlite3 are the real-world
+# reference (tests/realworld); heaptrack is the format export's reference;
+# elfutils (eu-readelf, eu-addr2line) and file check the binaries they build.
+test_pkgs="python3 valgrind heaptrack sqlite3 elfutils file zstd"
+# Bench only: /usr/bin/time and perf for digging into a regression.
+bench_pkgs="time linux-perf"
+
+want_bench=0 dry_run=0 verbose=0
+for arg in "$@"; do
+	case $arg in
+	--bench) want_bench=1 ;;
+	--dry-run) dry_run=1 ;;
+	--verbose) verbose=1 ;;
+	-h|--help)
+		sed -n '2,/^set -eu/p' "$0" | sed -e '/^set -eu/d' -e 's/^# \{0,1\}//'
+		exit 0 ;;
+	*)
+		echo "setup.sh: error: unknown option '$arg' (try --help)" >&2
+		exit 2 ;;
+	esac
+done
+
+pkgs="$build_pkgs $test_pkgs"
+[ $want_bench = 1 ] && pkgs="$pkgs $bench_pkgs"
+
+# A package counts as installed only in state "install ok installed"; a
+# removed-but-configured one ("deinstall ok config-files") is missing.
+missing=""
+for p in $pkgs; do
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	if [ "$status" = "install ok installed" ]; then
+		[ $verbose = 1 ] && echo "ok       $p"
+	else
+		[ $verbose = 1 ] && echo "missing  $p"
+		missing="$missing $p"
+	fi
+done
+missing=${missing# }
+
+[ -z "$missing" ] && exit 0
+
+cmd="apt-get install -y --no-install-recommends $missing"
+if [ $dry_run = 1 ]; then
+	echo "missing: $missing"
+	echo "would run: apt-get update && $cmd"
+	exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "setup.sh: error: not root; these packages are missing: $missing" >&2
+	echo "run as root:" >&2
+	echo "  apt-get update && $cmd" >&2
+	exit 1
+fi
+
+echo "setup.sh: installing: $missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# shellcheck disable=SC2086  # the package list is meant to split
+apt-get install -y -q --no-install-recommends $missing
