@@ -13,6 +13,7 @@
  * memtrace failed, 126/127 if the command could not be run, as a shell does.
  */
 #include "commands.h"
+#include "compact.h"
 #include "config.h"
 #include "cull.h"
 #include "format.h"
@@ -69,7 +70,8 @@ struct conn {
 	uint8_t *buf; /* drained records not yet written */
 	size_t len, cap;
 	uint64_t last_write;
-	struct mt_cull *cull;
+	struct mt_cull *cull;       /* --cull-temporary: ring -> cull -> compact */
+	struct mt_compact *compact; /* ring -> compact -> chunks */
 };
 
 struct recorder {
@@ -78,7 +80,7 @@ struct recorder {
 	z_stream zs;
 	uint8_t *scratch;
 	size_t scratch_len;
-	struct conn *conns;
+	struct conn **conns;
 	size_t nconns, conns_cap;
 	uint32_t next_stream;
 	int failed;
@@ -136,29 +138,32 @@ static void append(struct recorder *r, struct conn *c, const uint8_t *p, size_t 
 	c->len += n;
 }
 
+static struct recorder *the_recorder;
+
+static void compact_out(void *ctx, const uint8_t *p, size_t n)
+{
+	append(the_recorder, ctx, p, n);
+}
+
+static void cull_out(void *ctx, const uint8_t *p, size_t n)
+{
+	mt_compact_feed(((struct conn *)ctx)->compact, p, n);
+}
+
 static void drain(struct recorder *r, struct conn *c, int final)
 {
 	uint64_t head = __atomic_load_n(&c->ring->head, __ATOMIC_ACQUIRE);
 	uint64_t tail = c->ring->tail;
-	if (head != tail) {
+	if (head != tail || (c->cull && final)) {
 		const uint8_t *p = mt_ring_data(c->ring) + (tail & (c->size - 1));
 		if (c->cull)
 			mt_cull_feed(c->cull, p, head - tail, now_ns(), final);
 		else
-			append(r, c, p, head - tail);
+			mt_compact_feed(c->compact, p, head - tail);
 		__atomic_store_n(&c->ring->tail, head, __ATOMIC_RELEASE);
-	} else if (c->cull && final) {
-		mt_cull_feed(c->cull, NULL, 0, now_ns(), final);
 	}
 	if (c->len >= CHUNK_TARGET || (c->len && (final || now_ns() - c->last_write >= FLUSH_NS)))
 		write_chunk(r, c);
-}
-
-static struct recorder *the_recorder;
-
-static void cull_emit(void *ctx, const uint8_t *p, size_t n)
-{
-	append(the_recorder, ctx, p, n);
 }
 
 static void accept_conn(struct recorder *r, int lfd)
@@ -198,8 +203,8 @@ static void accept_conn(struct recorder *r, int lfd)
 		return;
 	}
 	mt_grow(&r->conns, &r->conns_cap, r->nconns, sizeof *r->conns);
-	struct conn *c = &r->conns[r->nconns++];
-	memset(c, 0, sizeof *c);
+	struct conn *c = xcalloc(1, sizeof *c);
+	r->conns[r->nconns++] = c;
 	c->fd = fd;
 	c->ring = ring;
 	c->size = hello.size;
@@ -208,15 +213,15 @@ static void accept_conn(struct recorder *r, int lfd)
 	c->cap = CHUNK_TARGET + (1u << 20);
 	c->buf = xmalloc(c->cap);
 	c->last_write = now_ns();
+	c->compact = mt_compact_new(compact_out, c);
 	if (r->cull)
-		c->cull = mt_cull_new(r->cull_ns, cull_emit, NULL);
+		c->cull = mt_cull_new(r->cull_ns, cull_out, c);
 }
 
 /* The connection's process is gone (or exec'd): write out all it left. */
-static void close_conn(struct recorder *r, struct conn *c, int have_status, int status)
+static void close_conn(struct recorder *r, size_t k, int have_status, int status)
 {
-	if (c->cull)
-		mt_cull_set_ctx(c->cull, c);
+	struct conn *c = r->conns[k];
 	drain(r, c, 1);
 	uint8_t tail[64 * MT_LOST_KIND_COUNT + 64], *w = tail;
 	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
@@ -230,12 +235,13 @@ static void close_conn(struct recorder *r, struct conn *c, int have_status, int 
 	}
 	append(r, c, tail, (size_t)(w - tail));
 	write_chunk(r, c);
-	if (c->cull)
-		mt_cull_free(c->cull);
+	mt_cull_free(c->cull);
+	mt_compact_free(c->compact);
 	mt_ring_unmap(c->ring, c->size);
 	close(c->fd);
 	free(c->buf);
-	*c = r->conns[--r->nconns];
+	free(c);
+	r->conns[k] = r->conns[--r->nconns];
 }
 
 static int is_static_or_setuid(const char *path, char *why, size_t len)
@@ -325,11 +331,11 @@ static void print_summary(const char *path, int quiet)
 	for (size_t i = 0; i < rec.nprocs; i++) {
 		struct mt_process *p = rec.procs[i];
 		const struct mt_totals *t = &p->col.t;
-		char a[32], b[32], c[32], d[32], e[32];
+		char a[32], b[32], c[32], d[32];
 		mt_note("pid %u (%s): %s allocations (%s), %s frees, %s temporary",
 			p->pid, p->exe ? p->exe : "?", mt_fmt_count(t->allocations, a),
 			mt_fmt_bytes(t->allocated_bytes, b), mt_fmt_count(t->frees, c),
-			mt_fmt_count(t->temporary, d), e);
+			mt_fmt_count(t->temporary, d));
 		mt_note("pid %u: peak %s at %.3f s; leaked %s in %s allocations", p->pid,
 			mt_fmt_bytes(t->peak_bytes, a),
 			t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0,
@@ -480,7 +486,7 @@ int cmd_record(int argc, char **argv)
 	struct recorder r = {.path = output, .cull = cull, .cull_ns = cull_ms * 1000000ull};
 	the_recorder = &r;
 	r.out = mt_file_create(output);
-	if (r.out < 0 || deflateInit(&r.zs, 6) != Z_OK) {
+	if (r.out < 0 || deflateInit(&r.zs, 1) != Z_OK) {
 		mt_error("cannot create %s: %s", output, strerror(errno));
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
@@ -507,7 +513,7 @@ int cmd_record(int argc, char **argv)
 		size_t np = 0;
 		pfds[np++] = (struct pollfd){lfd, POLLIN, 0};
 		for (size_t k = 0; k < r.nconns && np < 65; k++)
-			pfds[np++] = (struct pollfd){r.conns[k].fd, POLLIN | POLLRDHUP, 0};
+			pfds[np++] = (struct pollfd){r.conns[k]->fd, POLLIN | POLLRDHUP, 0};
 		poll(pfds, np, 5);
 		if (pfds[0].revents & POLLIN)
 			accept_conn(&r, lfd);
@@ -517,9 +523,7 @@ int cmd_record(int argc, char **argv)
 				exec_errno = 0;
 		}
 		for (size_t k = r.nconns; k-- > 0;) {
-			struct conn *c = &r.conns[k];
-			if (c->cull)
-				mt_cull_set_ctx(c->cull, c);
+			struct conn *c = r.conns[k];
 			drain(&r, c, 0);
 			struct pollfd p = {c->fd, POLLRDHUP, 0};
 			if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
@@ -530,7 +534,7 @@ int cmd_record(int argc, char **argv)
 					else
 						continue;
 				}
-				close_conn(&r, c, c->pid == (uint32_t)pid, status);
+				close_conn(&r, k, c->pid == (uint32_t)pid, status);
 			}
 		}
 		if (reaped && r.nconns == 0) {

@@ -36,7 +36,17 @@ enum mt_rec_type {
 	MT_REC_CULLED = 10, /* stack, allocations, bytes, temporary */
 	MT_REC_EXIT = 11,   /* ts (absolute), status (zz: exit code >= 0, -signal) */
 	MT_REC_MODULES_RESET = 12, /* (nothing): module list re-sent after dlclose */
+	/* The compact forms the recorder writes: blocks are named by the serial
+	 * number of their allocation instead of their address, so a free is
+	 * "the block allocated K allocations ago", which repeats and compresses
+	 * far better than addresses do. */
+	MT_REC_NALLOC = 13,   /* tsdelta, size, stack; takes the next serial */
+	MT_REC_NFREE = 14,    /* tsdelta, back (serial distance) */
+	MT_REC_NREALLOC = 15, /* tsdelta, size, back (old block), stack; takes the next serial */
 };
+
+/* The key a compact record's block has in place of an address. */
+#define MT_SERIAL_KEY(n) ((n) | (1ull << 63))
 
 /* The allocator entry points, in the order the report names them. */
 enum mt_fn {
@@ -103,9 +113,10 @@ static inline uint8_t *mt_put_bytes(uint8_t *p, const void *s, size_t n)
 /* ---- encoder ---------------------------------------------------------- */
 
 struct mt_enc {
-	uint64_t ts;  /* time of the previous record */
-	uint64_t ptr; /* previous pointer */
-	uint32_t tid; /* thread of the previous records (0: none yet) */
+	uint64_t ts;     /* time of the previous record */
+	uint64_t ptr;    /* previous pointer */
+	uint64_t serial; /* allocations in compact form so far */
+	uint32_t tid;    /* thread of the previous records (0: none yet) */
 };
 
 static inline uint8_t *mt_enc_thread(struct mt_enc *e, uint8_t *p, uint32_t tid)
@@ -156,6 +167,35 @@ static inline uint8_t *mt_enc_realloc(struct mt_enc *e, uint8_t *p, int fn, uint
 	p = mt_put_sv(p, (int64_t)(old - e->ptr));
 	p = mt_put_sv(p, (int64_t)(ptr - old));
 	e->ptr = ptr;
+	return mt_put_uv(p, stack);
+}
+
+/* Compact forms: SERIAL is the block's allocation serial (1-based). */
+static inline uint8_t *mt_enc_nalloc(struct mt_enc *e, uint8_t *p, int fn, uint64_t ts,
+				     uint64_t size, uint64_t stack)
+{
+	*p++ = (uint8_t)(MT_REC_NALLOC | (fn << 4));
+	p = mt_enc_ts(e, p, ts);
+	p = mt_put_uv(p, size);
+	e->serial++;
+	return mt_put_uv(p, stack);
+}
+
+static inline uint8_t *mt_enc_nfree(struct mt_enc *e, uint8_t *p, uint64_t ts, uint64_t serial)
+{
+	*p++ = MT_REC_NFREE;
+	p = mt_enc_ts(e, p, ts);
+	return mt_put_uv(p, e->serial - serial);
+}
+
+static inline uint8_t *mt_enc_nrealloc(struct mt_enc *e, uint8_t *p, int fn, uint64_t ts,
+				       uint64_t old_serial, uint64_t size, uint64_t stack)
+{
+	*p++ = (uint8_t)(MT_REC_NREALLOC | (fn << 4));
+	p = mt_enc_ts(e, p, ts);
+	p = mt_put_uv(p, size);
+	p = mt_put_uv(p, e->serial - old_serial);
+	e->serial++;
 	return mt_put_uv(p, stack);
 }
 
@@ -403,12 +443,76 @@ again:
 		return 1;
 	case MT_REC_MODULES_RESET:
 		return 1;
+	case MT_REC_NALLOC:
+		if (ev->fn >= MT_FN_COUNT || mt_get_ts(d, ev) || mt_get_uv(d, &ev->size) ||
+		    mt_get_uv(d, &ev->stack))
+			goto bad;
+		ev->type = MT_REC_ALLOC;
+		ev->ptr = MT_SERIAL_KEY(++d->st.serial);
+		return 1;
+	case MT_REC_NFREE:
+		if (mt_get_ts(d, ev) || mt_get_uv(d, &u) || u > d->st.serial)
+			goto bad;
+		ev->type = MT_REC_FREE;
+		ev->ptr = MT_SERIAL_KEY(d->st.serial - u);
+		return 1;
+	case MT_REC_NREALLOC:
+		if (ev->fn >= MT_FN_COUNT || mt_get_ts(d, ev) || mt_get_uv(d, &ev->size) ||
+		    mt_get_uv(d, &u) || u > d->st.serial || mt_get_uv(d, &ev->stack))
+			goto bad;
+		ev->type = MT_REC_REALLOC;
+		ev->old_ptr = MT_SERIAL_KEY(d->st.serial - u);
+		ev->ptr = MT_SERIAL_KEY(++d->st.serial);
+		return 1;
 	default:
 		goto bad;
 	}
 bad:
 	d->p = start;
 	return -1;
+}
+
+/* ---- re-encoding ------------------------------------------------------ */
+
+/* Room a decoded record other than ALLOC/FREE/REALLOC needs when re-encoded. */
+static inline size_t mt_event_size(const struct mt_event *ev)
+{
+	return MT_REC_MAX_STACK + 64 + ev->path.len + ev->build_id.len + ev->exe.len + ev->argv.len +
+	       ev->backend.len + ev->text.len;
+}
+
+/* Re-encodes a decoded record that is not an allocation event into the
+ * stream state E (filters such as culling pass these through unchanged). */
+static inline uint8_t *mt_enc_passthrough(struct mt_enc *e, uint8_t *w, const struct mt_event *ev)
+{
+	switch (ev->type) {
+	case MT_REC_PROCESS: {
+		char backend[64];
+		size_t n = ev->backend.len < 63 ? ev->backend.len : 63;
+		memcpy(backend, ev->backend.s, n);
+		backend[n] = 0;
+		return mt_enc_process(e, w, ev->pid, ev->ppid, ev->unix_ns, ev->ts, backend, ev->exe.s,
+				      ev->exe.len, ev->argv.s, ev->argv.len);
+	}
+	case MT_REC_MARKER:
+		return mt_enc_marker(e, w, ev->ts, ev->value, ev->text.s, ev->text.len);
+	case MT_REC_STACK:
+		return mt_enc_stack(w, ev->stack, ev->frames, ev->nframes);
+	case MT_REC_MODULE:
+		return mt_enc_module(w, ev->bias, ev->start, ev->end, ev->path.s, ev->path.len,
+				     (const uint8_t *)ev->build_id.s, ev->build_id.len);
+	case MT_REC_LOST:
+		return mt_enc_lost(w, (unsigned)ev->value, ev->count);
+	case MT_REC_CULLED:
+		return mt_enc_culled(w, ev->stack, ev->count, ev->bytes, ev->temporary);
+	case MT_REC_EXIT:
+		return mt_enc_exit(w, ev->ts, ev->status);
+	case MT_REC_MODULES_RESET:
+		*w++ = MT_REC_MODULES_RESET;
+		return w;
+	default:
+		return w;
+	}
 }
 
 #endif

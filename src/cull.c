@@ -8,6 +8,7 @@
  */
 #include "cull.h"
 #include "codec.h"
+#include "ptrmap.h"
 
 #include <string.h>
 #include <sys/mman.h>
@@ -36,9 +37,7 @@ struct mt_cull {
 	struct mt_enc enc;    /* output state */
 	struct entry *fifo;
 	uint64_t fifo_cap, first, last; /* entries [first, last) */
-	uint64_t *index;      /* pending allocation address -> fifo position + 1 */
-	uint64_t *index_ptr;
-	size_t index_mask, index_used;
+	struct mt_ptrmap index; /* pending allocation address -> fifo position */
 	struct agg *aggs;
 	size_t aggs_mask, aggs_used;
 	int dirty;
@@ -79,19 +78,12 @@ struct mt_cull *mt_cull_new(uint64_t threshold_ns, mt_cull_emit_fn emit, void *c
 	c->ctx = ctx;
 	c->fifo_cap = 1u << 12;
 	c->fifo = get(c->fifo_cap * sizeof *c->fifo);
-	c->index_mask = (1u << 12) - 1;
-	c->index = get((c->index_mask + 1) * sizeof *c->index);
-	c->index_ptr = get((c->index_mask + 1) * sizeof *c->index_ptr);
+	mt_ptrmap_init(&c->index, 1u << 12);
 	c->aggs_mask = 1023;
 	c->aggs = get((c->aggs_mask + 1) * sizeof *c->aggs);
 	c->threads_mask = 255;
 	c->threads = get((c->threads_mask + 1) * sizeof *c->threads);
 	return c;
-}
-
-void mt_cull_set_ctx(struct mt_cull *c, void *ctx)
-{
-	c->ctx = ctx;
 }
 
 void mt_cull_set_pending_limit(struct mt_cull *c, uint64_t entries)
@@ -104,8 +96,7 @@ void mt_cull_free(struct mt_cull *c)
 	if (!c)
 		return;
 	put(c->fifo, c->fifo_cap * sizeof *c->fifo);
-	put(c->index, (c->index_mask + 1) * sizeof *c->index);
-	put(c->index_ptr, (c->index_mask + 1) * sizeof *c->index_ptr);
+	mt_ptrmap_destroy(&c->index);
 	put(c->aggs, (c->aggs_mask + 1) * sizeof *c->aggs);
 	put(c->threads, (c->threads_mask + 1) * sizeof *c->threads);
 	put(c, sizeof *c);
@@ -141,65 +132,6 @@ static void emit_entry(struct mt_cull *c, const struct entry *e)
 }
 
 /* ---- tables ---- */
-
-static void index_grow(struct mt_cull *c);
-
-static void index_put(struct mt_cull *c, uint64_t ptr, uint64_t pos)
-{
-	if ((c->index_used + 1) * 2 > c->index_mask + 1)
-		index_grow(c);
-	size_t i = mix(ptr) & c->index_mask;
-	while (c->index[i])
-		i = (i + 1) & c->index_mask;
-	c->index[i] = pos + 1;
-	c->index_ptr[i] = ptr;
-	c->index_used++;
-}
-
-static void index_grow(struct mt_cull *c)
-{
-	uint64_t *oi = c->index, *op = c->index_ptr;
-	size_t n = c->index_mask + 1;
-	uint64_t *ni = get(2 * n * sizeof *ni), *np = get(2 * n * sizeof *np);
-	if (!ni || !np) {
-		put(ni, 2 * n * sizeof *ni);
-		put(np, 2 * n * sizeof *np);
-		return;
-	}
-	c->index = ni;
-	c->index_ptr = np;
-	c->index_mask = 2 * n - 1;
-	c->index_used = 0;
-	for (size_t i = 0; i < n; i++)
-		if (oi[i])
-			index_put(c, op[i], oi[i] - 1);
-	put(oi, n * sizeof *oi);
-	put(op, n * sizeof *op);
-}
-
-/* Removes ptr from the index; returns its fifo position + 1, or 0. */
-static uint64_t index_take(struct mt_cull *c, uint64_t ptr)
-{
-	size_t i = mix(ptr) & c->index_mask;
-	for (; c->index[i]; i = (i + 1) & c->index_mask)
-		if (c->index_ptr[i] == ptr)
-			break;
-	if (!c->index[i])
-		return 0;
-	uint64_t pos = c->index[i];
-	/* backward-shift deletion */
-	for (size_t j = (i + 1) & c->index_mask; c->index[j]; j = (j + 1) & c->index_mask) {
-		size_t home = mix(c->index_ptr[j]) & c->index_mask;
-		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-			c->index[i] = c->index[j];
-			c->index_ptr[i] = c->index_ptr[j];
-			i = j;
-		}
-	}
-	c->index[i] = 0;
-	c->index_used--;
-	return pos;
-}
 
 static struct agg *agg_for(struct mt_cull *c, uint64_t stack)
 {
@@ -277,8 +209,9 @@ static void advance(struct mt_cull *c, uint64_t now, int all)
 			int young = e->type != MT_REC_FREE && e->ts + c->threshold > now;
 			if (young && !all && c->last - c->first <= c->pending_limit)
 				break;
+			uint64_t pos;
 			if (e->type != MT_REC_FREE)
-				index_take(c, e->ptr);
+				mt_ptrmap_take(&c->index, e->ptr, &pos);
 			emit_entry(c, e);
 		}
 		c->first++;
@@ -305,12 +238,12 @@ static void emit_aggregates(struct mt_cull *c)
  * ended a pending allocation, which is then culled. */
 static int cull_free(struct mt_cull *c, uint32_t tid, uint64_t ptr, uint64_t *last)
 {
-	uint64_t pos = index_take(c, ptr);
+	uint64_t pos;
 	int temporary = *last == ptr;
 	*last = 0;
-	if (!pos)
+	if (!mt_ptrmap_take(&c->index, ptr, &pos))
 		return 0;
-	struct entry *e = &c->fifo[(pos - 1) & (c->fifo_cap - 1)];
+	struct entry *e = &c->fifo[pos & (c->fifo_cap - 1)];
 	struct agg *a = agg_for(c, e->stack);
 	a->count++;
 	a->bytes += e->size;
@@ -355,63 +288,15 @@ void mt_cull_feed(struct mt_cull *c, const uint8_t *records, size_t len, uint64_
 				continue;
 			}
 			if (e.type != MT_REC_FREE)
-				index_put(c, e.ptr, c->last - 1);
+				mt_ptrmap_put(&c->index, e.ptr, c->last - 1);
 			continue;
 		}
-		/* Everything else passes straight through, re-encoded where it
-		 * depends on the stream state. */
-		uint8_t *w, *s;
-		switch (ev->type) {
-		case MT_REC_PROCESS:
-			w = s = room(c, 128 + ev->exe.len + ev->argv.len + ev->backend.len);
-			{
-				char backend[64];
-				size_t n = ev->backend.len < 63 ? ev->backend.len : 63;
-				memcpy(backend, ev->backend.s, n);
-				backend[n] = 0;
-				w = mt_enc_process(&c->enc, w, ev->pid, ev->ppid, ev->unix_ns, ev->ts, backend,
-						   ev->exe.s, ev->exe.len, ev->argv.s, ev->argv.len);
-			}
-			c->outlen += (size_t)(w - s);
-			break;
-		case MT_REC_MARKER:
-			w = s = room(c, 64 + ev->text.len);
-			w = mt_enc_marker(&c->enc, w, ev->ts, ev->value, ev->text.s, ev->text.len);
-			c->outlen += (size_t)(w - s);
-			break;
-		case MT_REC_STACK:
-			w = s = room(c, MT_REC_MAX_STACK);
-			w = mt_enc_stack(w, ev->stack, ev->frames, ev->nframes);
-			c->outlen += (size_t)(w - s);
-			break;
-		case MT_REC_MODULE:
-			w = s = room(c, 64 + ev->path.len + ev->build_id.len);
-			w = mt_enc_module(w, ev->bias, ev->start, ev->end, ev->path.s, ev->path.len,
-					  (const uint8_t *)ev->build_id.s, ev->build_id.len);
-			c->outlen += (size_t)(w - s);
-			break;
-		case MT_REC_LOST:
-			w = s = room(c, MT_REC_MAX_SMALL);
-			w = mt_enc_lost(w, (unsigned)ev->value, ev->count);
-			c->outlen += (size_t)(w - s);
-			break;
-		case MT_REC_CULLED:
-			w = s = room(c, MT_REC_MAX_SMALL);
-			w = mt_enc_culled(w, ev->stack, ev->count, ev->bytes, ev->temporary);
-			c->outlen += (size_t)(w - s);
-			break;
-		case MT_REC_EXIT:
+		/* Everything else passes straight through; an EXIT ends the process,
+		 * so nothing may stay pending behind it. */
+		if (ev->type == MT_REC_EXIT)
 			advance(c, now, 1);
-			w = s = room(c, MT_REC_MAX_SMALL);
-			w = mt_enc_exit(w, ev->ts, ev->status);
-			c->outlen += (size_t)(w - s);
-			break;
-		case MT_REC_MODULES_RESET:
-			w = room(c, 1);
-			*w = MT_REC_MODULES_RESET;
-			c->outlen++;
-			break;
-		}
+		uint8_t *s = room(c, mt_event_size(ev));
+		c->outlen += (size_t)(mt_enc_passthrough(&c->enc, s, ev) - s);
 	}
 	advance(c, now, final);
 	if (final || c->dirty)

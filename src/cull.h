@@ -24,7 +24,6 @@ struct mt_cull;
 typedef void (*mt_cull_emit_fn)(void *ctx, const uint8_t *records, size_t len);
 
 struct mt_cull *mt_cull_new(uint64_t threshold_ns, mt_cull_emit_fn emit, void *ctx);
-void mt_cull_set_ctx(struct mt_cull *c, void *ctx);
 void mt_cull_set_pending_limit(struct mt_cull *c, uint64_t entries);
 /* Feeds whole records; NOW is the current time on the stream's clock.  With
  * FINAL everything pending is emitted, then the aggregates. */

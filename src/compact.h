@@ -1,0 +1,23 @@
+/*
+ * compact.h - rewriting a process's record stream into the compact form the
+ * recorder stores: allocations and frees name blocks by allocation serial
+ * instead of address (MT_REC_NALLOC, NFREE, NREALLOC in codec.h).  A free of
+ * a block allocated before tracing began has no serial and keeps its address.
+ * Runs in `memtrace record`, off the traced program's core.
+ */
+#ifndef MEMTRACE_COMPACT_H
+#define MEMTRACE_COMPACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_compact;
+
+typedef void (*mt_compact_emit_fn)(void *ctx, const uint8_t *records, size_t len);
+
+struct mt_compact *mt_compact_new(mt_compact_emit_fn emit, void *ctx);
+/* Feeds whole records; what they become is passed to emit before return. */
+void mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len);
+void mt_compact_free(struct mt_compact *c);
+
+#endif

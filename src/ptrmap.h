@@ -1,0 +1,105 @@
+/*
+ * ptrmap.h - an open-addressing map from a non-zero 64-bit key (a block
+ * address) to a 64-bit value, with backward-shift deletion so that the
+ * endless insert/remove churn of malloc/free never leaves tombstones behind.
+ * Memory comes from mmap, so the shim can use it inside a traced process.
+ */
+#ifndef MEMTRACE_PTRMAP_H
+#define MEMTRACE_PTRMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/mman.h>
+
+struct mt_ptrmap {
+	uint64_t *keys, *vals;
+	size_t mask, used;
+};
+
+static inline uint64_t mt_ptrmap_hash(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	return x ^ (x >> 33);
+}
+
+static inline void *mt_ptrmap_mem(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static inline int mt_ptrmap_init(struct mt_ptrmap *m, size_t slots /* power of two */)
+{
+	m->keys = mt_ptrmap_mem(slots * sizeof *m->keys);
+	m->vals = mt_ptrmap_mem(slots * sizeof *m->vals);
+	m->mask = slots - 1;
+	m->used = 0;
+	return m->keys && m->vals ? 0 : -1;
+}
+
+static inline void mt_ptrmap_destroy(struct mt_ptrmap *m)
+{
+	if (m->keys)
+		munmap(m->keys, (m->mask + 1) * sizeof *m->keys);
+	if (m->vals)
+		munmap(m->vals, (m->mask + 1) * sizeof *m->vals);
+	m->keys = m->vals = NULL;
+}
+
+static inline void mt_ptrmap_put(struct mt_ptrmap *m, uint64_t key, uint64_t val);
+
+static inline int mt_ptrmap_grow(struct mt_ptrmap *m)
+{
+	struct mt_ptrmap n;
+	if (mt_ptrmap_init(&n, (m->mask + 1) * 2) < 0) {
+		mt_ptrmap_destroy(&n);
+		return -1;
+	}
+	for (size_t i = 0; i <= m->mask; i++)
+		if (m->keys[i])
+			mt_ptrmap_put(&n, m->keys[i], m->vals[i]);
+	mt_ptrmap_destroy(m);
+	*m = n;
+	return 0;
+}
+
+/* Inserts or replaces KEY.  A map that cannot grow keeps working, fuller. */
+static inline void mt_ptrmap_put(struct mt_ptrmap *m, uint64_t key, uint64_t val)
+{
+	if ((m->used + 1) * 4 > (m->mask + 1) * 3 && (mt_ptrmap_grow(m) < 0 && m->used == m->mask))
+		return;
+	size_t i = mt_ptrmap_hash(key) & m->mask;
+	while (m->keys[i] && m->keys[i] != key)
+		i = (i + 1) & m->mask;
+	if (!m->keys[i])
+		m->used++;
+	m->keys[i] = key;
+	m->vals[i] = val;
+}
+
+/* Removes KEY; returns 1 with its value in *val, or 0 if it was absent. */
+static inline int mt_ptrmap_take(struct mt_ptrmap *m, uint64_t key, uint64_t *val)
+{
+	size_t i = mt_ptrmap_hash(key) & m->mask;
+	while (m->keys[i] != key) {
+		if (!m->keys[i])
+			return 0;
+		i = (i + 1) & m->mask;
+	}
+	*val = m->vals[i];
+	for (size_t j = (i + 1) & m->mask; m->keys[j]; j = (j + 1) & m->mask) {
+		size_t home = mt_ptrmap_hash(m->keys[j]) & m->mask;
+		/* j's entry may move into the hole at i unless its home lies in (i, j] */
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			m->keys[i] = m->keys[j];
+			m->vals[i] = m->vals[j];
+			i = j;
+		}
+	}
+	m->keys[i] = 0;
+	m->used--;
+	return 1;
+}
+
+#endif
