@@ -155,6 +155,9 @@ void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sy
 			label(buf, sizeof buf, &fr[j]);
 			cur = child(&t, cur, buf);
 			path[depth++] = cur;
+			/* like heaptrack, stop at main: what lies beyond is libc start-up */
+			if (fr[j].function && !strcmp(fr[j].function, "main") && !fr[j].inlined)
+				break;
 		}
 		for (size_t d = 0; d < depth; d++) {
 			t.n[path[d]].weight += w;

@@ -1,0 +1,11 @@
+#!/bin/sh
+# tools/demo.sh: set up, build, record the bundled demo program and print its
+# leak report (README's first command).
+set -eu
+cd "$(dirname "$0")/.."
+sh tools/setup.sh
+[ -d build ] || meson setup build >/dev/null
+ninja -C build >/dev/null
+build/memtrace record -o demo.mtrace -- build/tools/memtrace-demo
+echo
+build/memtrace report --leaks demo.mtrace
