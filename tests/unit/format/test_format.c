@@ -1,0 +1,201 @@
+/*
+ * test_format.c - unit tests of the record codec (codec.h) and the chunked
+ * file (format.c): every record type survives a round trip with its exact
+ * fields and stream state; a file cut anywhere in its last chunk reads back
+ * every earlier chunk and reports the truncation; damaged and foreign files
+ * are refused with a reason.
+ */
+#include "codec.h"
+#include "format.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int failures;
+#define CHECK(cond)                                                                  \
+	do {                                                                         \
+		if (!(cond)) {                                                       \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			failures++;                                                  \
+		}                                                                    \
+	} while (0)
+
+static uint8_t buf[1 << 20];
+
+static size_t encode_all(void)
+{
+	struct mt_enc e = {0};
+	uint8_t *p = buf;
+	uint64_t pcs[3] = {0x401136, 0x7f0000001000, 0x401000};
+	static const uint8_t id[4] = {0xde, 0xad, 0xbe, 0xef};
+	p = mt_enc_process(&e, p, 1234, 1, 1700000000000000000ull, 5000000000ull, "preload", "/bin/app", 8,
+			   "app\0-x", 6);
+	p = mt_enc_module(p, 0x555500000000, 0x555500001000, 0x555500009000, "/bin/app", 8, id, 4);
+	p = mt_enc_stack(p, 7, pcs, 3);
+	p = mt_enc_thread(&e, p, 42);
+	p = mt_enc_alloc(&e, p, MT_FN_CALLOC, 5000000100ull, 0x5555aaaa0010, 300, 7);
+	p = mt_enc_realloc(&e, p, MT_FN_REALLOC, 5000000200ull, 0x5555aaaa0010, 0x5555aaab0000, 4000, 7);
+	p = mt_enc_thread(&e, p, 43);
+	p = mt_enc_free(&e, p, 5000000150ull /* earlier: clamped */, 0x5555aaab0000);
+	p = mt_enc_nalloc(&e, p, MT_FN_MALLOC, 5000000300ull, 16, 7);
+	p = mt_enc_nalloc(&e, p, MT_FN_MALLOC, 5000000300ull, 32, 7);
+	p = mt_enc_nfree(&e, p, 5000000400ull, 1);
+	p = mt_enc_nrealloc(&e, p, MT_FN_REALLOCARRAY, 5000000500ull, 2, 64, 7);
+	p = mt_enc_marker(&e, p, 5000000600ull, 9, "phase 2", 7);
+	p = mt_enc_lost(p, MT_LOST_STACK, 3);
+	p = mt_enc_culled(p, 7, 100, 6400, 40);
+	p = mt_enc_exit(p, 6000000000ull, -9);
+	return (size_t)(p - buf);
+}
+
+static void test_codec(void)
+{
+	size_t len = encode_all();
+	struct mt_dec d = {buf, buf + len};
+	static struct mt_event ev;
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_PROCESS && ev.pid == 1234 && ev.ppid == 1);
+	CHECK(ev.ts == 5000000000ull && ev.unix_ns == 1700000000000000000ull);
+	CHECK(ev.exe.len == 8 && !memcmp(ev.exe.s, "/bin/app", 8) && ev.argv.len == 6);
+	CHECK(ev.backend.len == 7 && !memcmp(ev.backend.s, "preload", 7));
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_MODULE && ev.bias == 0x555500000000);
+	CHECK(ev.start == 0x555500001000 && ev.end == 0x555500009000 && ev.build_id.len == 4);
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_STACK && ev.stack == 7 && ev.nframes == 3);
+	CHECK(ev.frames[0] == 0x401136 && ev.frames[1] == 0x7f0000001000 && ev.frames[2] == 0x401000);
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_ALLOC && ev.fn == MT_FN_CALLOC);
+	CHECK(ev.tid == 42 && ev.ts == 5000000100ull && ev.ptr == 0x5555aaaa0010 && ev.size == 300 && ev.stack == 7);
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_REALLOC && ev.old_ptr == 0x5555aaaa0010);
+	CHECK(ev.ptr == 0x5555aaab0000 && ev.size == 4000 && ev.ts == 5000000200ull);
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_FREE && ev.tid == 43);
+	CHECK(ev.ptr == 0x5555aaab0000 && ev.ts == 5000000200ull);
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_ALLOC && ev.ptr == MT_SERIAL_KEY(1) && ev.size == 16);
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_ALLOC && ev.ptr == MT_SERIAL_KEY(2));
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_FREE && ev.ptr == MT_SERIAL_KEY(1));
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_REALLOC && ev.fn == MT_FN_REALLOCARRAY);
+	CHECK(ev.old_ptr == MT_SERIAL_KEY(2) && ev.ptr == MT_SERIAL_KEY(3) && ev.size == 64);
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_MARKER && ev.value == 9 && ev.text.len == 7);
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_LOST && ev.value == MT_LOST_STACK && ev.count == 3);
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_CULLED && ev.count == 100 && ev.bytes == 6400 &&
+	      ev.temporary == 40);
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_EXIT && ev.status == -9 && ev.ts == 6000000000ull);
+	CHECK(mt_dec_next(&d, &ev) == 0);
+
+	/* every strict prefix that cuts a record is malformed, never misread */
+	int bad = 0;
+	for (size_t cut = 1; cut < len; cut++) {
+		struct mt_dec t = {buf, buf + cut};
+		int r;
+		while ((r = mt_dec_next(&t, &ev)) > 0)
+			;
+		if (r < 0)
+			bad++;
+	}
+	CHECK(bad > 0);
+	/* an unknown tag is refused */
+	uint8_t junk[2] = {0x00, 0x01};
+	struct mt_dec j = {junk, junk + 2};
+	CHECK(mt_dec_next(&j, &ev) == -1 && j.p == junk);
+	/* a free referring to a serial before the first allocation is refused */
+	uint8_t nf[3] = {MT_REC_NFREE, 0, 5};
+	struct mt_dec n = {nf, nf + 3};
+	CHECK(mt_dec_next(&n, &ev) == -1);
+}
+
+static void write_file(const char *path, int chunks, size_t *sizes)
+{
+	int fd = mt_file_create(path);
+	CHECK(fd >= 0);
+	z_stream zs = {0};
+	CHECK(deflateInit(&zs, 1) == Z_OK);
+	static uint8_t scratch[1 << 21];
+	for (int c = 0; c < chunks; c++) {
+		size_t len = encode_all();
+		CHECK(mt_chunk_write(fd, &zs, (uint32_t)c % 2, buf, len, scratch, sizeof scratch) == 0);
+		sizes[c] = (size_t)lseek(fd, 0, SEEK_CUR);
+	}
+	deflateEnd(&zs);
+	close(fd);
+}
+
+static int count_chunks(const char *path, int *truncated, char *err)
+{
+	struct mt_file_reader r;
+	if (mt_file_open(&r, path, err, 256) < 0)
+		return -1;
+	uint32_t stream;
+	const uint8_t *data;
+	size_t len;
+	int n = 0;
+	while (mt_file_next(&r, &stream, &data, &len) > 0) {
+		CHECK(stream == (uint32_t)n % 2);
+		CHECK(len == encode_all() && memcmp(data, buf, len) == 0);
+		n++;
+	}
+	*truncated = r.truncated;
+	mt_file_close(&r);
+	return n;
+}
+
+static void test_file(const char *dir)
+{
+	char path[512], err[256];
+	size_t ends[3];
+	int truncated;
+	snprintf(path, sizeof path, "%s/format-test.mtrace", dir);
+	write_file(path, 3, ends);
+	CHECK(count_chunks(path, &truncated, err) == 3 && !truncated);
+
+	/* cut inside the last chunk, at every offset: two chunks and "truncated" */
+	for (size_t cut = ends[1] + 1; cut < ends[2]; cut += 7) {
+		CHECK(truncate(path, (off_t)cut) == 0);
+		int n = count_chunks(path, &truncated, err);
+		CHECK(n == 2 && truncated);
+		if (n != 2 || !truncated) {
+			fprintf(stderr, "  cut at %zu of %zu\n", cut, ends[2]);
+			break;
+		}
+	}
+	/* a flipped byte in the middle chunk: the first chunk survives */
+	write_file(path, 3, ends);
+	int fd = open(path, O_RDWR);
+	uint8_t b;
+	CHECK(pread(fd, &b, 1, (off_t)(ends[0] + 40)) == 1);
+	b ^= 0x40;
+	CHECK(pwrite(fd, &b, 1, (off_t)(ends[0] + 40)) == 1);
+	close(fd);
+	CHECK(count_chunks(path, &truncated, err) == 1 && truncated);
+
+	/* refused outright: missing, empty, foreign, future version */
+	snprintf(path, sizeof path, "%s/format-missing.mtrace", dir);
+	CHECK(count_chunks(path, &truncated, err) == -1 && strstr(err, "cannot open"));
+	snprintf(path, sizeof path, "%s/format-empty.mtrace", dir);
+	close(open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600));
+	CHECK(count_chunks(path, &truncated, err) == -1 && strstr(err, "empty"));
+	CHECK(count_chunks("/proc/self/exe", &truncated, err) == -1 && strstr(err, "not a memtrace recording"));
+	snprintf(path, sizeof path, "%s/format-future.mtrace", dir);
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+	CHECK(write(fd, "MEMTRACE\x09\0\x10\0\0\0\0\0", 16) == 16);
+	close(fd);
+	CHECK(count_chunks(path, &truncated, err) == -1 && strstr(err, "version"));
+
+	/* files are private */
+	snprintf(path, sizeof path, "%s/format-mode.mtrace", dir);
+	fd = mt_file_create(path);
+	struct stat st;
+	CHECK(fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 0777) == 0600);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	test_codec();
+	test_file(argc > 1 ? argv[1] : "/tmp");
+	if (failures)
+		fprintf(stderr, "%d checks failed\n", failures);
+	else
+		printf("format: all checks passed\n");
+	return failures ? 1 : 0;
+}
