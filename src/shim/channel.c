@@ -54,7 +54,7 @@ void mt_channel_lock(void)
 		    !atomic_exchange_explicit(&lock, 1, memory_order_acquire))
 			return;
 		if (spins < 64)
-			__builtin_ia32_pause();
+			mt_cpu_relax();
 		else
 			sched_yield();
 	}

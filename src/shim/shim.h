@@ -16,6 +16,15 @@
 
 #define MT_HIDDEN __attribute__((visibility("hidden")))
 #define likely(x) __builtin_expect(!!(x), 1)
+
+/* The one architecture-specific line outside unwind_<arch>.c: a spin-wait hint. */
+#if defined(__x86_64__) || defined(__i386__)
+#define mt_cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__) || defined(__arm__)
+#define mt_cpu_relax() __asm__ __volatile__("yield" ::: "memory")
+#else
+#define mt_cpu_relax() __asm__ __volatile__("" ::: "memory")
+#endif
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 /* arena.c: memory that never comes from the traced heap. */
