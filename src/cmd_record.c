@@ -486,7 +486,7 @@ int cmd_record(int argc, char **argv)
 	struct recorder r = {.path = output, .cull = cull, .cull_ns = cull_ms * 1000000ull};
 	the_recorder = &r;
 	r.out = mt_file_create(output);
-	if (r.out < 0 || deflateInit(&r.zs, 1) != Z_OK) {
+	if (r.out < 0 || deflateInit(&r.zs, 6) != Z_OK) {
 		mt_error("cannot create %s: %s", output, strerror(errno));
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
