@@ -8,6 +8,7 @@
  * unwind_test_lib.c).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <libunwind.h>
 #include <pthread.h>
 #include <signal.h>
@@ -74,7 +75,10 @@ NOIPA void capture(struct ctx *c)
 static const char *sym(uint64_t pc, char *buf, size_t len)
 {
     Dl_info d;
-    if (dladdr((void *)(uintptr_t)(pc - 1), &d) && d.dli_sname)
+    memset(&d, 0, sizeof d);
+    if (!dladdr((void *)(uintptr_t)(pc - 1), &d))
+        memset(&d, 0, sizeof d);
+    if (d.dli_sname)
         snprintf(buf, len, "%s+%#lx", d.dli_sname,
                  (unsigned long)(pc - (uint64_t)(uintptr_t)d.dli_saddr));
     else if (d.dli_fname)
@@ -437,8 +441,17 @@ NOIPA int busy_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Calls through the PLT, so that some samples land in PLT stubs, whose CFA
+ * the linker describes with an expression. */
+NOIPA int call_plt(void)
+{
+    return *__errno_location();
+}
+
 NOIPA void busy_work(int round)
 {
+    for (int i = 0; i < 3000; i++)
+        sink += call_plt();
     int v[512];
     char src[4096], dst[4096];
     for (int i = 0; i < 512; i++)
