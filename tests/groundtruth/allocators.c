@@ -43,7 +43,7 @@ static long page;
 
 NOINLINE void do_malloc(void)
 {
-	for (int i = 0; i < 1; i++) {
+	for (int i = 0; i < GT_N(1); i++) {
 		b_malloc[i] = malloc(1001); /* @site:do_malloc */
 		gt_keep(b_malloc[i]);
 	}
@@ -51,18 +51,18 @@ NOINLINE void do_malloc(void)
 
 NOINLINE void do_calloc(void)
 {
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < GT_N(2); i++) {
 		b_calloc[i] = calloc(3, 337); /* @site:do_calloc */
 		gt_keep(b_calloc[i]);
 		GT_REQUIRE(b_calloc[i]);
-		for (int k = 0; k < 1011; k++)
+		for (int k = 0; k < GT_N(1011); k++)
 			GT_REQUIRE(((unsigned char *)b_calloc[i])[k] == 0);
 	}
 }
 
 NOINLINE void do_realloc(void)
 {
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < GT_N(3); i++) {
 		b_realloc[i] = realloc(GT_HIDE((void *)NULL), 1021); /* @site:do_realloc */
 		gt_keep(b_realloc[i]);
 	}
@@ -70,7 +70,7 @@ NOINLINE void do_realloc(void)
 
 NOINLINE void do_reallocarray(void)
 {
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < GT_N(4); i++) {
 		b_reallocarray[i] = reallocarray(GT_HIDE((void *)NULL), 7, 147); /* @site:do_reallocarray */
 		gt_keep(b_reallocarray[i]);
 	}
@@ -78,7 +78,7 @@ NOINLINE void do_reallocarray(void)
 
 NOINLINE void do_posix_memalign(void)
 {
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < GT_N(5); i++) {
 		int r = posix_memalign(&b_posix_memalign[i], 64, 1031); /* @site:do_posix_memalign */
 		GT_REQUIRE(r == 0);
 		GT_REQUIRE((uintptr_t)b_posix_memalign[i] % 64 == 0);
@@ -88,7 +88,7 @@ NOINLINE void do_posix_memalign(void)
 
 NOINLINE void do_aligned_alloc(void)
 {
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < GT_N(6); i++) {
 		b_aligned_alloc[i] = aligned_alloc(256, 1280); /* @site:do_aligned_alloc */
 		GT_REQUIRE(b_aligned_alloc[i] && (uintptr_t)b_aligned_alloc[i] % 256 == 0);
 		gt_keep(b_aligned_alloc[i]);
@@ -97,7 +97,7 @@ NOINLINE void do_aligned_alloc(void)
 
 NOINLINE void do_memalign(void)
 {
-	for (int i = 0; i < 7; i++) {
+	for (int i = 0; i < GT_N(7); i++) {
 		b_memalign[i] = memalign(128, 1039); /* @site:do_memalign */
 		GT_REQUIRE(b_memalign[i] && (uintptr_t)b_memalign[i] % 128 == 0);
 		gt_keep(b_memalign[i]);
@@ -106,7 +106,7 @@ NOINLINE void do_memalign(void)
 
 NOINLINE void do_valloc(void)
 {
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < GT_N(8); i++) {
 		b_valloc[i] = valloc(1049); /* @site:do_valloc */
 		GT_REQUIRE(b_valloc[i] && (uintptr_t)b_valloc[i] % (uintptr_t)page == 0);
 		gt_keep(b_valloc[i]);
@@ -115,7 +115,7 @@ NOINLINE void do_valloc(void)
 
 NOINLINE void do_pvalloc(void)
 {
-	for (int i = 0; i < 9; i++) {
+	for (int i = 0; i < GT_N(9); i++) {
 		b_pvalloc[i] = pvalloc(1051); /* @site:do_pvalloc */
 		GT_REQUIRE(b_pvalloc[i] && (uintptr_t)b_pvalloc[i] % (uintptr_t)page == 0);
 		gt_keep(b_pvalloc[i]);

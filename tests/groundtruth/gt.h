@@ -28,6 +28,11 @@
 		h_;                                    \
 	})
 
+/* A loop bound the compiler cannot see, so that it does not unroll the loop:
+ * an unrolled loop has one call instruction per iteration, hence as many
+ * distinct call stacks (sites) as iterations. */
+#define GT_N(n) GT_HIDE((int)(n))
+
 /* Makes P escape so that the compiler keeps its allocation and free. */
 static inline void gt_keep(void *p)
 {

@@ -1,0 +1,50 @@
+"""A live-bytes curve with a known maximum; see peak.c."""
+from gtlib import marker_line
+
+SRC = 'peak.c'
+
+SITES = {
+    'many_blocks': dict(allocations=10, allocated_bytes=10000, frees=6, leaked_allocations=4,
+                        leaked_bytes=4000, peak_bytes=6000, peak_allocations=6, temporary_allocations=0),
+    'site_a': dict(allocations=1, allocated_bytes=100000, frees=1, leaked_allocations=0, leaked_bytes=0,
+                   peak_bytes=100000, peak_allocations=1, temporary_allocations=0),
+    'site_b': dict(allocations=1, allocated_bytes=50000, frees=0, leaked_allocations=1, leaked_bytes=50000,
+                   peak_bytes=50000, peak_allocations=1, temporary_allocations=0),
+    'site_c': dict(allocations=1, allocated_bytes=90000, frees=1, leaked_allocations=0, leaked_bytes=0,
+                   peak_bytes=0, peak_allocations=0, temporary_allocations=0),
+    'site_e': dict(allocations=1, allocated_bytes=11999, frees=1, leaked_allocations=0, leaked_bytes=0,
+                   peak_bytes=0, peak_allocations=0, temporary_allocations=0),
+}
+
+TOTALS = dict(allocations=14, frees=9, allocated_bytes=261999, peak_bytes=156000, peak_allocations=8,
+              leaked_allocations=5, leaked_bytes=54000, temporary_allocations=0, unmatched_frees=0)
+
+
+def check_recording(t, rep, label):
+    p = t.only_process(rep)
+    if p is None:
+        return
+    t.check_totals(p, label=f'{label} totals', **TOTALS)
+    t.check_no_loss(p, label)
+    t.check_sites_sum_to_totals(p, label)
+    t.eq(sum(s.get('peak_bytes', 0) for s in p.get('sites', [])), 156000,
+         f'{label}: sum of the sites\' peak_bytes (what was live at the peak)')
+    t.eq(len(p.get('sites', [])), len(SITES), f'{label}: number of sites')
+    for fn, want in SITES.items():
+        s = t.site(p, fn)
+        t.check_site(s, f'{label} {fn}', allocator='malloc', **want)
+        t.check_frames(s, f'{label} {fn}', [(fn, SRC, marker_line(SRC, 'site:' + fn)), ('main', SRC, None)])
+    # The peak is reached ~300 ms after the start and held for 300 ms, and
+    # the process lives on for a moment after it (timestamps may be coarse:
+    # a margin of 50 ms).
+    pt, dur = p.get('totals', {}).get('peak_time_s'), p.get('duration_s')
+    if t.check(isinstance(pt, (int, float)) and isinstance(dur, (int, float)),
+               f'{label}: peak_time_s ({pt!r}) and duration_s ({dur!r}) are numbers'):
+        t.check(0.25 <= pt <= 0.6, f'{label}: peak_time_s = {pt}, expected about 0.3 s (0.25 .. 0.6)')
+        t.check(dur - pt >= 0.25, f'{label}: duration_s - peak_time_s = {dur - pt:.3f}, the peak is '
+                f'held 300 ms before the process goes on, expected >= 0.25 s')
+
+
+def run(t, prog):
+    rec, _ = t.record([prog])
+    check_recording(t, t.report(rec), 'record')
