@@ -215,13 +215,15 @@ class Case:
         return [s for s in proc.get('sites', [])
                 if (s.get('frames') or [{}])[0].get('module') == real]
 
-    def foreign_sites(self, proc, prog):
+    def foreign_sites(self, proc, prog, exclude=()):
         """Sites whose leaf frame is not in PROG: allocations that the C
         library, the dynamic loader or libstdc++ make on their own (thread
-        control blocks, dlopen bookkeeping).  Printed, so a reader can see them."""
+        control blocks, dlopen bookkeeping).  Printed, so a reader can see them.
+        Sites in EXCLUDE (ones the case accounts for itself) are left out."""
         real = os.path.realpath(prog)
+        skip = {id(s) for s in exclude}
         out = [s for s in proc.get('sites', [])
-               if (s.get('frames') or [{}])[0].get('module') != real]
+               if (s.get('frames') or [{}])[0].get('module') != real and id(s) not in skip]
         for s in out:
             fr = s.get('frames') or []
             where = ' <- '.join(f'{f.get("function")}' for f in fr[:4])
