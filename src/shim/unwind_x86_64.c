@@ -323,6 +323,12 @@ static void modtab_refresh(void)
         return;
     }
     struct modtab *cur = __atomic_load_n(&g_mods, __ATOMIC_SEQ_CST);
+    if (cur && (t->adds < cur->adds || t->subs < cur->subs)) {
+        /* another thread published a newer table meanwhile */
+        __atomic_store_n(&g_pub_lock, 0, __ATOMIC_RELEASE);
+        munmap(t, t->mapsize);
+        return;
+    }
     __atomic_store_n(&g_mods, t, __ATOMIC_SEQ_CST);
     if (cur) {
         if (cur->subs != t->subs)
@@ -916,12 +922,12 @@ static __attribute__((noinline)) void rule_miss(uint64_t *cache, uintptr_t q,
 static __thread uint64_t t_stack_ok __attribute__((tls_model("initial-exec")));
 static int g_probe_broken;
 
-static int probe_pages(uintptr_t addr, size_t npages)
+/* Returns how many of the NPAGES pages from ADDR are readable, in order
+ * (process_vm_readv stops at the first that is not). */
+static size_t probe_pages(uintptr_t addr, size_t npages)
 {
     struct iovec remote[64], local;
     char buf[64];
-    if (__atomic_load_n(&g_probe_broken, __ATOMIC_RELAXED))
-        return 1;
     for (size_t i = 0; i < npages; i++) {
         remote[i].iov_base = (void *)(addr + i * PAGE);
         remote[i].iov_len = 1;
@@ -931,27 +937,33 @@ static int probe_pages(uintptr_t addr, size_t npages)
     int saved = errno;
     long n = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, remote,
                      (long)npages, 0L);
-    if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
-        __atomic_store_n(&g_probe_broken, 1, __ATOMIC_RELAXED);
-        n = (long)npages;       /* cannot check: trust the CFA bounds alone */
+    if (n < 0) {
+        if (errno == ENOSYS || errno == EPERM)  /* e.g. seccomp */
+            __atomic_store_n(&g_probe_broken, 1, __ATOMIC_RELAXED);
+        n = 0;
     }
     errno = saved;
-    return n == (long)npages;
+    return (size_t)n;
 }
 
-/* Extends *HI so that [.., NEED) is readable; NEED must not pass LIMIT. */
+/* Extends *HI so that [.., NEED) is readable; NEED must not pass LIMIT.
+ * Probes up to 16 pages ahead so a thread's first unwinds make few calls. */
 static __attribute__((noinline)) int stack_extend(uintptr_t *hi, uintptr_t need,
                                                   uintptr_t limit)
 {
     if (need > limit)
         return 0;
     while (*hi < need) {
-        size_t np = (need - *hi + PAGE - 1) / PAGE;
-        if (np > 64)
-            np = 64;
-        if (!probe_pages(*hi, np))
+        if (__atomic_load_n(&g_probe_broken, __ATOMIC_RELAXED)) {
+            *hi = need;         /* cannot check: trust the CFA bounds alone */
+            return 1;
+        }
+        size_t want = (need - *hi + PAGE - 1) / PAGE;
+        size_t np = want < 16 ? 16 : want > 64 ? 64 : want;
+        size_t got = probe_pages(*hi, np);
+        *hi += got * PAGE;
+        if (got < np && *hi < need && !__atomic_load_n(&g_probe_broken, __ATOMIC_RELAXED))
             return 0;
-        *hi += np * PAGE;
     }
     return 1;
 }

@@ -3,7 +3,8 @@
  * libunwind's unw_backtrace(), on stacks of 7 and 20 frames (counted from
  * the function that calls the unwinder down to _start, as unw_backtrace
  * reports them).  Built like ordinary distribution code: -O2 without frame
- * pointers.  Usage: bench-unwind [iterations]
+ * pointers.  "cold" is mt_unwind right after mt_unwind_modules_changed():
+ * every frame misses the cache.  Usage: bench-unwind [iterations]
  */
 #include <libunwind.h>
 #include <stdint.h>
@@ -45,6 +46,13 @@ NOIPA void bottom(int which, struct result *r)
         for (long i = 0; i < g_iters; i++)
             n = mt_unwind(pcs, 64, 0);
         r->frames = n + 1;      /* + this function, which mt_unwind omits */
+    } else if (which == 2) {
+        /* cold: every frame misses the cache, the module table is rebuilt */
+        for (long i = 0; i < g_iters; i++) {
+            mt_unwind_modules_changed();
+            n = mt_unwind(pcs, 64, 0);
+        }
+        r->frames = n + 1;
     } else {
         for (long i = 0; i < g_iters; i++)
             n = unw_backtrace(bt, 64);
@@ -88,6 +96,10 @@ int main(int argc, char **argv)
         run(depths[d], 1, &ref);
         printf("%-8d %-16s %8d %10.1f\n", depths[d], "mt_unwind", mine.frames, mine.ns);
         printf("%-8d %-16s %8d %10.1f\n", depths[d], "unw_backtrace", ref.frames, ref.ns);
+        g_iters = it / 1000 > 100 ? it / 1000 : 100;
+        run(depths[d], 2, &mine);
+        g_iters = it;
+        printf("%-8d %-16s %8d %10.1f\n", depths[d], "mt_unwind cold", mine.frames, mine.ns);
     }
     return 0;
 }
