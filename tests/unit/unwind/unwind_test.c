@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <libunwind.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -522,6 +523,110 @@ static void test_async_signals(void)
     munmap(g_prof_ref, sizeof(struct trace) * NPROF);
 }
 
+/* ---- garbage stacks: must never crash */
+
+struct code_range {
+    uintptr_t start, end;
+};
+static struct code_range g_code[64];
+static int g_ncode;
+
+static int collect_code(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size; (void)arg;
+    for (int i = 0; i < info->dlpi_phnum && g_ncode < 64; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            g_code[g_ncode].start = info->dlpi_addr + ph->p_vaddr;
+            g_code[g_ncode].end = g_code[g_ncode].start + ph->p_memsz;
+            g_ncode++;
+        }
+    }
+    return 0;
+}
+
+static uint64_t rnd_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t rnd(void)
+{
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 7;
+    rnd_state ^= rnd_state << 17;
+    return rnd_state;
+}
+
+/* Calls mt_unwind with rsp and rbp pointing into FAKE_SP's region: the
+ * rule of this function's own call site is applied to the fake stack, and
+ * from there on every return address, saved rbp and ucontext is garbage. */
+NOIPA int unwind_on(uintptr_t fake_sp, uintptr_t fake_bp, uint64_t *pcs, int max)
+{
+    long n;
+    __asm__ volatile(
+        "mov %%rsp, %%r12\n\t"
+        "mov %%rbp, %%r13\n\t"
+        "mov %[sp], %%rsp\n\t"
+        "mov %[bp], %%rbp\n\t"
+        "call mt_unwind\n\t"
+        "mov %%r12, %%rsp\n\t"
+        "mov %%r13, %%rbp\n\t"
+        : "=a"(n), "+D"(pcs), "+S"(max)
+        : [sp] "r"(fake_sp), [bp] "r"(fake_bp), "d"(0)
+        : "rcx", "r8", "r9", "r10", "r11", "r12", "r13", "memory", "cc",
+          "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+          "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+    return (int)n;
+}
+
+static void test_garbage(uint64_t sigreturn_pc)
+{
+    enum { SIZE = 64 * 1024, TRIALS = 20000, MAXG = 32 };
+    dl_iterate_phdr(collect_code, NULL);
+    char *buf = mmap(NULL, SIZE + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    mprotect(buf + SIZE, 4096, PROT_NONE);      /* reading past the top faults */
+    uintptr_t top = (uintptr_t)buf + SIZE;
+    uint64_t *words = (uint64_t *)(top - 8192);
+    long total = 0, longest = 0;
+    for (int t = 0; t < TRIALS; t++) {
+        for (int i = 0; i < 1024; i++) {
+            uint64_t r = rnd(), v;
+            switch (r % 16) {
+            case 0: case 1: case 2: case 3: case 4: case 5: {
+                const struct code_range *c = &g_code[(r >> 8) % (uint64_t)g_ncode];
+                v = c->start + (rnd() % (c->end - c->start));
+                break;
+            }
+            case 6: case 7: case 8: case 9:
+                v = top - 8192 + (rnd() % 8200);        /* into the stack, or just past */
+                break;
+            case 10:
+                v = sigreturn_pc;
+                break;
+            case 11:
+                v = 0;
+                break;
+            default:
+                v = rnd() >> (r % 64);
+                break;
+            }
+            words[i] = v;
+        }
+        uintptr_t sp = (top - 4096 - (rnd() % 4000)) & ~(uintptr_t)15;
+        uintptr_t bp = rnd() % 2 ? top - (rnd() % 8192) : rnd();
+        uint64_t pcs[MAXG];
+        int n = unwind_on(sp, bp, pcs, MAXG);
+        if (n < 0 || n > MAXG) {
+            CHECK(0, "garbage trial %d: returned %d", t, n);
+            break;
+        }
+        total += n;
+        if (n > longest)
+            longest = n;
+    }
+    printf("  garbage stacks: %d trials, %.2f frames on average, longest %ld\n",
+           TRIALS, (double)total / TRIALS, longest);
+    munmap(buf, SIZE + 4096);
+}
+
 /* ---- dlopen / dlclose */
 
 static void *load_lib(const char *path)
@@ -587,6 +692,8 @@ int main(int argc, char **argv)
     printf("signal\n");
     test_signal(0);
     test_signal(1);
+    printf("garbage stacks\n");
+    test_garbage(g_sig_ctx.ref.pc[0]);
     printf("async signals\n");
     test_async_signals();
     printf("dlclose/dlopen\n");
