@@ -1,0 +1,50 @@
+"""Allocations from a dlopen'd library; see dlopen.c and gtdl.c.
+
+Usage: dlopen.py PROG LIB [close]"""
+import os
+
+from gtlib import marker_line
+
+SRC = 'dlopen.c'
+LIBSRC = 'gtdl.c'
+
+
+def run(t, prog, lib, *mode):
+    rec, _ = t.record([prog, lib, *mode])
+    rep = t.report(rec)
+    p = t.only_process(rep)
+    if p is None:
+        return
+    t.check_no_loss(p)
+    libpath = os.path.realpath(lib)
+    exe = os.path.realpath(prog)
+    s = t.site(p, 'gtdl_leak')
+    t.check_site(s, 'gtdl_leak', allocator='malloc', allocations=3, allocated_bytes=3 * 777, frees=0,
+                 leaked_allocations=3, leaked_bytes=3 * 777, temporary_allocations=0)
+    t.check_frames(s, 'gtdl_leak', [('gtdl_leak', LIBSRC, marker_line(LIBSRC, 'site:gtdl_leak')),
+                                    ('main', SRC, marker_line(SRC, 'call:gtdl_leak'))])
+    if s:
+        t.eq([f.get('module') for f in s['frames'][:2]], [libpath, exe], 'gtdl_leak: modules of frames[0..1]')
+    s = t.site(p, 'gtdl_temp')
+    t.check_site(s, 'gtdl_temp', allocator='malloc', allocations=1, allocated_bytes=888, frees=1,
+                 leaked_allocations=0, temporary_allocations=1)
+    t.check_frames(s, 'gtdl_temp', [('gtdl_temp', LIBSRC, marker_line(LIBSRC, 'site:gtdl_temp')),
+                                    ('main', SRC, marker_line(SRC, 'call:gtdl_temp'))])
+    if s:
+        t.eq(s['frames'][0].get('module'), libpath, 'gtdl_temp: module of frames[0]')
+    s = t.site(p, 'main_after')
+    t.check_site(s, 'main_after', allocator='malloc', allocations=1, allocated_bytes=123, leaked_allocations=1)
+    t.check_frames(s, 'main_after', [('main_after', SRC, marker_line(SRC, 'site:main_after')),
+                                     ('main', SRC, marker_line(SRC, 'call:main_after'))])
+
+    mine = [x for x in p.get('sites', []) if t.fn(x) in ('gtdl_leak', 'gtdl_temp')]
+    foreign = t.foreign_sites(p, prog, exclude=mine)
+    t.check_totals(p, extra=foreign, allocations=5, allocated_bytes=3342, frees=1, leaked_allocations=4,
+                   leaked_bytes=2454, temporary_allocations=1)
+    t.check_sites_sum_to_totals(p)
+    # the loader's own sites must be the loader's (or the C library's), not
+    # unsymbolized frames or the program's
+    for x in foreign:
+        m = os.path.basename((x.get('frames') or [{}])[0].get('module') or '')
+        t.check(m.startswith('ld-linux') or m.startswith('libc.so'),
+                f'library-internal site in module {m!r}, expected the loader or the C library')
