@@ -7,7 +7,8 @@
  * (rsp+off, rbp+off, or *(rbp+off) for gcc's realigned frames), the return
  * address (always at CFA-8) and rbp (the only callee-saved register a CFA
  * rule may depend on).  Signal frames are followed through the ucontext that
- * the kernel pushed.
+ * the kernel pushed, also from a handler on the sigaltstack back to the
+ * interrupted stack.
  *
  * Hot path: the rule for a return address is compiled into one 64-bit word
  * (tag + rule) and kept in a global 2-way set-associative cache; one frame
@@ -15,7 +16,10 @@
  * address (plus one for rbp when the frame saved it).  Each cache word is
  * written with one atomic store and carries its own tag, so threads share the
  * cache without locks.  On a miss the rule is computed from the module's
- * .eh_frame_hdr search table and the CIE/FDE instructions.
+ * .eh_frame_hdr search table and the CIE/FDE instructions.  Rules that do
+ * not fit a word (CFA offset of 4 MB or more, PLT stubs, rbp saved more
+ * than 488 bytes below the CFA) and PCs in no module are recomputed each
+ * time.
  *
  * No memory comes from malloc: the cache and the module tables are mmap'd,
  * and no libc function that may allocate is called.  The module table is
@@ -23,21 +27,26 @@
  * during dlopen in the same thread): on each cache miss its dlpi_adds/subs
  * counters are compared, and the table is rebuilt when they moved or after
  * mt_unwind_modules_changed().  It is never called while holding a lock of
- * ours.  Callers must not hold a lock that a thread inside
- * dlopen could wait for when they call mt_unwind().
+ * ours.  Callers must not hold a lock that a thread inside dlopen could
+ * wait for when they call mt_unwind().
  *
  * Memory safety: every stack word read lies between the current frame's sp
- * and the next CFA, and the CFA must move up and stay within 64 MB of the
- * starting sp.  Each thread also remembers a range of its stack proven
- * readable (checked page by page with process_vm_readv, which fails instead
- * of faulting), so even a wrong rule cannot make us read an unmapped page.
+ * (or its red zone, for a frame interrupted by a signal) and the next CFA,
+ * and the CFA must move up and stay within 64 MB of the starting sp.  Each
+ * thread also remembers a range of its stack proven readable (checked page
+ * by page with process_vm_readv, which fails instead of faulting), so even a
+ * wrong rule or a corrupt stack cannot make us read an unmapped or PROT_NONE
+ * page.  (Residual risk: a coroutine stack unmapped and its addresses reused
+ * for a smaller stack in the same thread; if process_vm_readv is forbidden,
+ * e.g. by seccomp, only the CFA bounds protect the reads.)
  *
  * When unsure the unwinder stops: PC 0, PC in no module or without FDE,
  * unsupported CFI (CFA in a register other than rsp/rbp, CFA expressions
  * other than gcc's realignment and the PLT form, RA rule other than CFA-8),
  * rip undefined (outermost frame: _start, thread start), stack pointer not
- * increasing, more than 64 MB of stack, a signal frame on an alternate stack
- * below the interrupted one.
+ * increasing, more than 64 MB of stack, a signal frame whose interrupted sp
+ * is not above it unless the handler ran on the recorded sigaltstack, a
+ * stack word that is not readable.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
