@@ -7,6 +7,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static inline uint64_t mix(uint64_t x)
 {
@@ -226,7 +228,19 @@ int mt_recording_load(struct mt_recording *rec, const char *path, char *err, siz
 	uint32_t stream;
 	const uint8_t *data;
 	size_t len;
+	/* Long reads say how far they are, on a terminal, after the first second. */
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int progress = isatty(2), shown = 0;
+	unsigned chunks = 0;
 	while (mt_file_next(&r, &stream, &data, &len) > 0) {
+		if (progress && (++chunks & 7) == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (t.tv_sec - t0.tv_sec >= 1 && r.size) {
+				fprintf(stderr, "\rmemtrace: reading %s: %3d%%", path, (int)(100 * r.offset / r.size));
+				shown = 1;
+			}
+		}
 		struct mt_process *p = process_for(rec, stream);
 		if (decode_chunk(p, data, len) < 0) {
 			r.truncated = 1;
@@ -235,6 +249,8 @@ int mt_recording_load(struct mt_recording *rec, const char *path, char *err, siz
 			break;
 		}
 	}
+	if (shown)
+		fprintf(stderr, "\r\033[K");
 	rec->truncated = r.truncated;
 	snprintf(rec->why, sizeof rec->why, "%s", r.why);
 	mt_file_close(&r);
