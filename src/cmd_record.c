@@ -509,13 +509,9 @@ int cmd_record(int argc, char **argv)
 
 	int status = 0, reaped = 0, exec_errno = 0;
 	for (;;) {
-		struct pollfd pfds[1 + 64];
-		size_t np = 0;
-		pfds[np++] = (struct pollfd){lfd, POLLIN, 0};
-		for (size_t k = 0; k < r.nconns && np < 65; k++)
-			pfds[np++] = (struct pollfd){r.conns[k]->fd, POLLIN | POLLRDHUP, 0};
-		poll(pfds, np, 5);
-		if (pfds[0].revents & POLLIN)
+		/* Rings are drained on a 5 ms beat; only new connections wake us. */
+		struct pollfd pl = {lfd, POLLIN, 0};
+		if (poll(&pl, 1, 5) > 0 && (pl.revents & POLLIN))
 			accept_conn(&r, lfd);
 		if (!reaped && waitpid(pid, &status, WNOHANG) == pid) {
 			reaped = 1;
@@ -527,19 +523,16 @@ int cmd_record(int argc, char **argv)
 			drain(&r, c, 0);
 			struct pollfd p = {c->fd, POLLRDHUP, 0};
 			if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-				/* for the command itself, wait for its status */
-				if (c->pid == (uint32_t)pid && !reaped) {
-					if (waitpid(pid, &status, WNOHANG) == pid)
-						reaped = 1;
-					else
-						continue;
-				}
+				/* The command's own connection ends when it exits or
+				 * execs; its exit status goes in once it is known. */
+				if (c->pid == (uint32_t)pid && !reaped)
+					continue;
 				close_conn(&r, k, c->pid == (uint32_t)pid, status);
 			}
 		}
 		if (reaped && r.nconns == 0) {
 			/* a last look for a connection that raced the exit */
-			if (poll(pfds, 1, 0) > 0 && (pfds[0].revents & POLLIN))
+			if (poll(&pl, 1, 0) > 0 && (pl.revents & POLLIN))
 				continue;
 			break;
 		}

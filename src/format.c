@@ -159,8 +159,12 @@ static int grow(uint8_t **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-static int damaged(struct mt_file_reader *r, const char *why)
+/* A damaged chunk that reaches the end of the file is what a crash of the
+ * writer leaves: the file is truncated.  Damage with data after it is not. */
+static int damaged(struct mt_file_reader *r, const char *why, uint64_t chunk_end)
 {
+	if (chunk_end < r->size)
+		r->corrupt = 1;
 	r->truncated = 1;
 	snprintf(r->why, sizeof r->why, "%s at offset %llu", why, (unsigned long long)r->offset);
 	return 0;
@@ -175,19 +179,20 @@ int mt_file_next(struct mt_file_reader *r, uint32_t *stream, const uint8_t **dat
 	if (n == 0)
 		return 0;
 	if (n < sizeof h)
-		return damaged(r, "incomplete chunk header");
+		return damaged(r, "incomplete chunk header", r->size);
 	if (get32(h) != MT_CHUNK_MAGIC)
-		return damaged(r, "bad chunk magic");
+		return damaged(r, "bad chunk magic", r->offset + sizeof h);
 	uint32_t rawlen = get32(h + 8), clen = get32(h + 12), crc = get32(h + 16);
 	uint32_t flags = get32(h + 20);
+	uint64_t end = r->offset + MT_CHUNK_HEADER_SIZE + clen;
 	if (rawlen > MT_CHUNK_MAX_RAW || clen > mt_chunk_bound(rawlen) || (flags & ~MT_CHUNK_FLAG_ZLIB))
-		return damaged(r, "implausible chunk header");
+		return damaged(r, "implausible chunk header", r->offset + sizeof h);
 	if (grow(&r->comp, &r->comp_cap, clen + 1) || grow(&r->raw, &r->raw_cap, rawlen + 1))
-		return damaged(r, "out of memory for a chunk");
+		return damaged(r, "out of memory for a chunk", end);
 	if (fread(r->comp, 1, clen, r->f) != clen)
-		return damaged(r, "incomplete chunk");
+		return damaged(r, "incomplete chunk", end);
 	if ((uint32_t)crc32(0, r->comp, clen) != crc)
-		return damaged(r, "chunk checksum mismatch");
+		return damaged(r, "chunk checksum mismatch", end);
 	if (flags & MT_CHUNK_FLAG_ZLIB) {
 		inflateReset(&r->zs);
 		r->zs.next_in = r->comp;
@@ -196,11 +201,11 @@ int mt_file_next(struct mt_file_reader *r, uint32_t *stream, const uint8_t **dat
 		r->zs.avail_out = rawlen;
 		int zr = inflate(&r->zs, Z_FINISH);
 		if (zr != Z_STREAM_END || r->zs.avail_out != 0)
-			return damaged(r, "chunk does not decompress");
+			return damaged(r, "chunk does not decompress", end);
 		*data = r->raw;
 	} else {
 		if (clen != rawlen)
-			return damaged(r, "stored chunk of the wrong size");
+			return damaged(r, "stored chunk of the wrong size", end);
 		*data = r->comp;
 	}
 	r->offset += MT_CHUNK_HEADER_SIZE + clen;

@@ -45,7 +45,8 @@ int mt_chunk_write(int fd, z_stream *zs, uint32_t stream, const void *raw, size_
 struct mt_file_reader {
 	FILE *f;
 	const char *path;
-	int truncated;       /* a short or damaged chunk ended the file */
+	int truncated;       /* the file ends in a short or damaged chunk (a crash) */
+	int corrupt;         /* a damaged chunk with more data after it */
 	char why[160];       /* what was wrong, when truncated */
 	uint64_t offset;     /* of the next chunk */
 	uint64_t size;       /* of the file */
@@ -59,8 +60,8 @@ struct mt_file_reader {
 int mt_file_open(struct mt_file_reader *r, const char *path, char *err, size_t errlen);
 
 /* Next chunk: 1 with *stream and the decompressed bytes in *data and *len (valid
- * until the next call), 0 at the end (r->truncated says whether the file ended
- * cleanly). */
+ * until the next call), 0 at the end (r->truncated or r->corrupt say whether
+ * the file ended cleanly). */
 int mt_file_next(struct mt_file_reader *r, uint32_t *stream, const uint8_t **data, size_t *len);
 
 void mt_file_close(struct mt_file_reader *r);

@@ -243,7 +243,8 @@ int mt_recording_load(struct mt_recording *rec, const char *path, char *err, siz
 		}
 		struct mt_process *p = process_for(rec, stream);
 		if (decode_chunk(p, data, len) < 0) {
-			r.truncated = 1;
+			/* the chunk's checksum was right, so the writer wrote this */
+			r.truncated = r.corrupt = 1;
 			snprintf(r.why, sizeof r.why, "a malformed record in the chunk before offset %llu",
 				 (unsigned long long)r.offset);
 			break;
@@ -253,7 +254,13 @@ int mt_recording_load(struct mt_recording *rec, const char *path, char *err, siz
 		fprintf(stderr, "\r\033[K");
 	rec->truncated = r.truncated;
 	snprintf(rec->why, sizeof rec->why, "%s", r.why);
+	int corrupt = r.corrupt;
 	mt_file_close(&r);
+	if (corrupt) {
+		snprintf(err, errlen, "%s is corrupted (%s)", path, rec->why);
+		mt_recording_free(rec);
+		return -1;
+	}
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		struct mt_process *p = rec->procs[i];
 		mt_col_finish(&p->col);
