@@ -154,7 +154,9 @@ static void drain(struct recorder *r, struct conn *c, int final)
 {
 	uint64_t head = __atomic_load_n(&c->ring->head, __ATOMIC_ACQUIRE);
 	uint64_t tail = c->ring->tail;
-	if (head != tail || (c->cull && final)) {
+	/* With culling, feed even when nothing is new: pending allocations age
+	 * into the file while the process is idle. */
+	if (head != tail || c->cull) {
 		const uint8_t *p = mt_ring_data(c->ring) + (tail & (c->size - 1));
 		if (c->cull)
 			mt_cull_feed(c->cull, p, head - tail, now_ns(), final);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 enum mt_rec_type {
+	MT_REC_EXT = 0,     /* subtype, then the subtype's fields (enum mt_ext) */
 	MT_REC_ALLOC = 1,   /* tsdelta, size, ptr (zz delta), stack */
 	MT_REC_FREE = 2,    /* tsdelta, ptr (zz delta) */
 	MT_REC_REALLOC = 3, /* tsdelta, size, old (zz delta), new (zz delta from old), stack */
@@ -43,6 +44,12 @@ enum mt_rec_type {
 	MT_REC_NALLOC = 13,   /* tsdelta, size, stack; takes the next serial */
 	MT_REC_NFREE = 14,    /* tsdelta, back (serial distance) */
 	MT_REC_NREALLOC = 15, /* tsdelta, size, back (old block), stack; takes the next serial */
+};
+
+/* Records behind MT_REC_EXT (the 4-bit tag space is full). */
+enum mt_ext {
+	MT_EXT_PEAK = 1, /* ts (absolute), bytes, count: the true peak when culling
+			  * hid some allocations from the stream */
 };
 
 /* The key a compact record's block has in place of an address. */
@@ -267,6 +274,15 @@ static inline uint8_t *mt_enc_culled(uint8_t *p, uint64_t stack, uint64_t allocs
 	return mt_put_uv(p, temporary);
 }
 
+static inline uint8_t *mt_enc_peak(uint8_t *p, uint64_t ts, uint64_t bytes, uint64_t count)
+{
+	*p++ = MT_REC_EXT;
+	p = mt_put_uv(p, MT_EXT_PEAK);
+	p = mt_put_uv(p, ts);
+	p = mt_put_uv(p, bytes);
+	return mt_put_uv(p, count);
+}
+
 /* Absolute time: the recorder appends it without knowing the stream's state. */
 static inline uint8_t *mt_enc_exit(uint8_t *p, uint64_t ts, int64_t status)
 {
@@ -283,7 +299,7 @@ struct mt_str {
 };
 
 struct mt_event {
-	int type, fn;
+	int type, fn, ext;
 	uint64_t ts;   /* absolute monotonic ns */
 	uint32_t tid;
 	uint64_t ptr, old_ptr, size, stack;
@@ -443,6 +459,13 @@ again:
 		return 1;
 	case MT_REC_MODULES_RESET:
 		return 1;
+	case MT_REC_EXT:
+		if (mt_get_uv(d, &u) || u != MT_EXT_PEAK)
+			goto bad;
+		ev->ext = (int)u;
+		if (mt_get_uv(d, &ev->ts) || mt_get_uv(d, &ev->bytes) || mt_get_uv(d, &ev->count))
+			goto bad;
+		return 1;
 	case MT_REC_NALLOC:
 		if (ev->fn >= MT_FN_COUNT || mt_get_ts(d, ev) || mt_get_uv(d, &ev->size) ||
 		    mt_get_uv(d, &ev->stack))
@@ -510,6 +533,8 @@ static inline uint8_t *mt_enc_passthrough(struct mt_enc *e, uint8_t *w, const st
 	case MT_REC_MODULES_RESET:
 		*w++ = MT_REC_MODULES_RESET;
 		return w;
+	case MT_REC_EXT:
+		return mt_enc_peak(w, ev->ts, ev->bytes, ev->count);
 	default:
 		return w;
 	}

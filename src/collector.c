@@ -263,6 +263,15 @@ void mt_col_culled(struct mt_collector *c, uint32_t site, uint64_t count, uint64
 	c->t.culled += count;
 }
 
+void mt_col_true_peak(struct mt_collector *c, uint64_t ts, uint64_t bytes, uint64_t count)
+{
+	if (bytes > c->true_peak_bytes) {
+		c->true_peak_bytes = bytes;
+		c->true_peak_count = count;
+		c->true_peak_ts = ts;
+	}
+}
+
 void mt_col_finish(struct mt_collector *c)
 {
 	if (c->finished)
@@ -276,6 +285,11 @@ void mt_col_finish(struct mt_collector *c)
 		}
 		if (s->min_size == UINT64_MAX)
 			s->min_size = 0;
+	}
+	if (c->true_peak_bytes > c->t.peak_bytes) {
+		c->t.peak_bytes = c->true_peak_bytes;
+		c->t.peak_count = c->true_peak_count;
+		c->t.peak_ts = c->true_peak_ts;
 	}
 	c->finished = 1;
 }

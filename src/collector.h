@@ -61,6 +61,7 @@ struct mt_collector {
 	size_t threads_mask, threads_used;
 	struct mt_totals t;
 	uint64_t seq, peak_seq;
+	uint64_t true_peak_bytes, true_peak_count, true_peak_ts;
 	int finished;
 };
 
@@ -76,6 +77,9 @@ void mt_col_realloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t 
 /* Allocations culled before they reached the stream, each also freed. */
 void mt_col_culled(struct mt_collector *c, uint32_t site, uint64_t count, uint64_t bytes,
 		   uint64_t temporary);
+/* The peak over every event, when culling kept some out of the stream; the
+ * stream's own peak can only be lower.  Per-site peaks stay the stream's. */
+void mt_col_true_peak(struct mt_collector *c, uint64_t ts, uint64_t bytes, uint64_t count);
 /* Settles per-site peaks and the leak figures; no events after this. */
 void mt_col_finish(struct mt_collector *c);
 

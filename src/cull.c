@@ -38,6 +38,9 @@ struct mt_cull {
 	struct entry *fifo;
 	uint64_t fifo_cap, first, last; /* entries [first, last) */
 	struct mt_ptrmap index; /* pending allocation address -> fifo position */
+	struct mt_ptrmap sizes; /* every live block -> its size, for the true peak */
+	uint64_t live, live_count, peak, peak_count, peak_ts;
+	int peak_dirty;
 	struct agg *aggs;
 	size_t aggs_mask, aggs_used;
 	int dirty;
@@ -79,6 +82,7 @@ struct mt_cull *mt_cull_new(uint64_t threshold_ns, mt_cull_emit_fn emit, void *c
 	c->fifo_cap = 1u << 12;
 	c->fifo = get(c->fifo_cap * sizeof *c->fifo);
 	mt_ptrmap_init(&c->index, 1u << 12);
+	mt_ptrmap_init(&c->sizes, 1u << 12);
 	c->aggs_mask = 1023;
 	c->aggs = get((c->aggs_mask + 1) * sizeof *c->aggs);
 	c->threads_mask = 255;
@@ -97,6 +101,7 @@ void mt_cull_free(struct mt_cull *c)
 		return;
 	put(c->fifo, c->fifo_cap * sizeof *c->fifo);
 	mt_ptrmap_destroy(&c->index);
+	mt_ptrmap_destroy(&c->sizes);
 	put(c->aggs, (c->aggs_mask + 1) * sizeof *c->aggs);
 	put(c->threads, (c->threads_mask + 1) * sizeof *c->threads);
 	put(c, sizeof *c);
@@ -218,8 +223,42 @@ static void advance(struct mt_cull *c, uint64_t now, int all)
 	}
 }
 
+/* Culled allocations never reach the collector, so the peak is tracked
+ * here over every event and written as a PEAK record. */
+static void track_free(struct mt_cull *c, uint64_t ptr)
+{
+	uint64_t size;
+	if (mt_ptrmap_take(&c->sizes, ptr, &size)) {
+		c->live -= size;
+		c->live_count--;
+	}
+}
+
+static void track_alloc(struct mt_cull *c, uint64_t ptr, uint64_t size, uint64_t ts)
+{
+	uint64_t old;
+	if (mt_ptrmap_take(&c->sizes, ptr, &old)) {
+		c->live -= old;
+		c->live_count--;
+	}
+	mt_ptrmap_put(&c->sizes, ptr, size);
+	c->live += size;
+	c->live_count++;
+	if (c->live > c->peak) {
+		c->peak = c->live;
+		c->peak_count = c->live_count;
+		c->peak_ts = ts;
+		c->peak_dirty = 1;
+	}
+}
+
 static void emit_aggregates(struct mt_cull *c)
 {
+	if (c->peak_dirty) {
+		uint8_t *w = room(c, MT_REC_MAX_SMALL), *s = w;
+		c->outlen += (size_t)(mt_enc_peak(w, c->peak_ts, c->peak, c->peak_count) - s);
+		c->peak_dirty = 0;
+	}
 	if (!c->dirty)
 		return;
 	for (size_t i = 0; i <= c->aggs_mask; i++) {
@@ -234,9 +273,11 @@ static void emit_aggregates(struct mt_cull *c)
 	c->dirty = 0;
 }
 
-/* A free (or the free half of a realloc) of PTR by TID at TS.  Returns 1 if it
- * ended a pending allocation, which is then culled. */
-static int cull_free(struct mt_cull *c, uint32_t tid, uint64_t ptr, uint64_t *last)
+/* A free (or the free half of a realloc) of PTR at TS.  Returns 1 if it ended
+ * a pending allocation younger than the threshold, which is then culled.  The
+ * age is judged from the events' own times: the FIFO may not have been
+ * advanced for a while (the process was idle). */
+static int cull_free(struct mt_cull *c, uint64_t ts, uint64_t ptr, uint64_t *last)
 {
 	uint64_t pos;
 	int temporary = *last == ptr;
@@ -244,6 +285,8 @@ static int cull_free(struct mt_cull *c, uint32_t tid, uint64_t ptr, uint64_t *la
 	if (!mt_ptrmap_take(&c->index, ptr, &pos))
 		return 0;
 	struct entry *e = &c->fifo[pos & (c->fifo_cap - 1)];
+	if (ts >= e->ts + c->threshold)
+		return 0; /* lived long enough: it and its free are kept */
 	struct agg *a = agg_for(c, e->stack);
 	a->count++;
 	a->bytes += e->size;
@@ -256,7 +299,6 @@ static int cull_free(struct mt_cull *c, uint32_t tid, uint64_t ptr, uint64_t *la
 	} else {
 		e->dead = 1;
 	}
-	(void)tid;
 	return 1;
 }
 
@@ -270,11 +312,17 @@ void mt_cull_feed(struct mt_cull *c, const uint8_t *records, size_t len, uint64_
 			uint64_t *last = last_alloc(c, ev->tid);
 			struct entry e = {(uint8_t)ev->type, (uint8_t)ev->fn, 0, 0, ev->tid, ev->ts,
 					  ev->ptr, ev->old_ptr, ev->size, ev->stack};
+			if (ev->type == MT_REC_FREE)
+				track_free(c, ev->ptr);
+			else if (ev->type == MT_REC_REALLOC)
+				track_free(c, ev->old_ptr);
+			if (ev->type != MT_REC_FREE)
+				track_alloc(c, ev->ptr, ev->size, ev->ts);
 			if (ev->type == MT_REC_FREE) {
-				if (cull_free(c, ev->tid, ev->ptr, last))
+				if (cull_free(c, ev->ts, ev->ptr, last))
 					continue;
 			} else if (ev->type == MT_REC_REALLOC) {
-				if (cull_free(c, ev->tid, ev->old_ptr, last)) {
+				if (cull_free(c, ev->ts, ev->old_ptr, last)) {
 					/* the old block was pending and is culled: what
 					 * remains is a fresh allocation */
 					e.type = MT_REC_ALLOC;
@@ -299,7 +347,7 @@ void mt_cull_feed(struct mt_cull *c, const uint8_t *records, size_t len, uint64_
 		c->outlen += (size_t)(mt_enc_passthrough(&c->enc, s, ev) - s);
 	}
 	advance(c, now, final);
-	if (final || c->dirty)
+	if (final || c->dirty || c->peak_dirty)
 		emit_aggregates(c);
 	flush_out(c);
 }

@@ -211,6 +211,9 @@ static int decode_chunk(struct mt_process *p, const uint8_t *data, size_t len)
 			break;
 		case MT_REC_MODULES_RESET:
 			break;
+		case MT_REC_EXT:
+			mt_col_true_peak(&p->col, ev.ts, ev.bytes, ev.count);
+			break;
 		}
 	}
 	p->dec_state = d.st;

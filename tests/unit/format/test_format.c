@@ -48,6 +48,7 @@ static size_t encode_all(void)
 	p = mt_enc_marker(&e, p, 5000000600ull, 9, "phase 2", 7);
 	p = mt_enc_lost(p, MT_LOST_STACK, 3);
 	p = mt_enc_culled(p, 7, 100, 6400, 40);
+	p = mt_enc_peak(p, 5000000700ull, 123456, 78);
 	p = mt_enc_exit(p, 6000000000ull, -9);
 	return (size_t)(p - buf);
 }
@@ -80,6 +81,8 @@ static void test_codec(void)
 	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_LOST && ev.value == MT_LOST_STACK && ev.count == 3);
 	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_CULLED && ev.count == 100 && ev.bytes == 6400 &&
 	      ev.temporary == 40);
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_EXT && ev.ext == MT_EXT_PEAK);
+	CHECK(ev.ts == 5000000700ull && ev.bytes == 123456 && ev.count == 78);
 	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_EXIT && ev.status == -9 && ev.ts == 6000000000ull);
 	CHECK(mt_dec_next(&d, &ev) == 0);
 
@@ -94,8 +97,8 @@ static void test_codec(void)
 			bad++;
 	}
 	CHECK(bad > 0);
-	/* an unknown tag is refused */
-	uint8_t junk[2] = {0x00, 0x01};
+	/* an unknown extended record is refused */
+	uint8_t junk[2] = {MT_REC_EXT, 0x7f};
 	struct mt_dec j = {junk, junk + 2};
 	CHECK(mt_dec_next(&j, &ev) == -1 && j.p == junk);
 	/* a free referring to a serial before the first allocation is refused */
