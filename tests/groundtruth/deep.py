@@ -1,0 +1,37 @@
+"""Deep recursions; see deep.c."""
+from gtlib import marker_line
+
+SRC = 'deep.c'
+MAX_FRAMES = 128  # the shim's stack depth limit (MT_MAX_FRAMES in src/codec.h)
+
+
+def run(t, prog):
+    rec, _ = t.record([prog])
+    rep = t.report(rec)
+    p = t.only_process(rep)
+    if p is None:
+        return
+    t.check_no_loss(p)
+    t.check_totals(p, allocations=3, allocated_bytes=505 + 560 + 700, frees=0, leaked_allocations=3,
+                   leaked_bytes=505 + 560 + 700, peak_bytes=505 + 560 + 700)
+    t.eq(len(p.get('sites', [])), 3, 'number of sites')
+    leaf, rec_line = marker_line(SRC, 'site:deep_leaf'), marker_line(SRC, 'call:recurse')
+    for d in (5, 60, 200):
+        size = 500 + d
+        s = t.site(p, 'deep_leaf', pred=lambda x: x.get('min_size') == size, desc=f'deep_leaf ({size} bytes)')
+        t.check_site(s, f'depth {d}', allocations=1, allocated_bytes=size, leaked_allocations=1)
+        if s is None:
+            continue
+        names = [f.get('function') for f in s['frames']]
+        if d + 3 <= MAX_FRAMES:
+            want = [(('deep_leaf', SRC, leaf)), ('descend', SRC, marker_line(SRC, 'call:leaf'))] + \
+                   [('descend', SRC, rec_line)] * d + [('main', SRC, marker_line(SRC, f'call:d{d}'))]
+            t.check_frames(s, f'depth {d}', want)
+        else:
+            t.check(MAX_FRAMES - 8 <= len(names) <= MAX_FRAMES,
+                    f'depth {d}: {len(names)} frames, expected the stack cut at about {MAX_FRAMES}')
+            t.eq(names[0], 'deep_leaf', f'depth {d}: frames[0].function')
+            t.eq(set(names[1:]), {'descend'}, f'depth {d}: functions of frames[1..] (a cut stack)')
+            if len(s['frames']) > 2:
+                t.eq([f.get('line') for f in s['frames'][2:]], [rec_line] * (len(s['frames']) - 2),
+                     f'depth {d}: lines of frames[2..]')
