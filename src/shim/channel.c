@@ -19,6 +19,8 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -46,6 +48,8 @@ static uint8_t *cbuf;          /* what the culler let through, not yet written *
 static size_t clen, ccap;
 
 static void cull_emit(void *ctx, const uint8_t *p, size_t n);
+static void start_flusher(void);
+static void mt_channel_flush_partial(void);
 
 void mt_channel_lock(void)
 {
@@ -160,6 +164,38 @@ static int open_output(void)
 	return out_fd;
 }
 
+/* Standalone, a thread writes out what is buffered twice a second, so that
+ * a program that goes quiet and is then killed loses nothing older than
+ * that.  (Under `memtrace record` the recorder holds the ring instead.) */
+static void *flusher(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct timespec ts = {0, 500000000};
+		nanosleep(&ts, NULL);
+		if (ring && head != ring->tail && mt_now() - last_flush >= 400000000ull)
+			mt_channel_flush_partial();
+	}
+	return NULL;
+}
+
+static void start_flusher(void)
+{
+	pthread_t t;
+	pthread_attr_t a;
+	sigset_t all, old;
+	/* the thread takes no signals meant for the program */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, 64 * 1024);
+	if (pthread_create(&t, &a, flusher, NULL) != 0)
+		mt_log(2, "no flusher thread: the file is written when the buffer fills and at exit");
+	pthread_attr_destroy(&a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 int mt_channel_open(uint32_t ppid)
 {
 	int fd = make_ring(mt_cfg.connect ? MT_RING_DEFAULT_SIZE : (8ull << 20));
@@ -191,6 +227,7 @@ int mt_channel_open(uint32_t ppid)
 		return -1;
 	}
 	mt_log(3, "writing to %s", out_path);
+	start_flusher();
 	return 0;
 }
 
@@ -272,6 +309,15 @@ void mt_channel_commit(uint8_t *end)
 	/* Standalone, nobody else drains: keep the file at most a second behind. */
 	if (sock < 0 && (++commits & 1023) == 0 && mt_now() - last_flush > 1000000000ull)
 		drain_to_file(0);
+}
+
+static void mt_channel_flush_partial(void)
+{
+	if (!ring || sock >= 0)
+		return;
+	mt_channel_lock();
+	drain_to_file(0);
+	mt_channel_unlock();
 }
 
 void mt_channel_flush(void)
