@@ -87,6 +87,14 @@ int cmd_report(int argc, char **argv)
 	}
 	if (rec.truncated)
 		mt_warning("%s is truncated (%s); showing what it holds", file, rec.why);
+	int found = o.pid < 0;
+	for (size_t i = 0; i < rec.nprocs; i++)
+		found |= rec.procs[i]->pid == (uint32_t)o.pid;
+	if (!found) {
+		mt_error("%s has no process %ld", file, o.pid);
+		mt_recording_free(&rec);
+		return MT_EXIT_RUNTIME;
+	}
 	int r = o.json ? mt_report_json(stdout, &rec, &o) : mt_report_text(stdout, &rec, &o);
 	mt_recording_free(&rec);
 	if (fflush(stdout) != 0 || ferror(stdout)) {

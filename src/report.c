@@ -253,9 +253,5 @@ int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opt
 			mt_warning("%s", *w);
 		mt_sym_free(sym);
 	}
-	if (!shown) {
-		mt_error("%s has no process %ld", rec->path, o->pid);
-		return 1;
-	}
 	return 0;
 }
