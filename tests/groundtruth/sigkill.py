@@ -1,6 +1,9 @@
 """A program or its recorder killed with SIGKILL; see sigkill.c.
 
-Usage: sigkill.py self|recorder PROG"""
+Usage: sigkill.py self|recorder|shim PROG
+
+shim: the standalone shim (LD_PRELOAD, MEMTRACE_OUTPUT) in a program killed
+after 1.5 s of quiet: its flusher thread must have written the 1000 blocks."""
 import os
 import select
 import signal
@@ -109,8 +112,24 @@ def run_recorder(t, prog):
     t.eq(p.get('pid'), prog_pid, 'pid of the process')
 
 
+def run_shim(t, prog):
+    out = t.path('shim.mtrace')
+    rc, so, se = t.run([prog, 'self'], env={'LD_PRELOAD': t.shim, 'MEMTRACE_OUTPUT': out})
+    t.eq(rc, -signal.SIGKILL, f'the program died of SIGKILL (stderr {se.strip()[-300:]!r})')
+    if not t.check(os.path.exists(out), f'the standalone recording {out} exists after the kill'):
+        return
+    rep = t.report(out)
+    if rep is None:
+        return
+    p = t.only_process(rep)
+    if p is not None:
+        check_blocks(t, p, 'standalone shim, killed program')
+
+
 def run(t, mode, prog):
     if mode == 'self':
         run_self(t, prog)
+    elif mode == 'shim':
+        run_shim(t, prog)
     else:
         run_recorder(t, prog)
