@@ -13,11 +13,9 @@
  * memtrace failed, 126/127 if the command could not be run, as a shell does.
  */
 #include "commands.h"
-#include "compact.h"
 #include "config.h"
-#include "cull.h"
-#include "format.h"
 #include "recording.h"
+#include "recorder.h"
 #include "ring.h"
 #include "util.h"
 
@@ -38,8 +36,6 @@
 #include <unistd.h>
 
 #define EXIT_FAILED 125
-#define FLUSH_NS 250000000ull
-#define CHUNK_TARGET (4u << 20)
 
 static const char usage_text[] =
 	"usage: memtrace record [options] [--] COMMAND [ARGS...]\n"
@@ -62,113 +58,37 @@ static const char usage_text[] =
 	"The exit status is COMMAND's (128+N if it died of signal N); 125 if memtrace\n"
 	"failed; 126 or 127 if COMMAND could not be run.  See memtrace-record(1).\n";
 
+/* One traced process of the shim: its ring and its stream in the file. */
 struct conn {
 	int fd;
 	struct mt_ring_hdr *ring;
 	uint64_t size;
-	uint32_t stream, pid;
-	uint8_t *buf; /* drained records not yet written */
-	size_t len, cap;
-	uint64_t last_write;
-	struct mt_cull *cull;       /* --cull-temporary: ring -> cull -> compact */
-	struct mt_compact *compact; /* ring -> compact -> chunks */
+	uint32_t pid;
+	struct mt_stream *stream;
 };
 
-struct recorder {
-	int out;
-	const char *path;
-	z_stream zs;
-	uint8_t *scratch;
-	size_t scratch_len;
-	struct conn **conns;
-	size_t nconns, conns_cap;
-	uint32_t next_stream;
-	int failed;
-	int cull;
-	uint64_t cull_ns;
+struct conns {
+	struct conn **v;
+	size_t n, cap;
 };
 
-static volatile sig_atomic_t forward_sig;
 static pid_t child_pid;
 
 static void on_signal(int sig)
 {
 	if (child_pid > 0)
 		kill(child_pid, sig);
-	forward_sig = sig;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int write_chunk(struct recorder *r, struct conn *c)
-{
-	if (!c->len)
-		return 0;
-	size_t need = mt_chunk_bound(c->len);
-	if (need > r->scratch_len) {
-		free(r->scratch);
-		r->scratch = xmalloc(need);
-		r->scratch_len = need;
-	}
-	if (mt_chunk_write(r->out, &r->zs, c->stream, c->buf, c->len, r->scratch, r->scratch_len) < 0) {
-		if (!r->failed)
-			mt_error("cannot write %s: %s", r->path, strerror(errno));
-		r->failed = 1;
-	}
-	c->len = 0;
-	c->last_write = now_ns();
-	return 0;
-}
-
-/* Appends bytes that end on a record boundary to C's pending chunk. */
-static void append(struct recorder *r, struct conn *c, const uint8_t *p, size_t n)
-{
-	if (c->len + n > c->cap && c->len)
-		write_chunk(r, c);
-	if (n > c->cap) {
-		c->buf = xrealloc(c->buf, n);
-		c->cap = n;
-	}
-	memcpy(c->buf + c->len, p, n);
-	c->len += n;
-}
-
-static struct recorder *the_recorder;
-
-static void compact_out(void *ctx, const uint8_t *p, size_t n)
-{
-	append(the_recorder, ctx, p, n);
-}
-
-static void cull_out(void *ctx, const uint8_t *p, size_t n)
-{
-	mt_compact_feed(((struct conn *)ctx)->compact, p, n);
-}
-
-static void drain(struct recorder *r, struct conn *c, int final)
+static void drain(struct conn *c, int final)
 {
 	uint64_t head = __atomic_load_n(&c->ring->head, __ATOMIC_ACQUIRE);
 	uint64_t tail = c->ring->tail;
-	/* With culling, feed even when nothing is new: pending allocations age
-	 * into the file while the process is idle. */
-	if (head != tail || c->cull) {
-		const uint8_t *p = mt_ring_data(c->ring) + (tail & (c->size - 1));
-		if (c->cull)
-			mt_cull_feed(c->cull, p, head - tail, now_ns(), final);
-		else
-			mt_compact_feed(c->compact, p, head - tail);
-		__atomic_store_n(&c->ring->tail, head, __ATOMIC_RELEASE);
-	}
-	if (c->len >= CHUNK_TARGET || (c->len && (final || now_ns() - c->last_write >= FLUSH_NS)))
-		write_chunk(r, c);
+	mt_stream_feed(c->stream, mt_ring_data(c->ring) + (tail & (c->size - 1)), head - tail, final);
+	__atomic_store_n(&c->ring->tail, head, __ATOMIC_RELEASE);
 }
 
-static void accept_conn(struct recorder *r, int lfd)
+static void accept_conn(struct mt_recorder *r, struct conns *cs, int lfd)
 {
 	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
@@ -204,46 +124,30 @@ static void accept_conn(struct recorder *r, int lfd)
 		close(fd);
 		return;
 	}
-	mt_grow(&r->conns, &r->conns_cap, r->nconns, sizeof *r->conns);
+	mt_grow(&cs->v, &cs->cap, cs->n, sizeof *cs->v);
 	struct conn *c = xcalloc(1, sizeof *c);
-	r->conns[r->nconns++] = c;
+	cs->v[cs->n++] = c;
 	c->fd = fd;
 	c->ring = ring;
 	c->size = hello.size;
 	c->pid = hello.pid;
-	c->stream = r->next_stream++;
-	c->cap = CHUNK_TARGET + (1u << 20);
-	c->buf = xmalloc(c->cap);
-	c->last_write = now_ns();
-	c->compact = mt_compact_new(compact_out, c);
-	if (r->cull)
-		c->cull = mt_cull_new(r->cull_ns, cull_out, c);
+	c->stream = mt_stream_new(r);
 }
 
 /* The connection's process is gone (or exec'd): write out all it left. */
-static void close_conn(struct recorder *r, size_t k, int have_status, int status)
+static void close_conn(struct conns *cs, size_t k, int have_status, int status)
 {
-	struct conn *c = r->conns[k];
-	drain(r, c, 1);
-	uint8_t tail[64 * MT_LOST_KIND_COUNT + 64], *w = tail;
-	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
-		if (c->ring->lost[k])
-			w = mt_enc_lost(w, (unsigned)k, c->ring->lost[k]);
-	if (have_status) {
-		int64_t st = WIFEXITED(status) ? WEXITSTATUS(status) : -(int64_t)WTERMSIG(status);
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		w = mt_enc_exit(w, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, st);
-	}
-	append(r, c, tail, (size_t)(w - tail));
-	write_chunk(r, c);
-	mt_cull_free(c->cull);
-	mt_compact_free(c->compact);
+	struct conn *c = cs->v[k];
+	drain(c, 0);
+	uint64_t lost[MT_LOST_KIND_COUNT];
+	for (int i = 0; i < MT_LOST_KIND_COUNT; i++)
+		lost[i] = c->ring->lost[i];
+	int64_t st = WIFEXITED(status) ? WEXITSTATUS(status) : -(int64_t)WTERMSIG(status);
+	mt_stream_end(c->stream, lost, have_status, st);
 	mt_ring_unmap(c->ring, c->size);
 	close(c->fd);
-	free(c->buf);
 	free(c);
-	r->conns[k] = r->conns[--r->nconns];
+	cs->v[k] = cs->v[--cs->n];
 }
 
 static int is_static_or_setuid(const char *path, char *why, size_t len)
@@ -485,15 +389,16 @@ int cmd_record(int argc, char **argv)
 		snprintf(defpath, sizeof defpath, "memtrace.%s.%d.mtrace", basename(exe), (int)pid);
 		output = defpath;
 	}
-	struct recorder r = {.path = output, .cull = cull, .cull_ns = cull_ms * 1000000ull};
-	the_recorder = &r;
-	r.out = mt_file_create(output);
-	if (r.out < 0 || deflateInit(&r.zs, 6) != Z_OK) {
-		mt_error("cannot create %s: %s", output, strerror(errno));
+	char err[PATH_MAX + 128];
+	struct mt_recorder *r = mt_recorder_open(output, cull ? (cull_ms ? cull_ms : 1) * 1000000ull : 0,
+						 err, sizeof err);
+	if (!r) {
+		mt_error("%s", err);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		return EXIT_FAILED;
 	}
+	struct conns cs = {0};
 	if (write(go[1], "g", 1) != 1) {
 		mt_error("cannot start %s: %s", cmd[0], strerror(errno));
 		return EXIT_FAILED;
@@ -514,25 +419,25 @@ int cmd_record(int argc, char **argv)
 		/* Rings are drained on a 5 ms beat; only new connections wake us. */
 		struct pollfd pl = {lfd, POLLIN, 0};
 		if (poll(&pl, 1, 5) > 0 && (pl.revents & POLLIN))
-			accept_conn(&r, lfd);
+			accept_conn(r, &cs, lfd);
 		if (!reaped && waitpid(pid, &status, WNOHANG) == pid) {
 			reaped = 1;
 			if (read(errp[0], &exec_errno, sizeof exec_errno) != sizeof exec_errno)
 				exec_errno = 0;
 		}
-		for (size_t k = r.nconns; k-- > 0;) {
-			struct conn *c = r.conns[k];
-			drain(&r, c, 0);
+		for (size_t k = cs.n; k-- > 0;) {
+			struct conn *c = cs.v[k];
+			drain(c, 0);
 			struct pollfd p = {c->fd, POLLRDHUP, 0};
 			if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
 				/* The command's own connection ends when it exits or
 				 * execs; its exit status goes in once it is known. */
 				if (c->pid == (uint32_t)pid && !reaped)
 					continue;
-				close_conn(&r, k, c->pid == (uint32_t)pid, status);
+				close_conn(&cs, k, c->pid == (uint32_t)pid, status);
 			}
 		}
-		if (reaped && r.nconns == 0) {
+		if (reaped && cs.n == 0) {
 			/* a last look for a connection that raced the exit */
 			if (poll(&pl, 1, 0) > 0 && (pl.revents & POLLIN))
 				continue;
@@ -540,12 +445,8 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	close(lfd);
-	if (fsync(r.out) < 0 && errno != EINVAL)
-		mt_warning("fsync %s: %s", output, strerror(errno));
-	close(r.out);
-	deflateEnd(&r.zs);
-	free(r.scratch);
-	free(r.conns);
+	int failed = mt_recorder_close(r) < 0;
+	free(cs.v);
 	free(exe);
 
 	if (exec_errno) {
@@ -553,7 +454,7 @@ int cmd_record(int argc, char **argv)
 		unlink(output);
 		return exec_errno == ENOENT ? 127 : 126;
 	}
-	if (r.failed)
+	if (failed)
 		return EXIT_FAILED;
 	print_summary(output, quiet);
 	if (WIFSIGNALED(status))
