@@ -370,6 +370,9 @@ int cmd_record(int argc, char **argv)
 		setenv("LD_PRELOAD", pre, 1);
 		setenv("MEMTRACE_CONNECT", sockname, 1);
 		setenv("MEMTRACE_FOLLOW_FORKS", follow ? "1" : "0", 1);
+		/* bytehound's name for it would override -f's absence */
+		unsetenv("MEMTRACE_TRACK_CHILD_PROCESSES");
+		unsetenv("MEMORY_PROFILER_TRACK_CHILD_PROCESSES");
 		unsetenv("MEMTRACE_OUTPUT");
 		unsetenv("MEMTRACE_CULL_TEMPORARY_ALLOCATIONS");
 		unsetenv("MEMORY_PROFILER_CULL_TEMPORARY_ALLOCATIONS");

@@ -24,7 +24,8 @@
 #include <string.h>
 
 enum mt_rec_type {
-	MT_REC_EXT = 0,     /* subtype, then the subtype's fields (enum mt_ext) */
+	MT_REC_EXT = 0,     /* subtype, length, then that many bytes (enum mt_ext);
+			     * readers skip subtypes they do not know */
 	MT_REC_ALLOC = 1,   /* tsdelta, size, ptr (zz delta), stack */
 	MT_REC_FREE = 2,    /* tsdelta, ptr (zz delta) */
 	MT_REC_REALLOC = 3, /* tsdelta, size, old (zz delta), new (zz delta from old), stack */
@@ -46,7 +47,8 @@ enum mt_rec_type {
 	MT_REC_NREALLOC = 15, /* tsdelta, size, back (old block), stack; takes the next serial */
 };
 
-/* Records behind MT_REC_EXT (the 4-bit tag space is full). */
+/* Records behind MT_REC_EXT (the 4-bit tag space is full).  Each carries its
+ * length, so that later versions can add kinds old readers step over. */
 enum mt_ext {
 	MT_EXT_PEAK = 1, /* ts (absolute), bytes, count: the true peak when culling
 			  * hid some allocations from the stream */
@@ -276,11 +278,13 @@ static inline uint8_t *mt_enc_culled(uint8_t *p, uint64_t stack, uint64_t allocs
 
 static inline uint8_t *mt_enc_peak(uint8_t *p, uint64_t ts, uint64_t bytes, uint64_t count)
 {
+	uint8_t body[32], *b = body;
+	b = mt_put_uv(b, ts);
+	b = mt_put_uv(b, bytes);
+	b = mt_put_uv(b, count);
 	*p++ = MT_REC_EXT;
 	p = mt_put_uv(p, MT_EXT_PEAK);
-	p = mt_put_uv(p, ts);
-	p = mt_put_uv(p, bytes);
-	return mt_put_uv(p, count);
+	return mt_put_bytes(p, body, (size_t)(b - body));
 }
 
 /* Absolute time: the recorder appends it without knowing the stream's state. */
@@ -459,13 +463,18 @@ again:
 		return 1;
 	case MT_REC_MODULES_RESET:
 		return 1;
-	case MT_REC_EXT:
-		if (mt_get_uv(d, &u) || u != MT_EXT_PEAK)
+	case MT_REC_EXT: {
+		struct mt_str body;
+		if (mt_get_uv(d, &u) || mt_get_str(d, &body))
 			goto bad;
 		ev->ext = (int)u;
-		if (mt_get_uv(d, &ev->ts) || mt_get_uv(d, &ev->bytes) || mt_get_uv(d, &ev->count))
+		if (u != MT_EXT_PEAK)
+			goto again; /* a kind from a later version: step over it */
+		struct mt_dec b = {(const uint8_t *)body.s, (const uint8_t *)body.s + body.len};
+		if (mt_get_uv(&b, &ev->ts) || mt_get_uv(&b, &ev->bytes) || mt_get_uv(&b, &ev->count))
 			goto bad;
 		return 1;
+	}
 	case MT_REC_NALLOC:
 		if (ev->fn >= MT_FN_COUNT || mt_get_ts(d, ev) || mt_get_uv(d, &ev->size) ||
 		    mt_get_uv(d, &ev->stack))

@@ -59,12 +59,12 @@ static int by_measure(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-uint32_t *mt_rank_sites(const struct mt_process *p, enum mt_view view, size_t *n)
+uint32_t *mt_rank_sites(const struct mt_process *p, enum mt_view view, int nonzero, size_t *n)
 {
 	uint32_t *v = xmalloc((p->col.nsites + 1) * sizeof *v);
 	size_t k = 0;
 	for (uint32_t i = 0; i < p->col.nsites; i++)
-		if (mt_site_measure(&p->col.sites[i], view) || (view == MT_VIEW_SUMMARY && p->col.sites[i].allocations))
+		if (!nonzero || mt_site_measure(&p->col.sites[i], view))
 			v[k++] = i;
 	rank_proc = p;
 	rank_view = view;
@@ -184,7 +184,7 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 			    enum mt_view view, const char *title, long limit)
 {
 	size_t n;
-	uint32_t *sites = mt_rank_sites(p, view, &n);
+	uint32_t *sites = mt_rank_sites(p, view, 1, &n);
 	if (!n) {
 		free(sites);
 		return;
@@ -242,7 +242,7 @@ int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opt
 			summary_section(f, p, sym, MT_VIEW_TEMPORARY, "MOST TEMPORARY ALLOCATIONS", lim);
 		} else {
 			size_t n;
-			uint32_t *sites = mt_rank_sites(p, o->view, &n);
+			uint32_t *sites = mt_rank_sites(p, o->view, 1, &n);
 			if (o->limit > 0 && (size_t)o->limit < n)
 				n = (size_t)o->limit;
 			mt_print_tree(f, p, sym, sites, n, o->view, o->threshold);

@@ -20,7 +20,7 @@ struct mt_report_opts {
 	enum mt_view view;
 	int json;
 	double threshold; /* percent of the view's total below which tree nodes fold */
-	long limit;       /* -n: sites shown (0: all in JSON, 10 in text summaries) */
+	long limit;       /* -n: sites shown (0: all in JSON and trees, 5 per summary section) */
 	long pid;         /* -1: every process */
 };
 
@@ -28,8 +28,9 @@ struct mt_report_opts {
 uint64_t mt_site_measure(const struct mt_site_stats *s, enum mt_view view);
 uint64_t mt_total_measure(const struct mt_totals *t, enum mt_view view);
 
-/* Indices of P's sites with a non-zero measure, best first; *n is set. */
-uint32_t *mt_rank_sites(const struct mt_process *p, enum mt_view view, size_t *n);
+/* Indices of P's sites, best first by VIEW's measure; with NONZERO only those
+ * whose measure is not 0.  *n is set. */
+uint32_t *mt_rank_sites(const struct mt_process *p, enum mt_view view, int nonzero, size_t *n);
 
 /* Frames of site SITE, leaf first, into OUT (at most MAX).  Returns the count. */
 int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32_t site,

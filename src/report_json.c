@@ -101,7 +101,8 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
 	size_t n;
-	uint32_t *sites = mt_rank_sites(p, o->view, &n);
+	/* every site, as the interface says, ranked by the view's measure */
+	uint32_t *sites = mt_rank_sites(p, o->view, 0, &n);
 	if (o->limit > 0 && (size_t)o->limit < n)
 		n = (size_t)o->limit;
 	struct mt_frame fr[256];

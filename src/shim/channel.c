@@ -221,6 +221,12 @@ int mt_channel_open(uint32_t ppid)
 		/* A followed child whose pattern has no %p: keep files apart. */
 		size_t n = strlen(out_path);
 		mt_expand_path(out_path + n, sizeof out_path - n, ".%p");
+	} else if (strstr(mt_cfg.output, "%p") && access(out_path, F_OK) == 0) {
+		/* One file per process was asked for, and this pid has one: the
+		 * program exec'd itself.  Keep what the old image wrote. */
+		size_t n = strlen(out_path);
+		for (unsigned i = 1; i < 1000 && access(out_path, F_OK) == 0; i++)
+			snprintf(out_path + n, sizeof out_path - n, ".%u", i);
 	}
 	if (open_output() < 0) {
 		mt_log(1, "cannot create %s: %s", out_path, strerror(errno));

@@ -16,9 +16,19 @@
 
 #define MAX_MODULES 4096
 
+/* An object is known by where it is and what it is: a library loaded where a
+ * closed one used to be is a new module. */
 struct known {
-	uint64_t bias, start;
+	uint64_t bias, start, name_hash;
 };
+
+static uint64_t hash_name(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; s && *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h;
+}
 static struct known *known;
 static unsigned nknown;
 
@@ -80,8 +90,9 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (hi == 0)
 		return 0;
+	uint64_t nh = hash_name(info->dlpi_name);
 	for (unsigned i = 0; i < nknown; i++)
-		if (known[i].bias == info->dlpi_addr && known[i].start == lo)
+		if (known[i].bias == info->dlpi_addr && known[i].start == lo && known[i].name_hash == nh)
 			return 0;
 	char exe[4096];
 	const char *path = info->dlpi_name;
@@ -105,7 +116,7 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 		}
 	}
 	if (nknown < MAX_MODULES)
-		known[nknown++] = (struct known){info->dlpi_addr, lo};
+		known[nknown++] = (struct known){info->dlpi_addr, lo, nh};
 	const uint8_t *id = NULL;
 	size_t idlen = find_build_id(info, &id);
 	size_t plen = strnlen(path, 4000);

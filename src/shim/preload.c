@@ -265,6 +265,23 @@ EXPORT void _Exit(int status)
 	_exit(status);
 }
 
+/* Standalone, what is buffered would die with the image: write it out first.
+ * (glibc's execl* and posix_spawn reach execve without the PLT; the flusher
+ * thread bounds what they can lose to half a second.) */
+#define EXEC_HOOK(name, params, args)                                              \
+	EXPORT int name params                                                       \
+	{                                                                            \
+		static int (*real) params;                                           \
+		if (!real)                                                           \
+			real = (int (*) params)dlsym(RTLD_NEXT, #name);              \
+		mt_channel_flush();                                                  \
+		return real args;                                                    \
+	}
+EXEC_HOOK(execve, (const char *path, char *const argv[], char *const envp[]), (path, argv, envp))
+EXEC_HOOK(execv, (const char *path, char *const argv[]), (path, argv))
+EXEC_HOOK(execvp, (const char *file, char *const argv[]), (file, argv))
+EXEC_HOOK(execvpe, (const char *file, char *const argv[], char *const envp[]), (file, argv, envp))
+
 /* ---- start-up, fork, signals ----------------------------------------- */
 
 static void write_process_record(void)
