@@ -33,15 +33,23 @@ def run(t, prog):
         t.check_site(s, fn, allocator='malloc', **want)
         t.check_frames(s, fn, [(fn, SRC, marker_line(SRC, 'site:' + fn)), (CALLER.get(fn, 'main'), SRC, None)])
 
-    # Cross-check with the temporary view: it ranks the sites by temporary
-    # allocations and lists only those that have some.
+    # Cross-check with the temporary view: it lists every site (the
+    # interface: "sites holds every site unless -n N limits it"), ranked by
+    # temporary allocations, so the ones that have some come first.
     rt = t.report(rec, ['--temporary'])
     pt = t.only_process(rt)
     if pt is not None:
         t.eq(rt.get('view'), 'temporary', 'view of report --temporary --json')
         own = [s for s in t.own_sites(pt, prog)]
-        got = sorted((t.fn(s), s.get('temporary_allocations')) for s in own)
+        got = sorted((t.fn(s), s.get('temporary_allocations')) for s in own if s.get('temporary_allocations'))
         t.eq(got, [('inner', 3), ('solo', 5), ('thr_block', 1)],
-             'sites of the program listed by report --temporary, with their temporary counts')
+             'sites of the program with temporaries in report --temporary, with their counts')
+        counts = [s.get('temporary_allocations') for s in pt.get('sites', [])]
+        t.eq(counts, sorted(counts, reverse=True), 'report --temporary ranks sites by temporary allocations')
+        t.eq(len(pt.get('sites', [])), len(p.get('sites', [])), 'report --temporary lists every site')
+        top = t.report(rec, ['--temporary', '-n', '2'])
+        tp = t.only_process(top)
+        if tp is not None:
+            t.eq([t.fn(s) for s in tp.get('sites', [])], ['solo', 'inner'], 'report --temporary -n 2: the top two')
         counts = [s.get('temporary_allocations', 0) for s in pt.get('sites', [])]
         t.eq(counts, sorted(counts, reverse=True), 'report --temporary ranks sites by temporary_allocations')
