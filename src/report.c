@@ -172,6 +172,10 @@ static void print_totals(FILE *f, const struct mt_process *p)
 	if (t->culled)
 		fprintf(f, "  culled:          %s short-lived allocations (in the totals, not in the stream)\n",
 			mt_fmt_count(t->culled, a));
+	for (size_t i = 0; i < p->nmarkers; i++)
+		fprintf(f, "  marker:          %.3f s: %s\n",
+			p->markers[i].ts > p->start_ts ? (double)(p->markers[i].ts - p->start_ts) / 1e9 : 0.0,
+			p->markers[i].text);
 	uint64_t lost = mt_process_lost(p);
 	fprintf(f, "  lost events:     %s", mt_fmt_count(lost, a));
 	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)

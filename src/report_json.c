@@ -126,6 +126,15 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 	}
 	free(sites);
 	fputs(n ? "\n      ],\n" : "],\n", f);
+	fputs("      \"markers\": [", f);
+	for (size_t i = 0; i < p->nmarkers; i++) {
+		fprintf(f, "%s{\"time_s\": %.6f, \"value\": %llu, \"text\": ", i ? ", " : "",
+			p->markers[i].ts > p->start_ts ? (double)(p->markers[i].ts - p->start_ts) / 1e9 : 0.0,
+			(unsigned long long)p->markers[i].value);
+		jstr(f, p->markers[i].text);
+		fputc('}', f);
+	}
+	fputs("],\n", f);
 	fputs("      \"warnings\": [", f);
 	const char *const *w = mt_sym_warnings(sym);
 	for (int i = 0; w && w[i]; i++) {

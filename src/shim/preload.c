@@ -282,6 +282,29 @@ EXEC_HOOK(execv, (const char *path, char *const argv[]), (path, argv))
 EXEC_HOOK(execvp, (const char *file, char *const argv[]), (file, argv))
 EXEC_HOOK(execvpe, (const char *file, char *const argv[], char *const envp[]), (file, argv, envp))
 
+/* A program may mark moments of its run ("request 1 done"); reports list
+ * them with their times.  Declare it weak to run with and without the shim:
+ *   extern void memtrace_marker(const char *) __attribute__((weak));
+ *   if (memtrace_marker) memtrace_marker("warm-up done"); */
+EXPORT void memtrace_marker(const char *text)
+{
+	static unsigned long counter;
+	if (!initialized || !text)
+		return;
+	size_t n = strnlen(text, 1024);
+	int busy = t_busy;
+	t_busy = 1;
+	uint64_t ts = mt_now();
+	mt_channel_lock();
+	uint8_t *w = mt_channel_reserve(64 + n);
+	if (w) {
+		w = mt_enc_thread(&mt_enc_state, w, tid());
+		mt_channel_commit(mt_enc_marker(&mt_enc_state, w, ts, ++counter, text, n));
+	}
+	mt_channel_unlock();
+	t_busy = busy;
+}
+
 /* ---- start-up, fork, signals ----------------------------------------- */
 
 static void write_process_record(void)
