@@ -1,14 +1,13 @@
 /*
- * format.c - writing and reading the chunked recording file (format.h).
+ * format.c - writing the chunked recording file (format.h).
  *
- * The writer side is linked into the shim as well: it uses no stdio and no
- * heap, only the caller's buffers and raw write(2).
+ * Linked into the shim as well: it uses no stdio and no heap, only the
+ * caller's buffers and raw write(2).  The reader is format_reader.c.
  */
 #include "format.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,10 +20,6 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 static int write_all(int fd, const void *buf, size_t len)
 {
@@ -65,8 +60,19 @@ int mt_file_create(const char *path)
 
 size_t mt_chunk_bound(size_t len)
 {
-	/* deflateBound for the default window with a margin, without a z_stream. */
-	return MT_CHUNK_HEADER_SIZE + len + (len >> 12) + (len >> 14) + (len >> 25) + 64;
+	/* above both deflateBound and ZSTD_compressBound, without their contexts */
+	return MT_CHUNK_HEADER_SIZE + len + (len >> 7) + 1024;
+}
+
+int mt_chunk_put(int fd, uint8_t *out, uint32_t stream, size_t len, uint32_t clen, uint32_t flags)
+{
+	put32(out, MT_CHUNK_MAGIC);
+	put32(out + 4, stream);
+	put32(out + 8, (uint32_t)len);
+	put32(out + 12, clen);
+	put32(out + 16, (uint32_t)crc32(0, out + MT_CHUNK_HEADER_SIZE, clen));
+	put32(out + 20, flags);
+	return write_all(fd, out, MT_CHUNK_HEADER_SIZE + clen);
 }
 
 int mt_chunk_write(int fd, z_stream *zs, uint32_t stream, const void *raw, size_t len,
@@ -86,142 +92,6 @@ int mt_chunk_write(int fd, z_stream *zs, uint32_t stream, const void *raw, size_
 		return -1;
 	}
 	uint32_t clen = (uint32_t)(scratch_len - MT_CHUNK_HEADER_SIZE - zs->avail_out);
-	put32(out, MT_CHUNK_MAGIC);
-	put32(out + 4, stream);
-	put32(out + 8, (uint32_t)len);
-	put32(out + 12, clen);
-	put32(out + 16, (uint32_t)crc32(0, out + MT_CHUNK_HEADER_SIZE, clen));
-	put32(out + 20, MT_CHUNK_FLAG_ZLIB);
-	return write_all(fd, out, MT_CHUNK_HEADER_SIZE + clen);
+	return mt_chunk_put(fd, out, stream, len, clen, MT_CHUNK_FLAG_ZLIB);
 }
 
-/* ---- reader ---- */
-
-int mt_file_open(struct mt_file_reader *r, const char *path, char *err, size_t errlen)
-{
-	memset(r, 0, sizeof *r);
-	r->path = path;
-	r->f = fopen(path, "rb");
-	if (!r->f) {
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		return -1;
-	}
-	struct stat st;
-	if (fstat(fileno(r->f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "%s is a directory, not a recording", path);
-		goto fail;
-	}
-	r->size = (uint64_t)st.st_size;
-	uint8_t h[MT_FILE_HEADER_SIZE];
-	size_t n = fread(h, 1, sizeof h, r->f);
-	if (n == 0) {
-		snprintf(err, errlen, "%s is empty, not a recording", path);
-		goto fail;
-	}
-	if (n < 8 || memcmp(h, MT_FILE_MAGIC, 8) != 0) {
-		snprintf(err, errlen, "%s is not a memtrace recording", path);
-		goto fail;
-	}
-	if (n < sizeof h) {
-		snprintf(err, errlen, "%s is truncated: its header is incomplete", path);
-		goto fail;
-	}
-	if (h[8] != MT_FILE_VERSION || h[9] != 0) {
-		snprintf(err, errlen, "%s has format version %u; this memtrace reads version %u",
-			 path, h[8] | h[9] << 8, MT_FILE_VERSION);
-		goto fail;
-	}
-	r->offset = h[10] | (uint64_t)h[11] << 8;
-	if (r->offset < MT_FILE_HEADER_SIZE || fseeko(r->f, (off_t)r->offset, SEEK_SET)) {
-		snprintf(err, errlen, "%s has a damaged header", path);
-		goto fail;
-	}
-	if (inflateInit(&r->zs) != Z_OK) {
-		snprintf(err, errlen, "zlib initialisation failed");
-		goto fail;
-	}
-	return 0;
-fail:
-	fclose(r->f);
-	r->f = NULL;
-	return -1;
-}
-
-static int grow(uint8_t **buf, size_t *cap, size_t need)
-{
-	if (*cap >= need)
-		return 0;
-	uint8_t *p = realloc(*buf, need);
-	if (!p)
-		return -1;
-	*buf = p;
-	*cap = need;
-	return 0;
-}
-
-/* A damaged chunk that reaches the end of the file is what a crash of the
- * writer leaves: the file is truncated.  Damage with data after it is not. */
-static int damaged(struct mt_file_reader *r, const char *why, uint64_t chunk_end)
-{
-	if (chunk_end < r->size)
-		r->corrupt = 1;
-	r->truncated = 1;
-	snprintf(r->why, sizeof r->why, "%s at offset %llu", why, (unsigned long long)r->offset);
-	return 0;
-}
-
-int mt_file_next(struct mt_file_reader *r, uint32_t *stream, const uint8_t **data, size_t *len)
-{
-	uint8_t h[MT_CHUNK_HEADER_SIZE];
-	if (!r->f || r->truncated)
-		return 0;
-	size_t n = fread(h, 1, sizeof h, r->f);
-	if (n == 0)
-		return 0;
-	if (n < sizeof h)
-		return damaged(r, "incomplete chunk header", r->size);
-	if (get32(h) != MT_CHUNK_MAGIC)
-		return damaged(r, "bad chunk magic", r->offset + sizeof h);
-	uint32_t rawlen = get32(h + 8), clen = get32(h + 12), crc = get32(h + 16);
-	uint32_t flags = get32(h + 20);
-	uint64_t end = r->offset + MT_CHUNK_HEADER_SIZE + clen;
-	if (rawlen > MT_CHUNK_MAX_RAW || clen > mt_chunk_bound(rawlen) || (flags & ~MT_CHUNK_FLAG_ZLIB))
-		return damaged(r, "implausible chunk header", r->offset + sizeof h);
-	if (grow(&r->comp, &r->comp_cap, clen + 1) || grow(&r->raw, &r->raw_cap, rawlen + 1))
-		return damaged(r, "out of memory for a chunk", end);
-	if (fread(r->comp, 1, clen, r->f) != clen)
-		return damaged(r, "incomplete chunk", end);
-	if ((uint32_t)crc32(0, r->comp, clen) != crc)
-		return damaged(r, "chunk checksum mismatch", end);
-	if (flags & MT_CHUNK_FLAG_ZLIB) {
-		inflateReset(&r->zs);
-		r->zs.next_in = r->comp;
-		r->zs.avail_in = clen;
-		r->zs.next_out = r->raw;
-		r->zs.avail_out = rawlen;
-		int zr = inflate(&r->zs, Z_FINISH);
-		if (zr != Z_STREAM_END || r->zs.avail_out != 0)
-			return damaged(r, "chunk does not decompress", end);
-		*data = r->raw;
-	} else {
-		if (clen != rawlen)
-			return damaged(r, "stored chunk of the wrong size", end);
-		*data = r->comp;
-	}
-	r->offset += MT_CHUNK_HEADER_SIZE + clen;
-	*stream = get32(h + 4);
-	*len = rawlen;
-	return 1;
-}
-
-void mt_file_close(struct mt_file_reader *r)
-{
-	if (r->f) {
-		fclose(r->f);
-		inflateEnd(&r->zs);
-	}
-	free(r->raw);
-	free(r->comp);
-	r->f = NULL;
-	r->raw = r->comp = NULL;
-}

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 static int failures;
 #define CHECK(cond)                                                                  \
@@ -116,12 +117,18 @@ static void write_file(const char *path, int chunks, size_t *sizes)
 	CHECK(fd >= 0);
 	z_stream zs = {0};
 	CHECK(deflateInit(&zs, 1) == Z_OK);
+	ZSTD_CCtx *zc = ZSTD_createCCtx();
 	static uint8_t scratch[1 << 21];
 	for (int c = 0; c < chunks; c++) {
 		size_t len = encode_all();
-		CHECK(mt_chunk_write(fd, &zs, (uint32_t)c % 2, buf, len, scratch, sizeof scratch) == 0);
+		/* chunks alternate: zlib (the shim's), zstd (the recorder's) */
+		if (c % 2 == 0)
+			CHECK(mt_chunk_write(fd, &zs, (uint32_t)c % 2, buf, len, scratch, sizeof scratch) == 0);
+		else
+			CHECK(mt_chunk_write_zstd(fd, zc, (uint32_t)c % 2, buf, len, scratch, sizeof scratch) == 0);
 		sizes[c] = (size_t)lseek(fd, 0, SEEK_CUR);
 	}
+	ZSTD_freeCCtx(zc);
 	deflateEnd(&zs);
 	close(fd);
 }
