@@ -125,41 +125,72 @@ static uint32_t site_of(struct mt_process *p, uint64_t id)
 	return s;
 }
 
-static void set_process(struct mt_process *p, const struct mt_event *ev)
+static void set_identity(struct mt_process *p, const char *exe, size_t exelen, const char *argv,
+			 size_t argvlen, const char *backend, size_t backendlen)
 {
-	p->pid = ev->pid;
-	p->ppid = ev->ppid;
-	p->unix_ns = ev->unix_ns;
-	p->start_ts = ev->ts;
 	free(p->exe);
 	free(p->backend);
-	p->exe = xstrndup(ev->exe.s, ev->exe.len);
-	p->backend = xstrndup(ev->backend.s, ev->backend.len);
+	p->exe = xstrndup(exe, exelen);
+	p->backend = xstrndup(backend, backendlen);
 	for (int i = 0; i < p->argc; i++)
 		free(p->argv[i]);
 	free(p->argv);
 	p->argc = 0;
 	p->argv = NULL;
 	size_t cap = 0;
-	for (size_t o = 0; o < ev->argv.len;) {
-		const char *a = ev->argv.s + o;
-		size_t n = strnlen(a, ev->argv.len - o);
+	for (size_t o = 0; o < argvlen;) {
+		const char *a = argv + o;
+		size_t n = strnlen(a, argvlen - o);
 		mt_grow(&p->argv, &cap, (size_t)p->argc, sizeof *p->argv);
 		p->argv[p->argc++] = xstrndup(a, n);
 		o += n + 1;
 	}
 }
 
-static void add_module(struct mt_process *p, const struct mt_event *ev)
+static void set_process(struct mt_process *p, const struct mt_event *ev)
+{
+	p->pid = ev->pid;
+	p->ppid = ev->ppid;
+	p->unix_ns = ev->unix_ns;
+	p->start_ts = ev->ts;
+	set_identity(p, ev->exe.s, ev->exe.len, ev->argv.s, ev->argv.len, ev->backend.s, ev->backend.len);
+}
+
+void mt_process_add_module(struct mt_process *p, const char *path, uint64_t bias, uint64_t start,
+			   uint64_t end, const uint8_t *build_id, size_t build_id_len)
 {
 	mt_grow(&p->modules, &p->modules_cap, p->nmodules, sizeof *p->modules);
 	struct mt_module *m = &p->modules[p->nmodules++];
-	m->path = xstrndup(ev->path.s, ev->path.len);
-	m->bias = ev->bias;
-	m->start = ev->start;
-	m->end = ev->end;
-	m->build_id_len = ev->build_id.len;
-	m->build_id = (uint8_t *)xstrndup(ev->build_id.s, ev->build_id.len);
+	m->path = xstrdup(path);
+	m->bias = bias;
+	m->start = start;
+	m->end = end;
+	m->build_id_len = build_id_len;
+	m->build_id = (uint8_t *)xstrndup((const char *)build_id, build_id_len);
+}
+
+static void add_module(struct mt_process *p, const struct mt_event *ev)
+{
+	char *path = xstrndup(ev->path.s, ev->path.len);
+	mt_process_add_module(p, path, ev->bias, ev->start, ev->end, (const uint8_t *)ev->build_id.s,
+			      ev->build_id.len);
+	free(path);
+}
+
+struct mt_process *mt_process_add(struct mt_recording *rec, uint32_t pid, uint32_t ppid,
+				  const char *exe, const char *argv, size_t argv_len, const char *backend)
+{
+	struct mt_process *p = process_for(rec, (uint32_t)rec->nprocs);
+	p->pid = pid;
+	p->ppid = ppid;
+	set_identity(p, exe ? exe : "", exe ? strlen(exe) : 0, argv ? argv : "", argv ? argv_len : 0,
+		     backend, strlen(backend));
+	return p;
+}
+
+uint32_t mt_process_site(struct mt_process *p, const uint64_t *frames, unsigned n)
+{
+	return content_lookup(p, frames, n, 1);
 }
 
 /* Decodes one chunk of P's stream.  Returns 0, or -1 if it is malformed. */

@@ -76,6 +76,17 @@ struct mt_recording {
 int mt_recording_load(struct mt_recording *rec, const char *path, char *err, size_t errlen);
 void mt_recording_free(struct mt_recording *rec);
 
+/* Building a recording in memory, for figures that were not read from a file
+ * (the BPF maps of `memtrace sweep` and `top`), so that they are reported by
+ * the same code.  Site figures go straight into p->col.sites[site] and the
+ * totals into p->col.t. */
+struct mt_process *mt_process_add(struct mt_recording *rec, uint32_t pid, uint32_t ppid,
+				  const char *exe, const char *argv, size_t argv_len, const char *backend);
+void mt_process_add_module(struct mt_process *p, const char *path, uint64_t bias, uint64_t start,
+			   uint64_t end, const uint8_t *build_id, size_t build_id_len);
+/* The site of the stack FRAMES[0..N) (return addresses, leaf first). */
+uint32_t mt_process_site(struct mt_process *p, const uint64_t *frames, unsigned n);
+
 /* Total of every kind of loss of a process. */
 uint64_t mt_process_lost(const struct mt_process *p);
 double mt_process_duration(const struct mt_process *p);
