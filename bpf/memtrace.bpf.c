@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/*
+ * memtrace.bpf.c - uprobes on the allocator entry points of traced processes.
+ *
+ * Three programs, attached by the loader (src/bpf_capture*.c) to every
+ * allocator object with a BPF cookie naming the object and the function:
+ *
+ *   mt_entry   at the entry of malloc, calloc, realloc, reallocarray,
+ *              posix_memalign, aligned_alloc, memalign, valloc, pvalloc:
+ *              saves the arguments under (thread, function);
+ *   mt_return  at their return: pairs with the entry, takes the stack,
+ *              updates the live and per-site maps, emits the event;
+ *   mt_free    at the entry of free.
+ *
+ * Why it is built this way:
+ * - Calls are paired by (thread, function) and checked by stack pointer, so
+ *   a call an allocator makes inside another (glibc: malloc's own mmap is
+ *   not probed, but realloc(NULL, n) jumps to malloc, realloc(p, 0) calls
+ *   free, reallocarray jumps to realloc) cannot overwrite the outer one.
+ *   Such inner calls are not counted at all: the per-thread inflight marker
+ *   of the outermost call says a call at or below its stack pointer is
+ *   internal.  A marker whose return was missed goes stale (another process,
+ *   a higher stack pointer, or older than MTB_NEST_WINDOW_NS) and is counted.
+ * - Uprobe programs run preemptible: nothing here keeps state in per-CPU
+ *   scratch between two helpers; all state is in maps keyed per thread.
+ * - realloc frees its old block inside the call: the old live record is
+ *   taken out at entry (so another thread that gets the same address from
+ *   the allocator before our return probe runs is not confused with it) and
+ *   put back if the call fails, which frees nothing.
+ * - Stacks are taken at return, where the registers are the caller's: the
+ *   first frame is the return address even in code without frame pointers.
+ * - Every loss is counted in the stats map, per process.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "memtrace_bpf.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* How far the stack pointer is above the entry's once the call returned:
+ * the return address is popped on x86; arm64 returns through the link
+ * register. */
+#if defined(__TARGET_ARCH_x86)
+#define RET_SP_DELTA 8
+#else
+#define RET_SP_DELTA 0
+#endif
+
+/* Set by the loader before the object is loaded. */
+const volatile __u32 events_mode = 0; /* stream events through rb */
+const volatile __u64 min_age_ns = 0;  /* frees younger than this are culled */
+const volatile __u32 self_tgid = 0;   /* never traced */
+
+/* Changed by the loader at run time. */
+__u32 trace_all = 0; /* trace every process not marked MTB_EXCLUDED */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} traced SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 16);
+	__type(key, struct mtb_pending_key);
+	__type(value, struct mtb_pending);
+} pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 16);
+	__type(key, __u32);
+	__type(value, struct mtb_inflight);
+} inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 20);
+	__type(key, struct mtb_live_key);
+	__type(value, struct mtb_live);
+} live SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 16);
+	__type(key, struct mtb_site_key);
+	__type(value, struct mtb_site);
+} sites SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 1 << 16);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, MTB_MAX_FRAMES * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct mtb_stats);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 26);
+} rb SEC(".maps");
+
+static __always_inline void count(__u32 tgid, __u32 kind, __u64 n)
+{
+	struct mtb_stats *s = bpf_map_lookup_elem(&stats, &tgid);
+
+	if (!s) {
+		struct mtb_stats zero = {};
+
+		bpf_map_update_elem(&stats, &tgid, &zero, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&stats, &tgid);
+		if (!s) {
+			__u32 global = 0; /* created by the loader */
+
+			s = bpf_map_lookup_elem(&stats, &global);
+			if (!s)
+				return;
+		}
+	}
+	if (kind < MTB_ST_COUNT)
+		__sync_fetch_and_add(&s->c[kind], n);
+}
+
+static __always_inline int is_traced(__u32 tgid)
+{
+	__u32 *v = bpf_map_lookup_elem(&traced, &tgid);
+
+	if (v)
+		return *v == MTB_TRACED;
+	return trace_all && tgid != self_tgid;
+}
+
+/* A marker left by a call whose return never came: count it, and the calls
+ * it made us ignore, and drop it with its pending entry. */
+static __always_inline void drop_stale(__u32 tid, struct mtb_inflight *m)
+{
+	struct mtb_pending_key pk = { .tid = tid, .fn = m->fn };
+	__u32 tgid = m->tgid;
+	__u64 nested = m->nested;
+
+	if (bpf_map_delete_elem(&inflight, &tid) == 0) {
+		count(tgid, MTB_ST_MISSED_RETURN, 1);
+		if (nested)
+			count(tgid, MTB_ST_MISSED_NESTED, nested);
+	}
+	bpf_map_delete_elem(&pending, &pk);
+}
+
+/* Is this call (at stack pointer SP) inside another allocator call of the
+ * same thread?  Then the outer call accounts for it. */
+static __always_inline int nested_call(__u32 tgid, __u32 tid, __u64 sp, __u64 now)
+{
+	struct mtb_inflight *m = bpf_map_lookup_elem(&inflight, &tid);
+
+	if (!m)
+		return 0;
+	if (m->tgid == tgid && sp <= m->sp && now - m->ts < MTB_NEST_WINDOW_NS) {
+		__sync_fetch_and_add(&m->nested, 1);
+		return 1;
+	}
+	drop_stale(tid, m);
+	return 0;
+}
+
+static __always_inline struct mtb_site *site_get(__u32 tgid, __u64 kstack)
+{
+	struct mtb_site_key k = { .tgid = tgid, .kstack = kstack };
+	struct mtb_site *s = bpf_map_lookup_elem(&sites, &k);
+
+	if (s)
+		return s;
+	struct mtb_site zero = {};
+	bpf_map_update_elem(&sites, &k, &zero, BPF_NOEXIST);
+	s = bpf_map_lookup_elem(&sites, &k);
+	if (!s)
+		count(tgid, MTB_ST_SITES_FULL, 1);
+	return s;
+}
+
+/* A live block of TGID described by L was freed at NOW. */
+static __always_inline void site_release(__u32 tgid, __u64 size, __u64 kstack, __u64 ts, __u64 now)
+{
+	struct mtb_site_key k = { .tgid = tgid, .kstack = kstack };
+	struct mtb_site *s = bpf_map_lookup_elem(&sites, &k);
+
+	if (!s)
+		return;
+	__sync_fetch_and_add(&s->live_allocations, -1);
+	__sync_fetch_and_add(&s->live_bytes, -size);
+	if (min_age_ns && now - ts < min_age_ns) {
+		__sync_fetch_and_add(&s->culled, 1);
+		__sync_fetch_and_add(&s->culled_bytes, size);
+	}
+}
+
+/* Takes the live record of block PTR out of the live map; 1 if there was one. */
+static __always_inline int live_take(__u32 tgid, __u64 ptr, struct mtb_live *out)
+{
+	struct mtb_live_key k = { .ptr = ptr, .tgid = tgid };
+	struct mtb_live *l = bpf_map_lookup_elem(&live, &k);
+
+	if (!l)
+		return 0;
+	*out = *l;
+	/* Only the one whose delete succeeds owns it (a double free racing). */
+	return bpf_map_delete_elem(&live, &k) == 0;
+}
+
+static __always_inline void emit(__u32 type, __u32 fn, __u32 object, __u64 pid_tgid,
+				 __u64 ptr, __u64 old_ptr, __u64 size, __u64 kstack, __u64 caller)
+{
+	struct mtb_rec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+
+	if (!r) {
+		count(pid_tgid >> 32, MTB_ST_RINGBUF_FULL, 1);
+		return;
+	}
+	r->type = type;
+	r->fn = fn;
+	r->pad = 0;
+	r->object = object;
+	r->pid = pid_tgid >> 32;
+	r->tid = (__u32)pid_tgid;
+	/* Taken after the reservation, so that ring order and time order agree. */
+	r->ts = bpf_ktime_get_ns();
+	r->ptr = ptr;
+	r->old_ptr = old_ptr;
+	r->size = size;
+	r->kstack = kstack;
+	r->caller = caller;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline __u64 mul_or_max(__u64 a, __u64 b)
+{
+	if (!b)
+		return 0;
+	__u64 limit = ~0ull / b;
+
+	/* Keeps clang from turning the test into a 128-bit multiply, which
+	 * BPF does not have. */
+	barrier_var(limit);
+	if (a > limit)
+		return ~0ull; /* overflow: the call fails */
+	return a * b;
+}
+
+SEC("uprobe")
+int mt_entry(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+
+	if (!is_traced(tgid))
+		return 0;
+
+	__u32 fn = MTB_COOKIE_FN(bpf_get_attach_cookie(ctx));
+	__u64 sp = PT_REGS_SP(ctx);
+	__u64 now = bpf_ktime_get_ns();
+
+	if (nested_call(tgid, tid, sp, now))
+		return 0;
+
+	struct mtb_pending p = { .sp = sp, .ts = now, .tgid = tgid };
+	__u64 a1 = PT_REGS_PARM1(ctx), a2 = PT_REGS_PARM2(ctx), a3 = PT_REGS_PARM3(ctx);
+
+	/* a0, a1 per function: size (malloc, valloc, pvalloc, aligned_alloc,
+	 * memalign, calloc: the product); old block and size (realloc,
+	 * reallocarray); out-pointer and size (posix_memalign). */
+	switch (fn) {
+	case MTB_FN_MALLOC:
+	case MTB_FN_VALLOC:
+	case MTB_FN_PVALLOC:
+		p.a0 = a1;
+		break;
+	case MTB_FN_CALLOC:
+		p.a0 = mul_or_max(a1, a2);
+		break;
+	case MTB_FN_REALLOC:
+		p.a0 = a1;
+		p.a1 = a2;
+		break;
+	case MTB_FN_REALLOCARRAY:
+		p.a0 = a1;
+		p.a1 = mul_or_max(a2, a3);
+		break;
+	case MTB_FN_POSIX_MEMALIGN:
+		p.a0 = a1;
+		p.a1 = a3;
+		break;
+	case MTB_FN_ALIGNED_ALLOC:
+	case MTB_FN_MEMALIGN:
+		p.a0 = a2;
+		break;
+	default:
+		return 0;
+	}
+
+	struct mtb_inflight m = { .sp = sp, .ts = now, .tgid = tgid, .fn = fn };
+
+	if (bpf_map_update_elem(&inflight, &tid, &m, BPF_ANY)) {
+		count(tgid, MTB_ST_PENDING_FULL, 1);
+		return 0;
+	}
+
+	if ((fn == MTB_FN_REALLOC || fn == MTB_FN_REALLOCARRAY) && p.a0) {
+		struct mtb_live old;
+
+		if (live_take(tgid, p.a0, &old)) {
+			p.old_valid = 1;
+			p.old_size = old.size;
+			p.old_kstack = old.kstack;
+			p.old_ts = old.ts;
+		}
+	}
+
+	struct mtb_pending_key pk = { .tid = tid, .fn = fn };
+	long err = bpf_map_update_elem(&pending, &pk, &p, BPF_NOEXIST);
+
+	if (err == -17 /* EEXIST: a call of this function whose return we missed */) {
+		count(tgid, MTB_ST_MISSED_RETURN, 1);
+		err = bpf_map_update_elem(&pending, &pk, &p, BPF_ANY);
+	}
+	if (err) {
+		count(tgid, MTB_ST_PENDING_FULL, 1);
+		bpf_map_delete_elem(&inflight, &tid);
+		if (p.old_valid) {
+			struct mtb_live_key lk = { .ptr = p.a0, .tgid = tgid };
+			struct mtb_live lv = { .size = p.old_size, .kstack = p.old_kstack, .ts = p.old_ts };
+
+			bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
+		}
+	}
+	return 0;
+}
+
+/* Records a new block: live map, site totals.  Returns the stack key. */
+static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32 object, __u64 ptr,
+					  __u64 size, __u64 now)
+{
+	long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	__u64 kstack;
+
+	if (id >= 0) {
+		kstack = id;
+	} else {
+		count(tgid, MTB_ST_STACK_ERROR, 1);
+		kstack = MTB_KSTACK_CALLER | PT_REGS_IP(ctx);
+	}
+
+	struct mtb_live_key lk = { .ptr = ptr, .tgid = tgid };
+	struct mtb_live lv = { .size = size, .kstack = kstack, .ts = now };
+	int tracked = 1;
+
+	if (bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST)) {
+		struct mtb_live old;
+
+		/* An address handed out again whose free we did not see: the
+		 * old record is dead; replace it. */
+		if (live_take(tgid, ptr, &old))
+			site_release(tgid, old.size, old.kstack, old.ts, now);
+		if (bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST)) {
+			tracked = 0;
+			count(tgid, MTB_ST_LIVE_FULL, 1);
+		}
+	}
+
+	struct mtb_site *s = site_get(tgid, kstack);
+
+	if (s) {
+		s->object_plus1 = object + 1;
+		__sync_fetch_and_add(&s->allocations, 1);
+		__sync_fetch_and_add(&s->allocated_bytes, size);
+		if (tracked) {
+			__sync_fetch_and_add(&s->live_allocations, 1);
+			__sync_fetch_and_add(&s->live_bytes, size);
+		}
+	}
+	return kstack;
+}
+
+SEC("uretprobe")
+int mt_return(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	struct mtb_pending_key pk = { .tid = tid, .fn = MTB_COOKIE_FN(cookie) };
+	struct mtb_pending *pp = bpf_map_lookup_elem(&pending, &pk);
+
+	if (!pp)
+		return 0; /* untraced, or an inner call of another function */
+
+	/* After the return the stack pointer is RET_SP_DELTA above the entry's. */
+	__u64 sp = PT_REGS_SP(ctx);
+
+	if (sp != pp->sp + RET_SP_DELTA) {
+		if (sp < pp->sp + RET_SP_DELTA)
+			return 0; /* an inner call of the same function */
+		/* Back above the call: its own return was missed. */
+		__u32 tgid0 = pp->tgid;
+
+		if (bpf_map_delete_elem(&pending, &pk) == 0)
+			count(tgid0, MTB_ST_MISSED_RETURN, 1);
+		struct mtb_inflight *m = bpf_map_lookup_elem(&inflight, &tid);
+		if (m && m->sp <= sp)
+			bpf_map_delete_elem(&inflight, &tid);
+		return 0;
+	}
+
+	struct mtb_pending p = *pp;
+
+	bpf_map_delete_elem(&pending, &pk);
+	bpf_map_delete_elem(&inflight, &tid);
+
+	__u32 tgid = p.tgid, fn = pk.fn, object = MTB_COOKIE_OBJECT(cookie);
+	__u64 ret = PT_REGS_RC(ctx), caller = PT_REGS_IP(ctx);
+	__u64 now = bpf_ktime_get_ns();
+	__u64 kstack;
+
+	switch (fn) {
+	case MTB_FN_POSIX_MEMALIGN: {
+		__u64 ptr = 0;
+
+		if ((int)ret != 0)
+			return 0;
+		if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)p.a0) || !ptr)
+			return 0;
+		kstack = record_alloc(ctx, tgid, object, ptr, p.a1, now);
+		if (events_mode)
+			emit(MTB_REC_ALLOC, fn, object, pid_tgid, ptr, 0, p.a1, kstack, caller);
+		return 0;
+	}
+	case MTB_FN_REALLOC:
+	case MTB_FN_REALLOCARRAY: {
+		__u64 old = p.a0, size = p.a1;
+
+		if (!old) {
+			if (!ret)
+				return 0;
+			kstack = record_alloc(ctx, tgid, object, ret, size, now);
+			if (events_mode)
+				emit(MTB_REC_ALLOC, fn, object, pid_tgid, ret, 0, size, kstack, caller);
+			return 0;
+		}
+		if (!ret && size) {
+			/* Failed: the old block is still there. */
+			if (p.old_valid) {
+				struct mtb_live_key lk = { .ptr = old, .tgid = tgid };
+				struct mtb_live lv = { .size = p.old_size, .kstack = p.old_kstack,
+						       .ts = p.old_ts };
+
+				bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
+			}
+			return 0;
+		}
+		/* The old block is gone: freed (size 0, NULL) or replaced. */
+		if (p.old_valid)
+			site_release(tgid, p.old_size, p.old_kstack, p.old_ts, now);
+		else
+			count(tgid, MTB_ST_UNMATCHED_FREE, 1);
+		if (!ret) {
+			if (events_mode)
+				emit(MTB_REC_FREE, fn, object, pid_tgid, old, 0, 0, 0, caller);
+			return 0;
+		}
+		kstack = record_alloc(ctx, tgid, object, ret, size, now);
+		if (events_mode)
+			emit(MTB_REC_REALLOC, fn, object, pid_tgid, ret, old, size, kstack, caller);
+		return 0;
+	}
+	default:
+		if (!ret)
+			return 0;
+		kstack = record_alloc(ctx, tgid, object, ret, p.a0, now);
+		if (events_mode)
+			emit(MTB_REC_ALLOC, fn, object, pid_tgid, ret, 0, p.a0, kstack, caller);
+		return 0;
+	}
+}
+
+SEC("uprobe")
+int mt_free(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	__u64 ptr = PT_REGS_PARM1(ctx);
+
+	if (!ptr || !is_traced(tgid))
+		return 0;
+
+	__u64 now = bpf_ktime_get_ns();
+
+	if (nested_call(tgid, tid, PT_REGS_SP(ctx), now))
+		return 0;
+
+	struct mtb_live old;
+
+	if (live_take(tgid, ptr, &old))
+		site_release(tgid, old.size, old.kstack, old.ts, now);
+	else
+		count(tgid, MTB_ST_UNMATCHED_FREE, 1);
+	if (events_mode)
+		emit(MTB_REC_FREE, MTB_FN_FREE, MTB_COOKIE_OBJECT(bpf_get_attach_cookie(ctx)),
+		     pid_tgid, ptr, 0, 0, 0, 0);
+	return 0;
+}

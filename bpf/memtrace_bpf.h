@@ -1,0 +1,153 @@
+/*
+ * memtrace_bpf.h - what the BPF programs (memtrace.bpf.c) and their loader
+ * (src/bpf_capture*.c) share: map keys and values, the ring buffer record,
+ * the function ids carried in each probe's BPF cookie, and the counters.
+ *
+ * Compiled twice: by clang -target bpf after vmlinux.h, and by the host
+ * compiler after <linux/types.h>.  Only fixed-width types, no pointers, no
+ * padding left implicit, so both sides agree on every layout.
+ */
+#ifndef MEMTRACE_BPF_H
+#define MEMTRACE_BPF_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Function ids: the first nine are enum mt_fn (codec.h) in the same order
+ * (the loader checks that at compile time); free is the tenth. */
+#define MTB_FN_MALLOC 0
+#define MTB_FN_CALLOC 1
+#define MTB_FN_REALLOC 2
+#define MTB_FN_REALLOCARRAY 3
+#define MTB_FN_POSIX_MEMALIGN 4
+#define MTB_FN_ALIGNED_ALLOC 5
+#define MTB_FN_MEMALIGN 6
+#define MTB_FN_VALLOC 7
+#define MTB_FN_PVALLOC 8
+#define MTB_FN_FREE 9
+#define MTB_FN_COUNT 10
+
+/* A probe's BPF cookie: the allocator object's index in the loader's table
+ * above the function id. */
+#define MTB_COOKIE(object, fn) (((__u64)(object) << 8) | (fn))
+#define MTB_COOKIE_FN(c) ((__u32)((c) & 0xff))
+#define MTB_COOKIE_OBJECT(c) ((__u32)((c) >> 8))
+
+/* Record types of the ring buffer: the values of enum mt_rec_type. */
+#define MTB_REC_ALLOC 1
+#define MTB_REC_FREE 2
+#define MTB_REC_REALLOC 3
+
+/* The frames of one stack in the stack map.  The kernel refuses more than
+ * kernel.perf_event_max_stack (127 by default); the loader lowers it to the
+ * sysctl's value when that is smaller. */
+#define MTB_MAX_FRAMES 127
+
+/* A stack key with this bit set is not a stack map id: bpf_get_stackid
+ * failed and the key is the immediate caller's address alone. */
+#define MTB_KSTACK_CALLER (1ull << 63)
+
+/* One event of the ring buffer (events mode). */
+struct mtb_rec {
+	__u8 type;    /* MTB_REC_* */
+	__u8 fn;      /* MTB_FN_* of the call that made the event */
+	__u16 pad;
+	__u32 object; /* allocator object (cookie) */
+	__u32 pid;    /* tgid */
+	__u32 tid;
+	__u64 ts;     /* bpf_ktime_get_ns() */
+	__u64 ptr;    /* new block (ALLOC, REALLOC) or freed block (FREE) */
+	__u64 old_ptr;/* REALLOC: the block it replaced */
+	__u64 size;   /* requested size (ALLOC, REALLOC) */
+	__u64 kstack; /* stack map id, or MTB_KSTACK_CALLER | caller */
+	__u64 caller; /* return address of the allocator call */
+};
+
+/* pending: one in-flight call, keyed by thread AND function, written at
+ * entry and completed by the return probe of the same function. */
+struct mtb_pending_key {
+	__u32 tid;
+	__u32 fn;
+};
+
+struct mtb_pending {
+	__u64 sp;       /* stack pointer at entry: the return address's slot */
+	__u64 ts;       /* entry time */
+	__u64 a0, a1;   /* arguments (see memtrace.bpf.c, fn_args) */
+	/* realloc of a known block: its live record, taken out at entry and
+	 * put back if the call fails */
+	__u64 old_size, old_kstack, old_ts;
+	__u32 old_valid;
+	__u32 tgid;
+};
+
+/* inflight: the outermost allocator call a thread is inside, so that calls
+ * an allocator makes to its own entry points (glibc's realloc(NULL, n) jumps
+ * to malloc, realloc(p, 0) calls free, reallocarray jumps to realloc) are
+ * not counted twice. */
+struct mtb_inflight {
+	__u64 sp;
+	__u64 ts;
+	__u64 nested; /* calls suppressed inside it */
+	__u32 tgid;
+	__u32 fn;
+};
+
+/* live: one block allocated while traced and not yet freed. */
+struct mtb_live_key {
+	__u64 ptr;
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct mtb_live {
+	__u64 size;
+	__u64 kstack;
+	__u64 ts;
+};
+
+/* sites: totals per (process, stack). */
+struct mtb_site_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 kstack;
+};
+
+struct mtb_site {
+	__u64 allocations;
+	__u64 allocated_bytes;
+	__u64 live_allocations; /* outstanding */
+	__u64 live_bytes;
+	__u64 culled;           /* freed younger than min_age_ns */
+	__u64 culled_bytes;
+	__u32 object_plus1;     /* allocator object of the last call, + 1 */
+	__u32 pad;
+};
+
+/* traced: tgid -> MTB_TRACED or MTB_EXCLUDED. */
+#define MTB_TRACED 1
+#define MTB_EXCLUDED 2
+
+/* Counters, per tgid in the stats map (tgid 0 takes what finds no slot). */
+#define MTB_ST_RINGBUF_FULL 0   /* bpf_ringbuf_reserve failed: event dropped */
+#define MTB_ST_LIVE_FULL 1      /* live map full: block not tracked */
+#define MTB_ST_PENDING_FULL 2   /* pending/inflight map full: call not paired */
+#define MTB_ST_SITES_FULL 3     /* sites map full: totals not kept */
+#define MTB_ST_STACK_ERROR 4    /* bpf_get_stackid failed: caller only */
+#define MTB_ST_MISSED_RETURN 5  /* a call whose return was never seen */
+#define MTB_ST_MISSED_NESTED 6  /* calls taken as nested in a call that never returned */
+#define MTB_ST_UNMATCHED_FREE 7 /* a block freed that was not allocated while traced */
+#define MTB_ST_COUNT 8
+
+struct mtb_stats {
+	__u64 c[MTB_ST_COUNT];
+};
+
+/* Calls entered within this long of an allocator call that is still in
+ * flight on the same thread, below it on the stack, are taken as nested
+ * in it.  Longer than any allocator call; a marker older than this is one
+ * whose return was missed. */
+#define MTB_NEST_WINDOW_NS 1000000000ull
+
+#endif

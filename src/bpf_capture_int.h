@@ -1,0 +1,170 @@
+/*
+ * bpf_capture_int.h - what the files of the BPF capture layer share
+ * (bpf_capture.c: loading, maps, events, sites; bpf_capture_attach.c:
+ * processes, objects, probes; bpf_capture_elf.c: symbols and where each
+ * probe goes).  Not part of the API: tests include it to check pieces.
+ */
+#ifndef MEMTRACE_BPF_CAPTURE_INT_H
+#define MEMTRACE_BPF_CAPTURE_INT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf_capture.h"
+#include "memtrace_bpf.h"
+
+/* ---- bpf_capture_elf.c ------------------------------------------------ */
+
+extern const char *const mtb_fn_symbol[MTB_FN_COUNT];
+
+/* The allocator functions an ELF object defines, and where to probe each. */
+struct mtb_elf_syms {
+	int found[MTB_FN_COUNT];
+	uint64_t vaddr[MTB_FN_COUNT];  /* symbol value */
+	uint64_t size[MTB_FN_COUNT];
+	uint64_t offset[MTB_FN_COUNT]; /* file offset of the symbol */
+	uint64_t probe[MTB_FN_COUNT];  /* file offset of the probe */
+	/* Another function at the same address (glibc's memalign is
+	 * aligned_alloc): probed once, as the lower id; -1 if none. */
+	int alias_of[MTB_FN_COUNT];
+	char why[MTB_FN_COUNT][48];    /* how the probe place was chosen */
+};
+
+/* Reads the dynamic symbols (and .symtab when there is one, for static
+ * executables) of the ELF file open on FD.  Returns 1 if it defines malloc
+ * or free (with probe places filled in), 0 if not (or not an ELF object of
+ * this machine), -1 on a read error. */
+int mtb_elf_analyze(int fd, struct mtb_elf_syms *out);
+
+/* What a dynamically linked program needs: DT_NEEDED, DT_RUNPATH, DT_RPATH,
+ * and whether it has an interpreter (PT_INTERP).  0, or -1 if FD is not an
+ * ELF object of this machine. */
+#define MTB_MAX_NEEDED 64
+struct mtb_elf_deps {
+	int dynamic;
+	unsigned nneeded;
+	char needed[MTB_MAX_NEEDED][128];
+	char runpath[1024], rpath[1024];
+};
+int mtb_elf_deps(int fd, struct mtb_elf_deps *out);
+
+/* Where to probe a function whose first bytes are CODE (N of them, at file
+ * offset 0 of the function): the offset past instructions that a uprobe
+ * would have to single-step, when they leave the argument registers and the
+ * stack pointer as they were and the next one is one the kernel emulates.
+ * NULL_ARG_EXITS: a NULL first argument makes the call do nothing (free), so
+ * "test %rdi,%rdi; je" may be stepped over too.  WHY gets a short reason. */
+unsigned mtb_probe_skip(const uint8_t *code, size_t n, int null_arg_exits, char *why, size_t whylen);
+
+/* ---- the handle ------------------------------------------------------- */
+
+struct bpf_link;
+struct bpf_program;
+struct memtrace_bpf;
+struct ring_buffer;
+
+/* Open addressing from a 64-bit key (never 0) to a 64-bit value. */
+struct mtb_kv {
+	uint64_t *slot; /* key, value pairs */
+	size_t cap, n;
+};
+
+/* The value slot of KEY (NULL if absent and !ADD; a new slot holds 0). */
+uint64_t *mtb_kv_find(struct mtb_kv *t, uint64_t key, int add);
+void mtb_kv_free(struct mtb_kv *t);
+uint64_t mtb_mix64(uint64_t x);
+
+/* An ELF object that was looked at, allocator or not (device and inode as
+ * /proc/PID/maps gives them). */
+struct mtb_object {
+	uint64_t dev, ino;
+	char *path;          /* as the process names it */
+	int allocator;       /* defines malloc or free */
+	struct mtb_elf_syms syms;
+};
+
+/* The probes of one object for one process (pid -1: every process). */
+struct mtb_attach {
+	uint32_t object;
+	pid_t pid;
+	unsigned nlinks;
+	struct bpf_link *links[2 * MTB_FN_COUNT];
+};
+
+/* A process traced by pid. */
+struct mtb_proc {
+	pid_t pid;
+	uint64_t start;      /* start time (/proc/PID/stat), to notice pid reuse */
+	int exited;          /* its probes are gone; figures kept */
+	int exec_pending;    /* trace_exec: not exec'd yet when last looked at */
+};
+
+/* One distinct stack, interned in user space: id = index + 1. */
+struct mtb_stack {
+	uint64_t hash;
+	unsigned n;
+	uint64_t *frames;
+};
+
+struct mt_bpf {
+	struct memtrace_bpf *skel;
+	struct mt_bpf_opts o;
+	struct bpf_program *p_entry, *p_return, *p_free;
+	int fd_traced, fd_pending, fd_inflight, fd_live, fd_sites, fd_stacks, fd_stats;
+	struct ring_buffer *rb;
+	pid_t self;
+	int all;             /* mt_bpf_trace_all */
+	unsigned max_frames; /* frames per stack map entry */
+
+	/* mt_bpf_poll's callback while it runs */
+	mt_bpf_event_fn cb;
+	void *cb_ctx;
+	int delivered;
+
+	struct mtb_object *objs;
+	size_t nobjs, capobjs;
+	struct mtb_kv objidx; /* mix(dev, ino) -> index + 1 */
+
+	struct mtb_attach *atts;
+	size_t natts, capatts;
+
+	struct mtb_proc *procs;
+	size_t nprocs, capprocs;
+
+	/* stacks: kernel stack id -> our id; caller-only keys -> our id */
+	uint32_t *kid;
+	size_t nkid;
+	struct mtb_stack *stacks;
+	size_t nstacks, capstacks;
+	struct mtb_kv stkidx;  /* content hash -> id */
+	struct mtb_kv callkey; /* caller-only kernel key -> id */
+
+	/* missed returns noticed in user space (threads that died inside a
+	 * call), by tgid */
+	struct { uint32_t tgid; uint64_t n; } *missed;
+	size_t nmissed, capmissed;
+};
+
+/* bpf_capture.c: a walk over a hash map by batches; FN returns nonzero to
+ * stop.  0, or -1 with errno. */
+int mtb_map_walk(int fd, size_t ksz, size_t vsz,
+		 int (*fn)(void *ctx, const void *key, const void *val), void *ctx);
+/* Drops every entry of process TGID from the maps (not its stats). */
+void mtb_drop_process(struct mt_bpf *b, uint32_t tgid);
+void mtb_add_missed(struct mt_bpf *b, uint32_t tgid, uint64_t n);
+void mtb_reset_stats(struct mt_bpf *b, uint32_t tgid);
+void mtb_set_trace_all(struct mt_bpf *b, int on);
+void *mtb_grow(void *arr, size_t *cap, size_t need, size_t es);
+
+/* bpf_capture_attach.c */
+void mtb_detach_all(struct mt_bpf *b);
+void mtb_free_objects(struct mt_bpf *b);
+
+/* ---- bpf_capture.c ---------------------------------------------------- */
+
+/* The checks mt_bpf_open makes before loading, against the tree at ROOT
+ * ("/" normally; tests point it elsewhere): privileges, kernel BTF, uprobe
+ * PMU, kernel version.  0 if all is well, else -1 with one line in ERR. */
+int mtb_check_support(const char *root, char *err, size_t errlen);
+
+#endif
