@@ -28,7 +28,8 @@
  *   the allocator before our return probe runs is not confused with it) and
  *   put back if the call fails, which frees nothing.
  * - Stacks are taken at return, where the registers are the caller's: the
- *   first frame is the return address even in code without frame pointers.
+ *   first frame is the return address even in code without frame pointers,
+ *   and the frame-pointer walk is tried only where %rbp can be one.
  * - Every loss is counted in the stats map, per process.
  */
 #include "vmlinux.h"
@@ -37,6 +38,9 @@
 #include "memtrace_bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* How far above the stack pointer the caller's frame pointer may be. */
+#define MTB_FRAME_REACH (1 << 20)
 
 /* How far the stack pointer is above the entry's once the call returned:
  * the return address is popped on x86; arm64 returns through the link
@@ -105,6 +109,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct mtb_stats);
 } stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MTB_MAX_OBJECTS);
+	__type(key, __u32);
+	__type(value, struct mtb_objinfo);
+} objinfo SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -349,14 +360,22 @@ int mt_entry(struct pt_regs *ctx)
 static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32 object, __u64 ptr,
 					  __u64 size, __u64 now)
 {
-	long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
-	__u64 kstack;
+	__u64 kstack = MTB_KSTACK_CALLER | PT_REGS_IP(ctx);
+	__u64 fp = PT_REGS_FP(ctx), sp = PT_REGS_SP(ctx);
 
-	if (id >= 0) {
-		kstack = id;
-	} else {
-		count(tgid, MTB_ST_STACK_ERROR, 1);
-		kstack = MTB_KSTACK_CALLER | PT_REGS_IP(ctx);
+	/* The kernel walks frame pointers from the caller's %rbp (x29).  Code
+	 * built without them uses the register for anything: the walk would
+	 * follow garbage, or fault on it, and a page fault costs most of a
+	 * microsecond in a virtual machine.  Walk only when it looks like a
+	 * frame pointer: aligned, just above the stack pointer.  Otherwise the
+	 * stack is the caller alone, which is all such code would give. */
+	if (fp >= sp && fp - sp < MTB_FRAME_REACH && !(fp & 7)) {
+		long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+
+		if (id >= 0)
+			kstack = id;
+		else
+			count(tgid, MTB_ST_STACK_ERROR, 1);
 	}
 
 	struct mtb_live_key lk = { .ptr = ptr, .tgid = tgid };
@@ -490,6 +509,29 @@ int mt_return(struct pt_regs *ctx)
 	}
 }
 
+/* Is this free() (of a block we do not know) called from the allocator's
+ * own code? */
+static __always_inline int internal_free(struct pt_regs *ctx, __u32 object)
+{
+	struct mtb_objinfo *oi = bpf_map_lookup_elem(&objinfo, &object);
+	__u64 ret = 0;
+
+	if (!oi || !oi->text_hi)
+		return 0;
+#if defined(__TARGET_ARCH_x86)
+	/* The probe is where %rsp still points at the return address. */
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx)))
+		return 0;
+#else
+	ret = PT_REGS_RET(ctx);
+#endif
+	/* The object's load bias: page aligned, whatever the IP is past the
+	 * breakpoint. */
+	__u64 bias = (PT_REGS_IP(ctx) - oi->free_vaddr) & ~0xfffull;
+
+	return ret - bias >= oi->text_lo && ret - bias < oi->text_hi;
+}
+
 SEC("uprobe")
 int mt_free(struct pt_regs *ctx)
 {
@@ -507,12 +549,17 @@ int mt_free(struct pt_regs *ctx)
 
 	struct mtb_live old;
 
-	if (live_take(tgid, ptr, &old))
+	__u32 object = MTB_COOKIE_OBJECT(bpf_get_attach_cookie(ctx));
+
+	if (live_take(tgid, ptr, &old)) {
 		site_release(tgid, old.size, old.kstack, old.ts, now);
-	else
+	} else if (internal_free(ctx, object)) {
+		count(tgid, MTB_ST_INTERNAL_FREE, 1);
+		return 0;
+	} else {
 		count(tgid, MTB_ST_UNMATCHED_FREE, 1);
+	}
 	if (events_mode)
-		emit(MTB_REC_FREE, MTB_FN_FREE, MTB_COOKIE_OBJECT(bpf_get_attach_cookie(ctx)),
-		     pid_tgid, ptr, 0, 0, 0, 0);
+		emit(MTB_REC_FREE, MTB_FN_FREE, object, pid_tgid, ptr, 0, 0, 0, 0);
 	return 0;
 }

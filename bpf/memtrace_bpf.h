@@ -125,6 +125,19 @@ struct mtb_site {
 	__u32 pad;
 };
 
+/* objinfo: per allocator object (cookie index), where its code is, so
+ * that free() called by the allocator itself can be told apart: glibc
+ * returns a dying thread's cache of already free chunks to the arena by
+ * calling free() on each (tcache_thread_shutdown).  A free of a block not in
+ * the live map whose caller is in [text_lo, text_hi) is such housekeeping;
+ * text_hi 0: do not tell (an executable: its own code is there too). */
+#define MTB_MAX_OBJECTS 4096
+
+struct mtb_objinfo {
+	__u64 free_vaddr; /* where free's probe is (link-time address) */
+	__u64 text_lo, text_hi;
+};
+
 /* traced: tgid -> MTB_TRACED or MTB_EXCLUDED. */
 #define MTB_TRACED 1
 #define MTB_EXCLUDED 2
@@ -138,7 +151,8 @@ struct mtb_site {
 #define MTB_ST_MISSED_RETURN 5  /* a call whose return was never seen */
 #define MTB_ST_MISSED_NESTED 6  /* calls taken as nested in a call that never returned */
 #define MTB_ST_UNMATCHED_FREE 7 /* a block freed that was not allocated while traced */
-#define MTB_ST_COUNT 8
+#define MTB_ST_INTERNAL_FREE 8  /* free() of an unknown block by the allocator itself */
+#define MTB_ST_COUNT 9
 
 struct mtb_stats {
 	__u64 c[MTB_ST_COUNT];

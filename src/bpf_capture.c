@@ -424,6 +424,7 @@ int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, siz
 	b->fd_sites = bpf_map__fd(s->maps.sites);
 	b->fd_stacks = bpf_map__fd(s->maps.stacks);
 	b->fd_stats = bpf_map__fd(s->maps.stats);
+	b->fd_objinfo = bpf_map__fd(s->maps.objinfo);
 
 	uint32_t zero = 0;
 	struct mtb_stats st0 = { { 0 } };

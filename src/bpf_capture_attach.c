@@ -71,6 +71,16 @@ static int obj_add(struct mt_bpf *b, uint64_t dev, uint64_t ino, const char *pat
 					(unsigned long long)o->syms.probe[f], o->syms.why[f],
 					o->syms.alias_of[f] >= 0 ? " (alias)" : "");
 	}
+	/* Where its code is, for telling its own calls of free apart. */
+	uint32_t idx = (uint32_t)b->nobjs;
+	if (o->allocator && o->syms.found[MTB_FN_FREE] && idx < MTB_MAX_OBJECTS && !o->syms.executable) {
+		struct mtb_objinfo oi = {
+			.free_vaddr = o->syms.vaddr[MTB_FN_FREE] + (o->syms.probe[MTB_FN_FREE] - o->syms.offset[MTB_FN_FREE]),
+			.text_lo = o->syms.text_lo,
+			.text_hi = o->syms.text_hi,
+		};
+		bpf_map_update_elem(b->fd_objinfo, &idx, &oi, BPF_ANY);
+	}
 	*mtb_kv_find(&b->objidx, obj_key(dev, ino), 1) = ++b->nobjs;
 	return (int)b->nobjs - 1;
 }

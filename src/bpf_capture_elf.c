@@ -32,6 +32,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *const mtb_fn_symbol[MTB_FN_COUNT] = {
@@ -257,6 +258,8 @@ static void scan_symtab(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, struct mtb_elf_syms
 		const char *name = elf_strptr(e, sh->sh_link, s.st_name);
 		int f = name ? fn_by_name(name) : -1;
 
+		if (name && !strcmp(name, "main"))
+			out->executable = 1;
 		if (f < 0 || out->found[f])
 			continue;
 		out->found[f] = 1;
@@ -298,6 +301,8 @@ int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
 	}
 	if (!out->found[MTB_FN_MALLOC] && !out->found[MTB_FN_FREE])
 		goto out;
+	if (eh.e_type == ET_EXEC)
+		out->executable = 1;
 
 	/* Symbol value -> file offset, through the executable PT_LOAD. */
 	size_t nph;
@@ -305,6 +310,16 @@ int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
 	if (elf_getphdrnum(e, &nph)) {
 		ret = -1;
 		goto out;
+	}
+	for (size_t k = 0; k < nph; k++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, k, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (!out->text_hi || ph.p_vaddr < out->text_lo)
+			out->text_lo = ph.p_vaddr;
+		if (ph.p_vaddr + ph.p_memsz > out->text_hi)
+			out->text_hi = ph.p_vaddr + ph.p_memsz;
 	}
 	for (int f = 0; f < MTB_FN_COUNT; f++) {
 		int ok = 0;
@@ -342,10 +357,13 @@ int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
 	int hit[MTB_FN_COUNT * MAX_PLACES] = { 0 };
 	unsigned nt = 0;
 
+	/* For measuring what the chosen places save (bench-bpf). */
+	const char *at_entry = getenv("MEMTRACE_BPF_PROBE_AT_ENTRY");
+
 	for (int f = 0; f < MTB_FN_COUNT; f++) {
 		if (!out->found[f] || out->alias_of[f] >= 0)
 			continue;
-		if (!file || out->offset[f] >= fsize) {
+		if (!file || out->offset[f] >= fsize || (at_entry && *at_entry && strcmp(at_entry, "0"))) {
 			snprintf(out->why[f], sizeof(out->why[f]), "entry");
 			continue;
 		}

@@ -28,6 +28,8 @@ struct mtb_elf_syms {
 	 * aligned_alloc): probed once, as the lower id; -1 if none. */
 	int alias_of[MTB_FN_COUNT];
 	char why[MTB_FN_COUNT][48];    /* how the probe place was chosen */
+	uint64_t text_lo, text_hi;     /* executable segments (link-time addresses) */
+	int executable;                /* a program (ET_EXEC, or defines main) */
 };
 
 /* Reads the dynamic symbols (and .symtab when there is one, for static
@@ -110,7 +112,7 @@ struct mt_bpf {
 	struct memtrace_bpf *skel;
 	struct mt_bpf_opts o;
 	struct bpf_program *p_entry, *p_return, *p_free;
-	int fd_traced, fd_pending, fd_inflight, fd_live, fd_sites, fd_stacks, fd_stats;
+	int fd_traced, fd_pending, fd_inflight, fd_live, fd_sites, fd_stacks, fd_stats, fd_objinfo;
 	struct ring_buffer *rb;
 	pid_t self;
 	int all;             /* mt_bpf_trace_all */
