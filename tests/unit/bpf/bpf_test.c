@@ -1,0 +1,203 @@
+/*
+ * bpf_test.c - helpers of the BPF capture tests (bpf_test.h).
+ */
+#include "bpf_test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpf_capture_int.h"
+
+int failures;
+
+void bt_require_bpf(void)
+{
+	char err[512];
+
+	if (mtb_check_support("/", err, sizeof(err))) {
+		printf("SKIP: %s\n", err);
+		exit(77);
+	}
+}
+
+struct mt_bpf *bt_open(const struct mt_bpf_opts *o)
+{
+	struct mt_bpf *b;
+	char err[512];
+
+	bt_require_bpf();
+	if (mt_bpf_open(&b, o, err, sizeof(err))) {
+		fprintf(stderr, "mt_bpf_open: %s\n", err);
+		exit(1);
+	}
+	return b;
+}
+
+void bt_spawn(struct bt_child *c, char *const argv[])
+{
+	int go[2], out[2];
+
+	memset(c, 0, sizeof(*c));
+	if (pipe2(go, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
+		perror("pipe");
+		exit(1);
+	}
+	c->pid = fork();
+	if (c->pid < 0) {
+		perror("fork");
+		exit(1);
+	}
+	if (c->pid == 0) {
+		char ch;
+		close(go[1]);
+		close(out[0]);
+		if (read(go[0], &ch, 1) != 1)
+			_exit(126);
+		dup2(out[1], 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(go[0]);
+	close(out[1]);
+	c->go = go[1];
+	c->out = out[0];
+	fcntl(c->out, F_SETFL, O_NONBLOCK);
+}
+
+void bt_go(struct bt_child *c)
+{
+	if (write(c->go, "g", 1) != 1)
+		perror("write");
+	close(c->go);
+	c->go = -1;
+}
+
+int bt_read_output(struct bt_child *c)
+{
+	for (;;) {
+		if (c->cap - c->len < 4096) {
+			c->cap = c->cap ? c->cap * 2 : 65536;
+			c->buf = realloc(c->buf, c->cap + 1);
+			if (!c->buf)
+				abort();
+		}
+		ssize_t n = read(c->out, c->buf + c->len, c->cap - c->len);
+		if (n > 0) {
+			c->len += n;
+			c->buf[c->len] = 0;
+			continue;
+		}
+		if (n == 0)
+			return 1;
+		if (errno == EINTR)
+			continue;
+		return 0;
+	}
+}
+
+int bt_reap(struct bt_child *c, int block)
+{
+	if (c->exited)
+		return 1;
+	pid_t r = waitpid(c->pid, &c->status, block ? 0 : WNOHANG);
+	if (r == c->pid) {
+		c->exited = 1;
+		bt_read_output(c);
+	}
+	return c->exited;
+}
+
+int bt_wait_output(struct bt_child *c, const char *needle, int timeout_ms)
+{
+	uint64_t end = bt_now_ns() + (uint64_t)timeout_ms * 1000000;
+
+	while (bt_now_ns() < end) {
+		bt_read_output(c);
+		if (c->buf && strstr(c->buf, needle))
+			return 1;
+		if (bt_reap(c, 0))
+			return c->buf && strstr(c->buf, needle);
+		struct pollfd p = { .fd = c->out, .events = POLLIN };
+		poll(&p, 1, 10);
+	}
+	return 0;
+}
+
+int bt_symbol(const char *exe, const char *name, uint64_t main_runtime, uint64_t *lo, uint64_t *hi)
+{
+	int fd = open(exe, O_RDONLY);
+	uint64_t main_v = 0, v = 0, sz = 0;
+	int found = 0;
+
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	Elf_Scn *scn = NULL;
+
+	while (e && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC)
+				continue;
+			const char *n = elf_strptr(e, sh.sh_link, s.st_name);
+			if (!n)
+				continue;
+			if (!strcmp(n, "main"))
+				main_v = s.st_value;
+			if (!strcmp(n, name)) {
+				v = s.st_value;
+				sz = s.st_size;
+				found = 1;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	if (!found || !main_v)
+		return -1;
+	*lo = v - main_v + main_runtime;
+	*hi = *lo + sz;
+	return 0;
+}
+
+void bt_collect(void *ctx, const struct mt_bpf_event *ev)
+{
+	struct bt_events *v = ctx;
+
+	if (v->n == v->cap) {
+		v->cap = v->cap ? v->cap * 2 : 1024;
+		v->v = realloc(v->v, v->cap * sizeof(*v->v));
+		if (!v->v)
+			abort();
+	}
+	v->v[v->n].e = *ev;
+	v->v[v->n].frame0 = ev->nframes ? ev->frames[0] : 0;
+	v->n++;
+}
+
+uint64_t bt_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void bt_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
