@@ -17,6 +17,7 @@
 #include "recording.h"
 #include "recorder.h"
 #include "ring.h"
+#include "bpf_stream.h"
 #include "util.h"
 
 #include <errno.h>
@@ -30,6 +31,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/ptrace.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -224,6 +226,102 @@ static int find_shim(char *out, size_t len)
 	return access(out, R_OK);
 }
 
+/* Records the shim's processes until the command has exited and every
+ * traced process has hung up.  Returns the command's wait status. */
+static int run_shim(struct mt_recorder *r, int lfd, pid_t pid)
+{
+	struct conns cs = {0};
+	int status = 0, reaped = 0;
+	for (;;) {
+		/* Rings are drained on a 5 ms beat; only new connections wake us. */
+		struct pollfd pl = {lfd, POLLIN, 0};
+		if (poll(&pl, 1, 5) > 0 && (pl.revents & POLLIN))
+			accept_conn(r, &cs, lfd);
+		if (!reaped && waitpid(pid, &status, WNOHANG) == pid)
+			reaped = 1;
+		for (size_t k = cs.n; k-- > 0;) {
+			struct conn *c = cs.v[k];
+			drain(c, 0);
+			struct pollfd p = {c->fd, POLLRDHUP, 0};
+			if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+				/* The command's own connection ends when it exits or
+				 * execs; its exit status goes in once it is known. */
+				if (c->pid == (uint32_t)pid && !reaped)
+					continue;
+				close_conn(&cs, k, c->pid == (uint32_t)pid, status);
+			}
+		}
+		if (reaped && cs.n == 0) {
+			/* a last look for a connection that raced the exit */
+			if (poll(&pl, 1, 0) > 0 && (pl.revents & POLLIN))
+				continue;
+			break;
+		}
+	}
+	free(cs.v);
+	return status;
+}
+
+/* BPF: probes go on the objects the command will map, filtered by its pid,
+ * before it is let go; ptrace stops it at exit (and nowhere else that
+ * matters), while its address space still exists, so that every object it
+ * mapped is described even if it lived for a millisecond. */
+static int setup_bpf_child(struct mt_bpf *b, pid_t pid, const char *exe, char *err, size_t errlen)
+{
+	if (mt_bpf_trace_exec(b, pid, exe, err, errlen) < 0)
+		return -1;
+	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL) < 0) {
+		snprintf(err, errlen, "cannot follow %s to its exit (ptrace: %s)", exe, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int run_bpf(struct mt_bpf *b, struct mt_recorder *r, pid_t pid)
+{
+	struct mt_bpf_streams *streams = mt_bpf_streams_new(r);
+	uint64_t next_scan = mt_now_ns() + 1000000000ull;
+	int status = 0;
+	for (;;) {
+		mt_bpf_poll(b, 5, mt_bpf_streams_event, streams);
+		mt_bpf_streams_flush(streams);
+		if (mt_now_ns() >= next_scan) {
+			next_scan = mt_now_ns() + 1000000000ull;
+			mt_bpf_rescan(b);
+			mt_bpf_streams_rescan(streams);
+		}
+		int st;
+		pid_t w = waitpid(pid, &st, WNOHANG | __WALL);
+		if (w != pid)
+			continue;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			status = st;
+			break;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		int event = st >> 16, sig = WSTOPSIG(st);
+		if (event == PTRACE_EVENT_EXIT) {
+			/* the address space is still there: describe it */
+			mt_bpf_poll(b, 0, mt_bpf_streams_event, streams);
+			mt_bpf_streams_rescan(streams);
+			ptrace(PTRACE_CONT, pid, 0, 0);
+		} else if (event == PTRACE_EVENT_STOP) {
+			/* a group stop (SIGSTOP and friends): stay stopped */
+			ptrace(PTRACE_LISTEN, pid, 0, 0);
+		} else {
+			/* a signal on its way to the command: deliver it */
+			ptrace(PTRACE_CONT, pid, 0, sig);
+		}
+	}
+	mt_bpf_poll(b, 0, mt_bpf_streams_event, streams);
+	int64_t code = WIFEXITED(status) ? WEXITSTATUS(status) : -(int64_t)WTERMSIG(status);
+	mt_bpf_streams_end(streams, b, (uint32_t)pid, 1, code);
+	mt_bpf_streams_free(streams);
+	mt_bpf_close(b);
+	return status;
+}
+
 static void print_summary(const char *path, int quiet)
 {
 	if (quiet)
@@ -309,22 +407,37 @@ int cmd_record(int argc, char **argv)
 		mt_error("cannot run %s: command not found", cmd[0]);
 		return 127;
 	}
-	char why[PATH_MAX + 128];
-	if (!strcmp(backend, "bpf")) {
-		mt_error("--backend=bpf: the BPF backend is not part of this build yet; use --backend=preload");
-		free(exe);
-		return EXIT_FAILED;
-	}
-	if (is_static_or_setuid(exe, why, sizeof why)) {
-		if (!strcmp(backend, "preload"))
+	char why[PATH_MAX + 128], err[PATH_MAX + 128];
+	int use_bpf = !strcmp(backend, "bpf");
+	if (!use_bpf && is_static_or_setuid(exe, why, sizeof why)) {
+		if (!strcmp(backend, "preload")) {
 			mt_error("--backend=preload cannot trace it: %s", why);
-		else
-			mt_error("%s, and the BPF backend that would trace it is not part of this build yet", why);
-		free(exe);
-		return EXIT_FAILED;
+			free(exe);
+			return EXIT_FAILED;
+		}
+		use_bpf = 1; /* auto: BPF where the shim cannot work */
+	}
+	struct mt_bpf *b = NULL;
+	if (use_bpf) {
+		struct mt_bpf_opts bo = {.events = 1};
+		if (follow) {
+			mt_error("--follow-forks is not available with the BPF backend yet");
+			free(exe);
+			return EXIT_FAILED;
+		}
+		if (mt_bpf_open(&b, &bo, err, sizeof err) < 0) {
+			if (!strcmp(backend, "bpf")) {
+				mt_error("--backend=bpf: %s", err);
+				free(exe);
+				return EXIT_FAILED;
+			}
+			mt_warning("%s; the BPF backend that would trace it is unavailable (%s): using the "
+				   "shim, which cannot see it", why, err);
+			use_bpf = 0;
+		}
 	}
 	char shim[PATH_MAX];
-	if (find_shim(shim, sizeof shim)) {
+	if (!use_bpf && find_shim(shim, sizeof shim)) {
 		mt_error("cannot find libmemtrace-preload.so (looked next to memtrace and in %s; set MEMTRACE_SHIM)",
 			 MEMTRACE_LIBDIR);
 		free(exe);
@@ -333,19 +446,23 @@ int cmd_record(int argc, char **argv)
 
 	/* The socket the shim connects to, in the abstract namespace. */
 	char sockname[108];
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	snprintf(sockname, sizeof sockname, "@memtrace-%d-%ld", (int)getpid(), (long)now.tv_nsec);
-	int lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	size_t slen = strlen(sockname);
-	memcpy(sa.sun_path, sockname, slen);
-	sa.sun_path[0] = 0;
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + slen)) < 0 ||
-	    listen(lfd, 64) < 0) {
-		mt_error("cannot create the recorder socket: %s", strerror(errno));
-		free(exe);
-		return EXIT_FAILED;
+	int lfd = -1;
+	if (!use_bpf) {
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		snprintf(sockname, sizeof sockname, "@memtrace-%d-%ld", (int)getpid(), (long)now.tv_nsec);
+		lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		size_t slen = strlen(sockname);
+		memcpy(sa.sun_path, sockname, slen);
+		sa.sun_path[0] = 0;
+		if (lfd < 0 ||
+		    bind(lfd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + slen)) < 0 ||
+		    listen(lfd, 64) < 0) {
+			mt_error("cannot create the recorder socket: %s", strerror(errno));
+			free(exe);
+			return EXIT_FAILED;
+		}
 	}
 
 	int go[2], errp[2];
@@ -362,20 +479,23 @@ int cmd_record(int argc, char **argv)
 		char c;
 		close(go[1]);
 		close(errp[0]);
+		/* the command starts only once memtrace is ready for it */
 		if (read(go[0], &c, 1) != 1)
 			_exit(EXIT_FAILED);
-		const char *old = getenv("LD_PRELOAD");
-		char *pre = xmalloc(strlen(shim) + (old ? strlen(old) : 0) + 2);
-		sprintf(pre, "%s%s%s", shim, old && *old ? ":" : "", old && *old ? old : "");
-		setenv("LD_PRELOAD", pre, 1);
-		setenv("MEMTRACE_CONNECT", sockname, 1);
-		setenv("MEMTRACE_FOLLOW_FORKS", follow ? "1" : "0", 1);
-		/* bytehound's name for it would override -f's absence */
-		unsetenv("MEMTRACE_TRACK_CHILD_PROCESSES");
-		unsetenv("MEMORY_PROFILER_TRACK_CHILD_PROCESSES");
-		unsetenv("MEMTRACE_OUTPUT");
-		unsetenv("MEMTRACE_CULL_TEMPORARY_ALLOCATIONS");
-		unsetenv("MEMORY_PROFILER_CULL_TEMPORARY_ALLOCATIONS");
+		if (!use_bpf) {
+			const char *old = getenv("LD_PRELOAD");
+			char *pre = xmalloc(strlen(shim) + (old ? strlen(old) : 0) + 2);
+			sprintf(pre, "%s%s%s", shim, old && *old ? ":" : "", old && *old ? old : "");
+			setenv("LD_PRELOAD", pre, 1);
+			setenv("MEMTRACE_CONNECT", sockname, 1);
+			setenv("MEMTRACE_FOLLOW_FORKS", follow ? "1" : "0", 1);
+			/* bytehound's name for it would override -f's absence */
+			unsetenv("MEMTRACE_TRACK_CHILD_PROCESSES");
+			unsetenv("MEMORY_PROFILER_TRACK_CHILD_PROCESSES");
+			unsetenv("MEMTRACE_OUTPUT");
+			unsetenv("MEMTRACE_CULL_TEMPORARY_ALLOCATIONS");
+			unsetenv("MEMORY_PROFILER_CULL_TEMPORARY_ALLOCATIONS");
+		}
 		execvp(cmd[0], cmd);
 		int e = errno;
 		if (write(errp[1], &e, sizeof e) < 0) {
@@ -392,16 +512,21 @@ int cmd_record(int argc, char **argv)
 		snprintf(defpath, sizeof defpath, "memtrace.%s.%d.mtrace", basename(exe), (int)pid);
 		output = defpath;
 	}
-	char err[PATH_MAX + 128];
 	struct mt_recorder *r = mt_recorder_open(output, cull ? (cull_ms ? cull_ms : 1) * 1000000ull : 0,
 						 err, sizeof err);
-	if (!r) {
+	if (!r || (b && setup_bpf_child(b, pid, exe, err, sizeof err) < 0)) {
 		mt_error("%s", err);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
+		if (r) {
+			mt_recorder_close(r);
+			unlink(output);
+		}
+		if (b)
+			mt_bpf_close(b);
+		free(exe);
 		return EXIT_FAILED;
 	}
-	struct conns cs = {0};
 	if (write(go[1], "g", 1) != 1) {
 		mt_error("cannot start %s: %s", cmd[0], strerror(errno));
 		return EXIT_FAILED;
@@ -417,39 +542,13 @@ int cmd_record(int argc, char **argv)
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 
-	int status = 0, reaped = 0, exec_errno = 0;
-	for (;;) {
-		/* Rings are drained on a 5 ms beat; only new connections wake us. */
-		struct pollfd pl = {lfd, POLLIN, 0};
-		if (poll(&pl, 1, 5) > 0 && (pl.revents & POLLIN))
-			accept_conn(r, &cs, lfd);
-		if (!reaped && waitpid(pid, &status, WNOHANG) == pid) {
-			reaped = 1;
-			if (read(errp[0], &exec_errno, sizeof exec_errno) != sizeof exec_errno)
-				exec_errno = 0;
-		}
-		for (size_t k = cs.n; k-- > 0;) {
-			struct conn *c = cs.v[k];
-			drain(c, 0);
-			struct pollfd p = {c->fd, POLLRDHUP, 0};
-			if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-				/* The command's own connection ends when it exits or
-				 * execs; its exit status goes in once it is known. */
-				if (c->pid == (uint32_t)pid && !reaped)
-					continue;
-				close_conn(&cs, k, c->pid == (uint32_t)pid, status);
-			}
-		}
-		if (reaped && cs.n == 0) {
-			/* a last look for a connection that raced the exit */
-			if (poll(&pl, 1, 0) > 0 && (pl.revents & POLLIN))
-				continue;
-			break;
-		}
-	}
-	close(lfd);
+	int status = b ? run_bpf(b, r, pid) : run_shim(r, lfd, pid);
+	int exec_errno = 0;
+	if (read(errp[0], &exec_errno, sizeof exec_errno) != sizeof exec_errno)
+		exec_errno = 0;
+	if (lfd >= 0)
+		close(lfd);
 	int failed = mt_recorder_close(r) < 0;
-	free(cs.v);
 	free(exe);
 
 	if (exec_errno) {

@@ -17,11 +17,15 @@ struct command {
 static const struct command commands[] = {
 	{"record", cmd_record, "run a command and record its allocations"},
 	{"report", cmd_report, "show what a recording says: summary, leaks, peak, temporaries, frequency"},
+	{"attach", cmd_attach, "attach to running processes (same as memtrace -p PID)"},
+	{"top", cmd_top, "periodic top call sites of running processes"},
+	{"sweep", cmd_sweep, "look for leaks across the whole machine"},
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: memtrace <command> [options] [args]\n"
+		   "       memtrace -p PID [-p PID...] [options]\n"
 		   "       memtrace --version | --help\n\n"
 		   "memtrace records every allocation and free of a program, with whole stacks,\n"
 		   "and reports where memory leaks, where it peaks, what is freed at once and\n"
@@ -56,6 +60,11 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (!strcmp(cmd, commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
+	/* `memtrace -p PID ...` is attach, as in perf and bpftrace */
+	if (!strcmp(cmd, "-p") || !strncmp(cmd, "--pid", 5)) {
+		argv[0] = "attach";
+		return cmd_attach(argc, argv);
+	}
 	if (cmd[0] == '-')
 		return mt_usage_error(NULL, "unknown option '%s'", cmd);
 	return mt_usage_error(NULL, "'%s' is not a memtrace command", cmd);

@@ -42,6 +42,10 @@ struct mt_symbolizer *mt_process_symbolizer(const struct mt_process *p);
 int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o);
 int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o);
 
+/* JSON pieces shared by the JSON report and top's JSON lines. */
+void mt_json_str(FILE *f, const char *s);
+void mt_json_frames(FILE *f, const struct mt_frame *fr, int n);
+
 /* tree.c: memtrail-style text trees of sites, leaf outwards. */
 void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
 		   const uint32_t *sites, size_t nsites, enum mt_view view, double threshold);

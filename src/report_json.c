@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void jstr(FILE *f, const char *s)
+void mt_json_str(FILE *f, const char *s)
 {
 	if (!s) {
 		fputs("null", f);
@@ -42,22 +42,22 @@ static void jstr(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void frames_json(FILE *f, const struct mt_frame *fr, int n)
+void mt_json_frames(FILE *f, const struct mt_frame *fr, int n)
 {
 	fputc('[', f);
 	for (int i = 0; i < n; i++) {
 		const struct mt_frame *x = &fr[i];
 		fputs(i ? ", {\"function\": " : "{\"function\": ", f);
-		jstr(f, x->function);
+		mt_json_str(f, x->function);
 		fputs(", \"file\": ", f);
-		jstr(f, x->file);
+		mt_json_str(f, x->file);
 		fputs(", \"line\": ", f);
 		if (x->line)
 			fprintf(f, "%d", x->line);
 		else
 			fputs("null", f);
 		fputs(", \"module\": ", f);
-		jstr(f, x->module);
+		mt_json_str(f, x->module);
 		fprintf(f, ", \"address\": \"0x%llx\", \"inlined\": %s}", (unsigned long long)x->address,
 			x->inlined ? "true" : "false");
 	}
@@ -68,15 +68,15 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 {
 	const struct mt_totals *t = &p->col.t;
 	fprintf(f, "    {\n      \"pid\": %u, \"ppid\": %u,\n      \"exe\": ", p->pid, p->ppid);
-	jstr(f, p->exe);
+	mt_json_str(f, p->exe);
 	fputs(",\n      \"argv\": [", f);
 	for (int i = 0; i < p->argc; i++) {
 		if (i)
 			fputs(", ", f);
-		jstr(f, p->argv[i]);
+		mt_json_str(f, p->argv[i]);
 	}
 	fputs("],\n      \"backend\": ", f);
-	jstr(f, p->backend);
+	mt_json_str(f, p->backend);
 	fprintf(f, ",\n      \"duration_s\": %.6f,\n", mt_process_duration(p));
 	if (p->exited)
 		fprintf(f, "      \"exit_status\": %lld,\n", (long long)p->exit_status);
@@ -121,7 +121,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 			(unsigned long long)s->culled, (unsigned long long)s->min_size,
 			(unsigned long long)s->max_size, mt_fn_names[s->fn]);
 		int k = mt_site_frames(p, sym, sites[i], fr, 256);
-		frames_json(f, fr, k);
+		mt_json_frames(f, fr, k);
 		fputc('}', f);
 	}
 	free(sites);
@@ -131,7 +131,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 		fprintf(f, "%s{\"time_s\": %.6f, \"value\": %llu, \"text\": ", i ? ", " : "",
 			p->markers[i].ts > p->start_ts ? (double)(p->markers[i].ts - p->start_ts) / 1e9 : 0.0,
 			(unsigned long long)p->markers[i].value);
-		jstr(f, p->markers[i].text);
+		mt_json_str(f, p->markers[i].text);
 		fputc('}', f);
 	}
 	fputs("],\n", f);
@@ -140,7 +140,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 	for (int i = 0; w && w[i]; i++) {
 		if (i)
 			fputs(", ", f);
-		jstr(f, w[i]);
+		mt_json_str(f, w[i]);
 	}
 	fputs("]\n    }", f);
 	mt_sym_free(sym);
@@ -149,7 +149,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o)
 {
 	fprintf(f, "{\n  \"memtrace_report\": 1,\n  \"view\": \"%s\",\n  \"recording\": ", mt_view_names[o->view]);
-	jstr(f, rec->path);
+	mt_json_str(f, rec->path);
 	fprintf(f, ",\n  \"truncated\": %s,\n  \"processes\": [\n", rec->truncated ? "true" : "false");
 	int shown = 0;
 	for (size_t i = 0; i < rec->nprocs; i++) {

@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,5 +180,39 @@ int mt_opt(const char *arg, const char *name, const char **val)
 		*val = arg + 3 + n;
 		return 1;
 	}
+	return 0;
+}
+
+volatile int mt_stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	mt_stop = 1;
+}
+
+void mt_catch_stop_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_stop};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+int mt_parse_seconds(const char *s, double *out)
+{
+	if (!s || !*s)
+		return -1;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || v < 0 || v != v || end == s)
+		return -1;
+	if (!strcmp(end, "m"))
+		v *= 60;
+	else if (*end && strcmp(end, "s"))
+		return -1;
+	*out = v;
 	return 0;
 }

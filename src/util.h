@@ -41,4 +41,12 @@ const char *mt_fmt_count(uint64_t n, char buf[32]);
  * "--NAME=VALUE"; returns 1 and sets *val (NULL without '='). */
 int mt_opt(const char *arg, const char *name, const char **val);
 
+/* SIGINT, SIGTERM and SIGHUP set mt_stop instead of killing the process:
+ * commands that trace others must detach and report before they exit. */
+extern volatile int mt_stop;
+void mt_catch_stop_signals(void);
+
+/* Seconds as a command-line value: "2", "0.5", "10s", "2m". */
+int mt_parse_seconds(const char *s, double *out);
+
 #endif

@@ -1,0 +1,33 @@
+/*
+ * bpf_stream.h - turning the BPF backend's events into record streams, one
+ * per traced process, so that `record --backend=bpf` and `attach -o` write
+ * the same recordings as the shim: a PROCESS record from /proc, MODULE
+ * records for every object the process maps (re-read as it maps more), a
+ * STACK record the first time a stack is seen, then the events.
+ */
+#ifndef MEMTRACE_BPF_STREAM_H
+#define MEMTRACE_BPF_STREAM_H
+
+#include <stdint.h>
+
+#include "bpf_capture.h"
+#include "recorder.h"
+
+struct mt_bpf_streams;
+
+struct mt_bpf_streams *mt_bpf_streams_new(struct mt_recorder *rec);
+/* The event callback for mt_bpf_poll(); ctx is the mt_bpf_streams. */
+void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *ev);
+/* A callback for mt_bpf_poll() that drops events (aggregation only). */
+void mt_bpf_ignore_event(void *ctx, const struct mt_bpf_event *ev);
+/* After each poll: hands what was encoded to the recorder. */
+void mt_bpf_streams_flush(struct mt_bpf_streams *s);
+/* Looks for objects the traced processes mapped since (dlopen). */
+void mt_bpf_streams_rescan(struct mt_bpf_streams *s);
+/* Ends PID's stream (it exited, or tracing stops) with its losses and,
+ * with HAVE_EXIT, its exit status; every stream when PID is 0. */
+void mt_bpf_streams_end(struct mt_bpf_streams *s, struct mt_bpf *b, uint32_t pid, int have_exit,
+			int64_t exit_status);
+void mt_bpf_streams_free(struct mt_bpf_streams *s);
+
+#endif

@@ -1,0 +1,193 @@
+/*
+ * cmd_attach.c - `memtrace -p PID` / `memtrace attach`: watch running
+ * processes through the BPF backend, with no restart.
+ *
+ * Every interval it prints the top call sites by bytes outstanding (allocated
+ * since attaching and not freed); at the end (Ctrl-C, SIGTERM, --duration, or
+ * when every traced process has exited) the leak report; with -o it also
+ * writes a recording of every event.  Detaching removes every probe: the
+ * processes run on exactly as before.
+ */
+#include "bpf_stream.h"
+#include "commands.h"
+#include "watch.h"
+#include "live_print.h"
+#include "report.h"
+#include "util.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+	"usage: memtrace -p PID [-p PID...] [options]\n"
+	"       memtrace attach -p PID [-p PID...] [options]\n"
+	"\n"
+	"Attaches to running processes (BPF uprobes on their allocators; needs root\n"
+	"or CAP_BPF and CAP_PERFMON), prints the top call sites by bytes outstanding\n"
+	"every interval, and the leak report when it stops.\n"
+	"\n"
+	"options:\n"
+	"  -p, --pid PID        a process to attach to (repeatable)\n"
+	"  --duration S         stop after S seconds (default: at Ctrl-C, or when\n"
+	"                       every process has exited)\n"
+	"  --interval S         print the top call sites every S seconds (default 5;\n"
+	"                       0: only at the end)\n"
+	"  -n, --top N          call sites shown (default 10)\n"
+	"  -o, --output FILE    also write a recording of every event\n"
+	"  -h, --help           show this help\n"
+	"\n"
+	"Outstanding and leaked count only allocations made while attached.\n"
+	"See memtrace-attach(1).\n";
+
+static int alive(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	pid_t pids[256];
+	size_t npids = 0;
+	double duration = 0, interval = 5;
+	long top = 10;
+	const char *output = NULL, *val;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage_text, stdout);
+			return MT_EXIT_OK;
+		} else if (!strcmp(a, "-p") || !strcmp(a, "--pid") || mt_opt(a, "pid", &val)) {
+			if (a[1] == 'p' || !strcmp(a, "--pid"))
+				val = ++i < argc ? argv[i] : NULL;
+			uint64_t pid;
+			if (!val || mt_parse_u64(val, &pid) || pid == 0 || pid > 0x3fffffff)
+				return mt_usage_error("attach", "-p needs a process id, not '%s'", val ? val : "");
+			if (npids == sizeof pids / sizeof *pids)
+				return mt_usage_error("attach", "at most %zu processes", npids);
+			pids[npids++] = (pid_t)pid;
+		} else if (!strcmp(a, "--duration") || mt_opt(a, "duration", &val)) {
+			if (!strcmp(a, "--duration"))
+				val = ++i < argc ? argv[i] : NULL;
+			if (mt_parse_seconds(val, &duration))
+				return mt_usage_error("attach", "--duration needs seconds");
+		} else if (!strcmp(a, "--interval") || mt_opt(a, "interval", &val)) {
+			if (!strcmp(a, "--interval"))
+				val = ++i < argc ? argv[i] : NULL;
+			if (mt_parse_seconds(val, &interval))
+				return mt_usage_error("attach", "--interval needs seconds");
+		} else if (!strcmp(a, "-n") || !strcmp(a, "--top") || mt_opt(a, "top", &val)) {
+			if (a[1] == 'n' || !strcmp(a, "--top"))
+				val = ++i < argc ? argv[i] : NULL;
+			uint64_t n;
+			if (!val || mt_parse_u64(val, &n) || n == 0 || n > 1000000)
+				return mt_usage_error("attach", "-n needs a positive number of call sites");
+			top = (long)n;
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output") || mt_opt(a, "output", &val)) {
+			if (a[1] == 'o' || !strcmp(a, "--output"))
+				val = ++i < argc ? argv[i] : NULL;
+			if (!val || !*val)
+				return mt_usage_error("attach", "-o needs a file name");
+			output = val;
+		} else {
+			return mt_usage_error("attach", "unknown option '%s'", a);
+		}
+	}
+	if (!npids)
+		return mt_usage_error("attach", "no process given (-p PID)");
+	for (size_t i = 0; i < npids; i++)
+		if (!alive(pids[i])) {
+			mt_error("no process %d", (int)pids[i]);
+			return MT_EXIT_RUNTIME;
+		}
+
+	char err[512];
+	struct mt_bpf_opts bo = {.events = output != NULL};
+	struct mt_bpf *b;
+	if (mt_bpf_open(&b, &bo, err, sizeof err) < 0) {
+		mt_error("cannot attach: %s", err);
+		return MT_EXIT_RUNTIME;
+	}
+	for (size_t i = 0; i < npids; i++)
+		if (mt_bpf_trace_pid(b, pids[i], err, sizeof err) < 0) {
+			mt_error("%s", err);
+			mt_bpf_close(b);
+			return MT_EXIT_RUNTIME;
+		}
+	struct mt_recorder *rec = NULL;
+	struct mt_bpf_streams *streams = NULL;
+	if (output) {
+		rec = mt_recorder_open(output, 0, err, sizeof err);
+		if (!rec) {
+			mt_error("%s", err);
+			mt_bpf_close(b);
+			return MT_EXIT_RUNTIME;
+		}
+		streams = mt_bpf_streams_new(rec);
+	}
+	mt_catch_stop_signals();
+	mt_note("attached to %zu process%s; Ctrl-C to stop and print the leaks", npids, npids == 1 ? "" : "es");
+
+	struct mt_watch *live = mt_watch_new(b);
+	struct mt_top *tp = mt_top_new();
+	uint64_t t0 = mt_now_ns(), next_table = t0 + (uint64_t)(interval * 1e9), next_scan = t0 + 1000000000ull;
+	while (!mt_stop) {
+		mt_bpf_poll(b, 10, streams ? mt_bpf_streams_event : mt_bpf_ignore_event, streams);
+		if (streams)
+			mt_bpf_streams_flush(streams);
+		uint64_t now = mt_now_ns();
+		if (duration > 0 && now - t0 >= (uint64_t)(duration * 1e9))
+			break;
+		if (now >= next_scan) {
+			next_scan = now + 1000000000ull;
+			mt_bpf_rescan(b);
+			mt_watch_refresh(live);
+			if (streams)
+				mt_bpf_streams_rescan(streams);
+			size_t left = 0;
+			for (size_t i = 0; i < npids; i++)
+				left += alive(pids[i]);
+			if (!left) {
+				mt_note("every traced process has exited");
+				break;
+			}
+		}
+		if (interval > 0 && now >= next_table) {
+			next_table = now + (uint64_t)(interval * 1e9);
+			struct mt_recording snap;
+			mt_watch_snapshot(live, 0, &snap);
+			mt_top_print(tp, stdout, &snap, (double)(now - t0) / 1e9, top, 0);
+			mt_recording_free(&snap);
+		}
+	}
+	/* the last events, then the leak report from the maps */
+	mt_bpf_poll(b, 0, streams ? mt_bpf_streams_event : mt_bpf_ignore_event, streams);
+	mt_watch_refresh(live);
+	struct mt_recording snap;
+	mt_watch_snapshot(live, 0, &snap);
+	for (size_t i = 0; i < snap.nprocs; i++) {
+		struct mt_process *p = snap.procs[i];
+		p->end_ts = mt_now_ns() - t0;
+	}
+	struct mt_report_opts ro = {MT_VIEW_LEAKS, 0, 0.5, top, -1};
+	printf("\n");
+	if (snap.nprocs)
+		mt_report_text(stdout, &snap, &ro);
+	else
+		printf("no allocation made while attached is still outstanding\n");
+	mt_recording_free(&snap);
+	int rc = MT_EXIT_OK;
+	if (streams) {
+		mt_bpf_streams_end(streams, b, 0, 0, 0);
+		mt_bpf_streams_free(streams);
+		if (mt_recorder_close(rec) < 0)
+			rc = MT_EXIT_RUNTIME;
+		else
+			mt_note("recording written to %s", output);
+	}
+	mt_top_free(tp);
+	mt_watch_free(live);
+	mt_bpf_close(b);
+	return rc;
+}

@@ -1,0 +1,204 @@
+/*
+ * cmd_sweep.c - `memtrace sweep`: a leak sweep of the whole machine.
+ *
+ * Every process that maps a traced allocator is watched for --duration
+ * (processes started meanwhile and libcs at other paths, as in containers,
+ * included); at the end, the call sites whose allocations are still
+ * outstanding and older than --min-age are ranked across the system.  The
+ * JSON form is the report schema, one entry per process.
+ */
+#include "bpf_stream.h"
+#include "commands.h"
+#include "watch.h"
+#include "report.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+	"usage: memtrace sweep [options]\n"
+	"\n"
+	"Watches every process on the machine that uses a traced allocator and\n"
+	"reports the call sites whose allocations are still outstanding at the\n"
+	"end, older than --min-age, ranked across the system.  Needs root or\n"
+	"CAP_BPF and CAP_PERFMON.\n"
+	"\n"
+	"options:\n"
+	"  --duration S       how long to watch (default 10)\n"
+	"  --min-age S        only allocations at least S seconds old at the end\n"
+	"                     (default 1: younger ones are likely still in use)\n"
+	"  -n, --top N        call sites shown (default 20)\n"
+	"  --json             print the JSON report (memtrace-report(1) schema)\n"
+	"  -o, --output FILE  also write a recording of every event\n"
+	"  -h, --help         show this help\n";
+
+struct ranked {
+	struct mt_process *p;
+	uint32_t site;
+};
+
+static int by_leak(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+	uint64_t bx = x->p->col.sites[x->site].live_bytes, by = y->p->col.sites[y->site].live_bytes;
+	return bx == by ? 0 : bx > by ? -1 : 1;
+}
+
+static void print_text(struct mt_recording *snap, long top, double duration, double min_age)
+{
+	size_t n = 0, cap = 0;
+	struct ranked *v = NULL;
+	uint64_t total = 0;
+	for (size_t i = 0; i < snap->nprocs; i++) {
+		struct mt_process *p = snap->procs[i];
+		for (uint32_t s = 0; s < p->col.nsites; s++)
+			if (p->col.sites[s].live_count) {
+				mt_grow(&v, &cap, n, sizeof *v);
+				v[n++] = (struct ranked){p, s};
+				total += p->col.sites[s].live_bytes;
+			}
+	}
+	qsort(v, n, sizeof *v, by_leak);
+	char a[32], b[32];
+	printf("memtrace sweep: %.0f s, %zu process%s with outstanding allocations older than %.1f s: %s\n",
+	       duration, snap->nprocs, snap->nprocs == 1 ? "" : "es", min_age, mt_fmt_bytes(total, a));
+	struct mt_frame fr[256];
+	for (size_t i = 0; i < n && (long)i < top; i++) {
+		struct mt_process *p = v[i].p;
+		const struct mt_site_stats *st = &p->col.sites[v[i].site];
+		printf("\n%s in %s blocks, pid %u (%s):\n", mt_fmt_bytes(st->live_bytes, a),
+		       mt_fmt_count(st->live_count, b), p->pid, p->exe ? p->exe : "?");
+		struct mt_symbolizer *sym = mt_process_symbolizer(p);
+		int k = mt_site_frames(p, sym, v[i].site, fr, 256);
+		for (int j = 0; j < k && j < 8; j++) {
+			if (fr[j].function)
+				printf("    %s", fr[j].function);
+			else
+				printf("    0x%llx", (unsigned long long)fr[j].address);
+			if (fr[j].file)
+				printf(" [%s:%d]", fr[j].file, fr[j].line);
+			else if (fr[j].module)
+				printf(" (%s)", fr[j].module);
+			putchar('\n');
+		}
+		mt_sym_free(sym);
+	}
+	if ((long)n > top)
+		printf("\n... and %zu more call sites (use -n)\n", n - (size_t)top);
+	free(v);
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+	double duration = 10, min_age = 1;
+	long top = 20;
+	int json = 0;
+	const char *output = NULL, *val;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage_text, stdout);
+			return MT_EXIT_OK;
+		} else if (!strcmp(a, "--duration") || mt_opt(a, "duration", &val)) {
+			if (!strcmp(a, "--duration"))
+				val = ++i < argc ? argv[i] : NULL;
+			if (mt_parse_seconds(val, &duration) || duration <= 0)
+				return mt_usage_error("sweep", "--duration needs a positive number of seconds");
+		} else if (!strcmp(a, "--min-age") || mt_opt(a, "min-age", &val)) {
+			if (!strcmp(a, "--min-age"))
+				val = ++i < argc ? argv[i] : NULL;
+			if (mt_parse_seconds(val, &min_age))
+				return mt_usage_error("sweep", "--min-age needs seconds");
+		} else if (!strcmp(a, "-n") || !strcmp(a, "--top") || mt_opt(a, "top", &val)) {
+			if (a[1] == 'n' || !strcmp(a, "--top"))
+				val = ++i < argc ? argv[i] : NULL;
+			uint64_t n;
+			if (!val || mt_parse_u64(val, &n) || n == 0 || n > 1000000)
+				return mt_usage_error("sweep", "-n needs a positive number of call sites");
+			top = (long)n;
+		} else if (!strcmp(a, "--json")) {
+			json = 1;
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output") || mt_opt(a, "output", &val)) {
+			if (a[1] == 'o' || !strcmp(a, "--output"))
+				val = ++i < argc ? argv[i] : NULL;
+			if (!val || !*val)
+				return mt_usage_error("sweep", "-o needs a file name");
+			output = val;
+		} else {
+			return mt_usage_error("sweep", "unknown option '%s'", a);
+		}
+	}
+	char err[512];
+	struct mt_bpf_opts bo = {.events = output != NULL};
+	struct mt_bpf *b;
+	if (mt_bpf_open(&b, &bo, err, sizeof err) < 0) {
+		mt_error("cannot sweep: %s", err);
+		return MT_EXIT_RUNTIME;
+	}
+	if (mt_bpf_trace_all(b, err, sizeof err) < 0) {
+		mt_error("%s", err);
+		mt_bpf_close(b);
+		return MT_EXIT_RUNTIME;
+	}
+	struct mt_recorder *rec = NULL;
+	struct mt_bpf_streams *streams = NULL;
+	if (output) {
+		rec = mt_recorder_open(output, 0, err, sizeof err);
+		if (!rec) {
+			mt_error("%s", err);
+			mt_bpf_close(b);
+			return MT_EXIT_RUNTIME;
+		}
+		streams = mt_bpf_streams_new(rec);
+	}
+	mt_catch_stop_signals();
+	struct mt_watch *live = mt_watch_new(b);
+	int progress = isatty(2);
+	uint64_t t0 = mt_now_ns(), next_scan = t0;
+	double elapsed = 0;
+	while (!mt_stop && elapsed < duration) {
+		mt_bpf_poll(b, 20, streams ? mt_bpf_streams_event : mt_bpf_ignore_event, streams);
+		if (streams)
+			mt_bpf_streams_flush(streams);
+		uint64_t now = mt_now_ns();
+		elapsed = (double)(now - t0) / 1e9;
+		if (now >= next_scan) {
+			next_scan = now + 1000000000ull;
+			mt_bpf_rescan(b);
+			mt_watch_refresh(live);
+			if (streams)
+				mt_bpf_streams_rescan(streams);
+			if (progress)
+				fprintf(stderr, "\rmemtrace: sweeping: %.0f of %.0f s", elapsed, duration);
+		}
+	}
+	if (progress)
+		fprintf(stderr, "\r\033[K");
+	mt_bpf_poll(b, 0, streams ? mt_bpf_streams_event : mt_bpf_ignore_event, streams);
+	mt_watch_refresh(live);
+	struct mt_recording snap;
+	mt_watch_snapshot(live, (uint64_t)(min_age * 1e9), &snap);
+	for (size_t i = 0; i < snap.nprocs; i++)
+		snap.procs[i]->end_ts = (uint64_t)(elapsed * 1e9);
+	if (json) {
+		struct mt_report_opts ro = {MT_VIEW_LEAKS, 1, 0.5, top, -1};
+		mt_report_json(stdout, &snap, &ro);
+	} else {
+		print_text(&snap, top, elapsed, min_age);
+	}
+	mt_recording_free(&snap);
+	int rc = MT_EXIT_OK;
+	if (streams) {
+		mt_bpf_streams_end(streams, b, 0, 0, 0);
+		mt_bpf_streams_free(streams);
+		if (mt_recorder_close(rec) < 0)
+			rc = MT_EXIT_RUNTIME;
+		else
+			mt_note("recording written to %s", output);
+	}
+	mt_watch_free(live);
+	mt_bpf_close(b);
+	return rc;
+}

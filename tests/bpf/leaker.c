@@ -1,0 +1,57 @@
+/*
+ * leaker.c - a long-running program for attach and sweep.
+ *
+ * Every 50 ms, leaky_round() allocates 100 blocks of 100 bytes, checks and
+ * frees 90 of them and leaks 10 (other_leak() does the same when the program
+ * is started with an argument, so that two leakers differ).  It prints
+ * "ready", then "round N ok" after every round whose blocks held what was
+ * written in them: a probe that corrupted memory or registers would show.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static void *volatile sink;
+
+static int round_of(int salt, void *(*alloc)(size_t))
+{
+	char *b[100];
+	for (int i = 0; i < 100; i++) {
+		b[i] = alloc(100);
+		memset(b[i], (i + salt) & 0xff, 100);
+	}
+	int ok = 1;
+	for (int i = 0; i < 100; i++)
+		for (int k = 0; k < 100; k++)
+			ok &= (unsigned char)b[i][k] == ((i + salt) & 0xff);
+	for (int i = 10; i < 100; i++)
+		free(b[i]);
+	for (int i = 0; i < 10; i++)
+		sink = b[i];
+	return ok;
+}
+
+NOINLINE static void *leaky_alloc(size_t n) { return malloc(n); }
+NOINLINE static void *other_alloc(size_t n) { return malloc(n); }
+NOINLINE static int leaky_round(int salt) { return round_of(salt, leaky_alloc); }
+NOINLINE static int other_leak(int salt) { return round_of(salt, other_alloc); }
+
+int main(int argc, char **argv)
+{
+	int sleeper = argc > 1 && !strcmp(argv[1], "sleep");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("ready pid=%d\n", (int)getpid());
+	for (int n = 1; !sleeper; n++) {
+		int ok = argc > 1 ? other_leak(n) : leaky_round(n);
+		printf("round %d %s\n", n, ok ? "ok" : "CORRUPT");
+		struct timespec ts = {0, 50000000};
+		nanosleep(&ts, NULL);
+	}
+	pause();
+	return 0;
+}
