@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,11 +109,76 @@ static struct mtb_attach *att_find(struct mt_bpf *b, uint32_t obj, pid_t pid)
 	return NULL;
 }
 
-static void att_destroy(struct mtb_attach *a)
+/* Destroying a uprobe link waits for an RCU grace period, about 100 ms
+ * here: one after the other, the 19 links of one libc took two seconds to
+ * detach.  From parallel threads the waits overlap. */
+struct destroy_job {
+	struct bpf_link **links;
+	size_t n;
+	size_t next; /* taken atomically */
+};
+
+static void *destroy_worker(void *arg)
 {
-	/* Entries were attached last: they go first. */
-	while (a->nlinks)
-		bpf_link__destroy(a->links[--a->nlinks]);
+	struct destroy_job *j = arg;
+
+	for (;;) {
+		size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+		if (i >= j->n)
+			return NULL;
+		bpf_link__destroy(j->links[i]);
+	}
+}
+
+static void destroy_links(struct bpf_link **links, size_t n)
+{
+	struct destroy_job j = { .links = links, .n = n };
+	pthread_t t[32];
+	size_t nt = 0;
+
+	while (n > 1 && nt < n && nt < sizeof(t) / sizeof(t[0]) &&
+	       pthread_create(&t[nt], NULL, destroy_worker, &j) == 0)
+		nt++;
+	destroy_worker(&j); /* this thread helps, or does it all */
+	for (size_t i = 0; i < nt; i++)
+		pthread_join(t[i], NULL);
+}
+
+/* Detaches the attachments for which KEEP() is false (all if KEEP is NULL):
+ * entry probes first, then the return probes, so that no call that was
+ * seen entering goes without its return. */
+static void detach_where(struct mt_bpf *b, int (*drop)(const struct mtb_attach *a, pid_t pid), pid_t pid)
+{
+	struct bpf_link **links = NULL;
+	size_t n = 0, cap = 0, j = 0;
+
+	for (int phase = 0; phase < 2; phase++) {
+		n = 0;
+		for (size_t i = 0; i < b->natts; i++) {
+			struct mtb_attach *a = &b->atts[i];
+			if (drop && !drop(a, pid))
+				continue;
+			unsigned k = phase ? a->nret : a->nentry;
+			links = mtb_grow(links, &cap, n + k, sizeof(*links));
+			memcpy(links + n, phase ? a->ret : a->entry, k * sizeof(*links));
+			n += k;
+			if (phase)
+				a->nret = 0;
+			else
+				a->nentry = 0;
+		}
+		destroy_links(links, n);
+	}
+	free(links);
+	for (size_t i = 0; i < b->natts; i++)
+		if (!(drop ? drop(&b->atts[i], pid) : 1))
+			b->atts[j++] = b->atts[i];
+	b->natts = j;
+}
+
+static int of_pid(const struct mtb_attach *a, pid_t pid)
+{
+	return a->pid == pid;
 }
 
 /* Probes object OBJ, opened by the kernel as PATH, for process PID (-1:
@@ -141,11 +207,15 @@ static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *
 				else
 					snprintf(err, errlen, "cannot attach uprobes to %s in process %d: %s",
 						 o->path, (int)pid, strerror(e));
-				att_destroy(&a);
+				destroy_links(a.entry, a.nentry);
+				destroy_links(a.ret, a.nret);
 				errno = e;
 				return -1;
 			}
-			a.links[a.nlinks++] = l;
+			if (ret)
+				a.ret[a.nret++] = l;
+			else
+				a.entry[a.nentry++] = l;
 		}
 	}
 	b->atts = mtb_grow(b->atts, &b->capatts, b->natts + 1, sizeof(*b->atts));
@@ -155,22 +225,12 @@ static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *
 
 static void detach_pid(struct mt_bpf *b, pid_t pid)
 {
-	size_t j = 0;
-
-	for (size_t i = 0; i < b->natts; i++) {
-		if (b->atts[i].pid == pid)
-			att_destroy(&b->atts[i]);
-		else
-			b->atts[j++] = b->atts[i];
-	}
-	b->natts = j;
+	detach_where(b, of_pid, pid);
 }
 
 void mtb_detach_all(struct mt_bpf *b)
 {
-	for (size_t i = b->natts; i-- > 0;)
-		att_destroy(&b->atts[i]);
-	b->natts = 0;
+	detach_where(b, NULL, 0);
 }
 
 /* ---- processes -------------------------------------------------------- */

@@ -89,8 +89,8 @@ struct mtb_object {
 struct mtb_attach {
 	uint32_t object;
 	pid_t pid;
-	unsigned nlinks;
-	struct bpf_link *links[2 * MTB_FN_COUNT];
+	unsigned nentry, nret;
+	struct bpf_link *entry[MTB_FN_COUNT], *ret[MTB_FN_COUNT];
 };
 
 /* A process traced by pid. */
