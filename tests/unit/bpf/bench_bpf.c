@@ -39,7 +39,7 @@ static double run(const char *gt, const char *pairs, const char *mode, int trace
 		exit(1);
 	}
 	bt_go(&c);
-	/* its stdin: the go line */
+	bt_write_input(&c, "go\n");
 	while (!bt_reap(&c, 0)) {
 		if (trace == 1)
 			mt_bpf_poll(b, 10, ignore, events);

@@ -43,10 +43,10 @@ struct mt_bpf *bt_open(const struct mt_bpf_opts *o)
 
 void bt_spawn(struct bt_child *c, char *const argv[])
 {
-	int go[2], out[2];
+	int go[2], out[2], in[2];
 
 	memset(c, 0, sizeof(*c));
-	if (pipe2(go, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
+	if (pipe2(go, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(in, O_CLOEXEC)) {
 		perror("pipe");
 		exit(1);
 	}
@@ -59,14 +59,18 @@ void bt_spawn(struct bt_child *c, char *const argv[])
 		char ch;
 		close(go[1]);
 		close(out[0]);
+		close(in[1]);
 		if (read(go[0], &ch, 1) != 1)
 			_exit(126);
 		dup2(out[1], 1);
+		dup2(in[0], 0);
 		execv(argv[0], argv);
 		_exit(127);
 	}
 	close(go[0]);
 	close(out[1]);
+	close(in[0]);
+	c->in = in[1];
 	c->go = go[1];
 	c->out = out[0];
 	fcntl(c->out, F_SETFL, O_NONBLOCK);
@@ -78,6 +82,19 @@ void bt_go(struct bt_child *c)
 		perror("write");
 	close(c->go);
 	c->go = -1;
+}
+
+void bt_write_input(struct bt_child *c, const char *s)
+{
+	if (c->in < 0 || write(c->in, s, strlen(s)) != (ssize_t)strlen(s))
+		perror("write to child");
+}
+
+void bt_close_input(struct bt_child *c)
+{
+	if (c->in >= 0)
+		close(c->in);
+	c->in = -1;
 }
 
 int bt_read_output(struct bt_child *c)

@@ -43,11 +43,12 @@ void bt_require_bpf(void);
 /* mt_bpf_open or die (exit 1). */
 struct mt_bpf *bt_open(const struct mt_bpf_opts *o);
 
-/* A child that waits until bt_go, then execs ARGV[0] with its stdout on a
- * pipe (bt_read_output). */
+/* A child that waits until bt_go, then execs ARGV[0] with its stdin and
+ * stdout on pipes (bt_read_output, bt_write_input). */
 struct bt_child {
 	pid_t pid;
 	int go;    /* write end: one byte lets it exec */
+	int in;    /* write end of its stdin (-1 once closed) */
 	int out;   /* read end of its stdout */
 	char *buf; /* what it wrote so far */
 	size_t len, cap;
@@ -56,6 +57,8 @@ struct bt_child {
 };
 void bt_spawn(struct bt_child *c, char *const argv[]);
 void bt_go(struct bt_child *c);
+void bt_write_input(struct bt_child *c, const char *s);
+void bt_close_input(struct bt_child *c);
 /* Reads what is there of its output without blocking; 1 if EOF. */
 int bt_read_output(struct bt_child *c);
 /* Reaps it if it exited; 1 if it has. */

@@ -1,0 +1,161 @@
+/*
+ * test_errors.c - every failure says why in one line: mt_bpf_trace_pid on a
+ * pid that does not exist, on memtrace itself, on a static program without
+ * symbols; mt_bpf_trace_exec of such a program and of a missing file;
+ * mt_bpf_open without privileges (a child that dropped to uid 65534, and one
+ * that kept only CAP_BPF); the support checks against fake /proc and /sys
+ * trees (old kernel, no BTF, no uprobes).
+ *
+ * Usage: test-bpf-errors GT_STATIC_STRIPPED
+ */
+#include "bpf_test.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bpf_capture_int.h"
+
+static void expect(int ret, const char *err, const char *want, const char *what)
+{
+	CHECK(ret == -1, "%s: returned %d", what, ret);
+	CHECK(strstr(err, want) != NULL, "%s: \"%s\" does not say \"%s\"", what, err, want);
+	CHECK(err[0] && !strchr(err, '\n'), "%s: not one line: \"%s\"", what, err);
+	printf("%-40s %s\n", what, err);
+}
+
+/* mt_bpf_open in a child after DROP(); its error line comes back. */
+static void open_dropped(void (*drop)(void), const char *want, const char *what)
+{
+	int p[2];
+	char err[512] = "";
+
+	if (pipe(p))
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct mt_bpf *b;
+		char e[512] = "";
+		close(p[0]);
+		drop();
+		int r = mt_bpf_open(&b, NULL, e, sizeof(e));
+		if (r == 0)
+			snprintf(e, sizeof(e), "(opened)");
+		if (write(p[1], e, strlen(e)) < 0)
+			_exit(1);
+		_exit(r == 0 ? 3 : 0);
+	}
+	close(p[1]);
+	ssize_t n = read(p[0], err, sizeof(err) - 1);
+	err[n > 0 ? n : 0] = 0;
+	close(p[0]);
+	int st;
+	waitpid(pid, &st, 0);
+	expect(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? -1 : 0, err, want, what);
+}
+
+static void drop_to_nobody(void)
+{
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		_exit(2);
+}
+
+static void keep_cap_bpf_only(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { { 0 } };
+	d[1].effective = d[1].permitted = 1u << (39 - 32); /* CAP_BPF */
+	if (syscall(SYS_capset, &h, d))
+		_exit(2);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void fake_roots(void)
+{
+	char root[] = "/tmp/memtrace-bpf-root-XXXXXX", p[256], err[512];
+
+	if (!mkdtemp(root))
+		return;
+	snprintf(p, sizeof(p), "mkdir -p %s/proc/sys/kernel %s/sys/kernel/btf %s/sys/bus/event_source/devices",
+		 root, root, root);
+	if (system(p))
+		return;
+	snprintf(p, sizeof(p), "%s/proc/sys/kernel/osrelease", root);
+	write_file(p, "5.4.0-42-generic\n");
+	expect(mtb_check_support(root, err, sizeof(err)), err, "kernel 5.4.0-42-generic is too old", "old kernel");
+	write_file(p, "6.1.0\n");
+	expect(mtb_check_support(root, err, sizeof(err)), err, "no BTF", "no BTF");
+	snprintf(p, sizeof(p), "%s/sys/kernel/btf/vmlinux", root);
+	write_file(p, "");
+	expect(mtb_check_support(root, err, sizeof(err)), err, "no uprobes", "no uprobes");
+	snprintf(p, sizeof(p), "%s/sys/bus/event_source/devices/uprobe", root);
+	mkdir(p, 0755);
+	CHECK(mtb_check_support(root, err, sizeof(err)) == 0, "fake root with everything: %s", err);
+	snprintf(p, sizeof(p), "rm -rf %s", root);
+	if (system(p))
+		return;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s GT_STATIC_STRIPPED\n", argv[0]);
+		return 2;
+	}
+	const char *stat_exe = argv[1];
+	struct mt_bpf *b = bt_open(NULL);
+	char err[512];
+
+	/* A pid that is not there: the highest one, after checking. */
+	pid_t nopid = 4194303;
+	while (kill(nopid, 0) == 0 || errno != ESRCH)
+		nopid--;
+	char want[64];
+	snprintf(want, sizeof(want), "no such process: %d", nopid);
+	expect(mt_bpf_trace_pid(b, nopid, err, sizeof(err)), err, want, "trace_pid(no such pid)");
+	expect(mt_bpf_trace_pid(b, getpid(), err, sizeof(err)), err, "memtrace itself", "trace_pid(self)");
+
+	struct bt_child c;
+	char *cargv[] = { (char *)stat_exe, NULL };
+	bt_spawn(&c, cargv);
+	bt_go(&c);
+	CHECK(bt_wait_output(&c, "ready\n", 5000), "static program did not start");
+	snprintf(want, sizeof(want), "process %d maps no allocator", c.pid);
+	expect(mt_bpf_trace_pid(b, c.pid, err, sizeof(err)), err, want, "trace_pid(static, stripped)");
+	CHECK(strstr(err, "(statically linked without symbols?)") != NULL, "%s", err);
+	bt_close_input(&c);
+	bt_reap(&c, 1);
+	free(c.buf);
+
+	bt_spawn(&c, cargv);
+	expect(mt_bpf_trace_exec(b, c.pid, stat_exe, err, sizeof(err)), err, "defines no allocator",
+	       "trace_exec(static, stripped)");
+	expect(mt_bpf_trace_exec(b, c.pid, "/nonexistent/program", err, sizeof(err)), err,
+	       "cannot open /nonexistent/program: No such file or directory", "trace_exec(missing file)");
+	bt_go(&c);
+	bt_close_input(&c);
+	bt_reap(&c, 1);
+	free(c.buf);
+	mt_bpf_close(b);
+
+	open_dropped(drop_to_nobody, "needs root, or CAP_BPF and CAP_PERFMON (uid 65534 has neither)",
+		     "open as uid 65534");
+	open_dropped(keep_cap_bpf_only, "(uid 0 has CAP_BPF only)", "open with CAP_BPF only");
+	fake_roots();
+	return failures ? 1 : 0;
+}
