@@ -253,6 +253,49 @@ static __always_inline void emit(__u32 type, __u32 fn, __u32 object, __u64 pid_t
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
+/* Argument I (0..2) of the call, from where the loader said it is.  Read
+ * through bpf_probe_read_kernel: clang turns a switch of plain ctx loads
+ * into one load at a computed offset, which the verifier refuses. */
+#define REG(f)                                                             \
+	do {                                                               \
+		bpf_probe_read_kernel(&v, sizeof(v), &ctx->f);             \
+		return v;                                                  \
+	} while (0)
+
+static __always_inline __u64 reg_by_number(struct pt_regs *ctx, __u32 r)
+{
+	__u64 v = 0;
+
+#if defined(__TARGET_ARCH_x86)
+	switch (r) {
+	case 0: REG(ax);
+	case 1: REG(cx);
+	case 2: REG(dx);
+	case 3: REG(bx);
+	case 5: REG(bp);
+	case 6: REG(si);
+	case 7: REG(di);
+	case 8: REG(r8);
+	case 9: REG(r9);
+	case 10: REG(r10);
+	case 11: REG(r11);
+	case 12: REG(r12);
+	case 13: REG(r13);
+	case 14: REG(r14);
+	case 15: REG(r15);
+	}
+#endif
+	return v;
+}
+#undef REG
+
+static __always_inline __u64 arg(struct pt_regs *ctx, __u64 cookie, int i)
+{
+	if (cookie & MTB_COOKIE_ARGREGS)
+		return reg_by_number(ctx, MTB_COOKIE_REG(cookie, i));
+	return i == 0 ? PT_REGS_PARM1(ctx) : i == 1 ? PT_REGS_PARM2(ctx) : PT_REGS_PARM3(ctx);
+}
+
 static __always_inline __u64 mul_or_max(__u64 a, __u64 b)
 {
 	if (!b)
@@ -276,7 +319,8 @@ int mt_entry(struct pt_regs *ctx)
 	if (!is_traced(tgid))
 		return 0;
 
-	__u32 fn = MTB_COOKIE_FN(bpf_get_attach_cookie(ctx));
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 fn = MTB_COOKIE_FN(cookie);
 	__u64 sp = PT_REGS_SP(ctx);
 	__u64 now = bpf_ktime_get_ns();
 
@@ -284,7 +328,7 @@ int mt_entry(struct pt_regs *ctx)
 		return 0;
 
 	struct mtb_pending p = { .sp = sp, .ts = now, .tgid = tgid };
-	__u64 a1 = PT_REGS_PARM1(ctx), a2 = PT_REGS_PARM2(ctx), a3 = PT_REGS_PARM3(ctx);
+	__u64 a1 = arg(ctx, cookie, 0), a2 = arg(ctx, cookie, 1), a3 = arg(ctx, cookie, 2);
 
 	/* a0, a1 per function: size (malloc, valloc, pvalloc, aligned_alloc,
 	 * memalign, calloc: the product); old block and size (realloc,
@@ -537,7 +581,8 @@ int mt_free(struct pt_regs *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	__u64 ptr = PT_REGS_PARM1(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 ptr = arg(ctx, cookie, 0);
 
 	if (!ptr || !is_traced(tgid))
 		return 0;
@@ -549,7 +594,7 @@ int mt_free(struct pt_regs *ctx)
 
 	struct mtb_live old;
 
-	__u32 object = MTB_COOKIE_OBJECT(bpf_get_attach_cookie(ctx));
+	__u32 object = MTB_COOKIE_OBJECT(cookie);
 
 	if (live_take(tgid, ptr, &old)) {
 		site_release(tgid, old.size, old.kstack, old.ts, now);

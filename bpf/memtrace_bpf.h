@@ -28,11 +28,18 @@
 #define MTB_FN_FREE 9
 #define MTB_FN_COUNT 10
 
-/* A probe's BPF cookie: the allocator object's index in the loader's table
- * above the function id. */
-#define MTB_COOKIE(object, fn) (((__u64)(object) << 8) | (fn))
+/* A probe's BPF cookie: bits 0-7 the function id, 8-31 the allocator
+ * object's index in the loader's table; with MTB_COOKIE_ARGREGS, bits
+ * 32-43 say in which registers (x86-64 numbering: 0 %rax ... 7 %rdi, 8 %r8
+ * ... 15 %r15) the first three arguments are at the probe, which the loader
+ * may have put past the function's first instructions (bpf_capture_place.c). */
+#define MTB_COOKIE(object, fn) ((((__u64)(object) & 0xffffff) << 8) | (fn))
 #define MTB_COOKIE_FN(c) ((__u32)((c) & 0xff))
-#define MTB_COOKIE_OBJECT(c) ((__u32)((c) >> 8))
+#define MTB_COOKIE_OBJECT(c) ((__u32)(((c) >> 8) & 0xffffff))
+#define MTB_COOKIE_ARGREGS (1ull << 44)
+#define MTB_COOKIE_REGS(r0, r1, r2) \
+	(MTB_COOKIE_ARGREGS | ((__u64)(r0) << 32) | ((__u64)(r1) << 36) | ((__u64)(r2) << 40))
+#define MTB_COOKIE_REG(c, i) ((__u32)(((c) >> (32 + 4 * (i))) & 15))
 
 /* Record types of the ring buffer: the values of enum mt_rec_type. */
 #define MTB_REC_ALLOC 1

@@ -1,31 +1,9 @@
 /*
- * bpf_capture_elf.c - which allocator functions an ELF object defines, and
- * the exact place each one is probed.
- *
- * A uprobe replaces an instruction with a breakpoint.  When the breakpoint
- * is hit the kernel runs our BPF program and then has to execute the
- * original instruction: a few (push of a register, jumps, calls) it emulates
- * in a fraction of a microsecond; anything else it single-steps out of line,
- * which costs about ten times more in a virtual machine (design.md:
- * 0.9 us against 10 us).  glibc 2.36 starts free with `test %rdi,%rdi` and
- * posix_memalign, aligned_alloc, valloc and pvalloc with
- * `cmpb $0,...(%rip)`, all single-stepped.  So the probe goes past such
- * leading instructions when that is provably harmless:
- *
- * - only instructions of a small table are stepped over, each of which
- *   changes at most the flags and %rax: never an argument register (rdi,
- *   rsi, rdx, rcx, r8, r9) nor %rsp, so that at the probe the arguments are
- *   the caller's and the return address is still at (%rsp), which the
- *   return probe needs;
- * - the instruction the probe lands on must be one the kernel emulates;
- * - for free only (NULL_ARG_EXITS), `test %rdi,%rdi; je` is stepped over
- *   too: the jump is taken only by free(NULL), which frees nothing;
- * - no direct jump or call anywhere in the object's code may land on the
- *   chosen place (it would run the probe a second time or with other
- *   registers); if one does, the next earlier candidate is used.
- *
- * Anything else is probed at its first instruction.  Other architectures
- * are always probed at the entry.
+ * bpf_capture_elf.c - which allocator functions an ELF object defines (its
+ * dynamic symbols, or .symtab for a static executable), at which file
+ * offsets, where each probe goes (bpf_capture_place.c chooses, this file
+ * checks that no direct jump lands between a function's entry and its
+ * probe), and what a dynamically linked program will load (DT_NEEDED).
  */
 #include "bpf_capture_int.h"
 
@@ -40,129 +18,22 @@ const char *const mtb_fn_symbol[MTB_FN_COUNT] = {
 	"aligned_alloc", "memalign", "valloc", "pvalloc", "free",
 };
 
-#define MAX_PLACES 4
+#define MAX_PLACES 6
+
+/* Arguments of each function (SysV: %rdi, %rsi, %rdx). */
+static const unsigned fn_nargs[MTB_FN_COUNT] = { 1, 2, 2, 3, 3, 2, 2, 1, 1, 1 };
 
 #if defined(__x86_64__)
-
 static int32_t le32(const uint8_t *p)
 {
 	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 			 (uint32_t)p[3] << 24);
 }
 
-/* Length of the instruction at P if the kernel emulates it instead of
- * single-stepping it (arch/x86/kernel/uprobes.c: push of a register,
- * relative jumps, conditional jumps and calls); 0 otherwise. */
-static unsigned x86_emulated(const uint8_t *p, size_t n)
-{
-	if (n >= 1 && p[0] >= 0x50 && p[0] <= 0x57)
-		return 1; /* push %rax..%rdi */
-	if (n >= 2 && p[0] == 0x41 && p[1] >= 0x50 && p[1] <= 0x57)
-		return 2; /* push %r8..%r15 */
-	if (n >= 2 && ((p[0] >= 0x70 && p[0] <= 0x7f) || p[0] == 0xeb))
-		return 2; /* jcc rel8, jmp rel8 */
-	if (n >= 5 && (p[0] == 0xe8 || p[0] == 0xe9))
-		return 5; /* call rel32, jmp rel32 */
-	if (n >= 6 && p[0] == 0x0f && p[1] >= 0x80 && p[1] <= 0x8f)
-		return 6; /* jcc rel32 */
-	return 0;
-}
-
-/* Length of the instruction at P if it is in the table of instructions that
- * leave every argument register and %rsp unchanged (flags and %rax only);
- * 0 otherwise.  *TEST_RDI is set for `test %rdi,%rdi`. */
-static unsigned x86_skippable(const uint8_t *p, size_t n, int *test_rdi, const char **name)
-{
-	unsigned i = 0;
-	uint8_t rex = 0;
-
-	*test_rdi = 0;
-	if (n >= 4 && p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa) {
-		*name = "endbr64";
-		return 4;
-	}
-	if (n >= 1 && (p[0] & 0xf0) == 0x40) {
-		rex = p[0];
-		i = 1;
-	}
-	if (n < i + 2)
-		return 0;
-	uint8_t op = p[i], modrm = p[i + 1], mod = modrm >> 6;
-
-	if ((op == 0x84 || op == 0x85) && mod == 3) {
-		/* test reg,reg: flags */
-		*test_rdi = op == 0x85 && rex == 0x48 && modrm == 0xff;
-		*name = "test";
-		return i + 2;
-	}
-	if (op >= 0x38 && op <= 0x3b && mod == 3) {
-		*name = "cmp"; /* cmp reg,reg: flags */
-		return i + 2;
-	}
-	if ((op == 0x80 || op == 0x83) && modrm == 0x3d && n >= i + 7) {
-		*name = "cmp"; /* cmp $imm8,disp32(%rip): flags */
-		return i + 7;
-	}
-	if (op == 0x81 && modrm == 0x3d && n >= i + 10) {
-		*name = "cmp"; /* cmp $imm32,disp32(%rip): flags */
-		return i + 10;
-	}
-	if (op == 0x89 && mod == 3 && (modrm & 7) == 0 && !(rex & 1)) {
-		*name = "mov"; /* mov reg,%eax/%rax: %rax */
-		return i + 2;
-	}
-	return 0;
-}
-
-static unsigned probe_places(const uint8_t *code, size_t n, int null_arg_exits,
-			     unsigned places[MAX_PLACES], char why[MAX_PLACES][48])
-{
-	unsigned off = 0, np = 0, len;
-	int after_test_rdi = 0;
-	char skipped[32] = "";
-
-	for (int step = 0; step < 4 && off < n; step++) {
-		len = x86_emulated(code + off, n - off);
-		if (len) {
-			unsigned next = off + len;
-			int is_jz = code[off] == 0x74 || (code[off] == 0x0f && code[off + 1] == 0x84);
-
-			if (null_arg_exits && after_test_rdi && is_jz && x86_emulated(code + next, n - next)) {
-				places[np] = next;
-				snprintf(why[np++], 48, "+%u past %s, je (NULL)", next, skipped);
-			}
-			places[np] = off;
-			if (off)
-				snprintf(why[np++], 48, "+%u past %s", off, skipped);
-			else
-				snprintf(why[np++], 48, "entry (emulated)");
-			break;
-		}
-		const char *name = "";
-		int test_rdi;
-
-		len = x86_skippable(code + off, n - off, &test_rdi, &name);
-		if (!len)
-			break;
-		after_test_rdi = test_rdi;
-		if (strlen(skipped) + strlen(name) + 2 < sizeof(skipped)) {
-			if (skipped[0])
-				strcat(skipped, ",");
-			strcat(skipped, name);
-		}
-		off += len;
-	}
-	if (np == 0 || places[np - 1] != 0) {
-		places[np] = 0;
-		snprintf(why[np], 48, "entry (single-stepped)");
-		np++;
-	}
-	return np;
-}
-
-/* Does any direct jump or call in the executable segments of E land on one
- * of the N virtual addresses in T?  Sets hit[i].  Byte-wise, not decoded: a
- * false alarm only costs a less good probe place. */
+/* Does any direct jump or call in the executable segments of E land on
+ * one of the addresses T (instruction starts between a function's entry
+ * and its probe place, exclusive and inclusive)?  Sets hit[i].  Byte-wise,
+ * not decoded: a false alarm only costs a less good probe place. */
 static void branch_targets(Elf *e, const uint8_t *file, size_t fsize, const uint64_t *t, int *hit, unsigned n)
 {
 	size_t nph;
@@ -197,25 +68,6 @@ static void branch_targets(Elf *e, const uint8_t *file, size_t fsize, const uint
 		}
 	}
 }
-
-unsigned mtb_probe_skip(const uint8_t *code, size_t n, int null_arg_exits, char *why, size_t whylen)
-{
-	unsigned places[MAX_PLACES];
-	char w[MAX_PLACES][48];
-
-	probe_places(code, n, null_arg_exits, places, w);
-	snprintf(why, whylen, "%s", w[0]);
-	return places[0];
-}
-
-#else /* not x86_64: always the entry */
-
-unsigned mtb_probe_skip(const uint8_t *code, size_t n, int null_arg_exits, char *why, size_t whylen)
-{
-	snprintf(why, whylen, "entry");
-	return 0;
-}
-
 #endif
 
 static int host_machine(void)
@@ -348,58 +200,67 @@ int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
 		goto out;
 	ret = 1;
 
-#if defined(__x86_64__)
 	size_t fsize;
 	const uint8_t *file = (const uint8_t *)elf_rawfile(e, &fsize);
-	unsigned places[MTB_FN_COUNT][MAX_PLACES], nplaces[MTB_FN_COUNT] = { 0 };
-	char why[MTB_FN_COUNT][MAX_PLACES][48];
-	uint64_t targets[MTB_FN_COUNT * MAX_PLACES];
-	int hit[MTB_FN_COUNT * MAX_PLACES] = { 0 };
-	unsigned nt = 0;
-
+	struct mtb_place places[MTB_FN_COUNT][MAX_PLACES];
+	unsigned nplaces[MTB_FN_COUNT] = { 0 };
 	/* For measuring what the chosen places save (bench-bpf). */
 	const char *at_entry = getenv("MEMTRACE_BPF_PROBE_AT_ENTRY");
+	int entry_only = at_entry && *at_entry && strcmp(at_entry, "0");
 
 	for (int f = 0; f < MTB_FN_COUNT; f++) {
 		if (!out->found[f] || out->alias_of[f] >= 0)
 			continue;
-		if (!file || out->offset[f] >= fsize || (at_entry && *at_entry && strcmp(at_entry, "0"))) {
-			snprintf(out->why[f], sizeof(out->why[f]), "entry");
-			continue;
-		}
-		size_t n = fsize - out->offset[f];
+		size_t n = file && out->offset[f] < fsize ? fsize - out->offset[f] : 0;
 
 		if (out->size[f] && n > out->size[f])
 			n = out->size[f]; /* never past the function's end */
-		if (n > 32)
-			n = 32;
-		nplaces[f] = probe_places(file + out->offset[f], n, f == MTB_FN_FREE, places[f], why[f]);
-		for (unsigned k = 0; k < nplaces[f]; k++)
-			targets[nt++] = out->vaddr[f] + places[f][k];
+		if (n > 96)
+			n = 96;
+		nplaces[f] = mtb_probe_places(n ? file + out->offset[f] : NULL, entry_only ? 0 : n, fn_nargs[f],
+					      f == MTB_FN_FREE, places[f], MAX_PLACES);
 	}
-	if (nt)
+#if defined(__x86_64__)
+	/* A jump into the code the probe was moved past would skip the probe
+	 * or reach it with other registers: such places are out. */
+	uint64_t targets[MTB_FN_COUNT * MAX_PLACES * MTB_PLACE_MAX_STEPS];
+	int hit[MTB_FN_COUNT * MAX_PLACES * MTB_PLACE_MAX_STEPS] = { 0 };
+	unsigned first[MTB_FN_COUNT][MAX_PLACES], nt = 0;
+
+	for (int f = 0; f < MTB_FN_COUNT; f++)
+		for (unsigned k = 0; k < nplaces[f]; k++) {
+			first[f][k] = nt;
+			for (unsigned b = 0; b < places[f][k].nbounds; b++)
+				targets[nt++] = out->vaddr[f] + places[f][k].bounds[b];
+		}
+	if (nt && file)
 		branch_targets(e, file, fsize, targets, hit, nt);
-	nt = 0;
+#endif
 	for (int f = 0; f < MTB_FN_COUNT; f++) {
 		unsigned chosen = nplaces[f] ? nplaces[f] - 1 : 0;
 
-		for (unsigned k = 0; k < nplaces[f]; k++)
-			if (places[f][k] == 0 || !hit[nt + k]) {
-				chosen = k;
-				break;
-			}
-		if (nplaces[f]) {
-			out->probe[f] = out->offset[f] + places[f][chosen];
-			snprintf(out->why[f], sizeof(out->why[f]), "%s%s", why[f][chosen],
-				 chosen ? " (jump target further)" : "");
-		}
-		nt += nplaces[f];
-	}
-#else
-	for (int f = 0; f < MTB_FN_COUNT; f++)
-		if (out->found[f])
-			snprintf(out->why[f], sizeof(out->why[f]), "entry");
+		for (unsigned k = 0; k < nplaces[f]; k++) {
+#if defined(__x86_64__)
+			int jumped_into = 0;
+			for (unsigned b = 0; b < places[f][k].nbounds; b++)
+				jumped_into |= hit[first[f][k] + b];
+			if (jumped_into)
+				continue;
 #endif
+			chosen = k;
+			break;
+		}
+		if (nplaces[f]) {
+			const struct mtb_place *pl = &places[f][chosen];
+
+			out->probe[f] = out->offset[f] + pl->off;
+			memcpy(out->argreg[f], pl->argreg, 3);
+			out->moved[f] = pl->argreg[0] != 7 || (fn_nargs[f] > 1 && pl->argreg[1] != 6) ||
+					(fn_nargs[f] > 2 && pl->argreg[2] != 2);
+			snprintf(out->why[f], sizeof(out->why[f]), "%s%s", pl->why,
+				 chosen ? " (a jump lands further)" : "");
+		}
+	}
 out:
 	elf_end(e);
 	return ret;

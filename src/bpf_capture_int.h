@@ -24,6 +24,8 @@ struct mtb_elf_syms {
 	uint64_t size[MTB_FN_COUNT];
 	uint64_t offset[MTB_FN_COUNT]; /* file offset of the symbol */
 	uint64_t probe[MTB_FN_COUNT];  /* file offset of the probe */
+	uint8_t argreg[MTB_FN_COUNT][3]; /* where the arguments are there */
+	int moved[MTB_FN_COUNT];       /* argreg is not the calling convention's */
 	/* Another function at the same address (glibc's memalign is
 	 * aligned_alloc): probed once, as the lower id; -1 if none. */
 	int alias_of[MTB_FN_COUNT];
@@ -50,13 +52,40 @@ struct mtb_elf_deps {
 };
 int mtb_elf_deps(int fd, struct mtb_elf_deps *out);
 
-/* Where to probe a function whose first bytes are CODE (N of them, at file
- * offset 0 of the function): the offset past instructions that a uprobe
- * would have to single-step, when they leave the argument registers and the
- * stack pointer as they were and the next one is one the kernel emulates.
- * NULL_ARG_EXITS: a NULL first argument makes the call do nothing (free), so
- * "test %rdi,%rdi; je" may be stepped over too.  WHY gets a short reason. */
-unsigned mtb_probe_skip(const uint8_t *code, size_t n, int null_arg_exits, char *why, size_t whylen);
+/* ---- bpf_capture_place.c ---------------------------------------------- */
+
+/* One x86-64 instruction, as far as placing a probe needs. */
+struct mtb_x86_insn {
+	unsigned len;
+	unsigned emulated : 1; /* the kernel emulates it at a uprobe */
+	unsigned jz : 1;       /* je/jz */
+	unsigned stop : 1;     /* changes %rsp or writes memory through it */
+	int test_reg;          /* `test %r,%r` of one register: r; else -1 */
+	uint16_t writes;       /* general registers it writes (x86 numbering) */
+	int copy_dst, copy_src;/* a 64-bit register-to-register move; else -1 */
+	const char *name;
+};
+/* Decodes the instruction at P (N bytes there): its length, or 0 if it is
+ * not one of the forms this decoder knows completely. */
+unsigned mtb_x86_decode(const uint8_t *p, size_t n, struct mtb_x86_insn *in);
+
+/* A place for a function's probe: the offset from its entry, and the
+ * registers that hold its first three arguments there. */
+#define MTB_PLACE_MAX_STEPS 24
+struct mtb_place {
+	unsigned off;
+	uint8_t argreg[3];
+	/* instruction starts after the entry, up to and including OFF: where a
+	 * jump from elsewhere must not land */
+	unsigned nbounds;
+	uint16_t bounds[MTB_PLACE_MAX_STEPS];
+	char why[48];
+};
+/* The possible places for a function of NARGS arguments whose code is
+ * CODE[0..N), best first, the entry last; NULL_ARG_EXITS: a NULL first
+ * argument makes the call do nothing (free).  Returns how many (<= MAX). */
+unsigned mtb_probe_places(const uint8_t *code, size_t n, unsigned nargs, int null_arg_exits,
+			  struct mtb_place *out, unsigned max);
 
 /* ---- the handle ------------------------------------------------------- */
 
