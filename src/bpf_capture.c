@@ -63,26 +63,41 @@ static int print_fn(enum libbpf_print_level level, const char *fmt, va_list ap)
 		vfprintf(stderr, fmt, aq);
 		va_end(aq);
 	}
-	char line[1024];
-	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	/* The verifier's log comes in one call: keep its end. */
+	char small[1024], *line = small;
+	va_list aq;
+	va_copy(aq, ap);
+	int n = vsnprintf(small, sizeof(small), fmt, aq);
+	va_end(aq);
 
 	if (n < 0)
 		return 0;
-	if ((size_t)n >= sizeof(line))
-		n = sizeof(line) - 1;
-	if (loglen + n >= sizeof(logbuf)) {
-		/* keep the newer half */
-		size_t keep = sizeof(logbuf) / 2;
+	if ((size_t)n >= sizeof(small)) {
+		line = malloc((size_t)n + 1);
+		if (!line)
+			return 0;
+		vsnprintf(line, (size_t)n + 1, fmt, ap);
+	}
+	const char *tail = line;
+	size_t len = (size_t)n, room = sizeof(logbuf) / 2;
+
+	if (len > room) {
+		tail = line + len - room;
+		len = room;
+	}
+	if (loglen + len >= sizeof(logbuf)) {
+		/* keep the newer part */
+		size_t keep = sizeof(logbuf) - 1 - len;
 		if (loglen > keep) {
 			memmove(logbuf, logbuf + loglen - keep, keep);
 			loglen = keep;
 		}
 	}
-	if (loglen + n < sizeof(logbuf)) {
-		memcpy(logbuf + loglen, line, n);
-		loglen += n;
-		logbuf[loglen] = 0;
-	}
+	memcpy(logbuf + loglen, tail, len);
+	loglen += len;
+	logbuf[loglen] = 0;
+	if (line != small)
+		free(line);
 	return 0;
 }
 
