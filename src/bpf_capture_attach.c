@@ -196,7 +196,12 @@ static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *
 			if (!o->syms.found[f] || o->syms.alias_of[f] >= 0 || (ret && f == MTB_FN_FREE))
 				continue;
 			struct bpf_program *prog = ret ? b->p_return : f == MTB_FN_FREE ? b->p_free : b->p_entry;
-			LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = MTB_COOKIE(obj, f), .retprobe = ret);
+			uint64_t cookie = MTB_COOKIE(obj, f);
+
+			if (!ret && o->syms.moved[f])
+				cookie |= MTB_COOKIE_REGS(o->syms.argreg[f][0], o->syms.argreg[f][1],
+							  o->syms.argreg[f][2]);
+			LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = ret);
 			struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid, path,
 									     o->syms.probe[f], &uo);
 			if (!l) {
@@ -618,7 +623,8 @@ int mt_bpf_trace_exec(struct mt_bpf *b, pid_t pid, const char *exe_path, char *e
 	ret = attach_path(b, exe_path, pid, &found, err, errlen);
 
 	/* The libraries it will load, breadth first, resolved the way ld.so
-	 * does: DT_RPATH (without DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH,
+	 * does: LD_PRELOAD and /etc/ld.so.preload, then DT_NEEDED searched in
+	 * DT_RPATH (without DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH,
 	 * /etc/ld.so.conf, the default directories. */
 	char **queue = NULL, **dirs = NULL;
 	size_t nq = 0, capq = 0, ndirs = 0, capdirs = 0, qi = 0;
@@ -637,6 +643,24 @@ int mt_bpf_trace_exec(struct mt_bpf *b, pid_t pid, const char *exe_path, char *e
 		add_dirs(&dirs, &ndirs, &capdirs, "/lib/aarch64-linux-gnu:/usr/lib/aarch64-linux-gnu", NULL);
 #endif
 		add_dirs(&dirs, &ndirs, &capdirs, "/lib64:/usr/lib64:/lib:/usr/lib", NULL);
+		/* Preloaded objects first, as ld.so loads them: the child
+		 * inherits our environment; and the system-wide list. */
+		char pre[4096] = "";
+		const char *env = getenv("LD_PRELOAD");
+		FILE *pf = fopen("/etc/ld.so.preload", "re");
+
+		if (env)
+			snprintf(pre, sizeof(pre), "%s ", env);
+		if (pf) {
+			size_t l = strlen(pre);
+			size_t got = fread(pre + l, 1, sizeof(pre) - l - 1, pf);
+			pre[l + got] = 0;
+			fclose(pf);
+		}
+		for (char *save = NULL, *t = strtok_r(pre, " :\t\n", &save); t; t = strtok_r(NULL, " :\t\n", &save)) {
+			queue = mtb_grow(queue, &capq, nq + 1, sizeof(char *));
+			queue[nq++] = strdup(t);
+		}
 		for (unsigned i = 0; i < deps->nneeded; i++) {
 			queue = mtb_grow(queue, &capq, nq + 1, sizeof(char *));
 			queue[nq++] = strdup(deps->needed[i]);
