@@ -87,6 +87,7 @@ int main(int argc, char **argv)
 		}
 	printf("%s/free pairs: native %.0f ns, events mode %.0f ns (+%.0f), aggregation mode %.0f ns (+%.0f)%s\n",
 	       mode, best[0], best[1], best[1] - best[0], best[2], best[2] - best[0],
-	       getenv("MEMTRACE_BPF_PROBE_AT_ENTRY") ? " [probes at entry]" : "");
+	       getenv("MEMTRACE_BPF_PROBE_AT_ENTRY") && strcmp(getenv("MEMTRACE_BPF_PROBE_AT_ENTRY"), "0")
+		       ? " [probes at entry]" : "");
 	return 0;
 }
