@@ -514,8 +514,12 @@ static int on_record(void *ctx, void *data, size_t len)
 int mt_bpf_poll(struct mt_bpf *b, int timeout_ms, mt_bpf_event_fn fn, void *ctx)
 {
 	if (!b->o.events) {
-		errno = EINVAL;
-		return -1;
+		/* Aggregation mode has no events: only the wait. */
+		if (timeout_ms > 0) {
+			struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000 };
+			nanosleep(&ts, NULL);
+		}
+		return 0;
 	}
 	if (!b->rb) {
 		b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.rb), on_record, b, NULL);

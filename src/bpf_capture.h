@@ -111,7 +111,8 @@ typedef void (*mt_bpf_event_fn)(void *ctx, const struct mt_bpf_event *ev);
  * rest of the probe): when nothing is waiting this sleeps TIMEOUT_MS (0: not
  * at all; a signal cuts it short) and drains again.  Returns the number of
  * events delivered, or -1 (errno set).  FRAMES stay valid until
- * mt_bpf_close. */
+ * mt_bpf_close.  In aggregation mode it only sleeps and returns 0, so that
+ * one loop serves both modes. */
 int mt_bpf_poll(struct mt_bpf *b, int timeout_ms, mt_bpf_event_fn fn, void *ctx);
 
 /* Path of an allocator object (as the process that mapped it names it). */
