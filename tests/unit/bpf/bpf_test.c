@@ -43,6 +43,11 @@ struct mt_bpf *bt_open(const struct mt_bpf_opts *o)
 
 void bt_spawn(struct bt_child *c, char *const argv[])
 {
+	bt_spawn_hook(c, argv, NULL, NULL);
+}
+
+void bt_spawn_hook(struct bt_child *c, char *const argv[], int (*before_exec)(void *arg), void *arg)
+{
 	int go[2], out[2], in[2];
 
 	memset(c, 0, sizeof(*c));
@@ -64,6 +69,8 @@ void bt_spawn(struct bt_child *c, char *const argv[])
 			_exit(126);
 		dup2(out[1], 1);
 		dup2(in[0], 0);
+		if (before_exec && before_exec(arg))
+			_exit(125);
 		execv(argv[0], argv);
 		_exit(127);
 	}

@@ -56,6 +56,9 @@ struct bt_child {
 	int exited;
 };
 void bt_spawn(struct bt_child *c, char *const argv[]);
+/* The same, calling BEFORE_EXEC(ARG) in the child just before it execs
+ * (it exits 125 if that returns nonzero). */
+void bt_spawn_hook(struct bt_child *c, char *const argv[], int (*before_exec)(void *arg), void *arg);
 void bt_go(struct bt_child *c);
 void bt_write_input(struct bt_child *c, const char *s);
 void bt_close_input(struct bt_child *c);
