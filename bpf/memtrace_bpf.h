@@ -145,7 +145,8 @@ struct mtb_objinfo {
 	__u64 text_lo, text_hi;
 };
 
-/* traced: tgid -> MTB_TRACED or MTB_EXCLUDED. */
+/* traced, excluded: bitmaps of tgids (PID_MAX_LIMIT, 4M, of them). */
+#define MTB_PID_WORDS (4194304 / 64)
 #define MTB_TRACED 1
 #define MTB_EXCLUDED 2
 

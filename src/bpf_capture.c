@@ -433,6 +433,7 @@ int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, siz
 	b->p_return = s->progs.mt_return;
 	b->p_free = s->progs.mt_free;
 	b->fd_traced = bpf_map__fd(s->maps.traced);
+	b->fd_excluded = bpf_map__fd(s->maps.excluded);
 	b->fd_pending = bpf_map__fd(s->maps.pending);
 	b->fd_inflight = bpf_map__fd(s->maps.inflight);
 	b->fd_live = bpf_map__fd(s->maps.live);

@@ -278,14 +278,22 @@ static struct mtb_proc *proc_find(struct mt_bpf *b, pid_t pid)
 	return NULL;
 }
 
+static void set_bit(int fd, pid_t pid, int on)
+{
+	uint32_t w = (uint32_t)pid / 64;
+	uint64_t v = 0, bit = 1ull << ((uint32_t)pid % 64);
+
+	if (w >= MTB_PID_WORDS || bpf_map_lookup_elem(fd, &w, &v))
+		return;
+	v = on ? v | bit : v & ~bit;
+	bpf_map_update_elem(fd, &w, &v, BPF_ANY);
+}
+
+/* V: MTB_TRACED, MTB_EXCLUDED (from trace_all), or 0 (neither). */
 static void set_traced(struct mt_bpf *b, pid_t pid, uint32_t v)
 {
-	uint32_t k = (uint32_t)pid;
-
-	if (v)
-		bpf_map_update_elem(b->fd_traced, &k, &v, BPF_ANY);
-	else
-		bpf_map_delete_elem(b->fd_traced, &k);
+	set_bit(b->fd_traced, pid, v == MTB_TRACED);
+	set_bit(b->fd_excluded, pid, v == MTB_EXCLUDED);
 }
 
 /* Reads /proc/PID/maps; every executable file mapping not seen before is

@@ -141,7 +141,7 @@ struct mt_bpf {
 	struct memtrace_bpf *skel;
 	struct mt_bpf_opts o;
 	struct bpf_program *p_entry, *p_return, *p_free;
-	int fd_traced, fd_pending, fd_inflight, fd_live, fd_sites, fd_stacks, fd_stats, fd_objinfo;
+	int fd_traced, fd_excluded, fd_pending, fd_inflight, fd_live, fd_sites, fd_stacks, fd_stats, fd_objinfo;
 	struct ring_buffer *rb;
 	pid_t self;
 	int all;             /* mt_bpf_trace_all */
