@@ -343,35 +343,35 @@ int mt_entry(struct pt_regs *ctx)
 		return 0;
 
 	struct mtb_pending p = { .sp = sp, .ts = now, .tgid = tgid };
-	__u64 a1 = arg(ctx, cookie, 0), a2 = arg(ctx, cookie, 1), a3 = arg(ctx, cookie, 2);
 
 	/* a0, a1 per function: size (malloc, valloc, pvalloc, aligned_alloc,
 	 * memalign, calloc: the product); old block and size (realloc,
-	 * reallocarray); out-pointer and size (posix_memalign). */
+	 * reallocarray); out-pointer and size (posix_memalign).  Only the
+	 * arguments used are read: from moved registers each is a helper call. */
 	switch (fn) {
 	case MTB_FN_MALLOC:
 	case MTB_FN_VALLOC:
 	case MTB_FN_PVALLOC:
-		p.a0 = a1;
+		p.a0 = arg(ctx, cookie, 0);
 		break;
 	case MTB_FN_CALLOC:
-		p.a0 = mul_or_max(a1, a2);
+		p.a0 = mul_or_max(arg(ctx, cookie, 0), arg(ctx, cookie, 1));
 		break;
 	case MTB_FN_REALLOC:
-		p.a0 = a1;
-		p.a1 = a2;
+		p.a0 = arg(ctx, cookie, 0);
+		p.a1 = arg(ctx, cookie, 1);
 		break;
 	case MTB_FN_REALLOCARRAY:
-		p.a0 = a1;
-		p.a1 = mul_or_max(a2, a3);
+		p.a0 = arg(ctx, cookie, 0);
+		p.a1 = mul_or_max(arg(ctx, cookie, 1), arg(ctx, cookie, 2));
 		break;
 	case MTB_FN_POSIX_MEMALIGN:
-		p.a0 = a1;
-		p.a1 = a3;
+		p.a0 = arg(ctx, cookie, 0);
+		p.a1 = arg(ctx, cookie, 2);
 		break;
 	case MTB_FN_ALIGNED_ALLOC:
 	case MTB_FN_MEMALIGN:
-		p.a0 = a2;
+		p.a0 = arg(ctx, cookie, 1);
 		break;
 	default:
 		return 0;

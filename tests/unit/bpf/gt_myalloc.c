@@ -3,11 +3,15 @@
  * realloc and free, standing in for jemalloc/tcmalloc/mimalloc: an object
  * other than libc that defines malloc.  Its realloc calls its own malloc
  * and free, bound locally (-Bsymbolic-functions), so those inner calls hit
- * the probes too and must not be counted twice.  Bump allocation from a
- * static arena; free only marks the header.
+ * the probes too and must not be counted twice.  Its malloc starts the way
+ * mimalloc's does (x86-64): the size moved from %rdi to %rsi and %rdi
+ * reused, then a compare and a conditional jump; the probe goes on the
+ * jump and must read the size from %rsi.  Bump allocation from a static
+ * arena; free only marks the header.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ARENA (8u << 20)
@@ -19,7 +23,7 @@ struct hdr {
 	size_t freed;
 };
 
-void *malloc(size_t n)
+__attribute__((visibility("hidden"), noinline, used)) void *my_malloc(size_t n)
 {
 	size_t need = (sizeof(struct hdr) + n + 15) & ~(size_t)15;
 
@@ -33,6 +37,27 @@ void *malloc(size_t n)
 	h->freed = 0;
 	return h + 1;
 }
+
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl malloc\n"
+	".type malloc, @function\n"
+	"malloc:\n"
+	"	mov %rdi, %rsi\n"
+	"	mov $0x5a5a, %edi\n"      /* the argument register is reused */
+	"	cmp $0x800000, %rsi\n"
+	"	ja 1f\n"                  /* emulated: the probe lands here */
+	"	mov %rsi, %rdi\n"
+	"	jmp my_malloc\n"
+	"1:	xor %eax, %eax\n"
+	"	ret\n"
+	".size malloc, .-malloc\n");
+#else
+void *malloc(size_t n)
+{
+	return my_malloc(n);
+}
+#endif
 
 void free(void *p)
 {
