@@ -2,7 +2,7 @@
 # tools/bench.sh: what recording costs, memtrace against heaptrack.
 #
 #   tools/bench.sh [-r N] [-w churn,sqlite] [-b BUILD_DIR] [--no-heaptrack]
-#                  [-k] [--raw FILE] [-q]
+#                  [--no-bpf] [-k] [--raw FILE] [-q]
 #
 # Workloads: churn (../shared/bench/churn.c built with gcc -O2: 1M malloc/free
 # pairs) and sqlite (sqlite3 :memory: running tools/sqlite-workload.sh's
@@ -10,6 +10,7 @@
 # drift in the machine's load spreads over all of them alike:
 #   native     CMD
 #   memtrace   memtrace record -q -o F -- CMD
+#   mt-bpf     memtrace record --backend=bpf -q -o F -- CMD   (as root)
 #   heaptrack  heaptrack -o F CMD          (its script waits for its
 #                                           interpreter and compressor, so
 #                                           their time counts)
@@ -25,6 +26,8 @@
 #                   build-bench; build it with
 #                   meson setup build-bench --buildtype=release && ninja -C build-bench)
 #   --no-heaptrack  leave heaptrack out (it is left out, saying so, when absent)
+#   --no-bpf        leave the BPF backend out (it is left out, saying so, when
+#                   not root)
 #   -k              keep the work directory (recordings, logs)
 #   --raw FILE      also write every run as "workload variant round wall cpu bytes"
 #   -q              no progress lines
@@ -33,7 +36,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 here=$root/tools
 rounds=5 workloads=churn,sqlite build=${MEMTRACE_BUILD:-build-bench}
-use_heaptrack=1 keep=0 raw= quiet=0
+use_heaptrack=1 use_bpf=1 keep=0 raw= quiet=0
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; }
 die() { echo "bench.sh: error: $*" >&2; exit 1; }
@@ -44,6 +47,7 @@ while [ $# -gt 0 ]; do
 	-w) workloads=${2:?-w wants a list}; shift ;;
 	-b) build=${2:?-b wants a directory}; shift ;;
 	--no-heaptrack) use_heaptrack=0 ;;
+	--no-bpf) use_bpf=0 ;;
 	-k) keep=1 ;;
 	--raw) raw=${2:?--raw wants a file}; shift ;;
 	-q) quiet=1 ;;
@@ -64,6 +68,13 @@ done
 command -v python3 > /dev/null || die "python3 missing (tools/setup.sh installs it)"
 
 variants=(native memtrace)
+if [ $use_bpf = 1 ]; then
+	if [ "$(id -u)" = 0 ]; then
+		variants+=(mt-bpf)
+	else
+		echo "mt-bpf: skipped (the BPF backend needs root)"
+	fi
+fi
 if [ $use_heaptrack = 1 ]; then
 	if command -v heaptrack > /dev/null && command -v heaptrack_print > /dev/null; then
 		variants+=(heaptrack)
@@ -129,6 +140,11 @@ run_variant() {
 		rm -f "$rec"
 		measure "$stdin" "$memtrace" record -q -o "$rec" -- "${cmd[@]}"
 		;;
+	mt-bpf)
+		rec=$work/$wl.bpf.mtrace
+		rm -f "$rec"
+		measure "$stdin" "$memtrace" record --backend=bpf -q -o "$rec" -- "${cmd[@]}"
+		;;
 	heaptrack)
 		rm -f "$work/$wl.heaptrack".*
 		measure "$stdin" heaptrack -o "$work/$wl.heaptrack" "${cmd[@]}"
@@ -144,7 +160,7 @@ run_variant() {
 		printf '%s %s %s %s %s %s\n' "$wl" "$variant" "$rnd" "$wall" "$cpu" "$size" >> "$runs"
 	fi
 	case $variant in
-	memtrace) measure /dev/null "$memtrace" report --json "$rec" ;;
+	memtrace|mt-bpf) measure /dev/null "$memtrace" report --json "$rec" ;;
 	heaptrack) measure /dev/null heaptrack_print "$rec" ;;
 	*) return 0 ;;
 	esac

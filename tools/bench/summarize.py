@@ -4,8 +4,8 @@
     summarize.py RUNS.tsv COUNTS.tsv
 
 RUNS.tsv: "workload variant round wall_s cpu_s bytes" per run, where variant is
-native, memtrace, heaptrack (a recording) or memtrace-report, heaptrack-report
-(reading one).  COUNTS.tsv: "workload allocations frees" from memtrace's JSON
+native, memtrace, mt-bpf, heaptrack (a recording) or memtrace-report,
+mt-bpf-report, heaptrack-report (reading one).  COUNTS.tsv: "workload allocations frees" from memtrace's JSON
 report.  Every figure printed is a median over the rounds; "spread" is the
 wall time's (max - min) / median, a rough noise gauge.  Per-event figures
 divide by allocations + frees: ns/event is (t_variant - t_native) / events.
@@ -48,7 +48,7 @@ def main():
                  n, "" if n == 1 else "s"))
         print(fmt % head)
         nat_wall, nat_cpu = med(wl, "native", 0), med(wl, "native", 1)
-        for variant in ("native", "memtrace", "heaptrack"):
+        for variant in ("native", "memtrace", "mt-bpf", "heaptrack"):
             rows = runs.get((wl, variant))
             if not rows:
                 continue
