@@ -550,7 +550,7 @@ int mt_bpf_poll(struct mt_bpf *b, int timeout_ms, mt_bpf_event_fn fn, void *ctx)
 int mtb_map_walk(int fd, size_t ksz, size_t vsz,
 		 int (*fn)(void *ctx, const void *key, const void *val), void *ctx)
 {
-	uint32_t cap = 1024;
+	uint32_t cap = 16384;
 	uint64_t in = 0, outb = 0;
 	void *inp = NULL;
 	char *keys = malloc(cap * ksz), *vals = malloc(cap * vsz);

@@ -46,7 +46,7 @@
 
 #if defined(__x86_64__)
 
-#define REG_RSP 4
+#define X86_RSP 4
 
 /* ModRM operand: its length (ModRM, SIB, displacement), the register of
  * a register operand (mod 3) or the base register of a memory operand
@@ -300,11 +300,11 @@ unsigned mtb_x86_decode(const uint8_t *p, size_t n, struct mtb_x86_insn *in)
 	case W_RM:
 		if (rm_reg >= 0)
 			in->writes = (uint16_t)(1u << rm_reg);
-		else if (base == REG_RSP)
+		else if (base == X86_RSP)
 			in->stop = 1; /* could overwrite the return address */
 		break;
 	}
-	if (in->writes & (1u << REG_RSP))
+	if (in->writes & (1u << X86_RSP))
 		in->stop = 1;
 	return in->len;
 }
