@@ -106,10 +106,16 @@ static void load_error(int errnum, char *err, size_t errlen)
 {
 	char *end = strstr(logbuf, "-- END PROG LOAD LOG --");
 	char prog[64] = "";
-	const char *p = strstr(logbuf, "prog '");
+	const char *failed = strstr(logbuf, "': BPF program load failed");
 
-	if (p && sscanf(p, "prog '%63[^']'", prog) != 1)
-		prog[0] = 0;
+	/* The program named in the failure line. */
+	if (failed) {
+		const char *p = failed;
+		while (p > logbuf && p[-1] != '\'')
+			p--;
+		if (p > logbuf + 5 && !strncmp(p - 6, "prog '", 6) && failed - p < (long)sizeof(prog))
+			snprintf(prog, sizeof(prog), "%.*s", (int)(failed - p), p);
+	}
 	if (end) {
 		/* Walk back over the summary lines to the complaint. */
 		char *q = end;
