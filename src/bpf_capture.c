@@ -102,9 +102,9 @@ static int print_fn(enum libbpf_print_level level, const char *fmt, va_list ap)
 }
 
 /* One line out of libbpf's log of a failed load: the verifier's last word. */
-static void load_error(int errnum, char *err, size_t errlen)
+void mtb_load_error(const char *logbuf, int errnum, char *err, size_t errlen)
 {
-	char *end = strstr(logbuf, "-- END PROG LOAD LOG --");
+	const char *end = strstr(logbuf, "-- END PROG LOAD LOG --");
 	char prog[64] = "";
 	const char *failed = strstr(logbuf, "': BPF program load failed");
 
@@ -118,9 +118,9 @@ static void load_error(int errnum, char *err, size_t errlen)
 	}
 	if (end) {
 		/* Walk back over the summary lines to the complaint. */
-		char *q = end;
+		const char *q = end;
 		while (q > logbuf) {
-			char *eol = q - 1;
+			const char *eol = q - 1;
 			while (eol > logbuf && eol[-1] != '\n')
 				eol--;
 			size_t n = q - eol;
@@ -432,7 +432,7 @@ int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, siz
 
 	if (memtrace_bpf__load(s)) {
 		e = errno;
-		load_error(e, err, errlen);
+		mtb_load_error(logbuf, e, err, errlen);
 		goto fail;
 	}
 	b->p_entry = s->progs.mt_entry;

@@ -198,4 +198,7 @@ void mtb_free_objects(struct mt_bpf *b);
  * PMU, kernel version.  0 if all is well, else -1 with one line in ERR. */
 int mtb_check_support(const char *root, char *err, size_t errlen);
 
+/* The one line mt_bpf_open gives for a failed load, out of libbpf's log. */
+void mtb_load_error(const char *log, int errnum, char *err, size_t errlen);
+
 #endif

@@ -111,6 +111,21 @@ static void fake_roots(void)
 		return;
 }
 
+/* libbpf's messages for a program the verifier refused (as captured from a
+ * broken build of memtrace.bpf.c, shortened). */
+static const char verifier_log[] =
+	"libbpf: sec 'uprobe': found program 'mt_entry' at insn offset 0 (0 bytes), code size 1116 insns (8928 bytes)\n"
+	"libbpf: prog 'mt_entry': BPF program load failed: Permission denied\n"
+	"libbpf: prog 'mt_entry': -- BEGIN PROG LOAD LOG --\n"
+	"0: R1=ctx() R10=fp0\n"
+	"507: (0f) r1 += r2                    ; R1=ctx(off=96) R2=96\n"
+	"508: (79) r8 = *(u64 *)(r1 +0)\n"
+	"dereference of modified ctx ptr R1 off=96 disallowed\n"
+	"processed 160 insns (limit 1000000) max_states_per_insn 0 total_states 12 peak_states 12 mark_read 0\n"
+	"-- END PROG LOAD LOG --\n"
+	"libbpf: prog 'mt_entry': failed to load: -13\n"
+	"libbpf: failed to load object 'memtrace_bpf'\n";
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -157,5 +172,12 @@ int main(int argc, char **argv)
 		     "open as uid 65534");
 	open_dropped(keep_cap_bpf_only, "(uid 0 has CAP_BPF only)", "open with CAP_BPF only");
 	fake_roots();
+
+	char err2[512];
+	mtb_load_error(verifier_log, 13, err2, sizeof(err2));
+	expect(-1, err2, "BPF verifier rejected mt_entry: dereference of modified ctx ptr R1 off=96 disallowed",
+	       "verifier");
+	mtb_load_error("libbpf: failed to load object 'memtrace_bpf'\n", 1, err2, sizeof(err2));
+	expect(-1, err2, "loading the BPF programs failed: Operation not permitted", "load without a log");
 	return failures ? 1 : 0;
 }
