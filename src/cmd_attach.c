@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "watch.h"
 #include "live_print.h"
+#include "procmaps.h"
 #include "report.h"
 #include "util.h"
 
@@ -41,11 +42,6 @@ static const char usage_text[] =
 	"Outstanding and leaked count only allocations made while attached.\n"
 	"See memtrace-attach(1).\n";
 
-static int alive(pid_t pid)
-{
-	return kill(pid, 0) == 0 || errno == EPERM;
-}
-
 int cmd_attach(int argc, char **argv)
 {
 	pid_t pids[256];
@@ -58,9 +54,11 @@ int cmd_attach(int argc, char **argv)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage_text, stdout);
 			return MT_EXIT_OK;
-		} else if (!strcmp(a, "-p") || !strcmp(a, "--pid") || mt_opt(a, "pid", &val)) {
-			if (a[1] == 'p' || !strcmp(a, "--pid"))
+		} else if (!strncmp(a, "-p", 2) || !strcmp(a, "--pid") || mt_opt(a, "pid", &val)) {
+			if (!strcmp(a, "-p") || !strcmp(a, "--pid"))
 				val = ++i < argc ? argv[i] : NULL;
+			else if (a[1] == 'p')
+				val = a + 2; /* -pPID */
 			uint64_t pid;
 			if (!val || mt_parse_u64(val, &pid) || pid == 0 || pid > 0x3fffffff)
 				return mt_usage_error("attach", "-p needs a process id, not '%s'", val ? val : "");
@@ -97,7 +95,7 @@ int cmd_attach(int argc, char **argv)
 	if (!npids)
 		return mt_usage_error("attach", "no process given (-p PID)");
 	for (size_t i = 0; i < npids; i++)
-		if (!alive(pids[i])) {
+		if (!mt_pid_alive(pids[i])) {
 			mt_error("no process %d", (int)pids[i]);
 			return MT_EXIT_RUNTIME;
 		}
@@ -147,7 +145,7 @@ int cmd_attach(int argc, char **argv)
 				mt_bpf_streams_rescan(streams);
 			size_t left = 0;
 			for (size_t i = 0; i < npids; i++)
-				left += alive(pids[i]);
+				left += mt_pid_alive(pids[i]);
 			if (!left) {
 				mt_note("every traced process has exited");
 				break;

@@ -307,8 +307,13 @@ static int run_bpf(struct mt_bpf *b, struct mt_recorder *r, pid_t pid)
 			mt_bpf_streams_rescan(streams);
 			ptrace(PTRACE_CONT, pid, 0, 0);
 		} else if (event == PTRACE_EVENT_STOP) {
-			/* a group stop (SIGSTOP and friends): stay stopped */
-			ptrace(PTRACE_LISTEN, pid, 0, 0);
+			/* A group stop (SIGSTOP and friends) is kept, listening for
+			 * SIGCONT, which ends it with a PTRACE_EVENT_STOP of SIGTRAP:
+			 * then it runs on. */
+			if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+				ptrace(PTRACE_LISTEN, pid, 0, 0);
+			else
+				ptrace(PTRACE_CONT, pid, 0, 0);
 		} else {
 			/* a signal on its way to the command: deliver it */
 			ptrace(PTRACE_CONT, pid, 0, sig);

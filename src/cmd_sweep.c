@@ -62,14 +62,18 @@ static void print_text(struct mt_recording *snap, long top, double duration, dou
 	}
 	qsort(v, n, sizeof *v, by_leak);
 	char a[32], b[32];
-	printf("memtrace sweep: %.0f s, %zu process%s with outstanding allocations older than %.1f s: %s\n",
-	       duration, snap->nprocs, snap->nprocs == 1 ? "" : "es", min_age, mt_fmt_bytes(total, a));
+	size_t leaking = 0;
+	for (size_t i = 0; i < snap->nprocs; i++)
+		leaking += snap->procs[i]->col.t.live_count > 0;
+	printf("memtrace sweep: %.0f s, %zu of %zu process%s with outstanding allocations older than %.1f s: %s\n",
+	       duration, leaking, snap->nprocs, snap->nprocs == 1 ? "" : "es", min_age, mt_fmt_bytes(total, a));
 	struct mt_frame fr[256];
 	for (size_t i = 0; i < n && (long)i < top; i++) {
 		struct mt_process *p = v[i].p;
 		const struct mt_site_stats *st = &p->col.sites[v[i].site];
-		printf("\n%s in %s blocks, pid %u (%s):\n", mt_fmt_bytes(st->live_bytes, a),
-		       mt_fmt_count(st->live_count, b), p->pid, p->exe ? p->exe : "?");
+		printf("\n%s in %s block%s, pid %u (%s):\n", mt_fmt_bytes(st->live_bytes, a),
+		       mt_fmt_count(st->live_count, b), st->live_count == 1 ? "" : "s", p->pid,
+		       p->exe ? p->exe : "?");
 		struct mt_symbolizer *sym = mt_process_symbolizer(p);
 		int k = mt_site_frames(p, sym, v[i].site, fr, 256);
 		for (int j = 0; j < k && j < 8; j++) {

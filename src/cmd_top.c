@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "watch.h"
 #include "live_print.h"
+#include "procmaps.h"
 #include "recorder.h"
 #include "util.h"
 
@@ -45,9 +46,11 @@ int cmd_top(int argc, char **argv)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage_text, stdout);
 			return MT_EXIT_OK;
-		} else if (!strcmp(a, "-p") || !strcmp(a, "--pid") || mt_opt(a, "pid", &val)) {
-			if (a[1] == 'p' || !strcmp(a, "--pid"))
+		} else if (!strncmp(a, "-p", 2) || !strcmp(a, "--pid") || mt_opt(a, "pid", &val)) {
+			if (!strcmp(a, "-p") || !strcmp(a, "--pid"))
 				val = ++i < argc ? argv[i] : NULL;
+			else if (a[1] == 'p')
+				val = a + 2; /* -pPID */
 			uint64_t pid;
 			if (!val || mt_parse_u64(val, &pid) || pid == 0 || pid > 0x3fffffff)
 				return mt_usage_error("top", "-p needs a process id, not '%s'", val ? val : "");
@@ -84,7 +87,7 @@ int cmd_top(int argc, char **argv)
 	if (all && npids)
 		return mt_usage_error("top", "-p and --all exclude each other");
 	for (size_t i = 0; i < npids; i++)
-		if (kill(pids[i], 0) < 0 && errno == ESRCH) {
+		if (!mt_pid_alive(pids[i])) {
 			mt_error("no process %d", (int)pids[i]);
 			return MT_EXIT_RUNTIME;
 		}
@@ -115,6 +118,13 @@ int cmd_top(int argc, char **argv)
 		if (now >= next_scan) {
 			next_scan = now + 1000000000ull;
 			mt_bpf_rescan(b);
+			size_t left = all;
+			for (size_t i = 0; i < npids; i++)
+				left += mt_pid_alive(pids[i]);
+			if (!left) {
+				mt_note("every watched process has exited");
+				break;
+			}
 		}
 		if (now < next)
 			continue;

@@ -67,6 +67,7 @@ struct row {
 	const struct mt_process *p;
 	uint32_t site;
 	uint64_t bytes, count, allocations, key;
+	double rate;
 };
 
 static int by_bytes(const void *a, const void *b)
@@ -115,6 +116,10 @@ void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double t
 	}
 	qsort(rows, nrows, sizeof *rows, by_bytes);
 	double dt = t->prev_time >= 0 ? time_s - t->prev_time : time_s;
+	/* rates of every row, shown or not, so that a site entering the top N
+	 * has its rate over the last interval, not since it was last shown */
+	for (size_t r = 0; r < nrows; r++)
+		rows[r].rate = rate_of(t, &rows[r], dt);
 	size_t shown = n > 0 && (size_t)n < nrows ? (size_t)n : nrows;
 	struct mt_frame fr[256];
 	char a[32], b[32], c[32];
@@ -131,7 +136,7 @@ void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double t
 			for (size_t r = 0; r < shown; r++) {
 				if (rows[r].p != p)
 					continue;
-				double rate = rate_of(t, &rows[r], dt);
+				double rate = rows[r].rate;
 				fprintf(f, "%s{\"outstanding_bytes\": %llu, \"outstanding_allocations\": %llu, "
 					   "\"allocations_per_s\": %.1f, \"frames\": ",
 					firsts ? "" : ", ", (unsigned long long)rows[r].bytes,
@@ -151,7 +156,7 @@ void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double t
 			"CALL SITE");
 		for (size_t r = 0; r < shown; r++) {
 			const struct mt_process *p = rows[r].p;
-			double rate = rate_of(t, &rows[r], dt);
+			double rate = rows[r].rate;
 			const char *exe = p->exe && strrchr(p->exe, '/') ? strrchr(p->exe, '/') + 1 : p->exe;
 			fprintf(f, "%12s %10s %10s %8u  %-16.16s ", mt_fmt_bytes(rows[r].bytes, a),
 				mt_fmt_count(rows[r].count, b), mt_fmt_count((uint64_t)(rate + 0.5), c), p->pid,

@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 		if (!strcmp(cmd, commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
 	/* `memtrace -p PID ...` is attach, as in perf and bpftrace */
-	if (!strcmp(cmd, "-p") || !strncmp(cmd, "--pid", 5)) {
+	if (!strncmp(cmd, "-p", 2) || !strncmp(cmd, "--pid", 5)) {
 		argv[0] = "attach";
 		return cmd_attach(argc, argv);
 	}

@@ -148,6 +148,21 @@ int mt_pinfo_read(struct mt_pinfo *pi, pid_t pid)
 	return 0;
 }
 
+int mt_pid_alive(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	char *stat = slurp(path, NULL);
+	if (!stat)
+		return 0;
+	char *rp = strrchr(stat, ')');
+	char state = 0;
+	if (rp)
+		sscanf(rp + 1, " %c", &state);
+	free(stat);
+	return state && state != 'Z' && state != 'X';
+}
+
 void mt_pinfo_free(struct mt_pinfo *pi)
 {
 	for (size_t i = 0; i < pi->nmods; i++)

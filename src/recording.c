@@ -185,6 +185,11 @@ struct mt_process *mt_process_add(struct mt_recording *rec, uint32_t pid, uint32
 	p->ppid = ppid;
 	set_identity(p, exe ? exe : "", exe ? strlen(exe) : 0, argv ? argv : "", argv ? argv_len : 0,
 		     backend, strlen(backend));
+	if (!exe) {
+		/* unknown (the process is gone): the report says null, not "" */
+		free(p->exe);
+		p->exe = NULL;
+	}
 	return p;
 }
 

@@ -61,6 +61,11 @@ void mt_watch_refresh(struct mt_watch *l)
 		struct mt_pinfo pi;
 		if (mt_pinfo_read(&pi, (pid_t)l->v[i].pid) < 0)
 			continue; /* gone: keep what we knew */
+		if (!pi.nmods && l->v[i].have && l->v[i].info.nmods) {
+			/* a zombie: its address space is gone, its old one told more */
+			mt_pinfo_free(&pi);
+			continue;
+		}
 		mt_pinfo_free(&l->v[i].info);
 		l->v[i].info = pi;
 		l->v[i].have = 1;
@@ -70,6 +75,7 @@ void mt_watch_refresh(struct mt_watch *l)
 struct snap {
 	struct mt_watch *l;
 	struct mt_recording *rec;
+	int aged; /* second pass: only the outstanding figures, of old blocks */
 };
 
 static struct mt_process *process_of(struct snap *sn, uint32_t pid)
@@ -91,21 +97,33 @@ static struct mt_process *process_of(struct snap *sn, uint32_t pid)
 	return p;
 }
 
+static uint32_t site_of(struct mt_process *p, const struct mt_bpf_site *s)
+{
+	unsigned n = s->nframes < MT_MAX_FRAMES ? s->nframes : MT_MAX_FRAMES;
+	uint64_t none = 0;
+	return n ? mt_process_site(p, s->frames, n) : mt_process_site(p, &none, 1);
+}
+
 static void add_site(void *ctx, const struct mt_bpf_site *s)
 {
 	struct snap *sn = ctx;
 	struct mt_process *p = process_of(sn, s->pid);
-	unsigned n = s->nframes < MT_MAX_FRAMES ? s->nframes : MT_MAX_FRAMES;
-	uint64_t none = 0;
-	uint32_t site = n ? mt_process_site(p, s->frames, n) : mt_process_site(p, &none, 1);
-	struct mt_site_stats *st = &p->col.sites[site];
+	struct mt_site_stats *st = &p->col.sites[site_of(p, s)];
+	struct mt_totals *t = &p->col.t;
+	if (sn->aged) {
+		/* replaces the figures of every block by those of old blocks */
+		st->live_bytes += s->outstanding_bytes;
+		st->live_count += s->outstanding_allocations;
+		t->live_bytes += s->outstanding_bytes;
+		t->live_count += s->outstanding_allocations;
+		return;
+	}
 	st->live_bytes += s->outstanding_bytes;
 	st->live_count += s->outstanding_allocations;
 	st->allocations += s->allocations;
 	st->allocated_bytes += s->allocated_bytes;
 	st->culled += s->culled;
 	st->frees += s->allocations - s->outstanding_allocations;
-	struct mt_totals *t = &p->col.t;
 	t->live_bytes += s->outstanding_bytes;
 	t->live_count += s->outstanding_allocations;
 	t->allocations += s->allocations;
@@ -118,8 +136,25 @@ void mt_watch_snapshot(struct mt_watch *l, uint64_t min_age_ns, struct mt_record
 {
 	memset(out, 0, sizeof *out);
 	out->path = "(live)";
-	struct snap sn = {l, out};
-	mt_bpf_read_sites(l->b, min_age_ns, add_site, &sn);
-	for (size_t i = 0; i < out->nprocs; i++)
-		out->procs[i]->col.finished = 1;
+	struct snap sn = {l, out, 0};
+	/* counts, bytes and frees from the kernel's counters */
+	mt_bpf_read_sites(l->b, 0, add_site, &sn);
+	if (min_age_ns) {
+		/* then what is outstanding and older than MIN_AGE_NS */
+		for (size_t i = 0; i < out->nprocs; i++) {
+			struct mt_process *p = out->procs[i];
+			for (size_t s = 0; s < p->col.nsites; s++)
+				p->col.sites[s].live_bytes = p->col.sites[s].live_count = 0;
+			p->col.t.live_bytes = p->col.t.live_count = 0;
+		}
+		sn.aged = 1;
+		mt_bpf_read_sites(l->b, min_age_ns, add_site, &sn);
+	}
+	for (size_t i = 0; i < out->nprocs; i++) {
+		struct mt_process *p = out->procs[i];
+		for (size_t s = 0; s < p->col.nsites; s++)
+			if (p->col.sites[s].min_size == UINT64_MAX)
+				p->col.sites[s].min_size = 0; /* sizes are not kept per site */
+		p->col.finished = 1;
+	}
 }
