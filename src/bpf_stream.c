@@ -193,3 +193,51 @@ void mt_bpf_streams_free(struct mt_bpf_streams *s)
 	free(s->procs);
 	free(s);
 }
+
+int mt_session_open(struct mt_session *s, const char *output, char *err, size_t errlen)
+{
+	memset(s, 0, sizeof *s);
+	s->output = output;
+	struct mt_bpf_opts bo = {.events = output != NULL};
+	if (mt_bpf_open(&s->b, &bo, err, errlen) < 0)
+		return -1;
+	if (output) {
+		s->rec = mt_recorder_open(output, 0, err, errlen);
+		if (!s->rec) {
+			mt_bpf_close(s->b);
+			return -1;
+		}
+		s->streams = mt_bpf_streams_new(s->rec);
+	}
+	return 0;
+}
+
+void mt_session_poll(struct mt_session *s, int timeout_ms)
+{
+	mt_bpf_poll(s->b, timeout_ms, s->streams ? mt_bpf_streams_event : mt_bpf_ignore_event, s->streams);
+	if (s->streams)
+		mt_bpf_streams_flush(s->streams);
+}
+
+void mt_session_rescan(struct mt_session *s)
+{
+	mt_bpf_rescan(s->b);
+	if (s->streams)
+		mt_bpf_streams_rescan(s->streams);
+}
+
+int mt_session_close(struct mt_session *s)
+{
+	int rc = MT_EXIT_OK;
+	if (s->streams) {
+		mt_bpf_streams_end(s->streams, s->b, 0, 0, 0);
+		mt_bpf_streams_free(s->streams);
+		if (mt_recorder_close(s->rec) < 0)
+			rc = MT_EXIT_RUNTIME;
+		else
+			mt_note("recording written to %s", s->output);
+	}
+	mt_bpf_close(s->b);
+	memset(s, 0, sizeof *s);
+	return rc;
+}

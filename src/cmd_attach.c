@@ -16,10 +16,9 @@
 #include "report.h"
 #include "util.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage_text[] =
 	"usage: memtrace -p PID [-p PID...] [options]\n"
@@ -47,44 +46,28 @@ int cmd_attach(int argc, char **argv)
 	pid_t pids[256];
 	size_t npids = 0;
 	double duration = 0, interval = 5;
-	long top = 10;
+	uint64_t top = 10;
 	const char *output = NULL, *val;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage_text, stdout);
 			return MT_EXIT_OK;
-		} else if (!strncmp(a, "-p", 2) || !strcmp(a, "--pid") || mt_opt(a, "pid", &val)) {
-			if (!strcmp(a, "-p") || !strcmp(a, "--pid"))
-				val = ++i < argc ? argv[i] : NULL;
-			else if (a[1] == 'p')
-				val = a + 2; /* -pPID */
-			uint64_t pid;
-			if (!val || mt_parse_u64(val, &pid) || pid == 0 || pid > 0x3fffffff)
-				return mt_usage_error("attach", "-p needs a process id, not '%s'", val ? val : "");
+		} else if (mt_arg(argc, argv, &i, "-p", "--pid", &val)) {
 			if (npids == sizeof pids / sizeof *pids)
 				return mt_usage_error("attach", "at most %zu processes", npids);
-			pids[npids++] = (pid_t)pid;
-		} else if (!strcmp(a, "--duration") || mt_opt(a, "duration", &val)) {
-			if (!strcmp(a, "--duration"))
-				val = ++i < argc ? argv[i] : NULL;
+			if (mt_arg_pid("attach", val, &pids[npids++]))
+				return MT_EXIT_USAGE;
+		} else if (mt_arg(argc, argv, &i, NULL, "--duration", &val)) {
 			if (mt_parse_seconds(val, &duration))
 				return mt_usage_error("attach", "--duration needs seconds");
-		} else if (!strcmp(a, "--interval") || mt_opt(a, "interval", &val)) {
-			if (!strcmp(a, "--interval"))
-				val = ++i < argc ? argv[i] : NULL;
+		} else if (mt_arg(argc, argv, &i, NULL, "--interval", &val)) {
 			if (mt_parse_seconds(val, &interval))
 				return mt_usage_error("attach", "--interval needs seconds");
-		} else if (!strcmp(a, "-n") || !strcmp(a, "--top") || mt_opt(a, "top", &val)) {
-			if (a[1] == 'n' || !strcmp(a, "--top"))
-				val = ++i < argc ? argv[i] : NULL;
-			uint64_t n;
-			if (!val || mt_parse_u64(val, &n) || n == 0 || n > 1000000)
-				return mt_usage_error("attach", "-n needs a positive number of call sites");
-			top = (long)n;
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--output") || mt_opt(a, "output", &val)) {
-			if (a[1] == 'o' || !strcmp(a, "--output"))
-				val = ++i < argc ? argv[i] : NULL;
+		} else if (mt_arg(argc, argv, &i, "-n", "--top", &val)) {
+			if (mt_arg_count("attach", "-n", val, 1000000, &top))
+				return MT_EXIT_USAGE;
+		} else if (mt_arg(argc, argv, &i, "-o", "--output", &val)) {
 			if (!val || !*val)
 				return mt_usage_error("attach", "-o needs a file name");
 			output = val;
@@ -101,48 +84,34 @@ int cmd_attach(int argc, char **argv)
 		}
 
 	char err[512];
-	struct mt_bpf_opts bo = {.events = output != NULL};
-	struct mt_bpf *b;
-	if (mt_bpf_open(&b, &bo, err, sizeof err) < 0) {
+	struct mt_session ss;
+	if (mt_session_open(&ss, output, err, sizeof err) < 0) {
 		mt_error("cannot attach: %s", err);
 		return MT_EXIT_RUNTIME;
 	}
 	for (size_t i = 0; i < npids; i++)
-		if (mt_bpf_trace_pid(b, pids[i], err, sizeof err) < 0) {
+		if (mt_bpf_trace_pid(ss.b, pids[i], err, sizeof err) < 0) {
 			mt_error("%s", err);
-			mt_bpf_close(b);
+			mt_session_close(&ss);
+			if (output)
+				unlink(output);
 			return MT_EXIT_RUNTIME;
 		}
-	struct mt_recorder *rec = NULL;
-	struct mt_bpf_streams *streams = NULL;
-	if (output) {
-		rec = mt_recorder_open(output, 0, err, sizeof err);
-		if (!rec) {
-			mt_error("%s", err);
-			mt_bpf_close(b);
-			return MT_EXIT_RUNTIME;
-		}
-		streams = mt_bpf_streams_new(rec);
-	}
 	mt_catch_stop_signals();
 	mt_note("attached to %zu process%s; Ctrl-C to stop and print the leaks", npids, npids == 1 ? "" : "es");
 
-	struct mt_watch *live = mt_watch_new(b);
+	struct mt_watch *live = mt_watch_new(ss.b);
 	struct mt_top *tp = mt_top_new();
 	uint64_t t0 = mt_now_ns(), next_table = t0 + (uint64_t)(interval * 1e9), next_scan = t0 + 1000000000ull;
 	while (!mt_stop) {
-		mt_bpf_poll(b, 10, streams ? mt_bpf_streams_event : mt_bpf_ignore_event, streams);
-		if (streams)
-			mt_bpf_streams_flush(streams);
+		mt_session_poll(&ss, 10);
 		uint64_t now = mt_now_ns();
 		if (duration > 0 && now - t0 >= (uint64_t)(duration * 1e9))
 			break;
 		if (now >= next_scan) {
 			next_scan = now + 1000000000ull;
-			mt_bpf_rescan(b);
+			mt_session_rescan(&ss);
 			mt_watch_refresh(live);
-			if (streams)
-				mt_bpf_streams_rescan(streams);
 			size_t left = 0;
 			for (size_t i = 0; i < npids; i++)
 				left += mt_pid_alive(pids[i]);
@@ -155,37 +124,26 @@ int cmd_attach(int argc, char **argv)
 			next_table = now + (uint64_t)(interval * 1e9);
 			struct mt_recording snap;
 			mt_watch_snapshot(live, 0, &snap);
-			mt_top_print(tp, stdout, &snap, (double)(now - t0) / 1e9, top, 0);
+			mt_top_print(tp, stdout, &snap, (double)(now - t0) / 1e9, (long)top, 0);
 			mt_recording_free(&snap);
 		}
 	}
 	/* the last events, then the leak report from the maps */
-	mt_bpf_poll(b, 0, streams ? mt_bpf_streams_event : mt_bpf_ignore_event, streams);
+	mt_session_poll(&ss, 0);
 	mt_watch_refresh(live);
 	struct mt_recording snap;
 	mt_watch_snapshot(live, 0, &snap);
-	for (size_t i = 0; i < snap.nprocs; i++) {
-		struct mt_process *p = snap.procs[i];
-		p->end_ts = mt_now_ns() - t0;
-	}
-	struct mt_report_opts ro = {MT_VIEW_LEAKS, 0, 0.5, top, -1};
+	uint64_t end = mt_now_ns() - t0;
+	for (size_t i = 0; i < snap.nprocs; i++)
+		snap.procs[i]->end_ts = end;
+	struct mt_report_opts ro = {MT_VIEW_LEAKS, 0, 0.5, (long)top, -1};
 	printf("\n");
 	if (snap.nprocs)
 		mt_report_text(stdout, &snap, &ro);
 	else
 		printf("no allocation made while attached is still outstanding\n");
 	mt_recording_free(&snap);
-	int rc = MT_EXIT_OK;
-	if (streams) {
-		mt_bpf_streams_end(streams, b, 0, 0, 0);
-		mt_bpf_streams_free(streams);
-		if (mt_recorder_close(rec) < 0)
-			rc = MT_EXIT_RUNTIME;
-		else
-			mt_note("recording written to %s", output);
-	}
 	mt_top_free(tp);
 	mt_watch_free(live);
-	mt_bpf_close(b);
-	return rc;
+	return mt_session_close(&ss);
 }

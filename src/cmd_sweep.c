@@ -97,7 +97,7 @@ static void print_text(struct mt_recording *snap, long top, double duration, dou
 int cmd_sweep(int argc, char **argv)
 {
 	double duration = 10, min_age = 1;
-	long top = 20;
+	uint64_t top = 20;
 	int json = 0;
 	const char *output = NULL, *val;
 	for (int i = 1; i < argc; i++) {
@@ -105,28 +105,18 @@ int cmd_sweep(int argc, char **argv)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage_text, stdout);
 			return MT_EXIT_OK;
-		} else if (!strcmp(a, "--duration") || mt_opt(a, "duration", &val)) {
-			if (!strcmp(a, "--duration"))
-				val = ++i < argc ? argv[i] : NULL;
+		} else if (mt_arg(argc, argv, &i, NULL, "--duration", &val)) {
 			if (mt_parse_seconds(val, &duration) || duration <= 0)
 				return mt_usage_error("sweep", "--duration needs a positive number of seconds");
-		} else if (!strcmp(a, "--min-age") || mt_opt(a, "min-age", &val)) {
-			if (!strcmp(a, "--min-age"))
-				val = ++i < argc ? argv[i] : NULL;
+		} else if (mt_arg(argc, argv, &i, NULL, "--min-age", &val)) {
 			if (mt_parse_seconds(val, &min_age))
 				return mt_usage_error("sweep", "--min-age needs seconds");
-		} else if (!strcmp(a, "-n") || !strcmp(a, "--top") || mt_opt(a, "top", &val)) {
-			if (a[1] == 'n' || !strcmp(a, "--top"))
-				val = ++i < argc ? argv[i] : NULL;
-			uint64_t n;
-			if (!val || mt_parse_u64(val, &n) || n == 0 || n > 1000000)
-				return mt_usage_error("sweep", "-n needs a positive number of call sites");
-			top = (long)n;
+		} else if (mt_arg(argc, argv, &i, "-n", "--top", &val)) {
+			if (mt_arg_count("sweep", "-n", val, 1000000, &top))
+				return MT_EXIT_USAGE;
 		} else if (!strcmp(a, "--json")) {
 			json = 1;
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--output") || mt_opt(a, "output", &val)) {
-			if (a[1] == 'o' || !strcmp(a, "--output"))
-				val = ++i < argc ? argv[i] : NULL;
+		} else if (mt_arg(argc, argv, &i, "-o", "--output", &val)) {
 			if (!val || !*val)
 				return mt_usage_error("sweep", "-o needs a file name");
 			output = val;
@@ -135,74 +125,48 @@ int cmd_sweep(int argc, char **argv)
 		}
 	}
 	char err[512];
-	struct mt_bpf_opts bo = {.events = output != NULL};
-	struct mt_bpf *b;
-	if (mt_bpf_open(&b, &bo, err, sizeof err) < 0) {
+	struct mt_session ss;
+	if (mt_session_open(&ss, output, err, sizeof err) < 0) {
 		mt_error("cannot sweep: %s", err);
 		return MT_EXIT_RUNTIME;
 	}
-	if (mt_bpf_trace_all(b, err, sizeof err) < 0) {
+	if (mt_bpf_trace_all(ss.b, err, sizeof err) < 0) {
 		mt_error("%s", err);
-		mt_bpf_close(b);
+		mt_session_close(&ss);
 		return MT_EXIT_RUNTIME;
 	}
-	struct mt_recorder *rec = NULL;
-	struct mt_bpf_streams *streams = NULL;
-	if (output) {
-		rec = mt_recorder_open(output, 0, err, sizeof err);
-		if (!rec) {
-			mt_error("%s", err);
-			mt_bpf_close(b);
-			return MT_EXIT_RUNTIME;
-		}
-		streams = mt_bpf_streams_new(rec);
-	}
 	mt_catch_stop_signals();
-	struct mt_watch *live = mt_watch_new(b);
+	struct mt_watch *live = mt_watch_new(ss.b);
 	int progress = isatty(2);
 	uint64_t t0 = mt_now_ns(), next_scan = t0;
 	double elapsed = 0;
 	while (!mt_stop && elapsed < duration) {
-		mt_bpf_poll(b, 20, streams ? mt_bpf_streams_event : mt_bpf_ignore_event, streams);
-		if (streams)
-			mt_bpf_streams_flush(streams);
+		mt_session_poll(&ss, 20);
 		uint64_t now = mt_now_ns();
 		elapsed = (double)(now - t0) / 1e9;
 		if (now >= next_scan) {
 			next_scan = now + 1000000000ull;
-			mt_bpf_rescan(b);
+			mt_session_rescan(&ss);
 			mt_watch_refresh(live);
-			if (streams)
-				mt_bpf_streams_rescan(streams);
 			if (progress)
 				fprintf(stderr, "\rmemtrace: sweeping: %.0f of %.0f s", elapsed, duration);
 		}
 	}
 	if (progress)
 		fprintf(stderr, "\r\033[K");
-	mt_bpf_poll(b, 0, streams ? mt_bpf_streams_event : mt_bpf_ignore_event, streams);
+	mt_session_poll(&ss, 0);
 	mt_watch_refresh(live);
 	struct mt_recording snap;
 	mt_watch_snapshot(live, (uint64_t)(min_age * 1e9), &snap);
 	for (size_t i = 0; i < snap.nprocs; i++)
 		snap.procs[i]->end_ts = (uint64_t)(elapsed * 1e9);
 	if (json) {
-		struct mt_report_opts ro = {MT_VIEW_LEAKS, 1, 0.5, top, -1};
+		struct mt_report_opts ro = {MT_VIEW_LEAKS, 1, 0.5, (long)top, -1};
 		mt_report_json(stdout, &snap, &ro);
 	} else {
-		print_text(&snap, top, elapsed, min_age);
+		print_text(&snap, (long)top, elapsed, min_age);
 	}
 	mt_recording_free(&snap);
-	int rc = MT_EXIT_OK;
-	if (streams) {
-		mt_bpf_streams_end(streams, b, 0, 0, 0);
-		mt_bpf_streams_free(streams);
-		if (mt_recorder_close(rec) < 0)
-			rc = MT_EXIT_RUNTIME;
-		else
-			mt_note("recording written to %s", output);
-	}
 	mt_watch_free(live);
-	mt_bpf_close(b);
-	return rc;
+	return mt_session_close(&ss);
 }

@@ -216,3 +216,34 @@ int mt_parse_seconds(const char *s, double *out)
 	*out = v;
 	return 0;
 }
+
+int mt_arg(int argc, char **argv, int *i, const char *shortopt, const char *longopt, const char **val)
+{
+	const char *a = argv[*i];
+	if ((shortopt && !strcmp(a, shortopt)) || (longopt && !strcmp(a, longopt))) {
+		*val = *i + 1 < argc ? argv[++*i] : NULL;
+		return 1;
+	}
+	if (shortopt && !strncmp(a, shortopt, strlen(shortopt)) && a[1] != '-') {
+		*val = a + strlen(shortopt);
+		return 1;
+	}
+	return longopt && mt_opt(a, longopt + 2, val) && *val;
+}
+
+int mt_arg_pid(const char *cmd, const char *val, pid_t *pid)
+{
+	uint64_t n;
+	if (!val || mt_parse_u64(val, &n) || n == 0 || n > 0x3fffffff)
+		return mt_usage_error(cmd, "-p needs a process id, not '%s'", val ? val : "");
+	*pid = (pid_t)n;
+	return 0;
+}
+
+int mt_arg_count(const char *cmd, const char *opt, const char *val, uint64_t max, uint64_t *out)
+{
+	if (!val || mt_parse_u64(val, out) || *out == 0 || *out > max)
+		return mt_usage_error(cmd, "%s needs a positive number (at most %llu), not '%s'", opt,
+				      (unsigned long long)max, val ? val : "");
+	return 0;
+}

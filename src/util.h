@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Exit statuses of every subcommand but record (interface.md). */
 #define MT_EXIT_OK 0
@@ -40,6 +41,17 @@ const char *mt_fmt_count(uint64_t n, char buf[32]);
 /* Long-option matching for hand-written argument loops: matches "--NAME" or
  * "--NAME=VALUE"; returns 1 and sets *val (NULL without '='). */
 int mt_opt(const char *arg, const char *name, const char **val);
+
+/* Option parsing for the commands: matches argv[*i] against SHORTOPT ("-n",
+ * also written "-n5") or LONGOPT ("--top", also "--top=5"; either may be
+ * NULL) taking a value, which is the next argument unless attached (*i then
+ * moves past it).  Returns 1 with *val set (NULL when it is missing), 0 when
+ * the argument is another option. */
+int mt_arg(int argc, char **argv, int *i, const char *shortopt, const char *longopt, const char **val);
+/* The value of a -p PID option, with the usage error written on failure. */
+int mt_arg_pid(const char *cmd, const char *val, pid_t *pid);
+/* The value of -n N: a positive count up to MAX. */
+int mt_arg_count(const char *cmd, const char *opt, const char *val, uint64_t max, uint64_t *out);
 
 /* SIGINT, SIGTERM and SIGHUP set mt_stop instead of killing the process:
  * commands that trace others must detach and report before they exit. */

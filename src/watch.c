@@ -108,7 +108,8 @@ static void add_site(void *ctx, const struct mt_bpf_site *s)
 {
 	struct snap *sn = ctx;
 	struct mt_process *p = process_of(sn, s->pid);
-	struct mt_site_stats *st = &p->col.sites[site_of(p, s)];
+	uint32_t site = site_of(p, s); /* may grow p->col.sites: look it up after */
+	struct mt_site_stats *st = &p->col.sites[site];
 	struct mt_totals *t = &p->col.t;
 	if (sn->aged) {
 		/* replaces the figures of every block by those of old blocks */
