@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -425,8 +426,19 @@ int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, siz
 	bpf_map__set_max_entries(s->maps.stacks, b->o.max_stacks);
 	bpf_map__set_max_entries(s->maps.live, b->o.max_live);
 	bpf_map__set_max_entries(s->maps.sites, b->o.max_stacks);
-	bpf_map__set_max_entries(s->maps.pending, b->o.max_pending);
-	bpf_map__set_max_entries(s->maps.inflight, b->o.max_pending);
+	/* One call slot per thread: as many as thread ids when pid_max is
+	 * small enough, else max_pending (threads share slots in turn). */
+	uint64_t pid_max = 1u << 22;
+	f = fopen("/proc/sys/kernel/pid_max", "r");
+	if (f) {
+		unsigned long long v;
+		if (fscanf(f, "%llu", &v) == 1 && v >= 1)
+			pid_max = v;
+		fclose(f);
+	}
+	b->nslots = pow2_at_least(pid_max < b->o.max_pending ? pid_max : b->o.max_pending, 64);
+	bpf_map__set_max_entries(s->maps.calls, b->nslots);
+	s->rodata->slot_mask = b->nslots - 1;
 	bpf_map__set_max_entries(s->maps.rb, b->o.events ? pow2_at_least(b->o.ringbuf_bytes, page)
 							 : (uint32_t)page);
 
@@ -440,13 +452,22 @@ int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, siz
 	b->p_free = s->progs.mt_free;
 	b->fd_traced = bpf_map__fd(s->maps.traced);
 	b->fd_excluded = bpf_map__fd(s->maps.excluded);
-	b->fd_pending = bpf_map__fd(s->maps.pending);
-	b->fd_inflight = bpf_map__fd(s->maps.inflight);
+	b->fd_calls = bpf_map__fd(s->maps.calls);
 	b->fd_live = bpf_map__fd(s->maps.live);
 	b->fd_sites = bpf_map__fd(s->maps.sites);
 	b->fd_stacks = bpf_map__fd(s->maps.stacks);
 	b->fd_stats = bpf_map__fd(s->maps.stats);
 	b->fd_objinfo = bpf_map__fd(s->maps.objinfo);
+
+	b->calls_bytes = (size_t)b->nslots * ((sizeof(struct mtb_call) + 7) & ~(size_t)7);
+	b->calls_bytes = (b->calls_bytes + page - 1) & ~((size_t)page - 1);
+	b->calls = mmap(NULL, b->calls_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd_calls, 0);
+	if (b->calls == MAP_FAILED) {
+		e = errno;
+		b->calls = NULL;
+		snprintf(err, errlen, "mapping the BPF call slots failed: %s", strerror(e));
+		goto fail;
+	}
 
 	uint32_t zero = 0;
 	struct mtb_stats st0 = { { 0 } };
@@ -471,6 +492,8 @@ void mt_bpf_close(struct mt_bpf *b)
 	if (!b)
 		return;
 	mtb_detach_all(b);
+	if (b->calls)
+		munmap(b->calls, b->calls_bytes);
 	if (b->rb)
 		ring_buffer__free(b->rb);
 	if (b->skel)
@@ -842,36 +865,9 @@ static void drop_keys(int fd, size_t ksz, size_t vsz, size_t tgid_off, uint32_t 
 	free(w.keys);
 }
 
-/* pending and inflight are keyed by thread: match the tgid in the value. */
-struct drop_thread_walk {
-	uint32_t tgid;
-	size_t ksz, tgid_off;
-	char *keys;
-	size_t n, cap;
-};
-
-static int drop_thread_cb(void *ctx, const void *key, const void *val)
+int mtb_release_slot(struct mtb_call *c, uint64_t own)
 {
-	struct drop_thread_walk *w = ctx;
-	uint32_t t;
-
-	memcpy(&t, (const char *)val + w->tgid_off, sizeof(t));
-	if (t != w->tgid)
-		return 0;
-	w->keys = mtb_grow(w->keys, &w->cap, (w->n + 1) * w->ksz, 1);
-	memcpy(w->keys + w->n * w->ksz, key, w->ksz);
-	w->n++;
-	return 0;
-}
-
-static void drop_threads(int fd, size_t ksz, size_t vsz, size_t tgid_off, uint32_t tgid)
-{
-	struct drop_thread_walk w = { .tgid = tgid, .ksz = ksz, .tgid_off = tgid_off };
-
-	if (mtb_map_walk(fd, ksz, vsz, drop_thread_cb, &w) == 0)
-		for (size_t i = 0; i < w.n; i++)
-			bpf_map_delete_elem(fd, w.keys + i * ksz);
-	free(w.keys);
+	return own && __atomic_compare_exchange_n(&c->own, &own, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
 void mtb_drop_process(struct mt_bpf *b, uint32_t tgid)
@@ -880,10 +876,13 @@ void mtb_drop_process(struct mt_bpf *b, uint32_t tgid)
 		  offsetof(struct mtb_live_key, tgid), tgid);
 	drop_keys(b->fd_sites, sizeof(struct mtb_site_key), sizeof(struct mtb_site),
 		  offsetof(struct mtb_site_key, tgid), tgid);
-	drop_threads(b->fd_pending, sizeof(struct mtb_pending_key), sizeof(struct mtb_pending),
-		     offsetof(struct mtb_pending, tgid), tgid);
-	drop_threads(b->fd_inflight, sizeof(uint32_t), sizeof(struct mtb_inflight),
-		     offsetof(struct mtb_inflight, tgid), tgid);
+	for (uint32_t i = 0; i < b->nslots; i++) {
+		struct mtb_call *c = &b->calls[i];
+		uint64_t own = __atomic_load_n(&c->own, __ATOMIC_ACQUIRE);
+
+		if (own && c->tgid == tgid)
+			mtb_release_slot(c, own);
+	}
 }
 
 /* Fresh counters for a process traced anew. */

@@ -386,14 +386,6 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc,
 	return ret < 0 ? -1 : added;
 }
 
-/* Forgets the calls in flight of threads that no longer exist: they are
- * missed returns. */
-struct dead_walk {
-	struct mt_bpf *b;
-	uint32_t *tids, *tgids, *fns;
-	size_t n, cap;
-};
-
 static int thread_alive(uint32_t tgid, uint32_t tid)
 {
 	char path[64];
@@ -403,43 +395,23 @@ static int thread_alive(uint32_t tgid, uint32_t tid)
 	return stat(path, &st) == 0;
 }
 
-static int dead_cb(void *ctx, const void *key, const void *val)
-{
-	struct dead_walk *w = ctx;
-	const struct mtb_inflight *m = val;
-	uint32_t tid = *(const uint32_t *)key;
-
-	if (thread_alive(m->tgid, tid))
-		return 0;
-	size_t c = w->cap;
-	w->tids = mtb_grow(w->tids, &c, w->n + 1, sizeof(uint32_t));
-	c = w->cap;
-	w->tgids = mtb_grow(w->tgids, &c, w->n + 1, sizeof(uint32_t));
-	c = w->cap;
-	w->fns = mtb_grow(w->fns, &c, w->n + 1, sizeof(uint32_t));
-	w->cap = c;
-	w->tids[w->n] = tid;
-	w->tgids[w->n] = m->tgid;
-	w->fns[w->n++] = m->fn;
-	return 0;
-}
-
+/* Frees the call slots of threads that no longer exist: their calls are
+ * missed returns. */
 static void reap_dead_threads(struct mt_bpf *b)
 {
-	struct dead_walk w = { .b = b };
+	for (uint32_t i = 0; i < b->nslots; i++) {
+		struct mtb_call *c = &b->calls[i];
+		uint64_t own = __atomic_load_n(&c->own, __ATOMIC_ACQUIRE);
 
-	if (mtb_map_walk(b->fd_inflight, sizeof(uint32_t), sizeof(struct mtb_inflight), dead_cb, &w) == 0) {
-		for (size_t i = 0; i < w.n; i++) {
-			struct mtb_pending_key pk = { .tid = w.tids[i], .fn = w.fns[i] };
+		if (!own)
+			continue;
+		uint32_t tgid = c->tgid;
+		uint64_t nested = c->nested;
 
-			bpf_map_delete_elem(b->fd_pending, &pk);
-			if (bpf_map_delete_elem(b->fd_inflight, &w.tids[i]) == 0)
-				mtb_add_missed(b, w.tgids[i], 1);
-		}
+		if (thread_alive(tgid, MTB_OWN_TID(own)) || !mtb_release_slot(c, own))
+			continue;
+		mtb_add_missed(b, tgid, 1 + nested);
 	}
-	free(w.tids);
-	free(w.tgids);
-	free(w.fns);
 }
 
 int mt_bpf_trace_pid(struct mt_bpf *b, pid_t pid, char *err, size_t errlen)

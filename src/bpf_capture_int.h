@@ -141,7 +141,11 @@ struct mt_bpf {
 	struct memtrace_bpf *skel;
 	struct mt_bpf_opts o;
 	struct bpf_program *p_entry, *p_return, *p_free;
-	int fd_traced, fd_excluded, fd_pending, fd_inflight, fd_live, fd_sites, fd_stacks, fd_stats, fd_objinfo;
+	int fd_traced, fd_excluded, fd_calls, fd_live, fd_sites, fd_stacks, fd_stats, fd_objinfo;
+	/* the calls array, mapped: one slot per thread (memtrace_bpf.h) */
+	struct mtb_call *calls;
+	uint32_t nslots;
+	size_t calls_bytes;
 	struct ring_buffer *rb;
 	pid_t self;
 	int all;             /* mt_bpf_trace_all */
@@ -183,6 +187,8 @@ int mtb_map_walk(int fd, size_t ksz, size_t vsz,
 /* Drops every entry of process TGID from the maps (not its stats). */
 void mtb_drop_process(struct mt_bpf *b, uint32_t tgid);
 void mtb_add_missed(struct mt_bpf *b, uint32_t tgid, uint64_t n);
+/* Frees call slot C if it still holds OWN; 1 if it did. */
+int mtb_release_slot(struct mtb_call *c, uint64_t own);
 void mtb_reset_stats(struct mt_bpf *b, uint32_t tgid);
 void mtb_set_trace_all(struct mt_bpf *b, int on);
 void *mtb_grow(void *arr, size_t *cap, size_t need, size_t es);

@@ -24,16 +24,18 @@ struct proc {
 
 struct mt_bpf_streams {
 	struct mt_recorder *rec;
+	struct mt_bpf *b;
 	struct proc **procs;
 	size_t n, cap;
 };
 
 #define BUF (1u << 20)
 
-struct mt_bpf_streams *mt_bpf_streams_new(struct mt_recorder *rec)
+struct mt_bpf_streams *mt_bpf_streams_new(struct mt_recorder *rec, struct mt_bpf *b)
 {
 	struct mt_bpf_streams *s = xcalloc(1, sizeof *s);
 	s->rec = rec;
+	s->b = b;
 	return s;
 }
 
@@ -121,6 +123,12 @@ void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *ev)
 			unsigned n = ev->nframes < MT_MAX_FRAMES ? ev->nframes : MT_MAX_FRAMES;
 			uint8_t *w = room(p, MT_REC_MAX_STACK);
 			put(p, mt_enc_stack(w, stack, ev->frames, n));
+			const char *obj = mt_bpf_object_path(s->b, ev->object);
+			if (obj) {
+				size_t len = strlen(obj);
+				w = room(p, 32 + len);
+				put(p, mt_enc_allocator(w, stack, obj, len));
+			}
 		}
 		mt_ptrmap_put(&p->stacks, stack, 1);
 	}
@@ -207,7 +215,7 @@ int mt_session_open(struct mt_session *s, const char *output, char *err, size_t 
 			mt_bpf_close(s->b);
 			return -1;
 		}
-		s->streams = mt_bpf_streams_new(s->rec);
+		s->streams = mt_bpf_streams_new(s->rec, s->b);
 	}
 	return 0;
 }

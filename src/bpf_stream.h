@@ -3,7 +3,8 @@
  * per traced process, so that `record --backend=bpf` and `attach -o` write
  * the same recordings as the shim: a PROCESS record from /proc, MODULE
  * records for every object the process maps (re-read as it maps more), a
- * STACK record the first time a stack is seen, then the events.
+ * STACK record and the allocator object it calls the first time a stack is
+ * seen, then the events.
  */
 #ifndef MEMTRACE_BPF_STREAM_H
 #define MEMTRACE_BPF_STREAM_H
@@ -15,7 +16,7 @@
 
 struct mt_bpf_streams;
 
-struct mt_bpf_streams *mt_bpf_streams_new(struct mt_recorder *rec);
+struct mt_bpf_streams *mt_bpf_streams_new(struct mt_recorder *rec, struct mt_bpf *b);
 /* The event callback for mt_bpf_poll(); ctx is the mt_bpf_streams. */
 void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *ev);
 /* A callback for mt_bpf_poll() that drops events (aggregation only). */

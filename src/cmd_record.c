@@ -279,7 +279,7 @@ static int setup_bpf_child(struct mt_bpf *b, pid_t pid, const char *exe, char *e
 
 static int run_bpf(struct mt_bpf *b, struct mt_recorder *r, pid_t pid)
 {
-	struct mt_bpf_streams *streams = mt_bpf_streams_new(r);
+	struct mt_bpf_streams *streams = mt_bpf_streams_new(r, b);
 	uint64_t next_scan = mt_now_ns() + 1000000000ull;
 	int status = 0;
 	for (;;) {

@@ -50,6 +50,9 @@ enum mt_rec_type {
 /* Records behind MT_REC_EXT (the 4-bit tag space is full).  Each carries its
  * length, so that later versions can add kinds old readers step over. */
 enum mt_ext {
+	MT_EXT_ALLOCATOR = 2, /* stack, path: the allocator object the stack's
+			       * allocations went to (BPF backend: libc,
+			       * jemalloc, a static executable...) */
 	MT_EXT_PEAK = 1, /* ts (absolute), bytes, count: the true peak when culling
 			  * hid some allocations from the stream */
 };
@@ -287,6 +290,18 @@ static inline uint8_t *mt_enc_peak(uint8_t *p, uint64_t ts, uint64_t bytes, uint
 	return mt_put_bytes(p, body, (size_t)(b - body));
 }
 
+static inline uint8_t *mt_enc_allocator(uint8_t *p, uint64_t stack, const char *path, size_t len)
+{
+	uint8_t head[16], *h = mt_put_uv(head, stack);
+	*p++ = MT_REC_EXT;
+	p = mt_put_uv(p, MT_EXT_ALLOCATOR);
+	p = mt_put_uv(p, (size_t)(h - head) + len);
+	memcpy(p, head, (size_t)(h - head));
+	p += h - head;
+	memcpy(p, path, len);
+	return p + len;
+}
+
 /* Absolute time: the recorder appends it without knowing the stream's state. */
 static inline uint8_t *mt_enc_exit(uint8_t *p, uint64_t ts, int64_t status)
 {
@@ -468,12 +483,20 @@ again:
 		if (mt_get_uv(d, &u) || mt_get_str(d, &body))
 			goto bad;
 		ev->ext = (int)u;
-		if (u != MT_EXT_PEAK)
-			goto again; /* a kind from a later version: step over it */
 		struct mt_dec b = {(const uint8_t *)body.s, (const uint8_t *)body.s + body.len};
-		if (mt_get_uv(&b, &ev->ts) || mt_get_uv(&b, &ev->bytes) || mt_get_uv(&b, &ev->count))
-			goto bad;
-		return 1;
+		if (u == MT_EXT_PEAK) {
+			if (mt_get_uv(&b, &ev->ts) || mt_get_uv(&b, &ev->bytes) || mt_get_uv(&b, &ev->count))
+				goto bad;
+			return 1;
+		}
+		if (u == MT_EXT_ALLOCATOR) {
+			if (mt_get_uv(&b, &ev->stack))
+				goto bad;
+			ev->path.s = (const char *)b.p;
+			ev->path.len = (size_t)(b.end - b.p);
+			return 1;
+		}
+		goto again; /* a kind from a later version: step over it */
 	}
 	case MT_REC_NALLOC:
 		if (ev->fn >= MT_FN_COUNT || mt_get_ts(d, ev) || mt_get_uv(d, &ev->size) ||
@@ -543,6 +566,8 @@ static inline uint8_t *mt_enc_passthrough(struct mt_enc *e, uint8_t *w, const st
 		*w++ = MT_REC_MODULES_RESET;
 		return w;
 	case MT_REC_EXT:
+		if (ev->ext == MT_EXT_ALLOCATOR)
+			return mt_enc_allocator(w, ev->stack, ev->path.s, ev->path.len);
 		return mt_enc_peak(w, ev->ts, ev->bytes, ev->count);
 	default:
 		return w;

@@ -75,10 +75,12 @@ static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned
 	(void)insert;
 	uint32_t s = (uint32_t)p->col.nsites;
 	mt_col_reserve_site(&p->col, s);
+	size_t old_cap = p->site_cap;
 	mt_grow(&p->site_off, &p->site_cap, s, sizeof *p->site_off);
-	size_t cap = p->site_cap;
-	p->site_cap = cap; /* site_off and site_len grow together */
+	/* site_len and site_object grow with site_off */
 	p->site_len = xrealloc(p->site_len, p->site_cap * sizeof *p->site_len);
+	p->site_object = xrealloc(p->site_object, p->site_cap * sizeof *p->site_object);
+	memset(p->site_object + old_cap, 0, (p->site_cap - old_cap) * sizeof *p->site_object);
 	mt_grow(&p->frames, &p->frames_cap, p->nframes + n, sizeof *p->frames);
 	memcpy(p->frames + p->nframes, f, n * sizeof *f);
 	p->site_off[s] = (uint32_t)p->nframes;
@@ -193,6 +195,19 @@ struct mt_process *mt_process_add(struct mt_recording *rec, uint32_t pid, uint32
 	return p;
 }
 
+void mt_process_site_object(struct mt_process *p, uint32_t site, const char *path, size_t len)
+{
+	const char *found = NULL;
+	for (size_t i = 0; i < p->nobjects && !found; i++)
+		if (strlen(p->objects[i]) == len && !memcmp(p->objects[i], path, len))
+			found = p->objects[i];
+	if (!found) {
+		p->objects = xrealloc(p->objects, (p->nobjects + 1) * sizeof *p->objects);
+		found = p->objects[p->nobjects++] = xstrndup(path, len);
+	}
+	p->site_object[site] = found;
+}
+
 uint32_t mt_process_site(struct mt_process *p, const uint64_t *frames, unsigned n)
 {
 	return content_lookup(p, frames, n, 1);
@@ -248,7 +263,10 @@ static int decode_chunk(struct mt_process *p, const uint8_t *data, size_t len)
 		case MT_REC_MODULES_RESET:
 			break;
 		case MT_REC_EXT:
-			mt_col_true_peak(&p->col, ev.ts, ev.bytes, ev.count);
+			if (ev.ext == MT_EXT_ALLOCATOR)
+				mt_process_site_object(p, site_of(p, ev.stack), ev.path.s, ev.path.len);
+			else
+				mt_col_true_peak(&p->col, ev.ts, ev.bytes, ev.count);
 			break;
 		}
 	}
@@ -334,6 +352,10 @@ void mt_recording_free(struct mt_recording *rec)
 		free(p->frames);
 		free(p->site_off);
 		free(p->site_len);
+		free(p->site_object);
+		for (size_t o = 0; o < p->nobjects; o++)
+			free(p->objects[o]);
+		free(p->objects);
 		free(p->ids);
 		free(p->by_content);
 		mt_col_destroy(&p->col);

@@ -49,6 +49,9 @@ struct mt_process {
 	uint64_t *frames;
 	size_t nframes, frames_cap;
 	uint32_t *site_off, *site_len;
+	const char **site_object;  /* allocator object of each site, or NULL */
+	char **objects;            /* the distinct object paths (owned) */
+	size_t nobjects;
 	size_t site_cap;
 	struct mt_collector col;
 
@@ -84,6 +87,8 @@ struct mt_process *mt_process_add(struct mt_recording *rec, uint32_t pid, uint32
 				  const char *exe, const char *argv, size_t argv_len, const char *backend);
 void mt_process_add_module(struct mt_process *p, const char *path, uint64_t bias, uint64_t start,
 			   uint64_t end, const uint8_t *build_id, size_t build_id_len);
+/* Says that SITE's allocations went to the allocator object PATH. */
+void mt_process_site_object(struct mt_process *p, uint32_t site, const char *path, size_t len);
 /* The site of the stack FRAMES[0..N) (return addresses, leaf first). */
 uint32_t mt_process_site(struct mt_process *p, const uint64_t *frames, unsigned n);
 

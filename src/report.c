@@ -199,10 +199,13 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 		const struct mt_site_stats *s = &p->col.sites[sites[i]];
 		char a[32], b[32], c[32];
 		switch (view) {
-		case MT_VIEW_FREQUENCY:
-			fprintf(f, "  %s calls to %s (%s) from:\n", mt_fmt_count(s->allocations, a),
-				mt_fn_names[s->fn], mt_fmt_bytes(s->allocated_bytes, b));
+		case MT_VIEW_FREQUENCY: {
+			const char *obj = p->site_object[sites[i]], *base = obj ? strrchr(obj, '/') : NULL;
+			fprintf(f, "  %s calls to %s%s%s (%s) from:\n", mt_fmt_count(s->allocations, a),
+				mt_fn_names[s->fn], obj ? " in " : "", base ? base + 1 : obj ? obj : "",
+				mt_fmt_bytes(s->allocated_bytes, b));
 			break;
+		}
 		case MT_VIEW_PEAK:
 			fprintf(f, "  %s at peak in %s blocks (%s allocations) from:\n", mt_fmt_bytes(s->peak_bytes, a),
 				mt_fmt_count(s->peak_count, b), mt_fmt_count(s->allocations, c));

@@ -113,13 +113,15 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 			"         \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
 			"         \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"temporary_allocations\": %llu,\n"
 			"         \"culled_allocations\": %llu, \"min_size\": %llu, \"max_size\": %llu,\n"
-			"         \"allocator\": \"%s\",\n         \"frames\": ",
+			"         \"allocator\": \"%s\", \"allocator_object\": ",
 			i ? "," : "", (unsigned long long)s->allocations, (unsigned long long)s->allocated_bytes,
 			(unsigned long long)s->frees, (unsigned long long)s->live_count,
 			(unsigned long long)s->live_bytes, (unsigned long long)s->peak_bytes,
 			(unsigned long long)s->peak_count, (unsigned long long)s->temporary,
 			(unsigned long long)s->culled, (unsigned long long)s->min_size,
 			(unsigned long long)s->max_size, mt_fn_names[s->fn]);
+		mt_json_str(f, p->site_object[sites[i]]);
+		fputs(",\n         \"frames\": ", f);
 		int k = mt_site_frames(p, sym, sites[i], fr, 256);
 		mt_json_frames(f, fr, k);
 		fputc('}', f);

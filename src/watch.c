@@ -110,6 +110,9 @@ static void add_site(void *ctx, const struct mt_bpf_site *s)
 	struct mt_process *p = process_of(sn, s->pid);
 	uint32_t site = site_of(p, s); /* may grow p->col.sites: look it up after */
 	struct mt_site_stats *st = &p->col.sites[site];
+	const char *obj = s->object != UINT32_MAX ? mt_bpf_object_path(sn->l->b, s->object) : NULL;
+	if (obj && !sn->aged)
+		mt_process_site_object(p, site, obj, strlen(obj));
 	struct mt_totals *t = &p->col.t;
 	if (sn->aged) {
 		/* replaces the figures of every block by those of old blocks */

@@ -60,6 +60,11 @@ def same_as_shim(t, prog, args=(), temporaries=True):
     own = [s for s in t.own_sites(ps, prog)]
     leaves = {(s.get('frames') or [{}])[0].get('function') for s in own} - {None}
     t.check(len(leaves) > 0, 'the shim found sites in the program')
+    # the report names the allocator object each site called: libc here
+    objs = {s.get('allocator_object') for s in pb.get('sites', [])
+            if (s.get('frames') or [{}])[0].get('function') in leaves}
+    t.check(len(objs) >= 1 and all(o and os.path.basename(o).startswith('libc.so') for o in objs),
+            f'allocator_object of the program\'s sites is libc: {objs}')
     ls, lb = by_leaf(ps, leaves), by_leaf(pb, leaves)
     for f in sorted(leaves):
         want, got = ls.get(f), lb.get(f)
@@ -89,7 +94,7 @@ def case_static(t, prog):
         return
     t.eq(p.get('backend'), 'bpf', 'backend chosen for a static program by --backend=auto')
     t.check_site(t.site(p, 'static_leak'), 'static_leak', allocations=7, allocated_bytes=7 * 777,
-                 leaked_allocations=7, frees=0)
+                 leaked_allocations=7, frees=0, allocator_object=os.path.realpath(prog))
     t.check_site(t.site(p, 'churn'), 'churn', allocations=100, allocated_bytes=6400, frees=100,
                  leaked_allocations=0, temporary_allocations=100)
     # static glibc allocates for itself too (stdio, TLS): at least the program's
