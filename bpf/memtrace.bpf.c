@@ -7,22 +7,23 @@
  *
  *   mt_entry   at the entry of malloc, calloc, realloc, reallocarray,
  *              posix_memalign, aligned_alloc, memalign, valloc, pvalloc:
- *              saves the arguments under (thread, function);
+ *              saves the arguments in the thread's call slot;
  *   mt_return  at their return: pairs with the entry, takes the stack,
  *              updates the live and per-site maps, emits the event;
  *   mt_free    at the entry of free.
  *
  * Why it is built this way:
- * - Calls are paired by (thread, function) and checked by stack pointer, so
- *   a call an allocator makes inside another (glibc: malloc's own mmap is
- *   not probed, but realloc(NULL, n) jumps to malloc, realloc(p, 0) calls
- *   free, reallocarray jumps to realloc) cannot overwrite the outer one.
- *   Such inner calls are not counted at all: the per-thread inflight marker
- *   of the outermost call says a call at or below its stack pointer is
- *   internal.  A marker whose return was missed goes stale (another process,
- *   a higher stack pointer, or older than MTB_NEST_WINDOW_NS) and is counted.
+ * - A thread's outermost allocator call lives in its slot of the calls
+ *   array, paired with its return by function and stack pointer, so that a
+ *   call an allocator makes inside another (glibc: malloc's own mmap is not
+ *   probed, but realloc(NULL, n) jumps to malloc, realloc(p, 0) calls free,
+ *   reallocarray jumps to realloc) cannot overwrite the outer one.  Such
+ *   inner calls are not counted at all: the slot says a call at or below
+ *   its stack pointer is internal.  A call whose return was missed goes
+ *   stale (another process, a higher stack pointer, or older than
+ *   MTB_NEST_WINDOW_NS) and is counted.
  * - Uprobe programs run preemptible: nothing here keeps state in per-CPU
- *   scratch between two helpers; all state is in maps keyed per thread.
+ *   scratch between two helpers; all state is per thread.
  * - realloc frees its old block inside the call: the old live record is
  *   taken out at entry (so another thread that gets the same address from
  *   the allocator before our return probe runs is not confused with it) and
@@ -55,6 +56,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 const volatile __u32 events_mode = 0; /* stream events through rb */
 const volatile __u64 min_age_ns = 0;  /* frees younger than this are culled */
 const volatile __u32 self_tgid = 0;   /* never traced */
+const volatile __u32 slot_mask = (1 << 16) - 1; /* calls: entries - 1 */
 
 /* Changed by the loader at run time. */
 __u32 trace_all = 0; /* trace every process not marked MTB_EXCLUDED */
@@ -76,19 +78,15 @@ struct {
 	__type(value, __u64);
 } excluded SEC(".maps");
 
+/* One slot per thread (memtrace_bpf.h, struct mtb_call); the loader sets
+ * the size, a power of 2, and slot_mask. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1 << 16);
-	__type(key, struct mtb_pending_key);
-	__type(value, struct mtb_pending);
-} pending SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1 << 16);
 	__type(key, __u32);
-	__type(value, struct mtb_inflight);
-} inflight SEC(".maps");
+	__type(value, struct mtb_call);
+} calls SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -167,36 +165,55 @@ static __always_inline int is_traced(__u32 tgid)
 	return !(x && (*x & bit));
 }
 
-/* A marker left by a call whose return never came: count it, and the calls
- * it made us ignore, and drop it with its pending entry. */
-static __always_inline void drop_stale(__u32 tid, struct mtb_inflight *m)
+static __always_inline struct mtb_call *slot_of(__u32 tid)
 {
-	struct mtb_pending_key pk = { .tid = tid, .fn = m->fn };
-	__u32 tgid = m->tgid;
-	__u64 nested = m->nested;
+	__u32 i = tid & slot_mask;
 
-	if (bpf_map_delete_elem(&inflight, &tid) == 0) {
-		count(tgid, MTB_ST_MISSED_RETURN, 1);
-		if (nested)
-			count(tgid, MTB_ST_MISSED_NESTED, nested);
-	}
-	bpf_map_delete_elem(&pending, &pk);
+	return bpf_map_lookup_elem(&calls, &i);
+}
+
+/* A call whose return never came: count it, and the calls it made us
+ * ignore. */
+static __always_inline void count_stale(struct mtb_call *c)
+{
+	__u32 tgid = c->tgid;
+	__u64 nested = c->nested;
+
+	count(tgid, MTB_ST_MISSED_RETURN, 1);
+	if (nested)
+		count(tgid, MTB_ST_MISSED_NESTED, nested);
 }
 
 /* Is this call (at stack pointer SP) inside another allocator call of the
- * same thread?  Then the outer call accounts for it. */
-static __always_inline int nested_call(__u32 tgid, __u32 tid, __u64 sp, __u64 now)
+ * same thread?  Then the outer call accounts for it.  A call of the thread
+ * left in its slot that cannot be around this one (another process, a frame
+ * already gone, too old) is stale: counted and dropped. */
+static __always_inline int nested_call(struct mtb_call *c, __u32 tgid, __u32 tid, __u64 sp, __u64 now)
 {
-	struct mtb_inflight *m = bpf_map_lookup_elem(&inflight, &tid);
-
-	if (!m)
+	if (MTB_OWN_TID(c->own) != tid)
 		return 0;
-	if (m->tgid == tgid && sp <= m->sp && now - m->ts < MTB_NEST_WINDOW_NS) {
-		__sync_fetch_and_add(&m->nested, 1);
+	if (c->tgid == tgid && sp <= c->sp && now - c->ts < MTB_NEST_WINDOW_NS) {
+		c->nested++; /* only its own thread writes it */
 		return 1;
 	}
-	drop_stale(tid, m);
+	count_stale(c);
+	c->own = 0;
 	return 0;
+}
+
+/* Takes slot C for a call of thread TID (after nested_call: it is free or
+ * another thread's); 0 if another thread's call holds it. */
+static __always_inline int claim(struct mtb_call *c, __u32 tid, __u64 now)
+{
+	__u64 own = c->own, mine = (__u64)tid << 32 | (__u32)(now >> MTB_OWN_SHIFT);
+
+	if (own && (__u32)(now >> MTB_OWN_SHIFT) - (__u32)own < (__u32)(MTB_NEST_WINDOW_NS >> MTB_OWN_SHIFT))
+		return 0;
+	if (__sync_val_compare_and_swap(&c->own, own, mine) != own)
+		return 0;
+	if (own)
+		count_stale(c); /* another thread's, whose return never came */
+	return 1;
 }
 
 static __always_inline struct mtb_site *site_get(__u32 tgid, __u64 kstack)
@@ -338,78 +355,66 @@ int mt_entry(struct pt_regs *ctx)
 	__u32 fn = MTB_COOKIE_FN(cookie);
 	__u64 sp = PT_REGS_SP(ctx);
 	__u64 now = bpf_ktime_get_ns();
+	struct mtb_call *c = slot_of(tid);
 
-	if (nested_call(tgid, tid, sp, now))
+	if (!c || nested_call(c, tgid, tid, sp, now))
 		return 0;
-
-	struct mtb_pending p = { .sp = sp, .ts = now, .tgid = tgid };
 
 	/* a0, a1 per function: size (malloc, valloc, pvalloc, aligned_alloc,
 	 * memalign, calloc: the product); old block and size (realloc,
 	 * reallocarray); out-pointer and size (posix_memalign).  Only the
 	 * arguments used are read: from moved registers each is a helper call. */
+	__u64 a0 = 0, a1 = 0;
+
 	switch (fn) {
 	case MTB_FN_MALLOC:
 	case MTB_FN_VALLOC:
 	case MTB_FN_PVALLOC:
-		p.a0 = arg(ctx, cookie, 0);
+		a0 = arg(ctx, cookie, 0);
 		break;
 	case MTB_FN_CALLOC:
-		p.a0 = mul_or_max(arg(ctx, cookie, 0), arg(ctx, cookie, 1));
+		a0 = mul_or_max(arg(ctx, cookie, 0), arg(ctx, cookie, 1));
 		break;
 	case MTB_FN_REALLOC:
-		p.a0 = arg(ctx, cookie, 0);
-		p.a1 = arg(ctx, cookie, 1);
+		a0 = arg(ctx, cookie, 0);
+		a1 = arg(ctx, cookie, 1);
 		break;
 	case MTB_FN_REALLOCARRAY:
-		p.a0 = arg(ctx, cookie, 0);
-		p.a1 = mul_or_max(arg(ctx, cookie, 1), arg(ctx, cookie, 2));
+		a0 = arg(ctx, cookie, 0);
+		a1 = mul_or_max(arg(ctx, cookie, 1), arg(ctx, cookie, 2));
 		break;
 	case MTB_FN_POSIX_MEMALIGN:
-		p.a0 = arg(ctx, cookie, 0);
-		p.a1 = arg(ctx, cookie, 2);
+		a0 = arg(ctx, cookie, 0);
+		a1 = arg(ctx, cookie, 2);
 		break;
 	case MTB_FN_ALIGNED_ALLOC:
 	case MTB_FN_MEMALIGN:
-		p.a0 = arg(ctx, cookie, 1);
+		a0 = arg(ctx, cookie, 1);
 		break;
 	default:
 		return 0;
 	}
 
-	struct mtb_inflight m = { .sp = sp, .ts = now, .tgid = tgid, .fn = fn };
-
-	if (bpf_map_update_elem(&inflight, &tid, &m, BPF_ANY)) {
+	if (!claim(c, tid, now)) {
 		count(tgid, MTB_ST_PENDING_FULL, 1);
 		return 0;
 	}
-
-	if ((fn == MTB_FN_REALLOC || fn == MTB_FN_REALLOCARRAY) && p.a0) {
+	c->tgid = tgid;
+	c->fn = fn;
+	c->sp = sp;
+	c->ts = now;
+	c->a0 = a0;
+	c->a1 = a1;
+	c->nested = 0;
+	c->old_valid = 0;
+	if ((fn == MTB_FN_REALLOC || fn == MTB_FN_REALLOCARRAY) && a0) {
 		struct mtb_live old;
 
-		if (live_take(tgid, p.a0, &old)) {
-			p.old_valid = 1;
-			p.old_size = old.size;
-			p.old_kstack = old.kstack;
-			p.old_ts = old.ts;
-		}
-	}
-
-	struct mtb_pending_key pk = { .tid = tid, .fn = fn };
-	long err = bpf_map_update_elem(&pending, &pk, &p, BPF_NOEXIST);
-
-	if (err == -17 /* EEXIST: a call of this function whose return we missed */) {
-		count(tgid, MTB_ST_MISSED_RETURN, 1);
-		err = bpf_map_update_elem(&pending, &pk, &p, BPF_ANY);
-	}
-	if (err) {
-		count(tgid, MTB_ST_PENDING_FULL, 1);
-		bpf_map_delete_elem(&inflight, &tid);
-		if (p.old_valid) {
-			struct mtb_live_key lk = { .ptr = p.a0, .tgid = tgid };
-			struct mtb_live lv = { .size = p.old_size, .kstack = p.old_kstack, .ts = p.old_ts };
-
-			bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
+		if (live_take(tgid, a0, &old)) {
+			c->old_valid = 1;
+			c->old_size = old.size;
+			c->old_kstack = old.kstack;
+			c->old_ts = old.ts;
 		}
 	}
 	return 0;
@@ -474,35 +479,34 @@ int mt_return(struct pt_regs *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	struct mtb_pending_key pk = { .tid = tid, .fn = MTB_COOKIE_FN(cookie) };
-	struct mtb_pending *pp = bpf_map_lookup_elem(&pending, &pk);
+	struct mtb_call *c = slot_of(tid);
 
-	if (!pp)
-		return 0; /* untraced, or an inner call of another function */
+	/* Not ours: untraced, or a call that was not paired. */
+	if (!c || MTB_OWN_TID(c->own) != tid || c->tgid != pid_tgid >> 32)
+		return 0;
+	/* An inner call of another function. */
+	if (c->fn != MTB_COOKIE_FN(cookie))
+		return 0;
 
 	/* After the return the stack pointer is RET_SP_DELTA above the entry's. */
 	__u64 sp = PT_REGS_SP(ctx);
 
-	if (sp != pp->sp + RET_SP_DELTA) {
-		if (sp < pp->sp + RET_SP_DELTA)
+	if (sp != c->sp + RET_SP_DELTA) {
+		if (sp < c->sp + RET_SP_DELTA)
 			return 0; /* an inner call of the same function */
 		/* Back above the call: its own return was missed. */
-		__u32 tgid0 = pp->tgid;
-
-		if (bpf_map_delete_elem(&pending, &pk) == 0)
-			count(tgid0, MTB_ST_MISSED_RETURN, 1);
-		struct mtb_inflight *m = bpf_map_lookup_elem(&inflight, &tid);
-		if (m && m->sp <= sp)
-			bpf_map_delete_elem(&inflight, &tid);
+		count_stale(c);
+		c->own = 0;
 		return 0;
 	}
 
-	struct mtb_pending p = *pp;
+	struct mtb_call p = *c;
 
-	bpf_map_delete_elem(&pending, &pk);
-	bpf_map_delete_elem(&inflight, &tid);
+	/* The copy is made before the slot is given up. */
+	barrier();
+	c->own = 0;
 
-	__u32 tgid = p.tgid, fn = pk.fn, object = MTB_COOKIE_OBJECT(cookie);
+	__u32 tgid = p.tgid, fn = p.fn, object = MTB_COOKIE_OBJECT(cookie);
 	__u64 ret = PT_REGS_RC(ctx), caller = PT_REGS_IP(ctx);
 	__u64 now = bpf_ktime_get_ns();
 	__u64 kstack;
@@ -603,8 +607,9 @@ int mt_free(struct pt_regs *ctx)
 		return 0;
 
 	__u64 now = bpf_ktime_get_ns();
+	struct mtb_call *c = slot_of(tid);
 
-	if (nested_call(tgid, tid, PT_REGS_SP(ctx), now))
+	if (c && nested_call(c, tgid, tid, PT_REGS_SP(ctx), now))
 		return 0;
 
 	struct mtb_live old;

@@ -71,34 +71,38 @@ struct mtb_rec {
 	__u64 caller; /* return address of the allocator call */
 };
 
-/* pending: one in-flight call, keyed by thread AND function, written at
- * entry and completed by the return probe of the same function. */
-struct mtb_pending_key {
-	__u32 tid;
-	__u32 fn;
-};
+/* calls: one slot per thread, at index tid & (slots - 1), holding the
+ * outermost allocator call the thread is in: written at entry, completed by
+ * the return probe of the same function.  Calls an allocator makes to its
+ * own entry points inside it (glibc's realloc(NULL, n) jumps to malloc,
+ * realloc(p, 0) calls free, reallocarray jumps to realloc) find it there, at
+ * or below its stack pointer, and are not counted twice.  An array: its
+ * lookup is inlined, where the hash maps this replaces cost ~0.5 us per
+ * malloc/free pair in lookups, updates and deletes.
+ *
+ * A slot is owned while a call is in flight: OWN is the owner's tid << 32
+ * and the time it took the slot (bpf_ktime_get_ns() >> MTB_OWN_SHIFT); 0
+ * is free.  Threads whose ids collide (more threads than slots, or ids
+ * slots apart) take it in turn with a compare-and-swap; a call that finds
+ * it held by another thread is not paired (counted as MTB_ST_PENDING_FULL).
+ * The loader maps the array (BPF_F_MMAPABLE) to free the slots of threads
+ * that died inside a call. */
+#define MTB_OWN_SHIFT 20
+#define MTB_OWN_TID(own) ((__u32)((own) >> 32))
 
-struct mtb_pending {
+struct mtb_call {
+	__u64 own;
+	__u32 tgid;
+	__u32 fn;       /* MTB_FN_* */
 	__u64 sp;       /* stack pointer at entry: the return address's slot */
 	__u64 ts;       /* entry time */
-	__u64 a0, a1;   /* arguments (see memtrace.bpf.c, fn_args) */
+	__u64 a0, a1;   /* arguments (see memtrace.bpf.c, mt_entry) */
 	/* realloc of a known block: its live record, taken out at entry and
 	 * put back if the call fails */
 	__u64 old_size, old_kstack, old_ts;
 	__u32 old_valid;
-	__u32 tgid;
-};
-
-/* inflight: the outermost allocator call a thread is inside, so that calls
- * an allocator makes to its own entry points (glibc's realloc(NULL, n) jumps
- * to malloc, realloc(p, 0) calls free, reallocarray jumps to realloc) are
- * not counted twice. */
-struct mtb_inflight {
-	__u64 sp;
-	__u64 ts;
-	__u64 nested; /* calls suppressed inside it */
-	__u32 tgid;
-	__u32 fn;
+	__u32 pad;
+	__u64 nested;   /* calls suppressed inside it */
 };
 
 /* live: one block allocated while traced and not yet freed. */
@@ -153,7 +157,7 @@ struct mtb_objinfo {
 /* Counters, per tgid in the stats map (tgid 0 takes what finds no slot). */
 #define MTB_ST_RINGBUF_FULL 0   /* bpf_ringbuf_reserve failed: event dropped */
 #define MTB_ST_LIVE_FULL 1      /* live map full: block not tracked */
-#define MTB_ST_PENDING_FULL 2   /* pending/inflight map full: call not paired */
+#define MTB_ST_PENDING_FULL 2   /* thread's call slot held by another thread: call not paired */
 #define MTB_ST_SITES_FULL 3     /* sites map full: totals not kept */
 #define MTB_ST_STACK_ERROR 4    /* bpf_get_stackid failed: caller only */
 #define MTB_ST_MISSED_RETURN 5  /* a call whose return was never seen */
