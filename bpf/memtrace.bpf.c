@@ -2,7 +2,7 @@
 /*
  * memtrace.bpf.c - uprobes on the allocator entry points of traced processes.
  *
- * Three programs, attached by the loader (src/bpf_capture*.c) to every
+ * Four programs, attached by the loader (src/bpf_capture*.c) to every
  * allocator object with a BPF cookie naming the object and the function:
  *
  *   mt_entry   at the entry of malloc, calloc, realloc, reallocarray,
@@ -10,7 +10,10 @@
  *              saves the arguments in the thread's call slot;
  *   mt_return  at their return: pairs with the entry, takes the stack,
  *              updates the live and per-site maps, emits the event;
- *   mt_free    at the entry of free.
+ *   mt_free    at the entry of free;
+ *   mt_new     at the entry of C++'s operator new (every variant): the
+ *              allocator call it makes gets the stack of new's caller.
+ * (operator delete is not probed: it frees with free(), which is.)
  *
  * Why it is built this way:
  * - A thread's outermost allocator call lives in its slot of the calls
@@ -57,6 +60,9 @@ const volatile __u32 events_mode = 0; /* stream events through rb */
 const volatile __u64 min_age_ns = 0;  /* frees younger than this are culled */
 const volatile __u32 self_tgid = 0;   /* never traced */
 const volatile __u32 slot_mask = (1 << 16) - 1; /* calls: entries - 1 */
+/* The kernel's user stack walk adds the return address when the probe is on
+ * a function's first instruction (endbr64, push %rbp): Linux 6.12. */
+const volatile __u32 entry_frames = 0;
 
 /* Changed by the loader at run time. */
 __u32 trace_all = 0; /* trace every process not marked MTB_EXCLUDED */
@@ -342,6 +348,39 @@ static __always_inline __u64 mul_or_max(__u64 a, __u64 b)
 	return a * b;
 }
 
+/* The return address of a call, at a probe where %rsp still points at it
+ * (the entry, or a place past instructions that leave %rsp alone). */
+static __always_inline __u64 return_address(struct pt_regs *ctx)
+{
+	__u64 ret = 0;
+
+#if defined(__TARGET_ARCH_x86)
+	bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx));
+#else
+	ret = PT_REGS_RET(ctx);
+#endif
+	return ret;
+}
+
+/* Called (at SP, returning to RET) from the innermost operator new of the
+ * thread's marker in slot C, or jumped to from it?  (Then it works for new's
+ * caller.) */
+static __always_inline int from_new(struct mtb_call *c, __u32 tgid, __u32 tid, __u64 sp, __u64 ret, __u64 now)
+{
+	if (MTB_OWN_TID(c->new_own) != tid || c->new_tgid != tgid || now - c->new_ts >= MTB_NEST_WINDOW_NS)
+		return 0;
+	return sp < c->new_sp ? ret - c->new_lo < c->new_hi - c->new_lo : sp == c->new_sp && ret == c->new_ret;
+}
+
+/* Is this allocator call, at SP, made by the operator new the thread is in? */
+static __always_inline int made_by_new(struct pt_regs *ctx, struct mtb_call *c, __u32 tgid, __u32 tid,
+				       __u64 sp, __u64 now)
+{
+	if (MTB_OWN_TID(c->new_own) != tid || sp > c->new_sp)
+		return 0; /* the common case: no helper call */
+	return from_new(c, tgid, tid, sp, return_address(ctx), now);
+}
+
 SEC("uprobe")
 int mt_entry(struct pt_regs *ctx)
 {
@@ -407,6 +446,7 @@ int mt_entry(struct pt_regs *ctx)
 	c->a1 = a1;
 	c->nested = 0;
 	c->old_valid = 0;
+	c->via_new = made_by_new(ctx, c, tgid, tid, sp, now);
 	if ((fn == MTB_FN_REALLOC || fn == MTB_FN_REALLOCARRAY) && a0) {
 		struct mtb_live old;
 
@@ -420,26 +460,35 @@ int mt_entry(struct pt_regs *ctx)
 	return 0;
 }
 
-/* Records a new block: live map, site totals.  Returns the stack key. */
-static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32 object, __u64 ptr,
-					  __u64 size, __u64 now)
+/* The kernel walks frame pointers from the caller's %rbp (x29).  Code
+ * built without them uses the register for anything: the walk would follow
+ * garbage, or fault on it, and a page fault costs most of a microsecond in a
+ * virtual machine.  Walk only when it looks like a frame pointer: aligned,
+ * just above the stack pointer.  Otherwise the stack is the caller alone,
+ * which is all such code would give. */
+static __always_inline int fp_walkable(struct pt_regs *ctx)
 {
-	__u64 kstack = MTB_KSTACK_CALLER | PT_REGS_IP(ctx);
 	__u64 fp = PT_REGS_FP(ctx), sp = PT_REGS_SP(ctx);
 
-	/* The kernel walks frame pointers from the caller's %rbp (x29).  Code
-	 * built without them uses the register for anything: the walk would
-	 * follow garbage, or fault on it, and a page fault costs most of a
-	 * microsecond in a virtual machine.  Walk only when it looks like a
-	 * frame pointer: aligned, just above the stack pointer.  Otherwise the
-	 * stack is the caller alone, which is all such code would give. */
-	if (fp >= sp && fp - sp < MTB_FRAME_REACH && !(fp & 7)) {
-		long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	return fp >= sp && fp - sp < MTB_FRAME_REACH && !(fp & 7);
+}
 
-		if (id >= 0)
-			kstack = id;
-		else
-			count(tgid, MTB_ST_STACK_ERROR, 1);
+/* Records a new block: live map, site totals.  KSTACK: the stack key, or 0
+ * to take it here (at the return: the registers are the caller's).
+ * Returns the stack key. */
+static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32 object, __u64 ptr,
+					  __u64 size, __u64 now, __u64 kstack)
+{
+	if (!kstack) {
+		kstack = MTB_KSTACK_CALLER | PT_REGS_IP(ctx);
+		if (fp_walkable(ctx)) {
+			long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+
+			if (id >= 0)
+				kstack = id;
+			else
+				count(tgid, MTB_ST_STACK_ERROR, 1);
+		}
 	}
 
 	struct mtb_live_key lk = { .ptr = ptr, .tgid = tgid };
@@ -509,7 +558,11 @@ int mt_return(struct pt_regs *ctx)
 	__u32 tgid = p.tgid, fn = p.fn, object = MTB_COOKIE_OBJECT(cookie);
 	__u64 ret = PT_REGS_RC(ctx), caller = PT_REGS_IP(ctx);
 	__u64 now = bpf_ktime_get_ns();
-	__u64 kstack;
+	/* Made by operator new: its caller's stack, taken at new's entry. */
+	__u64 kstack = p.via_new ? p.new_kstack : 0;
+
+	if (p.via_new)
+		caller = p.new_caller;
 
 	switch (fn) {
 	case MTB_FN_POSIX_MEMALIGN: {
@@ -519,7 +572,7 @@ int mt_return(struct pt_regs *ctx)
 			return 0;
 		if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)p.a0) || !ptr)
 			return 0;
-		kstack = record_alloc(ctx, tgid, object, ptr, p.a1, now);
+		kstack = record_alloc(ctx, tgid, object, ptr, p.a1, now, kstack);
 		if (events_mode)
 			emit(MTB_REC_ALLOC, fn, object, pid_tgid, ptr, 0, p.a1, kstack, caller);
 		return 0;
@@ -531,7 +584,7 @@ int mt_return(struct pt_regs *ctx)
 		if (!old) {
 			if (!ret)
 				return 0;
-			kstack = record_alloc(ctx, tgid, object, ret, size, now);
+			kstack = record_alloc(ctx, tgid, object, ret, size, now, kstack);
 			if (events_mode)
 				emit(MTB_REC_ALLOC, fn, object, pid_tgid, ret, 0, size, kstack, caller);
 			return 0;
@@ -557,7 +610,7 @@ int mt_return(struct pt_regs *ctx)
 				emit(MTB_REC_FREE, fn, object, pid_tgid, old, 0, 0, 0, caller);
 			return 0;
 		}
-		kstack = record_alloc(ctx, tgid, object, ret, size, now);
+		kstack = record_alloc(ctx, tgid, object, ret, size, now, kstack);
 		if (events_mode)
 			emit(MTB_REC_REALLOC, fn, object, pid_tgid, ret, old, size, kstack, caller);
 		return 0;
@@ -565,7 +618,7 @@ int mt_return(struct pt_regs *ctx)
 	default:
 		if (!ret)
 			return 0;
-		kstack = record_alloc(ctx, tgid, object, ret, p.a0, now);
+		kstack = record_alloc(ctx, tgid, object, ret, p.a0, now, kstack);
 		if (events_mode)
 			emit(MTB_REC_ALLOC, fn, object, pid_tgid, ret, 0, p.a0, kstack, caller);
 		return 0;
@@ -577,17 +630,14 @@ int mt_return(struct pt_regs *ctx)
 static __always_inline int internal_free(struct pt_regs *ctx, __u32 object)
 {
 	struct mtb_objinfo *oi = bpf_map_lookup_elem(&objinfo, &object);
-	__u64 ret = 0;
 
 	if (!oi || !oi->text_hi)
 		return 0;
-#if defined(__TARGET_ARCH_x86)
 	/* The probe is where %rsp still points at the return address. */
-	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx)))
+	__u64 ret = return_address(ctx);
+
+	if (!ret)
 		return 0;
-#else
-	ret = PT_REGS_RET(ctx);
-#endif
 	/* The object's load bias: page aligned, whatever the IP is past the
 	 * breakpoint. */
 	__u64 bias = (PT_REGS_IP(ctx) - oi->free_vaddr) & ~0xfffull;
@@ -626,5 +676,86 @@ int mt_free(struct pt_regs *ctx)
 	}
 	if (events_mode)
 		emit(MTB_REC_FREE, MTB_FN_FREE, object, pid_tgid, ptr, 0, 0, 0, 0);
+	return 0;
+}
+
+/* Claims slot C's operator new marker for thread TID: free, already its
+ * own, or another thread's old enough to take over. */
+static __always_inline int claim_new(struct mtb_call *c, __u32 tid, __u64 now)
+{
+	__u64 own = c->new_own, mine = (__u64)tid << 32 | (__u32)(now >> MTB_OWN_SHIFT);
+
+	if (own && MTB_OWN_TID(own) != tid &&
+	    (__u32)(now >> MTB_OWN_SHIFT) - (__u32)own < (__u32)(MTB_NEW_TAKEOVER_NS >> MTB_OWN_SHIFT))
+		return 0;
+	return __sync_val_compare_and_swap(&c->new_own, own, mine) == own;
+}
+
+/*
+ * C++'s operator new (every variant): it allocates through malloc,
+ * aligned_alloc and the like, whose probes count the call; here the thread
+ * is marked as inside new, with the stack of new's caller taken at its
+ * entry, which the allocator call it makes takes as its own (made_by_new):
+ * frames[0] is then the return address into the code that called new, even
+ * when new itself has no frame pointer.  No return probe: new throws
+ * (bad_alloc, or whatever a new_handler throws), and the trampoline a
+ * return probe puts in the stack stops the unwinder: std::terminate.
+ */
+SEC("uprobe")
+int mt_new(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+
+	if (!is_traced(tgid))
+		return 0;
+
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 sp = PT_REGS_SP(ctx);
+	__u64 now = bpf_ktime_get_ns();
+	struct mtb_call *c = slot_of(tid);
+
+	if (!c)
+		return 0;
+	/* Inside an allocator call: that call is what counts. */
+	if (MTB_OWN_TID(c->own) == tid && c->tgid == tgid && sp <= c->sp && now - c->ts < MTB_NEST_WINDOW_NS)
+		return 0;
+
+	__u64 ret = return_address(ctx);
+	__u64 lo = PT_REGS_IP(ctx), hi = lo + MTB_COOKIE_SIZE(cookie);
+
+	/* Called by the operator new in progress (nothrow new calls new, new[]
+	 * jumps to new): the stack of its caller stands. */
+	if (from_new(c, tgid, tid, sp, ret, now)) {
+		c->new_sp = sp;
+		c->new_ret = ret;
+		c->new_lo = lo;
+		c->new_hi = hi;
+		return 0;
+	}
+	if (!claim_new(c, tid, now)) {
+		/* Another thread's, sharing the slot: the allocator call will
+		 * have its own caller, in new. */
+		count(tgid, MTB_ST_STACK_ERROR, 1);
+		return 0;
+	}
+	__u64 kstack = MTB_KSTACK_CALLER | ret;
+
+	if (entry_frames && (cookie & MTB_COOKIE_ENTRY_FRAME) && fp_walkable(ctx)) {
+		long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+
+		if (id >= 0)
+			kstack = MTB_KSTACK_SKIP1 | id;
+		else
+			count(tgid, MTB_ST_STACK_ERROR, 1);
+	}
+	c->new_tgid = tgid;
+	c->new_ts = now;
+	c->new_sp = sp;
+	c->new_ret = ret;
+	c->new_lo = lo;
+	c->new_hi = hi;
+	c->new_caller = ret;
+	c->new_kstack = kstack;
 	return 0;
 }

@@ -27,12 +27,20 @@
 #define MTB_FN_PVALLOC 8
 #define MTB_FN_FREE 9
 #define MTB_FN_COUNT 10
+/* C++'s operator new, any variant: an entry probe only (mt_new), which
+ * gives the allocator call it makes the stack of new's caller. */
+#define MTB_FN_NEW 10
 
 /* A probe's BPF cookie: bits 0-7 the function id, 8-31 the allocator
  * object's index in the loader's table; with MTB_COOKIE_ARGREGS, bits
  * 32-43 say in which registers (x86-64 numbering: 0 %rax ... 7 %rdi, 8 %r8
  * ... 15 %r15) the first three arguments are at the probe, which the loader
- * may have put past the function's first instructions (bpf_capture_place.c). */
+ * may have put past the function's first instructions (bpf_capture_place.c).
+ * Operator new's probes are at its entry; their cookies give the function's
+ * size in bits 46-63 (at most MTB_COOKIE_SIZE_MAX), and MTB_COOKIE_ENTRY_FRAME
+ * says that the instruction there is one where the kernel's user stack walk
+ * adds the return address (endbr64 or push %rbp: is_uprobe_at_func_entry,
+ * Linux 6.12). */
 #define MTB_COOKIE(object, fn) ((((__u64)(object) & 0xffffff) << 8) | (fn))
 #define MTB_COOKIE_FN(c) ((__u32)((c) & 0xff))
 #define MTB_COOKIE_OBJECT(c) ((__u32)(((c) >> 8) & 0xffffff))
@@ -40,6 +48,10 @@
 #define MTB_COOKIE_REGS(r0, r1, r2) \
 	(MTB_COOKIE_ARGREGS | ((__u64)(r0) << 32) | ((__u64)(r1) << 36) | ((__u64)(r2) << 40))
 #define MTB_COOKIE_REG(c, i) ((__u32)(((c) >> (32 + 4 * (i))) & 15))
+#define MTB_COOKIE_ENTRY_FRAME (1ull << 45)
+#define MTB_COOKIE_SIZE_MAX ((1u << 18) - 1)
+#define MTB_COOKIE_WITH_SIZE(n) ((__u64)((n) < MTB_COOKIE_SIZE_MAX ? (n) : MTB_COOKIE_SIZE_MAX) << 46)
+#define MTB_COOKIE_SIZE(c) ((__u32)((c) >> 46))
 
 /* Record types of the ring buffer: the values of enum mt_rec_type. */
 #define MTB_REC_ALLOC 1
@@ -54,6 +66,9 @@
 /* A stack key with this bit set is not a stack map id: bpf_get_stackid
  * failed and the key is the immediate caller's address alone. */
 #define MTB_KSTACK_CALLER (1ull << 63)
+/* A stack map id taken at operator new's entry: its first frame is new's
+ * own address, not a frame of the caller's; the loader drops it. */
+#define MTB_KSTACK_SKIP1 (1ull << 62)
 
 /* One event of the ring buffer (events mode). */
 struct mtb_rec {
@@ -101,9 +116,27 @@ struct mtb_call {
 	 * put back if the call fails */
 	__u64 old_size, old_kstack, old_ts;
 	__u32 old_valid;
-	__u32 pad;
+	__u32 via_new;  /* made by operator new for its caller: new_kstack, new_caller */
 	__u64 nested;   /* calls suppressed inside it */
+
+	/* The operator new the thread is in (mt_new): owned like OWN, but never
+	 * given up (new has no return probe), only refreshed by the owner's
+	 * next new or taken over by another thread once MTB_NEW_TAKEOVER_NS
+	 * old.  NEW_SP, NEW_RET, NEW_LO..NEW_HI: the entry of the innermost
+	 * operator new function (nothrow new calls new, new[] jumps to new); an
+	 * allocator call returning into it, or jumped to from it, is made for
+	 * new's caller. */
+	__u64 new_own;
+	__u32 new_tgid;
+	__u32 pad;
+	__u64 new_ts;
+	__u64 new_sp, new_ret, new_lo, new_hi;
+	__u64 new_caller; /* return address into new's caller */
+	__u64 new_kstack; /* stack key of new's caller */
 };
+
+/* Another thread may take over a slot's operator new marker this old. */
+#define MTB_NEW_TAKEOVER_NS 16000000ull
 
 /* live: one block allocated while traced and not yet freed. */
 struct mtb_live_key {

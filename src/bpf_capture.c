@@ -16,6 +16,7 @@
 #include "bpf_capture_int.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -319,6 +320,31 @@ static uint64_t intern(struct mt_bpf *b, const uint64_t *f, unsigned n)
  * CALLER is the return address when known (0 otherwise). */
 static uint64_t stack_uid(struct mt_bpf *b, uint64_t kstack, uint64_t caller)
 {
+	if (kstack & MTB_KSTACK_SKIP1) {
+		/* Taken at operator new's entry: frames[0] is new itself. */
+		uint64_t *v = mtb_kv_find(&b->callkey, kstack, 1);
+		if (!*v) {
+			uint64_t f[MTB_MAX_FRAMES + 1];
+			uint32_t id = (uint32_t)kstack;
+			unsigned n = 0;
+
+			memset(f, 0, sizeof(f));
+			if (bpf_map_lookup_elem(b->fd_stacks, &id, f + 1) == 0)
+				while (n < b->max_frames && f[n + 1])
+					n++;
+			uint64_t *fr = f + 2;
+			n = n ? n - 1 : 0;
+			if (caller && (n == 0 || fr[0] != caller)) {
+				fr--;
+				fr[0] = caller;
+				n++;
+			}
+			if (!n)
+				return 0; /* not known yet: not kept */
+			*v = intern(b, fr, n);
+		}
+		return *v;
+	}
 	if (kstack & MTB_KSTACK_CALLER) {
 		struct mtb_kv *t = &b->callkey;
 		uint64_t *v = mtb_kv_find(t, kstack, 1);
@@ -363,6 +389,21 @@ int mt_bpf_stack(struct mt_bpf *b, uint64_t stack_id, const uint64_t **frames, u
 }
 
 /* ---- open, close ------------------------------------------------------ */
+
+/* Does the running kernel have function NAME (its BTF says)?  About 10 ms. */
+static int kernel_has_func(const char *name)
+{
+#if defined(__x86_64__)
+	struct btf *v = btf__load_vmlinux_btf();
+	int found = v && btf__find_by_name_kind(v, name, BTF_KIND_FUNC) > 0;
+
+	btf__free(v);
+	return found;
+#else
+	(void)name;
+	return 0;
+#endif
+}
 
 static uint32_t pow2_at_least(uint64_t n, uint32_t min)
 {
@@ -439,6 +480,7 @@ int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, siz
 	b->nslots = pow2_at_least(pid_max < b->o.max_pending ? pid_max : b->o.max_pending, 64);
 	bpf_map__set_max_entries(s->maps.calls, b->nslots);
 	s->rodata->slot_mask = b->nslots - 1;
+	s->rodata->entry_frames = kernel_has_func("is_uprobe_at_func_entry");
 	bpf_map__set_max_entries(s->maps.rb, b->o.events ? pow2_at_least(b->o.ringbuf_bytes, page)
 							 : (uint32_t)page);
 
@@ -450,6 +492,7 @@ int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, siz
 	b->p_entry = s->progs.mt_entry;
 	b->p_return = s->progs.mt_return;
 	b->p_free = s->progs.mt_free;
+	b->p_new = s->progs.mt_new;
 	b->fd_traced = bpf_map__fd(s->maps.traced);
 	b->fd_excluded = bpf_map__fd(s->maps.excluded);
 	b->fd_calls = bpf_map__fd(s->maps.calls);

@@ -3,7 +3,13 @@
  * points (malloc, calloc, realloc, reallocarray, posix_memalign,
  * aligned_alloc, memalign, valloc, pvalloc, free) of traced processes,
  * delivered as a stream of events (recording) and/or as per-site totals kept
- * in the kernel (top, sweep, attach).
+ * in the kernel (top, sweep, attach).  C++'s operator new (every variant) is
+ * probed too, where it allocates through those (libstdc++, static programs):
+ * its allocations are the malloc or aligned_alloc calls it makes, with the
+ * stack of new's caller, frames[0] the return address into the code that
+ * called new, whether or not libstdc++ has frame pointers.  operator delete
+ * frees with free().  An allocator library's own new (jemalloc, tcmalloc,
+ * mimalloc) allocates without calling its malloc: not seen.
  *
  * Life cycle: mt_bpf_open (loads the programs), then any number of
  * mt_bpf_trace_pid / mt_bpf_trace_exec / mt_bpf_trace_all, mt_bpf_rescan

@@ -65,10 +65,10 @@ static int obj_add(struct mt_bpf *b, uint64_t dev, uint64_t ino, const char *pat
 		abort();
 	o->allocator = fd >= 0 && mtb_elf_analyze(fd, &o->syms) == 1;
 	if (o->allocator && getenv("MEMTRACE_BPF_DEBUG") && strcmp(getenv("MEMTRACE_BPF_DEBUG"), "0")) {
-		for (int f = 0; f < MTB_FN_COUNT; f++)
+		for (int f = 0; f < MTB_SYM_COUNT; f++)
 			if (o->syms.found[f])
 				fprintf(stderr, "memtrace: bpf: %s %s: offset 0x%llx probe 0x%llx: %s%s\n",
-					path, mtb_fn_symbol[f], (unsigned long long)o->syms.offset[f],
+					path, mtb_sym_name[f], (unsigned long long)o->syms.offset[f],
 					(unsigned long long)o->syms.probe[f], o->syms.why[f],
 					o->syms.alias_of[f] >= 0 ? " (alias)" : "");
 	}
@@ -192,15 +192,23 @@ static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *
 	if (att_find(b, obj, pid) || (pid != -1 && att_find(b, obj, -1)))
 		return 0;
 	for (int ret = 1; ret >= 0; ret--) {
-		for (int f = 0; f < MTB_FN_COUNT; f++) {
-			if (!o->syms.found[f] || o->syms.alias_of[f] >= 0 || (ret && f == MTB_FN_FREE))
+		for (int f = 0; f < MTB_SYM_COUNT; f++) {
+			int fn = mtb_sym_fn(f);
+
+			/* free and new have no return probe (see memtrace.bpf.c) */
+			if (!o->syms.found[f] || o->syms.alias_of[f] >= 0 ||
+			    (ret && (fn == MTB_FN_FREE || fn == MTB_FN_NEW)))
 				continue;
-			struct bpf_program *prog = ret ? b->p_return : f == MTB_FN_FREE ? b->p_free : b->p_entry;
-			uint64_t cookie = MTB_COOKIE(obj, f);
+			struct bpf_program *prog = ret ? b->p_return : fn == MTB_FN_FREE ? b->p_free
+							 : fn == MTB_FN_NEW ? b->p_new : b->p_entry;
+			uint64_t cookie = MTB_COOKIE(obj, fn);
 
 			if (!ret && o->syms.moved[f])
 				cookie |= MTB_COOKIE_REGS(o->syms.argreg[f][0], o->syms.argreg[f][1],
 							  o->syms.argreg[f][2]);
+			if (fn == MTB_FN_NEW)
+				cookie |= MTB_COOKIE_WITH_SIZE(o->syms.size[f]) |
+					  (o->syms.entry_frame[f] ? MTB_COOKIE_ENTRY_FRAME : 0);
 			LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = ret);
 			struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid, path,
 									     o->syms.probe[f], &uo);

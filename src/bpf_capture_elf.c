@@ -13,9 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mtb_fn_symbol[MTB_FN_COUNT] = {
+const char *const mtb_sym_name[MTB_SYM_COUNT] = {
 	"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
 	"aligned_alloc", "memalign", "valloc", "pvalloc", "free",
+	/* operator new(size_t) and new[], then with nothrow_t, align_val_t,
+	 * both (Itanium C++ ABI, 64-bit size_t) */
+	"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
+	"_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
+	"_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t",
 };
 
 #define MAX_PLACES 6
@@ -81,12 +86,20 @@ static int host_machine(void)
 #endif
 }
 
-static int fn_by_name(const char *name)
+static int sym_by_name(const char *name)
 {
-	for (int f = 0; f < MTB_FN_COUNT; f++)
-		if (!strcmp(name, mtb_fn_symbol[f]))
+	for (int f = 0; f < MTB_SYM_COUNT; f++)
+		if (!strcmp(name, mtb_sym_name[f]))
 			return f;
 	return -1;
+}
+
+static int any_new(const struct mtb_elf_syms *out)
+{
+	for (int f = MTB_SYM_NEW; f < MTB_SYM_COUNT; f++)
+		if (out->found[f])
+			return 1;
+	return 0;
 }
 
 /* Looks up our functions in one symbol table; earlier tables win. */
@@ -108,7 +121,7 @@ static void scan_symtab(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, struct mtb_elf_syms
 		if (GELF_ST_BIND(s.st_info) != STB_GLOBAL && GELF_ST_BIND(s.st_info) != STB_WEAK)
 			continue;
 		const char *name = elf_strptr(e, sh->sh_link, s.st_name);
-		int f = name ? fn_by_name(name) : -1;
+		int f = name ? sym_by_name(name) : -1;
 
 		if (name && !strcmp(name, "main"))
 			out->executable = 1;
@@ -123,7 +136,7 @@ static void scan_symtab(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, struct mtb_elf_syms
 int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
 {
 	memset(out, 0, sizeof(*out));
-	for (int f = 0; f < MTB_FN_COUNT; f++)
+	for (int f = 0; f < MTB_SYM_COUNT; f++)
 		out->alias_of[f] = -1;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -1;
@@ -151,10 +164,15 @@ int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
 				scan_symtab(e, scn, &sh, out);
 		}
 	}
-	if (!out->found[MTB_FN_MALLOC] && !out->found[MTB_FN_FREE])
-		goto out;
 	if (eh.e_type == ET_EXEC)
 		out->executable = 1;
+	/* An allocator library's own operator new does not call its malloc:
+	 * not probed (see bpf_capture_int.h). */
+	if (out->found[MTB_FN_MALLOC] && !out->executable)
+		for (int f = MTB_SYM_NEW; f < MTB_SYM_COUNT; f++)
+			out->found[f] = 0;
+	if (!out->found[MTB_FN_MALLOC] && !out->found[MTB_FN_FREE] && !any_new(out))
+		goto out;
 
 	/* Symbol value -> file offset, through the executable PT_LOAD. */
 	size_t nph;
@@ -173,7 +191,7 @@ int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
 		if (ph.p_vaddr + ph.p_memsz > out->text_hi)
 			out->text_hi = ph.p_vaddr + ph.p_memsz;
 	}
-	for (int f = 0; f < MTB_FN_COUNT; f++) {
+	for (int f = 0; f < MTB_SYM_COUNT; f++) {
 		int ok = 0;
 
 		for (size_t k = 0; out->found[f] && k < nph; k++) {
@@ -190,18 +208,33 @@ int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
 		out->found[f] = ok;
 		out->probe[f] = out->offset[f];
 	}
-	for (int f = 0; f < MTB_FN_COUNT; f++)
+	for (int f = 0; f < MTB_SYM_COUNT; f++)
 		for (int g = 0; g < f && out->found[f]; g++)
 			if (out->found[g] && out->alias_of[g] < 0 && out->vaddr[g] == out->vaddr[f]) {
 				out->alias_of[f] = g;
 				break;
 			}
-	if (!out->found[MTB_FN_MALLOC] && !out->found[MTB_FN_FREE])
+	if (!out->found[MTB_FN_MALLOC] && !out->found[MTB_FN_FREE] && !any_new(out))
 		goto out;
 	ret = 1;
 
 	size_t fsize;
 	const uint8_t *file = (const uint8_t *)elf_rawfile(e, &fsize);
+
+	/* Operator new is probed at its entry, where the return address is
+	 * the caller's (mt_new).  Is the instruction there one where the
+	 * kernel's stack walk adds it (is_uprobe_at_func_entry)? */
+	for (int f = MTB_SYM_NEW; f < MTB_SYM_COUNT; f++) {
+		if (!out->found[f] || out->alias_of[f] >= 0)
+			continue;
+		snprintf(out->why[f], sizeof(out->why[f]), "entry");
+#if defined(__x86_64__)
+		static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+		const uint8_t *at = file && out->offset[f] + 4 <= fsize ? file + out->offset[f] : NULL;
+
+		out->entry_frame[f] = at && (!memcmp(at, endbr64, 4) || at[0] == 0x55);
+#endif
+	}
 	struct mtb_place places[MTB_FN_COUNT][MAX_PLACES];
 	unsigned nplaces[MTB_FN_COUNT] = { 0 };
 	/* For measuring what the chosen places save (bench-bpf). */

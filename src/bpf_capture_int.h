@@ -15,29 +15,47 @@
 
 /* ---- bpf_capture_elf.c ------------------------------------------------ */
 
-extern const char *const mtb_fn_symbol[MTB_FN_COUNT];
+/* The symbols probed: the allocator functions, by function id (MTB_FN_*),
+ * then the variants of C++'s operator new (new, new[]; nothrow, aligned),
+ * whose probes are mt_new's (function id MTB_FN_NEW).  operator delete is
+ * not among them: it frees with free(). */
+#define MTB_SYM_NEW MTB_FN_COUNT
+#define MTB_SYM_COUNT (MTB_FN_COUNT + 8)
+extern const char *const mtb_sym_name[MTB_SYM_COUNT];
+static inline int mtb_sym_fn(int sym)
+{
+	return sym < MTB_SYM_NEW ? sym : MTB_FN_NEW;
+}
 
-/* The allocator functions an ELF object defines, and where to probe each. */
+/* The symbols an ELF object defines, and where to probe each.  Operator
+ * new is probed where the allocator it calls is somebody else's: in objects
+ * that do not define malloc (libstdc++), and in programs (static ones link
+ * libstdc++ and libc in).  An allocator library's own new (jemalloc,
+ * tcmalloc, mimalloc) allocates without calling its malloc: its calls are
+ * not seen. */
 struct mtb_elf_syms {
-	int found[MTB_FN_COUNT];
-	uint64_t vaddr[MTB_FN_COUNT];  /* symbol value */
-	uint64_t size[MTB_FN_COUNT];
-	uint64_t offset[MTB_FN_COUNT]; /* file offset of the symbol */
-	uint64_t probe[MTB_FN_COUNT];  /* file offset of the probe */
-	uint8_t argreg[MTB_FN_COUNT][3]; /* where the arguments are there */
-	int moved[MTB_FN_COUNT];       /* argreg is not the calling convention's */
-	/* Another function at the same address (glibc's memalign is
-	 * aligned_alloc): probed once, as the lower id; -1 if none. */
-	int alias_of[MTB_FN_COUNT];
-	char why[MTB_FN_COUNT][48];    /* how the probe place was chosen */
+	int found[MTB_SYM_COUNT];
+	uint64_t vaddr[MTB_SYM_COUNT];  /* symbol value */
+	uint64_t size[MTB_SYM_COUNT];
+	uint64_t offset[MTB_SYM_COUNT]; /* file offset of the symbol */
+	uint64_t probe[MTB_SYM_COUNT];  /* file offset of the probe */
+	uint8_t argreg[MTB_SYM_COUNT][3]; /* where the arguments are there */
+	int moved[MTB_SYM_COUNT];       /* argreg is not the calling convention's */
+	/* operator new: the probe (at the entry) is on endbr64 or push %rbp,
+	 * where the kernel's stack walk adds the return address */
+	int entry_frame[MTB_SYM_COUNT];
+	/* Another symbol at the same address (glibc's memalign is
+	 * aligned_alloc): probed once, as the lower index; -1 if none. */
+	int alias_of[MTB_SYM_COUNT];
+	char why[MTB_SYM_COUNT][48];    /* how the probe place was chosen */
 	uint64_t text_lo, text_hi;     /* executable segments (link-time addresses) */
 	int executable;                /* a program (ET_EXEC, or defines main) */
 };
 
 /* Reads the dynamic symbols (and .symtab when there is one, for static
- * executables) of the ELF file open on FD.  Returns 1 if it defines malloc
- * or free (with probe places filled in), 0 if not (or not an ELF object of
- * this machine), -1 on a read error. */
+ * executables) of the ELF file open on FD.  Returns 1 if it defines malloc,
+ * free or an operator new to probe (with probe places filled in), 0 if not
+ * (or not an ELF object of this machine), -1 on a read error. */
 int mtb_elf_analyze(int fd, struct mtb_elf_syms *out);
 
 /* What a dynamically linked program needs: DT_NEEDED, DT_RUNPATH, DT_RPATH,
@@ -110,7 +128,7 @@ uint64_t mtb_mix64(uint64_t x);
 struct mtb_object {
 	uint64_t dev, ino;
 	char *path;          /* as the process names it */
-	int allocator;       /* defines malloc or free */
+	int allocator;       /* defines malloc, free or an operator new to probe */
 	struct mtb_elf_syms syms;
 };
 
@@ -119,7 +137,7 @@ struct mtb_attach {
 	uint32_t object;
 	pid_t pid;
 	unsigned nentry, nret;
-	struct bpf_link *entry[MTB_FN_COUNT], *ret[MTB_FN_COUNT];
+	struct bpf_link *entry[MTB_SYM_COUNT], *ret[MTB_SYM_COUNT];
 };
 
 /* A process traced by pid. */
@@ -140,7 +158,7 @@ struct mtb_stack {
 struct mt_bpf {
 	struct memtrace_bpf *skel;
 	struct mt_bpf_opts o;
-	struct bpf_program *p_entry, *p_return, *p_free;
+	struct bpf_program *p_entry, *p_return, *p_free, *p_new;
 	int fd_traced, fd_excluded, fd_calls, fd_live, fd_sites, fd_stacks, fd_stats, fd_objinfo;
 	/* the calls array, mapped: one slot per thread (memtrace_bpf.h) */
 	struct mtb_call *calls;

@@ -155,11 +155,10 @@ int bt_wait_output(struct bt_child *c, const char *needle, int timeout_ms)
 	return 0;
 }
 
-int bt_symbol(const char *exe, const char *name, uint64_t main_runtime, uint64_t *lo, uint64_t *hi)
+/* The link-time value and size of function NAME in EXE's .symtab. */
+static int sym_value(const char *exe, const char *name, uint64_t *value, uint64_t *size)
 {
-	int fd = open(exe, O_RDONLY);
-	uint64_t main_v = 0, v = 0, sz = 0;
-	int found = 0;
+	int fd = open(exe, O_RDONLY), found = 0;
 
 	if (fd < 0)
 		return -1;
@@ -177,13 +176,9 @@ int bt_symbol(const char *exe, const char *name, uint64_t main_runtime, uint64_t
 			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC)
 				continue;
 			const char *n = elf_strptr(e, sh.sh_link, s.st_name);
-			if (!n)
-				continue;
-			if (!strcmp(n, "main"))
-				main_v = s.st_value;
-			if (!strcmp(n, name)) {
-				v = s.st_value;
-				sz = s.st_size;
+			if (n && !strcmp(n, name)) {
+				*value = s.st_value;
+				*size = s.st_size;
 				found = 1;
 			}
 		}
@@ -191,11 +186,41 @@ int bt_symbol(const char *exe, const char *name, uint64_t main_runtime, uint64_t
 	if (e)
 		elf_end(e);
 	close(fd);
-	if (!found || !main_v)
+	return found ? 0 : -1;
+}
+
+int bt_symbol(const char *exe, const char *name, uint64_t main_runtime, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t main_v, main_sz, v, sz;
+
+	if (sym_value(exe, "main", &main_v, &main_sz) || sym_value(exe, name, &v, &sz))
 		return -1;
 	*lo = v - main_v + main_runtime;
 	*hi = *lo + sz;
 	return 0;
+}
+
+int bt_in_exe(const char *exe, uint64_t main_runtime, uint64_t addr)
+{
+	uint64_t main_v, main_sz;
+	int fd, in = 0;
+	size_t nph;
+
+	if (sym_value(exe, "main", &main_v, &main_sz) || (fd = open(exe, O_RDONLY)) < 0)
+		return 0;
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+
+	for (size_t k = 0; e && !elf_getphdrnum(e, &nph) && k < nph; k++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, k, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		uint64_t lo = ph.p_vaddr - main_v + main_runtime;
+		in |= addr >= lo && addr < lo + ph.p_memsz;
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return in;
 }
 
 void bt_collect(void *ctx, const struct mt_bpf_event *ev)

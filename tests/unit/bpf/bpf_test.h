@@ -72,6 +72,9 @@ int bt_wait_output(struct bt_child *c, const char *needle, int timeout_ms);
 /* A function of an executable: [lo, hi) at run time, given the run-time
  * address of main. */
 int bt_symbol(const char *exe, const char *name, uint64_t main_runtime, uint64_t *lo, uint64_t *hi);
+/* Is ADDR in the code of executable EXE, given the run-time address of
+ * main? */
+int bt_in_exe(const char *exe, uint64_t main_runtime, uint64_t addr);
 
 /* Events, copied. */
 struct bt_event {

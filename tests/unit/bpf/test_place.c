@@ -212,14 +212,14 @@ static void check_file(const char *file)
 
 	struct mtb_elf_syms syms;
 	if (mtb_elf_analyze(fd, &syms) == 1) {
-		for (int f = 0; f < MTB_FN_COUNT; f++) {
+		for (int f = 0; f < MTB_SYM_COUNT; f++) {
 			if (!syms.found[f])
 				continue;
-			printf("  %-15s +%-3llu %s\n", mtb_fn_symbol[f],
+			printf("  %-15s +%-3llu %s\n", mtb_sym_name[f],
 			       (unsigned long long)(syms.probe[f] - syms.offset[f]),
 			       syms.alias_of[f] >= 0 ? "(same address as an earlier one)" : syms.why[f]);
 			if (syms.alias_of[f] < 0 && !find(syms.vaddr[f] + syms.probe[f] - syms.offset[f])) {
-				fprintf(stderr, "%s: probe of %s is not at an instruction\n", file, mtb_fn_symbol[f]);
+				fprintf(stderr, "%s: probe of %s is not at an instruction\n", file, mtb_sym_name[f]);
 				failures++;
 			}
 		}

@@ -77,19 +77,19 @@ static int breakpoints(pid_t pid, int same)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	mem = open(path, O_RDONLY);
-	for (int fn = 0; fn < MTB_FN_COUNT && mem >= 0; fn++) {
+	for (int fn = 0; fn < MTB_SYM_COUNT && mem >= 0; fn++) {
 		unsigned char want[32], got[32];
 
 		if (!syms.found[fn])
 			continue;
 		if (pread(fd, want, sizeof(want), syms.offset[fn]) != sizeof(want) ||
 		    pread(mem, got, sizeof(got), start + syms.offset[fn] - off) != sizeof(got)) {
-			CHECK(0, "cannot read %s", mtb_fn_symbol[fn]);
+			CHECK(0, "cannot read %s", mtb_sym_name[fn]);
 			continue;
 		}
 		n += got[syms.probe[fn] - syms.offset[fn]] == 0xcc;
 		if (same)
-			CHECK(!memcmp(want, got, sizeof(want)), "%s: code differs from the file", mtb_fn_symbol[fn]);
+			CHECK(!memcmp(want, got, sizeof(want)), "%s: code differs from the file", mtb_sym_name[fn]);
 	}
 	close(fd);
 	if (mem >= 0)
