@@ -473,10 +473,10 @@ static __always_inline int fp_walkable(struct pt_regs *ctx)
 	return fp >= sp && fp - sp < MTB_FRAME_REACH && !(fp & 7);
 }
 
-/* Records a new block: live map, site totals.  KSTACK: the stack key, or 0
- * to take it here (at the return: the registers are the caller's).
- * Returns the stack key. */
-static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32 object, __u64 ptr,
+/* Records a new block, allocated by function FN: live map, site totals.
+ * KSTACK: the stack key, or 0 to take it here (at the return: the registers
+ * are the caller's).  Returns the stack key. */
+static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32 object, __u32 fn, __u64 ptr,
 					  __u64 size, __u64 now, __u64 kstack)
 {
 	if (!kstack) {
@@ -512,6 +512,7 @@ static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32
 
 	if (s) {
 		s->object_plus1 = object + 1;
+		s->fn_plus1 = fn + 1;
 		__sync_fetch_and_add(&s->allocations, 1);
 		__sync_fetch_and_add(&s->allocated_bytes, size);
 		if (tracked) {
@@ -572,7 +573,7 @@ int mt_return(struct pt_regs *ctx)
 			return 0;
 		if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)p.a0) || !ptr)
 			return 0;
-		kstack = record_alloc(ctx, tgid, object, ptr, p.a1, now, kstack);
+		kstack = record_alloc(ctx, tgid, object, fn, ptr, p.a1, now, kstack);
 		if (events_mode)
 			emit(MTB_REC_ALLOC, fn, object, pid_tgid, ptr, 0, p.a1, kstack, caller);
 		return 0;
@@ -584,7 +585,7 @@ int mt_return(struct pt_regs *ctx)
 		if (!old) {
 			if (!ret)
 				return 0;
-			kstack = record_alloc(ctx, tgid, object, ret, size, now, kstack);
+			kstack = record_alloc(ctx, tgid, object, fn, ret, size, now, kstack);
 			if (events_mode)
 				emit(MTB_REC_ALLOC, fn, object, pid_tgid, ret, 0, size, kstack, caller);
 			return 0;
@@ -610,7 +611,7 @@ int mt_return(struct pt_regs *ctx)
 				emit(MTB_REC_FREE, fn, object, pid_tgid, old, 0, 0, 0, caller);
 			return 0;
 		}
-		kstack = record_alloc(ctx, tgid, object, ret, size, now, kstack);
+		kstack = record_alloc(ctx, tgid, object, fn, ret, size, now, kstack);
 		if (events_mode)
 			emit(MTB_REC_REALLOC, fn, object, pid_tgid, ret, old, size, kstack, caller);
 		return 0;
@@ -618,7 +619,7 @@ int mt_return(struct pt_regs *ctx)
 	default:
 		if (!ret)
 			return 0;
-		kstack = record_alloc(ctx, tgid, object, ret, p.a0, now, kstack);
+		kstack = record_alloc(ctx, tgid, object, fn, ret, p.a0, now, kstack);
 		if (events_mode)
 			emit(MTB_REC_ALLOC, fn, object, pid_tgid, ret, 0, p.a0, kstack, caller);
 		return 0;

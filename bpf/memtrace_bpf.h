@@ -166,7 +166,7 @@ struct mtb_site {
 	__u64 culled;           /* freed younger than min_age_ns */
 	__u64 culled_bytes;
 	__u32 object_plus1;     /* allocator object of the last call, + 1 */
-	__u32 pad;
+	__u32 fn_plus1;         /* MTB_FN_* of the last call, + 1 */
 };
 
 /* objinfo: per allocator object (cookie index), where its code is, so

@@ -697,6 +697,7 @@ out:
 struct site_acc {
 	uint32_t pid;
 	uint32_t object;
+	int fn;
 	uint64_t uid;
 	uint64_t out_bytes, out_allocs, allocs, bytes, culled, oldest;
 };
@@ -720,6 +721,7 @@ static struct site_acc *acc_get(struct sites_walk *w, uint32_t pid, uint64_t uid
 		a->pid = pid;
 		a->uid = uid;
 		a->object = UINT32_MAX;
+		a->fn = -1;
 		*v = w->n;
 	}
 	return &w->acc[*v - 1];
@@ -741,6 +743,8 @@ static int site_cb(void *ctx, const void *key, const void *val)
 	}
 	if (v->object_plus1)
 		a->object = v->object_plus1 - 1;
+	if (v->fn_plus1 && v->fn_plus1 <= MT_FN_COUNT)
+		a->fn = (int)v->fn_plus1 - 1;
 	return 0;
 }
 
@@ -786,6 +790,7 @@ int mt_bpf_read_sites(struct mt_bpf *b, uint64_t min_age_ns,
 				.culled = a->culled,
 				.oldest_ts = a->oldest,
 				.object = a->object,
+				.fn = a->fn,
 			};
 			mt_bpf_stack(b, a->uid, &s.frames, &s.nframes);
 			fn(ctx, &s);

@@ -151,6 +151,11 @@ struct mt_bpf_site {
 					   * ns); 0 unless min_age_ns was given */
 	uint32_t object;                  /* allocator object of the site's last call
 					   * (UINT32_MAX: unknown) */
+	int fn;                           /* enum mt_fn of the site's last call (a
+					   * site is one call site: one function; C++'s
+					   * new is the malloc or aligned_alloc it
+					   * calls); -1: unknown (a site seen only in
+					   * the live map) */
 };
 
 /* Calls FN once per (process, stack).  MIN_AGE_NS 0: outstanding figures

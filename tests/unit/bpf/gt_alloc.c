@@ -10,7 +10,7 @@
  *   A FN SIZE PTR CALLER             allocation by FN from function CALLER
  *   R FN SIZE OLD NEW CALLER         realloc-like replacement
  *   F FN PTR                         free (FN: free, realloc, reallocarray)
- *   leak SIZE CALLER                 the one block left outstanding
+ *   leak SIZE CALLER FN              the one block left outstanding
  * Output is built with snprintf into a static buffer and written at the
  * end with write(2), so that the program allocates nothing of its own.
  */
@@ -92,7 +92,7 @@ int main(void)
 	LOG("A malloc 0 %p do_malloc\n", p12);
 	void *leak = do_malloc(4242);
 	LOG("A malloc 4242 %p do_malloc\n", leak);
-	LOG("leak 4242 do_malloc\n");
+	LOG("leak 4242 do_malloc malloc\n");
 
 	void *frees[] = { p3, big, p6, p7, p8, p9, p10, p11, p12, p2 };
 	for (size_t i = 0; i < sizeof(frees) / sizeof(frees[0]); i++) {

@@ -14,7 +14,7 @@
  *                          (__cxa_allocate_exception, SIZE bytes) and freed
  *                          when the catch ends, at an address we cannot
  *                          know (the catch is libstdc++'s)
- *   leak SIZE CALLER       the one block left outstanding, and by whom
+ *   leak SIZE CALLER FN    the one block left outstanding, by whom, how
  * operator new calls malloc (aligned_alloc for over-aligned types) for its
  * caller: the events are those functions', with frames[0] in the function
  * that called new; delete frees with free().
@@ -142,7 +142,7 @@ int main()
 
 	Widget *leak = do_new();
 	LOG("A malloc 48 %p do_new\n", (void *)leak);
-	LOG("leak 48 do_new\n");
+	LOG("leak 48 do_new malloc\n");
 
 	if (write(1, out, outlen) != (ssize_t)outlen)
 		return 1;

@@ -4,8 +4,8 @@
  * amounts from known functions.  The per-site figures read from the kernel
  * must be exact: outstanding bytes and allocations per site, allocations
  * and bytes, culled (freed younger than min_age_ns), and with a min_age the
- * same outstanding figures from the live map with the blocks' age; then
- * nothing once untraced.
+ * same outstanding figures from the live map with the blocks' age; the
+ * allocator function of each site; then nothing once untraced.
  *
  * Usage: test-bpf-aggregate GT_LEAK
  */
@@ -17,6 +17,7 @@
 
 struct want {
 	const char *fn;
+	int alloc_fn; /* enum mt_fn */
 	uint64_t allocs, bytes, out_allocs, out_bytes, culled;
 	uint64_t lo, hi, base;
 	int seen;
@@ -24,11 +25,11 @@ struct want {
 };
 
 static struct want wants[] = {
-	{ "leak_a", 10, 10000, 10, 10000, 0 },
-	{ "leak_b", 5, 1665, 5, 1665, 0 },
-	{ "churn", 100, 6400, 0, 0, 100 },
-	{ "grow_malloc", 1, 10, 0, 0, 1 },     /* realloc'd at once: freed young */
-	{ "grow_realloc", 1, 20000, 1, 20000, 0 },
+	{ "leak_a", MT_FN_MALLOC, 10, 10000, 10, 10000, 0 },
+	{ "leak_b", MT_FN_CALLOC, 5, 1665, 5, 1665, 0 },
+	{ "churn", MT_FN_MALLOC, 100, 6400, 0, 0, 100 },
+	{ "grow_malloc", MT_FN_MALLOC, 1, 10, 0, 0, 1 },     /* realloc'd at once: freed young */
+	{ "grow_realloc", MT_FN_REALLOC, 1, 20000, 1, 20000, 0 },
 };
 #define NW (sizeof(wants) / sizeof(wants[0]))
 
@@ -61,6 +62,7 @@ static void site_cb(void *ctx, const struct mt_bpf_site *s)
 			CHECK_EQ(s->outstanding_bytes, w->out_bytes);
 		}
 		CHECK_EQ(s->culled, w->culled);
+		CHECK(s->fn == w->alloc_fn, "%s: site fn %d, expected %d", w->fn, s->fn, w->alloc_fn);
 		CHECK(s->stack_id != 0, "site without stack id");
 		if (p->min_age && w->out_allocs && p->min_age < 1000000000ull)
 			CHECK(s->oldest_ts > 0 && s->oldest_ts + p->min_age <= bt_now_ns(), "%s: oldest_ts %llu",

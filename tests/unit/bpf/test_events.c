@@ -39,7 +39,8 @@ static int fn_id(const char *name)
 struct leak_find {
 	uint32_t pid;
 	uint64_t lo, hi;
-	uint64_t bytes, allocs, sites;    /* outstanding at do_malloc */
+	uint64_t bytes, allocs, sites;    /* outstanding at the leak's caller */
+	int fn;                           /* its site's allocator function */
 	uint64_t all_bytes, all_allocs;   /* outstanding anywhere */
 };
 
@@ -54,6 +55,7 @@ static void leak_cb(void *ctx, const struct mt_bpf_site *s)
 	if (!s->nframes || s->frames[0] < l->lo || s->frames[0] >= l->hi)
 		return;
 	l->sites++;
+	l->fn = s->fn;
 	l->bytes += s->outstanding_bytes;
 	l->allocs += s->outstanding_allocations;
 }
@@ -91,7 +93,7 @@ int main(int argc, char **argv)
 	struct expect exp[128];
 	size_t nexp = 0;
 	uint64_t base = 0, leak_size = 0;
-	char leak_caller[64] = "";
+	char leak_caller[64] = "", leak_fn[32] = "";
 	char *save = NULL;
 
 	for (char *line = strtok_r(c.buf ? c.buf : (char *)"", "\n", &save); line && nexp + 2 <= 128;
@@ -103,7 +105,7 @@ int main(int argc, char **argv)
 		memset(x, 0, sizeof(*x));
 		if (sscanf(line, "base %llx", &a) == 1) {
 			base = a;
-		} else if (sscanf(line, "leak %llu %63s", &s, leak_caller) == 2) {
+		} else if (sscanf(line, "leak %llu %63s %31s", &s, leak_caller, leak_fn) == 3) {
 			leak_size = s;
 		} else if (sscanf(line, "X %llu", &s) == 1) {
 			/* allocated by libstdc++, freed when the catch ends */
@@ -237,6 +239,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(lf.sites, 1);
 	CHECK_EQ(lf.allocs, 1);
 	CHECK_EQ(lf.bytes, leak_size);
+	CHECK(lf.fn == fn_id(leak_fn), "the leak's site: fn %d, expected %s", lf.fn, leak_fn);
 	CHECK_EQ(lf.all_allocs, 1 + prelude);
 	CHECK_EQ(lf.all_bytes, leak_size + prelude_bytes);
 
