@@ -113,6 +113,8 @@ static void add_site(void *ctx, const struct mt_bpf_site *s)
 	const char *obj = s->object != UINT32_MAX ? mt_bpf_object_path(sn->l->b, s->object) : NULL;
 	if (obj && !sn->aged)
 		mt_process_site_object(p, site, obj, strlen(obj));
+	if (!sn->aged && s->fn >= 0 && s->fn < MT_FN_COUNT)
+		st->fn = s->fn;
 	struct mt_totals *t = &p->col.t;
 	if (sn->aged) {
 		/* replaces the figures of every block by those of old blocks */
