@@ -304,12 +304,30 @@ static void set_traced(struct mt_bpf *b, pid_t pid, uint32_t v)
 	set_bit(b->fd_excluded, pid, v == MTB_EXCLUDED);
 }
 
+/* What privileges a failure to read a process's files says are missing. */
+static const char *privilege_hint(int e)
+{
+	return e == EACCES || e == EPERM
+		       ? " (needs root, or CAP_SYS_PTRACE, to read what another user's or a setuid process maps)"
+		       : "";
+}
+
+/* A mapped file that could not be opened: the one reported, if the process
+ * turns out to map no allocator that could. */
+struct unreadable {
+	char path[PATH_MAX + 32];
+	int err;     /* errno; 0: none */
+	int is_libc;
+};
+
 /* Reads /proc/PID/maps; every executable file mapping not seen before is
  * analysed, and allocator objects get probes for ATTACH_PID (PID, or -1 for
- * every process).  *NALLOC counts the allocator objects mapped.  Returns the
+ * every process).  *NALLOC counts the allocator objects mapped; UNREAD (may
+ * be NULL) gets a file that could not be opened, libc's first.  Returns the
  * number of objects newly probed, or -1 with ERR (maps unreadable, attach
  * failed). */
-static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc, char *err, size_t errlen)
+static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc, struct unreadable *unread,
+		     char *err, size_t errlen)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
@@ -321,7 +339,7 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc,
 		if (e == ENOENT)
 			snprintf(err, errlen, "no such process: %d", (int)pid);
 		else
-			snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
+			snprintf(err, errlen, "cannot read %s: %s%s", path, strerror(e), privilege_hint(e));
 		errno = e;
 		return -1;
 	}
@@ -359,13 +377,26 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc,
 				struct stat st;
 				open_path = rootpath;
 				fd = open(rootpath, O_RDONLY | O_CLOEXEC);
-				if (fd >= 0 && (fstat(fd, &st) || (uint64_t)st.st_ino != ino)) {
+				if (fd < 0) {
+					/* Not analysed, not remembered: whether it can
+					 * be read depends on the process. */
+					int e = errno;
+					const char *base = strrchr(name, '/');
+					int is_libc = base && !strncmp(base, "/libc.so", 8);
+
+					if (unread && (!unread->err || (is_libc && !unread->is_libc))) {
+						snprintf(unread->path, sizeof(unread->path), "%s", rootpath);
+						unread->err = e;
+						unread->is_libc = is_libc;
+					}
+					continue;
+				}
+				if (fstat(fd, &st) || (uint64_t)st.st_ino != ino) {
 					close(fd);
 					fd = -1; /* not the mapped file any more */
 				}
 			}
-			/* A file we cannot read is remembered as no allocator;
-			 * its path without " (deleted)". */
+			/* Its path without " (deleted)". */
 			char *del = strstr(name, " (deleted)");
 			if (del && !del[10])
 				*del = 0;
@@ -389,6 +420,11 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc,
 			break;
 		}
 		added += r;
+	}
+	if (ret == 0 && ferror(f)) {
+		int e = errno;
+		snprintf(err, errlen, "cannot read %s: %s%s", path, strerror(e), privilege_hint(e));
+		ret = -1;
 	}
 	fclose(f);
 	return ret < 0 ? -1 : added;
@@ -449,9 +485,16 @@ int mt_bpf_trace_pid(struct mt_bpf *b, pid_t pid, char *err, size_t errlen)
 	/* Traced before the first probe goes in: no call is half seen. */
 	set_traced(b, pid, MTB_TRACED);
 	int nalloc = 0;
-	int r = scan_maps(b, pid, b->all ? -1 : pid, &nalloc, err, errlen);
+	struct unreadable unread = { .err = 0 };
+	int r = scan_maps(b, pid, b->all ? -1 : pid, &nalloc, &unread, err, errlen);
 
-	if (r >= 0 && nalloc == 0) {
+	if (r >= 0 && nalloc == 0 && unread.err) {
+		/* Perhaps it does, in what we could not read. */
+		snprintf(err, errlen, "cannot read %s: %s%s", unread.path, strerror(unread.err),
+			 privilege_hint(unread.err));
+		errno = unread.err;
+		r = -1;
+	} else if (r >= 0 && nalloc == 0) {
 		snprintf(err, errlen, "process %d maps no allocator (statically linked without symbols?)",
 			 (int)pid);
 		errno = ENOENT;
@@ -761,7 +804,7 @@ static int scan_all(struct mt_bpf *b, char *err, size_t errlen)
 			continue;
 		/* Processes that vanish or refuse are skipped; a failed
 		 * attach is reported. */
-		int r = scan_maps(b, (pid_t)pid, -1, &nalloc, e2, sizeof(e2));
+		int r = scan_maps(b, (pid_t)pid, -1, &nalloc, NULL, e2, sizeof(e2));
 		if (r > 0)
 			added += r;
 		else if (r < 0 && strstr(e2, "cannot attach")) {
@@ -846,7 +889,7 @@ int mt_bpf_rescan(struct mt_bpf *b)
 			p->exited = 1;
 			continue;
 		}
-		int r = scan_maps(b, p->pid, b->all ? -1 : p->pid, &nalloc, err, sizeof(err));
+		int r = scan_maps(b, p->pid, b->all ? -1 : p->pid, &nalloc, NULL, err, sizeof(err));
 		if (r > 0)
 			added += r;
 		if (r >= 0)

@@ -202,11 +202,32 @@ void mt_bpf_streams_free(struct mt_bpf_streams *s)
 	free(s);
 }
 
-int mt_session_open(struct mt_session *s, const char *output, char *err, size_t errlen)
+int mt_arg_bpf_maps(const char *cmd, int argc, char **argv, int *i, struct mt_bpf_opts *o)
+{
+	const char *val;
+	uint64_t n;
+	if (mt_arg(argc, argv, i, NULL, "--max-live", &val)) {
+		if (mt_arg_count(cmd, "--max-live", val, 1u << 30, &n))
+			return -1;
+		o->max_live = (uint32_t)n;
+		return 1;
+	}
+	if (mt_arg(argc, argv, i, NULL, "--max-stacks", &val)) {
+		if (mt_arg_count(cmd, "--max-stacks", val, 1u << 24, &n))
+			return -1;
+		o->max_stacks = (uint32_t)n;
+		return 1;
+	}
+	return 0;
+}
+
+int mt_session_open(struct mt_session *s, const struct mt_bpf_opts *maps, const char *output, char *err,
+		    size_t errlen)
 {
 	memset(s, 0, sizeof *s);
 	s->output = output;
-	struct mt_bpf_opts bo = {.events = output != NULL};
+	struct mt_bpf_opts bo = *maps;
+	bo.events = output != NULL;
 	if (mt_bpf_open(&s->b, &bo, err, errlen) < 0)
 		return -1;
 	if (output) {

@@ -36,6 +36,9 @@ static const char usage_text[] =
 	"                       0: only at the end)\n"
 	"  -n, --top N          call sites shown (default 10)\n"
 	"  -o, --output FILE    also write a recording of every event\n"
+	"  --max-live N         entries of the kernel's map of live blocks (default\n"
+	"                       1048576); a full map is counted as a loss\n"
+	"  --max-stacks N       entries of the kernel's stack map (default 65536)\n"
 	"  -h, --help           show this help\n"
 	"\n"
 	"Outstanding and leaked count only allocations made while attached.\n"
@@ -48,7 +51,8 @@ int cmd_attach(int argc, char **argv)
 	double duration = 0, interval = 5;
 	uint64_t top = 10;
 	const char *output = NULL, *val;
-	for (int i = 1; i < argc; i++) {
+	struct mt_bpf_opts maps = {0};
+	for (int i = 1, r; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage_text, stdout);
@@ -71,6 +75,9 @@ int cmd_attach(int argc, char **argv)
 			if (!val || !*val)
 				return mt_usage_error("attach", "-o needs a file name");
 			output = val;
+		} else if ((r = mt_arg_bpf_maps("attach", argc, argv, &i, &maps)) != 0) {
+			if (r < 0)
+				return MT_EXIT_USAGE;
 		} else {
 			return mt_usage_error("attach", "unknown option '%s'", a);
 		}
@@ -85,7 +92,7 @@ int cmd_attach(int argc, char **argv)
 
 	char err[512];
 	struct mt_session ss;
-	if (mt_session_open(&ss, output, err, sizeof err) < 0) {
+	if (mt_session_open(&ss, &maps, output, err, sizeof err) < 0) {
 		mt_error("cannot attach: %s", err);
 		return MT_EXIT_RUNTIME;
 	}

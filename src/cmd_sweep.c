@@ -32,6 +32,9 @@ static const char usage_text[] =
 	"  -n, --top N        call sites shown (default 20)\n"
 	"  --json             print the JSON report (memtrace-report(1) schema)\n"
 	"  -o, --output FILE  also write a recording of every event\n"
+	"  --max-live N       entries of the kernel's map of live blocks (default\n"
+	"                     1048576); a full map is counted as a loss\n"
+	"  --max-stacks N     entries of the kernel's stack map (default 65536)\n"
 	"  -h, --help         show this help\n";
 
 struct ranked {
@@ -100,7 +103,8 @@ int cmd_sweep(int argc, char **argv)
 	uint64_t top = 20;
 	int json = 0;
 	const char *output = NULL, *val;
-	for (int i = 1; i < argc; i++) {
+	struct mt_bpf_opts maps = {0};
+	for (int i = 1, r; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage_text, stdout);
@@ -120,13 +124,16 @@ int cmd_sweep(int argc, char **argv)
 			if (!val || !*val)
 				return mt_usage_error("sweep", "-o needs a file name");
 			output = val;
+		} else if ((r = mt_arg_bpf_maps("sweep", argc, argv, &i, &maps)) != 0) {
+			if (r < 0)
+				return MT_EXIT_USAGE;
 		} else {
 			return mt_usage_error("sweep", "unknown option '%s'", a);
 		}
 	}
 	char err[512];
 	struct mt_session ss;
-	if (mt_session_open(&ss, output, err, sizeof err) < 0) {
+	if (mt_session_open(&ss, &maps, output, err, sizeof err) < 0) {
 		mt_error("cannot sweep: %s", err);
 		return MT_EXIT_RUNTIME;
 	}

@@ -28,6 +28,9 @@ static const char usage_text[] =
 	"  --count K          stop after K snapshots (default: at Ctrl-C)\n"
 	"  -n, --top N        call sites per snapshot (default 10)\n"
 	"  --json             one JSON object per snapshot and line\n"
+	"  --max-live N       entries of the kernel's map of live blocks (default\n"
+	"                     1048576); a full map is counted as a loss\n"
+	"  --max-stacks N     entries of the kernel's stack map (default 65536)\n"
 	"  -h, --help         show this help\n";
 
 int cmd_top(int argc, char **argv)
@@ -38,7 +41,8 @@ int cmd_top(int argc, char **argv)
 	double interval = 1;
 	uint64_t count = 0, top = 10;
 	const char *val;
-	for (int i = 1; i < argc; i++) {
+	struct mt_bpf_opts maps = {0};
+	for (int i = 1, r; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage_text, stdout);
@@ -61,6 +65,9 @@ int cmd_top(int argc, char **argv)
 		} else if (mt_arg(argc, argv, &i, "-n", "--top", &val)) {
 			if (mt_arg_count("top", "-n", val, 1000000, &top))
 				return MT_EXIT_USAGE;
+		} else if ((r = mt_arg_bpf_maps("top", argc, argv, &i, &maps)) != 0) {
+			if (r < 0)
+				return MT_EXIT_USAGE;
 		} else {
 			return mt_usage_error("top", "unknown option '%s'", a);
 		}
@@ -77,7 +84,7 @@ int cmd_top(int argc, char **argv)
 
 	char err[512];
 	struct mt_session ss;
-	if (mt_session_open(&ss, NULL, err, sizeof err) < 0) {
+	if (mt_session_open(&ss, &maps, NULL, err, sizeof err) < 0) {
 		mt_error("cannot trace: %s", err);
 		return MT_EXIT_RUNTIME;
 	}

@@ -248,6 +248,16 @@ int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opt
 			summary_section(f, p, sym, MT_VIEW_LEAKS, "MEMORY LEAKS", lim);
 			summary_section(f, p, sym, MT_VIEW_TEMPORARY, "MOST TEMPORARY ALLOCATIONS", lim);
 		} else {
+			/* a tree never hides a loss */
+			uint64_t lost = mt_process_lost(p);
+			if (lost) {
+				char a[32], b[32];
+				fprintf(f, "  lost events: %s", mt_fmt_count(lost, a));
+				for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
+					if (p->lost[k])
+						fprintf(f, " (%s: %s)", mt_lost_names[k], mt_fmt_count(p->lost[k], b));
+				fputs("; the figures below are lower bounds\n", f);
+			}
 			size_t n;
 			uint32_t *sites = mt_rank_sites(p, o->view, 1, &n);
 			if (o->limit > 0 && (size_t)o->limit < n)
