@@ -215,11 +215,13 @@ static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *
 			if (!l) {
 				int e = errno;
 
+				const char *hint = e == EACCES || e == EPERM ? " (uprobes need root or CAP_SYS_ADMIN)" : "";
+
 				if (pid == -1)
-					snprintf(err, errlen, "cannot attach uprobes to %s: %s", o->path, strerror(e));
+					snprintf(err, errlen, "cannot attach uprobes to %s: %s%s", o->path, strerror(e), hint);
 				else
-					snprintf(err, errlen, "cannot attach uprobes to %s in process %d: %s",
-						 o->path, (int)pid, strerror(e));
+					snprintf(err, errlen, "cannot attach uprobes to %s in process %d: %s%s",
+						 o->path, (int)pid, strerror(e), hint);
 				destroy_links(a.entry, a.nentry);
 				destroy_links(a.ret, a.nret);
 				errno = e;

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -59,6 +60,58 @@ static void open_dropped(void (*drop)(void), const char *want, const char *what)
 	int st;
 	waitpid(pid, &st, 0);
 	expect(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? -1 : 0, err, want, what);
+}
+
+/* mt_bpf_trace_pid(TARGET) in a child after DROP() (mt_bpf_open must
+ * succeed there); its error line comes back. */
+static void trace_dropped(void (*drop)(void), pid_t target, const char *want, const char *what)
+{
+	int p[2];
+	char err[512] = "";
+
+	if (pipe(p))
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct mt_bpf *b;
+		char e[512] = "";
+		close(p[0]);
+		drop();
+		int r = mt_bpf_open(&b, NULL, e, sizeof(e));
+		if (r == 0) {
+			r = mt_bpf_trace_pid(b, target, e, sizeof(e));
+			if (r == 0)
+				snprintf(e, sizeof(e), "(traced)");
+		} else {
+			r = 0; /* not what is tested: show its error */
+		}
+		if (write(p[1], e, strlen(e)) < 0)
+			_exit(1);
+		_exit(r == 0 ? 3 : 0);
+	}
+	close(p[1]);
+	ssize_t n = read(p[0], err, sizeof(err) - 1);
+	err[n > 0 ? n : 0] = 0;
+	close(p[0]);
+	int st;
+	waitpid(pid, &st, 0);
+	expect(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? -1 : 0, err, want, what);
+}
+
+/* uid 65534 with what loading and attaching needs, and nothing that opens
+ * other users' processes (CAP_SYS_PTRACE, CAP_DAC_*). */
+static void drop_to_nobody_with_bpf(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { { 0 } };
+
+	if (prctl(PR_SET_KEEPCAPS, 1) || setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	    setresuid(65534, 65534, 65534))
+		_exit(2);
+	d[0].effective = d[0].permitted = 1u << CAP_SYS_ADMIN;
+	d[1].effective = d[1].permitted = 1u << (38 - 32) | 1u << (39 - 32); /* CAP_PERFMON, CAP_BPF */
+	if (syscall(SYS_capset, &h, d))
+		_exit(2);
 }
 
 static void drop_to_nobody(void)
@@ -171,6 +224,10 @@ int main(int argc, char **argv)
 	open_dropped(drop_to_nobody, "needs root, or CAP_BPF and CAP_PERFMON (uid 65534 has neither)",
 		     "open as uid 65534");
 	open_dropped(keep_cap_bpf_only, "(uid 0 has CAP_BPF only)", "open with CAP_BPF only");
+	snprintf(want, sizeof(want), "cannot read /proc/%d/root/", (int)getpid());
+	trace_dropped(drop_to_nobody_with_bpf, getpid(), want, "trace_pid(root's process) as uid 65534");
+	trace_dropped(drop_to_nobody_with_bpf, getpid(), "Permission denied (needs root, or CAP_SYS_PTRACE,",
+		      "  ... says what is missing");
 	fake_roots();
 
 	char err2[512];
