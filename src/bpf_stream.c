@@ -112,9 +112,17 @@ static struct proc *proc_for(struct mt_bpf_streams *s, uint32_t pid, uint64_t ts
 	return p;
 }
 
-void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *ev)
+/* Event times are kept to the millisecond, as the shim's coarse clock keeps
+ * them: nanosecond deltas are noise that would make recordings 30 times
+ * larger, and no figure needs them. */
+#define TS_GRAIN 1000000ull
+
+void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *e)
 {
 	struct mt_bpf_streams *s = ctx;
+	struct mt_bpf_event q = *e;
+	const struct mt_bpf_event *ev = &q;
+	q.ts -= q.ts % TS_GRAIN;
 	struct proc *p = proc_for(s, ev->pid, ev->ts);
 	uint64_t stack = ev->stack_id;
 	if (stack && ev->type != MT_REC_FREE) {

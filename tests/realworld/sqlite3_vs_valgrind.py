@@ -137,6 +137,12 @@ def infer_base(funcs, named):
 # ---- the runs ------------------------------------------------------------
 
 def main():
+    # --backend=bpf: the same counts through the BPF backend.  Its stacks
+    # hold only the immediate caller in code without frame pointers (libsqlite3's
+    # is a static function), so only the frames' consistency with the
+    # symbol tables is checked, not how many carry names.
+    backend = [a for a in sys.argv[1:] if a.startswith("--backend=")]
+    bpf = backend == ["--backend=bpf"]
     memtrace = os.environ.get("MEMTRACE")
     root = os.environ.get("MEMTRACE_SOURCE_ROOT",
                           os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -177,7 +183,7 @@ def main():
           "leaked_bytes": num(in_use.group(1)), "leaked_allocations": num(in_use.group(2))}
 
     recording = os.path.join(tmp, "sqlite3.mtrace")
-    rc, mt_out, err = run([memtrace, "record", "-q", "-o", recording, "--",
+    rc, mt_out, err = run([memtrace, "record", "-q", "-o", recording] + backend + ["--",
                            "sqlite3", ":memory:"], "memtrace.out")
     if rc != 0:
         die("memtrace record exited %d: %s" % (rc, err.strip()))
@@ -218,10 +224,13 @@ def main():
         fail("lost_events = %r, expected 0" % proc.get("lost_events"))
     if not proc.get("exe", "").endswith("sqlite3"):
         fail("process exe is %r, expected sqlite3" % proc.get("exe"))
+    if proc.get("backend") != ("bpf" if bpf else "preload"):
+        fail("backend %r in the report" % proc.get("backend"))
 
     # ---- symbols of the top sites -----------------------------------------
     sites = sorted(proc.get("sites", []), key=lambda s: -s["allocations"])[:TOP_SITES]
-    if len(sites) < TOP_SITES:
+    # (with the caller alone, BPF sees a dozen distinct stacks)
+    if len(sites) < (5 if bpf else TOP_SITES):
         fail("only %d sites in the report" % len(sites))
     modules = {}
     for s in sites:
@@ -276,10 +285,10 @@ def main():
     near_leaf = sum(1 for s in sites if any(fr.get("function") for fr in s["frames"][:2]))
     print("top sites naming a function in their first two frames: %d of %d"
           % (near_leaf, len(sites)))
-    if near_leaf < NAMED_NEAR_LEAF * len(sites):
+    if not bpf and near_leaf < NAMED_NEAR_LEAF * len(sites):
         fail("only %d of the top %d sites name a function in their first two frames"
              % (near_leaf, len(sites)))
-    for name in REQUIRED_NAMES:
+    for name in ([] if bpf else REQUIRED_NAMES):
         if name not in seen_names:
             fail("no frame of the top %d sites is named %s" % (len(sites), name))
 
