@@ -53,6 +53,10 @@
 #define MTB_COOKIE_WITH_SIZE(n) ((__u64)((n) < MTB_COOKIE_SIZE_MAX ? (n) : MTB_COOKIE_SIZE_MAX) << 46)
 #define MTB_COOKIE_SIZE(c) ((__u32)((c) >> 46))
 
+/* enum bpf_attach_type's BPF_TRACE_UPROBE_MULTI (Linux 6.6), which older
+ * UAPI headers do not have. */
+#define MTB_TRACE_UPROBE_MULTI 48
+
 /* Record types of the ring buffer: the values of enum mt_rec_type. */
 #define MTB_REC_ALLOC 1
 #define MTB_REC_FREE 2

@@ -390,19 +390,22 @@ int mt_bpf_stack(struct mt_bpf *b, uint64_t stack_id, const uint64_t **frames, u
 
 /* ---- open, close ------------------------------------------------------ */
 
-/* Does the running kernel have function NAME (its BTF says)?  About 10 ms. */
-static int kernel_has_func(const char *name)
+/* What the running kernel has, from its BTF (about 10 ms): the return
+ * address in user stacks taken at a function's entry (x86), uprobe_multi
+ * links. */
+static void kernel_features(int *entry_frames, int *multi)
 {
-#if defined(__x86_64__)
 	struct btf *v = btf__load_vmlinux_btf();
-	int found = v && btf__find_by_name_kind(v, name, BTF_KIND_FUNC) > 0;
 
-	btf__free(v);
-	return found;
-#else
-	(void)name;
-	return 0;
+	*entry_frames = 0;
+	*multi = 0;
+	if (!v)
+		return;
+#if defined(__x86_64__)
+	*entry_frames = btf__find_by_name_kind(v, "is_uprobe_at_func_entry", BTF_KIND_FUNC) > 0;
 #endif
+	*multi = btf__find_by_name_kind(v, "bpf_uprobe_multi_link", BTF_KIND_STRUCT) > 0;
+	btf__free(v);
 }
 
 static uint32_t pow2_at_least(uint64_t n, uint32_t min)
@@ -480,7 +483,20 @@ int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, siz
 	b->nslots = pow2_at_least(pid_max < b->o.max_pending ? pid_max : b->o.max_pending, 64);
 	bpf_map__set_max_entries(s->maps.calls, b->nslots);
 	s->rodata->slot_mask = b->nslots - 1;
-	s->rodata->entry_frames = kernel_has_func("is_uprobe_at_func_entry");
+	int entry_frames;
+	kernel_features(&entry_frames, &b->multi);
+	s->rodata->entry_frames = entry_frames;
+	/* MEMTRACE_BPF_NO_MULTI=1: one link per probe, as on kernels before
+	 * 6.6 (tests cover both). */
+	const char *nm = getenv("MEMTRACE_BPF_NO_MULTI");
+	if (nm && *nm && strcmp(nm, "0"))
+		b->multi = 0;
+	if (b->multi) {
+		bpf_program__set_expected_attach_type(s->progs.mt_entry, MTB_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->progs.mt_return, MTB_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->progs.mt_free, MTB_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->progs.mt_new, MTB_TRACE_UPROBE_MULTI);
+	}
 	bpf_map__set_max_entries(s->maps.rb, b->o.events ? pow2_at_least(b->o.ringbuf_bytes, page)
 							 : (uint32_t)page);
 

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -101,6 +102,15 @@ const char *mt_bpf_object_path(struct mt_bpf *b, uint32_t object)
 
 /* ---- links ------------------------------------------------------------ */
 
+/* What privileges a failure to read a process's files says are missing. */
+static const char *privilege_hint(int e)
+{
+	return e == EACCES || e == EPERM
+		       ? " (needs root, or CAP_SYS_PTRACE, to read what another user's or a setuid process maps)"
+		       : "";
+}
+
+
 static struct mtb_attach *att_find(struct mt_bpf *b, uint32_t obj, pid_t pid)
 {
 	for (size_t i = 0; i < b->natts; i++)
@@ -111,9 +121,10 @@ static struct mtb_attach *att_find(struct mt_bpf *b, uint32_t obj, pid_t pid)
 
 /* Destroying a uprobe link waits for an RCU grace period, about 100 ms
  * here: one after the other, the 19 links of one libc took two seconds to
- * detach.  From parallel threads the waits overlap. */
+ * detach.  From parallel threads the waits overlap; a uprobe_multi link
+ * waits once for all its probes. */
 struct destroy_job {
-	struct bpf_link **links;
+	struct mtb_link *links;
 	size_t n;
 	size_t next; /* taken atomically */
 };
@@ -126,17 +137,20 @@ static void *destroy_worker(void *arg)
 		size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
 		if (i >= j->n)
 			return NULL;
-		bpf_link__destroy(j->links[i]);
+		if (j->links[i].l)
+			bpf_link__destroy(j->links[i].l);
+		else
+			close(j->links[i].fd);
 	}
 }
 
-static void destroy_links(struct bpf_link **links, size_t n)
+static void destroy_links(struct mtb_link *links, size_t n)
 {
 	struct destroy_job j = { .links = links, .n = n };
 	pthread_t t[32];
 	size_t nt = 0;
 
-	while (n > 1 && nt < n && nt < sizeof(t) / sizeof(t[0]) &&
+	while (n > 1 && nt + 1 < n && nt < sizeof(t) / sizeof(t[0]) &&
 	       pthread_create(&t[nt], NULL, destroy_worker, &j) == 0)
 		nt++;
 	destroy_worker(&j); /* this thread helps, or does it all */
@@ -149,7 +163,7 @@ static void destroy_links(struct bpf_link **links, size_t n)
  * seen entering goes without its return. */
 static void detach_where(struct mt_bpf *b, int (*drop)(const struct mtb_attach *a, pid_t pid), pid_t pid)
 {
-	struct bpf_link **links = NULL;
+	struct mtb_link *links = NULL;
 	size_t n = 0, cap = 0, j = 0;
 
 	for (int phase = 0; phase < 2; phase++) {
@@ -181,6 +195,32 @@ static int of_pid(const struct mtb_attach *a, pid_t pid)
 	return a->pid == pid;
 }
 
+/* BPF_LINK_CREATE of a uprobe_multi link, by hand (libbpf 1.1 predates
+ * it): the layout of union bpf_attr's link_create in Linux 6.6. */
+struct umulti_attr {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, uflags, pid, pad;
+};
+_Static_assert(sizeof(struct umulti_attr) == 64, "link_create.uprobe_multi layout");
+
+static int umulti_link(struct bpf_program *prog, const char *path, const uint64_t *offsets,
+		       const uint64_t *cookies, uint32_t cnt, int ret, pid_t pid)
+{
+	struct umulti_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_fd = (uint32_t)bpf_program__fd(prog);
+	a.attach_type = MTB_TRACE_UPROBE_MULTI;
+	a.path = (uintptr_t)path;
+	a.offsets = (uintptr_t)offsets;
+	a.cookies = (uintptr_t)cookies;
+	a.cnt = cnt;
+	a.uflags = ret ? 1 /* BPF_F_UPROBE_MULTI_RETURN */ : 0;
+	a.pid = pid > 0 ? (uint32_t)pid : 0;
+	return (int)syscall(__NR_bpf, 28 /* BPF_LINK_CREATE */, &a, sizeof(a));
+}
+
 /* Probes object OBJ, opened by the kernel as PATH, for process PID (-1:
  * every process). */
 static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *path,
@@ -188,10 +228,15 @@ static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *
 {
 	struct mtb_object *o = &b->objs[obj];
 	struct mtb_attach a = { .object = obj, .pid = pid };
+	/* multi: each program's probes, gathered */
+	struct bpf_program *progs[4] = { b->p_return, b->p_entry, b->p_free, b->p_new };
+	uint64_t offsets[4][MTB_SYM_COUNT], cookies[4][MTB_SYM_COUNT];
+	uint32_t cnt[4] = { 0 };
+	int e = 0;
 
 	if (att_find(b, obj, pid) || (pid != -1 && att_find(b, obj, -1)))
 		return 0;
-	for (int ret = 1; ret >= 0; ret--) {
+	for (int ret = 1; ret >= 0 && !e; ret--) {
 		for (int f = 0; f < MTB_SYM_COUNT; f++) {
 			int fn = mtb_sym_fn(f);
 
@@ -199,8 +244,7 @@ static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *
 			if (!o->syms.found[f] || o->syms.alias_of[f] >= 0 ||
 			    (ret && (fn == MTB_FN_FREE || fn == MTB_FN_NEW)))
 				continue;
-			struct bpf_program *prog = ret ? b->p_return : fn == MTB_FN_FREE ? b->p_free
-							 : fn == MTB_FN_NEW ? b->p_new : b->p_entry;
+			int k = ret ? 0 : fn == MTB_FN_FREE ? 2 : fn == MTB_FN_NEW ? 3 : 1;
 			uint64_t cookie = MTB_COOKIE(obj, fn);
 
 			if (!ret && o->syms.moved[f])
@@ -209,29 +253,50 @@ static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *
 			if (fn == MTB_FN_NEW)
 				cookie |= MTB_COOKIE_WITH_SIZE(o->syms.size[f]) |
 					  (o->syms.entry_frame[f] ? MTB_COOKIE_ENTRY_FRAME : 0);
+			if (b->multi) {
+				offsets[k][cnt[k]] = o->syms.probe[f];
+				cookies[k][cnt[k]++] = cookie;
+				continue;
+			}
 			LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = ret);
-			struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid, path,
+			struct bpf_link *l = bpf_program__attach_uprobe_opts(progs[k], pid, path,
 									     o->syms.probe[f], &uo);
 			if (!l) {
-				int e = errno;
-
-				const char *hint = e == EACCES || e == EPERM ? " (uprobes need root or CAP_SYS_ADMIN)" : "";
-
-				if (pid == -1)
-					snprintf(err, errlen, "cannot attach uprobes to %s: %s%s", o->path, strerror(e), hint);
-				else
-					snprintf(err, errlen, "cannot attach uprobes to %s in process %d: %s%s",
-						 o->path, (int)pid, strerror(e), hint);
-				destroy_links(a.entry, a.nentry);
-				destroy_links(a.ret, a.nret);
-				errno = e;
-				return -1;
+				e = errno;
+				break;
 			}
 			if (ret)
-				a.ret[a.nret++] = l;
+				a.ret[a.nret++] = (struct mtb_link){ .l = l };
 			else
-				a.entry[a.nentry++] = l;
+				a.entry[a.nentry++] = (struct mtb_link){ .l = l };
 		}
+	}
+	/* Return probes first. */
+	for (int k = 0; b->multi && k < 4 && !e; k++) {
+		if (!cnt[k])
+			continue;
+		int fd = umulti_link(progs[k], path, offsets[k], cookies[k], cnt[k], k == 0, pid);
+		if (fd < 0)
+			e = errno;
+		else if (k == 0)
+			a.ret[a.nret++] = (struct mtb_link){ .fd = fd };
+		else
+			a.entry[a.nentry++] = (struct mtb_link){ .fd = fd };
+	}
+	if (e) {
+		const char *hint = e != EACCES && e != EPERM ? ""
+				   : b->multi ? privilege_hint(e)
+					      : " (uprobes through perf events need root or CAP_SYS_ADMIN)";
+
+		if (pid == -1)
+			snprintf(err, errlen, "cannot attach uprobes to %s: %s%s", o->path, strerror(e), hint);
+		else
+			snprintf(err, errlen, "cannot attach uprobes to %s in process %d: %s%s", o->path, (int)pid,
+				 strerror(e), hint);
+		destroy_links(a.entry, a.nentry);
+		destroy_links(a.ret, a.nret);
+		errno = e;
+		return -1;
 	}
 	b->atts = mtb_grow(b->atts, &b->capatts, b->natts + 1, sizeof(*b->atts));
 	b->atts[b->natts++] = a;
@@ -304,14 +369,6 @@ static void set_traced(struct mt_bpf *b, pid_t pid, uint32_t v)
 {
 	set_bit(b->fd_traced, pid, v == MTB_TRACED);
 	set_bit(b->fd_excluded, pid, v == MTB_EXCLUDED);
-}
-
-/* What privileges a failure to read a process's files says are missing. */
-static const char *privilege_hint(int e)
-{
-	return e == EACCES || e == EPERM
-		       ? " (needs root, or CAP_SYS_PTRACE, to read what another user's or a setuid process maps)"
-		       : "";
 }
 
 /* A mapped file that could not be opened: the one reported, if the process

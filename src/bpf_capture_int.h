@@ -132,12 +132,19 @@ struct mtb_object {
 	struct mtb_elf_syms syms;
 };
 
+/* One link: a libbpf uprobe link (one probe), or the file descriptor of a
+ * uprobe_multi link (every probe of one program on one object). */
+struct mtb_link {
+	struct bpf_link *l;
+	int fd;
+};
+
 /* The probes of one object for one process (pid -1: every process). */
 struct mtb_attach {
 	uint32_t object;
 	pid_t pid;
 	unsigned nentry, nret;
-	struct bpf_link *entry[MTB_SYM_COUNT], *ret[MTB_SYM_COUNT];
+	struct mtb_link entry[MTB_SYM_COUNT], ret[MTB_SYM_COUNT];
 };
 
 /* A process traced by pid. */
@@ -159,6 +166,9 @@ struct mt_bpf {
 	struct memtrace_bpf *skel;
 	struct mt_bpf_opts o;
 	struct bpf_program *p_entry, *p_return, *p_free, *p_new;
+	/* uprobe_multi links (Linux 6.6): one per program and object, whose
+	 * removal waits for one grace period, not one per probe */
+	int multi;
 	int fd_traced, fd_excluded, fd_calls, fd_live, fd_sites, fd_stacks, fd_stats, fd_objinfo;
 	/* the calls array, mapped: one slot per thread (memtrace_bpf.h) */
 	struct mtb_call *calls;
