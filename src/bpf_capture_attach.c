@@ -158,16 +158,19 @@ static void destroy_links(struct mtb_link *links, size_t n)
 		pthread_join(t[i], NULL);
 }
 
-/* Detaches the attachments for which KEEP() is false (all if KEEP is NULL):
+/* Detaches the attachments for which DROP() is true (all if DROP is NULL):
  * entry probes first, then the return probes, so that no call that was
- * seen entering goes without its return. */
-static void detach_where(struct mt_bpf *b, int (*drop)(const struct mtb_attach *a, pid_t pid), pid_t pid)
+ * seen entering goes without its return; or, with AT_ONCE (closing: no
+ * figure is read afterwards), all in one go. */
+static void detach_where(struct mt_bpf *b, int (*drop)(const struct mtb_attach *a, pid_t pid), pid_t pid,
+			 int at_once)
 {
 	struct mtb_link *links = NULL;
 	size_t n = 0, cap = 0, j = 0;
 
 	for (int phase = 0; phase < 2; phase++) {
-		n = 0;
+		if (!at_once || phase == 0)
+			n = 0;
 		for (size_t i = 0; i < b->natts; i++) {
 			struct mtb_attach *a = &b->atts[i];
 			if (drop && !drop(a, pid))
@@ -181,7 +184,8 @@ static void detach_where(struct mt_bpf *b, int (*drop)(const struct mtb_attach *
 			else
 				a->nentry = 0;
 		}
-		destroy_links(links, n);
+		if (!at_once || phase == 1)
+			destroy_links(links, n);
 	}
 	free(links);
 	for (size_t i = 0; i < b->natts; i++)
@@ -305,12 +309,12 @@ static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *
 
 static void detach_pid(struct mt_bpf *b, pid_t pid)
 {
-	detach_where(b, of_pid, pid);
+	detach_where(b, of_pid, pid, 0);
 }
 
 void mtb_detach_all(struct mt_bpf *b)
 {
-	detach_where(b, NULL, 0);
+	detach_where(b, NULL, 0, 1);
 }
 
 /* ---- processes -------------------------------------------------------- */
