@@ -198,6 +198,8 @@ static __always_inline int nested_call(struct mtb_call *c, __u32 tgid, __u32 tid
 {
 	if (MTB_OWN_TID(c->own) != tid)
 		return 0;
+	if (!now)
+		now = bpf_ktime_get_ns(); /* only now: free does not need it otherwise */
 	if (c->tgid == tgid && sp <= c->sp && now - c->ts < MTB_NEST_WINDOW_NS) {
 		c->nested++; /* only its own thread writes it */
 		return 1;
@@ -657,10 +659,9 @@ int mt_free(struct pt_regs *ctx)
 	if (!ptr || !is_traced(tgid))
 		return 0;
 
-	__u64 now = bpf_ktime_get_ns();
 	struct mtb_call *c = slot_of(tid);
 
-	if (c && nested_call(c, tgid, tid, PT_REGS_SP(ctx), now))
+	if (c && nested_call(c, tgid, tid, PT_REGS_SP(ctx), 0))
 		return 0;
 
 	struct mtb_live old;
@@ -668,7 +669,7 @@ int mt_free(struct pt_regs *ctx)
 	__u32 object = MTB_COOKIE_OBJECT(cookie);
 
 	if (live_take(tgid, ptr, &old)) {
-		site_release(tgid, old.size, old.kstack, old.ts, now);
+		site_release(tgid, old.size, old.kstack, old.ts, min_age_ns ? bpf_ktime_get_ns() : 0);
 	} else if (internal_free(ctx, object)) {
 		count(tgid, MTB_ST_INTERNAL_FREE, 1);
 		return 0;
