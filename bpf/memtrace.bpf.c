@@ -178,16 +178,24 @@ static __always_inline struct mtb_call *slot_of(__u32 tid)
 	return bpf_map_lookup_elem(&calls, &i);
 }
 
-/* A call whose return never came: count it, and the calls it made us
- * ignore. */
-static __always_inline void count_stale(struct mtb_call *c)
+/* A call of process TGID whose return never came: count it, and the NESTED
+ * calls it made us ignore. */
+static __always_inline void count_stale(__u32 tgid, __u64 nested)
+{
+	count(tgid, MTB_ST_MISSED_RETURN, 1);
+	if (nested)
+		count(tgid, MTB_ST_MISSED_NESTED, nested);
+}
+
+/* Frees slot C of a stale call (OWN), and counts it: unless the loader's
+ * reaper (a thread id reused after its thread died) got there first. */
+static __always_inline void release_stale(struct mtb_call *c, __u64 own)
 {
 	__u32 tgid = c->tgid;
 	__u64 nested = c->nested;
 
-	count(tgid, MTB_ST_MISSED_RETURN, 1);
-	if (nested)
-		count(tgid, MTB_ST_MISSED_NESTED, nested);
+	if (__sync_val_compare_and_swap(&c->own, own, 0) == own)
+		count_stale(tgid, nested);
 }
 
 /* Is this call (at stack pointer SP) inside another allocator call of the
@@ -196,7 +204,9 @@ static __always_inline void count_stale(struct mtb_call *c)
  * already gone, too old) is stale: counted and dropped. */
 static __always_inline int nested_call(struct mtb_call *c, __u32 tgid, __u32 tid, __u64 sp, __u64 now)
 {
-	if (MTB_OWN_TID(c->own) != tid)
+	__u64 own = c->own;
+
+	if (MTB_OWN_TID(own) != tid)
 		return 0;
 	if (!now)
 		now = bpf_ktime_get_ns(); /* only now: free does not need it otherwise */
@@ -204,8 +214,7 @@ static __always_inline int nested_call(struct mtb_call *c, __u32 tgid, __u32 tid
 		c->nested++; /* only its own thread writes it */
 		return 1;
 	}
-	count_stale(c);
-	c->own = 0;
+	release_stale(c, own);
 	return 0;
 }
 
@@ -217,10 +226,13 @@ static __always_inline int claim(struct mtb_call *c, __u32 tid, __u64 now)
 
 	if (own && (__u32)(now >> MTB_OWN_SHIFT) - (__u32)own < (__u32)(MTB_NEST_WINDOW_NS >> MTB_OWN_SHIFT))
 		return 0;
+	__u32 tgid = c->tgid;
+	__u64 nested = c->nested;
+
 	if (__sync_val_compare_and_swap(&c->own, own, mine) != own)
 		return 0;
 	if (own)
-		count_stale(c); /* another thread's, whose return never came */
+		count_stale(tgid, nested); /* another thread's, whose return never came */
 	return 1;
 }
 
@@ -547,8 +559,7 @@ int mt_return(struct pt_regs *ctx)
 		if (sp < c->sp + RET_SP_DELTA)
 			return 0; /* an inner call of the same function */
 		/* Back above the call: its own return was missed. */
-		count_stale(c);
-		c->own = 0;
+		release_stale(c, c->own);
 		return 0;
 	}
 
