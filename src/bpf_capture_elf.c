@@ -125,6 +125,8 @@ static void scan_symtab(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, struct mtb_elf_syms
 
 		if (name && !strcmp(name, "main"))
 			out->executable = 1;
+		if (name && !strcmp(name, "memtrace_marker"))
+			out->memtrace_shim = 1;
 		if (f < 0 || out->found[f])
 			continue;
 		out->found[f] = 1;
@@ -166,6 +168,12 @@ int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
 	}
 	if (eh.e_type == ET_EXEC)
 		out->executable = 1;
+	/* memtrace's own shim exports malloc but is no allocator: it calls
+	 * libc's, which is probed.  Probing it would count every call twice
+	 * and, worse, its return probe would replace the return address the
+	 * shim's unwinder reads with the kernel's trampoline. */
+	if (out->memtrace_shim)
+		goto out;
 	/* An allocator library's own operator new does not call its malloc:
 	 * not probed (see bpf_capture_int.h). */
 	if (out->found[MTB_FN_MALLOC] && !out->executable)

@@ -50,6 +50,7 @@ struct mtb_elf_syms {
 	char why[MTB_SYM_COUNT][48];    /* how the probe place was chosen */
 	uint64_t text_lo, text_hi;     /* executable segments (link-time addresses) */
 	int executable;                /* a program (ET_EXEC, or defines main) */
+	int memtrace_shim;             /* libmemtrace-preload.so (exports memtrace_marker) */
 };
 
 /* Reads the dynamic symbols (and .symtab when there is one, for static

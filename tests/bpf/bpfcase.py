@@ -176,6 +176,37 @@ def case_attach_json_record(t, prog):
         p.wait()
 
 
+def case_attach_shim(t, prog):
+    """Attaching to a process that the standalone shim records: the BPF side
+    must not probe the shim's own malloc (it would count twice, and its
+    return probe would hand the shim's unwinder the kernel's trampoline
+    instead of the caller), so both see the leaker's stacks."""
+    out = t.path('shim.mtrace')
+    env = dict(os.environ, LD_PRELOAD=t.shim, MEMTRACE_OUTPUT=out)
+    p = subprocess.Popen([prog], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        t.check('ready' in p.stdout.readline(), 'the leaker started under the shim')
+        rc, so, se = t.run([t.memtrace, '-p', str(p.pid), '--duration', '1.5', '--interval', '0', '-n', '3'],
+                           timeout=60)
+        t.eq(rc, 0, f'memtrace -p on a shim-traced process (stderr {se.strip()[-300:]!r})')
+        t.check('leaky_alloc' in so, f'BPF names the leaking caller: {so[-600:]!r}')
+        # each round: 100 allocations (10 leaked); BPF must count each once
+        m = [l for l in so.splitlines() if l.startswith('leaked:')]
+        n = int(m[0].split(' in ')[1].split()[0].replace(',', '')) if m else -1
+        t.check(n > 0 and n % 10 == 0, f'leaked allocations while attached: a multiple of 10 ({n})')
+        time.sleep(0.3)
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait()
+    rep = t.report(out)
+    pr = t.only_process(rep)
+    if pr is not None:
+        s = t.site(pr, 'leaky_alloc')
+        t.check(s is not None, 'the shim recording names leaky_alloc (its stacks were not broken)')
+        bad = [x for x in pr.get('sites', []) if not (x.get('frames') or [{}])[0].get('function')]
+        t.eq(len(bad), 0, 'sites of the shim recording with an unnamed leaf')
+
+
 def case_sweep(t, prog_a, prog_b):
     """Two leaking processes are found by a system-wide sweep, each with its
     own leaking call site."""
