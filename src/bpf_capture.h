@@ -18,15 +18,17 @@
  * snapshot is wanted, mt_bpf_close.  One thread uses an mt_bpf at a time.
  *
  * What a traced process costs: one uprobe trap per call of an allocator
- * function and one more at the return of those that allocate (free has none):
- * about 3.4 us per malloc/free pair on the project's VM, 6.8x for the
- * sqlite3 workload (tests/unit/bpf/bench_bpf.c).  A process that is not
- * traced pays nothing: probes are attached for the traced process only,
- * except in mt_bpf_trace_all.  Detaching waits for the kernel: each link's
- * removal waits about 50-90 ms here.  On Linux 6.6 and later an object's
- * probes are one uprobe_multi link per program (three or four, removed in
- * parallel, entries before returns): untracing a process or closing takes
- * about 0.1 s.  Before 6.6 (or with MEMTRACE_BPF_NO_MULTI=1) every probe is
+ * function and one more at the return of those that allocate (free has none;
+ * operator new has its entry's): about 2.8 us per malloc/free pair on the
+ * project's VM (tests/unit/bpf/bench_bpf.c; the traps about 1.8 us of it, the
+ * programs 1.1 us), 4.4-5.3x native wall time for `record` of the sqlite3
+ * workload, attaching and detaching included (medians of 5 interleaved runs,
+ * load average 1 to 4).  A process that is not traced pays nothing: probes
+ * are attached for the traced process only, except in mt_bpf_trace_all.
+ * Detaching waits for the kernel: each link's removal waits about 50-90 ms
+ * here.  On Linux 6.6 and later an object's probes are one uprobe_multi link
+ * per program (three or four, removed in parallel; when untracing a process
+ * entries before returns): untracing a process or closing takes 0.05-0.1 s.  Before 6.6 (or with MEMTRACE_BPF_NO_MULTI=1) every probe is
  * a link of its own, and a process that uses glibc (17 probes) takes about
  * 1.5 s.  uprobe_multi links also need only CAP_BPF and CAP_PERFMON; the
  * perf-event ones need CAP_SYS_ADMIN.
