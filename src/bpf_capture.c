@@ -546,10 +546,33 @@ fail:
 	return -1;
 }
 
+/* With MEMTRACE_BPF_STATS=1 (and the kernel's bpf_stats_enabled sysctl on),
+ * what each program cost: tools/bench.sh prints it as the BPF programs' own
+ * cost per event. */
+static void print_prog_stats(struct mt_bpf *b)
+{
+	const char *env = getenv("MEMTRACE_BPF_STATS");
+	if (!env || strcmp(env, "1") || !b->skel)
+		return;
+	struct bpf_program *prog;
+	bpf_object__for_each_program(prog, b->skel->obj)
+	{
+		struct bpf_prog_info info;
+		__u32 len = sizeof info;
+		memset(&info, 0, sizeof info);
+		int fd = bpf_program__fd(prog);
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+			continue;
+		fprintf(stderr, "memtrace: bpf %s: %llu runs, %.0f ns/run\n", bpf_program__name(prog),
+			(unsigned long long)info.run_cnt, (double)info.run_time_ns / (double)info.run_cnt);
+	}
+}
+
 void mt_bpf_close(struct mt_bpf *b)
 {
 	if (!b)
 		return;
+	print_prog_stats(b);
 	mtb_detach_all(b);
 	if (b->calls)
 		munmap(b->calls, b->calls_bytes);

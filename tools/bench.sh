@@ -18,7 +18,8 @@
 # timed: `memtrace report --json F` and `heaptrack_print F`, output discarded.
 # The table shows medians; CPU is user+sys of the command and all it waited
 # for.  Per-event figures divide by allocations + frees from memtrace's JSON
-# report of the same workload.
+# report of the same workload.  With mt-bpf, one more run per workload prints
+# the BPF programs' own cost per run from the kernel's bpf_stats.
 #
 #   -r N            rounds (default 5)
 #   -w LIST         workloads, comma-separated (default churn,sqlite)
@@ -198,3 +199,19 @@ done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 "$here/bench/summarize.py" "$runs" "$counts"
 [ -z "$raw" ] || cp "$runs" "$raw"
+
+# The BPF programs' own cost per event, from the kernel's bpf_stats (switched
+# on for one more run of each workload, then back to what it was).
+if [[ " ${variants[*]} " == *" mt-bpf "* ]]; then
+	was=$(sysctl -n kernel.bpf_stats_enabled 2> /dev/null || echo 0)
+	if sysctl -qw kernel.bpf_stats_enabled=1 2> /dev/null; then
+		echo
+		echo "BPF programs' own cost (kernel.bpf_stats_enabled, one run):"
+		for wl in "${wl_list[@]}"; do
+			read -r -a cmd <<< "$(wl_cmd "$wl")"
+			MEMTRACE_BPF_STATS=1 "$memtrace" record --backend=bpf -q -o "$work/$wl.stats.mtrace" -- "${cmd[@]}" \
+				< "$(wl_stdin "$wl")" 2>&1 > /dev/null | sed "s/^memtrace: bpf /  $wl: /"
+		done
+		sysctl -qw kernel.bpf_stats_enabled="$was"
+	fi
+fi
