@@ -84,11 +84,8 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (!npids)
 		return mt_usage_error("attach", "no process given (-p PID)");
-	for (size_t i = 0; i < npids; i++)
-		if (!mt_pid_alive(pids[i])) {
-			mt_error("no process %d", (int)pids[i]);
-			return MT_EXIT_RUNTIME;
-		}
+	if (mt_pids_running(pids, npids) < 0)
+		return MT_EXIT_RUNTIME;
 
 	char err[512];
 	struct mt_session ss;

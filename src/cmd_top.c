@@ -76,11 +76,8 @@ int cmd_top(int argc, char **argv)
 		return mt_usage_error("top", "say which processes: -p PID or --all");
 	if (all && npids)
 		return mt_usage_error("top", "-p and --all exclude each other");
-	for (size_t i = 0; i < npids; i++)
-		if (!mt_pid_alive(pids[i])) {
-			mt_error("no process %d", (int)pids[i]);
-			return MT_EXIT_RUNTIME;
-		}
+	if (mt_pids_running(pids, npids) < 0)
+		return MT_EXIT_RUNTIME;
 
 	char err[512];
 	struct mt_session ss;

@@ -163,6 +163,16 @@ int mt_pid_alive(pid_t pid)
 	return state && state != 'Z' && state != 'X';
 }
 
+int mt_pids_running(const pid_t *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!mt_pid_alive(pids[i])) {
+			mt_error("no process %d", (int)pids[i]);
+			return -1;
+		}
+	return 0;
+}
+
 void mt_pinfo_free(struct mt_pinfo *pi)
 {
 	for (size_t i = 0; i < pi->nmods; i++)

@@ -35,6 +35,9 @@ void mt_pinfo_free(struct mt_pinfo *pi);
 /* 1 while PID runs (a zombie has exited), 0 once it has exited. */
 int mt_pid_alive(pid_t pid);
 
+/* 0 if every one of PIDS runs; else says "no process N" and returns -1. */
+int mt_pids_running(const pid_t *pids, size_t n);
+
 /* Load bias and build-id of the ELF file at PATH mapped at START with file
  * offset OFFSET.  Returns 0 or -1. */
 int mt_elf_bias(const char *path, uint64_t start, uint64_t offset, uint64_t *bias,
