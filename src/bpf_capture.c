@@ -316,6 +316,28 @@ static uint64_t intern(struct mt_bpf *b, const uint64_t *f, unsigned n)
 	}
 }
 
+/* Frames of kernel stack ID into F[0..]: how many.  The kernel walks frame
+ * pointers; through code built without them the walk can pick up garbage
+ * that is not a user address at all (seen: 0x444e41535f5348ff, bytes of a
+ * string, in sqlite3): the stack ends before it. */
+static unsigned read_kstack(struct mt_bpf *b, uint32_t id, uint64_t *f)
+{
+	/* Above any user-space address: x86_64 with 4-level tables (5-level
+	 * space must be asked for by the program); arm64 with 52-bit VA. */
+#if defined(__x86_64__)
+	const uint64_t user_top = 1ull << 47;
+#else
+	const uint64_t user_top = 1ull << 52;
+#endif
+	unsigned n = 0;
+
+	memset(f, 0, MTB_MAX_FRAMES * sizeof(*f));
+	if (bpf_map_lookup_elem(b->fd_stacks, &id, f) == 0)
+		while (n < b->max_frames && f[n] >= 4096 && f[n] < user_top)
+			n++;
+	return n;
+}
+
 /* Our id for a kernel stack key (MTB_KSTACK_CALLER or a stack map id);
  * CALLER is the return address when known (0 otherwise). */
 static uint64_t stack_uid(struct mt_bpf *b, uint64_t kstack, uint64_t caller)
@@ -325,13 +347,7 @@ static uint64_t stack_uid(struct mt_bpf *b, uint64_t kstack, uint64_t caller)
 		uint64_t *v = mtb_kv_find(&b->callkey, kstack, 1);
 		if (!*v) {
 			uint64_t f[MTB_MAX_FRAMES + 1];
-			uint32_t id = (uint32_t)kstack;
-			unsigned n = 0;
-
-			memset(f, 0, sizeof(f));
-			if (bpf_map_lookup_elem(b->fd_stacks, &id, f + 1) == 0)
-				while (n < b->max_frames && f[n + 1])
-					n++;
+			unsigned n = read_kstack(b, (uint32_t)kstack, f + 1);
 			uint64_t *fr = f + 2;
 			n = n ? n - 1 : 0;
 			if (caller && (n == 0 || fr[0] != caller)) {
@@ -359,12 +375,7 @@ static uint64_t stack_uid(struct mt_bpf *b, uint64_t kstack, uint64_t caller)
 	if (id < b->nkid && b->kid[id])
 		return b->kid[id];
 	uint64_t f[MTB_MAX_FRAMES + 1];
-	unsigned n = 0;
-
-	memset(f, 0, sizeof(f));
-	if (bpf_map_lookup_elem(b->fd_stacks, &id, f + 1) == 0)
-		while (n < b->max_frames && f[n + 1])
-			n++;
+	unsigned n = read_kstack(b, id, f + 1);
 	uint64_t *fr = f + 1;
 	/* The walk starts at the return address; make sure it is there. */
 	if (caller && (n == 0 || fr[0] != caller)) {

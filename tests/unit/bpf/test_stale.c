@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <errno.h>
+#include <signal.h>
 
 #include "bpf_capture_int.h"
 
@@ -29,28 +31,36 @@ static uint64_t missed(struct mt_bpf *b, uint32_t pid)
 	return lost[MT_LOST_MISSED_RETURN];
 }
 
-/* A malloc call of thread TID in flight, in its slot: written while the
- * slot is free, then taken the way the programs take it (a call of the
- * thread that took the slot meanwhile wrote its own; then again). */
-static void plant(struct mt_bpf *b, uint32_t tid, uint32_t tgid, uint64_t sp, uint64_t ts)
+/* A malloc call of thread TID in flight, in its slot, planted while
+ * process PROC (gt-bpf-loop) is stopped outside any allocator call: a
+ * plant racing with the thread's own entry probe (between its nested-call
+ * check and its claim) would look like a call of another thread holding
+ * the slot, which in a real process only another thread can do. */
+static void plant(struct mt_bpf *b, pid_t proc, uint32_t tid, uint32_t tgid, uint64_t sp, uint64_t ts)
 {
 	struct mtb_call *c = &b->calls[tid & (b->nslots - 1)];
 	uint64_t mine = (uint64_t)tid << 32 | (uint32_t)(ts >> MTB_OWN_SHIFT);
 
-	for (int tries = 0; tries < 10000; tries++) {
-		uint64_t own = 0;
+	for (int tries = 0; tries < 1000; tries++) {
+		int st;
 
-		if (__atomic_load_n(&c->own, __ATOMIC_SEQ_CST))
-			continue;
-		c->tgid = tgid;
-		c->fn = MTB_FN_MALLOC;
-		c->sp = sp;
-		c->ts = ts;
-		c->a0 = 1;
-		c->nested = 0;
-		c->old_valid = 0;
-		if (__atomic_compare_exchange_n(&c->own, &own, mine, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		CHECK(kill(proc, SIGSTOP) == 0, "SIGSTOP: %s", strerror(errno));
+		CHECK(waitpid(proc, &st, WUNTRACED) == proc && WIFSTOPPED(st), "gt-bpf-loop did not stop");
+		int idle = __atomic_load_n(&c->own, __ATOMIC_SEQ_CST) == 0;
+		if (idle) {
+			c->tgid = tgid;
+			c->fn = MTB_FN_MALLOC;
+			c->sp = sp;
+			c->ts = ts;
+			c->a0 = 1;
+			c->nested = 0;
+			c->old_valid = 0;
+			__atomic_store_n(&c->own, mine, __ATOMIC_SEQ_CST);
+		}
+		kill(proc, SIGCONT);
+		if (idle)
 			return;
+		bt_sleep_ms(1); /* stopped inside a call: let it return */
 	}
 	CHECK(0, "could not plant a call in the slot of thread %u", tid);
 }
@@ -88,17 +98,17 @@ int main(int argc, char **argv)
 	uint32_t pid = (uint32_t)c.pid; /* its one thread */
 
 	/* Below the stack pointer: its frame is gone. */
-	plant(b, pid, pid, 16, bt_now_ns());
+	plant(b, c.pid, pid, pid, 16, bt_now_ns());
 	CHECK_EQ(wait_missed(b, pid, 1, 2000), 1);
 
 	/* Of another process: counted for that one. */
-	plant(b, pid, 1, 0x7ffffffff000ull, bt_now_ns());
+	plant(b, c.pid, pid, 1, 0x7ffffffff000ull, bt_now_ns());
 	CHECK_EQ(wait_missed(b, 1, 1, 2000), 1);
 	CHECK_EQ(missed(b, pid), 1);
 
 	/* Above the stack pointer, fresh: calls look nested in it (and are
 	 * lost) until it is a second old; then it and they are counted. */
-	plant(b, pid, pid, 0x7ffffffff000ull, bt_now_ns());
+	plant(b, c.pid, pid, pid, 0x7ffffffff000ull, bt_now_ns());
 	bt_sleep_ms(300);
 	CHECK_EQ(missed(b, pid), 1); /* not yet */
 	uint64_t n = wait_missed(b, pid, 3, 3000);
@@ -108,7 +118,7 @@ int main(int argc, char **argv)
 
 	/* A thread that is gone: the rescan reaps it. */
 	uint64_t before = missed(b, pid);
-	plant(b, 4194300, pid, 0x7ffffffff000ull, bt_now_ns());
+	plant(b, c.pid, 4194300, pid, 0x7ffffffff000ull, bt_now_ns());
 	mt_bpf_rescan(b);
 	CHECK_EQ(missed(b, pid), before + 1);
 	struct mtb_call *dead = &b->calls[4194300 & (b->nslots - 1)];
