@@ -147,6 +147,9 @@ static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t
 		s->min_size = size;
 	if (size > s->max_size)
 		s->max_size = size;
+	if (!s->first_ts)
+		s->first_ts = ts;
+	s->last_ts = ts;
 	site_touch(c, s);
 	s->live_bytes += size;
 	s->live_count++;
@@ -244,6 +247,12 @@ void mt_col_realloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t 
 	on_free(c, tid, old);
 	c->seq++;
 	on_alloc(c, tid, ts, ptr, size, site, fn);
+}
+
+void mt_col_touch(struct mt_collector *c, uint32_t tid, uint64_t ts)
+{
+	stamp_time(c, ts);
+	thread(c, tid)->last_alloc = 0;
 }
 
 void mt_col_culled(struct mt_collector *c, uint32_t site, uint64_t count, uint64_t bytes,

@@ -28,6 +28,7 @@ struct mt_site_stats {
 	uint64_t culled;                 /* allocations known only from aggregates */
 	uint64_t stamp;                  /* event index of the last change */
 	uint64_t min_size, max_size;
+	uint64_t first_ts, last_ts;      /* of its first and last allocation (0: none seen) */
 	int fn;                          /* allocator function of its first allocation */
 };
 
@@ -74,6 +75,9 @@ void mt_col_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t pt
 void mt_col_free(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr);
 void mt_col_realloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t old, uint64_t ptr,
 		    uint64_t size, uint32_t site, int fn);
+/* An event of thread TID at TS that is not fed (a filter left it out): the
+ * thread's next free is then no temporary, as in the whole stream. */
+void mt_col_touch(struct mt_collector *c, uint32_t tid, uint64_t ts);
 /* Allocations culled before they reached the stream, each also freed. */
 void mt_col_culled(struct mt_collector *c, uint32_t site, uint64_t count, uint64_t bytes,
 		   uint64_t temporary);

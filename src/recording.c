@@ -213,8 +213,32 @@ uint32_t mt_process_site(struct mt_process *p, const uint64_t *frames, unsigned 
 	return content_lookup(p, frames, n, 1);
 }
 
+/* An allocation event, through the hook's gate when there is one. */
+static void feed(struct mt_process *p, const struct mt_load_hook *hook, const struct mt_event *ev)
+{
+	uint32_t site = ev->type == MT_REC_FREE ? UINT32_MAX : site_of(p, ev->stack);
+	enum mt_gate g = hook ? hook->event(hook->ctx, p, ev, site) : MT_GATE_PASS;
+	struct mt_collector *c = &p->col;
+
+	p->events++;
+	if (g == MT_GATE_SKIP) {
+		mt_col_touch(c, ev->tid, ev->ts);
+	} else if (ev->type == MT_REC_ALLOC) {
+		mt_col_alloc(c, ev->tid, ev->ts, ev->ptr, ev->size, site, ev->fn);
+	} else if (ev->type == MT_REC_FREE) {
+		mt_col_free(c, ev->tid, ev->ts, ev->ptr);
+	} else if (g == MT_GATE_PASS) {
+		mt_col_realloc(c, ev->tid, ev->ts, ev->old_ptr, ev->ptr, ev->size, site, ev->fn);
+	} else if (g == MT_GATE_FREE_ONLY) {
+		mt_col_free(c, ev->tid, ev->ts, ev->old_ptr);
+	} else {
+		mt_col_touch(c, ev->tid, ev->ts);
+		mt_col_alloc(c, ev->tid, ev->ts, ev->ptr, ev->size, site, ev->fn);
+	}
+}
+
 /* Decodes one chunk of P's stream.  Returns 0, or -1 if it is malformed. */
-static int decode_chunk(struct mt_process *p, const uint8_t *data, size_t len)
+static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, const uint8_t *data, size_t len)
 {
 	static struct mt_event ev;
 	struct mt_dec d = {data, data + len, p->dec_state};
@@ -222,17 +246,9 @@ static int decode_chunk(struct mt_process *p, const uint8_t *data, size_t len)
 	while ((r = mt_dec_next(&d, &ev)) > 0) {
 		switch (ev.type) {
 		case MT_REC_ALLOC:
-			mt_col_alloc(&p->col, ev.tid, ev.ts, ev.ptr, ev.size, site_of(p, ev.stack), ev.fn);
-			p->events++;
-			break;
 		case MT_REC_FREE:
-			mt_col_free(&p->col, ev.tid, ev.ts, ev.ptr);
-			p->events++;
-			break;
 		case MT_REC_REALLOC:
-			mt_col_realloc(&p->col, ev.tid, ev.ts, ev.old_ptr, ev.ptr, ev.size,
-				       site_of(p, ev.stack), ev.fn);
-			p->events++;
+			feed(p, hook, &ev);
 			break;
 		case MT_REC_STACK:
 			ids_put(p, ev.stack, content_lookup(p, ev.frames, ev.nframes, 1));
@@ -253,6 +269,8 @@ static int decode_chunk(struct mt_process *p, const uint8_t *data, size_t len)
 				p->lost[ev.value] += ev.count;
 			break;
 		case MT_REC_CULLED:
+			if (hook && hook->culled && !hook->culled(hook->ctx, p))
+				break;
 			mt_col_culled(&p->col, site_of(p, ev.stack), ev.count, ev.bytes, ev.temporary);
 			break;
 		case MT_REC_EXIT:
@@ -276,8 +294,15 @@ static int decode_chunk(struct mt_process *p, const uint8_t *data, size_t len)
 
 int mt_recording_load(struct mt_recording *rec, const char *path, char *err, size_t errlen)
 {
+	return mt_recording_load_hooked(rec, path, NULL, err, errlen);
+}
+
+int mt_recording_load_hooked(struct mt_recording *rec, const char *path, const struct mt_load_hook *hook,
+			     char *err, size_t errlen)
+{
 	memset(rec, 0, sizeof *rec);
 	rec->path = path;
+	rec->hook = hook;
 	struct mt_file_reader r;
 	if (mt_file_open(&r, path, err, errlen) < 0)
 		return -1;
@@ -299,7 +324,7 @@ int mt_recording_load(struct mt_recording *rec, const char *path, char *err, siz
 			}
 		}
 		struct mt_process *p = process_for(rec, stream);
-		if (decode_chunk(p, data, len) < 0) {
+		if (decode_chunk(p, hook, data, len) < 0) {
 			/* the chunk's checksum was right, so the writer wrote this */
 			r.truncated = r.corrupt = 1;
 			snprintf(r.why, sizeof r.why, "a malformed record in the chunk before offset %llu",

@@ -65,6 +65,22 @@ struct mt_process {
 	struct mt_enc dec_state;
 };
 
+/* How a load feeds an allocation event to the collector (see mt_load_hook). */
+enum mt_gate { MT_GATE_PASS, MT_GATE_SKIP, MT_GATE_FREE_ONLY, MT_GATE_ALLOC_ONLY };
+
+/* Lets a reader see every allocation event of a load, in stream order, and
+ * decide which the collector takes: the filters of report and export load a
+ * recording whose figures count only the allocations they match.  EVENT is
+ * called for MT_REC_ALLOC, MT_REC_FREE and MT_REC_REALLOC with SITE the
+ * allocation's site (UINT32_MAX for a free); FREE_ONLY and ALLOC_ONLY take
+ * one half of a realloc.  CULLED says whether culled aggregates count (NULL:
+ * they do). */
+struct mt_load_hook {
+	enum mt_gate (*event)(void *ctx, struct mt_process *p, const struct mt_event *ev, uint32_t site);
+	int (*culled)(void *ctx, struct mt_process *p);
+	void *ctx;
+};
+
 struct mt_recording {
 	const char *path;
 	struct mt_process **procs;
@@ -72,12 +88,16 @@ struct mt_recording {
 	uint64_t file_size;
 	int truncated;
 	char why[200];
+	const struct mt_load_hook *hook;
 };
 
 /* Loads PATH.  Returns 0, or -1 with a one-line reason in ERR (cannot open,
  * empty, foreign, unsupported version, no readable data at all). */
 int mt_recording_load(struct mt_recording *rec, const char *path, char *err, size_t errlen);
 void mt_recording_free(struct mt_recording *rec);
+/* The same, with every allocation event shown to HOOK first. */
+int mt_recording_load_hooked(struct mt_recording *rec, const char *path, const struct mt_load_hook *hook,
+			     char *err, size_t errlen);
 
 /* Building a recording in memory, for figures that were not read from a file
  * (the BPF maps of `memtrace sweep` and `top`), so that they are reported by
