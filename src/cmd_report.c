@@ -3,6 +3,7 @@
  */
 #include "commands.h"
 #include "report.h"
+#include "select.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -24,17 +25,28 @@ static const char usage_text[] =
 	"  -n, --top N        show only the N call sites ranking first in the view\n"
 	"  --threshold PCT    fold tree branches below PCT percent (default 0.5)\n"
 	"  --pid PID          only the process PID of a multi-process recording\n"
-	"  -h, --help         show this help\n";
+	"  -h, --help         show this help\n"
+	"\n"
+	"With filters, every figure counts only the allocations they match.\n";
 
 int cmd_report(int argc, char **argv)
 {
 	struct mt_report_opts o = {MT_VIEW_SUMMARY, 0, 0.5, 0, -1};
 	const char *file = NULL, *val;
-	int views = 0;
+	int views = 0, fr;
+	static struct mt_filter filt; /* reachable from here until exit, freed at the end */
+	mt_filter_init(&filt);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		if ((fr = mt_filter_arg(&filt, "report", argc, argv, &i)) != 0) {
+			if (fr < 0)
+				return MT_EXIT_USAGE;
+			continue;
+		}
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage_text, stdout);
+			fputs(mt_filter_help, stdout);
+			mt_filter_free(&filt);
 			return 0;
 		} else if (!strcmp(a, "--summary")) {
 			o.view = MT_VIEW_SUMMARY, views++;
@@ -79,24 +91,28 @@ int cmd_report(int argc, char **argv)
 		return mt_usage_error("report", "choose one view of --summary, --leaks, --peak, --temporary, --frequency");
 	if (!file)
 		return mt_usage_error("report", "no recording given");
-	struct mt_recording rec;
+	struct mt_selection sel;
 	char err[512];
-	if (mt_recording_load(&rec, file, err, sizeof err) < 0) {
+	if (mt_select_load(&sel, file, &filt, err, sizeof err) < 0) {
+		mt_filter_free(&filt);
 		mt_error("%s", err);
 		return MT_EXIT_RUNTIME;
 	}
-	if (rec.truncated)
-		mt_warning("%s is truncated (%s); showing what it holds", file, rec.why);
+	struct mt_recording *rec = &sel.matched;
+	if (rec->truncated)
+		mt_warning("%s is truncated (%s); showing what it holds", file, rec->why);
 	int found = o.pid < 0;
-	for (size_t i = 0; i < rec.nprocs; i++)
-		found |= rec.procs[i]->pid == (uint32_t)o.pid;
-	if (!found) {
+	for (size_t i = 0; i < rec->nprocs; i++)
+		found |= rec->procs[i]->pid == (uint32_t)o.pid;
+	int r = 1;
+	if (!found)
 		mt_error("%s has no process %ld", file, o.pid);
-		mt_recording_free(&rec);
+	else
+		r = o.json ? mt_report_json(stdout, rec, &o) : mt_report_text(stdout, rec, &o);
+	mt_select_free(&sel);
+	mt_filter_free(&filt);
+	if (!found)
 		return MT_EXIT_RUNTIME;
-	}
-	int r = o.json ? mt_report_json(stdout, &rec, &o) : mt_report_text(stdout, &rec, &o);
-	mt_recording_free(&rec);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		mt_error("cannot write the report: output error");
 		return MT_EXIT_RUNTIME;

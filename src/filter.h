@@ -1,0 +1,91 @@
+/*
+ * filter.h - bytehound's allocation filter, shared by `memtrace report`,
+ * `memtrace export` and the server: which allocations count.
+ *
+ * A filter is set key by key with the names of bytehound's REST API
+ * ("from", "lifetime", "size_min", "function_regex", ...), which the
+ * command line spells as options (--from, --lifetime, --size-min, ...).  It
+ * is then prepared for one process (site-level tests: backtrace depth,
+ * regexes over the symbolized frames, group figures over every allocation
+ * of the site) and asked about each allocation's whole life.
+ */
+#ifndef MEMTRACE_FILTER_H
+#define MEMTRACE_FILTER_H
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recording.h"
+#include "symbols.h"
+
+enum mt_lifetime {
+	MT_LIFE_ALL,
+	MT_LIFE_ONLY_LEAKED,
+	MT_LIFE_ONLY_TEMPORARY,
+	MT_LIFE_ONLY_NOT_DEALLOCATED_IN_RANGE,
+	MT_LIFE_ONLY_DEALLOCATED_IN_RANGE,
+	MT_LIFE_ONLY_WHOLE_GROUP_LEAKED,
+};
+
+/* A bound that is seconds from the start of the process, or a percentage
+ * of its run (or of a site's allocations, for group_leaked_allocations). */
+struct mt_fbound {
+	int set, pct;
+	double v;
+};
+
+struct mt_filter {
+	int active; /* any key set */
+	struct mt_fbound from, to;
+	enum mt_lifetime lifetime;
+	struct mt_fbound address_min, address_max, size_min, size_max;
+	struct mt_fbound lifetime_min, lifetime_max;
+	struct mt_fbound depth_min, depth_max;
+	struct mt_fbound group_interval_min, group_interval_max;
+	struct mt_fbound group_allocations_min, group_allocations_max;
+	struct mt_fbound group_leaked_min, group_leaked_max;
+	regex_t re[4]; /* function, source, negative function, negative source */
+	int re_set[4];
+};
+
+/* One allocation, from its allocation to its free (or the end). */
+struct mt_life {
+	uint64_t ptr, size, ts, free_ts;
+	uint32_t site;
+	int freed, temporary;
+};
+
+/* A filter made ready for one process. */
+struct mt_filter_proc {
+	const struct mt_filter *f;
+	uint8_t *site_ok; /* site-level verdicts */
+	size_t nsites;
+	uint64_t from_ts, to_ts, end_ts;
+};
+
+void mt_filter_init(struct mt_filter *f);
+void mt_filter_free(struct mt_filter *f);
+
+/* Sets KEY (bytehound's name) to VALUE.  Returns 0, or -1 with a message
+ * naming the key in ERR; 1 when KEY is no filter key. */
+int mt_filter_set(struct mt_filter *f, const char *key, const char *value, char *err, size_t errlen);
+
+/* Command-line form: if argv[*i] is a filter option (--size-min N or
+ * --size-min=N, ...), sets it and returns 1 (moving *i past a separate
+ * value); 0 when it is not one; -1 after printing a usage error of CMD. */
+int mt_filter_arg(struct mt_filter *f, const char *cmd, int argc, char **argv, int *i);
+
+/* The filter options, for --help texts. */
+extern const char mt_filter_help[];
+
+/* Prepares F for process P (its figures over every allocation), with SYM
+ * its symbolizer when the filter has regexes (NULL otherwise is fine). */
+void mt_filter_prepare(struct mt_filter_proc *fp, const struct mt_filter *f, const struct mt_process *p,
+		       struct mt_symbolizer *sym);
+void mt_filter_proc_free(struct mt_filter_proc *fp);
+
+/* Does the allocation L match? */
+int mt_filter_match(const struct mt_filter_proc *fp, const struct mt_life *l);
+
+#endif

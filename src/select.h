@@ -1,0 +1,45 @@
+/*
+ * select.h - a recording seen through a filter.
+ *
+ * Loads a recording once as it is (`all`: every allocation, for the group
+ * figures of the filter and the server's all.* keys), then, when the filter
+ * is active, twice more: once to follow each allocation through its life and
+ * mark the ones the filter matches (a bit per allocation), once to build
+ * `matched`, the same recording whose collectors took only those.  Every
+ * report view and export then works on `matched` unchanged.  Memory: the
+ * live blocks, the sites and one bit per allocation; events are not kept.
+ *
+ * Exports that need the events themselves in time order (heaptrack, massif,
+ * the timeline) replay the file through the same selection.
+ */
+#ifndef MEMTRACE_SELECT_H
+#define MEMTRACE_SELECT_H
+
+#include "filter.h"
+#include "recording.h"
+
+struct mt_selection {
+	const char *path;
+	struct mt_recording all, matched; /* matched is all when the filter is inactive */
+	int filtered;
+	struct mt_sel_proc *procs;        /* per process of `all`, same order */
+};
+
+/* Loads PATH through F (may be NULL).  Returns 0, or -1 with a reason in ERR. */
+int mt_select_load(struct mt_selection *s, const char *path, const struct mt_filter *f, char *err,
+		   size_t errlen);
+void mt_select_free(struct mt_selection *s);
+
+/* Matched allocation events of the recording in stream order, per process
+ * (PROC: its index in s->matched.procs); a realloc comes as a free and an
+ * allocation.  FREE is called only for blocks whose allocation matched
+ * (when filtered) or any block (when not: unknown blocks included). */
+struct mt_replay_ops {
+	void (*alloc)(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
+		      uint32_t site);
+	void (*free)(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr);
+	void *ctx;
+};
+int mt_select_replay(struct mt_selection *s, const struct mt_replay_ops *ops, char *err, size_t errlen);
+
+#endif
