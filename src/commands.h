@@ -10,5 +10,6 @@ int cmd_report(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{"attach", cmd_attach, "attach to running processes (same as memtrace -p PID)"},
 	{"top", cmd_top, "periodic top call sites of running processes"},
 	{"sweep", cmd_sweep, "look for leaks across the whole machine"},
+	{"export", cmd_export, "write a recording in another tool's format (heaptrack, pprof, svg, html, ...)"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,80 @@
+/*
+ * export.c - what the export formats share: the table of formats, flamegraph
+ * weights, process selection, frame names.
+ */
+#include "export.h"
+
+#include <string.h>
+
+const char *const mt_weight_names[] = {"bytes", "allocations", "leaked", "peak", "temporary"};
+
+const struct mt_exporter mt_exporters[] = {
+	{"heaptrack", "heaptrack's file, for heaptrack_print and heaptrack_gui", 0, mt_export_heaptrack},
+	{"folded", "folded stacks (flamegraph.pl, inferno), weighted by --weight", 0, mt_export_folded},
+	{"svg", "an interactive flamegraph (hover, click to zoom, search), by --weight", 0, mt_export_svg},
+	{"pprof", "pprof's profile.proto, gzipped (go tool pprof, Pyroscope, Parca)", 1, mt_export_pprof},
+	{"massif", "valgrind massif's file, for ms_print and massif-visualizer", 0, mt_export_massif},
+	{"gprof2dot", "memtrail's gprof2dot JSON (gprof2dot -f json)", 0, mt_export_gprof2dot},
+	{"speedscope", "speedscope's JSON (bytes and allocations per stack)", 0, mt_export_speedscope},
+	{"json", "every allocation with its stack (--per-site: per-site aggregates)", 0, mt_export_json},
+	{"html", "one self-contained page: summary, memory over time, flamegraph, call sites", 0, mt_export_html},
+	{NULL, NULL, 0, NULL},
+};
+
+uint64_t mt_weight_site(const struct mt_site_stats *s, enum mt_weight w)
+{
+	switch (w) {
+	case MT_W_ALLOCATIONS:
+		return s->allocations;
+	case MT_W_LEAKED:
+		return s->live_bytes;
+	case MT_W_PEAK:
+		return s->peak_bytes;
+	case MT_W_TEMPORARY:
+		return s->temporary;
+	default:
+		return s->allocated_bytes;
+	}
+}
+
+uint64_t mt_weight_total(const struct mt_totals *t, enum mt_weight w)
+{
+	switch (w) {
+	case MT_W_ALLOCATIONS:
+		return t->allocations;
+	case MT_W_LEAKED:
+		return t->live_bytes;
+	case MT_W_PEAK:
+		return t->peak_bytes;
+	case MT_W_TEMPORARY:
+		return t->temporary;
+	default:
+		return t->allocated_bytes;
+	}
+}
+
+const char *mt_weight_unit(enum mt_weight w)
+{
+	return w == MT_W_ALLOCATIONS || w == MT_W_TEMPORARY ? "allocations" : "bytes";
+}
+
+int mt_export_wants(const struct mt_export_ctx *x, const struct mt_process *p)
+{
+	return x->pid < 0 || p->pid == (uint32_t)x->pid;
+}
+
+const char *mt_frame_name(const struct mt_frame *f, char *buf, size_t len)
+{
+	if (f->function)
+		return f->function;
+	if (f->module) {
+		const char *base = strrchr(f->module, '/');
+		snprintf(buf, len, "%s+0x%llx", base ? base + 1 : f->module, (unsigned long long)f->address);
+		return buf;
+	}
+	if (f->address) {
+		snprintf(buf, len, "0x%llx", (unsigned long long)f->address);
+		return buf;
+	}
+	return "[unknown]";
+}

@@ -1,0 +1,11 @@
+/*
+ * export_svg.c - not written yet.
+ */
+#include "export.h"
+
+int mt_export_svg(struct mt_export_ctx *x, char *err, size_t errlen)
+{
+	(void)x;
+	snprintf(err, errlen, "the svg format is not implemented yet");
+	return -1;
+}
