@@ -21,7 +21,10 @@ build_pkgs="build-essential gcc g++ meson ninja-build pkg-config
 # Tests: python3 drives them; valgrind and sqlite3 are the real-world
 # reference (tests/realworld); heaptrack is the format export's reference;
 # elfutils (eu-readelf, eu-addr2line) and file check the binaries they build.
-test_pkgs="python3 valgrind heaptrack sqlite3 elfutils file zstd"
+# The exports are read back by their real consumers: heaptrack_print,
+# `go tool pprof` (golang-go), ms_print (valgrind), and Chromium driven by
+# playwright-core from npm (nodejs, npm) for the HTML report.
+test_pkgs="python3 valgrind heaptrack sqlite3 elfutils file zstd golang-go chromium nodejs"
 # Bench only: /usr/bin/time and perf for digging into a regression.
 bench_pkgs="time linux-perf"
 
@@ -57,7 +60,28 @@ for p in $pkgs; do
 done
 missing=${missing# }
 
-[ -z "$missing" ] && exit 0
+# playwright-core (npm, pinned in tests/browser/package-lock.json) drives the
+# system chromium; it downloads no browser of its own.  npm comes with
+# NodeSource's nodejs (which conflicts with Debian's npm package), or from
+# Debian's npm next to Debian's nodejs.
+npm_setup() {
+	dir=$(cd "$(dirname "$0")/.." && pwd)/tests/browser
+	[ -d "$dir/node_modules/playwright-core" ] && return 0
+	if ! command -v npm >/dev/null 2>&1; then
+		if [ $dry_run = 1 ] || [ "$(id -u)" != 0 ]; then
+			echo "setup.sh: npm is missing: apt-get install npm" >&2
+			[ $dry_run = 1 ]
+			return
+		fi
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends npm || return 1
+	fi
+	[ $dry_run = 1 ] && { echo "would run: npm ci in $dir"; return 0; }
+	echo "setup.sh: installing playwright-core (npm) in tests/browser"
+	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) ||
+		{ echo "setup.sh: error: npm ci in $dir failed" >&2; return 1; }
+}
+
+[ -z "$missing" ] && { npm_setup; exit $?; }
 
 cmd="apt-get install -y --no-install-recommends $missing"
 if [ $dry_run = 1 ]; then
@@ -77,3 +101,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 # shellcheck disable=SC2086  # the package list is meant to split
 apt-get install -y -q --no-install-recommends $missing
+npm_setup
