@@ -69,7 +69,8 @@ const char *mt_frame_name(const struct mt_frame *f, char *buf, size_t len)
 		return f->function;
 	if (f->module) {
 		const char *base = strrchr(f->module, '/');
-		snprintf(buf, len, "%s+0x%llx", base ? base + 1 : f->module, (unsigned long long)f->address);
+		/* the run-time address: the module's load address is not in the frame */
+		snprintf(buf, len, "%s@0x%llx", base ? base + 1 : f->module, (unsigned long long)f->address);
 		return buf;
 	}
 	if (f->address) {

@@ -48,7 +48,7 @@ const char *mt_weight_unit(enum mt_weight w); /* "bytes" or "allocations" */
 /* Is process P (index I of x->sel->matched) selected by --pid? */
 int mt_export_wants(const struct mt_export_ctx *x, const struct mt_process *p);
 
-/* A frame as one name: "function", or "module+0xoffset" / "[unknown]"
+/* A frame as one name: "function", or "module@0xaddress" / "[unknown]"
  * when the symbol is not known; into BUF. */
 const char *mt_frame_name(const struct mt_frame *f, char *buf, size_t len);
 
