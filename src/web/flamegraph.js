@@ -1,0 +1,377 @@
+/*
+ * flamegraph.js - an interactive flamegraph on a canvas, drawn from the
+ * sites of a process (Memtrace.sites): the stacks merged into a tree from
+ * the outermost frame, as flamegraph.pl merges them, each node summing
+ * every weight so that switching between allocated, leaked, peak bytes,
+ * allocations and temporaries needs no new data.  Hover shows a frame's
+ * figures, a click zooms into it, the search box highlights the frames a
+ * regular expression matches.  The page draws it from embedded JSON, the
+ * server's GUI from its REST API: it only ever sees the data object.
+ */
+(function (M) {
+	'use strict';
+	var ROW = 18;
+	var FONT = '12px system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif';
+	var MIN_PX = 0.4;  /* narrower frames are not drawn, nor what they hold */
+	var MATCH = '#c043e6';
+
+	function newNode(name, parent, kind) {
+		return {
+			name: name, parent: parent, kind: kind, depth: parent ? parent.depth + 1 : 0,
+			kids: [], byName: new Map(), v: new Float64Array(M.weights.length),
+			file: null, lo: 0, hi: 0, several: false, module: null,
+		};
+	}
+
+	function mergeLocation(n, f) {
+		if (!n.module)
+			n.module = f.module;
+		if (!f.file)
+			return;
+		if (!n.file)
+			n.file = f.file;
+		else if (n.file !== f.file)
+			n.several = true;
+		if (f.line > 0 && (!n.lo || f.line < n.lo))
+			n.lo = f.line;
+		if (f.line > n.hi)
+			n.hi = f.line;
+	}
+
+	/* The call tree of SITES, the root named "all". */
+	function buildTree(sites) {
+		var root = newNode('all', null, 'root');
+		var fields = M.weights.map(function (w) { return w.field; });
+		sites.forEach(function (s) {
+			var v = fields.map(function (k) { return s[k] || 0; });
+			var n = root;
+			add(n, v);
+			for (var i = s.frames.length - 1; i >= 0; i--) {
+				var f = s.frames[i], c = n.byName.get(f.name);
+				if (!c) {
+					c = newNode(f.name, n, f.kind);
+					n.byName.set(f.name, c);
+					n.kids.push(c);
+				}
+				mergeLocation(c, f);
+				add(c, v);
+				n = c;
+			}
+		});
+		/* siblings by name, as flamegraph.pl and the SVG export order them */
+		var stack = [root];
+		while (stack.length) {
+			var n = stack.pop();
+			n.byName = null;
+			n.kids.sort(function (a, b) { return a.name < b.name ? -1 : a.name > b.name ? 1 : 0; });
+			Array.prototype.push.apply(stack, n.kids);
+		}
+		return root;
+	}
+
+	function add(n, v) {
+		for (var i = 0; i < v.length; i++)
+			n.v[i] += v[i];
+	}
+
+	function location(n) {
+		if (!n.file)
+			return n.module || '';
+		var s = n.file;
+		if (n.lo)
+			s += ':' + n.lo + (n.hi !== n.lo ? '\u2013' + n.hi : '');
+		return n.several ? s + ' and other files' : s;
+	}
+
+	/*
+	 * The widget, in CONTAINER.  OPTS.weight: the weight shown first (a
+	 * name of Memtrace.weights).
+	 */
+	function Flamegraph(container, opts) {
+		var self = this;
+		opts = opts || {};
+		this.wi = Math.max(0, M.weights.findIndex(function (w) { return w.name === opts.weight; }));
+		this.root = null;
+		this.zoomed = null;
+		this.hover = null;
+		this.re = null;
+		this.flame = false;
+		this.boxes = [];
+
+		this.buttons = M.weights.map(function (w, i) {
+			return M.el('button', {
+				type: 'button', class: 'seg-btn', 'data-weight': w.name, text: w.label,
+				onclick: function () { self.setWeight(i); },
+			});
+		});
+		this.searchBox = M.el('input', {
+			type: 'search', class: 'fg-search', placeholder: 'Search frames (regex)',
+			'aria-label': 'search frames', oninput: function () { self.search(self.searchBox.value); },
+		});
+		this.resetBtn = M.el('button', {
+			type: 'button', class: 'btn fg-reset', text: 'Reset zoom', disabled: true,
+			onclick: function () { self.zoom(null); },
+		});
+		this.flipBtn = M.el('button', {
+			type: 'button', class: 'btn fg-flip', text: 'Flame view', title: 'draw the root at the bottom',
+			onclick: function () {
+				self.flame = !self.flame;
+				self.flipBtn.textContent = self.flame ? 'Icicle view' : 'Flame view';
+				self.flipBtn.title = 'draw the root at the ' + (self.flame ? 'top' : 'bottom');
+				self.draw();
+			},
+		});
+		this.total = M.el('span', { class: 'fg-total' });
+		this.matched = M.el('span', { class: 'fg-matched' });
+		this.canvas = M.el('canvas', { class: 'fg-canvas' });
+		this.tip = M.el('div', { class: 'tip', hidden: true });
+		this.details = M.el('div', { class: 'fg-details' });
+		this.scroller = M.el('div', { class: 'fg-scroll' }, this.canvas);
+		this.wrap = M.el('div', { class: 'fg-wrap' }, this.scroller, this.tip);
+		container.appendChild(M.el('div', { class: 'fg' },
+			M.el('div', { class: 'toolbar' },
+				M.el('div', { class: 'seg', role: 'group', 'aria-label': 'weight' }, this.buttons),
+				M.el('div', { class: 'toolbar-right' }, this.searchBox, this.resetBtn, this.flipBtn)),
+			M.el('div', { class: 'fg-status' }, this.total, this.matched),
+			this.wrap, this.details));
+
+		this.canvas.addEventListener('mousemove', function (ev) { self.onMove(ev); });
+		this.canvas.addEventListener('mouseleave', function () { self.setHover(null); });
+		this.canvas.addEventListener('click', function (ev) {
+			var b = self.boxAt(ev);
+			if (b)
+				self.zoom(b.n === self.root ? null : b.n);
+		});
+		var lastWidth = 0;
+		new ResizeObserver(function () {
+			if (self.wrap.clientWidth !== lastWidth) {
+				lastWidth = self.wrap.clientWidth;
+				self.draw();
+			}
+		}).observe(this.wrap);
+	}
+
+	Flamegraph.prototype.setSites = function (sites) {
+		this.root = buildTree(sites);
+		this.zoomed = null;
+		this.hover = null;
+		this.search(this.searchBox.value);
+		this.setWeight(this.wi);
+	};
+
+	Flamegraph.prototype.setWeight = function (i) {
+		if (typeof i === 'string')
+			i = M.weights.findIndex(function (w) { return w.name === i; });
+		this.wi = i;
+		this.buttons.forEach(function (b, k) {
+			b.classList.toggle('active', k === i);
+			b.setAttribute('aria-pressed', k === i ? 'true' : 'false');
+		});
+		/* a zoomed frame with nothing of this weight cannot stay zoomed */
+		if (this.zoomed && !this.zoomed.v[i])
+			this.zoomed = null;
+		this.update();
+	};
+
+	Flamegraph.prototype.zoom = function (n) {
+		this.zoomed = n;
+		this.update();
+	};
+
+	/* Highlights the frames whose name matches TEXT (a regular expression,
+	 * case-insensitive); '' clears. */
+	Flamegraph.prototype.search = function (text) {
+		this.re = null;
+		this.searchBox.classList.remove('bad');
+		if (text) {
+			try {
+				this.re = new RegExp(text, 'i');
+			} catch (e) {
+				this.searchBox.classList.add('bad');
+			}
+		}
+		this.update();
+	};
+
+	Flamegraph.prototype.update = function () {
+		if (!this.root)
+			return;
+		var w = M.weights[this.wi], total = this.root.v[this.wi];
+		this.total.textContent = w.label + ': ' + M.fmt.value(total, w.unit) + ' in total';
+		this.resetBtn.disabled = !this.zoomed;
+		this.matched.textContent = this.re ? 'Matched: ' + this.matchedShare() : '';
+		this.draw();
+	};
+
+	/* The share of the total in frames the search matches, each counted
+	 * once even when a matched frame holds another. */
+	Flamegraph.prototype.matchedShare = function () {
+		var wi = this.wi, re = this.re, sum = 0, stack = [this.root];
+		while (stack.length) {
+			var n = stack.pop();
+			if (re.test(n.name))
+				sum += n.v[wi];
+			else
+				Array.prototype.push.apply(stack, n.kids);
+		}
+		var w = M.weights[wi];
+		return M.fmt.pct(sum, this.root.v[wi]) + ' (' + M.fmt.value(sum, w.unit) + ')';
+	};
+
+	/* Places the frames: the zoomed one and what it holds across the whole
+	 * width, its ancestors above it (faded), full width too. */
+	Flamegraph.prototype.layout = function (width) {
+		var wi = this.wi, boxes = [], z = this.zoomed || this.root;
+		var chain = [];
+		for (var a = z.parent; a; a = a.parent)
+			chain.unshift(a);
+		chain.forEach(function (n, row) {
+			boxes.push({ n: n, x: 0, w: width, row: row, faded: true });
+		});
+		var scale = z.v[wi] ? width / z.v[wi] : 0;
+		(function place(n, x, row) {
+			var w = n.v[wi] * scale;
+			if (w < MIN_PX)
+				return;
+			boxes.push({ n: n, x: x, w: w, row: row, faded: false });
+			for (var i = 0; i < n.kids.length; i++) {
+				place(n.kids[i], x, row + 1);
+				x += n.kids[i].v[wi] * scale;
+			}
+		})(z, 0, chain.length);
+		return boxes;
+	};
+
+	Flamegraph.prototype.draw = function () {
+		if (!this.root)
+			return;
+		var width = Math.max(this.scroller.clientWidth, 200);
+		var boxes = this.layout(width), rows = 0;
+		boxes.forEach(function (b) { rows = Math.max(rows, b.row + 1); });
+		var empty = !this.root.v[this.wi];
+		var height = empty ? 3 * ROW : rows * ROW;
+		var ctx = M.fitCanvas(this.canvas, width, height);
+		this.boxes = empty ? [] : boxes;
+		this.rows = rows;
+		ctx.clearRect(0, 0, width, height);
+		ctx.font = FONT;
+		ctx.textBaseline = 'middle';
+		if (empty) {
+			var w = M.weights[this.wi];
+			ctx.fillStyle = '#57606a';
+			ctx.textAlign = 'center';
+			ctx.fillText('Nothing to show: no ' + w.label.toLowerCase() + '.', width / 2, 1.5 * ROW);
+			return;
+		}
+		var charW = ctx.measureText('abcdefghijklmnopqrstuvwxyz_ABCDEF::()0123').width / 42;
+		for (var i = 0; i < boxes.length; i++)
+			this.drawBox(ctx, boxes[i], charW);
+		/* a scroll bar came or went with the new height: fit the width again */
+		if (this.scroller.clientWidth !== width && this.scroller.clientWidth >= 200 && !this.refitting) {
+			this.refitting = true;
+			this.draw();
+			this.refitting = false;
+		}
+	};
+
+	Flamegraph.prototype.y = function (row) {
+		return (this.flame ? this.rows - 1 - row : row) * ROW;
+	};
+
+	Flamegraph.prototype.drawBox = function (ctx, b, charW) {
+		var y = this.y(b.row), n = b.n;
+		ctx.globalAlpha = b.faded ? 0.45 : 1;
+		ctx.fillStyle = this.re && this.re.test(n.name) ? MATCH : M.fmt.frameColor(n.name, n.kind);
+		ctx.fillRect(b.x + 0.5, y + 0.5, Math.max(b.w - 1, 0.5), ROW - 1);
+		if (n === this.hover) {
+			ctx.strokeStyle = '#1f2328';
+			ctx.lineWidth = 1.5;
+			ctx.strokeRect(b.x + 1, y + 1, Math.max(b.w - 2, 1), ROW - 2);
+		}
+		if (b.w > 28) {
+			var fit = Math.floor((b.w - 8) / charW), text = n.name;
+			if (text.length > fit)
+				text = fit >= 4 ? text.slice(0, fit - 1) + '\u2026' : '';
+			while (text && ctx.measureText(text).width > b.w - 8)
+				text = text.length > 4 ? text.slice(0, -2) + '\u2026' : '';
+			if (text) {
+				ctx.fillStyle = '#1f2328';
+				ctx.textAlign = 'left';
+				ctx.fillText(text, b.x + 4, y + ROW / 2 + 0.5);
+			}
+		}
+		ctx.globalAlpha = 1;
+	};
+
+	Flamegraph.prototype.boxAt = function (ev) {
+		var r = this.canvas.getBoundingClientRect();
+		var x = ev.clientX - r.left, y = ev.clientY - r.top;
+		var row = Math.floor(y / ROW);
+		if (this.flame)
+			row = this.rows - 1 - row;
+		for (var i = 0; i < this.boxes.length; i++) {
+			var b = this.boxes[i];
+			if (b.row === row && x >= b.x && x < b.x + b.w)
+				return b;
+		}
+		return null;
+	};
+
+	Flamegraph.prototype.setHover = function (n) {
+		if (n === this.hover)
+			return;
+		this.hover = n;
+		this.draw();
+		if (!n) {
+			this.tip.hidden = true;
+			this.details.textContent = '';
+			return;
+		}
+		var w = M.weights[this.wi], total = this.root.v[this.wi];
+		this.details.textContent = n.name + ' \u2014 ' + M.fmt.value(n.v[this.wi], w.unit) + ' ' + w.what +
+			' (' + M.fmt.pct(n.v[this.wi], total) + ')' + (location(n) ? ' \u2014 ' + location(n) : '');
+		var rows = M.weights.map(function (x, i) {
+			return M.el('tr', { class: x === w ? 'cur' : null },
+				M.el('th', { text: x.label }),
+				M.el('td', { text: M.fmt.value(n.v[i], x.unit) }));
+		});
+		this.tip.replaceChildren(
+			M.el('div', { class: 'tip-title', text: n.name }),
+			location(n) ? M.el('div', { class: 'tip-where', text: location(n) }) : null,
+			M.el('div', { class: 'tip-share', text: M.fmt.pct(n.v[this.wi], total) + ' of the total' + (this.zoomed ?
+				', ' + M.fmt.pct(n.v[this.wi], this.zoomed.v[this.wi]) + ' of the zoomed frame' : '') }),
+			M.el('table', null, rows));
+		this.tip.hidden = false;
+	};
+
+	Flamegraph.prototype.onMove = function (ev) {
+		var b = this.boxAt(ev);
+		this.setHover(b ? b.n : null);
+		this.canvas.style.cursor = b ? 'pointer' : 'default';
+		if (!b)
+			return;
+		var r = this.wrap.getBoundingClientRect();
+		var x = ev.clientX - r.left + 14, y = ev.clientY - r.top + 16;
+		if (x + this.tip.offsetWidth > r.width)
+			x = Math.max(0, ev.clientX - r.left - this.tip.offsetWidth - 14);
+		this.tip.style.left = x + 'px';
+		this.tip.style.top = y + 'px';
+	};
+
+	/* Where the frame NAME is drawn (the widest if several), in page
+	 * coordinates, or null: for tests and for pointing at a frame. */
+	Flamegraph.prototype.rectOf = function (name) {
+		var best = null, r = this.canvas.getBoundingClientRect();
+		for (var i = 0; i < this.boxes.length; i++) {
+			var b = this.boxes[i];
+			if (b.n.name === name && (!best || b.w > best.w))
+				best = b;
+		}
+		if (!best)
+			return null;
+		return { x: r.left + best.x, y: r.top + this.y(best.row), w: best.w, h: ROW, canvasWidth: r.width };
+	};
+
+	M.buildTree = buildTree;
+	M.Flamegraph = Flamegraph;
+})(Memtrace);

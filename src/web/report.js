@@ -1,0 +1,178 @@
+/*
+ * report.js - the report page: a process's summary, memory over time
+ * (chart.js), the flamegraph (flamegraph.js) and the call sites (table.js),
+ * with a process selector when the recording holds several.
+ *
+ * Its data is one object, embedded by `memtrace export --format html` in
+ * <script type="application/json" id="memtrace-data">, or fetched from the
+ * URL in data-src of #memtrace (the server's REST API):
+ *
+ *   {"memtrace_html": 1, "recording": PATH, "truncated": BOOL,
+ *    "filtered": BOOL, "weight": the flamegraph's first weight,
+ *    "processes": [{"pid", "ppid", "exe", "argv", "backend", "duration_s",
+ *      "exit_status" (null: did not exit), "start_unix_s", "lost_events",
+ *      "totals": the keys of `memtrace report --json`,
+ *      "timeline": {"bucket_s", "heap_bytes": [], "allocations": [],
+ *                   "leaked_bytes": []}  (equal buckets from the start),
+ *      "markers": [{"time_s", "value", "text"}],
+ *      "site_fields": [...], "sites": [[figures..., [frame index, leaf first]]],
+ *      "frame_fields": [...], "frames": [[name, file index, line, module
+ *                     index, inlined, symbolized]], "files": [], "modules": []}]}
+ *
+ * Sites and frames are arrays named by *_fields to keep big recordings'
+ * pages small; Memtrace.sites turns them into objects.
+ */
+(function (M) {
+	'use strict';
+
+	function section(title, hint) {
+		var body = M.el('div', { class: 'card-body' });
+		var s = M.el('section', { class: 'card' },
+			M.el('div', { class: 'card-head' }, M.el('h2', { text: title }),
+				hint ? M.el('p', { class: 'hint', text: hint }) : null),
+			body);
+		return { el: s, body: body };
+	}
+
+	function figure(key, label, big, sub, warn) {
+		return M.el('div', { class: 'figure' + (warn ? ' warn' : ''), 'data-key': key },
+			M.el('div', { class: 'figure-label', text: label }),
+			M.el('div', { class: 'figure-value', text: big }),
+			M.el('div', { class: 'figure-sub', text: sub }));
+	}
+
+	function figures(p) {
+		var t = p.totals, f = M.fmt;
+		var tempShare = t.allocations ?
+			(100 * t.temporary_allocations / t.allocations).toFixed(1) + '% of allocations' : '';
+		return [
+			figure('allocations', 'Allocations', f.count(t.allocations), p.duration_s > 0 ?
+				f.count(t.allocations / p.duration_s) + ' per second on average' : ''),
+			figure('frees', 'Frees', f.count(t.frees), t.unmatched_frees ?
+				f.count(t.unmatched_frees) + ' of blocks allocated before tracing' :
+				'each matched an allocation'),
+			figure('allocated', 'Allocated', f.bytes(t.allocated_bytes),
+				f.value(t.allocated_bytes, 'bytes')),
+			figure('peak', 'Peak heap', f.bytes(t.peak_bytes), f.value(t.peak_bytes, 'bytes') + ' in ' +
+				f.value(t.peak_allocations, 'blocks') + ' at ' + f.seconds(t.peak_time_s)),
+			figure('leaked', 'Leaked', f.bytes(t.leaked_bytes), f.value(t.leaked_bytes, 'bytes') + ' in ' +
+				f.value(t.leaked_allocations, 'blocks'), t.leaked_bytes > 0),
+			figure('temporary', 'Temporary', f.count(t.temporary_allocations),
+				(tempShare || f.value(t.temporary_allocations, 'allocations'))),
+			figure('lost', 'Lost events', f.count(p.lost_events), p.lost_events ?
+				'figures are incomplete' : 'nothing was lost', p.lost_events > 0),
+		];
+	}
+
+	function meta(p) {
+		var parts = ['pid ' + p.pid, p.backend ? p.backend + ' backend' : null, M.fmt.seconds(p.duration_s)];
+		if (p.exit_status !== null && p.exit_status !== undefined)
+			parts.push(p.exit_status < 0 ? 'killed by signal ' + -p.exit_status :
+				'exit status ' + p.exit_status);
+		else
+			parts.push('did not exit while traced');
+		if (p.start_unix_s)
+			parts.push('started ' + new Date(p.start_unix_s * 1000).toLocaleString());
+		return parts.filter(Boolean).join(' \u00b7 ');
+	}
+
+	function procName(p) {
+		return M.fmt.basename(p.exe) + ' [' + p.pid + ']';
+	}
+
+	/* Draws DATA into ROOT; returns the widgets and select(i), which shows
+	 * process I. */
+	function render(root, data) {
+		var procs = data.processes || [];
+		root.replaceChildren();
+		var picker = null;
+		if (procs.length > 1) {
+			picker = M.el('select', { class: 'proc-select', 'aria-label': 'process' },
+				procs.map(function (p, i) {
+					return M.el('option', { value: String(i), text: procName(p) });
+				}));
+		}
+		root.appendChild(M.el('header', { class: 'topbar' },
+			M.el('span', { class: 'brand', text: 'memtrace' }),
+			M.el('span', { class: 'recording', title: data.recording,
+				text: M.fmt.basename(data.recording) }),
+			picker ? M.el('label', { class: 'proc-label' }, 'Process ', picker) : null));
+		var main = M.el('main');
+		root.appendChild(main);
+		var notes = [];
+		if (data.truncated)
+			notes.push('The recording is truncated: it ends early, and its figures stop there.');
+		if (data.filtered)
+			notes.push('Filtered: the figures count only the allocations the export\'s filters matched.');
+		notes.forEach(function (n) { main.appendChild(M.el('div', { class: 'note', text: n })); });
+		if (!procs.length) {
+			main.appendChild(M.el('div', { class: 'note', text: 'The recording holds no process.' }));
+			return null;
+		}
+
+		var summary = M.el('section', { class: 'card summary' });
+		var chart = section('Memory over time', 'Hover for the figures of an interval.');
+		var flame = section('Flamegraph', 'Widths are shares of the weight chosen. ' +
+			'Click a frame to zoom into it, hover for its figures.');
+		var table = section('Call sites', 'Click a column to sort, a row to see its whole stack.');
+		[summary, chart.el, flame.el, table.el].forEach(function (e) { main.appendChild(e); });
+		main.appendChild(M.el('footer', { text: 'memtrace report of ' + (data.recording || 'a recording') }));
+
+		var r = {
+			data: data,
+			chart: new M.Chart(chart.body),
+			flame: new M.Flamegraph(flame.body, { weight: data.weight }),
+			table: new M.SiteTable(table.body),
+		};
+		r.select = function (i) {
+			var p = procs[i];
+			r.proc = p;
+			summary.replaceChildren(
+				M.el('h1', { text: M.fmt.basename(p.exe) || 'process ' + p.pid }),
+				M.el('div', { class: 'cmd', text: (p.argv || []).join(' ') || p.exe, title: p.exe }),
+				M.el('div', { class: 'meta', text: meta(p) }),
+				M.el('div', { class: 'figures' }, figures(p)));
+			var sites = M.sites(p);
+			r.chart.setProcess(p);
+			r.flame.setSites(sites);
+			r.table.setSites(sites);
+		};
+		if (picker)
+			picker.addEventListener('change', function () { r.select(+picker.value); });
+		r.select(0);
+		return r;
+	}
+
+	/* The page of the server: data from URL. */
+	function load(root, url) {
+		return fetch(url).then(function (res) {
+			if (!res.ok)
+				throw new Error(res.status + ' ' + res.statusText);
+			return res.json();
+		}).then(function (data) {
+			M.report = render(root, data);
+			return M.report;
+		}, function (e) {
+			root.replaceChildren(M.el('div', { class: 'note',
+				text: 'Cannot load ' + url + ': ' + e.message }));
+		});
+	}
+
+	function boot() {
+		var root = document.getElementById('memtrace');
+		if (!root)
+			return;
+		var embedded = document.getElementById('memtrace-data');
+		if (embedded)
+			M.report = render(root, JSON.parse(embedded.textContent));
+		else if (root.getAttribute('data-src'))
+			load(root, root.getAttribute('data-src'));
+	}
+
+	M.render = render;
+	M.load = load;
+	if (document.readyState === 'loading')
+		document.addEventListener('DOMContentLoaded', boot);
+	else
+		boot();
+})(Memtrace);

@@ -1,0 +1,164 @@
+/*
+ * table.js - the call sites of a process as a sortable table: a click on a
+ * column header sorts by it (again: the other way round), the filter box
+ * keeps the sites whose stack mentions a text, a click on a row unfolds
+ * its whole stack.  Long tables show their first rows until asked for all.
+ */
+(function (M) {
+	'use strict';
+	var LIMIT = 50;
+
+	function leafName(s) {
+		return s.frames.length ? s.frames[0].name : '[no stack]';
+	}
+
+	function leafWhere(s) {
+		return s.frames.length ? M.fmt.where(s.frames[0]) : '';
+	}
+
+	var COLUMNS = [
+		{ key: 'allocations', label: 'Allocations', num: true },
+		{ key: 'allocated_bytes', label: 'Allocated', num: true, bytes: true },
+		{ key: 'leaked_bytes', label: 'Leaked', num: true, bytes: true, count: 'leaked_allocations' },
+		{ key: 'peak_bytes', label: 'Peak', num: true, bytes: true },
+		{ key: 'temporary_allocations', label: 'Temporary', num: true },
+		{ key: 'function', label: 'Function', get: leafName },
+		{ key: 'location', label: 'Location', get: leafWhere },
+	];
+
+	function SiteTable(container) {
+		var self = this;
+		this.key = 'allocated_bytes';
+		this.desc = true;
+		this.all = false;
+		this.open = new Set();
+		this.filter = M.el('input', {
+			type: 'search', class: 'tbl-filter', placeholder: 'Filter by function or file',
+			'aria-label': 'filter call sites', oninput: function () { self.render(); },
+		});
+		this.count = M.el('span', { class: 'tbl-count' });
+		this.heads = COLUMNS.map(function (c) {
+			return M.el('th', { 'data-key': c.key, class: c.num ? 'num' : null, scope: 'col' },
+				M.el('button', { type: 'button', onclick: function () { self.sortBy(c.key); } },
+					c.label, M.el('span', { class: 'arrow', 'aria-hidden': 'true' })));
+		});
+		this.body = M.el('tbody');
+		this.more = M.el('button', {
+			type: 'button', class: 'btn', hidden: true,
+			onclick: function () { self.all = true; self.render(); },
+		});
+		container.appendChild(M.el('div', { class: 'tbl' },
+			M.el('div', { class: 'toolbar' }, this.filter, this.count),
+			M.el('div', { class: 'tbl-scroll' },
+				M.el('table', { class: 'sites' },
+					M.el('thead', null, M.el('tr', null, this.heads)), this.body)),
+			M.el('div', { class: 'tbl-more' }, this.more)));
+	}
+
+	SiteTable.prototype.setSites = function (sites) {
+		this.sites = sites;
+		this.open = new Set();
+		this.all = false;
+		this.render();
+	};
+
+	SiteTable.prototype.sortBy = function (key) {
+		var col = COLUMNS.find(function (c) { return c.key === key; });
+		if (this.key === key)
+			this.desc = !this.desc;
+		else
+			this.desc = !!col.num;
+		this.key = key;
+		this.render();
+	};
+
+	SiteTable.prototype.sorted = function () {
+		var col = COLUMNS.find(function (c) { return c.key === this.key; }, this);
+		var get = col.get || function (s) { return s[col.key]; };
+		var dir = this.desc ? -1 : 1, q = this.filter.value.trim().toLowerCase();
+		var rows = this.sites.filter(function (s) {
+			return !q || s.frames.some(function (f) {
+				return f.name.toLowerCase().indexOf(q) >= 0 ||
+					M.fmt.where(f, true).toLowerCase().indexOf(q) >= 0;
+			});
+		});
+		/* ties keep a fixed order: by allocated bytes, then by name */
+		rows.sort(function (a, b) {
+			var x = get(a), y = get(b);
+			if (x !== y)
+				return (x < y ? -1 : 1) * dir;
+			if (a.allocated_bytes !== b.allocated_bytes)
+				return b.allocated_bytes - a.allocated_bytes;
+			return leafName(a) < leafName(b) ? -1 : leafName(a) > leafName(b) ? 1 : 0;
+		});
+		return rows;
+	};
+
+	SiteTable.prototype.render = function () {
+		var self = this, rows = this.sorted();
+		this.heads.forEach(function (th) {
+			var on = th.getAttribute('data-key') === self.key;
+			th.setAttribute('aria-sort', on ? (self.desc ? 'descending' : 'ascending') : 'none');
+			th.querySelector('.arrow').textContent = on ? (self.desc ? '\u25bc' : '\u25b2') : '';
+		});
+		var shown = this.all ? rows : rows.slice(0, LIMIT);
+		var frag = document.createDocumentFragment();
+		shown.forEach(function (s) {
+			frag.appendChild(self.row(s));
+			if (self.open.has(s))
+				frag.appendChild(self.stack(s));
+		});
+		this.body.replaceChildren(frag);
+		this.count.textContent = rows.length === this.sites.length ? M.fmt.count(rows.length) + ' call sites' :
+			M.fmt.count(rows.length) + ' of ' + M.fmt.count(this.sites.length) + ' call sites';
+		this.more.hidden = shown.length === rows.length;
+		this.more.textContent = 'Show all ' + M.fmt.count(rows.length) + ' call sites';
+	};
+
+	SiteTable.prototype.row = function (s) {
+		var self = this;
+		var cells = COLUMNS.map(function (c) {
+			if (c.key === 'function') {
+				var caller = s.frames.length > 1 ? s.frames[1].name : '';
+				return M.el('td', { class: 'fn' }, M.el('span', { class: 'name', text: leafName(s) }),
+					caller ? M.el('span', { class: 'caller', text: 'from ' + caller }) : null);
+			}
+			if (c.key === 'location') {
+				var f = s.frames[0];
+				return M.el('td', { class: 'where', title: f ? M.fmt.where(f, true) : null,
+					text: leafWhere(s) });
+			}
+			var v = s[c.key] || 0;
+			var title = c.bytes ? M.fmt.value(v, 'bytes') : M.fmt.count(v);
+			if (c.count)
+				title += ' in ' + M.fmt.value(s[c.count] || 0, 'blocks');
+			return M.el('td', { class: 'num' + (v ? '' : ' zero'), title: title,
+				text: c.bytes ? M.fmt.bytes(v) : M.fmt.count(v) });
+		});
+		return M.el('tr', {
+			class: 'site' + (this.open.has(s) ? ' open' : ''), tabindex: '0',
+			onclick: function () { self.toggle(s); },
+			onkeydown: function (ev) { if (ev.key === 'Enter') self.toggle(s); },
+		}, cells);
+	};
+
+	SiteTable.prototype.toggle = function (s) {
+		if (this.open.has(s))
+			this.open.delete(s);
+		else
+			this.open.add(s);
+		this.render();
+	};
+
+	SiteTable.prototype.stack = function (s) {
+		var items = s.frames.map(function (f) {
+			return M.el('li', null, M.el('span', { class: 'name', text: f.name }),
+				f.inlined ? M.el('span', { class: 'tag', text: 'inlined' }) : null,
+				M.el('span', { class: 'where', text: M.fmt.where(f, true) }));
+		});
+		return M.el('tr', { class: 'stack' },
+			M.el('td', { colspan: String(COLUMNS.length) }, M.el('ol', null, items)));
+	};
+
+	M.SiteTable = SiteTable;
+})(Memtrace);
