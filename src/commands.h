@@ -11,5 +11,6 @@ int cmd_attach(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_server(int argc, char **argv);
 
 #endif

@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{"top", cmd_top, "periodic top call sites of running processes"},
 	{"sweep", cmd_sweep, "look for leaks across the whole machine"},
 	{"export", cmd_export, "write a recording in another tool's format (heaptrack, pprof, svg, html, ...)"},
+	{"server", cmd_server, "serve recordings over HTTP: bytehound's REST API and a web page"},
 };
 
 static void usage(FILE *f)

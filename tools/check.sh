@@ -13,5 +13,5 @@ meson test -C build --print-errorlogs --num-processes 2 || status=1
 [ -d build-asan ] || meson setup build-asan -Dsanitize=true >/dev/null || exit 1
 ninja -C build-asan >/dev/null || exit 1
 ASAN_OPTIONS=detect_leaks=1 meson test -C build-asan --print-errorlogs --num-processes 2 \
-	--suite unit --suite groundtruth --suite export || status=1
+	--suite unit --suite groundtruth --suite export --suite server || status=1
 exit $status
