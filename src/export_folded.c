@@ -13,7 +13,7 @@ int mt_export_folded(struct mt_export_ctx *x, char *err, size_t errlen)
 	(void)err;
 	(void)errlen;
 	struct mt_recording *rec = &x->sel->matched;
-	static struct mt_frame fr[256];
+	struct mt_frame fr[256];
 	char buf[300];
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];

@@ -242,7 +242,7 @@ static int site_passes(const struct mt_filter *f, const struct mt_process *p, st
 		need_frames |= f->re_set[i];
 	if (!need_frames)
 		return 1;
-	static struct mt_frame fr[256];
+	struct mt_frame fr[256];
 	int n = mt_site_frames(p, sym, site, fr, 256);
 	if (!in_bounds(&f->depth_min, &f->depth_max, n))
 		return 0;

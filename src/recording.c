@@ -240,7 +240,7 @@ static void feed(struct mt_process *p, const struct mt_load_hook *hook, const st
 /* Decodes one chunk of P's stream.  Returns 0, or -1 if it is malformed. */
 static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, const uint8_t *data, size_t len)
 {
-	static struct mt_event ev;
+	struct mt_event ev; /* on the stack: loads may run in several threads (the server) */
 	struct mt_dec d = {data, data + len, p->dec_state};
 	int r;
 	while ((r = mt_dec_next(&d, &ev)) > 0) {
