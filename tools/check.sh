@@ -7,11 +7,13 @@ set -u
 cd "$(dirname "$0")/.."
 sh tools/setup.sh || exit 1
 status=0
-[ -d build ] || meson setup build >/dev/null || exit 1
-ninja -C build >/dev/null || exit 1
+# quiet: a step's output is shown only when it fails
+quiet() { out=$("$@" 2>&1) || { printf '%s\n' "$out" | tail -n 40; echo "check.sh: failed: $*" >&2; return 1; }; }
+[ -d build ] || quiet meson setup build || exit 1
+quiet ninja -C build || exit 1
 meson test -C build --print-errorlogs --num-processes 2 || status=1
-[ -d build-asan ] || meson setup build-asan -Dsanitize=true >/dev/null || exit 1
-ninja -C build-asan >/dev/null || exit 1
+[ -d build-asan ] || quiet meson setup build-asan -Dsanitize=true || exit 1
+quiet ninja -C build-asan || exit 1
 ASAN_OPTIONS=detect_leaks=1 meson test -C build-asan --print-errorlogs --num-processes 2 \
 	--suite unit --suite groundtruth --suite export --suite server || status=1
 exit $status
