@@ -398,6 +398,16 @@ static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t 
 		emit_free(h, row, last == ptr);
 }
 
+/* An event the filter left out: the thread's next free is no temporary. */
+static void on_touch(void *ctx, size_t proc, uint64_t ts, uint32_t tid)
+{
+	struct ht *h = ctx;
+	uint64_t last;
+	(void)ts;
+	if (proc == h->proc)
+		mt_ptrmap_take(&h->threads, (uint64_t)tid + 1, &last);
+}
+
 /* ---- the file ---- */
 
 static void write_header(struct ht *h)
@@ -474,7 +484,7 @@ int mt_export_heaptrack(struct mt_export_ctx *x, char *err, size_t errlen)
 		snprintf(err, errlen, "heaptrack: too many call tree nodes");
 		goto out;
 	}
-	struct mt_replay_ops ops = {on_alloc, on_free, h};
+	struct mt_replay_ops ops = {on_alloc, on_free, h, on_touch};
 	if (mt_select_replay(x->sel, &ops, err, errlen) < 0)
 		goto out;
 	uint64_t end = h->p->end_ts > h->p->col.t.last_ts ? h->p->end_ts : h->p->col.t.last_ts;

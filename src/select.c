@@ -245,8 +245,11 @@ static enum mt_gate pass_replay(void *ctx, struct mt_process *p, const struct mt
 		return MT_GATE_SKIP;
 	enum mt_gate g = ps->s->filtered ? gate(sp, ev) : MT_GATE_PASS;
 	const struct mt_replay_ops *o = ps->ops;
-	if (g == MT_GATE_SKIP)
+	if (g == MT_GATE_SKIP) {
+		if (o->touch)
+			o->touch(o->ctx, idx, ev->ts, ev->tid);
 		return MT_GATE_SKIP;
+	}
 	if (ev->type == MT_REC_FREE)
 		o->free(o->ctx, idx, ev->ts, ev->tid, ev->ptr);
 	if (ev->type == MT_REC_REALLOC && (g == MT_GATE_PASS || g == MT_GATE_FREE_ONLY))

@@ -39,6 +39,9 @@ struct mt_replay_ops {
 		      uint32_t site);
 	void (*free)(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr);
 	void *ctx;
+	/* An event the filter left out (may be NULL): what is temporary
+	 * depends on every event of the thread, not only the matched ones. */
+	void (*touch)(void *ctx, size_t proc, uint64_t ts, uint32_t tid);
 };
 int mt_select_replay(struct mt_selection *s, const struct mt_replay_ops *ops, char *err, size_t errlen);
 
