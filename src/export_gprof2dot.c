@@ -12,6 +12,7 @@
  * weight 0 are left out.
  */
 #include "export.h"
+#include "intern.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -27,79 +28,11 @@ static const char *const descriptions[] = {
 	[MT_W_TEMPORARY] = "Temporary allocations",
 };
 
-/* ---- distinct functions: (name, module, process), numbered as first seen ---- */
-
-struct fn_key {
-	char *name, *module;
-	uint32_t proc; /* index + 1 of its process in the recording; 0: one process exported */
-	uint64_t hash;
-};
-
-struct functions {
-	struct fn_key *v;
-	size_t n, cap;
-	uint32_t *slot; /* index + 1, 0: empty */
-	size_t mask;
-};
-
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-	for (; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return (h ^ (s ? 0xff : 0xfe)) * 1099511628211ull;
-}
-
-static int same(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
-static void functions_grow(struct functions *t)
-{
-	size_t n = t->mask ? (t->mask + 1) * 2 : 1024;
-	free(t->slot);
-	t->slot = xcalloc(n, sizeof *t->slot);
-	t->mask = n - 1;
-	for (size_t k = 0; k < t->n; k++) {
-		size_t i = t->v[k].hash & t->mask;
-		while (t->slot[i])
-			i = (i + 1) & t->mask;
-		t->slot[i] = (uint32_t)k + 1;
-	}
-}
-
-static uint32_t function_index(struct functions *t, const char *name, const char *module, uint32_t proc)
-{
-	uint64_t h = hash_str(hash_str(1469598103934665603ull, name), module) ^ proc * 0x9e3779b97f4a7c15ull;
-	if ((t->n + 1) * 2 > t->mask + 1)
-		functions_grow(t);
-	size_t i = h & t->mask;
-	for (; t->slot[i]; i = (i + 1) & t->mask) {
-		const struct fn_key *k = &t->v[t->slot[i] - 1];
-		if (k->hash == h && k->proc == proc && same(k->name, name) && same(k->module, module))
-			return t->slot[i] - 1;
-	}
-	mt_grow(&t->v, &t->cap, t->n, sizeof *t->v);
-	t->v[t->n] = (struct fn_key){xstrdup(name), module ? xstrdup(module) : NULL, proc, h};
-	t->slot[i] = (uint32_t)++t->n;
-	return (uint32_t)(t->n - 1);
-}
-
-static void functions_free(struct functions *t)
-{
-	for (size_t k = 0; k < t->n; k++) {
-		free(t->v[k].name);
-		free(t->v[k].module);
-	}
-	free(t->v);
-	free(t->slot);
-}
-
 /* ---- output ---- */
 
 /* The events of process P (its functions numbered into T as they come);
  * returns the number written so far. */
-static size_t events(FILE *f, struct functions *t, const struct mt_process *p, enum mt_weight w, uint32_t proc,
+static size_t events(FILE *f, struct mt_pairs *t, const struct mt_process *p, enum mt_weight w, uint32_t proc,
 		     size_t written)
 {
 	static struct mt_frame fr[MAX_FRAMES];
@@ -116,7 +49,7 @@ static size_t events(FILE *f, struct functions *t, const struct mt_process *p, e
 		for (int k = 0; k < n; k++) {
 			const char *name = mt_frame_name(&fr[k], buf, sizeof buf);
 			const char *mod = fr[k].module ? strrchr(fr[k].module, '/') : NULL;
-			uint32_t id = function_index(t, name, mod ? mod + 1 : fr[k].module, proc);
+			uint32_t id = mt_pairs_index(t, name, mod ? mod + 1 : fr[k].module, proc, NULL);
 			fprintf(f, k ? ", %u" : "%u", id);
 		}
 		fprintf(f, "], \"cost\": [%llu]}", (unsigned long long)cost);
@@ -134,19 +67,19 @@ static void process_label(FILE *f, const struct mt_process *p)
 	mt_json_str(f, buf);
 }
 
-static void write_functions(FILE *f, const struct functions *t, const struct mt_recording *rec)
+static void write_functions(FILE *f, const struct mt_pairs *t, const struct mt_recording *rec)
 {
 	fputs("  \"functions\": [", f);
 	for (size_t k = 0; k < t->n; k++) {
 		fputs(k ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
-		mt_json_str(f, t->v[k].name);
-		if (t->v[k].module) {
+		mt_json_str(f, t->v[k].a);
+		if (t->v[k].b) {
 			fputs(", \"module\": ", f);
-			mt_json_str(f, t->v[k].module);
+			mt_json_str(f, t->v[k].b);
 		}
-		if (t->v[k].proc) {
+		if (t->v[k].tag) {
 			fputs(", \"process\": ", f);
-			process_label(f, rec->procs[t->v[k].proc - 1]);
+			process_label(f, rec->procs[t->v[k].tag - 1]);
 		}
 		fputc('}', f);
 	}
@@ -165,7 +98,7 @@ int mt_export_gprof2dot(struct mt_export_ctx *x, char *err, size_t errlen)
 		descriptions[x->weight], mt_weight_unit(x->weight));
 	/* functions are numbered while the events are written: they go last */
 	fputs("  \"events\": [", x->out);
-	struct functions t = {0};
+	struct mt_pairs t = {0};
 	size_t written = 0;
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];
@@ -175,6 +108,6 @@ int mt_export_gprof2dot(struct mt_export_ctx *x, char *err, size_t errlen)
 	fputs(written ? "\n  ],\n" : "],\n", x->out);
 	write_functions(x->out, &t, rec);
 	fputs("}\n", x->out);
-	functions_free(&t);
+	mt_pairs_free(&t);
 	return 0;
 }

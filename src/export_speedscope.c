@@ -11,6 +11,7 @@
  */
 #include "config.h"
 #include "export.h"
+#include "intern.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -82,75 +83,6 @@ static int profiles_for(enum mt_weight w, enum figure out[2])
  * main are one "main".  Its line is kept when every stack passes it at the
  * same line (an allocating function's allocation, mostly), else left out. */
 
-struct frame_key {
-	char *name, *file;
-	int line;
-	uint64_t hash;
-};
-
-struct frames {
-	struct frame_key *v;
-	size_t n, cap;
-	uint32_t *slot; /* index + 1, 0: empty */
-	size_t mask;
-};
-
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-	for (; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return (h ^ (s ? 0xff : 0xfe)) * 1099511628211ull;
-}
-
-static int same(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
-static void frames_grow(struct frames *t)
-{
-	size_t n = t->mask ? (t->mask + 1) * 2 : 1024;
-	free(t->slot);
-	t->slot = xcalloc(n, sizeof *t->slot);
-	t->mask = n - 1;
-	for (size_t k = 0; k < t->n; k++) {
-		size_t i = t->v[k].hash & t->mask;
-		while (t->slot[i])
-			i = (i + 1) & t->mask;
-		t->slot[i] = (uint32_t)k + 1;
-	}
-}
-
-static uint32_t frame_index(struct frames *t, const char *name, const char *file, int line)
-{
-	uint64_t h = hash_str(hash_str(1469598103934665603ull, name), file);
-	if ((t->n + 1) * 2 > t->mask + 1)
-		frames_grow(t);
-	size_t i = h & t->mask;
-	for (; t->slot[i]; i = (i + 1) & t->mask) {
-		struct frame_key *k = &t->v[t->slot[i] - 1];
-		if (k->hash == h && same(k->name, name) && same(k->file, file)) {
-			if (k->line != line)
-				k->line = 0;
-			return t->slot[i] - 1;
-		}
-	}
-	mt_grow(&t->v, &t->cap, t->n, sizeof *t->v);
-	t->v[t->n] = (struct frame_key){xstrdup(name), file ? xstrdup(file) : NULL, line, h};
-	t->slot[i] = (uint32_t)++t->n;
-	return (uint32_t)(t->n - 1);
-}
-
-static void frames_free(struct frames *t)
-{
-	for (size_t k = 0; k < t->n; k++) {
-		free(t->v[k].name);
-		free(t->v[k].file);
-	}
-	free(t->v);
-	free(t->slot);
-}
-
 /* ---- the stacks of a process's sites, as frame indices root first ---- */
 
 struct stacks {
@@ -161,7 +93,7 @@ struct stacks {
 	uint32_t *len; /* per site; 0: left out */
 };
 
-static void collect(struct stacks *st, struct frames *t, const struct mt_process *p, const enum figure *figs,
+static void collect(struct stacks *st, struct mt_pairs *t, const struct mt_process *p, const enum figure *figs,
 		    int nfigs)
 {
 	static struct mt_frame fr[MAX_FRAMES];
@@ -184,7 +116,14 @@ static void collect(struct stacks *st, struct frames *t, const struct mt_process
 		for (int k = n - 1; k >= 0; k--) {
 			const char *name = mt_frame_name(&fr[k], buf, sizeof buf);
 			mt_grow(&st->ids, &st->cap, st->n, sizeof *st->ids);
-			st->ids[st->n++] = frame_index(t, name, fr[k].file, fr[k].line);
+			int added;
+			uint32_t id = mt_pairs_index(t, name, fr[k].file, 0, &added);
+			/* a frame's line is given only when every stack passes it there */
+			if (added)
+				t->v[id].aux = fr[k].line;
+			else if (t->v[id].aux != fr[k].line)
+				t->v[id].aux = 0;
+			st->ids[st->n++] = id;
 		}
 	}
 	mt_sym_free(sym);
@@ -199,18 +138,18 @@ static void stacks_free(struct stacks *st)
 
 /* ---- output ---- */
 
-static void write_frames(FILE *f, const struct frames *t)
+static void write_frames(FILE *f, const struct mt_pairs *t)
 {
 	fputs("  \"shared\": {\"frames\": [", f);
 	for (size_t k = 0; k < t->n; k++) {
 		fputs(k ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
-		mt_json_str(f, t->v[k].name);
-		if (t->v[k].file) {
+		mt_json_str(f, t->v[k].a);
+		if (t->v[k].b) {
 			fputs(", \"file\": ", f);
-			mt_json_str(f, t->v[k].file);
+			mt_json_str(f, t->v[k].b);
 		}
-		if (t->v[k].line > 0)
-			fprintf(f, ", \"line\": %d", t->v[k].line);
+		if (t->v[k].aux > 0)
+			fprintf(f, ", \"line\": %d", (int)t->v[k].aux);
 		fputc('}', f);
 	}
 	fputs("\n  ]},\n", f);
@@ -261,7 +200,7 @@ int mt_export_speedscope(struct mt_export_ctx *x, char *err, size_t errlen)
 	const struct mt_recording *rec = &x->sel->matched;
 	enum figure figs[2];
 	int nfigs = profiles_for(x->weight, figs);
-	struct frames t = {0};
+	struct mt_pairs t = {0};
 	struct stacks *st = xcalloc(rec->nprocs + 1, sizeof *st);
 	size_t nst = 0;
 	/* the frames go first, so every stack is resolved before writing */
@@ -284,6 +223,6 @@ int mt_export_speedscope(struct mt_export_ctx *x, char *err, size_t errlen)
 	for (size_t i = 0; i < nst; i++)
 		stacks_free(&st[i]);
 	free(st);
-	frames_free(&t);
+	mt_pairs_free(&t);
 	return 0;
 }
