@@ -7,7 +7,9 @@ header comments derive).  It records them with gtlib.Case.record, exports with
 the figures, then ends with t.finish().
 """
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -46,3 +48,28 @@ def site_by_function(t, proc, fn):
             return s
     t.fail(f'no site whose first frame is {fn}')
     return None
+
+
+BROWSER = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'browser')
+
+
+def browser(t, script, *args):
+    """Runs tests/browser/SCRIPT (Playwright driving Debian's chromium) with
+    node; returns the facts it prints as JSON, or None after a failure that
+    says what is missing."""
+    node = shutil.which('node')
+    if not t.check(node, 'node is not installed: the browser checks need node and chromium '
+                   '(tools/setup.sh installs them)'):
+        return None
+    if not t.check(os.path.exists(os.path.join(BROWSER, 'node_modules', 'playwright-core')),
+                   f'playwright-core is not installed in {BROWSER}/node_modules (run npm ci there)'):
+        return None
+    if not t.check(os.path.exists(os.environ.get('MEMTRACE_CHROMIUM', '/usr/bin/chromium')),
+                   '/usr/bin/chromium is not installed: the browser checks need it'):
+        return None
+    env = dict(os.environ, NODE_PATH=os.path.join(BROWSER, 'node_modules'))
+    p = subprocess.run([node, os.path.join(BROWSER, script), *args], cwd=BROWSER, env=env,
+                       capture_output=True, text=True, timeout=180)
+    if not t.check(p.returncode == 0, f'node {script}: exit status {p.returncode}: {p.stderr.strip()[-1500:]}'):
+        return None
+    return json.loads(p.stdout)

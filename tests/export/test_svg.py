@@ -219,23 +219,7 @@ if t.check(cxxc, 'a C++ compiler (c++ or $CXX) to build the template program'):
 # ---- in Chromium -------------------------------------------------------
 
 def browser(script, *args):
-    """Runs tests/browser/SCRIPT with node; returns the facts it prints."""
-    node = shutil.which('node')
-    if not t.check(node, 'node is not installed: the browser checks need node and chromium '
-                   '(tools/setup.sh installs them)'):
-        return None
-    if not t.check(os.path.exists(os.path.join(BROWSER, 'node_modules', 'playwright-core')),
-                   f'playwright-core is not installed in {BROWSER}/node_modules (run npm ci there)'):
-        return None
-    if not t.check(os.path.exists(os.environ.get('MEMTRACE_CHROMIUM', '/usr/bin/chromium')),
-                   '/usr/bin/chromium is not installed: the browser checks need it'):
-        return None
-    env = dict(os.environ, NODE_PATH=os.path.join(BROWSER, 'node_modules'))
-    p = subprocess.run([node, os.path.join(BROWSER, script), *args], cwd=BROWSER, env=env,
-                       capture_output=True, text=True, timeout=180)
-    if not t.check(p.returncode == 0, f'node {script}: exit status {p.returncode}: {p.stderr.strip()[-1500:]}'):
-        return None
-    return json.loads(p.stdout)
+    return exportlib.browser(t, script, *args)
 
 
 os.makedirs(ARTIFACTS, exist_ok=True)
