@@ -25,6 +25,7 @@ struct proc {
 struct mt_bpf_streams {
 	struct mt_recorder *rec;
 	struct mt_bpf *b;
+	uint64_t t0; /* when tracing began (CLOCK_MONOTONIC) */
 	struct proc **procs;
 	size_t n, cap;
 };
@@ -36,6 +37,9 @@ struct mt_bpf_streams *mt_bpf_streams_new(struct mt_recorder *rec, struct mt_bpf
 	struct mt_bpf_streams *s = xcalloc(1, sizeof *s);
 	s->rec = rec;
 	s->b = b;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	s->t0 = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 	return s;
 }
 
@@ -82,6 +86,11 @@ static void emit_modules(struct proc *p)
 	mt_pinfo_free(&pi);
 }
 
+/* Event times are kept to the millisecond, as the shim's coarse clock keeps
+ * them: nanosecond deltas are noise that would make recordings 30 times
+ * larger, and no figure needs them. */
+#define TS_GRAIN 1000000ull
+
 static struct proc *proc_for(struct mt_bpf_streams *s, uint32_t pid, uint64_t ts)
 {
 	for (size_t i = 0; i < s->n; i++)
@@ -97,14 +106,23 @@ static struct proc *proc_for(struct mt_bpf_streams *s, uint32_t pid, uint64_t ts
 
 	struct mt_pinfo pi;
 	int have = mt_pinfo_read(&pi, (pid_t)pid) == 0;
-	struct timespec rt;
+	struct timespec rt, mono;
 	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	/* The process's times count from when it was traced: its start, or
+	 * the start of tracing if it ran before (not its first event, which
+	 * may come long after). */
+	uint64_t start = have && pi.start_ns > s->t0 ? pi.start_ns : s->t0;
+	if (start > ts)
+		start = ts;
+	uint64_t now = (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec;
+	uint64_t unix_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec - (now > start ? now - start : 0);
 	const char *exe = have && pi.exe ? pi.exe : "";
 	const char *argv = have && pi.argv ? pi.argv : "";
 	size_t argv_len = have && pi.argv ? pi.argv_len : 0;
 	uint8_t *w = room(p, 128 + strlen(exe) + argv_len);
 	put(p, mt_enc_process(&p->enc, w, pid, have ? (uint32_t)pi.ppid : 0,
-			      (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec, ts, "bpf", exe,
+			      unix_ns, start - start % TS_GRAIN, "bpf", exe,
 			      strlen(exe), argv, argv_len));
 	if (have)
 		mt_pinfo_free(&pi);
@@ -112,10 +130,6 @@ static struct proc *proc_for(struct mt_bpf_streams *s, uint32_t pid, uint64_t ts
 	return p;
 }
 
-/* Event times are kept to the millisecond, as the shim's coarse clock keeps
- * them: nanosecond deltas are noise that would make recordings 30 times
- * larger, and no figure needs them. */
-#define TS_GRAIN 1000000ull
 
 void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *e)
 {

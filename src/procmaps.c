@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 int mt_elf_bias(const char *path, uint64_t start, uint64_t offset, uint64_t *bias,
@@ -141,8 +142,20 @@ int mt_pinfo_read(struct mt_pinfo *pi, pid_t pid)
 	if (stat) {
 		char *rp = strrchr(stat, ')');
 		int ppid;
+		unsigned long long ticks;
 		if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1)
 			pi->ppid = ppid;
+		/* field 22, starttime: clock ticks after boot (CLOCK_BOOTTIME) */
+		if (rp && sscanf(rp + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d"
+				 " %*d %*d %llu", &ticks) == 1) {
+			struct timespec boot, mono;
+			clock_gettime(CLOCK_BOOTTIME, &boot);
+			clock_gettime(CLOCK_MONOTONIC, &mono);
+			int64_t asleep = (boot.tv_sec - mono.tv_sec) * 1000000000ll + (boot.tv_nsec - mono.tv_nsec);
+			long hz = sysconf(_SC_CLK_TCK);
+			int64_t at = (int64_t)(ticks * (1000000000ull / (unsigned long long)(hz > 0 ? hz : 100)));
+			pi->start_ns = at > asleep ? (uint64_t)(at - asleep) : 0;
+		}
 		free(stat);
 	}
 	return 0;

@@ -25,6 +25,7 @@ struct mt_pinfo {
 	size_t argv_len;
 	struct mt_pmod *mods;
 	size_t nmods;
+	uint64_t start_ns; /* when it started, CLOCK_MONOTONIC; 0 when unknown */
 };
 
 /* Reads PID's identity and mapped objects.  Returns 0, or -1 with errno
