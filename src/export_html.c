@@ -9,8 +9,11 @@
  *
  * Memory over time comes from replaying the events into a fixed number of
  * time buckets: the highest heap in use of each, its allocations, and the
- * blocks never freed, counted where they were allocated.  Memory is bounded
- * by the live blocks, the sites and the distinct frames, never by events.
+ * blocks never freed, counted where they were allocated.  For the server's
+ * GUI (mt_web_report_data) the same replay also follows the live bytes of
+ * the sites that allocated the most, for its sparklines; the html export
+ * leaves them out.  Memory is bounded by the live blocks, the sites and the
+ * distinct frames, never by events.
  */
 #include "export.h"
 #include "ptrmap.h"
@@ -25,6 +28,11 @@
 /* Bits of a live block's map value that hold its bucket; the rest hold
  * its size. */
 #define BUCKET_BITS 10
+/* The server's GUI draws a sparkline of live bytes for this many call
+ * sites (those that allocated the most) in this many steps: a bound on
+ * the memory and on the size of its data, whatever the sites. */
+#define SPARK_SITES 32
+#define SPARK_BUCKETS 60
 
 /* ---- memory over time ---- */
 
@@ -34,6 +42,13 @@ struct timeline {
 	uint64_t cur;       /* bytes in use */
 	int last;           /* bucket of the latest event, -1 before the first */
 	struct mt_ptrmap live; /* block -> size << BUCKET_BITS | bucket */
+	size_t nsites;
+	/* per-site series (mt_web_report_data only, else NULL) */
+	uint8_t *slot;                     /* per site: its series + 1, or 0 */
+	uint64_t (*spark)[SPARK_BUCKETS];  /* highest live bytes per step */
+	uint64_t scur[SPARK_SITES];        /* live bytes of each */
+	int nslots;
+	struct mt_ptrmap tracked;          /* blocks of those sites -> series */
 };
 
 /* The bucket of TS; every bucket since the previous event starts with the
@@ -45,8 +60,12 @@ static int advance(struct timeline *tl, uint64_t ts)
 	int b = d >= tl->span ? BUCKETS - 1 : (int)((unsigned __int128)d * BUCKETS / tl->span);
 	if (b <= tl->last)
 		return tl->last;
-	for (int k = tl->last + 1; k <= b; k++)
+	for (int k = tl->last + 1; k <= b; k++) {
 		tl->heap[k] = tl->cur;
+		for (int i = 0; i < tl->nslots; i++)
+			if (tl->spark[i][k * SPARK_BUCKETS / BUCKETS] < tl->scur[i])
+				tl->spark[i][k * SPARK_BUCKETS / BUCKETS] = tl->scur[i];
+	}
 	return tl->last = b;
 }
 
@@ -54,16 +73,30 @@ static void drop(struct timeline *tl, uint64_t ptr)
 {
 	uint64_t v;
 	if (mt_ptrmap_take(&tl->live, ptr, &v)) {
-		uint64_t size = v >> BUCKET_BITS;
+		uint64_t size = v >> BUCKET_BITS, i;
 		tl->cur = tl->cur > size ? tl->cur - size : 0;
+		if (tl->tracked.used && mt_ptrmap_take(&tl->tracked, ptr, &i))
+			tl->scur[i] = tl->scur[i] > size ? tl->scur[i] - size : 0;
 	}
+}
+
+/* A block of SITE allocated in bucket B, for the site's series. */
+static void track(struct timeline *tl, uint64_t ptr, uint64_t size, uint32_t site, int b)
+{
+	if (!tl->slot || site >= tl->nsites || !tl->slot[site])
+		return;
+	int i = tl->slot[site] - 1;
+	tl->scur[i] += size;
+	uint64_t *v = &tl->spark[i][b * SPARK_BUCKETS / BUCKETS];
+	if (*v < tl->scur[i])
+		*v = tl->scur[i];
+	mt_ptrmap_put(&tl->tracked, ptr, (uint64_t)i);
 }
 
 static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
 		     uint32_t site)
 {
 	(void)tid;
-	(void)site;
 	struct timeline *tl = ((struct timeline **)ctx)[proc];
 	if (!tl)
 		return;
@@ -77,6 +110,7 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 		tl->heap[b] = tl->cur;
 	tl->allocs[b]++;
 	mt_ptrmap_put(&tl->live, ptr, size << BUCKET_BITS | (uint64_t)b);
+	track(tl, ptr, size, site, b);
 }
 
 static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr)
@@ -100,9 +134,30 @@ static void timeline_finish(struct timeline *tl)
 	for (int b = 1; b < BUCKETS; b++)
 		tl->leaked[b] += tl->leaked[b - 1];
 	mt_ptrmap_destroy(&tl->live);
+	mt_ptrmap_destroy(&tl->tracked);
 }
 
-static struct timeline *timeline_new(const struct mt_process *p)
+/* Series for the SPARK_SITES sites of P that allocated the most bytes. */
+static int series_new(struct timeline *tl, const struct mt_process *p)
+{
+	const struct mt_site_stats *st = p->col.sites;
+	tl->nsites = p->col.nsites;
+	tl->slot = xcalloc(tl->nsites ? tl->nsites : 1, 1);
+	tl->spark = xcalloc(SPARK_SITES, sizeof *tl->spark);
+	while (tl->nslots < SPARK_SITES) {
+		size_t best = SIZE_MAX;
+		for (size_t s = 0; s < tl->nsites; s++)
+			if (st[s].allocations && !tl->slot[s] &&
+			    (best == SIZE_MAX || st[s].allocated_bytes > st[best].allocated_bytes))
+				best = s;
+		if (best == SIZE_MAX)
+			break;
+		tl->slot[best] = (uint8_t)++tl->nslots;
+	}
+	return mt_ptrmap_init(&tl->tracked, 1u << 8);
+}
+
+static struct timeline *timeline_new(const struct mt_process *p, int series)
 {
 	struct timeline *tl = xcalloc(1, sizeof *tl);
 	/* times count from the start, as in `memtrace report` */
@@ -112,8 +167,11 @@ static struct timeline *timeline_new(const struct mt_process *p)
 	tl->t0 = t0;
 	tl->span = end > t0 ? end - t0 : 1;
 	tl->last = -1;
-	if (mt_ptrmap_init(&tl->live, 1u << 12) < 0) {
+	if (mt_ptrmap_init(&tl->live, 1u << 12) < 0 || (series && series_new(tl, p) < 0)) {
 		mt_ptrmap_destroy(&tl->live);
+		mt_ptrmap_destroy(&tl->tracked);
+		free(tl->slot);
+		free(tl->spark);
 		free(tl);
 		return NULL;
 	}
@@ -260,13 +318,32 @@ static void frames_json(FILE *f, struct frametabs *ft)
 	strings_json(f, "modules", &ft->modules);
 }
 
-static void sites_json(FILE *f, const struct mt_process *p, struct frametabs *ft)
+/* The live bytes of site S over time, when it has a series: a last field
+ * of its row. */
+static void site_series_json(FILE *f, const struct timeline *tl, uint32_t s)
+{
+	if (!tl->slot)
+		return;
+	if (s >= tl->nsites || !tl->slot[s]) {
+		fputs(",null", f);
+		return;
+	}
+	const uint64_t *v = tl->spark[tl->slot[s] - 1];
+	for (int b = 0; b < SPARK_BUCKETS; b++)
+		fprintf(f, b ? ",%llu" : ",[%llu", (unsigned long long)v[b]);
+	fputc(']', f);
+}
+
+static void sites_json(FILE *f, const struct mt_process *p, const struct timeline *tl, struct frametabs *ft)
 {
 	struct mt_frame fr[MAX_FRAMES];
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
 	fputs(",\n   \"site_fields\": [\"allocations\", \"allocated_bytes\", \"leaked_allocations\", "
-	      "\"leaked_bytes\", \"peak_bytes\", \"temporary_allocations\", \"frames\"],\n   \"sites\": [",
+	      "\"leaked_bytes\", \"peak_bytes\", \"temporary_allocations\", \"frames\"",
 	      f);
+	if (tl->slot)
+		fputs(", \"live_series\"", f);
+	fputs("],\n   \"sites\": [", f);
 	int first = 1;
 	for (uint32_t s = 0; s < p->col.nsites; s++) {
 		const struct mt_site_stats *st = &p->col.sites[s];
@@ -280,7 +357,9 @@ static void sites_json(FILE *f, const struct mt_process *p, struct frametabs *ft
 		int n = mt_site_frames(p, sym, s, fr, MAX_FRAMES);
 		for (int k = 0; k < n; k++)
 			fprintf(f, k ? ",%u" : "%u", frame_index(ft, &fr[k]));
-		fputs("]]", f);
+		fputc(']', f);
+		site_series_json(f, tl, s);
+		fputc(']', f);
 	}
 	fputc(']', f);
 	/* the frames point into the symbolizer's strings: written before it goes */
@@ -345,7 +424,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 	}
 	fputc(']', f);
 	struct frametabs ft = {0};
-	sites_json(f, p, &ft);
+	sites_json(f, p, tl, &ft);
 	key_free(&ft.files);
 	key_free(&ft.modules);
 	key_free(&ft.frames);
@@ -501,8 +580,12 @@ static int write_page(struct mt_export_ctx *x, struct timeline **tls, char *err,
 static void timelines_free(const struct mt_recording *rec, struct timeline **tls)
 {
 	for (size_t i = 0; i < rec->nprocs; i++) {
-		if (tls[i])
+		if (tls[i]) {
 			mt_ptrmap_destroy(&tls[i]->live);
+			mt_ptrmap_destroy(&tls[i]->tracked);
+			free(tls[i]->slot);
+			free(tls[i]->spark);
+		}
 		free(tls[i]);
 	}
 	free(tls);
@@ -510,12 +593,12 @@ static void timelines_free(const struct mt_recording *rec, struct timeline **tls
 
 /* The timeline of each process X selects (NULL for the others), or NULL
  * with a reason in ERR. */
-static struct timeline **timelines(struct mt_export_ctx *x, char *err, size_t errlen)
+static struct timeline **timelines(struct mt_export_ctx *x, int series, char *err, size_t errlen)
 {
 	struct mt_recording *rec = &x->sel->matched;
 	struct timeline **tls = xcalloc(rec->nprocs + 1, sizeof *tls);
 	for (size_t i = 0; i < rec->nprocs; i++) {
-		if (mt_export_wants(x, rec->procs[i]) && !(tls[i] = timeline_new(rec->procs[i]))) {
+		if (mt_export_wants(x, rec->procs[i]) && !(tls[i] = timeline_new(rec->procs[i], series))) {
 			snprintf(err, errlen, "out of memory for the timeline");
 			timelines_free(rec, tls);
 			return NULL;
@@ -534,7 +617,7 @@ static struct timeline **timelines(struct mt_export_ctx *x, char *err, size_t er
 
 int mt_web_report_data(struct mt_export_ctx *x, char *err, size_t errlen)
 {
-	struct timeline **tls = timelines(x, err, errlen);
+	struct timeline **tls = timelines(x, 1, err, errlen);
 	if (!tls)
 		return -1;
 	data_json(x, tls);
@@ -545,7 +628,7 @@ int mt_web_report_data(struct mt_export_ctx *x, char *err, size_t errlen)
 
 int mt_export_html(struct mt_export_ctx *x, char *err, size_t errlen)
 {
-	struct timeline **tls = timelines(x, err, errlen);
+	struct timeline **tls = timelines(x, 0, err, errlen);
 	if (!tls)
 		return -1;
 	int r = write_page(x, tls, err, errlen);

@@ -6,6 +6,7 @@
 #include "server.h"
 #include "report.h"
 #include "util.h"
+#include "web/web.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -40,62 +41,117 @@ void srv_error(struct srv_reply *r, int status, const char *fmt, ...)
 	r->type = "application/json";
 }
 
-/* ---- static files ---- */
+/* ---- the web GUI ---- */
 
-/* The pages served outside the API.  The web GUI's files will be served
- * here from the embedded asset table (mt_web_asset() of src/web/web.h): by
- * name under /static/, and its page as "/".  Until then "/" is this page. */
-struct srv_asset {
-	const char *path, *type, *data;
-};
+/* The GUI's pages and their files: the web assets of src/web (mt_web_asset),
+ * by name under /static/, and report.html as the page of "/" (the list of
+ * recordings) and "/ui/<id>" (one recording), its slots pointing at
+ * /static/ instead of pasting the files in as the html export does.  gui.js
+ * then draws the page from the API.  Every one of these answers carries a
+ * policy that lets it load nothing but this server's own URLs. */
+#define GUI_POLICY                                                                                     \
+	"default-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors " \
+	"'none'"
 
-static const char index_html[] =
-	"<!DOCTYPE html>\n"
-	"<html lang=\"en\"><head><meta charset=\"utf-8\"><title>memtrace server</title>\n"
-	"<style>body{font-family:sans-serif;max-width:50em;margin:2em auto;line-height:1.4}"
-	"code{background:#eee;padding:0 .2em}</style></head>\n"
-	"<body><h1>memtrace server</h1>\n"
-	"<p>The loaded recordings: <a href=\"/list\">/list</a>.  Each is <code>/data/ID/...</code>, "
-	"where ID is its number in the list or <code>last</code>:</p>\n<ul>\n"
-	"<li><a href=\"/data/last/summary\">/data/last/summary</a>: totals</li>\n"
-	"<li><a href=\"/data/last/allocation_groups?sort_by=all.size&amp;count=20\">"
-	"/data/last/allocation_groups</a>: call sites</li>\n"
-	"<li><a href=\"/data/last/allocations?sort_by=size&amp;order=dsc&amp;count=20\">"
-	"/data/last/allocations</a>: allocations</li>\n"
-	"<li><a href=\"/data/last/allocation_ascii_tree\">/data/last/allocation_ascii_tree</a>: "
-	"call tree</li>\n"
-	"<li><a href=\"/data/last/timeline\">/data/last/timeline</a>: memory over time</li>\n"
-	"<li><a href=\"/data/last/export/flamegraph\">/data/last/export/flamegraph</a>, "
-	"<a href=\"/data/last/export/flamegraph.pl\">flamegraph.pl</a>, "
-	"<a href=\"/data/last/export/heaptrack\">heaptrack</a>: exports</li>\n"
-	"</ul>\n<p>Every one of them takes bytehound's allocation filters, e.g. "
-	"<a href=\"/data/last/allocation_ascii_tree?lifetime=only_leaked\">"
-	"?lifetime=only_leaked</a>; see memtrace-server(1).</p>\n"
-	"</body></html>\n";
-
-static const struct srv_asset builtin_assets[] = {
-	{"/", "text/html; charset=utf-8", index_html},
-	{NULL, NULL, NULL},
-};
-
-static const struct srv_asset *find_asset(const char *path)
+static void serve_static(const char *name, const struct srv_query *q, struct srv_reply *r)
 {
-	for (const struct srv_asset *a = builtin_assets; a->path; a++)
-		if (!strcmp(a->path, path))
-			return a;
-	return NULL;
-}
-
-static void serve_asset(const struct srv_asset *a, const struct srv_query *q, struct srv_reply *r)
-{
+	const struct mt_web_asset *a = mt_web_asset(name);
+	/* the template only ever goes out filled in */
+	if (!a || !strcmp(name, "report.html")) {
+		srv_error(r, 404, "no such file");
+		return;
+	}
 	if (q->n) {
 		srv_error(r, 400, "unknown parameter '%s'", q->v[0].key);
 		return;
 	}
 	r->status = 200;
 	r->type = a->type;
-	r->len = strlen(a->data);
-	r->body = xstrndup(a->data, r->len);
+	r->len = a->len;
+	r->body = xstrndup((const char *)a->data, a->len);
+	r->policy = GUI_POLICY;
+}
+
+/* The names in ARGS (space-separated), each as FMT with the name in it. */
+static void each_name(FILE *f, const char *args, size_t len, const char *fmt)
+{
+	for (size_t i = 0; i < len;) {
+		while (i < len && args[i] == ' ')
+			i++;
+		size_t j = i;
+		while (j < len && args[j] != ' ')
+			j++;
+		if (j > i)
+			fprintf(f, fmt, (int)(j - i), args + i);
+		i = j;
+	}
+}
+
+static void fill_slot(FILE *f, const char *slot, size_t len, const char *title)
+{
+	size_t n = strcspn(slot, " }");
+	const char *args = slot + n;
+	size_t alen = len > n ? len - n : 0;
+	if (n == 5 && !memcmp(slot, "title", 5)) {
+		fputs(title, f);
+	} else if (n == 5 && !memcmp(slot, "style", 5)) {
+		each_name(f, args, alen, "<link rel=\"stylesheet\" href=\"/static/%.*s\">\n");
+		fputs("<link rel=\"stylesheet\" href=\"/static/gui.css\">\n"
+		      "<link rel=\"icon\" href=\"/static/favicon.svg\">",
+		      f);
+	} else if (n == 6 && !memcmp(slot, "script", 6)) {
+		each_name(f, args, alen, "<script src=\"/static/%.*s\"></script>\n");
+		fputs("<script src=\"/static/gui.js\"></script>", f);
+	}
+	/* policy: the header; data: gui.js fetches it */
+}
+
+/* The page titled TITLE; its query is gui.js's (the filters of /ui/ID)
+ * unless NO_QUERY. */
+static void serve_page(const char *title, const struct srv_query *q, int no_query, struct srv_reply *r)
+{
+	const struct mt_web_asset *page = mt_web_asset("report.html");
+	FILE *f;
+	if (no_query && q->n) {
+		srv_error(r, 400, "unknown parameter '%s'", q->v[0].key);
+		return;
+	}
+	if (!page || !(f = open_memstream(&r->body, &r->len))) {
+		srv_error(r, 500, "the page is not built in");
+		return;
+	}
+	const char *s = (const char *)page->data, *end = s + page->len;
+	while (s < end) {
+		const char *open = strstr(s, "{{");
+		const char *close = open ? strstr(open, "}}") : NULL;
+		if (!close) {
+			fwrite(s, 1, (size_t)(end - s), f);
+			break;
+		}
+		fwrite(s, 1, (size_t)(open - s), f);
+		fill_slot(f, open + 2, (size_t)(close - open - 2), title);
+		s = close + 2;
+	}
+	fclose(f);
+	r->status = 200;
+	r->type = "text/html; charset=utf-8";
+	r->policy = GUI_POLICY;
+}
+
+/* /ui/ID: the page of recording ID (a number in the list, or last). */
+static void serve_recording(struct srv_state *st, const char *id, const struct srv_query *q,
+			    struct srv_reply *r)
+{
+	size_t n = strlen(id);
+	int ok = !strcmp(id, "last") ||
+		 (n && n < 10 && strspn(id, "0123456789") == n && strtoul(id, NULL, 10) < st->nfiles);
+	if (!ok) {
+		srv_error(r, 404, "no recording '%s': ids are 0 to %zu, or last", id, st->nfiles - 1);
+		return;
+	}
+	char title[64];
+	snprintf(title, sizeof title, "memtrace: recording %s", id);
+	serve_page(title, q, 0, r);
 }
 
 /* ---- requests ---- */
@@ -164,13 +220,16 @@ static void handle(struct srv_state *st, const char *url, const struct srv_query
 {
 	char *path = xstrdup(url), *seg[MAX_SEGMENTS];
 	int n = split_path(path, seg, MAX_SEGMENTS);
-	const struct srv_asset *a;
 	if (n < 0)
 		srv_error(r, 404, "no such path");
 	else if (n > 0 && (!strcmp(seg[0], "list") || !strcmp(seg[0], "data")))
 		srv_api(st, seg, n, q, r);
-	else if ((a = find_asset(url)))
-		serve_asset(a, q, r);
+	else if (n == 0)
+		serve_page("memtrace server", q, 1, r);
+	else if (n == 2 && !strcmp(seg[0], "static"))
+		serve_static(seg[1], q, r);
+	else if (n == 2 && !strcmp(seg[0], "ui"))
+		serve_recording(st, seg[1], q, r);
 	else
 		srv_error(r, 404, "no such path");
 	free(path);
@@ -190,6 +249,8 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct srv_reply *r)
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->type ? r->type : "text/plain");
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (r->policy)
+		MHD_add_response_header(resp, "Content-Security-Policy", r->policy);
 	if (r->status == 405)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	if (r->filename[0]) {

@@ -62,6 +62,7 @@ struct srv_reply {
 	char *body;
 	size_t len;
 	char filename[160]; /* non-empty: served as an attachment of that name */
+	const char *policy; /* a Content-Security-Policy header, or NULL */
 };
 
 /* A JSON error {"error": MESSAGE} with STATUS. */

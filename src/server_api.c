@@ -15,6 +15,7 @@
 #include "report.h"
 #include "server.h"
 #include "util.h"
+#include "web/web.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -924,6 +925,12 @@ static int run_heaptrack(struct req *x)
 	return run_export(x, mt_export_heaptrack);
 }
 
+/* The data of the GUI's page (report.js): the html export's, filtered. */
+static int run_report(struct req *x)
+{
+	return run_export(x, mt_web_report_data);
+}
+
 static int param_weight(struct req *x, const char *key, const char *v)
 {
 	if (strcmp(key, "weight"))
@@ -951,6 +958,7 @@ static const struct endpoint endpoints[] = {
 	{"export/flamegraph.pl", 1, "text/plain; charset=utf-8", param_weight, run_folded},
 	{"export/flamegraph", 1, "image/svg+xml", param_weight, run_svg},
 	{"export/heaptrack", 1, "application/octet-stream", NULL, run_heaptrack},
+	{"report", 1, "application/json", param_weight, run_report},
 	{NULL, 0, NULL, NULL, NULL},
 };
 

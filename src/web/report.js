@@ -15,7 +15,9 @@
  *      "timeline": {"bucket_s", "heap_bytes": [], "allocations": [],
  *                   "leaked_bytes": []}  (equal buckets from the start),
  *      "markers": [{"time_s", "value", "text"}],
- *      "site_fields": [...], "sites": [[figures..., [frame index, leaf first]]],
+ *      "site_fields": [...], "sites": [[figures..., [frame index, leaf first]]]
+ *                     (from the server, a last field "live_series": the
+ *                     site's live bytes over time, or null),
  *      "frame_fields": [...], "frames": [[name, file index, line, module
  *                     index, inlined, symbolized]], "files": [], "modules": []}]}
  *

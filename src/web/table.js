@@ -3,10 +3,37 @@
  * column header sorts by it (again: the other way round), the filter box
  * keeps the sites whose stack mentions a text, a click on a row unfolds
  * its whole stack.  Long tables show their first rows until asked for all.
+ * When the sites carry live_series (the server's GUI: live bytes over time
+ * of the sites that allocated the most), a column draws each as a
+ * sparkline.
  */
 (function (M) {
 	'use strict';
 	var LIMIT = 50;
+	var SPARK_W = 120, SPARK_H = 22;
+
+	/* Live bytes over time as a line over its filled area, scaled to the
+	 * series' own highest value. */
+	function sparkline(series) {
+		var max = Math.max.apply(null, series), n = series.length;
+		var pts = series.map(function (v, i) {
+			return [n > 1 ? i * SPARK_W / (n - 1) : 0, SPARK_H - 1 - (max ? v / max * (SPARK_H - 3) : 0)];
+		});
+		var c = M.el('canvas', { class: 'spark', 'aria-hidden': 'true' });
+		var g = M.fitCanvas(c, SPARK_W, SPARK_H);
+		g.beginPath();
+		g.moveTo(0, SPARK_H);
+		pts.forEach(function (p) { g.lineTo(p[0], p[1]); });
+		g.lineTo(SPARK_W, SPARK_H);
+		g.fillStyle = 'rgba(9,105,218,0.15)';
+		g.fill();
+		g.beginPath();
+		pts.forEach(function (p, i) { (i ? g.lineTo : g.moveTo).call(g, p[0], p[1]); });
+		g.strokeStyle = '#0969da';
+		g.lineWidth = 1.3;
+		g.stroke();
+		return c;
+	}
 
 	function leafName(s) {
 		return s.frames.length ? s.frames[0].name : '[no stack]';
@@ -42,6 +69,9 @@
 				M.el('button', { type: 'button', onclick: function () { self.sortBy(c.key); } },
 					c.label, M.el('span', { class: 'arrow', 'aria-hidden': 'true' })));
 		});
+		this.sparkHead = M.el('th', { class: 'spark-col', scope: 'col', hidden: true,
+			title: 'live bytes over time, highest in each interval' },
+			M.el('span', { text: 'Live over time' }));
 		this.body = M.el('tbody');
 		this.more = M.el('button', {
 			type: 'button', class: 'btn', hidden: true,
@@ -51,12 +81,14 @@
 			M.el('div', { class: 'toolbar' }, this.filter, this.count),
 			M.el('div', { class: 'tbl-scroll' },
 				M.el('table', { class: 'sites' },
-					M.el('thead', null, M.el('tr', null, this.heads)), this.body)),
+					M.el('thead', null, M.el('tr', null, this.heads, this.sparkHead)), this.body)),
 			M.el('div', { class: 'tbl-more' }, this.more)));
 	}
 
 	SiteTable.prototype.setSites = function (sites) {
 		this.sites = sites;
+		this.spark = sites.some(function (s) { return s.live_series; });
+		this.sparkHead.hidden = !this.spark;
 		this.open = new Set();
 		this.all = false;
 		this.render();
@@ -135,6 +167,11 @@
 			return M.el('td', { class: 'num' + (v ? '' : ' zero'), title: title,
 				text: c.bytes ? M.fmt.bytes(v) : M.fmt.count(v) });
 		});
+		if (this.spark) {
+			cells.push(M.el('td', { class: 'spark-col', title: s.live_series ? 'highest live: ' +
+				M.fmt.value(Math.max.apply(null, s.live_series), 'bytes') : 'not among the sites drawn' },
+				s.live_series ? sparkline(s.live_series) : null));
+		}
 		return M.el('tr', {
 			class: 'site' + (this.open.has(s) ? ' open' : ''), tabindex: '0',
 			onclick: function () { self.toggle(s); },
@@ -157,7 +194,7 @@
 				M.el('span', { class: 'where', text: M.fmt.where(f, true) }));
 		});
 		return M.el('tr', { class: 'stack' },
-			M.el('td', { colspan: String(COLUMNS.length) }, M.el('ol', null, items)));
+			M.el('td', { colspan: String(COLUMNS.length + (this.spark ? 1 : 0)) }, M.el('ol', null, items)));
 	};
 
 	M.SiteTable = SiteTable;

@@ -32,7 +32,7 @@ struct mt_export_ctx;
 
 /* The data of the report page (its shape: report.js) for the processes X
  * selects, as JSON to x->out: what `memtrace export --format html` embeds,
- * for the server to hand its GUI.  It replays the recording.  Returns 0, or
+ * plus the top sites' live_series, for the server to hand its GUI.  It replays the recording.  Returns 0, or
  * -1 with a reason in ERR.  (export_html.c) */
 int mt_web_report_data(struct mt_export_ctx *x, char *err, size_t errlen);
 

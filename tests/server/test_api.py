@@ -329,7 +329,9 @@ for ep in ('mmaps', 'mallopts'):
     t.check(d.get(ep) == [] and d.get('note'), f'/{ep}: an empty list and a note')
 
 _, hdr, body = get('/')
-t.check(b'/list' in body and hdr.get('Content-Type', '').startswith('text/html'), 'the index page links /list')
+# "/" is the web GUI (tests/server/test_gui.py): its script reads /list
+t.check(b'/static/gui.js' in body and hdr.get('Content-Type', '').startswith('text/html'),
+        'the index page is the web GUI')
 
 # ---- errors ----------------------------------------------------------------
 

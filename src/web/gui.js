@@ -1,0 +1,220 @@
+/*
+ * gui.js - the web GUI of `memtrace server`, on the report page's scripts:
+ * at "/" the recordings the server loaded (GET /list), at "/ui/ID" one
+ * recording drawn by Memtrace.render from GET /data/ID/report, under a
+ * filter form whose fields are the API's filter parameters.  Submitting it
+ * fetches the report again with them, redraws everything, keeps them in the
+ * page's own query (so that a reload or a shared link shows the same) and
+ * in the export links.
+ */
+(function (M) {
+	'use strict';
+
+	/* [name, label, kind, hint]: kind is text, or the options of a select */
+	var FIELDS = [
+		['from', 'From', 'text', 'e.g. 1.5s, 200ms, 10%'],
+		['to', 'To', 'text', 'e.g. 3s, 90%'],
+		['lifetime', 'Lifetime', ['all', 'only_leaked', 'only_temporary',
+			'only_not_deallocated_in_current_range', 'only_deallocated_in_current_range',
+			'only_whole_group_leaked']],
+		['size_min', 'Size min', 'text', 'bytes'],
+		['size_max', 'Size max', 'text', 'bytes'],
+		['lifetime_min', 'Lifetime min', 'text', 'e.g. 10ms'],
+		['lifetime_max', 'Lifetime max', 'text', 'e.g. 1s'],
+		['function_regex', 'Function regex', 'text', 'a stack frame matches'],
+		['negative_function_regex', 'Not function regex', 'text', 'no stack frame matches'],
+		['source_regex', 'Source regex', 'text', 'a frame\'s file matches'],
+		['negative_source_regex', 'Not source regex', 'text', 'no frame\'s file matches'],
+		['group_allocations_min', 'Site allocations min', 'text', 'count'],
+		['group_leaked_allocations_min', 'Site leaked min', 'text', 'count or %'],
+	];
+
+	var EXPORTS = [
+		['heaptrack', 'heaptrack', 'for heaptrack_gui / heaptrack_print'],
+		['flamegraph', 'flamegraph.svg', 'an interactive SVG flamegraph'],
+		['flamegraph.pl', 'flamegraph.pl', 'folded stacks for flamegraph.pl'],
+	];
+
+	function topbar(extra) {
+		return M.el('header', { class: 'topbar' },
+			M.el('a', { class: 'brand', href: '/', text: 'memtrace' }),
+			M.el('span', { class: 'recording', text: 'server' }), extra);
+	}
+
+	/* ---- "/": the recordings ---- */
+
+	function listRow(f) {
+		var href = '/ui/' + f.id;
+		return M.el('tr', null,
+			M.el('td', { class: 'num', text: String(f.id) }),
+			M.el('td', { class: 'fn' },
+				M.el('a', { class: 'name', href: href, text: M.fmt.basename(f.exe) || f.file }),
+				M.el('span', { class: 'caller', text: (f.argv || []).join(' ') })),
+			M.el('td', { class: 'where', title: f.file, text: f.file }),
+			M.el('td', { class: 'num', text: M.fmt.seconds(f.duration_s) }),
+			M.el('td', { class: 'num', text: M.fmt.count(f.allocations) }),
+			M.el('td', { class: 'num', text: M.fmt.bytes(f.allocated_bytes) }),
+			M.el('td', { class: 'num' + (f.leaked_bytes ? '' : ' zero'), text: M.fmt.bytes(f.leaked_bytes) }),
+			M.el('td', { class: 'num', text: (f.pids || []).length + '' }));
+	}
+
+	function showList(root, files) {
+		var heads = ['#', 'Program', 'File', 'Duration', 'Allocations', 'Allocated', 'Leaked', 'Processes'];
+		var body = M.el('div', { class: 'card-body' },
+			M.el('div', { class: 'tbl-scroll' }, M.el('table', { class: 'sites recordings' },
+				M.el('thead', null, M.el('tr', null, heads.map(function (h, i) {
+					return M.el('th', { class: i === 1 || i === 2 ? null : 'num', scope: 'col', text: h });
+				}))),
+				M.el('tbody', null, files.map(listRow)))));
+		root.replaceChildren(topbar(),
+			M.el('main', null, M.el('section', { class: 'card' },
+				M.el('div', { class: 'card-head' }, M.el('h2', { text: 'Recordings' }),
+					M.el('p', { class: 'hint', text: 'Click one to see it.  The REST API: /list, ' +
+						'/data/ID/summary, /allocation_groups, ... (memtrace-server(1)).' })),
+				body)));
+	}
+
+	function listPage(root) {
+		return fetchJSON('/list').then(function (files) { showList(root, files); }, function (e) {
+			root.replaceChildren(topbar(), M.el('main', null,
+				M.el('div', { class: 'note', text: 'Cannot load /list: ' + e.message })));
+		});
+	}
+
+	/* ---- "/ui/ID": one recording ---- */
+
+	function fetchJSON(url) {
+		return fetch(url).then(function (res) {
+			return res.json().catch(function () { return {}; }).then(function (body) {
+				if (!res.ok)
+					throw new Error(body.error || res.status + ' ' + res.statusText);
+				return body;
+			});
+		});
+	}
+
+	function field(f, params) {
+		var input;
+		if (Array.isArray(f[2])) {
+			input = M.el('select', { name: f[0] }, f[2].map(function (o) {
+				return M.el('option', { value: o, text: o.replace(/_/g, ' ') });
+			}));
+			input.value = params.get(f[0]) || 'all';
+		} else {
+			input = M.el('input', { type: 'text', name: f[0], placeholder: f[3], spellcheck: 'false',
+				value: params.get(f[0]) || '' });
+		}
+		return M.el('label', { class: 'gui-field' }, M.el('span', { text: f[1] }), input);
+	}
+
+	/* The filters of FORM as a query string: the fields that say something. */
+	function query(form) {
+		var q = new URLSearchParams();
+		Array.prototype.forEach.call(form.elements, function (e) {
+			if (!e.name || !e.value.trim() || (e.name === 'lifetime' && e.value === 'all'))
+				return;
+			q.set(e.name, e.value.trim());
+		});
+		return q.toString();
+	}
+
+	function Recording(root, id) {
+		var self = this;
+		this.root = root;
+		this.id = id;
+		var params = new URLSearchParams(location.search);
+		this.status = M.el('span', { class: 'gui-status', role: 'status' });
+		this.form = M.el('form', { class: 'gui-filters', onsubmit: function (ev) {
+			ev.preventDefault();
+			self.apply();
+		} }, M.el('div', { class: 'gui-fields' }, FIELDS.map(function (f) { return field(f, params); })),
+		M.el('div', { class: 'toolbar' },
+			M.el('button', { type: 'submit', class: 'btn primary', text: 'Apply filters' }),
+			M.el('button', { type: 'button', class: 'btn', text: 'Clear', onclick: function () {
+				self.form.reset();
+				Array.prototype.forEach.call(self.form.elements, function (e) {
+					if (e.tagName === 'INPUT')
+						e.value = '';
+					else if (e.tagName === 'SELECT')
+						e.value = 'all';
+				});
+				self.apply();
+			} }), this.status));
+		this.downloads = M.el('div', { class: 'gui-downloads' });
+		this.panel = M.el('section', { class: 'card gui-panel' },
+			M.el('div', { class: 'card-head' }, M.el('h2', { text: 'Filters' }),
+				M.el('p', { class: 'hint', text: 'The API\'s allocation filters (memtrace-server(1)); ' +
+					'empty fields do not filter.' })),
+			M.el('div', { class: 'card-body' }, this.form, this.downloads));
+	}
+
+	Recording.prototype.links = function (q) {
+		var base = '/data/' + encodeURIComponent(this.id) + '/export/';
+		var links = EXPORTS.map(function (e) {
+			return M.el('a', { class: 'btn', href: base + e[0] + (q ? '?' + q : ''), download: '',
+				title: e[2], 'data-format': e[0], text: e[1] });
+		});
+		this.downloads.replaceChildren.apply(this.downloads,
+			[M.el('span', { class: 'gui-dl-label', text: 'Download, filtered as above:' })].concat(links));
+	};
+
+	/* Fetches the report with the form's filters and draws it. */
+	Recording.prototype.apply = function () {
+		var self = this, q = query(this.form);
+		var url = '/data/' + encodeURIComponent(this.id) + '/report' + (q ? '?' + q : '');
+		this.status.textContent = 'Loading\u2026';
+		this.status.className = 'gui-status';
+		history.replaceState(null, '', location.pathname + (q ? '?' + q : ''));
+		return fetchJSON(url).then(function (data) {
+			var proc = M.report && M.report.proc && M.report.data.processes.indexOf(M.report.proc);
+			M.report = M.render(self.root, data);
+			self.place();
+			if (M.report && proc > 0 && proc < data.processes.length) {
+				self.root.querySelector('.proc-select').value = String(proc);
+				M.report.select(proc);
+			}
+			self.links(q);
+			self.status.textContent = q ? 'Filtered.' : '';
+			document.body.setAttribute('data-state', 'ready');
+		}, function (e) {
+			self.status.textContent = e.message;
+			self.status.className = 'gui-status bad';
+			if (!self.root.querySelector('main'))
+				self.place();
+			document.body.setAttribute('data-state', 'error');
+		});
+	};
+
+	/* The panel goes first in the report's main, a way back in its bar. */
+	Recording.prototype.place = function () {
+		var main = this.root.querySelector('main'), bar = this.root.querySelector('.topbar');
+		if (!main) {
+			this.root.replaceChildren(topbar(), main = M.el('main'));
+			bar = null;
+		}
+		if (bar) {
+			var brand = bar.querySelector('.brand');
+			brand.replaceWith(M.el('a', { class: 'brand', href: '/', title: 'all recordings',
+				text: 'memtrace' }));
+		}
+		main.insertBefore(this.panel, main.firstChild);
+	};
+
+	function boot() {
+		var root = document.getElementById('memtrace');
+		if (!root || document.getElementById('memtrace-data'))
+			return;
+		var m = /^\/ui\/([^/]+)$/.exec(location.pathname);
+		if (m) {
+			M.gui = new Recording(root, decodeURIComponent(m[1]));
+			M.gui.apply();
+		} else {
+			listPage(root).then(function () { document.body.setAttribute('data-state', 'ready'); });
+		}
+	}
+
+	if (document.readyState === 'loading')
+		document.addEventListener('DOMContentLoaded', boot);
+	else
+		boot();
+})(Memtrace);
