@@ -925,6 +925,17 @@ static int run_heaptrack(struct req *x)
 	return run_export(x, mt_export_heaptrack);
 }
 
+/* The other formats of `memtrace export`, named by their endpoint. */
+static int run_format(struct req *x)
+{
+	const char *fmt = strchr(x->ep->name, '/') + 1;
+	for (const struct mt_exporter *e = mt_exporters; e->name; e++)
+		if (!strcmp(e->name, fmt))
+			return run_export(x, e->run);
+	srv_error(x->r, 404, "no format %s", fmt);
+	return -1;
+}
+
 /* The data of the GUI's page (report.js): the html export's, filtered. */
 static int run_report(struct req *x)
 {
@@ -958,6 +969,12 @@ static const struct endpoint endpoints[] = {
 	{"export/flamegraph.pl", 1, "text/plain; charset=utf-8", param_weight, run_folded},
 	{"export/flamegraph", 1, "image/svg+xml", param_weight, run_svg},
 	{"export/heaptrack", 1, "application/octet-stream", NULL, run_heaptrack},
+	{"export/pprof", 1, "application/octet-stream", NULL, run_format},
+	{"export/massif", 1, "text/plain; charset=utf-8", NULL, run_format},
+	{"export/speedscope", 1, "application/json", param_weight, run_format},
+	{"export/gprof2dot", 1, "application/json", param_weight, run_format},
+	{"export/json", 1, "application/json", NULL, run_format},
+	{"export/html", 1, "text/html; charset=utf-8", param_weight, run_format},
 	{"report", 1, "application/json", param_weight, run_report},
 	{NULL, 0, NULL, NULL, NULL},
 };

@@ -33,6 +33,12 @@
 		['heaptrack', 'heaptrack', 'for heaptrack_gui / heaptrack_print'],
 		['flamegraph', 'flamegraph.svg', 'an interactive SVG flamegraph'],
 		['flamegraph.pl', 'flamegraph.pl', 'folded stacks for flamegraph.pl'],
+		['pprof', 'pprof', 'gzipped profile.proto for go tool pprof'],
+		['massif', 'massif', 'for ms_print and massif-visualizer'],
+		['speedscope', 'speedscope', 'for speedscope'],
+		['gprof2dot', 'gprof2dot', 'for gprof2dot -f json'],
+		['json', 'json', 'every allocation with its stack'],
+		['html', 'html', 'this report as one self-contained page'],
 	];
 
 	function topbar(extra) {

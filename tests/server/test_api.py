@@ -296,7 +296,8 @@ t.eq(sum(int(ln.rpartition(' ')[2]) for ln in body.decode().splitlines()), 54000
      'flamegraph.pl weight=leaked, own sites: 54000')
 _, hdr, _ = get('/data/0/export/flamegraph.pl/stacks.txt')
 t.eq(hdr.get('Content-Disposition'), 'attachment; filename="stacks.txt"', 'a download name')
-for path, fmt in (('flamegraph', 'svg'), ('heaptrack', 'heaptrack')):
+for path, fmt in (('flamegraph', 'svg'), ('heaptrack', 'heaptrack'), ('pprof', 'pprof'), ('massif', 'massif'),
+                  ('speedscope', 'speedscope'), ('gprof2dot', 'gprof2dot'), ('json', 'json'), ('html', 'html')):
     rc, out, err = cli_export(fmt)
     # until an exporter exists it fails: the server says why, as 500
     st, hdr, body = get('/data/0/export/' + path, 200 if rc == 0 else 500)
