@@ -38,7 +38,7 @@
 
 struct timeline {
 	uint64_t t0, span;  /* ns */
-	uint64_t heap[BUCKETS], allocs[BUCKETS], leaked[BUCKETS];
+	uint64_t heap[BUCKETS], allocs[BUCKETS], frees[BUCKETS], leaked[BUCKETS];
 	uint64_t cur;       /* bytes in use */
 	int last;           /* bucket of the latest event, -1 before the first */
 	struct mt_ptrmap live; /* block -> size << BUCKET_BITS | bucket */
@@ -69,15 +69,19 @@ static int advance(struct timeline *tl, uint64_t ts)
 	return tl->last = b;
 }
 
-static void drop(struct timeline *tl, uint64_t ptr)
+/* Returns 1 when PTR was a live block. */
+static int drop(struct timeline *tl, uint64_t ptr)
 {
 	uint64_t v;
-	if (mt_ptrmap_take(&tl->live, ptr, &v)) {
+	if (!mt_ptrmap_take(&tl->live, ptr, &v))
+		return 0;
+	{
 		uint64_t size = v >> BUCKET_BITS, i;
 		tl->cur = tl->cur > size ? tl->cur - size : 0;
 		if (tl->tracked.used && mt_ptrmap_take(&tl->tracked, ptr, &i))
 			tl->scur[i] = tl->scur[i] > size ? tl->scur[i] - size : 0;
 	}
+	return 1;
 }
 
 /* A block of SITE allocated in bucket B, for the site's series. */
@@ -119,8 +123,9 @@ static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t 
 	struct timeline *tl = ((struct timeline **)ctx)[proc];
 	if (!tl)
 		return;
-	advance(tl, ts);
-	drop(tl, ptr);
+	int b = advance(tl, ts);
+	if (drop(tl, ptr))
+		tl->frees[b]++;
 }
 
 /* After the replay: the heap carried to the end, and what is still live
@@ -380,6 +385,7 @@ static void timeline_json(FILE *f, const struct timeline *tl)
 	fprintf(f, ",\n   \"timeline\": {\"bucket_s\": %.9g", (double)tl->span / 1e9 / BUCKETS);
 	series_json(f, "heap_bytes", tl->heap);
 	series_json(f, "allocations", tl->allocs);
+	series_json(f, "frees", tl->frees);
 	series_json(f, "leaked_bytes", tl->leaked);
 	fputc('}', f);
 }

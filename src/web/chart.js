@@ -11,7 +11,7 @@
 	var HEIGHT = 260;
 	var PAD = { left: 70, right: 78, top: 18, bottom: 30 };
 	var FONT = '11px system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif';
-	var C = { heap: '#0969da', heapFill: 'rgba(9,105,218,0.14)', leak: '#cf222e', rate: 'rgba(130,80,223,0.28)',
+	var C = { heap: '#0969da', heapFill: 'rgba(9,105,218,0.14)', leak: '#cf222e', rate: 'rgba(130,80,223,0.28)', frees: 'rgba(26,127,55,0.30)',
 		grid: '#eaeef2', axis: '#57606a', marker: '#9a6700' };
 
 	/* A round step that cuts 0..MAX into about COUNT parts. */
@@ -34,7 +34,8 @@
 			M.el('div', { class: 'legend' },
 				key('heap', 'Heap in use (highest in each interval)'),
 				key('leak', 'Leaked (allocated by then, never freed)'),
-				key('rate', 'Allocations per second (right axis)')),
+				key('rate', 'Allocations per second (right axis)'),
+				key('frees', 'Frees per second (right axis)')),
 			this.wrap));
 		this.canvas.addEventListener('mousemove', function (ev) { self.onMove(ev); });
 		this.canvas.addEventListener('mouseleave', function () {
@@ -63,7 +64,7 @@
 		var top = 0, rate = 0;
 		for (var i = 0; i < n; i++) {
 			top = Math.max(top, tl.heap_bytes[i], tl.leaked_bytes[i]);
-			rate = Math.max(rate, tl.allocations[i] / tl.bucket_s);
+			rate = Math.max(rate, tl.allocations[i] / tl.bucket_s, (tl.frees ? tl.frees[i] : 0) / tl.bucket_s);
 		}
 		var yStep = niceStep(top, 4), rStep = niceStep(rate, 4);
 		var s = {
@@ -94,13 +95,19 @@
 		if (!s.n)
 			return;
 		var i;
-		ctx.fillStyle = C.rate;
-		for (i = 0; i < s.n; i++) {
-			if (tl.allocations[i]) {
-				var y = s.yr(tl.allocations[i] / tl.bucket_s);
-				ctx.fillRect(s.x(i), y, Math.max(s.x(i + 1) - s.x(i) - 0.5, 1), s.bottom - y);
+		/* allocations and frees per second: the left and right half of each interval */
+		var bars = [[tl.allocations, C.rate, 0], [tl.frees, C.frees, 0.5]];
+		bars.forEach(function (b) {
+			if (!b[0])
+				return;
+			ctx.fillStyle = b[1];
+			for (var k = 0; k < s.n; k++) {
+				if (b[0][k]) {
+					var y = s.yr(b[0][k] / tl.bucket_s), x0 = s.x(k + b[2]);
+					ctx.fillRect(x0, y, Math.max(s.x(k + b[2] + 0.5) - x0 - 0.25, 1), s.bottom - y);
+				}
 			}
-		}
+		});
 		this.steps(ctx, s, tl.heap_bytes, C.heap, C.heapFill);
 		this.steps(ctx, s, tl.leaked_bytes, C.leak, null);
 		this.marks(ctx, s);
@@ -237,7 +244,9 @@
 				row('Heap in use (highest)', M.fmt.value(tl.heap_bytes[i], 'bytes')),
 				row('Leaked by then', M.fmt.value(tl.leaked_bytes[i], 'bytes')),
 				row('Allocations', M.fmt.count(tl.allocations[i]) + ' (' +
-					M.fmt.count(tl.allocations[i] / tl.bucket_s) + '/s)')));
+					M.fmt.count(tl.allocations[i] / tl.bucket_s) + '/s)'),
+				row('Frees', tl.frees ? M.fmt.count(tl.frees[i]) + ' (' +
+					M.fmt.count(tl.frees[i] / tl.bucket_s) + '/s)' : '\u2013')));
 		this.tip.hidden = false;
 		var tx = x + 14;
 		if (tx + this.tip.offsetWidth > r.width)

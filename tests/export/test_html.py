@@ -102,6 +102,11 @@ if proc:
             f'timeline: 200 to 400 buckets per series ({len(heap)}, {len(allocs)}, {len(leaked)})')
     t.eq(max(heap), 156000, 'timeline: the highest heap in use is the peak')
     t.eq(sum(allocs), 14, 'timeline: the allocations add up')
+    frees = tl.get('frees') or []
+    t.eq(len(frees), len(allocs), 'timeline: frees per interval')
+    t.eq(sum(frees), 9, 'timeline: the frees add up')
+    # many[0..3] are freed at ~0.3 s, a, many[4], many[5], c and e at ~0.6 s
+    t.eq(sum(frees[:len(frees) * 2 // 3]), 4, 'timeline: 4 frees in the first two thirds of the run')
     t.eq(leaked[-1], 54000, 'timeline: leaked at the end')
     t.eq(heap[-1], 54000, 'timeline: heap in use at the end is what leaked')
     t.check(all(a <= b for a, b in zip(leaked, leaked[1:])), 'timeline: leaked only grows')
