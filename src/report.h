@@ -45,6 +45,11 @@ int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opt
 /* JSON pieces shared by the JSON report and top's JSON lines. */
 void mt_json_str(FILE *f, const char *s);
 void mt_json_frames(FILE *f, const struct mt_frame *fr, int n);
+/* A process's totals object, its "lost_events" and "lost_by_kind" keys, its
+ * markers array: as the JSON report writes them (the server's summary too). */
+void mt_json_totals(FILE *f, const struct mt_process *p);
+void mt_json_lost(FILE *f, const struct mt_process *p);
+void mt_json_markers(FILE *f, const struct mt_process *p);
 
 /* tree.c: memtrail-style text trees of sites, leaf outwards. */
 void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,

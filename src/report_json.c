@@ -64,9 +64,47 @@ void mt_json_frames(FILE *f, const struct mt_frame *fr, int n)
 	fputc(']', f);
 }
 
-static void process_json(FILE *f, const struct mt_process *p, const struct mt_report_opts *o)
+void mt_json_totals(FILE *f, const struct mt_process *p)
 {
 	const struct mt_totals *t = &p->col.t;
+	fprintf(f,
+		"{\"allocations\": %llu, \"frees\": %llu, \"allocated_bytes\": %llu,\n"
+		"        \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"peak_time_s\": %.6f,\n"
+		"        \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
+		"        \"temporary_allocations\": %llu, \"unmatched_frees\": %llu,\n"
+		"        \"culled_allocations\": %llu}",
+		(unsigned long long)t->allocations, (unsigned long long)t->frees,
+		(unsigned long long)t->allocated_bytes, (unsigned long long)t->peak_bytes,
+		(unsigned long long)t->peak_count,
+		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0,
+		(unsigned long long)t->live_count, (unsigned long long)t->live_bytes,
+		(unsigned long long)t->temporary, (unsigned long long)t->unmatched_frees,
+		(unsigned long long)t->culled);
+}
+
+void mt_json_lost(FILE *f, const struct mt_process *p)
+{
+	fprintf(f, "\"lost_events\": %llu, \"lost_by_kind\": {", (unsigned long long)mt_process_lost(p));
+	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
+		fprintf(f, "%s\"%s\": %llu", k ? ", " : "", mt_lost_names[k], (unsigned long long)p->lost[k]);
+	fputc('}', f);
+}
+
+void mt_json_markers(FILE *f, const struct mt_process *p)
+{
+	fputc('[', f);
+	for (size_t i = 0; i < p->nmarkers; i++) {
+		fprintf(f, "%s{\"time_s\": %.6f, \"value\": %llu, \"text\": ", i ? ", " : "",
+			p->markers[i].ts > p->start_ts ? (double)(p->markers[i].ts - p->start_ts) / 1e9 : 0.0,
+			(unsigned long long)p->markers[i].value);
+		mt_json_str(f, p->markers[i].text);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+static void process_json(FILE *f, const struct mt_process *p, const struct mt_report_opts *o)
+{
 	fprintf(f, "    {\n      \"pid\": %u, \"ppid\": %u,\n      \"exe\": ", p->pid, p->ppid);
 	mt_json_str(f, p->exe);
 	fputs(",\n      \"argv\": [", f);
@@ -80,24 +118,11 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 	fprintf(f, ",\n      \"duration_s\": %.6f,\n", mt_process_duration(p));
 	if (p->exited)
 		fprintf(f, "      \"exit_status\": %lld,\n", (long long)p->exit_status);
-	fprintf(f,
-		"      \"totals\": {\n"
-		"        \"allocations\": %llu, \"frees\": %llu, \"allocated_bytes\": %llu,\n"
-		"        \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"peak_time_s\": %.6f,\n"
-		"        \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
-		"        \"temporary_allocations\": %llu, \"unmatched_frees\": %llu,\n"
-		"        \"culled_allocations\": %llu\n      },\n",
-		(unsigned long long)t->allocations, (unsigned long long)t->frees,
-		(unsigned long long)t->allocated_bytes, (unsigned long long)t->peak_bytes,
-		(unsigned long long)t->peak_count,
-		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0,
-		(unsigned long long)t->live_count, (unsigned long long)t->live_bytes,
-		(unsigned long long)t->temporary, (unsigned long long)t->unmatched_frees,
-		(unsigned long long)t->culled);
-	fprintf(f, "      \"lost_events\": %llu,\n      \"lost_by_kind\": {", (unsigned long long)mt_process_lost(p));
-	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
-		fprintf(f, "%s\"%s\": %llu", k ? ", " : "", mt_lost_names[k], (unsigned long long)p->lost[k]);
-	fputs("},\n      \"sites\": [", f);
+	fputs("      \"totals\": ", f);
+	mt_json_totals(f, p);
+	fputs(",\n      ", f);
+	mt_json_lost(f, p);
+	fputs(",\n      \"sites\": [", f);
 
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
 	size_t n;
@@ -128,15 +153,9 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 	}
 	free(sites);
 	fputs(n ? "\n      ],\n" : "],\n", f);
-	fputs("      \"markers\": [", f);
-	for (size_t i = 0; i < p->nmarkers; i++) {
-		fprintf(f, "%s{\"time_s\": %.6f, \"value\": %llu, \"text\": ", i ? ", " : "",
-			p->markers[i].ts > p->start_ts ? (double)(p->markers[i].ts - p->start_ts) / 1e9 : 0.0,
-			(unsigned long long)p->markers[i].value);
-		mt_json_str(f, p->markers[i].text);
-		fputc('}', f);
-	}
-	fputs("],\n", f);
+	fputs("      \"markers\": ", f);
+	mt_json_markers(f, p);
+	fputs(",\n", f);
 	fputs("      \"warnings\": [", f);
 	const char *const *w = mt_sym_warnings(sym);
 	for (int i = 0; w && w[i]; i++) {

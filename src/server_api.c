@@ -339,7 +339,6 @@ static int run_summary(struct req *x)
 	int shown = 0;
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];
-		const struct mt_totals *t = &p->col.t;
 		if (!wants(x, p))
 			continue;
 		fprintf(f, "%s\n  {\"pid\": %u, \"ppid\": %u, \"exe\": ", shown++ ? "," : "", p->pid, p->ppid);
@@ -354,30 +353,13 @@ static int run_summary(struct req *x)
 		if (p->exited)
 			fprintf(f, "\"exit_status\": %lld, ", (long long)p->exit_status);
 		/* the keys and figures of `memtrace report --json` */
-		fprintf(f,
-			"\"sites\": %d,\n   \"totals\": {\"allocations\": %llu, \"frees\": %llu, "
-			"\"allocated_bytes\": %llu,\n    \"peak_bytes\": %llu, \"peak_allocations\": %llu, "
-			"\"peak_time_s\": %.6f,\n    \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
-			"    \"temporary_allocations\": %llu, \"unmatched_frees\": %llu, \"culled_allocations\": %llu},\n",
-			sites_used(p), (unsigned long long)t->allocations, (unsigned long long)t->frees,
-			(unsigned long long)t->allocated_bytes, (unsigned long long)t->peak_bytes,
-			(unsigned long long)t->peak_count,
-			t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0,
-			(unsigned long long)t->live_count, (unsigned long long)t->live_bytes,
-			(unsigned long long)t->temporary, (unsigned long long)t->unmatched_frees,
-			(unsigned long long)t->culled);
-		fprintf(f, "   \"lost_events\": %llu, \"lost_by_kind\": {", (unsigned long long)mt_process_lost(p));
-		for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
-			fprintf(f, "%s\"%s\": %llu", k ? ", " : "", mt_lost_names[k], (unsigned long long)p->lost[k]);
-		fputs("},\n   \"markers\": [", f);
-		for (size_t m = 0; m < p->nmarkers; m++) {
-			fprintf(f, "%s{\"time_s\": %.6f, \"value\": %llu, \"text\": ", m ? ", " : "",
-				p->markers[m].ts > p->start_ts ? (double)(p->markers[m].ts - p->start_ts) / 1e9 : 0.0,
-				(unsigned long long)p->markers[m].value);
-			mt_json_str(f, p->markers[m].text);
-			fputc('}', f);
-		}
-		fputs("]}", f);
+		fprintf(f, "\"sites\": %d,\n   \"totals\": ", sites_used(p));
+		mt_json_totals(f, p);
+		fputs(",\n   ", f);
+		mt_json_lost(f, p);
+		fputs(",\n   \"markers\": ", f);
+		mt_json_markers(f, p);
+		fputc('}', f);
 	}
 	fputs("\n]}\n", f);
 	return 0;
