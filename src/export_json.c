@@ -56,35 +56,6 @@ static void put_secs(FILE *f, const struct mt_process *p, uint64_t ts)
 
 /* ---- the per-process header: identity, totals, sites ---- */
 
-static void totals(FILE *f, const struct mt_totals *t)
-{
-	fprintf(f,
-		"      \"totals\": {\"allocations\": %llu, \"frees\": %llu, \"allocated_bytes\": %llu,\n"
-		"        \"peak_bytes\": %llu, \"peak_allocations\": %llu,\n"
-		"        \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
-		"        \"temporary_allocations\": %llu, \"culled_allocations\": %llu},\n",
-		(unsigned long long)t->allocations, (unsigned long long)t->frees,
-		(unsigned long long)t->allocated_bytes, (unsigned long long)t->peak_bytes,
-		(unsigned long long)t->peak_count, (unsigned long long)t->live_count,
-		(unsigned long long)t->live_bytes, (unsigned long long)t->temporary,
-		(unsigned long long)t->culled);
-}
-
-static void site_figures(FILE *f, const struct mt_site_stats *s)
-{
-	fprintf(f,
-		", \"allocations\": %llu, \"allocated_bytes\": %llu, \"frees\": %llu,\n"
-		"         \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
-		"         \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"temporary_allocations\": %llu,\n"
-		"         \"culled_allocations\": %llu, \"min_size\": %llu, \"max_size\": %llu",
-		(unsigned long long)s->allocations, (unsigned long long)s->allocated_bytes,
-		(unsigned long long)s->frees, (unsigned long long)s->live_count,
-		(unsigned long long)s->live_bytes, (unsigned long long)s->peak_bytes,
-		(unsigned long long)s->peak_count, (unsigned long long)s->temporary,
-		(unsigned long long)s->culled, (unsigned long long)(s->allocations ? s->min_size : 0),
-		(unsigned long long)s->max_size);
-}
-
 /* The process up to its sites; with FIGURES each site carries its figures. */
 static void process_head(FILE *f, const struct mt_process *p, int first, int figures)
 {
@@ -92,16 +63,19 @@ static void process_head(FILE *f, const struct mt_process *p, int first, int fig
 	fprintf(f, "%s    {\n      \"pid\": %u, \"ppid\": %u, \"exe\": ", first ? "" : ",\n", p->pid, p->ppid);
 	mt_json_str(f, p->exe);
 	fprintf(f, ", \"duration_s\": %.6f,\n", mt_process_duration(p));
-	totals(f, &p->col.t);
-	fputs("      \"sites\": [", f);
+	fputs("      \"totals\": ", f);
+	mt_json_totals(f, p);
+	fputs(",\n      \"sites\": [", f);
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
 	int n = 0;
 	for (uint32_t s = 0; s < p->col.nsites; s++) {
 		if (!p->col.sites[s].allocations)
 			continue; /* none of its allocations matched */
 		fprintf(f, "%s\n        {\"id\": %u", n++ ? "," : "", s);
-		if (figures)
-			site_figures(f, &p->col.sites[s]);
+		if (figures) {
+			fputs(", ", f);
+			mt_json_site_figures(f, &p->col.sites[s]);
+		}
 		fputs(",\n         \"frames\": ", f);
 		int k = mt_site_frames(p, sym, s, fr, MAX_FRAMES);
 		mt_json_frames(f, fr, k);

@@ -49,6 +49,8 @@ void mt_json_frames(FILE *f, const struct mt_frame *fr, int n);
  * markers array: as the JSON report writes them (the server's summary too). */
 void mt_json_totals(FILE *f, const struct mt_process *p);
 void mt_json_lost(FILE *f, const struct mt_process *p);
+/* A site's figures, as keys without braces ("allocations": ... "max_size": N). */
+void mt_json_site_figures(FILE *f, const struct mt_site_stats *s);
 void mt_json_markers(FILE *f, const struct mt_process *p);
 
 /* tree.c: memtrail-style text trees of sites, leaf outwards. */

@@ -82,6 +82,21 @@ void mt_json_totals(FILE *f, const struct mt_process *p)
 		(unsigned long long)t->culled);
 }
 
+void mt_json_site_figures(FILE *f, const struct mt_site_stats *s)
+{
+	fprintf(f,
+		"\"allocations\": %llu, \"allocated_bytes\": %llu, \"frees\": %llu,\n"
+		"         \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
+		"         \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"temporary_allocations\": %llu,\n"
+		"         \"culled_allocations\": %llu, \"min_size\": %llu, \"max_size\": %llu",
+		(unsigned long long)s->allocations, (unsigned long long)s->allocated_bytes,
+		(unsigned long long)s->frees, (unsigned long long)s->live_count,
+		(unsigned long long)s->live_bytes, (unsigned long long)s->peak_bytes,
+		(unsigned long long)s->peak_count, (unsigned long long)s->temporary,
+		(unsigned long long)s->culled, (unsigned long long)s->min_size,
+		(unsigned long long)s->max_size);
+}
+
 void mt_json_lost(FILE *f, const struct mt_process *p)
 {
 	fprintf(f, "\"lost_events\": %llu, \"lost_by_kind\": {", (unsigned long long)mt_process_lost(p));
@@ -133,18 +148,9 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 	struct mt_frame fr[256];
 	for (size_t i = 0; i < n; i++) {
 		const struct mt_site_stats *s = &p->col.sites[sites[i]];
-		fprintf(f,
-			"%s\n        {\"allocations\": %llu, \"allocated_bytes\": %llu, \"frees\": %llu,\n"
-			"         \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
-			"         \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"temporary_allocations\": %llu,\n"
-			"         \"culled_allocations\": %llu, \"min_size\": %llu, \"max_size\": %llu,\n"
-			"         \"allocator\": \"%s\", \"allocator_object\": ",
-			i ? "," : "", (unsigned long long)s->allocations, (unsigned long long)s->allocated_bytes,
-			(unsigned long long)s->frees, (unsigned long long)s->live_count,
-			(unsigned long long)s->live_bytes, (unsigned long long)s->peak_bytes,
-			(unsigned long long)s->peak_count, (unsigned long long)s->temporary,
-			(unsigned long long)s->culled, (unsigned long long)s->min_size,
-			(unsigned long long)s->max_size, mt_fn_names[s->fn]);
+		fprintf(f, "%s\n        {", i ? "," : "");
+		mt_json_site_figures(f, s);
+		fprintf(f, ",\n         \"allocator\": \"%s\", \"allocator_object\": ", mt_fn_names[s->fn]);
 		mt_json_str(f, p->site_object[sites[i]]);
 		fputs(",\n         \"frames\": ", f);
 		int k = mt_site_frames(p, sym, sites[i], fr, 256);
