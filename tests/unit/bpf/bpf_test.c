@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bpf_capture_int.h"
+#include "capture/bpf/capture_int.h"
 
 int failures;
 

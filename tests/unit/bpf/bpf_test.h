@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "bpf_capture.h"
+#include "capture/bpf/capture.h"
 
 extern int failures;
 

@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bpf_capture_int.h"
+#include "capture/bpf/capture_int.h"
 
 static void expect(int ret, const char *err, const char *want, const char *what)
 {

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bpf_capture_int.h"
+#include "capture/bpf/capture_int.h"
 
 static int failures;
 

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bpf_capture_int.h"
+#include "capture/bpf/capture_int.h"
 
 struct count {
 	uint32_t pid;

@@ -22,7 +22,7 @@
 #include <errno.h>
 #include <signal.h>
 
-#include "bpf_capture_int.h"
+#include "capture/bpf/capture_int.h"
 
 static uint64_t missed(struct mt_bpf *b, uint32_t pid)
 {

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "bpf_capture_int.h" /* struct mtb_kv */
+#include "capture/bpf/capture_int.h" /* struct mtb_kv */
 
 #define T 4
 #define P 20000

@@ -6,7 +6,7 @@
  * as free + alloc, unmatched frees, culled aggregates, and a table that has
  * to grow and shrink through many blocks.
  */
-#include "collector.h"
+#include "analyse/figures.h"
 
 #include <stdio.h>
 

@@ -5,8 +5,8 @@
  * every earlier chunk and reports the truncation; damaged and foreign files
  * are refused with a reason.
  */
-#include "codec.h"
-#include "format.h"
+#include "format/codec.h"
+#include "format/format.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
  * __LINE__.  Code addresses come from sym_test_here(), which returns its
  * call site (return address - 1), exactly what the recorder hands over.
  */
-#include "symbols.h"
+#include "analyse/symbols.h"
 
 #include <dlfcn.h>
 #include <elf.h>

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "unwind.h"
+#include "capture/shim/unwind.h"
 
 #if defined(__clang__)
 #define NOIPA __attribute__((noinline))

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "unwind.h"
+#include "capture/shim/unwind.h"
 
 #if defined(__clang__)
 #define NOIPA __attribute__((noinline))

@@ -1,0 +1,311 @@
+/*
+ * collector.c - see collector.h for the semantics.
+ *
+ * The live table is open addressing on the block address with linear probing
+ * and backward-shift deletion (no tombstones), so a long run of malloc/free
+ * pairs never degrades it.
+ */
+#include "figures.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static inline uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+void mt_col_init(struct mt_collector *c)
+{
+	memset(c, 0, sizeof *c);
+	c->live_mask = 1023;
+	c->live = xcalloc(c->live_mask + 1, sizeof *c->live);
+	c->threads_mask = 63;
+	c->threads = xcalloc(c->threads_mask + 1, sizeof *c->threads);
+}
+
+void mt_col_destroy(struct mt_collector *c)
+{
+	free(c->sites);
+	free(c->live);
+	free(c->threads);
+	memset(c, 0, sizeof *c);
+}
+
+void mt_col_reserve_site(struct mt_collector *c, uint32_t site)
+{
+	size_t old = c->sites_cap;
+	mt_grow(&c->sites, &c->sites_cap, site, sizeof *c->sites);
+	for (size_t i = old; i < c->sites_cap; i++)
+		c->sites[i].min_size = UINT64_MAX;
+	if (site >= c->nsites)
+		c->nsites = site + 1;
+}
+
+static void live_grow(struct mt_collector *c)
+{
+	struct mt_live *old = c->live;
+	size_t n = c->live_mask + 1;
+	c->live_mask = n * 2 - 1;
+	c->live = xcalloc(n * 2, sizeof *c->live);
+	for (size_t i = 0; i < n; i++) {
+		if (!old[i].ptr)
+			continue;
+		size_t j = mix(old[i].ptr) & c->live_mask;
+		while (c->live[j].ptr)
+			j = (j + 1) & c->live_mask;
+		c->live[j] = old[i];
+	}
+	free(old);
+}
+
+static struct mt_live *live_find(struct mt_collector *c, uint64_t ptr)
+{
+	for (size_t i = mix(ptr) & c->live_mask;; i = (i + 1) & c->live_mask) {
+		if (c->live[i].ptr == ptr)
+			return &c->live[i];
+		if (!c->live[i].ptr)
+			return NULL;
+	}
+}
+
+static void live_remove(struct mt_collector *c, struct mt_live *e)
+{
+	size_t i = (size_t)(e - c->live);
+	for (size_t j = (i + 1) & c->live_mask;; j = (j + 1) & c->live_mask) {
+		if (!c->live[j].ptr)
+			break;
+		size_t home = mix(c->live[j].ptr) & c->live_mask;
+		/* move j into the hole at i if its home is not in (i, j] */
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			c->live[i] = c->live[j];
+			i = j;
+		}
+	}
+	c->live[i].ptr = 0;
+	c->live_used--;
+}
+
+/* Threads are keyed by tid + 1 so that a zeroed slot is empty. */
+static struct mt_thread_last *thread(struct mt_collector *c, uint32_t tid)
+{
+	uint32_t key = tid + 1;
+	for (size_t i = mix(key) & c->threads_mask;; i = (i + 1) & c->threads_mask) {
+		struct mt_thread_last *t = &c->threads[i];
+		if (t->tid == key)
+			return t;
+		if (t->tid)
+			continue;
+		if ((c->threads_used + 1) * 2 <= c->threads_mask + 1) {
+			t->tid = key;
+			t->last_alloc = 0;
+			c->threads_used++;
+			return t;
+		}
+		struct mt_thread_last *old = c->threads;
+		size_t n = c->threads_mask + 1;
+		c->threads_mask = n * 2 - 1;
+		c->threads = xcalloc(n * 2, sizeof *c->threads);
+		for (size_t k = 0; k < n; k++) {
+			if (!old[k].tid)
+				continue;
+			size_t j = mix(old[k].tid) & c->threads_mask;
+			while (c->threads[j].tid)
+				j = (j + 1) & c->threads_mask;
+			c->threads[j] = old[k];
+		}
+		free(old);
+		return thread(c, tid);
+	}
+}
+
+/* Before a site's live figures change: if they last changed no later than
+ * the latest global peak, they are its figures at the peak. */
+static inline void site_touch(struct mt_collector *c, struct mt_site_stats *s)
+{
+	if (s->stamp <= c->peak_seq && c->peak_seq) {
+		s->peak_bytes = s->live_bytes;
+		s->peak_count = s->live_count;
+	}
+	s->stamp = c->seq;
+}
+
+static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr,
+		     uint64_t size, uint32_t site, int fn)
+{
+	mt_col_reserve_site(c, site);
+	struct mt_site_stats *s = &c->sites[site];
+	if (!s->allocations && !s->culled)
+		s->fn = fn;
+	s->allocations++;
+	s->allocated_bytes += size;
+	if (size < s->min_size)
+		s->min_size = size;
+	if (size > s->max_size)
+		s->max_size = size;
+	if (!s->first_ts)
+		s->first_ts = ts;
+	s->last_ts = ts;
+	site_touch(c, s);
+	s->live_bytes += size;
+	s->live_count++;
+
+	struct mt_live *e = live_find(c, ptr);
+	if (e) {
+		/* The block was allocated again without a free we saw (a free
+		 * lost by the capture): count the old one as freed. */
+		struct mt_site_stats *o = &c->sites[e->site];
+		site_touch(c, o);
+		o->live_bytes -= e->size;
+		o->live_count--;
+		o->frees++;
+		c->t.live_bytes -= e->size;
+		c->t.live_count--;
+		c->t.frees++;
+		e->size = size;
+		e->site = site;
+		e->ts = ts;
+	} else {
+		if ((c->live_used + 1) * 4 > (c->live_mask + 1) * 3)
+			live_grow(c);
+		size_t i = mix(ptr) & c->live_mask;
+		while (c->live[i].ptr)
+			i = (i + 1) & c->live_mask;
+		c->live[i] = (struct mt_live){ptr, size, ts, site, 0};
+		c->live_used++;
+	}
+	c->t.allocations++;
+	c->t.allocated_bytes += size;
+	c->t.live_bytes += size;
+	c->t.live_count++;
+	if (c->t.live_bytes > c->t.peak_bytes) {
+		c->t.peak_bytes = c->t.live_bytes;
+		c->t.peak_count = c->t.live_count;
+		c->t.peak_ts = ts;
+		c->peak_seq = c->seq;
+	}
+	thread(c, tid)->last_alloc = ptr;
+}
+
+static void on_free(struct mt_collector *c, uint32_t tid, uint64_t ptr)
+{
+	struct mt_thread_last *t = thread(c, tid);
+	struct mt_live *e = live_find(c, ptr);
+	if (!e) {
+		c->t.unmatched_frees++;
+		t->last_alloc = 0;
+		return;
+	}
+	struct mt_site_stats *s = &c->sites[e->site];
+	if (t->last_alloc == ptr) {
+		s->temporary++;
+		c->t.temporary++;
+	}
+	t->last_alloc = 0;
+	site_touch(c, s);
+	s->live_bytes -= e->size;
+	s->live_count--;
+	s->frees++;
+	c->t.live_bytes -= e->size;
+	c->t.live_count--;
+	c->t.frees++;
+	live_remove(c, e);
+}
+
+static void stamp_time(struct mt_collector *c, uint64_t ts)
+{
+	if (!c->t.first_ts || ts < c->t.first_ts)
+		c->t.first_ts = ts;
+	if (ts > c->t.last_ts)
+		c->t.last_ts = ts;
+}
+
+void mt_col_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr, uint64_t size,
+		  uint32_t site, int fn)
+{
+	c->seq++;
+	stamp_time(c, ts);
+	on_alloc(c, tid, ts, ptr, size, site, fn);
+}
+
+void mt_col_free(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr)
+{
+	c->seq++;
+	stamp_time(c, ts);
+	on_free(c, tid, ptr);
+}
+
+void mt_col_realloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t old, uint64_t ptr,
+		    uint64_t size, uint32_t site, int fn)
+{
+	c->seq++;
+	stamp_time(c, ts);
+	on_free(c, tid, old);
+	c->seq++;
+	on_alloc(c, tid, ts, ptr, size, site, fn);
+}
+
+void mt_col_touch(struct mt_collector *c, uint32_t tid, uint64_t ts)
+{
+	stamp_time(c, ts);
+	thread(c, tid)->last_alloc = 0;
+}
+
+void mt_col_culled(struct mt_collector *c, uint32_t site, uint64_t count, uint64_t bytes,
+		   uint64_t temporary)
+{
+	mt_col_reserve_site(c, site);
+	struct mt_site_stats *s = &c->sites[site];
+	s->allocations += count;
+	s->allocated_bytes += bytes;
+	s->frees += count;
+	s->temporary += temporary;
+	s->culled += count;
+	c->t.allocations += count;
+	c->t.allocated_bytes += bytes;
+	c->t.frees += count;
+	c->t.temporary += temporary;
+	c->t.culled += count;
+}
+
+void mt_col_true_peak(struct mt_collector *c, uint64_t ts, uint64_t bytes, uint64_t count)
+{
+	if (bytes > c->true_peak_bytes) {
+		c->true_peak_bytes = bytes;
+		c->true_peak_count = count;
+		c->true_peak_ts = ts;
+	}
+}
+
+void mt_col_finish(struct mt_collector *c)
+{
+	if (c->finished)
+		return;
+	c->seq++;
+	for (size_t i = 0; i < c->nsites; i++) {
+		struct mt_site_stats *s = &c->sites[i];
+		if (s->stamp <= c->peak_seq && c->peak_seq) {
+			s->peak_bytes = s->live_bytes;
+			s->peak_count = s->live_count;
+		}
+		if (s->min_size == UINT64_MAX)
+			s->min_size = 0;
+	}
+	if (c->true_peak_bytes > c->t.peak_bytes) {
+		c->t.peak_bytes = c->true_peak_bytes;
+		c->t.peak_count = c->true_peak_count;
+		c->t.peak_ts = c->true_peak_ts;
+	}
+	c->finished = 1;
+}
+
+void mt_col_each_live(struct mt_collector *c, void (*fn)(void *ctx, const struct mt_live *), void *ctx)
+{
+	for (size_t i = 0; i <= c->live_mask; i++)
+		if (c->live[i].ptr)
+			fn(ctx, &c->live[i]);
+}

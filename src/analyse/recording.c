@@ -1,0 +1,404 @@
+/*
+ * recording.c - see recording.h.
+ */
+#include "recording.h"
+#include "format/format.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static inline uint64_t mix(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= 0x9e3779b97f4a7c15ull;
+	x ^= x >> 29;
+	return x;
+}
+
+static struct mt_process *process_for(struct mt_recording *rec, uint32_t stream)
+{
+	for (size_t i = 0; i < rec->nprocs; i++)
+		if (rec->procs[i]->stream == stream)
+			return rec->procs[i];
+	mt_grow(&rec->procs, &rec->procs_cap, rec->nprocs, sizeof *rec->procs);
+	struct mt_process *p = xcalloc(1, sizeof *p);
+	p->stream = stream;
+	p->ids_mask = 255;
+	p->ids = xcalloc(p->ids_mask + 1, sizeof *p->ids);
+	p->content_mask = 255;
+	p->by_content = xcalloc(p->content_mask + 1, sizeof *p->by_content);
+	mt_col_init(&p->col);
+	rec->procs[rec->nprocs++] = p;
+	return p;
+}
+
+static uint64_t hash_frames(const uint64_t *f, unsigned n)
+{
+	uint64_t h = n;
+	for (unsigned i = 0; i < n; i++)
+		h = mix(h ^ f[i]);
+	return h;
+}
+
+static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned n, int insert);
+
+static void content_grow(struct mt_process *p)
+{
+	size_t n = p->content_mask + 1;
+	free(p->by_content);
+	p->content_mask = n * 2 - 1;
+	p->by_content = xcalloc(n * 2, sizeof *p->by_content);
+	for (uint32_t s = 0; s < p->col.nsites; s++) {
+		const uint64_t *f = p->frames + p->site_off[s];
+		size_t i = hash_frames(f, p->site_len[s]) & p->content_mask;
+		while (p->by_content[i])
+			i = (i + 1) & p->content_mask;
+		p->by_content[i] = s + 1;
+	}
+}
+
+/* Site of the stack F[0..N): an existing one with the same frames, or a new one. */
+static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned n, int insert)
+{
+	size_t i = hash_frames(f, n) & p->content_mask;
+	for (;; i = (i + 1) & p->content_mask) {
+		uint32_t s = p->by_content[i];
+		if (!s)
+			break;
+		s--;
+		if (p->site_len[s] == n && memcmp(p->frames + p->site_off[s], f, n * sizeof *f) == 0)
+			return s;
+	}
+	(void)insert;
+	uint32_t s = (uint32_t)p->col.nsites;
+	mt_col_reserve_site(&p->col, s);
+	size_t old_cap = p->site_cap;
+	mt_grow(&p->site_off, &p->site_cap, s, sizeof *p->site_off);
+	/* site_len and site_object grow with site_off */
+	p->site_len = xrealloc(p->site_len, p->site_cap * sizeof *p->site_len);
+	p->site_object = xrealloc(p->site_object, p->site_cap * sizeof *p->site_object);
+	memset(p->site_object + old_cap, 0, (p->site_cap - old_cap) * sizeof *p->site_object);
+	mt_grow(&p->frames, &p->frames_cap, p->nframes + n, sizeof *p->frames);
+	memcpy(p->frames + p->nframes, f, n * sizeof *f);
+	p->site_off[s] = (uint32_t)p->nframes;
+	p->site_len[s] = n;
+	p->nframes += n;
+	p->by_content[i] = s + 1;
+	if ((p->col.nsites + 1) * 2 > p->content_mask + 1)
+		content_grow(p);
+	return s;
+}
+
+static void ids_put(struct mt_process *p, uint64_t id, uint32_t site)
+{
+	if ((p->ids_used + 1) * 2 > p->ids_mask + 1) {
+		size_t n = p->ids_mask + 1;
+		__typeof__(p->ids) old = p->ids;
+		p->ids_mask = n * 2 - 1;
+		p->ids = xcalloc(n * 2, sizeof *p->ids);
+		p->ids_used = 0;
+		for (size_t i = 0; i < n; i++)
+			if (old[i].id)
+				ids_put(p, old[i].id, old[i].site);
+		free(old);
+	}
+	size_t i = mix(id) & p->ids_mask;
+	while (p->ids[i].id && p->ids[i].id != id)
+		i = (i + 1) & p->ids_mask;
+	if (!p->ids[i].id)
+		p->ids_used++;
+	p->ids[i].id = id;
+	p->ids[i].site = site;
+}
+
+/* Site of stack id ID; an id never defined gets an empty stack of its own. */
+static uint32_t site_of(struct mt_process *p, uint64_t id)
+{
+	for (size_t i = mix(id) & p->ids_mask; p->ids[i].id; i = (i + 1) & p->ids_mask)
+		if (p->ids[i].id == id)
+			return p->ids[i].site;
+	uint64_t none = 0;
+	/* an unknown stack: a site with a single zero frame ("[unknown]") */
+	uint32_t s = content_lookup(p, &none, 1, 1);
+	ids_put(p, id, s);
+	return s;
+}
+
+static void set_identity(struct mt_process *p, const char *exe, size_t exelen, const char *argv,
+			 size_t argvlen, const char *backend, size_t backendlen)
+{
+	free(p->exe);
+	free(p->backend);
+	p->exe = xstrndup(exe, exelen);
+	p->backend = xstrndup(backend, backendlen);
+	for (int i = 0; i < p->argc; i++)
+		free(p->argv[i]);
+	free(p->argv);
+	p->argc = 0;
+	p->argv = NULL;
+	size_t cap = 0;
+	for (size_t o = 0; o < argvlen;) {
+		const char *a = argv + o;
+		size_t n = strnlen(a, argvlen - o);
+		mt_grow(&p->argv, &cap, (size_t)p->argc, sizeof *p->argv);
+		p->argv[p->argc++] = xstrndup(a, n);
+		o += n + 1;
+	}
+}
+
+static void set_process(struct mt_process *p, const struct mt_event *ev)
+{
+	p->pid = ev->pid;
+	p->ppid = ev->ppid;
+	p->unix_ns = ev->unix_ns;
+	p->start_ts = ev->ts;
+	set_identity(p, ev->exe.s, ev->exe.len, ev->argv.s, ev->argv.len, ev->backend.s, ev->backend.len);
+}
+
+void mt_process_add_module(struct mt_process *p, const char *path, uint64_t bias, uint64_t start,
+			   uint64_t end, const uint8_t *build_id, size_t build_id_len)
+{
+	mt_grow(&p->modules, &p->modules_cap, p->nmodules, sizeof *p->modules);
+	struct mt_module *m = &p->modules[p->nmodules++];
+	m->path = xstrdup(path);
+	m->bias = bias;
+	m->start = start;
+	m->end = end;
+	m->build_id_len = build_id_len;
+	m->build_id = (uint8_t *)xstrndup((const char *)build_id, build_id_len);
+}
+
+static void add_module(struct mt_process *p, const struct mt_event *ev)
+{
+	char *path = xstrndup(ev->path.s, ev->path.len);
+	mt_process_add_module(p, path, ev->bias, ev->start, ev->end, (const uint8_t *)ev->build_id.s,
+			      ev->build_id.len);
+	free(path);
+}
+
+struct mt_process *mt_process_add(struct mt_recording *rec, uint32_t pid, uint32_t ppid,
+				  const char *exe, const char *argv, size_t argv_len, const char *backend)
+{
+	struct mt_process *p = process_for(rec, (uint32_t)rec->nprocs);
+	p->pid = pid;
+	p->ppid = ppid;
+	set_identity(p, exe ? exe : "", exe ? strlen(exe) : 0, argv ? argv : "", argv ? argv_len : 0,
+		     backend, strlen(backend));
+	if (!exe) {
+		/* unknown (the process is gone): the report says null, not "" */
+		free(p->exe);
+		p->exe = NULL;
+	}
+	return p;
+}
+
+void mt_process_site_object(struct mt_process *p, uint32_t site, const char *path, size_t len)
+{
+	const char *found = NULL;
+	for (size_t i = 0; i < p->nobjects && !found; i++)
+		if (strlen(p->objects[i]) == len && !memcmp(p->objects[i], path, len))
+			found = p->objects[i];
+	if (!found) {
+		p->objects = xrealloc(p->objects, (p->nobjects + 1) * sizeof *p->objects);
+		found = p->objects[p->nobjects++] = xstrndup(path, len);
+	}
+	p->site_object[site] = found;
+}
+
+uint32_t mt_process_site(struct mt_process *p, const uint64_t *frames, unsigned n)
+{
+	return content_lookup(p, frames, n, 1);
+}
+
+/* An allocation event, through the hook's gate when there is one. */
+static void feed(struct mt_process *p, const struct mt_load_hook *hook, const struct mt_event *ev)
+{
+	uint32_t site = ev->type == MT_REC_FREE ? UINT32_MAX : site_of(p, ev->stack);
+	enum mt_gate g = hook ? hook->event(hook->ctx, p, ev, site) : MT_GATE_PASS;
+	struct mt_collector *c = &p->col;
+
+	p->events++;
+	if (g == MT_GATE_SKIP) {
+		mt_col_touch(c, ev->tid, ev->ts);
+	} else if (ev->type == MT_REC_ALLOC) {
+		mt_col_alloc(c, ev->tid, ev->ts, ev->ptr, ev->size, site, ev->fn);
+	} else if (ev->type == MT_REC_FREE) {
+		mt_col_free(c, ev->tid, ev->ts, ev->ptr);
+	} else if (g == MT_GATE_PASS) {
+		mt_col_realloc(c, ev->tid, ev->ts, ev->old_ptr, ev->ptr, ev->size, site, ev->fn);
+	} else if (g == MT_GATE_FREE_ONLY) {
+		mt_col_free(c, ev->tid, ev->ts, ev->old_ptr);
+	} else {
+		mt_col_touch(c, ev->tid, ev->ts);
+		mt_col_alloc(c, ev->tid, ev->ts, ev->ptr, ev->size, site, ev->fn);
+	}
+}
+
+/* Decodes one chunk of P's stream.  Returns 0, or -1 if it is malformed. */
+static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, const uint8_t *data, size_t len)
+{
+	struct mt_event ev; /* on the stack: loads may run in several threads (the server) */
+	struct mt_dec d = {data, data + len, p->dec_state};
+	int r;
+	while ((r = mt_dec_next(&d, &ev)) > 0) {
+		switch (ev.type) {
+		case MT_REC_ALLOC:
+		case MT_REC_FREE:
+		case MT_REC_REALLOC:
+			feed(p, hook, &ev);
+			break;
+		case MT_REC_STACK:
+			ids_put(p, ev.stack, content_lookup(p, ev.frames, ev.nframes, 1));
+			break;
+		case MT_REC_MODULE:
+			add_module(p, &ev);
+			break;
+		case MT_REC_PROCESS:
+			set_process(p, &ev);
+			break;
+		case MT_REC_MARKER:
+			mt_grow(&p->markers, &p->markers_cap, p->nmarkers, sizeof *p->markers);
+			p->markers[p->nmarkers++] = (struct mt_marker){ev.ts, ev.value,
+								       xstrndup(ev.text.s, ev.text.len)};
+			break;
+		case MT_REC_LOST:
+			if (ev.value < MT_LOST_KIND_COUNT)
+				p->lost[ev.value] += ev.count;
+			break;
+		case MT_REC_CULLED:
+			if (hook && hook->culled && !hook->culled(hook->ctx, p))
+				break;
+			mt_col_culled(&p->col, site_of(p, ev.stack), ev.count, ev.bytes, ev.temporary);
+			break;
+		case MT_REC_EXIT:
+			p->exited = 1;
+			p->exit_status = ev.status;
+			p->end_ts = ev.ts;
+			break;
+		case MT_REC_MODULES_RESET:
+			break;
+		case MT_REC_EXT:
+			if (ev.ext == MT_EXT_ALLOCATOR)
+				mt_process_site_object(p, site_of(p, ev.stack), ev.path.s, ev.path.len);
+			else
+				mt_col_true_peak(&p->col, ev.ts, ev.bytes, ev.count);
+			break;
+		}
+	}
+	p->dec_state = d.st;
+	return r < 0 ? -1 : 0;
+}
+
+int mt_recording_load(struct mt_recording *rec, const char *path, char *err, size_t errlen)
+{
+	return mt_recording_load_hooked(rec, path, NULL, err, errlen);
+}
+
+int mt_recording_load_hooked(struct mt_recording *rec, const char *path, const struct mt_load_hook *hook,
+			     char *err, size_t errlen)
+{
+	memset(rec, 0, sizeof *rec);
+	rec->path = path;
+	rec->hook = hook;
+	struct mt_file_reader r;
+	if (mt_file_open(&r, path, err, errlen) < 0)
+		return -1;
+	rec->file_size = r.size;
+	uint32_t stream;
+	const uint8_t *data;
+	size_t len;
+	/* Long reads say how far they are, on a terminal, after the first second. */
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int progress = isatty(2), shown = 0;
+	unsigned chunks = 0;
+	while (mt_file_next(&r, &stream, &data, &len) > 0) {
+		if (progress && (++chunks & 7) == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (t.tv_sec - t0.tv_sec >= 1 && r.size) {
+				fprintf(stderr, "\rmemtrace: reading %s: %3d%%", path, (int)(100 * r.offset / r.size));
+				shown = 1;
+			}
+		}
+		struct mt_process *p = process_for(rec, stream);
+		if (decode_chunk(p, hook, data, len) < 0) {
+			/* the chunk's checksum was right, so the writer wrote this */
+			r.truncated = r.corrupt = 1;
+			snprintf(r.why, sizeof r.why, "a malformed record in the chunk before offset %llu",
+				 (unsigned long long)r.offset);
+			break;
+		}
+	}
+	if (shown)
+		fprintf(stderr, "\r\033[K");
+	rec->truncated = r.truncated;
+	snprintf(rec->why, sizeof rec->why, "%s", r.why);
+	int corrupt = r.corrupt;
+	mt_file_close(&r);
+	if (corrupt) {
+		snprintf(err, errlen, "%s is corrupted (%s)", path, rec->why);
+		mt_recording_free(rec);
+		return -1;
+	}
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		struct mt_process *p = rec->procs[i];
+		mt_col_finish(&p->col);
+		if (!p->end_ts || p->end_ts < p->col.t.last_ts)
+			p->end_ts = p->col.t.last_ts > p->start_ts ? p->col.t.last_ts : p->start_ts;
+	}
+	if (rec->nprocs == 0 && rec->truncated) {
+		snprintf(err, errlen, "%s is truncated and holds no complete data (%s)", path, rec->why);
+		mt_recording_free(rec);
+		return -1;
+	}
+	return 0;
+}
+
+void mt_recording_free(struct mt_recording *rec)
+{
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		struct mt_process *p = rec->procs[i];
+		for (size_t m = 0; m < p->nmodules; m++) {
+			free(p->modules[m].path);
+			free(p->modules[m].build_id);
+		}
+		for (size_t m = 0; m < p->nmarkers; m++)
+			free(p->markers[m].text);
+		for (int a = 0; a < p->argc; a++)
+			free(p->argv[a]);
+		free(p->argv);
+		free(p->modules);
+		free(p->markers);
+		free(p->exe);
+		free(p->backend);
+		free(p->frames);
+		free(p->site_off);
+		free(p->site_len);
+		free(p->site_object);
+		for (size_t o = 0; o < p->nobjects; o++)
+			free(p->objects[o]);
+		free(p->objects);
+		free(p->ids);
+		free(p->by_content);
+		mt_col_destroy(&p->col);
+		free(p);
+	}
+	free(rec->procs);
+	memset(rec, 0, sizeof *rec);
+}
+
+uint64_t mt_process_lost(const struct mt_process *p)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < MT_LOST_KIND_COUNT; i++)
+		n += p->lost[i];
+	return n;
+}
+
+double mt_process_duration(const struct mt_process *p)
+{
+	return p->end_ts > p->start_ts ? (double)(p->end_ts - p->start_ts) / 1e9 : 0.0;
+}

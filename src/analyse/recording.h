@@ -1,0 +1,119 @@
+/*
+ * recording.h - reading a recording into per-process figures.
+ *
+ * Every front end (report, the summary of record, exports, the server) reads
+ * recordings through here: it walks the chunks, decodes each process's
+ * stream, merges stacks that are the same into one site, and runs the
+ * collector.  Memory stays bounded by live blocks and sites; events are not
+ * kept.  A truncated file yields what it holds, with `truncated` set.
+ */
+#ifndef MEMTRACE_RECORDING_H
+#define MEMTRACE_RECORDING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/codec.h"
+#include "figures.h"
+
+struct mt_module {
+	char *path;
+	uint64_t bias, start, end;
+	uint8_t *build_id;
+	size_t build_id_len;
+};
+
+struct mt_marker {
+	uint64_t ts, value;
+	char *text;
+};
+
+struct mt_process {
+	uint32_t stream;
+	uint32_t pid, ppid;
+	char *exe, *backend;
+	char **argv;
+	int argc;
+	uint64_t unix_ns, start_ts, end_ts;
+	int exited;          /* an EXIT record was seen */
+	int64_t exit_status; /* >= 0: exit code, < 0: -signal */
+	uint64_t lost[MT_LOST_KIND_COUNT];
+	uint64_t events;
+
+	struct mt_module *modules;
+	size_t nmodules, modules_cap;
+	struct mt_marker *markers;
+	size_t nmarkers, markers_cap;
+
+	/* Sites: distinct stacks; frames of site i are frames[site_off[i] ..+site_len[i]] */
+	uint64_t *frames;
+	size_t nframes, frames_cap;
+	uint32_t *site_off, *site_len;
+	const char **site_object;  /* allocator object of each site, or NULL */
+	char **objects;            /* the distinct object paths (owned) */
+	size_t nobjects;
+	size_t site_cap;
+	struct mt_collector col;
+
+	/* stack id in the stream -> site (hash), stack content -> site (hash) */
+	struct { uint64_t id; uint32_t site; } *ids;
+	size_t ids_mask, ids_used;
+	uint32_t *by_content; /* site + 1, 0 = empty */
+	size_t content_mask;
+
+	/* decoder state carried across chunks */
+	struct mt_enc dec_state;
+};
+
+/* How a load feeds an allocation event to the collector (see mt_load_hook). */
+enum mt_gate { MT_GATE_PASS, MT_GATE_SKIP, MT_GATE_FREE_ONLY, MT_GATE_ALLOC_ONLY };
+
+/* Lets a reader see every allocation event of a load, in stream order, and
+ * decide which the collector takes: the filters of report and export load a
+ * recording whose figures count only the allocations they match.  EVENT is
+ * called for MT_REC_ALLOC, MT_REC_FREE and MT_REC_REALLOC with SITE the
+ * allocation's site (UINT32_MAX for a free); FREE_ONLY and ALLOC_ONLY take
+ * one half of a realloc.  CULLED says whether culled aggregates count (NULL:
+ * they do). */
+struct mt_load_hook {
+	enum mt_gate (*event)(void *ctx, struct mt_process *p, const struct mt_event *ev, uint32_t site);
+	int (*culled)(void *ctx, struct mt_process *p);
+	void *ctx;
+};
+
+struct mt_recording {
+	const char *path;
+	struct mt_process **procs;
+	size_t nprocs, procs_cap;
+	uint64_t file_size;
+	int truncated;
+	char why[200];
+	const struct mt_load_hook *hook;
+};
+
+/* Loads PATH.  Returns 0, or -1 with a one-line reason in ERR (cannot open,
+ * empty, foreign, unsupported version, no readable data at all). */
+int mt_recording_load(struct mt_recording *rec, const char *path, char *err, size_t errlen);
+void mt_recording_free(struct mt_recording *rec);
+/* The same, with every allocation event shown to HOOK first. */
+int mt_recording_load_hooked(struct mt_recording *rec, const char *path, const struct mt_load_hook *hook,
+			     char *err, size_t errlen);
+
+/* Building a recording in memory, for figures that were not read from a file
+ * (the BPF maps of `memtrace sweep` and `top`), so that they are reported by
+ * the same code.  Site figures go straight into p->col.sites[site] and the
+ * totals into p->col.t. */
+struct mt_process *mt_process_add(struct mt_recording *rec, uint32_t pid, uint32_t ppid,
+				  const char *exe, const char *argv, size_t argv_len, const char *backend);
+void mt_process_add_module(struct mt_process *p, const char *path, uint64_t bias, uint64_t start,
+			   uint64_t end, const uint8_t *build_id, size_t build_id_len);
+/* Says that SITE's allocations went to the allocator object PATH. */
+void mt_process_site_object(struct mt_process *p, uint32_t site, const char *path, size_t len);
+/* The site of the stack FRAMES[0..N) (return addresses, leaf first). */
+uint32_t mt_process_site(struct mt_process *p, const uint64_t *frames, unsigned n);
+
+/* Total of every kind of loss of a process. */
+uint64_t mt_process_lost(const struct mt_process *p);
+double mt_process_duration(const struct mt_process *p);
+
+#endif

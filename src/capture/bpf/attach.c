@@ -1,0 +1,974 @@
+/*
+ * bpf_capture_attach.c - which processes are traced and which objects get
+ * probes: /proc/PID/maps, the allocator objects found there (or, before an
+ * exec, through the program's DT_NEEDED), and the uprobe links.
+ *
+ * An object is known by the device and inode /proc/PID/maps gives, so the
+ * same libc mapped by many processes, or at several paths (containers), is
+ * analysed once.  It is opened through /proc/PID/map_files/, which names
+ * exactly the mapped file even when it was deleted or lives in another
+ * mount namespace, or else through /proc/PID/root/PATH.
+ *
+ * Probes are attached per (object, process) with the process as the perf
+ * event's pid filter: the kernel then puts breakpoints into that process
+ * only, and every other process using the same libc runs untouched.  The
+ * BPF programs also check the tgid against the traced map (untracing takes
+ * effect at once, and mt_bpf_trace_all's probes have no pid filter).
+ * Return probes are attached before entry probes and detached after them,
+ * so that no call gets an entry without its return.
+ */
+#include "capture_int.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+/* ---- objects ---------------------------------------------------------- */
+
+static uint64_t obj_key(uint64_t dev, uint64_t ino)
+{
+	return mtb_mix64(dev * 0x9e3779b97f4a7c15ull ^ ino) | 1;
+}
+
+static int obj_find(struct mt_bpf *b, uint64_t dev, uint64_t ino)
+{
+	uint64_t *v = mtb_kv_find(&b->objidx, obj_key(dev, ino), 0);
+
+	if (v && *v && b->objs[*v - 1].dev == dev && b->objs[*v - 1].ino == ino)
+		return (int)*v - 1;
+	return -1;
+}
+
+/* Analyses the file open on FD as object (DEV, INO) named PATH. */
+static int obj_add(struct mt_bpf *b, uint64_t dev, uint64_t ino, const char *path, int fd)
+{
+	b->objs = mtb_grow(b->objs, &b->capobjs, b->nobjs + 1, sizeof(*b->objs));
+	struct mtb_object *o = &b->objs[b->nobjs];
+
+	memset(o, 0, sizeof(*o));
+	o->dev = dev;
+	o->ino = ino;
+	o->path = strdup(path);
+	if (!o->path)
+		abort();
+	o->allocator = fd >= 0 && mtb_elf_analyze(fd, &o->syms) == 1;
+	if (o->allocator && getenv("MEMTRACE_BPF_DEBUG") && strcmp(getenv("MEMTRACE_BPF_DEBUG"), "0")) {
+		for (int f = 0; f < MTB_SYM_COUNT; f++)
+			if (o->syms.found[f])
+				fprintf(stderr, "memtrace: bpf: %s %s: offset 0x%llx probe 0x%llx: %s%s\n",
+					path, mtb_sym_name[f], (unsigned long long)o->syms.offset[f],
+					(unsigned long long)o->syms.probe[f], o->syms.why[f],
+					o->syms.alias_of[f] >= 0 ? " (alias)" : "");
+	}
+	/* Where its code is, for telling its own calls of free apart. */
+	uint32_t idx = (uint32_t)b->nobjs;
+	if (o->allocator && o->syms.found[MTB_FN_FREE] && idx < MTB_MAX_OBJECTS && !o->syms.executable) {
+		struct mtb_objinfo oi = {
+			.free_vaddr = o->syms.vaddr[MTB_FN_FREE] + (o->syms.probe[MTB_FN_FREE] - o->syms.offset[MTB_FN_FREE]),
+			.text_lo = o->syms.text_lo,
+			.text_hi = o->syms.text_hi,
+		};
+		bpf_map_update_elem(b->fd_objinfo, &idx, &oi, BPF_ANY);
+	}
+	*mtb_kv_find(&b->objidx, obj_key(dev, ino), 1) = ++b->nobjs;
+	return (int)b->nobjs - 1;
+}
+
+void mtb_free_objects(struct mt_bpf *b)
+{
+	for (size_t i = 0; i < b->nobjs; i++)
+		free(b->objs[i].path);
+	free(b->objs);
+	mtb_kv_free(&b->objidx);
+}
+
+const char *mt_bpf_object_path(struct mt_bpf *b, uint32_t object)
+{
+	return object < b->nobjs ? b->objs[object].path : NULL;
+}
+
+/* ---- links ------------------------------------------------------------ */
+
+/* What privileges a failure to read a process's files says are missing. */
+static const char *privilege_hint(int e)
+{
+	return e == EACCES || e == EPERM
+		       ? " (needs root, or CAP_SYS_PTRACE, to read what another user's or a setuid process maps)"
+		       : "";
+}
+
+
+static struct mtb_attach *att_find(struct mt_bpf *b, uint32_t obj, pid_t pid)
+{
+	for (size_t i = 0; i < b->natts; i++)
+		if (b->atts[i].object == obj && b->atts[i].pid == pid)
+			return &b->atts[i];
+	return NULL;
+}
+
+/* Destroying a uprobe link waits for an RCU grace period, about 100 ms
+ * here: one after the other, the 19 links of one libc took two seconds to
+ * detach.  From parallel threads the waits overlap; a uprobe_multi link
+ * waits once for all its probes. */
+struct destroy_job {
+	struct mtb_link *links;
+	size_t n;
+	size_t next; /* taken atomically */
+};
+
+static void *destroy_worker(void *arg)
+{
+	struct destroy_job *j = arg;
+
+	for (;;) {
+		size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+		if (i >= j->n)
+			return NULL;
+		if (j->links[i].l)
+			bpf_link__destroy(j->links[i].l);
+		else
+			close(j->links[i].fd);
+	}
+}
+
+static void destroy_links(struct mtb_link *links, size_t n)
+{
+	struct destroy_job j = { .links = links, .n = n };
+	pthread_t t[32];
+	size_t nt = 0;
+
+	while (n > 1 && nt + 1 < n && nt < sizeof(t) / sizeof(t[0]) &&
+	       pthread_create(&t[nt], NULL, destroy_worker, &j) == 0)
+		nt++;
+	destroy_worker(&j); /* this thread helps, or does it all */
+	for (size_t i = 0; i < nt; i++)
+		pthread_join(t[i], NULL);
+}
+
+/* Detaches the attachments for which DROP() is true (all if DROP is NULL):
+ * entry probes first, then the return probes, so that no call that was
+ * seen entering goes without its return; or, with AT_ONCE (closing: no
+ * figure is read afterwards), all in one go. */
+static void detach_where(struct mt_bpf *b, int (*drop)(const struct mtb_attach *a, pid_t pid), pid_t pid,
+			 int at_once)
+{
+	struct mtb_link *links = NULL;
+	size_t n = 0, cap = 0, j = 0;
+
+	for (int phase = 0; phase < 2; phase++) {
+		if (!at_once || phase == 0)
+			n = 0;
+		for (size_t i = 0; i < b->natts; i++) {
+			struct mtb_attach *a = &b->atts[i];
+			if (drop && !drop(a, pid))
+				continue;
+			unsigned k = phase ? a->nret : a->nentry;
+			links = mtb_grow(links, &cap, n + k, sizeof(*links));
+			memcpy(links + n, phase ? a->ret : a->entry, k * sizeof(*links));
+			n += k;
+			if (phase)
+				a->nret = 0;
+			else
+				a->nentry = 0;
+		}
+		if (!at_once || phase == 1)
+			destroy_links(links, n);
+	}
+	free(links);
+	for (size_t i = 0; i < b->natts; i++)
+		if (!(drop ? drop(&b->atts[i], pid) : 1))
+			b->atts[j++] = b->atts[i];
+	b->natts = j;
+}
+
+static int of_pid(const struct mtb_attach *a, pid_t pid)
+{
+	return a->pid == pid;
+}
+
+/* BPF_LINK_CREATE of a uprobe_multi link, by hand (libbpf 1.1 predates
+ * it): the layout of union bpf_attr's link_create in Linux 6.6. */
+struct umulti_attr {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, uflags, pid, pad;
+};
+_Static_assert(sizeof(struct umulti_attr) == 64, "link_create.uprobe_multi layout");
+
+static int umulti_link(struct bpf_program *prog, const char *path, const uint64_t *offsets,
+		       const uint64_t *cookies, uint32_t cnt, int ret, pid_t pid)
+{
+	struct umulti_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_fd = (uint32_t)bpf_program__fd(prog);
+	a.attach_type = MTB_TRACE_UPROBE_MULTI;
+	a.path = (uintptr_t)path;
+	a.offsets = (uintptr_t)offsets;
+	a.cookies = (uintptr_t)cookies;
+	a.cnt = cnt;
+	a.uflags = ret ? 1 /* BPF_F_UPROBE_MULTI_RETURN */ : 0;
+	a.pid = pid > 0 ? (uint32_t)pid : 0;
+	return (int)syscall(__NR_bpf, 28 /* BPF_LINK_CREATE */, &a, sizeof(a));
+}
+
+/* Probes object OBJ, opened by the kernel as PATH, for process PID (-1:
+ * every process). */
+static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *path,
+			 char *err, size_t errlen)
+{
+	struct mtb_object *o = &b->objs[obj];
+	struct mtb_attach a = { .object = obj, .pid = pid };
+	/* multi: each program's probes, gathered */
+	struct bpf_program *progs[4] = { b->p_return, b->p_entry, b->p_free, b->p_new };
+	uint64_t offsets[4][MTB_SYM_COUNT], cookies[4][MTB_SYM_COUNT];
+	uint32_t cnt[4] = { 0 };
+	int e = 0;
+
+	if (att_find(b, obj, pid) || (pid != -1 && att_find(b, obj, -1)))
+		return 0;
+	for (int ret = 1; ret >= 0 && !e; ret--) {
+		for (int f = 0; f < MTB_SYM_COUNT; f++) {
+			int fn = mtb_sym_fn(f);
+
+			/* free and new have no return probe (see memtrace.bpf.c) */
+			if (!o->syms.found[f] || o->syms.alias_of[f] >= 0 ||
+			    (ret && (fn == MTB_FN_FREE || fn == MTB_FN_NEW)))
+				continue;
+			int k = ret ? 0 : fn == MTB_FN_FREE ? 2 : fn == MTB_FN_NEW ? 3 : 1;
+			uint64_t cookie = MTB_COOKIE(obj, fn);
+
+			if (!ret && o->syms.moved[f])
+				cookie |= MTB_COOKIE_REGS(o->syms.argreg[f][0], o->syms.argreg[f][1],
+							  o->syms.argreg[f][2]);
+			if (fn == MTB_FN_NEW)
+				cookie |= MTB_COOKIE_WITH_SIZE(o->syms.size[f]) |
+					  (o->syms.entry_frame[f] ? MTB_COOKIE_ENTRY_FRAME : 0);
+			if (b->multi) {
+				offsets[k][cnt[k]] = o->syms.probe[f];
+				cookies[k][cnt[k]++] = cookie;
+				continue;
+			}
+			LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = ret);
+			struct bpf_link *l = bpf_program__attach_uprobe_opts(progs[k], pid, path,
+									     o->syms.probe[f], &uo);
+			if (!l) {
+				e = errno;
+				break;
+			}
+			if (ret)
+				a.ret[a.nret++] = (struct mtb_link){ .l = l };
+			else
+				a.entry[a.nentry++] = (struct mtb_link){ .l = l };
+		}
+	}
+	/* Return probes first. */
+	for (int k = 0; b->multi && k < 4 && !e; k++) {
+		if (!cnt[k])
+			continue;
+		int fd = umulti_link(progs[k], path, offsets[k], cookies[k], cnt[k], k == 0, pid);
+		if (fd < 0)
+			e = errno;
+		else if (k == 0)
+			a.ret[a.nret++] = (struct mtb_link){ .fd = fd };
+		else
+			a.entry[a.nentry++] = (struct mtb_link){ .fd = fd };
+	}
+	if (e) {
+		const char *hint = e != EACCES && e != EPERM ? ""
+				   : b->multi ? privilege_hint(e)
+					      : " (uprobes through perf events need root or CAP_SYS_ADMIN)";
+
+		if (pid == -1)
+			snprintf(err, errlen, "cannot attach uprobes to %s: %s%s", o->path, strerror(e), hint);
+		else
+			snprintf(err, errlen, "cannot attach uprobes to %s in process %d: %s%s", o->path, (int)pid,
+				 strerror(e), hint);
+		destroy_links(a.entry, a.nentry);
+		destroy_links(a.ret, a.nret);
+		errno = e;
+		return -1;
+	}
+	b->atts = mtb_grow(b->atts, &b->capatts, b->natts + 1, sizeof(*b->atts));
+	b->atts[b->natts++] = a;
+	return 1;
+}
+
+static void detach_pid(struct mt_bpf *b, pid_t pid)
+{
+	detach_where(b, of_pid, pid, 0);
+}
+
+void mtb_detach_all(struct mt_bpf *b)
+{
+	detach_where(b, NULL, 0, 1);
+}
+
+/* ---- processes -------------------------------------------------------- */
+
+/* Start time of PID in clock ticks (field 22 of /proc/PID/stat); 0 if gone. */
+static uint64_t start_time(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* the command may hold anything */
+	if (!p)
+		return 0;
+	unsigned long long v = 0;
+	/* after ") ": state is field 3; start time is field 22 */
+	p += 2;
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (!p || sscanf(p, "%llu", &v) != 1)
+		return 0;
+	return v;
+}
+
+static struct mtb_proc *proc_find(struct mt_bpf *b, pid_t pid)
+{
+	for (size_t i = 0; i < b->nprocs; i++)
+		if (b->procs[i].pid == pid)
+			return &b->procs[i];
+	return NULL;
+}
+
+static void set_bit(int fd, pid_t pid, int on)
+{
+	uint32_t w = (uint32_t)pid / 64;
+	uint64_t v = 0, bit = 1ull << ((uint32_t)pid % 64);
+
+	if (w >= MTB_PID_WORDS || bpf_map_lookup_elem(fd, &w, &v))
+		return;
+	v = on ? v | bit : v & ~bit;
+	bpf_map_update_elem(fd, &w, &v, BPF_ANY);
+}
+
+/* V: MTB_TRACED, MTB_EXCLUDED (from trace_all), or 0 (neither). */
+static void set_traced(struct mt_bpf *b, pid_t pid, uint32_t v)
+{
+	set_bit(b->fd_traced, pid, v == MTB_TRACED);
+	set_bit(b->fd_excluded, pid, v == MTB_EXCLUDED);
+}
+
+/* A mapped file that could not be opened: the one reported, if the process
+ * turns out to map no allocator that could. */
+struct unreadable {
+	char path[PATH_MAX + 32];
+	int err;     /* errno; 0: none */
+	int is_libc;
+};
+
+/* Reads /proc/PID/maps; every executable file mapping not seen before is
+ * analysed, and allocator objects get probes for ATTACH_PID (PID, or -1 for
+ * every process).  *NALLOC counts the allocator objects mapped; UNREAD (may
+ * be NULL) gets a file that could not be opened, libc's first.  Returns the
+ * number of objects newly probed, or -1 with ERR (maps unreadable, attach
+ * failed). */
+static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc, struct unreadable *unread,
+		     char *err, size_t errlen)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+
+	*nalloc = 0;
+	if (!f) {
+		int e = errno;
+		if (e == ENOENT)
+			snprintf(err, errlen, "no such process: %d", (int)pid);
+		else
+			snprintf(err, errlen, "cannot read %s: %s%s", path, strerror(e), privilege_hint(e));
+		errno = e;
+		return -1;
+	}
+	char line[PATH_MAX + 256];
+	int added = 0, ret = 0;
+	uint64_t last_dev = 0, last_ino = 0;
+
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off, ino;
+		unsigned maj, min;
+		char perms[8];
+		int pos = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &lo, &hi, perms, &off, &maj, &min, &ino,
+			   &pos) < 7 || !ino || perms[2] != 'x' || line[pos] != '/')
+			continue;
+		char *name = line + pos;
+		name[strcspn(name, "\n")] = 0;
+		uint64_t dev = makedev(maj, min);
+
+		if (dev == last_dev && ino == last_ino)
+			continue;
+		last_dev = dev;
+		last_ino = ino;
+
+		char mapfile[96], rootpath[PATH_MAX + 32];
+		snprintf(mapfile, sizeof(mapfile), "/proc/%d/map_files/%llx-%llx", (int)pid, lo, hi);
+		snprintf(rootpath, sizeof(rootpath), "/proc/%d/root%s", (int)pid, name);
+		const char *open_path = mapfile;
+		int obj = obj_find(b, dev, ino);
+
+		if (obj < 0) {
+			int fd = open(mapfile, O_RDONLY | O_CLOEXEC);
+			if (fd < 0) {
+				struct stat st;
+				open_path = rootpath;
+				fd = open(rootpath, O_RDONLY | O_CLOEXEC);
+				if (fd < 0) {
+					/* Not analysed, not remembered: whether it can
+					 * be read depends on the process. */
+					int e = errno;
+					const char *base = strrchr(name, '/');
+					int is_libc = base && !strncmp(base, "/libc.so", 8);
+
+					if (unread && (!unread->err || (is_libc && !unread->is_libc))) {
+						snprintf(unread->path, sizeof(unread->path), "%s", rootpath);
+						unread->err = e;
+						unread->is_libc = is_libc;
+					}
+					continue;
+				}
+				if (fstat(fd, &st) || (uint64_t)st.st_ino != ino) {
+					close(fd);
+					fd = -1; /* not the mapped file any more */
+				}
+			}
+			/* Its path without " (deleted)". */
+			char *del = strstr(name, " (deleted)");
+			if (del && !del[10])
+				*del = 0;
+			obj = obj_add(b, dev, ino, name, fd);
+			if (fd >= 0)
+				close(fd);
+		} else if (b->objs[obj].allocator && access(mapfile, R_OK) != 0) {
+			open_path = rootpath;
+		}
+		if (!b->objs[obj].allocator)
+			continue;
+		++*nalloc;
+		int r = attach_object(b, (uint32_t)obj, attach_pid, open_path, err, errlen);
+		if (r < 0 && open_path == mapfile) {
+			/* map_files can be refused to the kernel's path walk
+			 * where it is not to us: try the plain path. */
+			r = attach_object(b, (uint32_t)obj, attach_pid, rootpath, err, errlen);
+		}
+		if (r < 0) {
+			ret = -1;
+			break;
+		}
+		added += r;
+	}
+	if (ret == 0 && ferror(f)) {
+		int e = errno;
+		snprintf(err, errlen, "cannot read %s: %s%s", path, strerror(e), privilege_hint(e));
+		ret = -1;
+	}
+	fclose(f);
+	return ret < 0 ? -1 : added;
+}
+
+static int thread_alive(uint32_t tgid, uint32_t tid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u", tgid, tid);
+	return stat(path, &st) == 0;
+}
+
+/* Frees the call slots of threads that no longer exist: their calls are
+ * missed returns. */
+static void reap_dead_threads(struct mt_bpf *b)
+{
+	for (uint32_t i = 0; i < b->nslots; i++) {
+		struct mtb_call *c = &b->calls[i];
+		uint64_t own = __atomic_load_n(&c->own, __ATOMIC_ACQUIRE);
+
+		if (!own)
+			continue;
+		uint32_t tgid = c->tgid;
+		uint64_t nested = c->nested;
+
+		if (thread_alive(tgid, MTB_OWN_TID(own)) || !mtb_release_slot(c, own))
+			continue;
+		mtb_add_missed(b, tgid, 1 + nested);
+	}
+}
+
+int mt_bpf_trace_pid(struct mt_bpf *b, pid_t pid, char *err, size_t errlen)
+{
+	uint64_t st = pid > 0 ? start_time(pid) : 0;
+
+	if (!st) {
+		snprintf(err, errlen, "no such process: %d", (int)pid);
+		errno = ESRCH;
+		return -1;
+	}
+	if (pid == b->self) {
+		snprintf(err, errlen, "process %d is memtrace itself", (int)pid);
+		errno = EINVAL;
+		return -1;
+	}
+	struct mtb_proc *p = proc_find(b, pid);
+	int fresh = !p || p->start != st || p->exited;
+
+	if (fresh) {
+		if (p) {
+			detach_pid(b, pid);
+			mtb_drop_process(b, (uint32_t)pid);
+		}
+		mtb_reset_stats(b, (uint32_t)pid);
+	}
+	/* Traced before the first probe goes in: no call is half seen. */
+	set_traced(b, pid, MTB_TRACED);
+	int nalloc = 0;
+	struct unreadable unread = { .err = 0 };
+	int r = scan_maps(b, pid, b->all ? -1 : pid, &nalloc, &unread, err, errlen);
+
+	if (r >= 0 && nalloc == 0 && unread.err) {
+		/* Perhaps it does, in what we could not read. */
+		snprintf(err, errlen, "cannot read %s: %s%s", unread.path, strerror(unread.err),
+			 privilege_hint(unread.err));
+		errno = unread.err;
+		r = -1;
+	} else if (r >= 0 && nalloc == 0) {
+		snprintf(err, errlen, "process %d maps no allocator (statically linked without symbols?)",
+			 (int)pid);
+		errno = ENOENT;
+		r = -1;
+	}
+	if (r < 0) {
+		int e = errno;
+		if (!p || fresh) {
+			set_traced(b, pid, 0);
+			detach_pid(b, pid);
+			if (p)
+				p->exited = 1;
+		}
+		errno = e;
+		return -1;
+	}
+	if (!p) {
+		b->procs = mtb_grow(b->procs, &b->capprocs, b->nprocs + 1, sizeof(*b->procs));
+		p = &b->procs[b->nprocs++];
+	}
+	p->pid = pid;
+	p->start = st;
+	p->exited = 0;
+	p->exec_pending = 0;
+	return 0;
+}
+
+/* ---- before an exec --------------------------------------------------- */
+
+static void add_dirs(char ***dirs, size_t *n, size_t *cap, const char *list, const char *origin)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *save = NULL, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		char out[PATH_MAX];
+		const char *o = strstr(d, "$ORIGIN") ? "$ORIGIN" : strstr(d, "${ORIGIN}") ? "${ORIGIN}" : NULL;
+
+		if (o && origin) {
+			const char *at = strstr(d, o);
+			snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - d), d, origin, at + strlen(o));
+		} else if (o) {
+			continue;
+		} else {
+			snprintf(out, sizeof(out), "%s", d);
+		}
+		*dirs = mtb_grow(*dirs, cap, *n + 1, sizeof(char *));
+		(*dirs)[(*n)++] = strdup(out);
+	}
+}
+
+/* Directories of /etc/ld.so.conf and what it includes. */
+static void ld_so_conf(const char *file, char ***dirs, size_t *n, size_t *cap, int depth)
+{
+	FILE *f = fopen(file, "re");
+	char line[PATH_MAX];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *s = line;
+		while (isspace((unsigned char)*s))
+			s++;
+		s[strcspn(s, "#\n")] = 0;
+		for (char *e = s + strlen(s); e > s && isspace((unsigned char)e[-1]);)
+			*--e = 0;
+		if (!*s)
+			continue;
+		if (!strncmp(s, "include", 7) && isspace((unsigned char)s[7])) {
+			char *pat = s + 8;
+			while (isspace((unsigned char)*pat))
+				pat++;
+			glob_t g;
+			if (depth < 4 && glob(pat, 0, NULL, &g) == 0) {
+				for (size_t i = 0; i < g.gl_pathc; i++)
+					ld_so_conf(g.gl_pathv[i], dirs, n, cap, depth + 1);
+				globfree(&g);
+			}
+			continue;
+		}
+		add_dirs(dirs, n, cap, s, NULL);
+	}
+	fclose(f);
+}
+
+/* Opens the object at PATH and, if it defines malloc, probes it for PID. */
+static int attach_path(struct mt_bpf *b, const char *path, pid_t pid, int *found, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	uint64_t dev = makedev(major(st.st_dev), minor(st.st_dev));
+	int obj = obj_find(b, dev, st.st_ino);
+
+	if (obj < 0)
+		obj = obj_add(b, dev, st.st_ino, path, fd);
+	close(fd);
+	if (!b->objs[obj].allocator)
+		return 0;
+	++*found;
+	return attach_object(b, (uint32_t)obj, b->all ? -1 : pid, path, err, errlen) < 0 ? -1 : 0;
+}
+
+int mt_bpf_trace_exec(struct mt_bpf *b, pid_t pid, const char *exe_path, char *err, size_t errlen)
+{
+	uint64_t st = pid > 0 ? start_time(pid) : 0;
+
+	if (!st) {
+		snprintf(err, errlen, "no such process: %d", (int)pid);
+		errno = ESRCH;
+		return -1;
+	}
+	int fd = open(exe_path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "cannot open %s: %s", exe_path, strerror(e));
+		errno = e;
+		return -1;
+	}
+	struct mtb_elf_deps *deps = calloc(1, sizeof(*deps));
+	if (!deps)
+		abort();
+	int is_elf = mtb_elf_deps(fd, deps) == 0;
+	close(fd);
+	if (!is_elf) {
+		snprintf(err, errlen, "%s is not an ELF executable of this machine", exe_path);
+		free(deps);
+		errno = ENOEXEC;
+		return -1;
+	}
+	struct mtb_proc *p = proc_find(b, pid);
+	if (p) {
+		detach_pid(b, pid);
+		mtb_drop_process(b, (uint32_t)pid);
+	}
+	mtb_reset_stats(b, (uint32_t)pid);
+	set_traced(b, pid, MTB_TRACED);
+
+	int found = 0, ret = 0;
+	char origin[PATH_MAX], real[PATH_MAX];
+
+	if (realpath(exe_path, real))
+		snprintf(origin, sizeof(origin), "%s", real);
+	else
+		snprintf(origin, sizeof(origin), "%s", exe_path);
+	char *slash = strrchr(origin, '/');
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(origin, sizeof(origin), ".");
+
+	ret = attach_path(b, exe_path, pid, &found, err, errlen);
+
+	/* The libraries it will load, breadth first, resolved the way ld.so
+	 * does: LD_PRELOAD and /etc/ld.so.preload, then DT_NEEDED searched in
+	 * DT_RPATH (without DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH,
+	 * /etc/ld.so.conf, the default directories. */
+	char **queue = NULL, **dirs = NULL;
+	size_t nq = 0, capq = 0, ndirs = 0, capdirs = 0, qi = 0;
+
+	if (deps->dynamic) {
+		if (deps->rpath[0] && !deps->runpath[0])
+			add_dirs(&dirs, &ndirs, &capdirs, deps->rpath, origin);
+		if (getenv("LD_LIBRARY_PATH"))
+			add_dirs(&dirs, &ndirs, &capdirs, getenv("LD_LIBRARY_PATH"), origin);
+		if (deps->runpath[0])
+			add_dirs(&dirs, &ndirs, &capdirs, deps->runpath, origin);
+		ld_so_conf("/etc/ld.so.conf", &dirs, &ndirs, &capdirs, 0);
+#if defined(__x86_64__)
+		add_dirs(&dirs, &ndirs, &capdirs, "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu", NULL);
+#elif defined(__aarch64__)
+		add_dirs(&dirs, &ndirs, &capdirs, "/lib/aarch64-linux-gnu:/usr/lib/aarch64-linux-gnu", NULL);
+#endif
+		add_dirs(&dirs, &ndirs, &capdirs, "/lib64:/usr/lib64:/lib:/usr/lib", NULL);
+		/* Preloaded objects first, as ld.so loads them: the child
+		 * inherits our environment; and the system-wide list. */
+		char pre[4096] = "";
+		const char *env = getenv("LD_PRELOAD");
+		FILE *pf = fopen("/etc/ld.so.preload", "re");
+
+		if (env)
+			snprintf(pre, sizeof(pre), "%s ", env);
+		if (pf) {
+			size_t l = strlen(pre);
+			size_t got = fread(pre + l, 1, sizeof(pre) - l - 1, pf);
+			pre[l + got] = 0;
+			fclose(pf);
+		}
+		for (char *save = NULL, *t = strtok_r(pre, " :\t\n", &save); t; t = strtok_r(NULL, " :\t\n", &save)) {
+			queue = mtb_grow(queue, &capq, nq + 1, sizeof(char *));
+			queue[nq++] = strdup(t);
+		}
+		for (unsigned i = 0; i < deps->nneeded; i++) {
+			queue = mtb_grow(queue, &capq, nq + 1, sizeof(char *));
+			queue[nq++] = strdup(deps->needed[i]);
+		}
+	}
+	for (; ret == 0 && qi < nq && qi < 256; qi++) {
+		const char *name = queue[qi];
+		int dup = 0;
+
+		for (size_t k = 0; k < qi; k++)
+			dup |= !strcmp(queue[k], name);
+		if (dup)
+			continue;
+		for (size_t d = 0; d < ndirs; d++) {
+			char path[PATH_MAX];
+
+			if (strchr(name, '/'))
+				snprintf(path, sizeof(path), "%s", name);
+			else
+				snprintf(path, sizeof(path), "%s/%s", dirs[d], name);
+			int lfd = open(path, O_RDONLY | O_CLOEXEC);
+			if (lfd < 0)
+				continue;
+			struct mtb_elf_deps *ld = calloc(1, sizeof(*ld));
+			if (!ld)
+				abort();
+			int ok = mtb_elf_deps(lfd, ld) == 0;
+			close(lfd);
+			if (ok) {
+				ret = attach_path(b, path, pid, &found, err, errlen);
+				for (unsigned i = 0; i < ld->nneeded; i++) {
+					queue = mtb_grow(queue, &capq, nq + 1, sizeof(char *));
+					queue[nq++] = strdup(ld->needed[i]);
+				}
+			}
+			free(ld);
+			if (ok)
+				break;
+		}
+	}
+	/* Nothing found through the search (an unusual ld.so setup): the
+	 * program will use the C library we use. */
+	if (ret == 0 && !found && deps->dynamic) {
+		FILE *f = fopen("/proc/self/maps", "re");
+		char line[PATH_MAX + 256];
+
+		while (f && !found && ret == 0 && fgets(line, sizeof(line), f)) {
+			char *name = strchr(line, '/');
+			if (!name || !strstr(line, " r-xp ") || !strstr(name, "/libc.so"))
+				continue;
+			name[strcspn(name, "\n")] = 0;
+			ret = attach_path(b, name, pid, &found, err, errlen);
+		}
+		if (f)
+			fclose(f);
+	}
+	for (size_t i = 0; i < nq; i++)
+		free(queue[i]);
+	free(queue);
+	for (size_t i = 0; i < ndirs; i++)
+		free(dirs[i]);
+	free(dirs);
+
+	if (ret == 0 && !found) {
+		snprintf(err, errlen, "%s defines no allocator and links none (statically linked without symbols?)",
+			 exe_path);
+		errno = ENOENT;
+		ret = -1;
+	}
+	free(deps);
+	if (ret < 0) {
+		int e = errno;
+		set_traced(b, pid, 0);
+		detach_pid(b, pid);
+		if (p)
+			p->exited = 1;
+		errno = e;
+		return -1;
+	}
+	if (!p) {
+		b->procs = mtb_grow(b->procs, &b->capprocs, b->nprocs + 1, sizeof(*b->procs));
+		p = &b->procs[b->nprocs++];
+	}
+	p->pid = pid;
+	p->start = st;
+	p->exited = 0;
+	p->exec_pending = 1;
+	return 0;
+}
+
+/* ---- every process ---------------------------------------------------- */
+
+static int scan_all(struct mt_bpf *b, char *err, size_t errlen)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int added = 0;
+
+	if (!d) {
+		snprintf(err, errlen, "cannot read /proc: %s", strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		int nalloc;
+		char e2[256];
+
+		if (*end || pid <= 0 || pid == b->self)
+			continue;
+		/* Processes that vanish or refuse are skipped; a failed
+		 * attach is reported. */
+		int r = scan_maps(b, (pid_t)pid, -1, &nalloc, NULL, e2, sizeof(e2));
+		if (r > 0)
+			added += r;
+		else if (r < 0 && strstr(e2, "cannot attach")) {
+			snprintf(err, errlen, "%s", e2);
+			closedir(d);
+			return -1;
+		}
+	}
+	closedir(d);
+	return added;
+}
+
+int mt_bpf_trace_all(struct mt_bpf *b, char *err, size_t errlen)
+{
+	b->all = 1;
+	mtb_set_trace_all(b, 1);
+	int r = scan_all(b, err, errlen);
+
+	if (r < 0) {
+		mtb_set_trace_all(b, 0);
+		b->all = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/* trace_all: processes that exited keep nothing. */
+struct gone_walk {
+	struct mt_bpf *b;
+	struct mtb_kv seen; /* tgid + 1 -> 1 alive, 2 gone */
+	uint32_t *gone;
+	size_t n, cap;
+};
+
+static int gone_cb(void *ctx, const void *key, const void *val)
+{
+	struct gone_walk *w = ctx;
+	uint32_t tgid = ((const struct mtb_site_key *)key)->tgid;
+	uint64_t *v = mtb_kv_find(&w->seen, (uint64_t)tgid + 1, 1);
+
+	if (!*v) {
+		char path[32];
+		struct stat st;
+		snprintf(path, sizeof(path), "/proc/%u", tgid);
+		*v = stat(path, &st) == 0 || proc_find(w->b, (pid_t)tgid) ? 1 : 2;
+		if (*v == 2) {
+			w->gone = mtb_grow(w->gone, &w->cap, w->n + 1, sizeof(uint32_t));
+			w->gone[w->n++] = tgid;
+		}
+	}
+	return 0;
+}
+
+int mt_bpf_rescan(struct mt_bpf *b)
+{
+	int added = 0;
+	char err[512];
+
+	reap_dead_threads(b);
+	if (b->all) {
+		int r = scan_all(b, err, sizeof(err));
+		if (r > 0)
+			added += r;
+		struct gone_walk w = { .b = b };
+		if (mtb_map_walk(b->fd_sites, sizeof(struct mtb_site_key), sizeof(struct mtb_site), gone_cb, &w) == 0)
+			for (size_t i = 0; i < w.n; i++)
+				mtb_drop_process(b, w.gone[i]);
+		free(w.gone);
+		mtb_kv_free(&w.seen);
+	}
+	for (size_t i = 0; i < b->nprocs; i++) {
+		struct mtb_proc *p = &b->procs[i];
+		int nalloc;
+
+		if (p->exited)
+			continue;
+		if (start_time(p->pid) != p->start) {
+			/* Exited (or its pid is someone else's now). */
+			detach_pid(b, p->pid);
+			if (!b->all)
+				set_traced(b, p->pid, 0);
+			p->exited = 1;
+			continue;
+		}
+		int r = scan_maps(b, p->pid, b->all ? -1 : p->pid, &nalloc, NULL, err, sizeof(err));
+		if (r > 0)
+			added += r;
+		if (r >= 0)
+			p->exec_pending = 0;
+	}
+	return added;
+}
+
+void mt_bpf_untrace_pid(struct mt_bpf *b, pid_t pid)
+{
+	set_traced(b, pid, b->all ? MTB_EXCLUDED : 0);
+	detach_pid(b, pid);
+	size_t j = 0;
+	for (size_t i = 0; i < b->nprocs; i++)
+		if (b->procs[i].pid != pid)
+			b->procs[j++] = b->procs[i];
+	b->nprocs = j;
+	mtb_drop_process(b, (uint32_t)pid);
+}

@@ -1,0 +1,239 @@
+/*
+ * bpf_capture_int.h - what the files of the BPF capture layer share
+ * (bpf_capture.c: loading, maps, events, sites; bpf_capture_attach.c:
+ * processes, objects, probes; bpf_capture_elf.c: symbols and where each
+ * probe goes).  Not part of the API: tests include it to check pieces.
+ */
+#ifndef MEMTRACE_BPF_CAPTURE_INT_H
+#define MEMTRACE_BPF_CAPTURE_INT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "capture.h"
+#include "memtrace_bpf.h"
+
+/* ---- bpf_capture_elf.c ------------------------------------------------ */
+
+/* The symbols probed: the allocator functions, by function id (MTB_FN_*),
+ * then the variants of C++'s operator new (new, new[]; nothrow, aligned),
+ * whose probes are mt_new's (function id MTB_FN_NEW).  operator delete is
+ * not among them: it frees with free(). */
+#define MTB_SYM_NEW MTB_FN_COUNT
+#define MTB_SYM_COUNT (MTB_FN_COUNT + 8)
+extern const char *const mtb_sym_name[MTB_SYM_COUNT];
+static inline int mtb_sym_fn(int sym)
+{
+	return sym < MTB_SYM_NEW ? sym : MTB_FN_NEW;
+}
+
+/* The symbols an ELF object defines, and where to probe each.  Operator
+ * new is probed where the allocator it calls is somebody else's: in objects
+ * that do not define malloc (libstdc++), and in programs (static ones link
+ * libstdc++ and libc in).  An allocator library's own new (jemalloc,
+ * tcmalloc, mimalloc) allocates without calling its malloc: its calls are
+ * not seen. */
+struct mtb_elf_syms {
+	int found[MTB_SYM_COUNT];
+	uint64_t vaddr[MTB_SYM_COUNT];  /* symbol value */
+	uint64_t size[MTB_SYM_COUNT];
+	uint64_t offset[MTB_SYM_COUNT]; /* file offset of the symbol */
+	uint64_t probe[MTB_SYM_COUNT];  /* file offset of the probe */
+	uint8_t argreg[MTB_SYM_COUNT][3]; /* where the arguments are there */
+	int moved[MTB_SYM_COUNT];       /* argreg is not the calling convention's */
+	/* operator new: the probe (at the entry) is on endbr64 or push %rbp,
+	 * where the kernel's stack walk adds the return address */
+	int entry_frame[MTB_SYM_COUNT];
+	/* Another symbol at the same address (glibc's memalign is
+	 * aligned_alloc): probed once, as the lower index; -1 if none. */
+	int alias_of[MTB_SYM_COUNT];
+	char why[MTB_SYM_COUNT][48];    /* how the probe place was chosen */
+	uint64_t text_lo, text_hi;     /* executable segments (link-time addresses) */
+	int executable;                /* a program (ET_EXEC, or defines main) */
+	int memtrace_shim;             /* libmemtrace-preload.so (exports memtrace_marker) */
+};
+
+/* Reads the dynamic symbols (and .symtab when there is one, for static
+ * executables) of the ELF file open on FD.  Returns 1 if it defines malloc,
+ * free or an operator new to probe (with probe places filled in), 0 if not
+ * (or not an ELF object of this machine), -1 on a read error. */
+int mtb_elf_analyze(int fd, struct mtb_elf_syms *out);
+
+/* What a dynamically linked program needs: DT_NEEDED, DT_RUNPATH, DT_RPATH,
+ * and whether it has an interpreter (PT_INTERP).  0, or -1 if FD is not an
+ * ELF object of this machine. */
+#define MTB_MAX_NEEDED 64
+struct mtb_elf_deps {
+	int dynamic;
+	unsigned nneeded;
+	char needed[MTB_MAX_NEEDED][128];
+	char runpath[1024], rpath[1024];
+};
+int mtb_elf_deps(int fd, struct mtb_elf_deps *out);
+
+/* ---- bpf_capture_place.c ---------------------------------------------- */
+
+/* One x86-64 instruction, as far as placing a probe needs. */
+struct mtb_x86_insn {
+	unsigned len;
+	unsigned emulated : 1; /* the kernel emulates it at a uprobe */
+	unsigned jz : 1;       /* je/jz */
+	unsigned stop : 1;     /* changes %rsp or writes memory through it */
+	int test_reg;          /* `test %r,%r` of one register: r; else -1 */
+	uint16_t writes;       /* general registers it writes (x86 numbering) */
+	int copy_dst, copy_src;/* a 64-bit register-to-register move; else -1 */
+	const char *name;
+};
+/* Decodes the instruction at P (N bytes there): its length, or 0 if it is
+ * not one of the forms this decoder knows completely. */
+unsigned mtb_x86_decode(const uint8_t *p, size_t n, struct mtb_x86_insn *in);
+
+/* A place for a function's probe: the offset from its entry, and the
+ * registers that hold its first three arguments there. */
+#define MTB_PLACE_MAX_STEPS 24
+struct mtb_place {
+	unsigned off;
+	uint8_t argreg[3];
+	/* instruction starts after the entry, up to and including OFF: where a
+	 * jump from elsewhere must not land */
+	unsigned nbounds;
+	uint16_t bounds[MTB_PLACE_MAX_STEPS];
+	char why[48];
+};
+/* The possible places for a function of NARGS arguments whose code is
+ * CODE[0..N), best first, the entry last; NULL_ARG_EXITS: a NULL first
+ * argument makes the call do nothing (free).  Returns how many (<= MAX). */
+unsigned mtb_probe_places(const uint8_t *code, size_t n, unsigned nargs, int null_arg_exits,
+			  struct mtb_place *out, unsigned max);
+
+/* ---- the handle ------------------------------------------------------- */
+
+struct bpf_link;
+struct bpf_program;
+struct memtrace_bpf;
+struct ring_buffer;
+
+/* Open addressing from a 64-bit key (never 0) to a 64-bit value. */
+struct mtb_kv {
+	uint64_t *slot; /* key, value pairs */
+	size_t cap, n;
+};
+
+/* The value slot of KEY (NULL if absent and !ADD; a new slot holds 0). */
+uint64_t *mtb_kv_find(struct mtb_kv *t, uint64_t key, int add);
+void mtb_kv_free(struct mtb_kv *t);
+uint64_t mtb_mix64(uint64_t x);
+
+/* An ELF object that was looked at, allocator or not (device and inode as
+ * /proc/PID/maps gives them). */
+struct mtb_object {
+	uint64_t dev, ino;
+	char *path;          /* as the process names it */
+	int allocator;       /* defines malloc, free or an operator new to probe */
+	struct mtb_elf_syms syms;
+};
+
+/* One link: a libbpf uprobe link (one probe), or the file descriptor of a
+ * uprobe_multi link (every probe of one program on one object). */
+struct mtb_link {
+	struct bpf_link *l;
+	int fd;
+};
+
+/* The probes of one object for one process (pid -1: every process). */
+struct mtb_attach {
+	uint32_t object;
+	pid_t pid;
+	unsigned nentry, nret;
+	struct mtb_link entry[MTB_SYM_COUNT], ret[MTB_SYM_COUNT];
+};
+
+/* A process traced by pid. */
+struct mtb_proc {
+	pid_t pid;
+	uint64_t start;      /* start time (/proc/PID/stat), to notice pid reuse */
+	int exited;          /* its probes are gone; figures kept */
+	int exec_pending;    /* trace_exec: not exec'd yet when last looked at */
+};
+
+/* One distinct stack, interned in user space: id = index + 1. */
+struct mtb_stack {
+	uint64_t hash;
+	unsigned n;
+	uint64_t *frames;
+};
+
+struct mt_bpf {
+	struct memtrace_bpf *skel;
+	struct mt_bpf_opts o;
+	struct bpf_program *p_entry, *p_return, *p_free, *p_new;
+	/* uprobe_multi links (Linux 6.6): one per program and object, whose
+	 * removal waits for one grace period, not one per probe */
+	int multi;
+	int fd_traced, fd_excluded, fd_calls, fd_live, fd_sites, fd_stacks, fd_stats, fd_objinfo;
+	/* the calls array, mapped: one slot per thread (memtrace_bpf.h) */
+	struct mtb_call *calls;
+	uint32_t nslots;
+	size_t calls_bytes;
+	struct ring_buffer *rb;
+	pid_t self;
+	int all;             /* mt_bpf_trace_all */
+	unsigned max_frames; /* frames per stack map entry */
+
+	/* mt_bpf_poll's callback while it runs */
+	mt_bpf_event_fn cb;
+	void *cb_ctx;
+	int delivered;
+
+	struct mtb_object *objs;
+	size_t nobjs, capobjs;
+	struct mtb_kv objidx; /* mix(dev, ino) -> index + 1 */
+
+	struct mtb_attach *atts;
+	size_t natts, capatts;
+
+	struct mtb_proc *procs;
+	size_t nprocs, capprocs;
+
+	/* stacks: kernel stack id -> our id; caller-only keys -> our id */
+	uint32_t *kid;
+	size_t nkid;
+	struct mtb_stack *stacks;
+	size_t nstacks, capstacks;
+	struct mtb_kv stkidx;  /* content hash -> id */
+	struct mtb_kv callkey; /* caller-only kernel key -> id */
+
+	/* missed returns noticed in user space (threads that died inside a
+	 * call), by tgid */
+	struct { uint32_t tgid; uint64_t n; } *missed;
+	size_t nmissed, capmissed;
+};
+
+/* bpf_capture.c: a walk over a hash map by batches; FN returns nonzero to
+ * stop.  0, or -1 with errno. */
+int mtb_map_walk(int fd, size_t ksz, size_t vsz,
+		 int (*fn)(void *ctx, const void *key, const void *val), void *ctx);
+/* Drops every entry of process TGID from the maps (not its stats). */
+void mtb_drop_process(struct mt_bpf *b, uint32_t tgid);
+void mtb_add_missed(struct mt_bpf *b, uint32_t tgid, uint64_t n);
+/* Frees call slot C if it still holds OWN; 1 if it did. */
+int mtb_release_slot(struct mtb_call *c, uint64_t own);
+void mtb_reset_stats(struct mt_bpf *b, uint32_t tgid);
+void mtb_set_trace_all(struct mt_bpf *b, int on);
+void *mtb_grow(void *arr, size_t *cap, size_t need, size_t es);
+
+/* bpf_capture_attach.c */
+void mtb_detach_all(struct mt_bpf *b);
+void mtb_free_objects(struct mt_bpf *b);
+
+/* ---- bpf_capture.c ---------------------------------------------------- */
+
+/* The checks mt_bpf_open makes before loading, against the tree at ROOT
+ * ("/" normally; tests point it elsewhere): privileges, kernel BTF, uprobe
+ * PMU, kernel version.  0 if all is well, else -1 with one line in ERR. */
+int mtb_check_support(const char *root, char *err, size_t errlen);
+
+/* The one line mt_bpf_open gives for a failed load, out of libbpf's log. */
+void mtb_load_error(const char *log, int errnum, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,365 @@
+/*
+ * bpf_capture_elf.c - which allocator functions an ELF object defines (its
+ * dynamic symbols, or .symtab for a static executable), at which file
+ * offsets, where each probe goes (bpf_capture_place.c chooses, this file
+ * checks that no direct jump lands between a function's entry and its
+ * probe), and what a dynamically linked program will load (DT_NEEDED).
+ */
+#include "capture_int.h"
+
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const mtb_sym_name[MTB_SYM_COUNT] = {
+	"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
+	"aligned_alloc", "memalign", "valloc", "pvalloc", "free",
+	/* operator new(size_t) and new[], then with nothrow_t, align_val_t,
+	 * both (Itanium C++ ABI, 64-bit size_t) */
+	"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
+	"_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
+	"_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t",
+};
+
+#define MAX_PLACES 6
+
+/* Arguments of each function (SysV: %rdi, %rsi, %rdx). */
+static const unsigned fn_nargs[MTB_FN_COUNT] = { 1, 2, 2, 3, 3, 2, 2, 1, 1, 1 };
+
+#if defined(__x86_64__)
+static int32_t le32(const uint8_t *p)
+{
+	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+			 (uint32_t)p[3] << 24);
+}
+
+/* Does any direct jump or call in the executable segments of E land on
+ * one of the addresses T (instruction starts between a function's entry
+ * and its probe place, exclusive and inclusive)?  Sets hit[i].  Byte-wise,
+ * not decoded: a false alarm only costs a less good probe place. */
+static void branch_targets(Elf *e, const uint8_t *file, size_t fsize, const uint64_t *t, int *hit, unsigned n)
+{
+	size_t nph;
+
+	if (elf_getphdrnum(e, &nph))
+		return;
+	for (size_t k = 0; k < nph; k++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, k, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (ph.p_offset > fsize || ph.p_filesz > fsize - ph.p_offset)
+			continue;
+		const uint8_t *p = file + ph.p_offset;
+		size_t len = ph.p_filesz;
+
+		for (size_t i = 0; i + 2 <= len; i++) {
+			uint64_t at = ph.p_vaddr + i, dst[3];
+			unsigned nd = 0;
+			uint8_t b = p[i];
+
+			if ((b >= 0x70 && b <= 0x7f) || b == 0xeb)
+				dst[nd++] = at + 2 + (int8_t)p[i + 1];
+			if ((b == 0xe8 || b == 0xe9) && i + 5 <= len)
+				dst[nd++] = at + 5 + (int64_t)le32(p + i + 1);
+			if (b == 0x0f && p[i + 1] >= 0x80 && p[i + 1] <= 0x8f && i + 6 <= len)
+				dst[nd++] = at + 6 + (int64_t)le32(p + i + 2);
+			for (unsigned d = 0; d < nd; d++)
+				for (unsigned j = 0; j < n; j++)
+					if (dst[d] == t[j])
+						hit[j] = 1;
+		}
+	}
+}
+#endif
+
+static int host_machine(void)
+{
+#if defined(__x86_64__)
+	return EM_X86_64;
+#elif defined(__aarch64__)
+	return EM_AARCH64;
+#else
+	return -1;
+#endif
+}
+
+static int sym_by_name(const char *name)
+{
+	for (int f = 0; f < MTB_SYM_COUNT; f++)
+		if (!strcmp(name, mtb_sym_name[f]))
+			return f;
+	return -1;
+}
+
+static int any_new(const struct mtb_elf_syms *out)
+{
+	for (int f = MTB_SYM_NEW; f < MTB_SYM_COUNT; f++)
+		if (out->found[f])
+			return 1;
+	return 0;
+}
+
+/* Looks up our functions in one symbol table; earlier tables win. */
+static void scan_symtab(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, struct mtb_elf_syms *out)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+
+	if (!d || !sh->sh_entsize)
+		return;
+	size_t n = sh->sh_size / sh->sh_entsize;
+
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym s;
+
+		if (!gelf_getsym(d, (int)i, &s))
+			continue;
+		if (GELF_ST_TYPE(s.st_info) != STT_FUNC || s.st_shndx == SHN_UNDEF || !s.st_value)
+			continue;
+		if (GELF_ST_BIND(s.st_info) != STB_GLOBAL && GELF_ST_BIND(s.st_info) != STB_WEAK)
+			continue;
+		const char *name = elf_strptr(e, sh->sh_link, s.st_name);
+		int f = name ? sym_by_name(name) : -1;
+
+		if (name && !strcmp(name, "main"))
+			out->executable = 1;
+		if (name && !strcmp(name, "memtrace_marker"))
+			out->memtrace_shim = 1;
+		if (f < 0 || out->found[f])
+			continue;
+		out->found[f] = 1;
+		out->vaddr[f] = s.st_value;
+		out->size[f] = s.st_size;
+	}
+}
+
+int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (int f = 0; f < MTB_SYM_COUNT; f++)
+		out->alias_of[f] = -1;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -1;
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+	if (!e)
+		return -1;
+	int ret = 0;
+	GElf_Ehdr eh;
+
+	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) || eh.e_machine != host_machine() ||
+	    eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32))
+		goto out;
+
+	/* .dynsym first (what the object exports), then .symtab (static
+	 * executables have nothing else). */
+	for (int pass = 0; pass < 2; pass++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+
+			if (gelf_getshdr(scn, &sh) &&
+			    sh.sh_type == (pass == 0 ? SHT_DYNSYM : SHT_SYMTAB))
+				scan_symtab(e, scn, &sh, out);
+		}
+	}
+	if (eh.e_type == ET_EXEC)
+		out->executable = 1;
+	/* memtrace's own shim exports malloc but is no allocator: it calls
+	 * libc's, which is probed.  Probing it would count every call twice
+	 * and, worse, its return probe would replace the return address the
+	 * shim's unwinder reads with the kernel's trampoline. */
+	if (out->memtrace_shim)
+		goto out;
+	/* An allocator library's own operator new does not call its malloc:
+	 * not probed (see bpf_capture_int.h). */
+	if (out->found[MTB_FN_MALLOC] && !out->executable)
+		for (int f = MTB_SYM_NEW; f < MTB_SYM_COUNT; f++)
+			out->found[f] = 0;
+	if (!out->found[MTB_FN_MALLOC] && !out->found[MTB_FN_FREE] && !any_new(out))
+		goto out;
+
+	/* Symbol value -> file offset, through the executable PT_LOAD. */
+	size_t nph;
+
+	if (elf_getphdrnum(e, &nph)) {
+		ret = -1;
+		goto out;
+	}
+	for (size_t k = 0; k < nph; k++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, k, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (!out->text_hi || ph.p_vaddr < out->text_lo)
+			out->text_lo = ph.p_vaddr;
+		if (ph.p_vaddr + ph.p_memsz > out->text_hi)
+			out->text_hi = ph.p_vaddr + ph.p_memsz;
+	}
+	for (int f = 0; f < MTB_SYM_COUNT; f++) {
+		int ok = 0;
+
+		for (size_t k = 0; out->found[f] && k < nph; k++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(e, k, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+				continue;
+			if (out->vaddr[f] >= ph.p_vaddr && out->vaddr[f] < ph.p_vaddr + ph.p_filesz) {
+				out->offset[f] = out->vaddr[f] - ph.p_vaddr + ph.p_offset;
+				ok = 1;
+				break;
+			}
+		}
+		out->found[f] = ok;
+		out->probe[f] = out->offset[f];
+	}
+	for (int f = 0; f < MTB_SYM_COUNT; f++)
+		for (int g = 0; g < f && out->found[f]; g++)
+			if (out->found[g] && out->alias_of[g] < 0 && out->vaddr[g] == out->vaddr[f]) {
+				out->alias_of[f] = g;
+				break;
+			}
+	if (!out->found[MTB_FN_MALLOC] && !out->found[MTB_FN_FREE] && !any_new(out))
+		goto out;
+	ret = 1;
+
+	size_t fsize;
+	const uint8_t *file = (const uint8_t *)elf_rawfile(e, &fsize);
+
+	/* Operator new is probed at its entry, where the return address is
+	 * the caller's (mt_new).  Is the instruction there one where the
+	 * kernel's stack walk adds it (is_uprobe_at_func_entry)? */
+	for (int f = MTB_SYM_NEW; f < MTB_SYM_COUNT; f++) {
+		if (!out->found[f] || out->alias_of[f] >= 0)
+			continue;
+		snprintf(out->why[f], sizeof(out->why[f]), "entry");
+#if defined(__x86_64__)
+		static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+		const uint8_t *at = file && out->offset[f] + 4 <= fsize ? file + out->offset[f] : NULL;
+
+		out->entry_frame[f] = at && (!memcmp(at, endbr64, 4) || at[0] == 0x55);
+#endif
+	}
+	struct mtb_place places[MTB_FN_COUNT][MAX_PLACES];
+	unsigned nplaces[MTB_FN_COUNT] = { 0 };
+	/* For measuring what the chosen places save (bench-bpf). */
+	const char *at_entry = getenv("MEMTRACE_BPF_PROBE_AT_ENTRY");
+	int entry_only = at_entry && *at_entry && strcmp(at_entry, "0");
+
+	for (int f = 0; f < MTB_FN_COUNT; f++) {
+		if (!out->found[f] || out->alias_of[f] >= 0)
+			continue;
+		size_t n = file && out->offset[f] < fsize ? fsize - out->offset[f] : 0;
+
+		if (out->size[f] && n > out->size[f])
+			n = out->size[f]; /* never past the function's end */
+		if (n > 96)
+			n = 96;
+		nplaces[f] = mtb_probe_places(n ? file + out->offset[f] : NULL, entry_only ? 0 : n, fn_nargs[f],
+					      f == MTB_FN_FREE, places[f], MAX_PLACES);
+	}
+#if defined(__x86_64__)
+	/* A jump into the code the probe was moved past would skip the probe
+	 * or reach it with other registers: such places are out. */
+	uint64_t targets[MTB_FN_COUNT * MAX_PLACES * MTB_PLACE_MAX_STEPS];
+	int hit[MTB_FN_COUNT * MAX_PLACES * MTB_PLACE_MAX_STEPS] = { 0 };
+	unsigned first[MTB_FN_COUNT][MAX_PLACES], nt = 0;
+
+	for (int f = 0; f < MTB_FN_COUNT; f++)
+		for (unsigned k = 0; k < nplaces[f]; k++) {
+			first[f][k] = nt;
+			for (unsigned b = 0; b < places[f][k].nbounds; b++)
+				targets[nt++] = out->vaddr[f] + places[f][k].bounds[b];
+		}
+	if (nt && file)
+		branch_targets(e, file, fsize, targets, hit, nt);
+#endif
+	for (int f = 0; f < MTB_FN_COUNT; f++) {
+		unsigned chosen = nplaces[f] ? nplaces[f] - 1 : 0;
+
+		for (unsigned k = 0; k < nplaces[f]; k++) {
+#if defined(__x86_64__)
+			int jumped_into = 0;
+			for (unsigned b = 0; b < places[f][k].nbounds; b++)
+				jumped_into |= hit[first[f][k] + b];
+			if (jumped_into)
+				continue;
+#endif
+			chosen = k;
+			break;
+		}
+		if (nplaces[f]) {
+			const struct mtb_place *pl = &places[f][chosen];
+
+			out->probe[f] = out->offset[f] + pl->off;
+			memcpy(out->argreg[f], pl->argreg, 3);
+			out->moved[f] = pl->argreg[0] != 7 || (fn_nargs[f] > 1 && pl->argreg[1] != 6) ||
+					(fn_nargs[f] > 2 && pl->argreg[2] != 2);
+			snprintf(out->why[f], sizeof(out->why[f]), "%s%s", pl->why,
+				 chosen ? " (a jump lands further)" : "");
+		}
+	}
+out:
+	elf_end(e);
+	return ret;
+}
+
+int mtb_elf_deps(int fd, struct mtb_elf_deps *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -1;
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+	if (!e)
+		return -1;
+	int ret = -1;
+	GElf_Ehdr eh;
+	size_t nph;
+
+	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) || eh.e_machine != host_machine() ||
+	    elf_getphdrnum(e, &nph))
+		goto out;
+	for (size_t k = 0; k < nph; k++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, k, &ph) && ph.p_type == PT_INTERP)
+			out->dynamic = 1;
+	}
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t n = sh.sh_size / sh.sh_entsize;
+
+		for (size_t i = 0; d && i < n; i++) {
+			GElf_Dyn dyn;
+
+			if (!gelf_getdyn(d, (int)i, &dyn))
+				continue;
+			if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RUNPATH && dyn.d_tag != DT_RPATH)
+				continue;
+			const char *s = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
+
+			if (!s)
+				continue;
+			if (dyn.d_tag == DT_NEEDED && out->nneeded < MTB_MAX_NEEDED)
+				snprintf(out->needed[out->nneeded++], sizeof(out->needed[0]), "%s", s);
+			else if (dyn.d_tag == DT_RUNPATH)
+				snprintf(out->runpath, sizeof(out->runpath), "%s", s);
+			else if (dyn.d_tag == DT_RPATH)
+				snprintf(out->rpath, sizeof(out->rpath), "%s", s);
+		}
+	}
+	ret = 0;
+out:
+	elf_end(e);
+	return ret;
+}

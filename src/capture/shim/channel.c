@@ -1,0 +1,358 @@
+/*
+ * channel.c - where the shim's records go.
+ *
+ * Under `memtrace record` (MEMTRACE_CONNECT set) records go into a ring in a
+ * memfd shared with the recorder (ring.h), which compresses and writes them
+ * on another core: the traced thread only encodes and copies.  Standalone
+ * (plain LD_PRELOAD) the same ring is private and is drained into the output
+ * file by whichever thread finds it full, and at least every second.
+ *
+ * All record writing happens with the channel lock held, which also orders
+ * records of all threads into one stream.  The lock is a spinlock: it is held
+ * for tens of nanoseconds, and a pthread mutex could call into code that
+ * allocates.
+ */
+#include "shim.h"
+#include "format/cull.h"
+#include "format/format.h"
+#include "format/ring.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+struct mt_enc mt_enc_state;
+
+static atomic_int lock;
+static struct mt_ring_hdr *ring;
+static uint8_t *data;
+static uint64_t size, mask, head;
+static int sock = -1;          /* record mode: connection to the recorder */
+static int out_fd = -1;        /* standalone: the recording file */
+static z_stream zs;
+static uint8_t *scratch;
+static size_t scratch_len;
+static char out_path[4096];
+static uint64_t last_flush, commits;
+static struct mt_cull *cull;   /* standalone with MEMTRACE_CULL_TEMPORARY_ALLOCATIONS */
+static uint8_t *cbuf;          /* what the culler let through, not yet written */
+static size_t clen, ccap;
+
+static void cull_emit(void *ctx, const uint8_t *p, size_t n);
+static void start_flusher(void);
+static void mt_channel_flush_partial(void);
+
+void mt_channel_lock(void)
+{
+	for (unsigned spins = 0;; spins++) {
+		if (!atomic_load_explicit(&lock, memory_order_relaxed) &&
+		    !atomic_exchange_explicit(&lock, 1, memory_order_acquire))
+			return;
+		if (spins < 64)
+			mt_cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
+void mt_channel_unlock(void)
+{
+	atomic_store_explicit(&lock, 0, memory_order_release);
+}
+
+static voidpf z_alloc(voidpf opaque, uInt items, uInt sz)
+{
+	(void)opaque;
+	return mt_arena_alloc((size_t)items * sz);
+}
+
+static void z_free(voidpf opaque, voidpf p)
+{
+	/* arena memory is never returned; deflate is set up once per process */
+	(void)opaque;
+	(void)p;
+}
+
+static int make_ring(uint64_t want)
+{
+	int fd = (int)syscall(SYS_memfd_create, "memtrace-ring", 1u /* MFD_CLOEXEC */);
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, (off_t)(MT_RING_HDR + want)) < 0) {
+		close(fd);
+		return -1;
+	}
+	ring = mt_ring_map(fd, want);
+	if (!ring) {
+		close(fd);
+		return -1;
+	}
+	size = want;
+	mask = want - 1;
+	data = mt_ring_data(ring);
+	head = 0;
+	ring->magic = MT_RING_MAGIC;
+	ring->size = want;
+	ring->pid = (uint32_t)getpid();
+	return fd;
+}
+
+static int connect_recorder(int memfd, uint32_t ppid)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	size_t n = strlen(mt_cfg.connect);
+	if (n + 1 > sizeof sa.sun_path)
+		return -1;
+	/* '@' names a socket in the abstract namespace, as ss(8) prints them. */
+	memcpy(sa.sun_path, mt_cfg.connect, n);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = 0;
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -1;
+	if (connect(s, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0)
+		goto fail;
+	struct mt_hello hello = {MT_RING_MAGIC, (uint32_t)getpid(), ppid, size};
+	struct iovec iov = {&hello, sizeof hello};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof u);
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = sizeof u.buf};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &memfd, sizeof memfd);
+	if (sendmsg(s, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof hello)
+		goto fail;
+	return s;
+fail:
+	close(s);
+	return -1;
+}
+
+static int open_output(void)
+{
+	if (!scratch) {
+		scratch_len = mt_chunk_bound(size);
+		scratch = mt_map(scratch_len);
+		zs.zalloc = z_alloc;
+		zs.zfree = z_free;
+		if (!scratch || deflateInit(&zs, 1) != Z_OK)
+			return -1;
+	}
+	if (mt_cfg.cull && !cull) {
+		ccap = size;
+		cbuf = mt_map(ccap);
+		cull = cbuf ? mt_cull_new(mt_cfg.cull_ns, cull_emit, NULL) : NULL;
+		if (cull)
+			mt_cull_set_pending_limit(cull, mt_cfg.cull_pending);
+	}
+	out_fd = mt_file_create(out_path);
+	return out_fd;
+}
+
+/* Standalone, a thread writes out what is buffered twice a second, so that
+ * a program that goes quiet and is then killed loses nothing older than
+ * that.  (Under `memtrace record` the recorder holds the ring instead.) */
+static void *flusher(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct timespec ts = {0, 500000000};
+		nanosleep(&ts, NULL);
+		if (ring && head != ring->tail && mt_now() - last_flush >= 400000000ull)
+			mt_channel_flush_partial();
+	}
+	return NULL;
+}
+
+static void start_flusher(void)
+{
+	pthread_t t;
+	pthread_attr_t a;
+	sigset_t all, old;
+	/* the thread takes no signals meant for the program */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, 64 * 1024);
+	if (pthread_create(&t, &a, flusher, NULL) != 0)
+		mt_log(2, "no flusher thread: the file is written when the buffer fills and at exit");
+	pthread_attr_destroy(&a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+int mt_channel_open(uint32_t ppid)
+{
+	int fd = make_ring(mt_cfg.connect ? MT_RING_DEFAULT_SIZE : (8ull << 20));
+	if (fd < 0) {
+		mt_log(1, "cannot create the event buffer: %s", strerror(errno));
+		return -1;
+	}
+	ring->ppid = ppid;
+	if (mt_cfg.connect) {
+		sock = connect_recorder(fd, ppid);
+		close(fd);
+		if (sock < 0) {
+			mt_log(1, "cannot reach the recorder at %s: %s", mt_cfg.connect, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	close(fd);
+	char prev[sizeof out_path];
+	memcpy(prev, out_path, sizeof prev);
+	mt_expand_path(out_path, sizeof out_path, mt_cfg.output);
+	if (prev[0] && strcmp(prev, out_path) == 0) {
+		/* A followed child whose pattern has no %p: keep files apart. */
+		size_t n = strlen(out_path);
+		mt_expand_path(out_path + n, sizeof out_path - n, ".%p");
+	} else if (strstr(mt_cfg.output, "%p") && access(out_path, F_OK) == 0) {
+		/* One file per process was asked for, and this pid has one: the
+		 * program exec'd itself.  Keep what the old image wrote. */
+		size_t n = strlen(out_path);
+		for (unsigned i = 1; i < 1000 && access(out_path, F_OK) == 0; i++)
+			snprintf(out_path + n, sizeof out_path - n, ".%u", i);
+	}
+	if (open_output() < 0) {
+		mt_log(1, "cannot create %s: %s", out_path, strerror(errno));
+		return -1;
+	}
+	mt_log(3, "writing to %s", out_path);
+	start_flusher();
+	return 0;
+}
+
+static void write_chunk(const uint8_t *p, size_t n)
+{
+	if (n && mt_chunk_write(out_fd, &zs, 0, p, n, scratch, scratch_len) < 0)
+		mt_log(1, "writing %s failed: %s", out_path, strerror(errno));
+}
+
+static void cull_emit(void *ctx, const uint8_t *p, size_t n)
+{
+	(void)ctx;
+	if (clen + n > ccap) {
+		write_chunk(cbuf, clen);
+		clen = 0;
+	}
+	if (n > ccap) {
+		write_chunk(p, n);
+		return;
+	}
+	memcpy(cbuf + clen, p, n);
+	clen += n;
+}
+
+/* Standalone: compresses everything committed into a chunk of the file. */
+static void drain_to_file(int final)
+{
+	uint64_t tail = ring->tail;
+	if ((head == tail && !final) || out_fd < 0)
+		return;
+	if (cull) {
+		mt_cull_feed(cull, data + (tail & mask), head - tail, mt_now(), final);
+		write_chunk(cbuf, clen);
+		clen = 0;
+	} else {
+		write_chunk(data + (tail & mask), head - tail);
+	}
+	ring->tail = head;
+	last_flush = mt_now();
+}
+
+static int recorder_gone(void)
+{
+	struct pollfd p = {sock, POLLRDHUP, 0};
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+uint8_t *mt_channel_reserve(size_t max)
+{
+	if (unlikely(!ring))
+		return NULL;
+	if (likely(size - (head - __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE)) >= max))
+		return data + (head & mask);
+	if (max > size)
+		return NULL;
+	if (sock < 0) {
+		drain_to_file(0);
+		return data + (head & mask);
+	}
+	/* The recorder is behind: wait for it rather than lose events, unless
+	 * it has died, in which case tracing stops. */
+	for (unsigned i = 0;; i++) {
+		struct timespec ts = {0, 200000};
+		nanosleep(&ts, NULL);
+		if (size - (head - __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE)) >= max)
+			return data + (head & mask);
+		if (i % 64 == 63 && recorder_gone()) {
+			mt_enabled = 0;
+			ring->lost[MT_LOST_CONSUMER_GONE]++;
+			return NULL;
+		}
+	}
+}
+
+void mt_channel_commit(uint8_t *end)
+{
+	head += (uint64_t)(end - (data + (head & mask)));
+	__atomic_store_n(&ring->head, head, __ATOMIC_RELEASE);
+	/* Standalone, nobody else drains: keep the file at most a second behind. */
+	if (sock < 0 && (++commits & 1023) == 0 && mt_now() - last_flush > 1000000000ull)
+		drain_to_file(0);
+}
+
+static void mt_channel_flush_partial(void)
+{
+	if (!ring || sock >= 0)
+		return;
+	mt_channel_lock();
+	drain_to_file(0);
+	mt_channel_unlock();
+}
+
+void mt_channel_flush(void)
+{
+	if (!ring || sock >= 0)
+		return;
+	mt_channel_lock();
+	drain_to_file(1);
+	mt_channel_unlock();
+}
+
+void mt_channel_after_fork_child(int follow)
+{
+	/* Only the forking thread exists here, and it holds the lock (taken in
+	 * the prepare handler).  The parent's ring and file are the parent's. */
+	if (sock >= 0)
+		close(sock);
+	if (out_fd >= 0)
+		close(out_fd);
+	sock = out_fd = -1;
+	if (cull) {
+		mt_cull_free(cull);
+		cull = NULL;
+	}
+	clen = 0;
+	if (ring)
+		mt_ring_unmap(ring, size);
+	ring = NULL;
+	memset(&mt_enc_state, 0, sizeof mt_enc_state);
+	if (follow)
+		mt_channel_open((uint32_t)getppid());
+}

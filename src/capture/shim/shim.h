@@ -1,0 +1,83 @@
+/*
+ * shim.h - what the modules of libmemtrace-preload.so share.
+ *
+ * The shim runs inside the traced program.  Its rules: no memory from the
+ * heap it measures (mt_arena_* hands out mmap'd memory), no stdio, no locks
+ * that a signal handler or fork could leave held, and nothing on the
+ * allocation hot path that is not needed to capture the event.
+ */
+#ifndef MEMTRACE_SHIM_H
+#define MEMTRACE_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/codec.h"
+
+#define MT_HIDDEN __attribute__((visibility("hidden")))
+#define likely(x) __builtin_expect(!!(x), 1)
+
+/* The one architecture-specific line outside unwind_<arch>.c: a spin-wait hint. */
+#if defined(__x86_64__) || defined(__i386__)
+#define mt_cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__) || defined(__arm__)
+#define mt_cpu_relax() __asm__ __volatile__("yield" ::: "memory")
+#else
+#define mt_cpu_relax() __asm__ __volatile__("" ::: "memory")
+#endif
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* arena.c: memory that never comes from the traced heap. */
+MT_HIDDEN void *mt_arena_alloc(size_t size); /* zeroed, 16-byte aligned */
+MT_HIDDEN void *mt_map(size_t size);         /* fresh anonymous mapping or NULL */
+MT_HIDDEN void mt_unmap(void *p, size_t size);
+
+/* config.c: the MEMTRACE_* (and MEMORY_PROFILER_*) environment. */
+struct mt_config {
+	char output[4096];        /* output path pattern (standalone mode) */
+	const char *connect;      /* MEMTRACE_CONNECT: recorder socket (record mode) */
+	int follow_forks;
+	int cull;                 /* cull temporary allocations */
+	uint64_t cull_ns;         /* lifetime threshold */
+	uint64_t cull_pending;    /* pending buffer bound */
+	int disabled_by_default;
+	int sigusr1, sigusr2;
+	int precise_timestamps;
+	int zero_memory;
+	uint64_t backtrace_cache_size;
+	int log_level;            /* 0 off, 1 error, 2 warn, 3 info, 4 debug, 5 trace */
+	int log_fd;
+};
+MT_HIDDEN extern struct mt_config mt_cfg;
+MT_HIDDEN void mt_config_load(void);
+MT_HIDDEN void mt_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+MT_HIDDEN int mt_expand_path(char *out, size_t len, const char *pattern);
+
+/* stacktab.c: deduplicates stacks; called with the channel lock held. */
+MT_HIDDEN void mt_stacktab_init(uint64_t capacity);
+MT_HIDDEN void mt_stacktab_reset(void);
+/* Returns the stack's id; *is_new is set when it has not been emitted yet. */
+MT_HIDDEN uint64_t mt_stacktab_intern(const uint64_t *pcs, unsigned n, int *is_new);
+
+/* modules.c: the loaded objects, emitted as MODULE records. */
+MT_HIDDEN void mt_modules_emit_new(void); /* takes the channel lock itself */
+MT_HIDDEN void mt_modules_forget(void);   /* after fork: re-emit everything */
+MT_HIDDEN int mt_read_self_exe(char *buf, size_t len);
+
+/* channel.c: where records go (ring shared with `memtrace record`, or a file). */
+MT_HIDDEN int mt_channel_open(uint32_t ppid);
+MT_HIDDEN void mt_channel_lock(void);
+MT_HIDDEN void mt_channel_unlock(void);
+/* With the lock held: room for MAX more bytes; returns where to write. */
+MT_HIDDEN uint8_t *mt_channel_reserve(size_t max);
+/* With the lock held: the bytes up to END are complete records. */
+MT_HIDDEN void mt_channel_commit(uint8_t *end);
+MT_HIDDEN void mt_channel_flush(void);        /* standalone: write out what is buffered */
+MT_HIDDEN void mt_channel_after_fork_child(int follow);
+MT_HIDDEN extern struct mt_enc mt_enc_state;  /* guarded by the channel lock */
+
+/* preload.c */
+MT_HIDDEN extern int mt_enabled;
+MT_HIDDEN uint64_t mt_now(void);
+
+#endif

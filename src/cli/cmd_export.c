@@ -1,0 +1,157 @@
+/*
+ * cmd_export.c - `memtrace export --format FMT [-o OUT] [FILTERS] FILE`:
+ * a recording, through the report's filters, in another tool's format.
+ */
+#include "commands.h"
+#include "export/export.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+	fputs("usage: memtrace export --format FMT [-o OUT] [options] [filters] FILE\n"
+	      "\n"
+	      "Writes the recording FILE in another tool's format, to OUT or standard\n"
+	      "output.  FMT is one of:\n",
+	      f);
+	for (const struct mt_exporter *e = mt_exporters; e->name; e++)
+		fprintf(f, "  %-11s %s\n", e->name, e->what);
+	fputs("\n"
+	      "options:\n"
+	      "  -f, --format FMT   the format (required)\n"
+	      "  -o, --output OUT   write to OUT (written whole, then renamed into place)\n"
+	      "  --weight W         what flamegraph widths measure (folded, svg, speedscope,\n"
+	      "                     gprof2dot): bytes (allocated, default), allocations,\n"
+	      "                     leaked (bytes), peak (bytes live at the peak), temporary\n"
+	      "  --per-site         json: one entry per call site instead of per allocation\n"
+	      "  --pid PID          only process PID of a multi-process recording (formats\n"
+	      "                     with one process per file take the first by default)\n"
+	      "  -h, --help         show this help\n"
+	      "\n",
+	      f);
+	fputs(mt_filter_help, f);
+}
+
+static const struct mt_exporter *find_format(const char *name)
+{
+	for (const struct mt_exporter *e = mt_exporters; e->name; e++)
+		if (!strcmp(e->name, name))
+			return e;
+	return NULL;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static struct mt_filter filt; /* reachable until exit; freed at the end */
+	struct mt_export_ctx x = {.pid = -1, .weight = MT_W_BYTES, .out = stdout};
+	const struct mt_exporter *fmt = NULL;
+	const char *file = NULL, *out = NULL, *val;
+	int r;
+	mt_filter_init(&filt);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if ((r = mt_filter_arg(&filt, "export", argc, argv, &i)) != 0) {
+			if (r < 0)
+				return MT_EXIT_USAGE;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			mt_filter_free(&filt);
+			return MT_EXIT_OK;
+		} else if (mt_arg(argc, argv, &i, "-f", "--format", &val)) {
+			if (!val)
+				return mt_usage_error("export", "--format needs a format");
+			if (!(fmt = find_format(val)))
+				return mt_usage_error("export", "--format: unknown format '%s'", val);
+		} else if (mt_arg(argc, argv, &i, "-o", "--output", &val)) {
+			if (!val || !*val)
+				return mt_usage_error("export", "-o needs a file name");
+			out = val;
+		} else if (mt_arg(argc, argv, &i, NULL, "--weight", &val)) {
+			int found = 0;
+			for (int w = 0; w <= MT_W_TEMPORARY && val && !found; w++)
+				if (!strcmp(val, mt_weight_names[w]))
+					x.weight = (enum mt_weight)w, found = 1;
+			if (!found)
+				return mt_usage_error("export", "--weight: '%s' is none of bytes, allocations, "
+						      "leaked, peak, temporary", val ? val : "");
+			x.weight_set = 1;
+		} else if (!strcmp(a, "--per-site")) {
+			x.per_site = 1;
+		} else if (mt_arg(argc, argv, &i, NULL, "--pid", &val)) {
+			uint64_t pid;
+			if (!val || mt_parse_u64(val, &pid) || pid > 0x7fffffff)
+				return mt_usage_error("export", "--pid needs a process id");
+			x.pid = (long)pid;
+		} else if (a[0] == '-' && a[1]) {
+			return mt_usage_error("export", "unknown option '%s'", a);
+		} else if (file) {
+			return mt_usage_error("export", "more than one recording given ('%s' and '%s')", file, a);
+		} else {
+			file = a;
+		}
+	}
+	if (!fmt)
+		return mt_usage_error("export", "no --format given");
+	if (!file)
+		return mt_usage_error("export", "no recording given");
+	if (!out && fmt->binary && isatty(1))
+		return mt_usage_error("export", "the %s format is binary: give -o FILE or redirect the output",
+				      fmt->name);
+
+	struct mt_selection sel;
+	char err[512];
+	if (mt_select_load(&sel, file, &filt, err, sizeof err) < 0) {
+		mt_error("%s", err);
+		mt_filter_free(&filt);
+		return MT_EXIT_RUNTIME;
+	}
+	x.sel = &sel;
+	if (sel.all.truncated)
+		mt_warning("%s is truncated (%s); exporting what it holds", file, sel.all.why);
+	int found = x.pid < 0;
+	for (size_t i = 0; i < sel.matched.nprocs; i++)
+		found |= mt_export_wants(&x, sel.matched.procs[i]);
+	char *tmp = NULL;
+	int status = MT_EXIT_RUNTIME;
+	if (!found) {
+		mt_error("%s has no process %ld", file, x.pid);
+		goto done;
+	}
+	if (out) {
+		size_t n = strlen(out) + 16;
+		tmp = xmalloc(n);
+		snprintf(tmp, n, "%s.tmp%d", out, (int)getpid());
+		if (!(x.out = fopen(tmp, "w"))) {
+			mt_error("cannot write %s: %s", out, strerror(errno));
+			goto done;
+		}
+		x.out_path = out;
+	}
+	err[0] = 0;
+	r = fmt->run(&x, err, sizeof err);
+	if (fflush(x.out) != 0 || ferror(x.out)) {
+		mt_error("cannot write %s: output error", out ? out : "the export");
+		r = -2;
+	} else if (r < 0) {
+		mt_error("%s", err[0] ? err : "export failed");
+	}
+	if (out) {
+		fclose(x.out);
+		if (r == 0 && rename(tmp, out) < 0) {
+			mt_error("cannot write %s: %s", out, strerror(errno));
+			r = -2;
+		}
+		if (r != 0)
+			unlink(tmp);
+	}
+	status = r == 0 ? MT_EXIT_OK : MT_EXIT_RUNTIME;
+done:
+	free(tmp);
+	mt_select_free(&sel);
+	mt_filter_free(&filt);
+	return status;
+}

@@ -1,0 +1,305 @@
+/*
+ * cmd_server.c - `memtrace server [--listen ADDR:PORT] FILE...`: loads the
+ * recordings, symbolizes their call sites once, and serves them over HTTP
+ * (server.c) with bytehound's REST API (server_api.c) until stopped.
+ */
+#include "commands.h"
+#include "report/report.h"
+#include "server/server.h"
+#include "base/util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+	"usage: memtrace server [--listen ADDR:PORT] FILE...\n"
+	"\n"
+	"Loads the recordings FILE... and serves them over HTTP: a REST API after\n"
+	"bytehound's (JSON listings of allocations and call sites, a call tree,\n"
+	"memory over time, flamegraph and heaptrack exports, every one narrowed by\n"
+	"bytehound's allocation filters) and a page to open in a browser.  The\n"
+	"recordings are numbered 0, 1, ... in the order given; `last` names the last.\n"
+	"\n"
+	"options:\n"
+	"  -l, --listen ADDR:PORT  where to listen (default 127.0.0.1:8080); ADDR may\n"
+	"                          be a name or [IPv6]; PORT alone means 127.0.0.1\n"
+	"  -i, --interface ADDR    the address alone (bytehound's option)\n"
+	"  -p, --port PORT         the port alone (bytehound's option)\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Only this machine can connect unless ADDR says otherwise: the data shows\n"
+	"what the traced programs did.  SIGINT or SIGTERM stops the server.\n"
+	"Endpoints and their parameters: memtrace-server(1).\n";
+
+static int set_port(const char *v, char *port, size_t len)
+{
+	uint64_t n;
+	if (!v || strlen(v) > 5 || strspn(v, "0123456789") != strlen(v) || mt_parse_u64(v, &n) || n > 65535)
+		return -1;
+	snprintf(port, len, "%s", v);
+	return 0;
+}
+
+/* "HOST:PORT", "[IPV6]:PORT", "PORT" (loopback) or "HOST" (port 8080). */
+static int parse_listen(const char *v, char *host, size_t hlen, char *port, size_t plen)
+{
+	const char *colon;
+	if (!v || !*v)
+		return -1;
+	if (strspn(v, "0123456789") == strlen(v))
+		return set_port(v, port, plen);
+	if (v[0] == '[') {
+		const char *end = strchr(v, ']');
+		if (!end || end == v + 1 || (end[1] && end[1] != ':') || (size_t)(end - v) > hlen)
+			return -1;
+		snprintf(host, hlen, "%.*s", (int)(end - v - 1), v + 1);
+		return end[1] ? set_port(end + 2, port, plen) : 0;
+	}
+	colon = strchr(v, ':');
+	if (colon && strchr(colon + 1, ':'))
+		return -1; /* a bare IPv6 address: its colons are ambiguous */
+	size_t n = colon ? (size_t)(colon - v) : strlen(v);
+	if (!n || n >= hlen)
+		return -1;
+	snprintf(host, hlen, "%.*s", (int)n, v);
+	return colon ? set_port(colon + 1, port, plen) : 0;
+}
+
+static int is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+	return 0;
+}
+
+/* The URL a browser on this machine opens for the bound address SS. */
+static void make_url(struct srv_state *st, const struct sockaddr_storage *ss)
+{
+	char addr[INET6_ADDRSTRLEN] = "";
+	unsigned port;
+	int v6 = ss->ss_family == AF_INET6;
+	if (v6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+		inet_ntop(AF_INET6, &s6->sin6_addr, addr, sizeof addr);
+		port = ntohs(s6->sin6_port);
+		if (IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr))
+			snprintf(addr, sizeof addr, "::1");
+	} else {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+		inet_ntop(AF_INET, &s4->sin_addr, addr, sizeof addr);
+		port = ntohs(s4->sin_port);
+		if (s4->sin_addr.s_addr == htonl(INADDR_ANY))
+			snprintf(addr, sizeof addr, "127.0.0.1");
+	}
+	snprintf(st->url, sizeof st->url, "http://%s%s%s:%u/", v6 ? "[" : "", addr, v6 ? "]" : "", port);
+}
+
+/* Binds and listens on HOST:PORT.  Returns the socket, or -1 after an
+ * error message. */
+static int open_listener(struct srv_state *st, const char *host, const char *port, int *family)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV}, *res, *ai;
+	int rc = getaddrinfo(host, port, &hints, &res);
+	if (rc) {
+		mt_error("cannot listen on %s:%s: %s", host, port, gai_strerror(rc));
+		return -1;
+	}
+	int fd = -1, err = 0;
+	for (ai = res; ai && fd < 0; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd < 0) {
+			err = err ? err : errno;
+			continue;
+		}
+		int one = 1;
+		/* a restarted server may take the port of one that just stopped;
+		 * a server still running keeps it (bind fails) */
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+			err = err ? err : errno;
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		*family = ai->ai_family;
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		mt_error("cannot listen on %s:%s: %s", host, port, strerror(err ? err : EADDRNOTAVAIL));
+		return -1;
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	getsockname(fd, (struct sockaddr *)&ss, &sl);
+	st->loopback = is_loopback(&ss);
+	make_url(st, &ss);
+	return fd;
+}
+
+/* ---- loading ---- */
+
+/* Symbolizes every site of P once, so that requests only read frames. */
+static void symbolize(struct srv_proc *sp, const struct mt_process *p, const char *path, int *shown,
+		      const struct timespec *t0)
+{
+	static struct mt_frame fr[SRV_MAX_FRAMES]; /* loading is single-threaded */
+	size_t nframes = 0, cap = 0;
+	int tty = isatty(2);
+	sp->sym = mt_process_symbolizer(p);
+	sp->nsites = p->col.nsites;
+	sp->site_off = xcalloc(sp->nsites + 1, sizeof *sp->site_off);
+	sp->site_len = xcalloc(sp->nsites + 1, sizeof *sp->site_len);
+	for (uint32_t s = 0; s < sp->nsites; s++) {
+		int n = mt_site_frames(p, sp->sym, s, fr, SRV_MAX_FRAMES);
+		if (nframes + (size_t)n + 1 >= cap) {
+			cap = (nframes + (size_t)n + 1) * 2;
+			sp->frames = xrealloc(sp->frames, cap * sizeof *sp->frames);
+		}
+		memcpy(sp->frames + nframes, fr, (size_t)n * sizeof *fr);
+		sp->site_off[s] = (uint32_t)nframes;
+		sp->site_len[s] = (uint32_t)n;
+		nframes += (size_t)n;
+		if ((uint32_t)n > sp->max_depth)
+			sp->max_depth = (uint32_t)n;
+		if (tty && (s & 255) == 255) {
+			struct timespec t;
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (t.tv_sec - t0->tv_sec >= 1) {
+				fprintf(stderr, "\rmemtrace: symbolizing %s: %3d%%", path, (int)(100.0 * s / sp->nsites));
+				*shown = 1;
+			}
+		}
+	}
+}
+
+static int load_file(struct srv_file *f, size_t id, const char *path)
+{
+	char err[512];
+	f->path = path;
+	if (mt_select_load(&f->sel, path, NULL, err, sizeof err) < 0) {
+		mt_error("%s", err);
+		return -1;
+	}
+	if (f->sel.all.truncated)
+		mt_warning("%s is truncated (%s); serving what it holds", path, f->sel.all.why);
+	const struct mt_recording *rec = &f->sel.all;
+	f->procs = xcalloc(rec->nprocs ? rec->nprocs : 1, sizeof *f->procs);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int shown = 0;
+	uint64_t allocs = 0;
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		symbolize(&f->procs[i], rec->procs[i], path, &shown, &t0);
+		allocs += rec->procs[i]->col.t.allocations;
+	}
+	if (shown)
+		fprintf(stderr, "\r\033[K");
+	char a[32];
+	const struct mt_process *p = rec->nprocs ? rec->procs[0] : NULL;
+	fprintf(stderr, "memtrace: %zu: %s: ", id, path);
+	if (p)
+		fprintf(stderr, "pid %u %s, ", p->pid, p->exe ? p->exe : "?");
+	if (rec->nprocs > 1)
+		fprintf(stderr, "%zu more processes, ", rec->nprocs - 1);
+	fprintf(stderr, "%s allocations\n", mt_fmt_count(allocs, a));
+	return 0;
+}
+
+static void free_files(struct srv_state *st)
+{
+	for (size_t i = 0; i < st->nfiles; i++) {
+		struct srv_file *f = &st->files[i];
+		for (size_t k = 0; f->procs && k < f->sel.all.nprocs; k++) {
+			struct srv_proc *sp = &f->procs[k];
+			if (sp->sym)
+				mt_sym_free(sp->sym);
+			free(sp->frames);
+			free(sp->site_off);
+			free(sp->site_len);
+		}
+		free(f->procs);
+		if (f->path)
+			mt_select_free(&f->sel);
+	}
+	free(st->files);
+}
+
+int cmd_server(int argc, char **argv)
+{
+	char host[256] = "127.0.0.1", port[8] = "8080";
+	const char *val;
+	char **files = xcalloc((size_t)argc, sizeof *files);
+	size_t nfiles = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage_text, stdout);
+			free(files);
+			return MT_EXIT_OK;
+		} else if (mt_arg(argc, argv, &i, "-l", "--listen", &val)) {
+			if (parse_listen(val, host, sizeof host, port, sizeof port) < 0) {
+				free(files);
+				return mt_usage_error("server", "--listen: '%s' is not ADDR:PORT", val ? val : "");
+			}
+		} else if (mt_arg(argc, argv, &i, "-i", "--interface", &val)) {
+			if (!val || !*val || strlen(val) >= sizeof host) {
+				free(files);
+				return mt_usage_error("server", "--interface needs an address");
+			}
+			snprintf(host, sizeof host, "%s", val);
+		} else if (mt_arg(argc, argv, &i, "-p", "--port", &val)) {
+			if (set_port(val, port, sizeof port) < 0) {
+				free(files);
+				return mt_usage_error("server", "--port: '%s' is not a port number", val ? val : "");
+			}
+		} else if (!strcmp(a, "--")) {
+			while (++i < argc)
+				files[nfiles++] = argv[i];
+		} else if (a[0] == '-' && a[1]) {
+			free(files);
+			return mt_usage_error("server", "unknown option '%s'", a);
+		} else {
+			files[nfiles++] = argv[i];
+		}
+	}
+	if (!nfiles) {
+		free(files);
+		return mt_usage_error("server", "no recording given");
+	}
+
+	struct srv_state st = {0};
+	int family = AF_INET, status = MT_EXIT_RUNTIME;
+	mt_catch_stop_signals();
+	/* the port first: a busy one is known before minutes of loading */
+	int fd = open_listener(&st, host, port, &family);
+	if (fd < 0) {
+		free(files);
+		return MT_EXIT_RUNTIME;
+	}
+	pthread_mutex_init(&st.heavy, NULL);
+	st.files = xcalloc(nfiles, sizeof *st.files);
+	for (size_t i = 0; i < nfiles; i++) {
+		if (mt_stop || load_file(&st.files[i], i, files[i]) < 0) {
+			close(fd);
+			status = mt_stop ? MT_EXIT_OK : MT_EXIT_RUNTIME;
+			goto done;
+		}
+		st.nfiles++;
+	}
+	status = srv_run(&st, fd, family) == 0 ? MT_EXIT_OK : MT_EXIT_RUNTIME;
+done:
+	free_files(&st);
+	pthread_mutex_destroy(&st.heavy);
+	free(files);
+	return status;
+}

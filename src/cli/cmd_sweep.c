@@ -1,0 +1,179 @@
+/*
+ * cmd_sweep.c - `memtrace sweep`: a leak sweep of the whole machine.
+ *
+ * Every process that maps a traced allocator is watched for --duration
+ * (processes started meanwhile and libcs at other paths, as in containers,
+ * included); at the end, the call sites whose allocations are still
+ * outstanding and older than --min-age are ranked across the system.  The
+ * JSON form is the report schema, one entry per process.
+ */
+#include "collect/bpf_stream.h"
+#include "commands.h"
+#include "collect/watch.h"
+#include "report/report.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+	"usage: memtrace sweep [options]\n"
+	"\n"
+	"Watches every process on the machine that uses a traced allocator and\n"
+	"reports the call sites whose allocations are still outstanding at the\n"
+	"end, older than --min-age, ranked across the system.  Needs root or\n"
+	"CAP_BPF and CAP_PERFMON.\n"
+	"\n"
+	"options:\n"
+	"  --duration S       how long to watch (default 10)\n"
+	"  --min-age S        only allocations at least S seconds old at the end\n"
+	"                     (default 1: younger ones are likely still in use)\n"
+	"  -n, --top N        call sites shown (default 20)\n"
+	"  --json             print the JSON report (memtrace-report(1) schema)\n"
+	"  -o, --output FILE  also write a recording of every event\n"
+	"  --max-live N       entries of the kernel's map of live blocks (default\n"
+	"                     1048576); a full map is counted as a loss\n"
+	"  --max-stacks N     entries of the kernel's stack map (default 65536)\n"
+	"  -h, --help         show this help\n";
+
+struct ranked {
+	struct mt_process *p;
+	uint32_t site;
+};
+
+static int by_leak(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+	uint64_t bx = x->p->col.sites[x->site].live_bytes, by = y->p->col.sites[y->site].live_bytes;
+	return bx == by ? 0 : bx > by ? -1 : 1;
+}
+
+static void print_text(struct mt_recording *snap, long top, double duration, double min_age)
+{
+	size_t n = 0, cap = 0;
+	struct ranked *v = NULL;
+	uint64_t total = 0;
+	for (size_t i = 0; i < snap->nprocs; i++) {
+		struct mt_process *p = snap->procs[i];
+		for (uint32_t s = 0; s < p->col.nsites; s++)
+			if (p->col.sites[s].live_count) {
+				mt_grow(&v, &cap, n, sizeof *v);
+				v[n++] = (struct ranked){p, s};
+				total += p->col.sites[s].live_bytes;
+			}
+	}
+	qsort(v, n, sizeof *v, by_leak);
+	char a[32], b[32];
+	size_t leaking = 0;
+	for (size_t i = 0; i < snap->nprocs; i++)
+		leaking += snap->procs[i]->col.t.live_count > 0;
+	printf("memtrace sweep: %.0f s, %zu of %zu process%s with outstanding allocations older than %.1f s: %s\n",
+	       duration, leaking, snap->nprocs, snap->nprocs == 1 ? "" : "es", min_age, mt_fmt_bytes(total, a));
+	struct mt_frame fr[256];
+	for (size_t i = 0; i < n && (long)i < top; i++) {
+		struct mt_process *p = v[i].p;
+		const struct mt_site_stats *st = &p->col.sites[v[i].site];
+		printf("\n%s in %s block%s, pid %u (%s):\n", mt_fmt_bytes(st->live_bytes, a),
+		       mt_fmt_count(st->live_count, b), st->live_count == 1 ? "" : "s", p->pid,
+		       p->exe ? p->exe : "?");
+		struct mt_symbolizer *sym = mt_process_symbolizer(p);
+		int k = mt_site_frames(p, sym, v[i].site, fr, 256);
+		for (int j = 0; j < k && j < 8; j++) {
+			if (fr[j].function)
+				printf("    %s", fr[j].function);
+			else
+				printf("    0x%llx", (unsigned long long)fr[j].address);
+			if (fr[j].file)
+				printf(" [%s:%d]", fr[j].file, fr[j].line);
+			else if (fr[j].module)
+				printf(" (%s)", fr[j].module);
+			putchar('\n');
+		}
+		mt_sym_free(sym);
+	}
+	if ((long)n > top)
+		printf("\n... and %zu more call sites (use -n)\n", n - (size_t)top);
+	free(v);
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+	double duration = 10, min_age = 1;
+	uint64_t top = 20;
+	int json = 0;
+	const char *output = NULL, *val;
+	struct mt_bpf_opts maps = {0};
+	for (int i = 1, r; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage_text, stdout);
+			return MT_EXIT_OK;
+		} else if (mt_arg(argc, argv, &i, NULL, "--duration", &val)) {
+			if (mt_parse_seconds(val, &duration) || duration <= 0)
+				return mt_usage_error("sweep", "--duration needs a positive number of seconds");
+		} else if (mt_arg(argc, argv, &i, NULL, "--min-age", &val)) {
+			if (mt_parse_seconds(val, &min_age))
+				return mt_usage_error("sweep", "--min-age needs seconds");
+		} else if (mt_arg(argc, argv, &i, "-n", "--top", &val)) {
+			if (mt_arg_count("sweep", "-n", val, 1000000, &top))
+				return MT_EXIT_USAGE;
+		} else if (!strcmp(a, "--json")) {
+			json = 1;
+		} else if (mt_arg(argc, argv, &i, "-o", "--output", &val)) {
+			if (!val || !*val)
+				return mt_usage_error("sweep", "-o needs a file name");
+			output = val;
+		} else if ((r = mt_arg_bpf_maps("sweep", argc, argv, &i, &maps)) != 0) {
+			if (r < 0)
+				return MT_EXIT_USAGE;
+		} else {
+			return mt_usage_error("sweep", "unknown option '%s'", a);
+		}
+	}
+	char err[512];
+	struct mt_session ss;
+	if (mt_session_open(&ss, &maps, output, err, sizeof err) < 0) {
+		mt_error("cannot sweep: %s", err);
+		return MT_EXIT_RUNTIME;
+	}
+	if (mt_bpf_trace_all(ss.b, err, sizeof err) < 0) {
+		mt_error("%s", err);
+		mt_session_close(&ss);
+		return MT_EXIT_RUNTIME;
+	}
+	mt_catch_stop_signals();
+	struct mt_watch *live = mt_watch_new(ss.b);
+	int progress = isatty(2);
+	uint64_t t0 = mt_now_ns(), next_scan = t0;
+	double elapsed = 0;
+	while (!mt_stop && elapsed < duration) {
+		mt_session_poll(&ss, 20);
+		uint64_t now = mt_now_ns();
+		elapsed = (double)(now - t0) / 1e9;
+		if (now >= next_scan) {
+			next_scan = now + 1000000000ull;
+			mt_session_rescan(&ss);
+			mt_watch_refresh(live);
+			if (progress)
+				fprintf(stderr, "\rmemtrace: sweeping: %.0f of %.0f s", elapsed, duration);
+		}
+	}
+	if (progress)
+		fprintf(stderr, "\r\033[K");
+	mt_session_poll(&ss, 0);
+	mt_watch_refresh(live);
+	struct mt_recording snap;
+	mt_watch_snapshot(live, (uint64_t)(min_age * 1e9), &snap);
+	for (size_t i = 0; i < snap.nprocs; i++)
+		snap.procs[i]->end_ts = (uint64_t)(elapsed * 1e9);
+	if (json) {
+		struct mt_report_opts ro = {MT_VIEW_LEAKS, 1, 0.5, (long)top, -1};
+		mt_report_json(stdout, &snap, &ro);
+	} else {
+		print_text(&snap, (long)top, elapsed, min_age);
+	}
+	mt_recording_free(&snap);
+	mt_watch_free(live);
+	return mt_session_close(&ss);
+}

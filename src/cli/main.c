@@ -1,0 +1,73 @@
+/*
+ * main.c - the memtrace binary: dispatches to one function per subcommand.
+ */
+#include "commands.h"
+#include "config.h"
+#include "base/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"record", cmd_record, "run a command and record its allocations"},
+	{"report", cmd_report, "show what a recording says: summary, leaks, peak, temporaries, frequency"},
+	{"attach", cmd_attach, "attach to running processes (same as memtrace -p PID)"},
+	{"top", cmd_top, "periodic top call sites of running processes"},
+	{"sweep", cmd_sweep, "look for leaks across the whole machine"},
+	{"export", cmd_export, "write a recording in another tool's format (heaptrack, pprof, svg, html, ...)"},
+	{"server", cmd_server, "serve recordings over HTTP: bytehound's REST API and a web page"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: memtrace <command> [options] [args]\n"
+		   "       memtrace -p PID [-p PID...] [options]\n"
+		   "       memtrace --version | --help\n\n"
+		   "memtrace records every allocation and free of a program, with whole stacks,\n"
+		   "and reports where memory leaks, where it peaks, what is freed at once and\n"
+		   "which call sites allocate most often.\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'memtrace <command> --help' and 'man memtrace-<command>' describe each.\n"
+		   "Example: memtrace record -- ./app && memtrace report --leaks memtrace.app.*.mtrace\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return MT_EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		if (argc > 2 && strcmp(cmd, "help") == 0) {
+			char *sub[] = {argv[2], "--help", NULL};
+			for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+				if (!strcmp(argv[2], commands[i].name))
+					return commands[i].fn(2, sub);
+		}
+		usage(stdout);
+		return MT_EXIT_OK;
+	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+		printf("memtrace %s\n", MEMTRACE_VERSION);
+		return MT_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		if (!strcmp(cmd, commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	/* `memtrace -p PID ...` is attach, as in perf and bpftrace */
+	if (!strncmp(cmd, "-p", 2) || !strncmp(cmd, "--pid", 5)) {
+		argv[0] = "attach";
+		return cmd_attach(argc, argv);
+	}
+	if (cmd[0] == '-')
+		return mt_usage_error(NULL, "unknown option '%s'", cmd);
+	return mt_usage_error(NULL, "'%s' is not a memtrace command", cmd);
+}

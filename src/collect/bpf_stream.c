@@ -1,0 +1,294 @@
+/*
+ * bpf_stream.c - see bpf_stream.h.
+ */
+#include "bpf_stream.h"
+#include "format/codec.h"
+#include "capture/bpf/procmaps.h"
+#include "base/ptrmap.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct proc {
+	uint32_t pid;
+	struct mt_stream *stream;
+	struct mt_enc enc;
+	struct mt_ptrmap stacks; /* stack ids already written (value unused) */
+	char **mods;             /* "start:path" of objects already written */
+	size_t nmods, mods_cap;
+	uint8_t *buf;
+	size_t len;
+};
+
+struct mt_bpf_streams {
+	struct mt_recorder *rec;
+	struct mt_bpf *b;
+	uint64_t t0; /* when tracing began (CLOCK_MONOTONIC) */
+	struct proc **procs;
+	size_t n, cap;
+};
+
+#define BUF (1u << 20)
+
+struct mt_bpf_streams *mt_bpf_streams_new(struct mt_recorder *rec, struct mt_bpf *b)
+{
+	struct mt_bpf_streams *s = xcalloc(1, sizeof *s);
+	s->rec = rec;
+	s->b = b;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	s->t0 = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	return s;
+}
+
+static void flush_proc(struct proc *p)
+{
+	if (p->len)
+		mt_stream_feed(p->stream, p->buf, p->len, 0);
+	p->len = 0;
+}
+
+static uint8_t *room(struct proc *p, size_t n)
+{
+	if (p->len + n > BUF)
+		flush_proc(p);
+	return p->buf + p->len;
+}
+
+static void put(struct proc *p, uint8_t *end)
+{
+	p->len = (size_t)(end - p->buf);
+}
+
+/* MODULE records for the objects P maps that it has not described yet. */
+static void emit_modules(struct proc *p)
+{
+	struct mt_pinfo pi;
+	if (mt_pinfo_read(&pi, (pid_t)p->pid) < 0)
+		return;
+	for (size_t i = 0; i < pi.nmods; i++) {
+		const struct mt_pmod *m = &pi.mods[i];
+		char key[4200];
+		snprintf(key, sizeof key, "%llx:%s", (unsigned long long)m->start, m->path);
+		int seen = 0;
+		for (size_t k = 0; k < p->nmods && !seen; k++)
+			seen = !strcmp(p->mods[k], key);
+		if (seen)
+			continue;
+		mt_grow(&p->mods, &p->mods_cap, p->nmods, sizeof *p->mods);
+		p->mods[p->nmods++] = xstrdup(key);
+		size_t plen = strlen(m->path);
+		uint8_t *w = room(p, 64 + plen + m->build_id_len);
+		put(p, mt_enc_module(w, m->bias, m->start, m->end, m->path, plen, m->build_id, m->build_id_len));
+	}
+	mt_pinfo_free(&pi);
+}
+
+/* Event times are kept to the millisecond, as the shim's coarse clock keeps
+ * them: nanosecond deltas are noise that would make recordings 30 times
+ * larger, and no figure needs them. */
+#define TS_GRAIN 1000000ull
+
+static struct proc *proc_for(struct mt_bpf_streams *s, uint32_t pid, uint64_t ts)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->procs[i]->pid == pid)
+			return s->procs[i];
+	struct proc *p = xcalloc(1, sizeof *p);
+	p->pid = pid;
+	p->stream = mt_stream_new(s->rec);
+	p->buf = xmalloc(BUF);
+	mt_ptrmap_init(&p->stacks, 1u << 12);
+	mt_grow(&s->procs, &s->cap, s->n, sizeof *s->procs);
+	s->procs[s->n++] = p;
+
+	struct mt_pinfo pi;
+	int have = mt_pinfo_read(&pi, (pid_t)pid) == 0;
+	struct timespec rt, mono;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	/* The process's times count from when it was traced: its start, or
+	 * the start of tracing if it ran before (not its first event, which
+	 * may come long after). */
+	uint64_t start = have && pi.start_ns > s->t0 ? pi.start_ns : s->t0;
+	if (start > ts)
+		start = ts;
+	uint64_t now = (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec;
+	uint64_t unix_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec - (now > start ? now - start : 0);
+	const char *exe = have && pi.exe ? pi.exe : "";
+	const char *argv = have && pi.argv ? pi.argv : "";
+	size_t argv_len = have && pi.argv ? pi.argv_len : 0;
+	uint8_t *w = room(p, 128 + strlen(exe) + argv_len);
+	put(p, mt_enc_process(&p->enc, w, pid, have ? (uint32_t)pi.ppid : 0,
+			      unix_ns, start - start % TS_GRAIN, "bpf", exe,
+			      strlen(exe), argv, argv_len));
+	if (have)
+		mt_pinfo_free(&pi);
+	emit_modules(p);
+	return p;
+}
+
+
+void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *e)
+{
+	struct mt_bpf_streams *s = ctx;
+	struct mt_bpf_event q = *e;
+	const struct mt_bpf_event *ev = &q;
+	q.ts -= q.ts % TS_GRAIN;
+	struct proc *p = proc_for(s, ev->pid, ev->ts);
+	uint64_t stack = ev->stack_id;
+	if (stack && ev->type != MT_REC_FREE) {
+		uint64_t dummy;
+		if (!mt_ptrmap_take(&p->stacks, stack, &dummy)) {
+			unsigned n = ev->nframes < MT_MAX_FRAMES ? ev->nframes : MT_MAX_FRAMES;
+			uint8_t *w = room(p, MT_REC_MAX_STACK);
+			put(p, mt_enc_stack(w, stack, ev->frames, n));
+			const char *obj = mt_bpf_object_path(s->b, ev->object);
+			if (obj) {
+				size_t len = strlen(obj);
+				w = room(p, 32 + len);
+				put(p, mt_enc_allocator(w, stack, obj, len));
+			}
+		}
+		mt_ptrmap_put(&p->stacks, stack, 1);
+	}
+	uint8_t *w = room(p, 2 * MT_REC_MAX_SMALL);
+	w = mt_enc_thread(&p->enc, w, ev->tid);
+	switch (ev->type) {
+	case MT_REC_ALLOC:
+		w = mt_enc_alloc(&p->enc, w, ev->fn, ev->ts, ev->ptr, ev->size, stack);
+		break;
+	case MT_REC_REALLOC:
+		w = mt_enc_realloc(&p->enc, w, ev->fn, ev->ts, ev->old_ptr, ev->ptr, ev->size, stack);
+		break;
+	case MT_REC_FREE:
+		w = mt_enc_free(&p->enc, w, ev->ts, ev->ptr);
+		break;
+	default:
+		return;
+	}
+	put(p, w);
+}
+
+void mt_bpf_ignore_event(void *ctx, const struct mt_bpf_event *ev)
+{
+	(void)ctx;
+	(void)ev;
+}
+
+void mt_bpf_streams_flush(struct mt_bpf_streams *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		flush_proc(s->procs[i]);
+		mt_stream_tick(s->procs[i]->stream);
+	}
+}
+
+void mt_bpf_streams_rescan(struct mt_bpf_streams *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		emit_modules(s->procs[i]);
+}
+
+static void end_proc(struct mt_bpf_streams *s, size_t i, struct mt_bpf *b, int have_exit, int64_t st)
+{
+	struct proc *p = s->procs[i];
+	flush_proc(p);
+	uint64_t lost[MT_LOST_KIND_COUNT] = {0};
+	if (b)
+		mt_bpf_lost(b, p->pid, lost);
+	mt_stream_end(p->stream, lost, have_exit, st);
+	mt_ptrmap_destroy(&p->stacks);
+	for (size_t k = 0; k < p->nmods; k++)
+		free(p->mods[k]);
+	free(p->mods);
+	free(p->buf);
+	free(p);
+	s->procs[i] = s->procs[--s->n];
+}
+
+void mt_bpf_streams_end(struct mt_bpf_streams *s, struct mt_bpf *b, uint32_t pid, int have_exit,
+			int64_t exit_status)
+{
+	for (size_t i = s->n; i-- > 0;)
+		if (!pid || s->procs[i]->pid == pid)
+			end_proc(s, i, b, have_exit, exit_status);
+}
+
+void mt_bpf_streams_free(struct mt_bpf_streams *s)
+{
+	mt_bpf_streams_end(s, NULL, 0, 0, 0);
+	free(s->procs);
+	free(s);
+}
+
+int mt_arg_bpf_maps(const char *cmd, int argc, char **argv, int *i, struct mt_bpf_opts *o)
+{
+	const char *val;
+	uint64_t n;
+	if (mt_arg(argc, argv, i, NULL, "--max-live", &val)) {
+		if (mt_arg_count(cmd, "--max-live", val, 1u << 30, &n))
+			return -1;
+		o->max_live = (uint32_t)n;
+		return 1;
+	}
+	if (mt_arg(argc, argv, i, NULL, "--max-stacks", &val)) {
+		if (mt_arg_count(cmd, "--max-stacks", val, 1u << 24, &n))
+			return -1;
+		o->max_stacks = (uint32_t)n;
+		return 1;
+	}
+	return 0;
+}
+
+int mt_session_open(struct mt_session *s, const struct mt_bpf_opts *maps, const char *output, char *err,
+		    size_t errlen)
+{
+	memset(s, 0, sizeof *s);
+	s->output = output;
+	struct mt_bpf_opts bo = *maps;
+	bo.events = output != NULL;
+	if (mt_bpf_open(&s->b, &bo, err, errlen) < 0)
+		return -1;
+	if (output) {
+		s->rec = mt_recorder_open(output, 0, err, errlen);
+		if (!s->rec) {
+			mt_bpf_close(s->b);
+			return -1;
+		}
+		s->streams = mt_bpf_streams_new(s->rec, s->b);
+	}
+	return 0;
+}
+
+void mt_session_poll(struct mt_session *s, int timeout_ms)
+{
+	mt_bpf_poll(s->b, timeout_ms, s->streams ? mt_bpf_streams_event : mt_bpf_ignore_event, s->streams);
+	if (s->streams)
+		mt_bpf_streams_flush(s->streams);
+}
+
+void mt_session_rescan(struct mt_session *s)
+{
+	mt_bpf_rescan(s->b);
+	if (s->streams)
+		mt_bpf_streams_rescan(s->streams);
+}
+
+int mt_session_close(struct mt_session *s)
+{
+	int rc = MT_EXIT_OK;
+	if (s->streams) {
+		mt_bpf_streams_end(s->streams, s->b, 0, 0, 0);
+		mt_bpf_streams_free(s->streams);
+		if (mt_recorder_close(s->rec) < 0)
+			rc = MT_EXIT_RUNTIME;
+		else
+			mt_note("recording written to %s", s->output);
+	}
+	mt_bpf_close(s->b);
+	memset(s, 0, sizeof *s);
+	return rc;
+}

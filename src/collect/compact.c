@@ -1,0 +1,96 @@
+/*
+ * compact.c - see compact.h.
+ */
+#include "compact.h"
+#include "format/codec.h"
+#include "base/ptrmap.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+
+struct mt_compact {
+	mt_compact_emit_fn emit;
+	void *ctx;
+	struct mt_dec dec;
+	struct mt_enc enc;
+	struct mt_ptrmap live; /* address -> serial */
+	uint8_t out[1 << 16];
+	size_t len;
+	struct mt_event ev;
+};
+
+struct mt_compact *mt_compact_new(mt_compact_emit_fn emit, void *ctx)
+{
+	struct mt_compact *c = xcalloc(1, sizeof *c);
+	c->emit = emit;
+	c->ctx = ctx;
+	if (mt_ptrmap_init(&c->live, 1u << 16) < 0) {
+		mt_error("out of memory for the live-block map");
+		exit(MT_EXIT_RUNTIME);
+	}
+	return c;
+}
+
+void mt_compact_free(struct mt_compact *c)
+{
+	if (!c)
+		return;
+	mt_ptrmap_destroy(&c->live);
+	free(c);
+}
+
+static uint8_t *room(struct mt_compact *c, size_t n)
+{
+	if (c->len + n > sizeof c->out) {
+		c->emit(c->ctx, c->out, c->len);
+		c->len = 0;
+	}
+	return c->out + c->len;
+}
+
+void mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len)
+{
+	struct mt_event *ev = &c->ev;
+	c->dec.p = records;
+	c->dec.end = records + len;
+	while (mt_dec_next(&c->dec, ev) > 0) {
+		uint8_t *w = room(c, ev->type == MT_REC_ALLOC || ev->type == MT_REC_FREE ||
+					     ev->type == MT_REC_REALLOC
+				     ? 2 * MT_REC_MAX_SMALL
+				     : mt_event_size(ev));
+		uint8_t *s = w;
+		uint64_t serial;
+		switch (ev->type) {
+		case MT_REC_ALLOC:
+			w = mt_enc_thread(&c->enc, w, ev->tid);
+			w = mt_enc_nalloc(&c->enc, w, ev->fn, ev->ts, ev->size, ev->stack);
+			mt_ptrmap_put(&c->live, ev->ptr, c->enc.serial);
+			break;
+		case MT_REC_FREE:
+			w = mt_enc_thread(&c->enc, w, ev->tid);
+			if (mt_ptrmap_take(&c->live, ev->ptr, &serial))
+				w = mt_enc_nfree(&c->enc, w, ev->ts, serial);
+			else
+				w = mt_enc_free(&c->enc, w, ev->ts, ev->ptr);
+			break;
+		case MT_REC_REALLOC:
+			w = mt_enc_thread(&c->enc, w, ev->tid);
+			if (mt_ptrmap_take(&c->live, ev->old_ptr, &serial)) {
+				w = mt_enc_nrealloc(&c->enc, w, ev->fn, ev->ts, serial, ev->size, ev->stack);
+			} else {
+				/* the old block predates tracing: its free is unmatched */
+				w = mt_enc_free(&c->enc, w, ev->ts, ev->old_ptr);
+				w = mt_enc_nalloc(&c->enc, w, ev->fn, ev->ts, ev->size, ev->stack);
+			}
+			mt_ptrmap_put(&c->live, ev->ptr, c->enc.serial);
+			break;
+		default:
+			w = mt_enc_passthrough(&c->enc, w, ev);
+		}
+		c->len += (size_t)(w - s);
+	}
+	if (c->len) {
+		c->emit(c->ctx, c->out, c->len);
+		c->len = 0;
+	}
+}

@@ -1,0 +1,41 @@
+/*
+ * recorder.h - writing record streams into a recording file.
+ *
+ * A recorder owns the output file; each traced process gets a stream.  What
+ * a backend captures (the shim's ring, the BPF loader's events) is fed in as
+ * whole records of codec.h; the stream optionally culls short-lived
+ * allocations (cull.h), rewrites blocks by serial (compact.h) and cuts the
+ * result into compressed chunks, written at least every 250 ms so that a
+ * crash loses less than a second.
+ */
+#ifndef MEMTRACE_RECORDER_H
+#define MEMTRACE_RECORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/codec.h"
+
+struct mt_recorder;
+struct mt_stream;
+
+/* Creates PATH (0600).  CULL_NS > 0 culls allocations freed younger than
+ * that.  Returns NULL with a one-line reason in ERR. */
+struct mt_recorder *mt_recorder_open(const char *path, uint64_t cull_ns, char *err, size_t errlen);
+/* Closes the file; returns -1 if any write failed (already reported). */
+int mt_recorder_close(struct mt_recorder *r);
+const char *mt_recorder_path(const struct mt_recorder *r);
+
+struct mt_stream *mt_stream_new(struct mt_recorder *r);
+/* Feeds whole records; FINAL flushes everything pending. */
+void mt_stream_feed(struct mt_stream *s, const uint8_t *records, size_t len, int final);
+/* Time passes: writes a chunk if the last one is old enough. */
+void mt_stream_tick(struct mt_stream *s);
+/* Ends the stream: LOST counters and, with HAVE_EXIT, the exit status
+ * (>= 0 exit code, < 0 -signal) are appended, then everything is written. */
+void mt_stream_end(struct mt_stream *s, const uint64_t lost[MT_LOST_KIND_COUNT], int have_exit,
+		   int64_t exit_status);
+
+uint64_t mt_now_ns(void);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * export.h - `memtrace export`: one module per format (export_FMT.c), each
+ * a function that writes a (filtered) recording in another tool's format.
+ *
+ * An exporter reads figures from x->sel->matched (per-site totals, the peak,
+ * leaks: the collector's, so every format agrees with `memtrace report`),
+ * and, when it needs the events in time order, replays them with
+ * mt_select_replay.  It writes to x->out; x->pid selects a process (-1:
+ * every process, for the formats that can hold several).
+ */
+#ifndef MEMTRACE_EXPORT_H
+#define MEMTRACE_EXPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report/report.h"
+#include "analyse/select.h"
+
+/* What a flamegraph's widths measure (--weight). */
+enum mt_weight { MT_W_BYTES, MT_W_ALLOCATIONS, MT_W_LEAKED, MT_W_PEAK, MT_W_TEMPORARY };
+extern const char *const mt_weight_names[];
+
+struct mt_export_ctx {
+	struct mt_selection *sel;
+	long pid;              /* -1: every process */
+	enum mt_weight weight;
+	int weight_set;        /* --weight given */
+	int per_site;          /* json: per-site aggregates instead of every allocation */
+	FILE *out;
+	const char *out_path;  /* NULL: stdout */
+};
+
+struct mt_exporter {
+	const char *name;
+	const char *what;   /* one line for --help */
+	int binary;         /* refuses a terminal as output */
+	int (*run)(struct mt_export_ctx *x, char *err, size_t errlen);
+};
+
+extern const struct mt_exporter mt_exporters[];
+
+/* The figure W of site S / of totals T. */
+uint64_t mt_weight_site(const struct mt_site_stats *s, enum mt_weight w);
+uint64_t mt_weight_total(const struct mt_totals *t, enum mt_weight w);
+const char *mt_weight_unit(enum mt_weight w); /* "bytes" or "allocations" */
+
+/* Is process P (index I of x->sel->matched) selected by --pid? */
+int mt_export_wants(const struct mt_export_ctx *x, const struct mt_process *p);
+
+/* A frame as one name: "function", or "module@0xaddress" / "[unknown]"
+ * when the symbol is not known; into BUF. */
+const char *mt_frame_name(const struct mt_frame *f, char *buf, size_t len);
+
+int mt_export_folded(struct mt_export_ctx *x, char *err, size_t errlen);
+int mt_export_svg(struct mt_export_ctx *x, char *err, size_t errlen);
+int mt_export_heaptrack(struct mt_export_ctx *x, char *err, size_t errlen);
+int mt_export_pprof(struct mt_export_ctx *x, char *err, size_t errlen);
+int mt_export_massif(struct mt_export_ctx *x, char *err, size_t errlen);
+int mt_export_gprof2dot(struct mt_export_ctx *x, char *err, size_t errlen);
+int mt_export_speedscope(struct mt_export_ctx *x, char *err, size_t errlen);
+int mt_export_json(struct mt_export_ctx *x, char *err, size_t errlen);
+int mt_export_html(struct mt_export_ctx *x, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,503 @@
+/*
+ * export_heaptrack.c - heaptrack's interpreted data file, the one that
+ * heaptrack_print and heaptrack_gui read (file format 3: sized strings).
+ *
+ * One process per file.  First the tables that allocations refer to: the
+ * strings, one instruction pointer per distinct address (its function,
+ * file and line, then the functions inlined there, innermost first), and
+ * the call tree, built from the outermost frame inwards and shared between
+ * call sites.  Then the allocation events in time order: '+' and '-' name a
+ * row of the (size, call tree node) table, written just before its first
+ * use; 'c' lines carry the milliseconds since the process started.  A file
+ * name ending in .gz or .zst is compressed accordingly, since heaptrack
+ * picks its reader by the suffix.
+ *
+ * heaptrack calls a free temporary when it directly follows an allocation
+ * of the same row (and, after any free, whenever it is of row 0).  So that
+ * its count agrees with memtrace's (freed by the thread's next event), each
+ * row is written twice, and a free that heaptrack would wrongly take for a
+ * temporary names the twin row.  What cannot be expressed: a temporary
+ * whose thread was interleaved with another thread's allocation.
+ *
+ * Memory: the tables (bounded by the sites), the live blocks, the threads,
+ * and a capped cache of rows.
+ */
+#include "export.h"
+#include "base/ptrmap.h"
+#include "base/util.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#define MAX_FRAMES 256
+/* Rows remembered for reuse; past this the cache starts afresh (a row
+ * written twice costs a line, a cache without bound costs memory). */
+#define ROW_CACHE_MAX (1u << 20)
+/* heaptrack 1.4.0, file format 3 */
+#define HT_HEADER "v 10400 3\n"
+
+/* ---- output: plain, gzip or zstd ---- */
+
+enum sink_kind { SINK_PLAIN, SINK_GZIP, SINK_ZSTD };
+
+struct sink {
+	FILE *f;
+	enum sink_kind kind;
+	z_stream z;
+	ZSTD_CCtx *zc;
+	int failed, open;
+	size_t n;
+	char buf[1 << 16];
+	unsigned char zbuf[1 << 16];
+};
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static int sink_open(struct sink *s, FILE *f, const char *path)
+{
+	s->f = f;
+	s->kind = SINK_PLAIN;
+	if (path && ends_with(path, ".gz")) {
+		s->kind = SINK_GZIP;
+		/* windowBits 15 + 16: gzip's header and trailer */
+		if (deflateInit2(&s->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+			return -1;
+	} else if (path && ends_with(path, ".zst")) {
+		s->kind = SINK_ZSTD;
+		if (!(s->zc = ZSTD_createCCtx()))
+			return -1;
+	}
+	s->open = 1;
+	return 0;
+}
+
+static void gz_drain(struct sink *s, int end)
+{
+	s->z.next_in = (Bytef *)s->buf;
+	s->z.avail_in = (uInt)s->n;
+	int r;
+	do {
+		s->z.next_out = s->zbuf;
+		s->z.avail_out = sizeof s->zbuf;
+		r = deflate(&s->z, end ? Z_FINISH : Z_NO_FLUSH);
+		if (r == Z_STREAM_ERROR) {
+			s->failed = 1;
+			return;
+		}
+		fwrite(s->zbuf, 1, sizeof s->zbuf - s->z.avail_out, s->f);
+	} while (end ? r != Z_STREAM_END : s->z.avail_out == 0);
+}
+
+static void zstd_drain(struct sink *s, int end)
+{
+	ZSTD_inBuffer in = {s->buf, s->n, 0};
+	for (;;) {
+		ZSTD_outBuffer o = {s->zbuf, sizeof s->zbuf, 0};
+		size_t left = ZSTD_compressStream2(s->zc, &o, &in, end ? ZSTD_e_end : ZSTD_e_continue);
+		if (ZSTD_isError(left)) {
+			s->failed = 1;
+			return;
+		}
+		fwrite(s->zbuf, 1, o.pos, s->f);
+		if (end ? left == 0 : in.pos == in.size)
+			return;
+	}
+}
+
+static void sink_flush(struct sink *s, int end)
+{
+	if (s->failed)
+		return;
+	if (s->kind == SINK_GZIP)
+		gz_drain(s, end);
+	else if (s->kind == SINK_ZSTD)
+		zstd_drain(s, end);
+	else
+		fwrite(s->buf, 1, s->n, s->f);
+	s->n = 0;
+}
+
+/* Ends the stream; with FINISH unset (an export that failed), only frees. */
+static void sink_close(struct sink *s, int finish)
+{
+	if (!s->open)
+		return;
+	if (finish)
+		sink_flush(s, 1);
+	if (s->kind == SINK_GZIP)
+		deflateEnd(&s->z);
+	ZSTD_freeCCtx(s->zc); /* accepts NULL */
+	s->open = 0;
+}
+
+static void sink_putc(struct sink *s, char c)
+{
+	if (s->n == sizeof s->buf)
+		sink_flush(s, 0);
+	s->buf[s->n++] = c;
+}
+
+/* A line of numbers: short, so formatted straight into the buffer. */
+static void sink_printf(struct sink *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sink_printf(struct sink *s, const char *fmt, ...)
+{
+	if (s->n + 512 > sizeof s->buf)
+		sink_flush(s, 0);
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(s->buf + s->n, sizeof s->buf - s->n, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		s->n += (size_t)k < sizeof s->buf - s->n ? (size_t)k : sizeof s->buf - s->n - 1;
+}
+
+/* Text of a record: one line, so line breaks become spaces. */
+static void sink_text(struct sink *s, const char *t)
+{
+	for (; *t; t++)
+		sink_putc(s, *t == '\n' || *t == '\r' ? ' ' : *t);
+}
+
+/* ---- the export's state ---- */
+
+struct row_ent {
+	uint64_t size, row;
+	uint32_t site;
+};
+
+struct ht {
+	struct sink out;
+	const struct mt_process *p;
+	size_t proc; /* index in sel->matched.procs */
+	struct mt_symbolizer *sym;
+	struct mt_frame fr[MAX_FRAMES];
+
+	struct mt_ptrmap str_keys; /* a string's hash (probed on collision) -> index */
+	const char **strs;         /* index - 1 -> string */
+	size_t nstrs, strs_cap;
+	struct mt_ptrmap ips;      /* address + 1 -> instruction pointer index */
+	uint64_t nips;
+	struct mt_ptrmap traces;   /* parent << 32 | ip -> call tree node */
+	uint64_t ntraces;
+	uint32_t *site_trace;      /* site -> its node */
+
+	struct mt_ptrmap row_keys; /* hash of (size, site) (probed) -> cache entry + 1 */
+	struct row_ent *rows;
+	size_t nrows_cached, rows_cap;
+	uint64_t nrows;            /* rows written */
+	uint64_t last_row;         /* heaptrack's view: row of the previous '+', 0 after a '-' */
+
+	struct mt_ptrmap live;     /* block -> row */
+	struct mt_ptrmap threads;  /* tid + 1 -> the block its last event allocated */
+	uint64_t base_ts, last_ms;
+};
+
+static int map_get(const struct mt_ptrmap *m, uint64_t key, uint64_t *val)
+{
+	for (size_t i = mt_ptrmap_hash(key) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
+		if (m->keys[i] == key) {
+			*val = m->vals[i];
+			return 1;
+		}
+	return 0;
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+/* The 1-based index of string S in heaptrack's table, written on first
+ * use; 0 (heaptrack's "none") for NULL. */
+static uint64_t str_index(struct ht *h, const char *s)
+{
+	if (!s || !*s)
+		return 0;
+	uint64_t v, key = str_hash(s) | 1;
+	/* keys of different strings that hash alike are told apart by probing */
+	for (; map_get(&h->str_keys, key, &v); key += 2)
+		if (!strcmp(h->strs[v - 1], s))
+			return v;
+	mt_grow(&h->strs, &h->strs_cap, h->nstrs, sizeof *h->strs);
+	h->strs[h->nstrs++] = s;
+	mt_ptrmap_put(&h->str_keys, key, h->nstrs);
+	sink_printf(&h->out, "s %zx ", strlen(s));
+	sink_text(&h->out, s);
+	sink_putc(&h->out, '\n');
+	return h->nstrs;
+}
+
+/* The instruction pointer of frames FR[0..N): the frames of one address,
+ * innermost inlined function first, the real function last. */
+static uint64_t ip_index(struct ht *h, const struct mt_frame *fr, int n)
+{
+	/* (the one address this cannot tell from 0 is no call site) */
+	uint64_t v, key = fr[0].address + 1 ? fr[0].address + 1 : 1;
+	if (map_get(&h->ips, key, &v))
+		return v;
+	/* the strings go out before the line that names them */
+	uint64_t mod = str_index(h, fr[0].module), idx[MAX_FRAMES][3];
+	for (int k = 0; k < n; k++) {
+		idx[k][0] = str_index(h, fr[k].function);
+		idx[k][1] = str_index(h, fr[k].file);
+		idx[k][2] = fr[k].line > 0 ? (uint64_t)fr[k].line : 0;
+	}
+	sink_printf(&h->out, "i %llx %llx", (unsigned long long)fr[0].address, (unsigned long long)mod);
+	/* heaptrack reads frames only after a function; triples run outwards */
+	for (int k = 0; k < n && idx[0][0]; k++)
+		sink_printf(&h->out, " %llx %llx %llx", (unsigned long long)idx[k][0],
+			    (unsigned long long)idx[k][1], (unsigned long long)idx[k][2]);
+	sink_putc(&h->out, '\n');
+	mt_ptrmap_put(&h->ips, key, ++h->nips);
+	return h->nips;
+}
+
+static uint64_t trace_node(struct ht *h, uint64_t parent, uint64_t ip)
+{
+	uint64_t v, key = parent << 32 | ip;
+	if (map_get(&h->traces, key, &v))
+		return v;
+	sink_printf(&h->out, "t %llx %llx\n", (unsigned long long)ip, (unsigned long long)parent);
+	mt_ptrmap_put(&h->traces, key, ++h->ntraces);
+	return h->ntraces;
+}
+
+/* A call stack of one unknown frame, for a site without frames. */
+static uint64_t unknown_node(struct ht *h)
+{
+	static const struct mt_frame unknown;
+	return trace_node(h, 0, ip_index(h, &unknown, 1));
+}
+
+/* The call tree node of SITE's innermost frame, its path built outermost
+ * first, one node per address. */
+static uint64_t site_node(struct ht *h, uint32_t site)
+{
+	struct mt_frame *fr = h->fr;
+	int n = mt_site_frames(h->p, h->sym, site, fr, MAX_FRAMES);
+	if (n <= 0)
+		return unknown_node(h);
+	uint64_t node = 0;
+	for (int end = n; end > 0;) {
+		int start = end - 1; /* the real function; the frames inlined into it precede it */
+		while (start > 0 && fr[start - 1].inlined)
+			start--;
+		node = trace_node(h, node, ip_index(h, fr + start, end - start));
+		end = start;
+	}
+	return node;
+}
+
+static int write_tables(struct ht *h)
+{
+	uint32_t nsites = h->p->col.nsites;
+	h->site_trace = xcalloc(nsites ? nsites : 1, sizeof *h->site_trace);
+	for (uint32_t s = 0; s < nsites; s++) {
+		uint64_t node = site_node(h, s);
+		if (node > UINT32_MAX)
+			return -1;
+		h->site_trace[s] = (uint32_t)node;
+	}
+	return 0;
+}
+
+/* ---- rows: (size, call tree node), each written with a twin ---- */
+
+static uint64_t row_hash(uint64_t size, uint32_t site)
+{
+	return mt_ptrmap_hash(size * 0x9e3779b97f4a7c15ull ^ site) | 1;
+}
+
+static uint64_t new_row(struct ht *h, uint64_t size, uint32_t site)
+{
+	uint64_t trace = site < h->p->col.nsites ? h->site_trace[site] : unknown_node(h);
+	for (int k = 0; k < 2; k++)
+		sink_printf(&h->out, "a %llx %llx\n", (unsigned long long)size, (unsigned long long)trace);
+	h->nrows += 2;
+	return h->nrows - 2;
+}
+
+static uint64_t row_of(struct ht *h, uint64_t size, uint32_t site)
+{
+	uint64_t v, key = row_hash(size, site);
+	for (; map_get(&h->row_keys, key, &v); key += 2) {
+		struct row_ent *e = &h->rows[v - 1];
+		if (e->size == size && e->site == site)
+			return e->row;
+	}
+	if (h->nrows_cached == ROW_CACHE_MAX) {
+		mt_ptrmap_destroy(&h->row_keys);
+		mt_ptrmap_init(&h->row_keys, 1024);
+		h->nrows_cached = 0;
+		key = row_hash(size, site);
+	}
+	mt_grow(&h->rows, &h->rows_cap, h->nrows_cached, sizeof *h->rows);
+	struct row_ent *e = &h->rows[h->nrows_cached++];
+	*e = (struct row_ent){size, new_row(h, size, site), site};
+	mt_ptrmap_put(&h->row_keys, key, h->nrows_cached);
+	return e->row;
+}
+
+/* ---- events ---- */
+
+static void stamp(struct ht *h, uint64_t ts)
+{
+	uint64_t ms = ts > h->base_ts ? (ts - h->base_ts) / 1000000 : 0;
+	if (ms > h->last_ms) {
+		sink_printf(&h->out, "c %llx\n", (unsigned long long)ms);
+		h->last_ms = ms;
+	}
+}
+
+static void emit_free(struct ht *h, uint64_t row, int temporary)
+{
+	if (row == h->last_row && !temporary)
+		row++; /* the twin: heaptrack would count this free as temporary */
+	sink_printf(&h->out, "- %llx\n", (unsigned long long)row);
+	h->last_row = 0;
+}
+
+static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
+		     uint32_t site)
+{
+	struct ht *h = ctx;
+	if (proc != h->proc)
+		return;
+	stamp(h, ts);
+	uint64_t row;
+	/* allocated again without a free we saw: the collector frees the old one */
+	if (mt_ptrmap_take(&h->live, ptr, &row))
+		emit_free(h, row, 0);
+	row = row_of(h, size, site);
+	sink_printf(&h->out, "+ %llx\n", (unsigned long long)row);
+	h->last_row = row;
+	mt_ptrmap_put(&h->live, ptr, row);
+	mt_ptrmap_put(&h->threads, (uint64_t)tid + 1, ptr);
+}
+
+static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr)
+{
+	struct ht *h = ctx;
+	if (proc != h->proc)
+		return;
+	stamp(h, ts);
+	uint64_t last = 0, row;
+	mt_ptrmap_take(&h->threads, (uint64_t)tid + 1, &last);
+	/* a block we never saw allocated is no event for heaptrack */
+	if (mt_ptrmap_take(&h->live, ptr, &row))
+		emit_free(h, row, last == ptr);
+}
+
+/* An event the filter left out: the thread's next free is no temporary. */
+static void on_touch(void *ctx, size_t proc, uint64_t ts, uint32_t tid)
+{
+	struct ht *h = ctx;
+	uint64_t last;
+	(void)ts;
+	if (proc == h->proc)
+		mt_ptrmap_take(&h->threads, (uint64_t)tid + 1, &last);
+}
+
+/* ---- the file ---- */
+
+static void write_header(struct ht *h)
+{
+	const struct mt_process *p = h->p;
+	sink_printf(&h->out, HT_HEADER);
+	sink_printf(&h->out, "X");
+	for (int i = 0; i < p->argc; i++) {
+		sink_putc(&h->out, ' ');
+		sink_text(&h->out, p->argv[i]);
+	}
+	if (p->argc <= 0 && p->exe) {
+		sink_putc(&h->out, ' ');
+		sink_text(&h->out, p->exe);
+	}
+	sink_putc(&h->out, '\n');
+}
+
+static const struct mt_process *pick_process(const struct mt_export_ctx *x, size_t *idx)
+{
+	const struct mt_recording *rec = &x->sel->matched;
+	for (size_t i = 0; i < rec->nprocs; i++)
+		if (mt_export_wants(x, rec->procs[i])) {
+			if (x->pid < 0 && rec->nprocs > 1)
+				mt_note("heaptrack holds one process: exporting pid %u, the first of %zu "
+					"(--pid chooses another)",
+					rec->procs[i]->pid, rec->nprocs);
+			*idx = i;
+			return rec->procs[i];
+		}
+	return NULL;
+}
+
+#define HT_MAPS(h) {&(h)->str_keys, &(h)->ips, &(h)->traces, &(h)->row_keys, &(h)->live, &(h)->threads}
+
+static int maps_init(struct ht *h)
+{
+	struct mt_ptrmap *m[] = HT_MAPS(h);
+	int r = 0;
+	for (size_t i = 0; i < sizeof m / sizeof *m; i++)
+		r |= mt_ptrmap_init(m[i], 1024);
+	return r;
+}
+
+static void ht_free(struct ht *h)
+{
+	struct mt_ptrmap *m[] = HT_MAPS(h);
+	for (size_t i = 0; i < sizeof m / sizeof *m; i++)
+		mt_ptrmap_destroy(m[i]);
+	free(h->strs);
+	free(h->site_trace);
+	free(h->rows);
+	if (h->sym)
+		mt_sym_free(h->sym);
+	free(h);
+}
+
+int mt_export_heaptrack(struct mt_export_ctx *x, char *err, size_t errlen)
+{
+	struct ht *h = xcalloc(1, sizeof *h);
+	int r = -1;
+	if (!(h->p = pick_process(x, &h->proc))) {
+		snprintf(err, errlen, "the recording holds no process");
+		goto out;
+	}
+	if (sink_open(&h->out, x->out, x->out_path) < 0 || maps_init(h) < 0) {
+		snprintf(err, errlen, "heaptrack: out of memory");
+		goto out;
+	}
+	h->sym = mt_process_symbolizer(h->p);
+	h->base_ts = h->p->start_ts;
+	write_header(h);
+	if (write_tables(h) < 0) {
+		snprintf(err, errlen, "heaptrack: too many call tree nodes");
+		goto out;
+	}
+	struct mt_replay_ops ops = {on_alloc, on_free, h, on_touch};
+	if (mt_select_replay(x->sel, &ops, err, errlen) < 0)
+		goto out;
+	uint64_t end = h->p->end_ts > h->p->col.t.last_ts ? h->p->end_ts : h->p->col.t.last_ts;
+	stamp(h, end);
+	sink_printf(&h->out, "# strings: %zx\n# ips: %llx\n", h->nstrs, (unsigned long long)h->nips);
+	sink_close(&h->out, 1);
+	r = 0;
+	if (h->out.failed) {
+		snprintf(err, errlen, "heaptrack: compression failed");
+		r = -1;
+	}
+out:
+	sink_close(&h->out, 0);
+	ht_free(h);
+	return r;
+}

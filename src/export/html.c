@@ -1,0 +1,643 @@
+/*
+ * export_html.c - one self-contained HTML page: each process's summary,
+ * memory over time, an interactive flamegraph with a choice of weight, and
+ * its call sites as a sortable table.  The page is src/web/report.html with
+ * the CSS and scripts of src/web pasted into its slots, and the data as JSON
+ * in a <script type="application/json"> (its shape: src/web/report.js); the
+ * server's GUI draws the same page from its REST API.  Nothing is loaded
+ * from elsewhere, and the page's content security policy forbids it.
+ *
+ * Memory over time comes from replaying the events into a fixed number of
+ * time buckets: the highest heap in use of each, its allocations, and the
+ * blocks never freed, counted where they were allocated.  For the server's
+ * GUI (mt_web_report_data) the same replay also follows the live bytes of
+ * the sites that allocated the most, for its sparklines; the html export
+ * leaves them out.  Memory is bounded by the live blocks, the sites and the
+ * distinct frames, never by events.
+ */
+#include "export.h"
+#include "base/ptrmap.h"
+#include "base/util.h"
+#include "export/web/web.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define BUCKETS 300
+#define MAX_FRAMES 256
+/* Bits of a live block's map value that hold its bucket; the rest hold
+ * its size. */
+#define BUCKET_BITS 10
+/* The server's GUI draws a sparkline of live bytes for this many call
+ * sites (those that allocated the most) in this many steps: a bound on
+ * the memory and on the size of its data, whatever the sites. */
+#define SPARK_SITES 32
+#define SPARK_BUCKETS 60
+
+/* ---- memory over time ---- */
+
+struct timeline {
+	uint64_t t0, span;  /* ns */
+	uint64_t heap[BUCKETS], allocs[BUCKETS], frees[BUCKETS], leaked[BUCKETS];
+	uint64_t cur;       /* bytes in use */
+	int last;           /* bucket of the latest event, -1 before the first */
+	struct mt_ptrmap live; /* block -> size << BUCKET_BITS | bucket */
+	size_t nsites;
+	/* per-site series (mt_web_report_data only, else NULL) */
+	uint8_t *slot;                     /* per site: its series + 1, or 0 */
+	uint64_t (*spark)[SPARK_BUCKETS];  /* highest live bytes per step */
+	uint64_t scur[SPARK_SITES];        /* live bytes of each */
+	int nslots;
+	struct mt_ptrmap tracked;          /* blocks of those sites -> series */
+};
+
+/* The bucket of TS; every bucket since the previous event starts with the
+ * heap as that event left it.  Events a thread logged a little out of
+ * order fall into the current bucket. */
+static int advance(struct timeline *tl, uint64_t ts)
+{
+	uint64_t d = ts > tl->t0 ? ts - tl->t0 : 0;
+	int b = d >= tl->span ? BUCKETS - 1 : (int)((unsigned __int128)d * BUCKETS / tl->span);
+	if (b <= tl->last)
+		return tl->last;
+	for (int k = tl->last + 1; k <= b; k++) {
+		tl->heap[k] = tl->cur;
+		for (int i = 0; i < tl->nslots; i++)
+			if (tl->spark[i][k * SPARK_BUCKETS / BUCKETS] < tl->scur[i])
+				tl->spark[i][k * SPARK_BUCKETS / BUCKETS] = tl->scur[i];
+	}
+	return tl->last = b;
+}
+
+/* Returns 1 when PTR was a live block. */
+static int drop(struct timeline *tl, uint64_t ptr)
+{
+	uint64_t v;
+	if (!mt_ptrmap_take(&tl->live, ptr, &v))
+		return 0;
+	{
+		uint64_t size = v >> BUCKET_BITS, i;
+		tl->cur = tl->cur > size ? tl->cur - size : 0;
+		if (tl->tracked.used && mt_ptrmap_take(&tl->tracked, ptr, &i))
+			tl->scur[i] = tl->scur[i] > size ? tl->scur[i] - size : 0;
+	}
+	return 1;
+}
+
+/* A block of SITE allocated in bucket B, for the site's series. */
+static void track(struct timeline *tl, uint64_t ptr, uint64_t size, uint32_t site, int b)
+{
+	if (!tl->slot || site >= tl->nsites || !tl->slot[site])
+		return;
+	int i = tl->slot[site] - 1;
+	tl->scur[i] += size;
+	uint64_t *v = &tl->spark[i][b * SPARK_BUCKETS / BUCKETS];
+	if (*v < tl->scur[i])
+		*v = tl->scur[i];
+	mt_ptrmap_put(&tl->tracked, ptr, (uint64_t)i);
+}
+
+static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
+		     uint32_t site)
+{
+	(void)tid;
+	struct timeline *tl = ((struct timeline **)ctx)[proc];
+	if (!tl)
+		return;
+	int b = advance(tl, ts);
+	/* a block handed out again without a free in between: the free was lost */
+	drop(tl, ptr);
+	if (size >> (64 - BUCKET_BITS))
+		size = UINT64_MAX >> BUCKET_BITS;
+	tl->cur += size;
+	if (tl->cur > tl->heap[b])
+		tl->heap[b] = tl->cur;
+	tl->allocs[b]++;
+	mt_ptrmap_put(&tl->live, ptr, size << BUCKET_BITS | (uint64_t)b);
+	track(tl, ptr, size, site, b);
+}
+
+static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr)
+{
+	(void)tid;
+	struct timeline *tl = ((struct timeline **)ctx)[proc];
+	if (!tl)
+		return;
+	int b = advance(tl, ts);
+	if (drop(tl, ptr))
+		tl->frees[b]++;
+}
+
+/* After the replay: the heap carried to the end, and what is still live
+ * (leaked) added up from the bucket each block was allocated in. */
+static void timeline_finish(struct timeline *tl)
+{
+	advance(tl, tl->t0 + tl->span);
+	for (size_t i = 0; i <= tl->live.mask; i++)
+		if (tl->live.keys[i])
+			tl->leaked[tl->live.vals[i] & ((1u << BUCKET_BITS) - 1)] += tl->live.vals[i] >> BUCKET_BITS;
+	for (int b = 1; b < BUCKETS; b++)
+		tl->leaked[b] += tl->leaked[b - 1];
+	mt_ptrmap_destroy(&tl->live);
+	mt_ptrmap_destroy(&tl->tracked);
+}
+
+/* Series for the SPARK_SITES sites of P that allocated the most bytes. */
+static int series_new(struct timeline *tl, const struct mt_process *p)
+{
+	const struct mt_site_stats *st = p->col.sites;
+	tl->nsites = p->col.nsites;
+	tl->slot = xcalloc(tl->nsites ? tl->nsites : 1, 1);
+	tl->spark = xcalloc(SPARK_SITES, sizeof *tl->spark);
+	while (tl->nslots < SPARK_SITES) {
+		size_t best = SIZE_MAX;
+		for (size_t s = 0; s < tl->nsites; s++)
+			if (st[s].allocations && !tl->slot[s] &&
+			    (best == SIZE_MAX || st[s].allocated_bytes > st[best].allocated_bytes))
+				best = s;
+		if (best == SIZE_MAX)
+			break;
+		tl->slot[best] = (uint8_t)++tl->nslots;
+	}
+	return mt_ptrmap_init(&tl->tracked, 1u << 8);
+}
+
+static struct timeline *timeline_new(const struct mt_process *p, int series)
+{
+	struct timeline *tl = xcalloc(1, sizeof *tl);
+	/* times count from the start, as in `memtrace report` */
+	uint64_t t0 = p->start_ts, end = p->end_ts;
+	if (p->col.t.last_ts > end)
+		end = p->col.t.last_ts;
+	tl->t0 = t0;
+	tl->span = end > t0 ? end - t0 : 1;
+	tl->last = -1;
+	if (mt_ptrmap_init(&tl->live, 1u << 12) < 0 || (series && series_new(tl, p) < 0)) {
+		mt_ptrmap_destroy(&tl->live);
+		mt_ptrmap_destroy(&tl->tracked);
+		free(tl->slot);
+		free(tl->spark);
+		free(tl);
+		return NULL;
+	}
+	return tl;
+}
+
+/* ---- JSON for a page ---- */
+
+/* S as a JSON string that may sit inside <script>: '<', '>' and '&' are
+ * escaped so that no "</script>" or "<!--" can end or bend the element, and
+ * bytes that are not UTF-8 become U+FFFD. */
+static void json_str(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int len = mt_web_utf8_len(p);
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&')
+			fprintf(f, "\\u%04x", *p);
+		else if (!len)
+			fputs("\\ufffd", f);
+		else
+			fwrite(p, 1, (size_t)len, f);
+		p += len ? len : 1;
+	}
+	fputc('"', f);
+}
+
+static double secs(uint64_t ts, uint64_t t0)
+{
+	return ts > t0 ? (double)(ts - t0) / 1e9 : 0.0;
+}
+
+/* Distinct keys of four words, numbered in order of arrival: the files,
+ * modules and frames of a process.  The symbolizer interns its strings, so
+ * a string's address stands for its content. */
+struct keytab {
+	uint64_t (*keys)[4];
+	size_t n, cap;
+	uint32_t *slots; /* index + 1 */
+	size_t mask;
+};
+
+static uint64_t key_hash(const uint64_t *k)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+	for (int i = 0; i < 4; i++)
+		h = mt_ptrmap_hash(h ^ k[i]) + (uint64_t)i;
+	return h;
+}
+
+static void key_rehash(struct keytab *t)
+{
+	size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
+	free(t->slots);
+	t->slots = xcalloc(cap, sizeof *t->slots);
+	t->mask = cap - 1;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t j = key_hash(t->keys[i]) & t->mask;
+		while (t->slots[j])
+			j = (j + 1) & t->mask;
+		t->slots[j] = (uint32_t)i + 1;
+	}
+}
+
+static uint32_t key_index(struct keytab *t, uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+	uint64_t k[4] = {a, b, c, d};
+	if ((t->n + 1) * 2 > t->mask + 1)
+		key_rehash(t);
+	size_t j = key_hash(k) & t->mask;
+	for (; t->slots[j]; j = (j + 1) & t->mask)
+		if (!memcmp(t->keys[t->slots[j] - 1], k, sizeof k))
+			return t->slots[j] - 1;
+	mt_grow(&t->keys, &t->cap, t->n, sizeof *t->keys);
+	memcpy(t->keys[t->n], k, sizeof k);
+	t->slots[j] = (uint32_t)t->n + 1;
+	return (uint32_t)t->n++;
+}
+
+static void key_free(struct keytab *t)
+{
+	free(t->keys);
+	free(t->slots);
+}
+
+struct frametabs {
+	struct keytab files, modules, frames;
+};
+
+static long string_index(struct keytab *t, const char *s)
+{
+	return s ? (long)key_index(t, (uintptr_t)s, 0, 0, 0) : -1;
+}
+
+/* A frame's number: by function, file, line, module and inlining, or, for
+ * a frame without a symbol, by module and address (its name then says
+ * "module+0xaddress"). */
+static uint32_t frame_index(struct frametabs *ft, const struct mt_frame *f)
+{
+	uint64_t what = f->function ? (uintptr_t)f->function : f->address;
+	uint64_t flags = (uint64_t)(uint32_t)f->line << 2 | (uint64_t)(f->inlined != 0) << 1 | (f->function != NULL);
+	return key_index(&ft->frames, what, (uintptr_t)f->file, (uintptr_t)f->module, flags);
+}
+
+static void strings_json(FILE *f, const char *key, const struct keytab *t)
+{
+	fprintf(f, ",\n   \"%s\": [", key);
+	for (size_t i = 0; i < t->n; i++) {
+		if (i)
+			fputc(',', f);
+		json_str(f, (const char *)(uintptr_t)t->keys[i][0]);
+	}
+	fputc(']', f);
+}
+
+static void frames_json(FILE *f, struct frametabs *ft)
+{
+	fputs(",\n   \"frame_fields\": [\"name\", \"file\", \"line\", \"module\", \"inlined\", \"symbolized\"],"
+	      "\n   \"frames\": [",
+	      f);
+	char buf[300];
+	/* files and modules get their numbers here, as the frames are written */
+	for (size_t i = 0; i < ft->frames.n; i++) {
+		const uint64_t *k = ft->frames.keys[i];
+		struct mt_frame fr = {
+			.function = k[3] & 1 ? (const char *)(uintptr_t)k[0] : NULL,
+			.address = k[3] & 1 ? 0 : k[0],
+			.file = (const char *)(uintptr_t)k[1],
+			.module = (const char *)(uintptr_t)k[2],
+		};
+		fputs(i ? ",\n    [" : "\n    [", f);
+		json_str(f, mt_frame_name(&fr, buf, sizeof buf));
+		fprintf(f, ",%ld,%u,%ld,%d,%d]", string_index(&ft->files, fr.file), (unsigned)(k[3] >> 2),
+			string_index(&ft->modules, fr.module), (int)(k[3] >> 1 & 1), (int)(k[3] & 1));
+	}
+	fputc(']', f);
+	strings_json(f, "files", &ft->files);
+	strings_json(f, "modules", &ft->modules);
+}
+
+/* The live bytes of site S over time, when it has a series: a last field
+ * of its row. */
+static void site_series_json(FILE *f, const struct timeline *tl, uint32_t s)
+{
+	if (!tl->slot)
+		return;
+	if (s >= tl->nsites || !tl->slot[s]) {
+		fputs(",null", f);
+		return;
+	}
+	const uint64_t *v = tl->spark[tl->slot[s] - 1];
+	for (int b = 0; b < SPARK_BUCKETS; b++)
+		fprintf(f, b ? ",%llu" : ",[%llu", (unsigned long long)v[b]);
+	fputc(']', f);
+}
+
+static void sites_json(FILE *f, const struct mt_process *p, const struct timeline *tl, struct frametabs *ft)
+{
+	struct mt_frame fr[MAX_FRAMES];
+	struct mt_symbolizer *sym = mt_process_symbolizer(p);
+	fputs(",\n   \"site_fields\": [\"allocations\", \"allocated_bytes\", \"leaked_allocations\", "
+	      "\"leaked_bytes\", \"peak_bytes\", \"temporary_allocations\", \"frames\"",
+	      f);
+	if (tl->slot)
+		fputs(", \"live_series\"", f);
+	fputs("],\n   \"sites\": [", f);
+	int first = 1;
+	for (uint32_t s = 0; s < p->col.nsites; s++) {
+		const struct mt_site_stats *st = &p->col.sites[s];
+		if (!st->allocations && !st->live_count && !st->peak_bytes)
+			continue;
+		fprintf(f, "%s\n    [%llu,%llu,%llu,%llu,%llu,%llu,[", first ? "" : ",",
+			(unsigned long long)st->allocations, (unsigned long long)st->allocated_bytes,
+			(unsigned long long)st->live_count, (unsigned long long)st->live_bytes,
+			(unsigned long long)st->peak_bytes, (unsigned long long)st->temporary);
+		first = 0;
+		int n = mt_site_frames(p, sym, s, fr, MAX_FRAMES);
+		for (int k = 0; k < n; k++)
+			fprintf(f, k ? ",%u" : "%u", frame_index(ft, &fr[k]));
+		fputc(']', f);
+		site_series_json(f, tl, s);
+		fputc(']', f);
+	}
+	fputc(']', f);
+	/* the frames point into the symbolizer's strings: written before it goes */
+	frames_json(f, ft);
+	mt_sym_free(sym);
+}
+
+static void series_json(FILE *f, const char *key, const uint64_t *v)
+{
+	fprintf(f, ",\n    \"%s\": [", key);
+	for (int b = 0; b < BUCKETS; b++)
+		fprintf(f, b ? ",%llu" : "%llu", (unsigned long long)v[b]);
+	fputc(']', f);
+}
+
+static void timeline_json(FILE *f, const struct timeline *tl)
+{
+	fprintf(f, ",\n   \"timeline\": {\"bucket_s\": %.9g", (double)tl->span / 1e9 / BUCKETS);
+	series_json(f, "heap_bytes", tl->heap);
+	series_json(f, "allocations", tl->allocs);
+	series_json(f, "frees", tl->frees);
+	series_json(f, "leaked_bytes", tl->leaked);
+	fputc('}', f);
+}
+
+static void process_json(FILE *f, const struct mt_process *p, const struct timeline *tl)
+{
+	const struct mt_totals *t = &p->col.t;
+	fprintf(f, "  {\"pid\": %u, \"ppid\": %u, \"exe\": ", p->pid, p->ppid);
+	json_str(f, p->exe);
+	fputs(", \"argv\": [", f);
+	for (int i = 0; i < p->argc; i++) {
+		if (i)
+			fputs(", ", f);
+		json_str(f, p->argv[i]);
+	}
+	fputs("], \"backend\": ", f);
+	json_str(f, p->backend);
+	fprintf(f, ",\n   \"duration_s\": %.6f, \"start_unix_s\": %.3f, \"exit_status\": ",
+		mt_process_duration(p), (double)p->unix_ns / 1e9);
+	if (p->exited)
+		fprintf(f, "%lld", (long long)p->exit_status);
+	else
+		fputs("null", f);
+	fprintf(f,
+		", \"lost_events\": %llu,\n   \"totals\": {\"allocations\": %llu, \"frees\": %llu, "
+		"\"allocated_bytes\": %llu, \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"peak_time_s\": %.6f, "
+		"\"leaked_allocations\": %llu, \"leaked_bytes\": %llu, \"temporary_allocations\": %llu, "
+		"\"unmatched_frees\": %llu, \"culled_allocations\": %llu}",
+		(unsigned long long)mt_process_lost(p), (unsigned long long)t->allocations,
+		(unsigned long long)t->frees, (unsigned long long)t->allocated_bytes,
+		(unsigned long long)t->peak_bytes, (unsigned long long)t->peak_count, secs(t->peak_ts, tl->t0),
+		(unsigned long long)t->live_count, (unsigned long long)t->live_bytes,
+		(unsigned long long)t->temporary, (unsigned long long)t->unmatched_frees,
+		(unsigned long long)t->culled);
+	timeline_json(f, tl);
+	fputs(",\n   \"markers\": [", f);
+	for (size_t i = 0; i < p->nmarkers; i++) {
+		fprintf(f, "%s{\"time_s\": %.6f, \"value\": %llu, \"text\": ", i ? ", " : "",
+			secs(p->markers[i].ts, tl->t0), (unsigned long long)p->markers[i].value);
+		json_str(f, p->markers[i].text);
+		fputc('}', f);
+	}
+	fputc(']', f);
+	struct frametabs ft = {0};
+	sites_json(f, p, tl, &ft);
+	key_free(&ft.files);
+	key_free(&ft.modules);
+	key_free(&ft.frames);
+	fputs("}", f);
+}
+
+static void data_json(struct mt_export_ctx *x, struct timeline **tls)
+{
+	FILE *f = x->out;
+	struct mt_recording *rec = &x->sel->matched;
+	fputs("{\"memtrace_html\": 1, \"recording\": ", f);
+	json_str(f, x->sel->path);
+	fprintf(f, ", \"truncated\": %s, \"filtered\": %s, \"weight\": \"%s\",\n \"processes\": [\n",
+		x->sel->all.truncated ? "true" : "false", x->sel->filtered ? "true" : "false",
+		mt_weight_names[x->weight]);
+	int n = 0;
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		if (!tls[i])
+			continue;
+		if (n++)
+			fputs(",\n", f);
+		process_json(f, rec->procs[i], tls[i]);
+	}
+	fputs("\n]}", f);
+}
+
+/* ---- the page ---- */
+
+static void html_text(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int len = mt_web_utf8_len(p);
+		if (*p == '<')
+			fputs("&lt;", f);
+		else if (*p == '>')
+			fputs("&gt;", f);
+		else if (*p == '&')
+			fputs("&amp;", f);
+		else if (!len)
+			fputs("\xef\xbf\xbd", f);
+		else
+			fwrite(p, 1, (size_t)len, f);
+		p += len ? len : 1;
+	}
+}
+
+/* The files named in ARGS (space-separated), one after the other. */
+static int paste(FILE *f, const char *args, size_t len, char *err, size_t errlen)
+{
+	char name[64];
+	for (size_t i = 0; i < len;) {
+		while (i < len && args[i] == ' ')
+			i++;
+		size_t j = i;
+		while (j < len && args[j] != ' ')
+			j++;
+		if (j == i)
+			break;
+		snprintf(name, sizeof name, "%.*s", (int)(j - i), args + i);
+		const struct mt_web_asset *a = mt_web_asset(name);
+		if (!a) {
+			snprintf(err, errlen, "the page template names %s, which was not built in", name);
+			return -1;
+		}
+		fwrite(a->data, 1, a->len, f);
+		fputc('\n', f);
+		i = j;
+	}
+	return 0;
+}
+
+static const char *page_title(const struct mt_export_ctx *x, struct timeline **tls)
+{
+	const struct mt_recording *rec = &x->sel->matched;
+	const char *one = NULL;
+	for (size_t i = 0; i < rec->nprocs; i++)
+		if (tls[i]) {
+			if (one)
+				return NULL;
+			one = rec->procs[i]->exe;
+		}
+	return one;
+}
+
+static int is_slot(const char *slot, size_t n, const char *name)
+{
+	return n == strlen(name) && !memcmp(slot, name, n);
+}
+
+/* One {{slot}} of report.html: its name, then the files it names. */
+static int fill_slot(struct mt_export_ctx *x, struct timeline **tls, const char *slot, size_t len, char *err,
+		     size_t errlen)
+{
+	FILE *f = x->out;
+	size_t n = 0;
+	while (n < len && slot[n] != ' ')
+		n++;
+	const char *args = slot + n;
+	size_t alen = len - n;
+	if (is_slot(slot, n, "title")) {
+		const char *exe = page_title(x, tls);
+		const char *base = exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+		fputs("memtrace: ", f);
+		html_text(f, base ? base : x->sel->path);
+	} else if (is_slot(slot, n, "policy")) {
+		fputs("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">",
+		      f);
+	} else if (is_slot(slot, n, "style")) {
+		fputs("<style>\n", f);
+		if (paste(f, args, alen, err, errlen) < 0)
+			return -1;
+		fputs("</style>", f);
+	} else if (is_slot(slot, n, "script")) {
+		fputs("<script>\n", f);
+		if (paste(f, args, alen, err, errlen) < 0)
+			return -1;
+		fputs("</script>", f);
+	} else if (is_slot(slot, n, "data")) {
+		fputs("<script type=\"application/json\" id=\"memtrace-data\">\n", f);
+		data_json(x, tls);
+		fputs("\n</script>", f);
+	} else {
+		snprintf(err, errlen, "the page template has an unknown slot {{%.*s}}", (int)len, slot);
+		return -1;
+	}
+	return 0;
+}
+
+static int write_page(struct mt_export_ctx *x, struct timeline **tls, char *err, size_t errlen)
+{
+	const struct mt_web_asset *page = mt_web_asset("report.html");
+	if (!page) {
+		snprintf(err, errlen, "report.html was not built in");
+		return -1;
+	}
+	const char *s = (const char *)page->data, *end = s + page->len;
+	while (s < end) {
+		const char *open = strstr(s, "{{");
+		const char *close = open ? strstr(open, "}}") : NULL;
+		if (!close) {
+			fwrite(s, 1, (size_t)(end - s), x->out);
+			break;
+		}
+		fwrite(s, 1, (size_t)(open - s), x->out);
+		if (fill_slot(x, tls, open + 2, (size_t)(close - open - 2), err, errlen) < 0)
+			return -1;
+		s = close + 2;
+	}
+	return 0;
+}
+
+static void timelines_free(const struct mt_recording *rec, struct timeline **tls)
+{
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		if (tls[i]) {
+			mt_ptrmap_destroy(&tls[i]->live);
+			mt_ptrmap_destroy(&tls[i]->tracked);
+			free(tls[i]->slot);
+			free(tls[i]->spark);
+		}
+		free(tls[i]);
+	}
+	free(tls);
+}
+
+/* The timeline of each process X selects (NULL for the others), or NULL
+ * with a reason in ERR. */
+static struct timeline **timelines(struct mt_export_ctx *x, int series, char *err, size_t errlen)
+{
+	struct mt_recording *rec = &x->sel->matched;
+	struct timeline **tls = xcalloc(rec->nprocs + 1, sizeof *tls);
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		if (mt_export_wants(x, rec->procs[i]) && !(tls[i] = timeline_new(rec->procs[i], series))) {
+			snprintf(err, errlen, "out of memory for the timeline");
+			timelines_free(rec, tls);
+			return NULL;
+		}
+	}
+	struct mt_replay_ops ops = {on_alloc, on_free, tls};
+	if (mt_select_replay(x->sel, &ops, err, errlen) < 0) {
+		timelines_free(rec, tls);
+		return NULL;
+	}
+	for (size_t i = 0; i < rec->nprocs; i++)
+		if (tls[i])
+			timeline_finish(tls[i]);
+	return tls;
+}
+
+int mt_web_report_data(struct mt_export_ctx *x, char *err, size_t errlen)
+{
+	struct timeline **tls = timelines(x, 1, err, errlen);
+	if (!tls)
+		return -1;
+	data_json(x, tls);
+	fputc('\n', x->out);
+	timelines_free(&x->sel->matched, tls);
+	return 0;
+}
+
+int mt_export_html(struct mt_export_ctx *x, char *err, size_t errlen)
+{
+	struct timeline **tls = timelines(x, 0, err, errlen);
+	if (!tls)
+		return -1;
+	int r = write_page(x, tls, err, errlen);
+	timelines_free(&x->sel->matched, tls);
+	return r;
+}

@@ -1,0 +1,280 @@
+/*
+ * export_json.c - memtrace's own JSON export ("memtrace_export": 1), for
+ * scripts: per process its totals, its call sites with their frames (the
+ * frame objects of `memtrace report --json`), and
+ *   - by default, every matched allocation: site, size, address, thread,
+ *     when it was allocated and freed (null: leaked), in seconds since the
+ *     process started.  An allocation is written when its free is seen, the
+ *     leaked ones at the end (in allocation order), so the array is ordered
+ *     by free time and memory holds only the live blocks;
+ *   - with --per-site, the figures of each call site instead.
+ *
+ * The events come from one replay of the recording.  Its processes' events
+ * interleave, while each process's allocations form one array: the first
+ * process of a batch streams to the output, the others of the batch to
+ * temporary files copied after it.  Allocations culled by record's
+ * --cull-temporary exist only in the figures (culled_allocations).
+ */
+#include "export.h"
+#include "base/ptrmap.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FRAMES 256
+#define BATCH 32 /* processes per replay: each but the first holds a temporary file */
+
+/* A live block. */
+struct block {
+	uint64_t ptr, ts, size, seq;
+	uint32_t site, tid;
+	uint32_t next_free; /* index + 1 in the free list */
+};
+
+struct jproc {
+	const struct mt_process *p;
+	FILE *f;
+	struct mt_ptrmap live; /* ptr -> block index + 1 */
+	struct block *blocks;
+	size_t nblocks, cap;
+	uint32_t free_head;
+	uint64_t seq, written;
+};
+
+struct jctx {
+	struct jproc **by_index; /* process index -> its state, NULL outside the batch */
+};
+
+/* TS as seconds since P started, to the nanosecond (printed from integers:
+ * exact, and far cheaper than a double's %f on millions of lines). */
+static void put_secs(FILE *f, const struct mt_process *p, uint64_t ts)
+{
+	uint64_t ns = ts > p->start_ts ? ts - p->start_ts : 0;
+	fprintf(f, "%llu.%09llu", (unsigned long long)(ns / 1000000000u), (unsigned long long)(ns % 1000000000u));
+}
+
+/* ---- the per-process header: identity, totals, sites ---- */
+
+/* The process up to its sites; with FIGURES each site carries its figures. */
+static void process_head(FILE *f, const struct mt_process *p, int first, int figures)
+{
+	static struct mt_frame fr[MAX_FRAMES];
+	fprintf(f, "%s    {\n      \"pid\": %u, \"ppid\": %u, \"exe\": ", first ? "" : ",\n", p->pid, p->ppid);
+	mt_json_str(f, p->exe);
+	fprintf(f, ", \"duration_s\": %.6f,\n", mt_process_duration(p));
+	fputs("      \"totals\": ", f);
+	mt_json_totals(f, p);
+	fputs(",\n      \"sites\": [", f);
+	struct mt_symbolizer *sym = mt_process_symbolizer(p);
+	int n = 0;
+	for (uint32_t s = 0; s < p->col.nsites; s++) {
+		if (!p->col.sites[s].allocations)
+			continue; /* none of its allocations matched */
+		fprintf(f, "%s\n        {\"id\": %u", n++ ? "," : "", s);
+		if (figures) {
+			fputs(", ", f);
+			mt_json_site_figures(f, &p->col.sites[s]);
+		}
+		fputs(",\n         \"frames\": ", f);
+		int k = mt_site_frames(p, sym, s, fr, MAX_FRAMES);
+		mt_json_frames(f, fr, k);
+		fputc('}', f);
+	}
+	mt_sym_free(sym);
+	fputs(n ? "\n      ]" : "]", f);
+}
+
+/* ---- allocations ---- */
+
+/* Block B, freed at FREED_TS when FREED, else leaked. */
+static void write_block(struct jproc *jp, const struct block *b, int freed, uint64_t freed_ts)
+{
+	fprintf(jp->f, "%s\n        {\"site\": %u, \"size\": %llu, \"address\": ", jp->written++ ? "," : "", b->site,
+		(unsigned long long)b->size);
+	/* the recorder's compact records name a block by its allocation's
+	 * serial number (MT_SERIAL_KEY), not by its address */
+	if (b->ptr & MT_SERIAL_KEY(0))
+		fputs("null", jp->f);
+	else
+		fprintf(jp->f, "\"0x%llx\"", (unsigned long long)b->ptr);
+	fprintf(jp->f, ", \"thread\": %u, \"allocated_s\": ", b->tid);
+	put_secs(jp->f, jp->p, b->ts);
+	fputs(", \"freed_s\": ", jp->f);
+	if (freed)
+		put_secs(jp->f, jp->p, freed_ts);
+	else
+		fputs("null", jp->f);
+	fputc('}', jp->f);
+}
+
+/* Writes the block at PTR as freed at TS, if it is live. */
+static void end_block(struct jproc *jp, uint64_t ptr, uint64_t ts)
+{
+	uint64_t i;
+	if (!ptr || !mt_ptrmap_take(&jp->live, ptr, &i))
+		return; /* a block allocated before the recording began, or not matched */
+	struct block *b = &jp->blocks[i - 1];
+	write_block(jp, b, 1, ts);
+	b->next_free = jp->free_head;
+	jp->free_head = (uint32_t)i;
+}
+
+static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size, uint32_t site)
+{
+	struct jctx *c = ctx;
+	struct jproc *jp = c->by_index[proc];
+	if (!jp)
+		return;
+	/* allocated again without a free seen: the collector counts the old
+	 * block freed here, and so does the export */
+	end_block(jp, ptr, ts);
+	uint32_t i;
+	if (jp->free_head) {
+		i = jp->free_head - 1;
+		jp->free_head = jp->blocks[i].next_free;
+	} else {
+		mt_grow(&jp->blocks, &jp->cap, jp->nblocks, sizeof *jp->blocks);
+		i = (uint32_t)jp->nblocks++;
+	}
+	jp->blocks[i] = (struct block){ptr, ts, size, jp->seq++, site, tid, 0};
+	mt_ptrmap_put(&jp->live, ptr, (uint64_t)i + 1);
+}
+
+static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr)
+{
+	(void)tid;
+	struct jctx *c = ctx;
+	struct jproc *jp = c->by_index[proc];
+	if (jp)
+		end_block(jp, ptr, ts);
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct block *x = *(const struct block *const *)a, *y = *(const struct block *const *)b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The blocks still live at the end: leaked, in allocation order. */
+static void write_leaked(struct jproc *jp)
+{
+	const struct block **v = xmalloc((jp->live.used + 1) * sizeof *v);
+	size_t n = 0;
+	for (size_t k = 0; k <= jp->live.mask; k++)
+		if (jp->live.keys[k])
+			v[n++] = &jp->blocks[jp->live.vals[k] - 1];
+	qsort(v, n, sizeof *v, by_seq);
+	for (size_t i = 0; i < n; i++)
+		write_block(jp, v[i], 0, 0);
+	free(v);
+}
+
+static int copy_back(FILE *from, FILE *to)
+{
+	char buf[1 << 16];
+	size_t n;
+	if (fflush(from) != 0 || fseek(from, 0, SEEK_SET) != 0)
+		return -1;
+	while ((n = fread(buf, 1, sizeof buf, from)) > 0)
+		fwrite(buf, 1, n, to);
+	return ferror(from) ? -1 : 0;
+}
+
+static void jproc_free(struct jproc *jp)
+{
+	mt_ptrmap_destroy(&jp->live);
+	free(jp->blocks);
+}
+
+/* One replay for the wanted processes IDX[0..N): the first streams to OUT. */
+static int batch(struct mt_export_ctx *x, struct jctx *c, const size_t *idx, size_t n, int first,
+		 char *err, size_t errlen)
+{
+	const struct mt_recording *rec = &x->sel->matched;
+	struct jproc jps[BATCH];
+	int r = 0;
+	memset(jps, 0, sizeof jps);
+	for (size_t k = 0; k < n && r == 0; k++) {
+		jps[k].p = rec->procs[idx[k]];
+		jps[k].f = k ? tmpfile() : x->out;
+		if (!jps[k].f) {
+			snprintf(err, errlen, "cannot create a temporary file for process %u", jps[k].p->pid);
+			r = -1;
+		} else if (mt_ptrmap_init(&jps[k].live, 1024) < 0) {
+			snprintf(err, errlen, "out of memory");
+			r = -1;
+		}
+		c->by_index[idx[k]] = &jps[k];
+	}
+	if (r == 0) {
+		process_head(x->out, jps[0].p, first, 0);
+		fputs(",\n      \"allocations\": [", x->out);
+		struct mt_replay_ops ops = {on_alloc, on_free, c};
+		r = mt_select_replay(x->sel, &ops, err, errlen);
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (r == 0) {
+			if (k) {
+				process_head(x->out, jps[k].p, 0, 0);
+				fputs(",\n      \"allocations\": [", x->out);
+				if (copy_back(jps[k].f, x->out) < 0) {
+					snprintf(err, errlen, "cannot read back a temporary file");
+					r = -1;
+				}
+				fclose(jps[k].f);
+				jps[k].f = x->out; /* the leaked ones follow */
+			}
+			write_leaked(&jps[k]);
+			fputs(jps[k].written ? "\n      ]\n    }" : "]\n    }", x->out);
+		}
+		if (k && jps[k].f && jps[k].f != x->out)
+			fclose(jps[k].f);
+		jproc_free(&jps[k]);
+		c->by_index[idx[k]] = NULL;
+	}
+	return r;
+}
+
+static int allocations(struct mt_export_ctx *x, char *err, size_t errlen)
+{
+	const struct mt_recording *rec = &x->sel->matched;
+	struct jctx c = {xcalloc(rec->nprocs + 1, sizeof *c.by_index)};
+	size_t idx[BATCH], n = 0;
+	int first = 1, r = 0;
+	for (size_t i = 0; i <= rec->nprocs && r == 0; i++) {
+		if (i < rec->nprocs && mt_export_wants(x, rec->procs[i]))
+			idx[n++] = i;
+		if (n && (n == BATCH || i == rec->nprocs)) {
+			r = batch(x, &c, idx, n, first, err, errlen);
+			first = 0;
+			n = 0;
+		}
+	}
+	free(c.by_index);
+	return r;
+}
+
+int mt_export_json(struct mt_export_ctx *x, char *err, size_t errlen)
+{
+	const struct mt_recording *rec = &x->sel->matched;
+	fputs("{\n  \"memtrace_export\": 1,\n  \"recording\": ", x->out);
+	mt_json_str(x->out, x->sel->path);
+	fprintf(x->out, ",\n  \"filtered\": %s,\n  \"per_site\": %s,\n  \"processes\": [\n",
+		x->sel->filtered ? "true" : "false", x->per_site ? "true" : "false");
+	int r = 0;
+	if (x->per_site) {
+		int first = 1;
+		for (size_t i = 0; i < rec->nprocs; i++) {
+			if (!mt_export_wants(x, rec->procs[i]))
+				continue;
+			process_head(x->out, rec->procs[i], first, 1);
+			fputs("\n    }", x->out);
+			first = 0;
+		}
+	} else {
+		r = allocations(x, err, errlen);
+	}
+	fputs("\n  ]\n}\n", x->out);
+	return r;
+}

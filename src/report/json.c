@@ -1,0 +1,192 @@
+/*
+ * report_json.c - `memtrace report --json`: the schema of docs/interface.md
+ * ("memtrace_report": 1).  Keys are only ever added, never renamed.
+ */
+#include "report.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void mt_json_str(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+void mt_json_frames(FILE *f, const struct mt_frame *fr, int n)
+{
+	fputc('[', f);
+	for (int i = 0; i < n; i++) {
+		const struct mt_frame *x = &fr[i];
+		fputs(i ? ", {\"function\": " : "{\"function\": ", f);
+		mt_json_str(f, x->function);
+		fputs(", \"file\": ", f);
+		mt_json_str(f, x->file);
+		fputs(", \"line\": ", f);
+		if (x->line)
+			fprintf(f, "%d", x->line);
+		else
+			fputs("null", f);
+		fputs(", \"module\": ", f);
+		mt_json_str(f, x->module);
+		fprintf(f, ", \"address\": \"0x%llx\", \"inlined\": %s}", (unsigned long long)x->address,
+			x->inlined ? "true" : "false");
+	}
+	fputc(']', f);
+}
+
+void mt_json_totals(FILE *f, const struct mt_process *p)
+{
+	const struct mt_totals *t = &p->col.t;
+	fprintf(f,
+		"{\"allocations\": %llu, \"frees\": %llu, \"allocated_bytes\": %llu,\n"
+		"        \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"peak_time_s\": %.6f,\n"
+		"        \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
+		"        \"temporary_allocations\": %llu, \"unmatched_frees\": %llu,\n"
+		"        \"culled_allocations\": %llu}",
+		(unsigned long long)t->allocations, (unsigned long long)t->frees,
+		(unsigned long long)t->allocated_bytes, (unsigned long long)t->peak_bytes,
+		(unsigned long long)t->peak_count,
+		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0,
+		(unsigned long long)t->live_count, (unsigned long long)t->live_bytes,
+		(unsigned long long)t->temporary, (unsigned long long)t->unmatched_frees,
+		(unsigned long long)t->culled);
+}
+
+void mt_json_site_figures(FILE *f, const struct mt_site_stats *s)
+{
+	fprintf(f,
+		"\"allocations\": %llu, \"allocated_bytes\": %llu, \"frees\": %llu,\n"
+		"         \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
+		"         \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"temporary_allocations\": %llu,\n"
+		"         \"culled_allocations\": %llu, \"min_size\": %llu, \"max_size\": %llu",
+		(unsigned long long)s->allocations, (unsigned long long)s->allocated_bytes,
+		(unsigned long long)s->frees, (unsigned long long)s->live_count,
+		(unsigned long long)s->live_bytes, (unsigned long long)s->peak_bytes,
+		(unsigned long long)s->peak_count, (unsigned long long)s->temporary,
+		(unsigned long long)s->culled, (unsigned long long)s->min_size,
+		(unsigned long long)s->max_size);
+}
+
+void mt_json_lost(FILE *f, const struct mt_process *p)
+{
+	fprintf(f, "\"lost_events\": %llu, \"lost_by_kind\": {", (unsigned long long)mt_process_lost(p));
+	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
+		fprintf(f, "%s\"%s\": %llu", k ? ", " : "", mt_lost_names[k], (unsigned long long)p->lost[k]);
+	fputc('}', f);
+}
+
+void mt_json_markers(FILE *f, const struct mt_process *p)
+{
+	fputc('[', f);
+	for (size_t i = 0; i < p->nmarkers; i++) {
+		fprintf(f, "%s{\"time_s\": %.6f, \"value\": %llu, \"text\": ", i ? ", " : "",
+			p->markers[i].ts > p->start_ts ? (double)(p->markers[i].ts - p->start_ts) / 1e9 : 0.0,
+			(unsigned long long)p->markers[i].value);
+		mt_json_str(f, p->markers[i].text);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+static void process_json(FILE *f, const struct mt_process *p, const struct mt_report_opts *o)
+{
+	fprintf(f, "    {\n      \"pid\": %u, \"ppid\": %u,\n      \"exe\": ", p->pid, p->ppid);
+	mt_json_str(f, p->exe);
+	fputs(",\n      \"argv\": [", f);
+	for (int i = 0; i < p->argc; i++) {
+		if (i)
+			fputs(", ", f);
+		mt_json_str(f, p->argv[i]);
+	}
+	fputs("],\n      \"backend\": ", f);
+	mt_json_str(f, p->backend);
+	fprintf(f, ",\n      \"duration_s\": %.6f,\n", mt_process_duration(p));
+	if (p->exited)
+		fprintf(f, "      \"exit_status\": %lld,\n", (long long)p->exit_status);
+	fputs("      \"totals\": ", f);
+	mt_json_totals(f, p);
+	fputs(",\n      ", f);
+	mt_json_lost(f, p);
+	fputs(",\n      \"sites\": [", f);
+
+	struct mt_symbolizer *sym = mt_process_symbolizer(p);
+	size_t n;
+	/* every site, as the interface says, ranked by the view's measure */
+	uint32_t *sites = mt_rank_sites(p, o->view, 0, &n);
+	if (o->limit > 0 && (size_t)o->limit < n)
+		n = (size_t)o->limit;
+	struct mt_frame fr[256];
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_site_stats *s = &p->col.sites[sites[i]];
+		fprintf(f, "%s\n        {", i ? "," : "");
+		mt_json_site_figures(f, s);
+		fprintf(f, ",\n         \"allocator\": \"%s\", \"allocator_object\": ", mt_fn_names[s->fn]);
+		mt_json_str(f, p->site_object[sites[i]]);
+		fputs(",\n         \"frames\": ", f);
+		int k = mt_site_frames(p, sym, sites[i], fr, 256);
+		mt_json_frames(f, fr, k);
+		fputc('}', f);
+	}
+	free(sites);
+	fputs(n ? "\n      ],\n" : "],\n", f);
+	fputs("      \"markers\": ", f);
+	mt_json_markers(f, p);
+	fputs(",\n", f);
+	fputs("      \"warnings\": [", f);
+	const char *const *w = mt_sym_warnings(sym);
+	for (int i = 0; w && w[i]; i++) {
+		if (i)
+			fputs(", ", f);
+		mt_json_str(f, w[i]);
+	}
+	fputs("]\n    }", f);
+	mt_sym_free(sym);
+}
+
+int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o)
+{
+	fprintf(f, "{\n  \"memtrace_report\": 1,\n  \"view\": \"%s\",\n  \"recording\": ", mt_view_names[o->view]);
+	mt_json_str(f, rec->path);
+	fprintf(f, ",\n  \"truncated\": %s,\n  \"processes\": [\n", rec->truncated ? "true" : "false");
+	int shown = 0;
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		const struct mt_process *p = rec->procs[i];
+		if (o->pid >= 0 && p->pid != (uint32_t)o->pid)
+			continue;
+		if (shown++)
+			fputs(",\n", f);
+		process_json(f, p, o);
+	}
+	fputs("\n  ]\n}\n", f);
+	return 0;
+}

@@ -1,0 +1,189 @@
+/*
+ * tree.c - memtrail-style text trees of call sites.
+ *
+ * The root is the view's total; its children are the allocator functions,
+ * then each level is one caller further out, so the tree reads from where
+ * memory was asked for towards main.  Branches worth less than the threshold
+ * (a percentage of the total) are folded into one line.
+ */
+#include "report.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct node {
+	char *label;
+	uint64_t weight, bytes, count;
+	size_t first_child, next; /* indices, 0 = none (node 0 is the root) */
+};
+
+struct tree {
+	struct node *n;
+	size_t len, cap;
+};
+
+static size_t child(struct tree *t, size_t parent, const char *label)
+{
+	size_t prev = 0;
+	for (size_t c = t->n[parent].first_child; c; prev = c, c = t->n[c].next)
+		if (!strcmp(t->n[c].label, label))
+			return c;
+	mt_grow(&t->n, &t->cap, t->len, sizeof *t->n);
+	size_t c = t->len++;
+	t->n[c] = (struct node){xstrdup(label), 0, 0, 0, 0, 0};
+	if (prev)
+		t->n[prev].next = c;
+	else
+		t->n[parent].first_child = c;
+	return c;
+}
+
+static void label(char *buf, size_t len, const struct mt_frame *f)
+{
+	int o;
+	if (f->function)
+		o = snprintf(buf, len, "%s", f->function);
+	else
+		o = snprintf(buf, len, "0x%llx", (unsigned long long)f->address);
+	if (o < 0 || (size_t)o >= len)
+		return;
+	if (f->file)
+		snprintf(buf + o, len - (size_t)o, " [%s:%d]%s", f->file, f->line, f->inlined ? " (inlined)" : "");
+	else if (f->module)
+		snprintf(buf + o, len - (size_t)o, " (%s)", f->module);
+}
+
+static void figures(const struct mt_site_stats *s, enum mt_view v, uint64_t *bytes, uint64_t *count)
+{
+	switch (v) {
+	case MT_VIEW_LEAKS:
+		*bytes = s->live_bytes, *count = s->live_count;
+		break;
+	case MT_VIEW_PEAK:
+		*bytes = s->peak_bytes, *count = s->peak_count;
+		break;
+	case MT_VIEW_TEMPORARY:
+		*bytes = 0, *count = s->temporary;
+		break;
+	default:
+		*bytes = s->allocated_bytes, *count = s->allocations;
+	}
+}
+
+static int by_weight(const void *a, const void *b, void *arg)
+{
+	const struct node *n = arg;
+	uint64_t wa = n[*(const size_t *)a].weight, wb = n[*(const size_t *)b].weight;
+	return wa == wb ? 0 : wa > wb ? -1 : 1;
+}
+
+static void describe(FILE *f, const struct node *n, uint64_t total, enum mt_view v)
+{
+	char a[32], b[32];
+	double pct = total ? 100.0 * (double)n->weight / (double)total : 0.0;
+	if (v == MT_VIEW_TEMPORARY)
+		fprintf(f, "%.2f%% (%sx): %s\n", pct, mt_fmt_count(n->count, a), n->label);
+	else if (v == MT_VIEW_FREQUENCY)
+		fprintf(f, "%.2f%% (%s calls, %s): %s\n", pct, mt_fmt_count(n->count, a),
+			mt_fmt_bytes(n->bytes, b), n->label);
+	else
+		fprintf(f, "%.2f%% (%s, %sx): %s\n", pct, mt_fmt_bytes(n->bytes, a), mt_fmt_count(n->count, b),
+			n->label);
+}
+
+static void print(FILE *f, struct tree *t, size_t node, char *prefix, size_t plen, uint64_t total,
+		  enum mt_view v, double threshold)
+{
+	size_t nk = 0;
+	for (size_t c = t->n[node].first_child; c; c = t->n[c].next)
+		nk++;
+	if (!nk)
+		return;
+	size_t *kids = xmalloc(nk * sizeof *kids);
+	nk = 0;
+	for (size_t c = t->n[node].first_child; c; c = t->n[c].next)
+		kids[nk++] = c;
+	qsort_r(kids, nk, sizeof *kids, by_weight, t->n);
+	size_t shown = nk, folded_n = 0;
+	uint64_t folded_w = 0;
+	for (size_t i = 0; i < nk; i++)
+		if (total && 100.0 * (double)t->n[kids[i]].weight / (double)total < threshold) {
+			shown = i;
+			for (size_t j = i; j < nk; j++)
+				folded_w += t->n[kids[j]].weight, folded_n++;
+			break;
+		}
+	for (size_t i = 0; i < shown; i++) {
+		int last = i + 1 == shown && !folded_n;
+		fprintf(f, "%.*s-> ", (int)plen, prefix);
+		describe(f, &t->n[kids[i]], total, v);
+		if (plen + 2 < 1024) {
+			memcpy(prefix + plen, last ? "  " : "| ", 2);
+			print(f, t, kids[i], prefix, plen + 2, total, v, threshold);
+		}
+		if (!last && t->n[kids[i]].first_child)
+			fprintf(f, "%.*s| \n", (int)plen, prefix);
+	}
+	if (folded_n)
+		fprintf(f, "%.*s-> %.2f%%: %zu more call site%s below the %.2f%% threshold\n", (int)plen, prefix,
+			total ? 100.0 * (double)folded_w / (double)total : 0.0, folded_n, folded_n > 1 ? "s" : "",
+			threshold);
+	free(kids);
+}
+
+void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+		   const uint32_t *sites, size_t nsites, enum mt_view view, double threshold)
+{
+	struct tree t = {0};
+	mt_grow(&t.n, &t.cap, 0, sizeof *t.n);
+	t.n[0] = (struct node){xstrdup(""), 0, 0, 0, 0, 0};
+	t.len = 1;
+	struct mt_frame fr[256];
+	char buf[2048];
+	for (size_t i = 0; i < nsites; i++) {
+		const struct mt_site_stats *s = &p->col.sites[sites[i]];
+		uint64_t w = mt_site_measure(s, view), bytes, count;
+		figures(s, view, &bytes, &count);
+		size_t cur = child(&t, 0, mt_fn_names[s->fn]);
+		size_t path[258];
+		size_t depth = 0;
+		path[depth++] = 0;
+		path[depth++] = cur;
+		int k = mt_site_frames(p, sym, sites[i], fr, 256);
+		for (int j = 0; j < k; j++) {
+			label(buf, sizeof buf, &fr[j]);
+			cur = child(&t, cur, buf);
+			path[depth++] = cur;
+			/* like heaptrack, stop at main: what lies beyond is libc start-up */
+			if (fr[j].function && !strcmp(fr[j].function, "main") && !fr[j].inlined)
+				break;
+		}
+		for (size_t d = 0; d < depth; d++) {
+			t.n[path[d]].weight += w;
+			t.n[path[d]].bytes += bytes;
+			t.n[path[d]].count += count;
+		}
+	}
+	const struct mt_totals *tot = &p->col.t;
+	uint64_t total = mt_total_measure(tot, view);
+	char a[32], b[32];
+	switch (view) {
+	case MT_VIEW_LEAKS:
+		fprintf(f, "leaked: %s in %s allocations\n", mt_fmt_bytes(tot->live_bytes, a), mt_fmt_count(tot->live_count, b));
+		break;
+	case MT_VIEW_PEAK:
+		fprintf(f, "maximum: %s in %s blocks\n", mt_fmt_bytes(tot->peak_bytes, a), mt_fmt_count(tot->peak_count, b));
+		break;
+	case MT_VIEW_TEMPORARY:
+		fprintf(f, "temporary: %s of %s allocations\n", mt_fmt_count(tot->temporary, a), mt_fmt_count(tot->allocations, b));
+		break;
+	default:
+		fprintf(f, "calls: %s allocations (%s)\n", mt_fmt_count(tot->allocations, a), mt_fmt_bytes(tot->allocated_bytes, b));
+	}
+	char prefix[1100] = "  ";
+	print(f, &t, 0, prefix, 2, total, view, threshold);
+	for (size_t i = 0; i < t.len; i++)
+		free(t.n[i].label);
+	free(t.n);
+}
