@@ -47,8 +47,8 @@ static void reset_maps(struct mt_sel_proc *sp)
 {
 	mt_ptrmap_destroy(&sp->live);
 	mt_ptrmap_destroy(&sp->threads);
-	mt_ptrmap_init(&sp->live, 1024);
-	mt_ptrmap_init(&sp->threads, 64);
+	mt_ptrmap_xinit(&sp->live, 1024);
+	mt_ptrmap_xinit(&sp->threads, 64);
 	sp->next_ord = 0;
 }
 
@@ -96,8 +96,8 @@ static void life_begin(struct mt_sel_proc *sp, const struct mt_event *ev, uint64
 		o->next_free = sp->free_head;
 		sp->free_head = (uint32_t)old;
 	}
-	mt_ptrmap_put(&sp->live, ptr, i + 1);
-	mt_ptrmap_put(&sp->threads, (uint64_t)ev->tid + 1, ptr);
+	mt_ptrmap_xput(&sp->live, ptr, i + 1);
+	mt_ptrmap_xput(&sp->threads, (uint64_t)ev->tid + 1, ptr);
 }
 
 static void life_end(struct mt_sel_proc *sp, const struct mt_event *ev, uint64_t ptr)
@@ -153,7 +153,7 @@ static enum mt_gate gate(struct mt_sel_proc *sp, const struct mt_event *ev)
 	if (ev->type != MT_REC_FREE) {
 		new_m = bit(sp, sp->next_ord++);
 		if (new_m)
-			mt_ptrmap_put(&sp->live, ev->ptr, 1);
+			mt_ptrmap_xput(&sp->live, ev->ptr, 1);
 	}
 	switch (ev->type) {
 	case MT_REC_ALLOC:

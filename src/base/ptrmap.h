@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
+#include "hash.h"
+
 struct mt_ptrmap {
 	uint64_t *keys, *vals;
 	size_t mask, used;
@@ -18,9 +20,7 @@ struct mt_ptrmap {
 
 static inline uint64_t mt_ptrmap_hash(uint64_t x)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	return x ^ (x >> 33);
+	return mt_hash64(x);
 }
 
 static inline void *mt_ptrmap_mem(size_t n)
@@ -47,7 +47,7 @@ static inline void mt_ptrmap_destroy(struct mt_ptrmap *m)
 	m->keys = m->vals = NULL;
 }
 
-static inline void mt_ptrmap_put(struct mt_ptrmap *m, uint64_t key, uint64_t val);
+static inline int mt_ptrmap_put(struct mt_ptrmap *m, uint64_t key, uint64_t val);
 
 static inline int mt_ptrmap_grow(struct mt_ptrmap *m)
 {
@@ -64,11 +64,14 @@ static inline int mt_ptrmap_grow(struct mt_ptrmap *m)
 	return 0;
 }
 
-/* Inserts or replaces KEY.  A map that cannot grow keeps working, fuller. */
-static inline void mt_ptrmap_put(struct mt_ptrmap *m, uint64_t key, uint64_t val)
+/* Inserts or replaces KEY.  A map that cannot grow keeps working, fuller;
+ * returns -1 only when it is full and KEY could not be added, which the
+ * caller must count or report: a dropped block would later look like an
+ * unmatched free. */
+static inline int mt_ptrmap_put(struct mt_ptrmap *m, uint64_t key, uint64_t val)
 {
 	if ((m->used + 1) * 4 > (m->mask + 1) * 3 && (mt_ptrmap_grow(m) < 0 && m->used == m->mask))
-		return;
+		return -1;
 	size_t i = mt_ptrmap_hash(key) & m->mask;
 	while (m->keys[i] && m->keys[i] != key)
 		i = (i + 1) & m->mask;
@@ -76,6 +79,7 @@ static inline void mt_ptrmap_put(struct mt_ptrmap *m, uint64_t key, uint64_t val
 		m->used++;
 	m->keys[i] = key;
 	m->vals[i] = val;
+	return 0;
 }
 
 /* Removes KEY; returns 1 with its value in *val, or 0 if it was absent. */
@@ -100,6 +104,22 @@ static inline int mt_ptrmap_take(struct mt_ptrmap *m, uint64_t key, uint64_t *va
 	m->keys[i] = 0;
 	m->used--;
 	return 1;
+}
+
+/* In the memtrace binary (not the shim), a map that cannot be made or grown
+ * is out of memory: the one policy of base/util.h, never a silent loss. */
+void mt_oom(size_t n) __attribute__((noreturn));
+
+static inline void mt_ptrmap_xinit(struct mt_ptrmap *m, size_t slots)
+{
+	if (mt_ptrmap_init(m, slots) < 0)
+		mt_oom(slots * 2 * sizeof(uint64_t));
+}
+
+static inline void mt_ptrmap_xput(struct mt_ptrmap *m, uint64_t key, uint64_t val)
+{
+	if (mt_ptrmap_put(m, key, val) < 0)
+		mt_oom((m->mask + 1) * 4 * sizeof(uint64_t));
 }
 
 #endif

@@ -52,10 +52,22 @@ int mt_usage_error(const char *cmd, const char *fmt, ...)
 	return MT_EXIT_USAGE;
 }
 
-static void oom(size_t n)
+static int fail_status = MT_EXIT_RUNTIME;
+
+void mt_set_fail_status(int status)
+{
+	fail_status = status;
+}
+
+void mt_oom(size_t n)
 {
 	fprintf(stderr, "memtrace: error: out of memory (%zu bytes)\n", n);
-	exit(MT_EXIT_RUNTIME);
+	exit(fail_status);
+}
+
+static void oom(size_t n)
+{
+	mt_oom(n);
 }
 
 void *xmalloc(size_t n)

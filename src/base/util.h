@@ -22,6 +22,13 @@ void mt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error: prints it, a hint to --help, returns MT_EXIT_USAGE. */
 int mt_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The one out-of-memory policy of the memtrace binary: a one-line error
+ * and exit with the command's failure status (MT_EXIT_RUNTIME, or 125 once
+ * record has set it), never a crash, never a silent loss.  The x*()
+ * allocators below call it; so does any table that cannot grow. */
+void mt_oom(size_t n) __attribute__((noreturn));
+void mt_set_fail_status(int status);
+
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
 void *xrealloc(void *p, size_t n);

@@ -368,6 +368,7 @@ int cmd_record(int argc, char **argv)
 	int follow = 0, quiet = 0, cull = 0;
 	uint64_t cull_ms = 10000;
 	int i;
+	mt_set_fail_status(EXIT_FAILED);
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--")) {

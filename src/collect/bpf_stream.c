@@ -100,7 +100,7 @@ static struct proc *proc_for(struct mt_bpf_streams *s, uint32_t pid, uint64_t ts
 	p->pid = pid;
 	p->stream = mt_stream_new(s->rec);
 	p->buf = xmalloc(BUF);
-	mt_ptrmap_init(&p->stacks, 1u << 12);
+	mt_ptrmap_xinit(&p->stacks, 1u << 12);
 	mt_grow(&s->procs, &s->cap, s->n, sizeof *s->procs);
 	s->procs[s->n++] = p;
 
@@ -152,7 +152,7 @@ void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *e)
 				put(p, mt_enc_allocator(w, stack, obj, len));
 			}
 		}
-		mt_ptrmap_put(&p->stacks, stack, 1);
+		mt_ptrmap_xput(&p->stacks, stack, 1);
 	}
 	uint8_t *w = room(p, 2 * MT_REC_MAX_SMALL);
 	w = mt_enc_thread(&p->enc, w, ev->tid);

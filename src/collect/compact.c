@@ -24,10 +24,7 @@ struct mt_compact *mt_compact_new(mt_compact_emit_fn emit, void *ctx)
 	struct mt_compact *c = xcalloc(1, sizeof *c);
 	c->emit = emit;
 	c->ctx = ctx;
-	if (mt_ptrmap_init(&c->live, 1u << 16) < 0) {
-		mt_error("out of memory for the live-block map");
-		exit(MT_EXIT_RUNTIME);
-	}
+	mt_ptrmap_xinit(&c->live, 1u << 16);
 	return c;
 }
 
@@ -64,7 +61,7 @@ void mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len)
 		case MT_REC_ALLOC:
 			w = mt_enc_thread(&c->enc, w, ev->tid);
 			w = mt_enc_nalloc(&c->enc, w, ev->fn, ev->ts, ev->size, ev->stack);
-			mt_ptrmap_put(&c->live, ev->ptr, c->enc.serial);
+			mt_ptrmap_xput(&c->live, ev->ptr, c->enc.serial);
 			break;
 		case MT_REC_FREE:
 			w = mt_enc_thread(&c->enc, w, ev->tid);
@@ -82,7 +79,7 @@ void mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len)
 				w = mt_enc_free(&c->enc, w, ev->ts, ev->old_ptr);
 				w = mt_enc_nalloc(&c->enc, w, ev->fn, ev->ts, ev->size, ev->stack);
 			}
-			mt_ptrmap_put(&c->live, ev->ptr, c->enc.serial);
+			mt_ptrmap_xput(&c->live, ev->ptr, c->enc.serial);
 			break;
 		default:
 			w = mt_enc_passthrough(&c->enc, w, ev);

@@ -138,8 +138,8 @@ struct mt_stream *mt_stream_new(struct mt_recorder *r)
 	s->buf = xmalloc(s->cap);
 	s->last_write = mt_now_ns();
 	s->compact = mt_compact_new(append, s);
-	if (r->cull_ns)
-		s->cull = mt_cull_new(r->cull_ns, cull_out, s);
+	if (r->cull_ns && !(s->cull = mt_cull_new(r->cull_ns, cull_out, s)))
+		mt_oom(sizeof(struct mt_cull *));
 	return s;
 }
 

@@ -230,7 +230,7 @@ static uint64_t str_index(struct ht *h, const char *s)
 			return v;
 	mt_grow(&h->strs, &h->strs_cap, h->nstrs, sizeof *h->strs);
 	h->strs[h->nstrs++] = s;
-	mt_ptrmap_put(&h->str_keys, key, h->nstrs);
+	mt_ptrmap_xput(&h->str_keys, key, h->nstrs);
 	sink_printf(&h->out, "s %zx ", strlen(s));
 	sink_text(&h->out, s);
 	sink_putc(&h->out, '\n');
@@ -258,7 +258,7 @@ static uint64_t ip_index(struct ht *h, const struct mt_frame *fr, int n)
 		sink_printf(&h->out, " %llx %llx %llx", (unsigned long long)idx[k][0],
 			    (unsigned long long)idx[k][1], (unsigned long long)idx[k][2]);
 	sink_putc(&h->out, '\n');
-	mt_ptrmap_put(&h->ips, key, ++h->nips);
+	mt_ptrmap_xput(&h->ips, key, ++h->nips);
 	return h->nips;
 }
 
@@ -268,7 +268,7 @@ static uint64_t trace_node(struct ht *h, uint64_t parent, uint64_t ip)
 	if (map_get(&h->traces, key, &v))
 		return v;
 	sink_printf(&h->out, "t %llx %llx\n", (unsigned long long)ip, (unsigned long long)parent);
-	mt_ptrmap_put(&h->traces, key, ++h->ntraces);
+	mt_ptrmap_xput(&h->traces, key, ++h->ntraces);
 	return h->ntraces;
 }
 
@@ -337,14 +337,14 @@ static uint64_t row_of(struct ht *h, uint64_t size, uint32_t site)
 	}
 	if (h->nrows_cached == ROW_CACHE_MAX) {
 		mt_ptrmap_destroy(&h->row_keys);
-		mt_ptrmap_init(&h->row_keys, 1024);
+		mt_ptrmap_xinit(&h->row_keys, 1024);
 		h->nrows_cached = 0;
 		key = row_hash(size, site);
 	}
 	mt_grow(&h->rows, &h->rows_cap, h->nrows_cached, sizeof *h->rows);
 	struct row_ent *e = &h->rows[h->nrows_cached++];
 	*e = (struct row_ent){size, new_row(h, size, site), site};
-	mt_ptrmap_put(&h->row_keys, key, h->nrows_cached);
+	mt_ptrmap_xput(&h->row_keys, key, h->nrows_cached);
 	return e->row;
 }
 
@@ -381,8 +381,8 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	row = row_of(h, size, site);
 	sink_printf(&h->out, "+ %llx\n", (unsigned long long)row);
 	h->last_row = row;
-	mt_ptrmap_put(&h->live, ptr, row);
-	mt_ptrmap_put(&h->threads, (uint64_t)tid + 1, ptr);
+	mt_ptrmap_xput(&h->live, ptr, row);
+	mt_ptrmap_xput(&h->threads, (uint64_t)tid + 1, ptr);
 }
 
 static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr)

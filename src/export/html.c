@@ -19,6 +19,7 @@
 #include "base/ptrmap.h"
 #include "base/util.h"
 #include "export/web/web.h"
+#include "base/json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +95,7 @@ static void track(struct timeline *tl, uint64_t ptr, uint64_t size, uint32_t sit
 	uint64_t *v = &tl->spark[i][b * SPARK_BUCKETS / BUCKETS];
 	if (*v < tl->scur[i])
 		*v = tl->scur[i];
-	mt_ptrmap_put(&tl->tracked, ptr, (uint64_t)i);
+	mt_ptrmap_xput(&tl->tracked, ptr, (uint64_t)i);
 }
 
 static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
@@ -113,7 +114,7 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	if (tl->cur > tl->heap[b])
 		tl->heap[b] = tl->cur;
 	tl->allocs[b]++;
-	mt_ptrmap_put(&tl->live, ptr, size << BUCKET_BITS | (uint64_t)b);
+	mt_ptrmap_xput(&tl->live, ptr, size << BUCKET_BITS | (uint64_t)b);
 	track(tl, ptr, size, site, b);
 }
 
@@ -184,31 +185,6 @@ static struct timeline *timeline_new(const struct mt_process *p, int series)
 }
 
 /* ---- JSON for a page ---- */
-
-/* S as a JSON string that may sit inside <script>: '<', '>' and '&' are
- * escaped so that no "</script>" or "<!--" can end or bend the element, and
- * bytes that are not UTF-8 become U+FFFD. */
-static void json_str(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		int len = mt_web_utf8_len(p);
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&')
-			fprintf(f, "\\u%04x", *p);
-		else if (!len)
-			fputs("\\ufffd", f);
-		else
-			fwrite(p, 1, (size_t)len, f);
-		p += len ? len : 1;
-	}
-	fputc('"', f);
-}
 
 static double secs(uint64_t ts, uint64_t t0)
 {
@@ -293,7 +269,7 @@ static void strings_json(FILE *f, const char *key, const struct keytab *t)
 	for (size_t i = 0; i < t->n; i++) {
 		if (i)
 			fputc(',', f);
-		json_str(f, (const char *)(uintptr_t)t->keys[i][0]);
+		mt_json_str_html(f, (const char *)(uintptr_t)t->keys[i][0]);
 	}
 	fputc(']', f);
 }
@@ -314,7 +290,7 @@ static void frames_json(FILE *f, struct frametabs *ft)
 			.module = (const char *)(uintptr_t)k[2],
 		};
 		fputs(i ? ",\n    [" : "\n    [", f);
-		json_str(f, mt_frame_name(&fr, buf, sizeof buf));
+		mt_json_str_html(f, mt_frame_name(&fr, buf, sizeof buf));
 		fprintf(f, ",%ld,%u,%ld,%d,%d]", string_index(&ft->files, fr.file), (unsigned)(k[3] >> 2),
 			string_index(&ft->modules, fr.module), (int)(k[3] >> 1 & 1), (int)(k[3] & 1));
 	}
@@ -394,15 +370,15 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 {
 	const struct mt_totals *t = &p->col.t;
 	fprintf(f, "  {\"pid\": %u, \"ppid\": %u, \"exe\": ", p->pid, p->ppid);
-	json_str(f, p->exe);
+	mt_json_str_html(f, p->exe);
 	fputs(", \"argv\": [", f);
 	for (int i = 0; i < p->argc; i++) {
 		if (i)
 			fputs(", ", f);
-		json_str(f, p->argv[i]);
+		mt_json_str_html(f, p->argv[i]);
 	}
 	fputs("], \"backend\": ", f);
-	json_str(f, p->backend);
+	mt_json_str_html(f, p->backend);
 	fprintf(f, ",\n   \"duration_s\": %.6f, \"start_unix_s\": %.3f, \"exit_status\": ",
 		mt_process_duration(p), (double)p->unix_ns / 1e9);
 	if (p->exited)
@@ -425,7 +401,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 	for (size_t i = 0; i < p->nmarkers; i++) {
 		fprintf(f, "%s{\"time_s\": %.6f, \"value\": %llu, \"text\": ", i ? ", " : "",
 			secs(p->markers[i].ts, tl->t0), (unsigned long long)p->markers[i].value);
-		json_str(f, p->markers[i].text);
+		mt_json_str_html(f, p->markers[i].text);
 		fputc('}', f);
 	}
 	fputc(']', f);
@@ -442,7 +418,7 @@ static void data_json(struct mt_export_ctx *x, struct timeline **tls)
 	FILE *f = x->out;
 	struct mt_recording *rec = &x->sel->matched;
 	fputs("{\"memtrace_html\": 1, \"recording\": ", f);
-	json_str(f, x->sel->path);
+	mt_json_str_html(f, x->sel->path);
 	fprintf(f, ", \"truncated\": %s, \"filtered\": %s, \"weight\": \"%s\",\n \"processes\": [\n",
 		x->sel->all.truncated ? "true" : "false", x->sel->filtered ? "true" : "false",
 		mt_weight_names[x->weight]);
@@ -462,7 +438,7 @@ static void data_json(struct mt_export_ctx *x, struct timeline **tls)
 static void html_text(FILE *f, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		int len = mt_web_utf8_len(p);
+		int len = mt_utf8_len(p);
 		if (*p == '<')
 			fputs("&lt;", f);
 		else if (*p == '>')

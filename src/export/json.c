@@ -18,6 +18,7 @@
 #include "export.h"
 #include "base/ptrmap.h"
 #include "base/util.h"
+#include "base/json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +139,7 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 		i = (uint32_t)jp->nblocks++;
 	}
 	jp->blocks[i] = (struct block){ptr, ts, size, jp->seq++, site, tid, 0};
-	mt_ptrmap_put(&jp->live, ptr, (uint64_t)i + 1);
+	mt_ptrmap_xput(&jp->live, ptr, (uint64_t)i + 1);
 }
 
 static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr)

@@ -90,7 +90,7 @@ static uint32_t frame_id(struct ms *m, const struct mt_frame *f, unsigned pos)
 			return (uint32_t)(v - 1);
 	mt_grow(&m->frames, &m->frames_cap, m->nframes, sizeof *m->frames);
 	m->frames[m->nframes] = (struct ms_frame){*f, pos, is_startup(f->function)};
-	mt_ptrmap_put(&m->frame_keys, key, ++m->nframes);
+	mt_ptrmap_xput(&m->frame_keys, key, ++m->nframes);
 	return (uint32_t)(m->nframes - 1);
 }
 
@@ -310,8 +310,8 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 		m->site_live[old_site] -= old;
 		m->live -= old;
 	}
-	mt_ptrmap_put(&m->live_size, ptr, size);
-	mt_ptrmap_put(&m->live_site, ptr, site);
+	mt_ptrmap_xput(&m->live_size, ptr, size);
+	mt_ptrmap_xput(&m->live_site, ptr, site);
 	m->site_live[site] += size;
 	m->live += size;
 	if (!m->peak_done && m->live == m->p->col.t.peak_bytes)

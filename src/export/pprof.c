@@ -177,7 +177,7 @@ static uint64_t function_id(struct pprof *pp, const struct mt_frame *f)
 	if (map_get(&pp->funcs, key, &id))
 		return id;
 	id = ++pp->nfuncs;
-	mt_ptrmap_put(&pp->funcs, key, id);
+	mt_ptrmap_xput(&pp->funcs, key, id);
 	struct mt_pb *m = &pp->msg;
 	mt_pb_uint(m, 1, id);
 	mt_pb_uint(m, 2, name);
@@ -206,7 +206,7 @@ static uint64_t location_id(struct pprof *pp, const struct mt_process *p, uint64
 		return id;
 	id = ++pp->nlocs;
 	if (a)
-		mt_ptrmap_put(&pp->locs, a, id);
+		mt_ptrmap_xput(&pp->locs, a, id);
 	else
 		pp->loc_zero = id;
 

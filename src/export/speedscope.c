@@ -13,6 +13,7 @@
 #include "export.h"
 #include "intern.h"
 #include "base/util.h"
+#include "base/json.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -14,6 +14,7 @@
 #include "export.h"
 #include "base/util.h"
 #include "export/web/web.h"
+#include "base/json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -201,7 +202,7 @@ static void xml_put(FILE *f, const char *s, long maxch)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	for (long ch = 0; *p && (maxch < 0 || ch < maxch); ch++) {
-		int len = mt_web_utf8_len(p);
+		int len = mt_utf8_len(p);
 		switch (*p) {
 		case '&':
 			fputs("&amp;", f);
@@ -234,7 +235,7 @@ static long utf8_chars(const char *s)
 {
 	long n = 0;
 	for (const unsigned char *p = (const unsigned char *)s; *p; n++) {
-		int len = mt_web_utf8_len(p);
+		int len = mt_utf8_len(p);
 		p += len ? len : 1;
 	}
 	return n;

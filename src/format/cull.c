@@ -63,12 +63,6 @@ static void put(void *p, size_t n)
 		munmap(p, n);
 }
 
-static inline uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	return x ^ (x >> 33);
-}
 
 struct mt_cull *mt_cull_new(uint64_t threshold_ns, mt_cull_emit_fn emit, void *ctx)
 {
@@ -81,12 +75,15 @@ struct mt_cull *mt_cull_new(uint64_t threshold_ns, mt_cull_emit_fn emit, void *c
 	c->ctx = ctx;
 	c->fifo_cap = 1u << 12;
 	c->fifo = get(c->fifo_cap * sizeof *c->fifo);
-	mt_ptrmap_init(&c->index, 1u << 12);
-	mt_ptrmap_init(&c->sizes, 1u << 12);
 	c->aggs_mask = 1023;
 	c->aggs = get((c->aggs_mask + 1) * sizeof *c->aggs);
 	c->threads_mask = 255;
 	c->threads = get((c->threads_mask + 1) * sizeof *c->threads);
+	if (mt_ptrmap_init(&c->index, 1u << 12) < 0 || mt_ptrmap_init(&c->sizes, 1u << 12) < 0 ||
+	    !c->fifo || !c->aggs || !c->threads) {
+		mt_cull_free(c);
+		return NULL;
+	}
 	return c;
 }
 
@@ -151,7 +148,7 @@ static struct agg *agg_for(struct mt_cull *c, uint64_t stack)
 			for (size_t i = 0; i < n; i++) {
 				if (!old[i].stack)
 					continue;
-				size_t j = mix(old[i].stack) & c->aggs_mask;
+				size_t j = mt_hash64(old[i].stack) & c->aggs_mask;
 				while (c->aggs[j].stack)
 					j = (j + 1) & c->aggs_mask;
 				c->aggs[j] = old[i];
@@ -159,7 +156,7 @@ static struct agg *agg_for(struct mt_cull *c, uint64_t stack)
 			put(old, n * sizeof *old);
 		}
 	}
-	size_t i = mix(key) & c->aggs_mask;
+	size_t i = mt_hash64(key) & c->aggs_mask;
 	while (c->aggs[i].stack && c->aggs[i].stack != key)
 		i = (i + 1) & c->aggs_mask;
 	if (!c->aggs[i].stack) {
@@ -172,7 +169,7 @@ static struct agg *agg_for(struct mt_cull *c, uint64_t stack)
 static uint64_t *last_alloc(struct mt_cull *c, uint32_t tid)
 {
 	uint32_t key = tid + 1;
-	size_t i = mix(key) & c->threads_mask;
+	size_t i = mt_hash64(key) & c->threads_mask;
 	for (size_t probes = 0; probes <= c->threads_mask; probes++, i = (i + 1) & c->threads_mask) {
 		if (c->threads[i].key == key)
 			return &c->threads[i].ptr;
@@ -241,7 +238,10 @@ static void track_alloc(struct mt_cull *c, uint64_t ptr, uint64_t size, uint64_t
 		c->live -= old;
 		c->live_count--;
 	}
-	mt_ptrmap_put(&c->sizes, ptr, size);
+	/* A block the full map cannot hold is left out of the live figures
+	 * rather than added and never taken away. */
+	if (mt_ptrmap_put(&c->sizes, ptr, size) < 0)
+		return;
 	c->live += size;
 	c->live_count++;
 	if (c->live > c->peak) {
@@ -335,8 +335,10 @@ void mt_cull_feed(struct mt_cull *c, const uint8_t *records, size_t len, uint64_
 				emit_entry(c, &e);
 				continue;
 			}
+			/* Unindexed (the map is full), its free will not find it
+			 * pending: both pass through, uncull'd but exact. */
 			if (e.type != MT_REC_FREE)
-				mt_ptrmap_put(&c->index, e.ptr, c->last - 1);
+				(void)mt_ptrmap_put(&c->index, e.ptr, c->last - 1);
 			continue;
 		}
 		/* Everything else passes straight through; an EXIT ends the process,

@@ -1,46 +1,13 @@
 /*
- * report_json.c - `memtrace report --json`: the schema of docs/interface.md
+ * json.c - `memtrace report --json`: the schema of docs/interface.md
  * ("memtrace_report": 1).  Keys are only ever added, never renamed.
  */
 #include "report.h"
 #include "base/util.h"
+#include "base/json.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-void mt_json_str(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		default:
-			if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
-	}
-	fputc('"', f);
-}
 
 void mt_json_frames(FILE *f, const struct mt_frame *fr, int n)
 {

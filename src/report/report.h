@@ -42,8 +42,6 @@ struct mt_symbolizer *mt_process_symbolizer(const struct mt_process *p);
 int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o);
 int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o);
 
-/* JSON pieces shared by the JSON report and top's JSON lines. */
-void mt_json_str(FILE *f, const char *s);
 void mt_json_frames(FILE *f, const struct mt_frame *fr, int n);
 /* A process's totals object, its "lost_events" and "lost_by_kind" keys, its
  * markers array: as the JSON report writes them (the server's summary too). */

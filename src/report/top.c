@@ -8,6 +8,7 @@
 #include "base/ptrmap.h"
 #include "report.h"
 #include "base/util.h"
+#include "base/json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@ struct mt_top {
 struct mt_top *mt_top_new(void)
 {
 	struct mt_top *t = xcalloc(1, sizeof *t);
-	mt_ptrmap_init(&t->prev, 1u << 12);
+	mt_ptrmap_xinit(&t->prev, 1u << 12);
 	t->prev_time = -1;
 	return t;
 }
@@ -93,7 +94,7 @@ static double rate_of(struct mt_top *t, const struct row *r, double dt)
 {
 	uint64_t before = 0; /* stored + 1, so that 0 means "not seen" */
 	int seen = mt_ptrmap_take(&t->prev, r->key, &before);
-	mt_ptrmap_put(&t->prev, r->key, r->allocations + 1);
+	mt_ptrmap_xput(&t->prev, r->key, r->allocations + 1);
 	if (dt <= 0)
 		return 0;
 	return (double)(r->allocations - (seen ? before - 1 : 0)) / dt;

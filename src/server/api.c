@@ -16,6 +16,7 @@
 #include "server.h"
 #include "base/util.h"
 #include "export/web/web.h"
+#include "base/json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -168,7 +169,7 @@ struct live_tab {
 static void live_init(struct live_tab *t)
 {
 	memset(t, 0, sizeof *t);
-	mt_ptrmap_init(&t->map, 1024);
+	mt_ptrmap_xinit(&t->map, 1024);
 }
 
 static void live_put(struct live_tab *t, uint64_t ptr, const struct live_rec *r)
@@ -182,7 +183,7 @@ static void live_put(struct live_tab *t, uint64_t ptr, const struct live_rec *r)
 		i = (uint32_t)t->n++;
 	}
 	t->recs[i] = *r;
-	mt_ptrmap_put(&t->map, ptr, (uint64_t)i + 1);
+	mt_ptrmap_xput(&t->map, ptr, (uint64_t)i + 1);
 }
 
 static int live_take(struct live_tab *t, uint64_t ptr, struct live_rec *out)

@@ -7,6 +7,7 @@
 #include "report/report.h"
 #include "base/util.h"
 #include "export/web/web.h"
+#include "base/json.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
