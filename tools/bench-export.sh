@@ -7,7 +7,7 @@
 # Two recordings are made with `memtrace record`: sqlite3 running
 # tools/sqlite-workload.sh's script of ROWS rows (default 1,600,000: about
 # 10 million events over a few thousand call sites with real symbols), and
-# ../shared/bench/churn.c with PAIRS malloc/free pairs (default 5,000,000:
+# tools/bench/churn.c with PAIRS malloc/free pairs (default 5,000,000:
 # 10 million events over few sites).  Then each is read by `memtrace report
 # --json`, by a filtered report, and exported in every format; each command
 # runs N times (default 3) and the table shows the median wall time and the
@@ -42,7 +42,7 @@ trap '[ $keep = 1 ] && echo "kept $work" || rm -rf "$work"' EXIT
 
 echo "memtrace $(git -C "$root" rev-parse --short HEAD 2>/dev/null) from $build; $(nproc) CPUs"
 sh "$root/tools/sqlite-workload.sh" -n "$rows" -o "$work/sqlite.sql"
-gcc -O2 -o "$work/churn" "$root/../shared/bench/churn.c"
+gcc -O2 -o "$work/churn" "$root/tools/bench/churn.c"
 "$memtrace" record -q -o "$work/sqlite.mtrace" -- sqlite3 :memory: < "$work/sqlite.sql" > /dev/null
 "$memtrace" record -q -o "$work/churn.mtrace" -- "$work/churn" "$pairs" > /dev/null
 

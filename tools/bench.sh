@@ -4,7 +4,7 @@
 #   tools/bench.sh [-r N] [-w churn,sqlite] [-b BUILD_DIR] [--no-heaptrack]
 #                  [--no-bpf] [-k] [--raw FILE] [-q]
 #
-# Workloads: churn (../shared/bench/churn.c built with gcc -O2: 1M malloc/free
+# Workloads: churn (tools/bench/churn.c built with gcc -O2: 1M malloc/free
 # pairs) and sqlite (sqlite3 :memory: running tools/sqlite-workload.sh's
 # 200k-row script).  Each runs three ways, interleaved round by round so that
 # drift in the machine's load spreads over all of them alike:
@@ -112,7 +112,7 @@ measure() {
 for wl in "${wl_list[@]}"; do
 	case $wl in
 	churn)
-		src=${CHURN_SRC:-$root/../shared/bench/churn.c}
+		src=${CHURN_SRC:-$here/bench/churn.c}
 		[ -r "$src" ] || die "cannot read $src (set CHURN_SRC)"
 		gcc -O2 -o "$work/churn" "$src" || die "cannot build $src"
 		;;
