@@ -37,14 +37,44 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int mt_file_create(const char *path)
+/* Opens PATH for writing without ever changing what it names beyond its
+ * content: a symbolic link is not followed (root must not be steered into
+ * another file), a new file is created 0600 (recordings hold addresses and
+ * command lines), and an existing file keeps its mode and owner.  An
+ * existing regular file is truncated only when TRUNCATE says the user named
+ * it; a character device (/dev/null) is written as it is; a FIFO, socket or
+ * directory is refused (EINVAL, EISDIR) rather than waited on. */
+static int open_output(const char *path, int truncate)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0 || errno != EEXIST)
+		return fd;
+	fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	/* An existing file keeps its mode through O_TRUNC: recordings hold
-	 * addresses and command lines, so make it private either way. */
-	fchmod(fd, 0600);
+	struct stat st;
+	int e = 0;
+	if (fstat(fd, &st) < 0)
+		e = errno;
+	else if (S_ISREG(st.st_mode))
+		e = !truncate ? EEXIST : ftruncate(fd, 0) < 0 ? errno : 0;
+	else if (!S_ISCHR(st.st_mode))
+		e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+	else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		e = errno;
+	if (e) {
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static int create(const char *path, int truncate)
+{
+	int fd = open_output(path, truncate);
+	if (fd < 0)
+		return -1;
 	uint8_t h[MT_FILE_HEADER_SIZE] = {0};
 	memcpy(h, MT_FILE_MAGIC, 8);
 	h[8] = MT_FILE_VERSION;
@@ -56,6 +86,16 @@ int mt_file_create(const char *path)
 		return -1;
 	}
 	return fd;
+}
+
+int mt_file_create(const char *path)
+{
+	return create(path, 1);
+}
+
+int mt_file_create_new(const char *path)
+{
+	return create(path, 0);
 }
 
 size_t mt_chunk_bound(size_t len)

@@ -29,9 +29,15 @@
 #define MT_CHUNK_FLAG_ZLIB 1u
 #define MT_CHUNK_FLAG_ZSTD 2u /* written by the recorder: a third smaller than zlib, as fast */
 
-/* Creates PATH (mode 0600, truncated) and writes the file header.  Returns the
- * fd or -1 with errno set. */
+/* Opens PATH, a name the user gave, for a recording and writes the file
+ * header.  A new file is created with mode 0600; an existing regular file is
+ * truncated and keeps its mode and owner; a character device is written as
+ * it is; a symbolic link (ELOOP), FIFO, socket (EINVAL) or directory
+ * (EISDIR) is refused.  Returns the fd or -1 with errno set. */
 int mt_file_create(const char *path);
+/* The same for a name memtrace made up: an existing file is never
+ * truncated (EEXIST). */
+int mt_file_create_new(const char *path);
 
 /* Bound on the compressed size of a chunk of LEN raw bytes, header included. */
 size_t mt_chunk_bound(size_t len);

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""test_output.py - output files never change what they name.
+
+`memtrace record -o PATH` and the shim's MEMTRACE_OUTPUT, run as root, used
+to chmod whatever PATH named (the machine's /dev/null became 0600).  Here,
+in a private temporary directory only (a copy of /dev/null made with mknod,
+never the real one):
+  - a character device is written as it is, its mode and owner untouched;
+  - an existing regular file is truncated and keeps its mode;
+  - a symbolic link is not followed: its target is untouched, exit 125;
+  - a FIFO and a directory are refused with a one-line error, exit 125;
+  - a new file is created with mode 0600.
+"""
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+
+MEMTRACE = os.environ['MEMTRACE']
+SHIM = os.environ['MEMTRACE_SHIM']
+failures = []
+
+
+def check(cond, what):
+    print(('ok   ' if cond else 'FAIL ') + what)
+    if not cond:
+        failures.append(what)
+
+
+def record(out):
+    return subprocess.run([MEMTRACE, 'record', '-q', '-o', out, '--', '/bin/true'],
+                          capture_output=True, text=True)
+
+
+def main():
+    if os.geteuid() != 0:
+        print('SKIP: mknod of a private /dev/null copy needs root')
+        return 77
+    with tempfile.TemporaryDirectory(prefix='mt-output-') as d:
+        null = os.path.join(d, 'null')
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        os.chmod(null, 0o666)
+        r = record(null)
+        st = os.stat(null)
+        check(r.returncode == 0, 'a character device is written as it is (rc %d)' % r.returncode)
+        check(stat.S_IMODE(st.st_mode) == 0o666 and stat.S_ISCHR(st.st_mode),
+              'its mode stays 0666 (now %o)' % stat.S_IMODE(st.st_mode))
+
+        # the same through the shim on its own
+        env = dict(os.environ, LD_PRELOAD=SHIM, MEMTRACE_OUTPUT=null)
+        subprocess.run(['/bin/true'], env=env)
+        check(stat.S_IMODE(os.stat(null).st_mode) == 0o666,
+              'MEMTRACE_OUTPUT leaves the device 0666')
+
+        existing = os.path.join(d, 'existing.mtrace')
+        with open(existing, 'w') as f:
+            f.write('x' * 100000)
+        os.chmod(existing, 0o640)
+        r = record(existing)
+        st = os.stat(existing)
+        check(r.returncode == 0 and st.st_size < 100000, 'an existing file is truncated and rewritten')
+        check(stat.S_IMODE(st.st_mode) == 0o640, 'and keeps its mode 0640 (now %o)' % stat.S_IMODE(st.st_mode))
+
+        target = os.path.join(d, 'target')
+        with open(target, 'w') as f:
+            f.write('precious\n')
+        os.chmod(target, 0o644)
+        link = os.path.join(d, 'link.mtrace')
+        os.symlink(target, link)
+        r = record(link)
+        check(r.returncode == 125, 'a symbolic link is refused (rc %d)' % r.returncode)
+        check(open(target, 'rb').read() == b'precious\n' and stat.S_IMODE(os.stat(target).st_mode) == 0o644,
+              'its target is untouched')
+        check(r.stderr.count('\n') == 1 and r.stderr.startswith('memtrace: error:') and 'link.mtrace' in r.stderr,
+              'one line naming the file: %r' % r.stderr)
+
+        fifo = os.path.join(d, 'fifo')
+        os.mkfifo(fifo)
+        r = record(fifo)
+        check(r.returncode == 125 and 'fifo' in r.stderr, 'a FIFO is refused, not waited on (rc %d)' % r.returncode)
+        r = record(d)
+        check(r.returncode == 125 and r.stderr.startswith('memtrace: error:'), 'a directory is refused')
+
+        new = os.path.join(d, 'new.mtrace')
+        r = record(new)
+        check(r.returncode == 0 and stat.S_IMODE(os.stat(new).st_mode) == 0o600,
+              'a new file is created 0600')
+    print('%d failed' % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
