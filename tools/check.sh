@@ -15,5 +15,5 @@ meson test -C build --print-errorlogs --num-processes 2 || status=1
 [ -d build-asan ] || quiet meson setup build-asan -Dsanitize=true || exit 1
 quiet ninja -C build-asan || exit 1
 ASAN_OPTIONS=detect_leaks=1 meson test -C build-asan --print-errorlogs --num-processes 2 \
-	--suite unit --suite groundtruth --suite export --suite server || status=1
+	--suite unit --suite groundtruth --suite export --suite server --suite security || status=1
 exit $status
