@@ -9,8 +9,9 @@
  * The sections below are in call order: a file calls only the files whose
  * sections come before its own, so calls run one way, from preload.c (the
  * hooks and start-up, which calls them all and offers nothing here) down to
- * arena.c and state.c, which call no other file of the shim.  stacktab.c
- * and the unwinder (unwind.h) are called only from preload.c.
+ * arena.c, state.c, self.c and config.c, which call no other file of the
+ * shim.  stacktab.c and the unwinder (unwind.h) are called only from
+ * preload.c.
  */
 #ifndef MEMTRACE_SHIM_H
 #define MEMTRACE_SHIM_H
