@@ -23,12 +23,6 @@ void *mt_map(size_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-void mt_unmap(void *p, size_t size)
-{
-	if (p)
-		munmap(p, size);
-}
-
 void *mt_arena_alloc(size_t size)
 {
 	size = (size + 15) & ~(size_t)15;

@@ -87,15 +87,11 @@ static int make_ring(uint64_t want)
 	int fd = (int)syscall(SYS_memfd_create, "memtrace-ring", 1u /* MFD_CLOEXEC */);
 	if (fd < 0)
 		return -1;
-	if (ftruncate(fd, (off_t)(MT_RING_HDR + want)) < 0) {
-		close(fd);
-		return -1;
-	}
+	if (ftruncate(fd, (off_t)(MT_RING_HDR + want)) < 0)
+		goto fail;
 	ring = mt_ring_map(fd, want);
-	if (!ring) {
-		close(fd);
-		return -1;
-	}
+	if (!ring)
+		goto fail;
 	size = want;
 	mask = want - 1;
 	data = mt_ring_data(ring);
@@ -104,6 +100,9 @@ static int make_ring(uint64_t want)
 	ring->size = want;
 	ring->pid = (uint32_t)getpid();
 	return fd;
+fail:
+	close(fd);
+	return -1;
 }
 
 static int connect_recorder(int memfd, uint32_t ppid)
@@ -121,8 +120,9 @@ static int connect_recorder(int memfd, uint32_t ppid)
 		return -1;
 	if (connect(s, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0)
 		goto fail;
-	struct mt_hello hello = {MT_RING_MAGIC, (uint32_t)getpid(), ppid, size};
-	struct iovec iov = {&hello, sizeof hello};
+	struct mt_hello hello = {.magic = MT_RING_MAGIC, .pid = (uint32_t)getpid(), .ppid = ppid,
+				 .size = size};
+	struct iovec iov = {.iov_base = &hello, .iov_len = sizeof hello};
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
@@ -171,7 +171,7 @@ static void *flusher(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		struct timespec ts = {0, 500000000};
+		struct timespec ts = {.tv_nsec = 500000000};
 		nanosleep(&ts, NULL);
 		if (ring && head != ring->tail && mt_now() - last_flush >= 400000000ull)
 			mt_channel_flush_partial();
@@ -277,7 +277,7 @@ static void drain_to_file(int final)
 
 static int recorder_gone(void)
 {
-	struct pollfd p = {sock, POLLRDHUP, 0};
+	struct pollfd p = {.fd = sock, .events = POLLRDHUP};
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
@@ -296,7 +296,7 @@ uint8_t *mt_channel_reserve(size_t max)
 	/* The recorder is behind: wait for it rather than lose events, unless
 	 * it has died, in which case tracing stops. */
 	for (unsigned i = 0;; i++) {
-		struct timespec ts = {0, 200000};
+		struct timespec ts = {.tv_nsec = 200000};
 		nanosleep(&ts, NULL);
 		if (size - (head - __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE)) >= max)
 			return data + (head & mask);

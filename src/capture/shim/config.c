@@ -6,17 +6,16 @@
  * scripts.  Defaults differ where bytehound's are unsafe: no signal handlers
  * are installed unless asked for, since they would take over the program's
  * own SIGUSR1/SIGUSR2.
+ *
+ * This file only reads: what the settings lead to (file names, the log file,
+ * the clock) is done by the files that use them.
  */
 #include "shim.h"
 
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
-#include <unistd.h>
 
 struct mt_config mt_cfg;
 
@@ -49,47 +48,6 @@ static int env_bool(const char *name, int def)
 	return !(strcmp(v, "0") == 0 || strcasecmp(v, "false") == 0 || strcasecmp(v, "no") == 0);
 }
 
-/* Expands %p (pid), %t (seconds since the epoch), %e (executable name) and
- * %n (a counter making the name unique) into OUT. */
-int mt_expand_path(char *out, size_t len, const char *pattern)
-{
-	static unsigned counter;
-	char exe[4096], *base = exe;
-	if (mt_read_self_exe(exe, sizeof exe) > 0) {
-		char *slash = strrchr(exe, '/');
-		if (slash)
-			base = slash + 1;
-	} else {
-		strcpy(exe, "unknown");
-	}
-	size_t o = 0;
-	for (const char *p = pattern; *p && o + 32 < len; p++) {
-		if (*p != '%' || !p[1]) {
-			out[o++] = *p;
-			continue;
-		}
-		switch (*++p) {
-		case 'p':
-			o += (size_t)snprintf(out + o, len - o, "%d", (int)getpid());
-			break;
-		case 't':
-			o += (size_t)snprintf(out + o, len - o, "%lld", (long long)time(NULL));
-			break;
-		case 'e':
-			o += (size_t)snprintf(out + o, len - o, "%.200s", base);
-			break;
-		case 'n':
-			o += (size_t)snprintf(out + o, len - o, "%u", counter++);
-			break;
-		default:
-			out[o++] = '%';
-			out[o++] = *p;
-		}
-	}
-	out[o < len ? o : len - 1] = 0;
-	return 0;
-}
-
 static int parse_level(const char *v)
 {
 	static const char *const names[] = {"off", "error", "warn", "info", "debug", "trace"};
@@ -118,31 +76,5 @@ void mt_config_load(void)
 	c->zero_memory = env_bool("ZERO_MEMORY", 0);
 	c->backtrace_cache_size = env_u64("BACKTRACE_CACHE_SIZE", 1u << 18);
 	c->log_level = parse_level(env("LOG"));
-	c->log_fd = 2;
-	const char *lf = env("LOGFILE");
-	if (lf && *lf && c->log_level) {
-		char path[4096];
-		mt_expand_path(path, sizeof path, lf);
-		int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-		if (fd >= 0)
-			c->log_fd = fd;
-	}
-}
-
-void mt_log(int level, const char *fmt, ...)
-{
-	if (level > mt_cfg.log_level)
-		return;
-	char buf[1024];
-	int n = snprintf(buf, sizeof buf, "memtrace[%d]: ", (int)getpid());
-	va_list ap;
-	va_start(ap, fmt);
-	n += vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof buf - 2)
-		n = (int)sizeof buf - 2;
-	buf[n++] = '\n';
-	if (write(mt_cfg.log_fd, buf, (size_t)n) < 0) {
-		/* nowhere left to say it */
-	}
+	c->logfile = env("LOGFILE");
 }

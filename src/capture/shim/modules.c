@@ -40,15 +40,6 @@ static uint8_t *scan;
 static size_t scan_len;
 static atomic_flag scan_lock = ATOMIC_FLAG_INIT;
 
-int mt_read_self_exe(char *buf, size_t len)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	return (int)n;
-}
-
 static size_t find_build_id(struct dl_phdr_info *info, const uint8_t **id)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -116,7 +107,7 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 		}
 	}
 	if (nknown < MAX_MODULES)
-		known[nknown++] = (struct known){info->dlpi_addr, lo, nh};
+		known[nknown++] = (struct known){.bias = info->dlpi_addr, .start = lo, .name_hash = nh};
 	const uint8_t *id = NULL;
 	size_t idlen = find_build_id(info, &id);
 	size_t plen = strnlen(path, 4000);

@@ -1,5 +1,6 @@
 /*
- * preload.c - libmemtrace-preload.so: the allocator hooks.
+ * preload.c - libmemtrace-preload.so: the allocator hooks, and the start-up,
+ * fork and signal handling around them.
  *
  * Each hook calls glibc's own allocator (__libc_malloc and friends, so no
  * dlsym bootstrap is needed and user blocks are exactly what glibc returns:
@@ -9,13 +10,16 @@
  * allocation after it is obtained, and a realloc is recorded while the
  * channel lock is held around it, so that the order of records always
  * matches the order in which addresses were handed out, across threads.
+ *
+ * This file is the top of the shim: it calls the other files (shim.h,
+ * unwind.h) and none of them calls it.  The per-thread state (inside the
+ * shim or not, the thread id) stays here, the only file that reads it.
  */
 #include "shim.h"
 #include "unwind.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -32,23 +36,14 @@ extern void *__libc_memalign(size_t, size_t);
 extern void *__libc_valloc(size_t);
 extern void *__libc_pvalloc(size_t);
 
-int mt_enabled;
 static int initialized;
 static __thread int t_busy;      /* inside the shim: allocations pass through */
 static __thread uint32_t t_tid;
-static clockid_t clock_id = CLOCK_MONOTONIC_COARSE;
 static void *(*real_dlopen)(const char *, int);
 static int (*real_dlclose)(void *);
 
 #define EXPORT __attribute__((visibility("default")))
 #define INLINE static inline __attribute__((always_inline))
-
-uint64_t mt_now(void)
-{
-	struct timespec ts;
-	clock_gettime(clock_id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 INLINE uint32_t tid(void)
 {
@@ -57,8 +52,8 @@ INLINE uint32_t tid(void)
 	return t_tid;
 }
 
-/* Appends an ALLOC (or REALLOC when OLD is set) record; with LOCKED the
- * caller already holds the channel lock. */
+/* Appends an ALLOC (or REALLOC when OLD is set) record; the caller holds
+ * the channel lock. */
 INLINE void emit_alloc(int fn, void *old, void *p, size_t n, const uint64_t *pcs, int depth,
 		       uint64_t ts)
 {
@@ -315,23 +310,16 @@ static void write_process_record(void)
 		exelen = 0;
 	enum { ARGV_MAX = 32768 };
 	char *argv = mt_arena_alloc(ARGV_MAX);
-	ssize_t alen = 0;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && argv) {
-		ssize_t n;
-		while (alen < ARGV_MAX && (n = read(fd, argv + alen, (size_t)(ARGV_MAX - alen))) > 0)
-			alen += n;
-		close(fd);
-	}
+	size_t alen = argv ? mt_read_self_cmdline(argv, ARGV_MAX) : 0;
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	mt_channel_lock();
-	uint8_t *w = mt_channel_reserve(128 + (size_t)exelen + (size_t)alen);
+	uint8_t *w = mt_channel_reserve(128 + (size_t)exelen + alen);
 	if (w)
 		mt_channel_commit(mt_enc_process(&mt_enc_state, w, (uint32_t)getpid(), (uint32_t)getppid(),
 						 (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
 						 mt_now(), "preload", exe, (size_t)exelen, argv ? argv : "",
-						 (size_t)alen));
+						 alen));
 	mt_channel_unlock();
 }
 
@@ -405,8 +393,9 @@ __attribute__((constructor(101))) static void mt_init(void)
 {
 	t_busy = 1;
 	mt_config_load();
+	mt_log_open();
 	if (mt_cfg.precise_timestamps)
-		clock_id = CLOCK_MONOTONIC;
+		mt_clock = CLOCK_MONOTONIC;
 	if (!mt_cfg.follow_forks)
 		unexport_shim();
 	mt_stacktab_init(mt_cfg.backtrace_cache_size);

@@ -1,21 +1,30 @@
 /*
- * shim.h - what the modules of libmemtrace-preload.so share.
+ * shim.h - what the files of libmemtrace-preload.so offer each other.
  *
  * The shim runs inside the traced program.  Its rules: no memory from the
  * heap it measures (mt_arena_* hands out mmap'd memory), no stdio, no locks
  * that a signal handler or fork could leave held, and nothing on the
  * allocation hot path that is not needed to capture the event.
+ *
+ * The sections below are in call order: a file calls only the files whose
+ * sections come before its own, so calls run one way, from preload.c (the
+ * hooks and start-up, which calls them all and offers nothing here) down to
+ * arena.c, state.c, self.c and config.c, which call no other file of the
+ * shim.  stacktab.c and the unwinder (unwind.h) are called only from
+ * preload.c.
  */
 #ifndef MEMTRACE_SHIM_H
 #define MEMTRACE_SHIM_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "format/codec.h"
 
 #define MT_HIDDEN __attribute__((visibility("hidden")))
 #define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
 
 /* The one architecture-specific line outside unwind_<arch>.c: a spin-wait hint. */
 #if defined(__x86_64__) || defined(__i386__)
@@ -25,12 +34,29 @@
 #else
 #define mt_cpu_relax() __asm__ __volatile__("" ::: "memory")
 #endif
-#define unlikely(x) __builtin_expect(!!(x), 0)
 
 /* arena.c: memory that never comes from the traced heap. */
 MT_HIDDEN void *mt_arena_alloc(size_t size); /* zeroed, 16-byte aligned */
 MT_HIDDEN void *mt_map(size_t size);         /* fresh anonymous mapping or NULL */
-MT_HIDDEN void mt_unmap(void *p, size_t size);
+
+/* state.c: whether events are recorded now, and the clock that stamps them. */
+MT_HIDDEN extern int mt_enabled;
+MT_HIDDEN extern clockid_t mt_clock; /* CLOCK_MONOTONIC_COARSE unless precise */
+
+/* Inline: every recorded event reads the clock. */
+static inline uint64_t mt_now(void)
+{
+	struct timespec ts;
+	clock_gettime(mt_clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* self.c: the process's own name, read from /proc/self. */
+MT_HIDDEN int mt_read_self_exe(char *buf, size_t len); /* length, or -1 */
+/* Up to LEN bytes of the NUL-separated arguments; the length, 0 if unknown. */
+MT_HIDDEN size_t mt_read_self_cmdline(char *buf, size_t len);
+/* Expands %p (pid), %t (time), %e (executable name), %n (counter) into OUT. */
+MT_HIDDEN int mt_expand_path(char *out, size_t len, const char *pattern);
 
 /* config.c: the MEMTRACE_* (and MEMORY_PROFILER_*) environment. */
 struct mt_config {
@@ -46,23 +72,14 @@ struct mt_config {
 	int zero_memory;
 	uint64_t backtrace_cache_size;
 	int log_level;            /* 0 off, 1 error, 2 warn, 3 info, 4 debug, 5 trace */
-	int log_fd;
+	const char *logfile;      /* MEMTRACE_LOGFILE: path pattern, or NULL */
 };
 MT_HIDDEN extern struct mt_config mt_cfg;
 MT_HIDDEN void mt_config_load(void);
+
+/* log.c: the shim's messages, to stderr or MEMTRACE_LOGFILE. */
+MT_HIDDEN void mt_log_open(void); /* after mt_config_load */
 MT_HIDDEN void mt_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-MT_HIDDEN int mt_expand_path(char *out, size_t len, const char *pattern);
-
-/* stacktab.c: deduplicates stacks; called with the channel lock held. */
-MT_HIDDEN void mt_stacktab_init(uint64_t capacity);
-MT_HIDDEN void mt_stacktab_reset(void);
-/* Returns the stack's id; *is_new is set when it has not been emitted yet. */
-MT_HIDDEN uint64_t mt_stacktab_intern(const uint64_t *pcs, unsigned n, int *is_new);
-
-/* modules.c: the loaded objects, emitted as MODULE records. */
-MT_HIDDEN void mt_modules_emit_new(void); /* takes the channel lock itself */
-MT_HIDDEN void mt_modules_forget(void);   /* after fork: re-emit everything */
-MT_HIDDEN int mt_read_self_exe(char *buf, size_t len);
 
 /* channel.c: where records go (ring shared with `memtrace record`, or a file). */
 MT_HIDDEN int mt_channel_open(uint32_t ppid);
@@ -76,8 +93,14 @@ MT_HIDDEN void mt_channel_flush(void);        /* standalone: write out what is b
 MT_HIDDEN void mt_channel_after_fork_child(int follow);
 MT_HIDDEN extern struct mt_enc mt_enc_state;  /* guarded by the channel lock */
 
-/* preload.c */
-MT_HIDDEN extern int mt_enabled;
-MT_HIDDEN uint64_t mt_now(void);
+/* modules.c: the loaded objects, emitted as MODULE records. */
+MT_HIDDEN void mt_modules_emit_new(void); /* takes the channel lock itself */
+MT_HIDDEN void mt_modules_forget(void);   /* after fork: re-emit everything */
+
+/* stacktab.c: deduplicates stacks; called with the channel lock held. */
+MT_HIDDEN void mt_stacktab_init(uint64_t capacity);
+MT_HIDDEN void mt_stacktab_reset(void);
+/* Returns the stack's id; *is_new is set when it has not been emitted yet. */
+MT_HIDDEN uint64_t mt_stacktab_intern(const uint64_t *pcs, unsigned n, int *is_new);
 
 #endif

@@ -10,6 +10,7 @@
  * by content, so nothing is lost but a few bytes.
  */
 #include "shim.h"
+#include "base/hash.h"
 
 #include <string.h>
 
@@ -45,15 +46,16 @@ void mt_stacktab_reset(void)
 	pool_len = 0;
 }
 
+/* One multiply per frame and base/hash.h's finalizer once at the end: the
+ * multiply carries each frame's bits upwards, and the finalizer folds the
+ * high bits into the low ones the table index is taken from.  (Finalizing
+ * every frame would cost a third more on deep stacks, under the lock.) */
 static inline uint64_t hash_pcs(const uint64_t *pcs, unsigned n)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-	for (unsigned i = 0; i < n; i++) {
-		h ^= pcs[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	return h | 1; /* 0 marks an empty slot */
+	for (unsigned i = 0; i < n; i++)
+		h = (h ^ pcs[i]) * 0xff51afd7ed558ccdull;
+	return mt_hash64(h) | 1; /* 0 marks an empty slot */
 }
 
 uint64_t mt_stacktab_intern(const uint64_t *pcs, unsigned n, int *is_new)
@@ -78,7 +80,7 @@ uint64_t mt_stacktab_intern(const uint64_t *pcs, unsigned n, int *is_new)
 	while (tab[i].hash)
 		i = (i + 1) & mask;
 	memcpy(pool + pool_len, pcs, n * sizeof *pcs);
-	tab[i] = (struct slot){h, next_id, (uint32_t)pool_len, n};
+	tab[i] = (struct slot){.hash = h, .id = next_id, .off = (uint32_t)pool_len, .n = n};
 	pool_len += n;
 	used++;
 	*is_new = 1;
