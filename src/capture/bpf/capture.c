@@ -389,9 +389,8 @@ static void print_prog_stats(struct mt_bpf *b)
 	struct bpf_program *prog;
 	bpf_object__for_each_program(prog, b->skel->obj)
 	{
-		struct bpf_prog_info info;
+		struct bpf_prog_info info = { .id = 0 };
 		__u32 len = sizeof info;
-		memset(&info, 0, sizeof info);
 		int fd = bpf_program__fd(prog);
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
 			continue;

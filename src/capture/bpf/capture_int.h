@@ -197,7 +197,7 @@ struct mt_bpf {
 
 	/* missed returns noticed in user space (threads that died inside a
 	 * call), by tgid */
-	struct { uint32_t tgid; uint64_t n; } *missed;
+	struct mtb_missed { uint32_t tgid; uint64_t n; } *missed;
 	size_t nmissed, capmissed;
 };
 

@@ -247,8 +247,7 @@ static void add_missed(struct mt_bpf *b, uint32_t tgid, uint64_t n)
 			return;
 		}
 	mt_grow(&b->missed, &b->capmissed, b->nmissed, sizeof(*b->missed));
-	b->missed[b->nmissed].tgid = tgid;
-	b->missed[b->nmissed++].n = n;
+	b->missed[b->nmissed++] = (struct mtb_missed){ .tgid = tgid, .n = n };
 }
 
 void mt_bpf_lost(struct mt_bpf *b, uint32_t pid_or_0, uint64_t lost[MT_LOST_KIND_COUNT])
