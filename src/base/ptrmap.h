@@ -106,6 +106,17 @@ static inline int mt_ptrmap_take(struct mt_ptrmap *m, uint64_t key, uint64_t *va
 	return 1;
 }
 
+/* Looks KEY up without changing the map: 1 with its value in *val, or 0. */
+static inline int mt_ptrmap_get(const struct mt_ptrmap *m, uint64_t key, uint64_t *val)
+{
+	for (size_t i = mt_ptrmap_hash(key) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
+		if (m->keys[i] == key) {
+			*val = m->vals[i];
+			return 1;
+		}
+	return 0;
+}
+
 /* In the memtrace binary (not the shim), a map that cannot be made or grown
  * is out of memory: the one policy of base/util.h, never a silent loss. */
 void mt_oom(size_t n) __attribute__((noreturn));

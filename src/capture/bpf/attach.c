@@ -1,7 +1,10 @@
 /*
- * bpf_capture_attach.c - which processes are traced and which objects get
- * probes: /proc/PID/maps, the allocator objects found there (or, before an
- * exec, through the program's DT_NEEDED), and the uprobe links.
+ * attach.c - which processes are traced and which objects get probes:
+ * /proc/PID/maps, the allocator objects found there (or, before an exec,
+ * through the program's DT_NEEDED, searched as ld.so does), and the uprobe
+ * links.  Reads ELF objects through elf.c and drops or resets what a
+ * process left in the BPF maps through maps.c; capture.c calls it, it
+ * calls nothing back.
  *
  * An object is known by the device and inode /proc/PID/maps gives, so the
  * same libc mapped by many processes, or at several paths (containers), is
@@ -36,43 +39,52 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/hash.h"
+#include "base/util.h"
+
 /* ---- objects ---------------------------------------------------------- */
 
+/* The key of object (DEV, INO) in b->objidx: odd, so never 0. */
 static uint64_t obj_key(uint64_t dev, uint64_t ino)
 {
-	return mtb_mix64(dev * 0x9e3779b97f4a7c15ull ^ ino) | 1;
+	return mt_hash64(dev * 0x9e3779b97f4a7c15ull ^ ino) | 1;
 }
 
 static int obj_find(struct mt_bpf *b, uint64_t dev, uint64_t ino)
 {
-	uint64_t *v = mtb_kv_find(&b->objidx, obj_key(dev, ino), 0);
+	uint64_t v;
 
-	if (v && *v && b->objs[*v - 1].dev == dev && b->objs[*v - 1].ino == ino)
-		return (int)*v - 1;
+	if (mt_ptrmap_get(&b->objidx, obj_key(dev, ino), &v) && b->objs[v - 1].dev == dev &&
+	    b->objs[v - 1].ino == ino)
+		return (int)v - 1;
 	return -1;
+}
+
+/* With MEMTRACE_BPF_DEBUG=1: where the probes of allocator O go, and why. */
+static void print_probes(const struct mtb_object *o)
+{
+	const char *debug = getenv("MEMTRACE_BPF_DEBUG");
+
+	if (!debug || !strcmp(debug, "0"))
+		return;
+	for (int f = 0; f < MTB_SYM_COUNT; f++)
+		if (o->syms.found[f])
+			fprintf(stderr, "memtrace: bpf: %s %s: offset 0x%llx probe 0x%llx: %s%s\n", o->path,
+				mtb_sym_name[f], (unsigned long long)o->syms.offset[f],
+				(unsigned long long)o->syms.probe[f], o->syms.why[f],
+				o->syms.alias_of[f] >= 0 ? " (alias)" : "");
 }
 
 /* Analyses the file open on FD as object (DEV, INO) named PATH. */
 static int obj_add(struct mt_bpf *b, uint64_t dev, uint64_t ino, const char *path, int fd)
 {
-	b->objs = mtb_grow(b->objs, &b->capobjs, b->nobjs + 1, sizeof(*b->objs));
+	mt_grow(&b->objs, &b->capobjs, b->nobjs, sizeof(*b->objs));
 	struct mtb_object *o = &b->objs[b->nobjs];
 
-	memset(o, 0, sizeof(*o));
-	o->dev = dev;
-	o->ino = ino;
-	o->path = strdup(path);
-	if (!o->path)
-		abort();
+	*o = (struct mtb_object){ .dev = dev, .ino = ino, .path = xstrdup(path) };
 	o->allocator = fd >= 0 && mtb_elf_analyze(fd, &o->syms) == 1;
-	if (o->allocator && getenv("MEMTRACE_BPF_DEBUG") && strcmp(getenv("MEMTRACE_BPF_DEBUG"), "0")) {
-		for (int f = 0; f < MTB_SYM_COUNT; f++)
-			if (o->syms.found[f])
-				fprintf(stderr, "memtrace: bpf: %s %s: offset 0x%llx probe 0x%llx: %s%s\n",
-					path, mtb_sym_name[f], (unsigned long long)o->syms.offset[f],
-					(unsigned long long)o->syms.probe[f], o->syms.why[f],
-					o->syms.alias_of[f] >= 0 ? " (alias)" : "");
-	}
+	if (o->allocator)
+		print_probes(o);
 	/* Where its code is, for telling its own calls of free apart. */
 	uint32_t idx = (uint32_t)b->nobjs;
 	if (o->allocator && o->syms.found[MTB_FN_FREE] && idx < MTB_MAX_OBJECTS && !o->syms.executable) {
@@ -83,8 +95,13 @@ static int obj_add(struct mt_bpf *b, uint64_t dev, uint64_t ino, const char *pat
 		};
 		bpf_map_update_elem(b->fd_objinfo, &idx, &oi, BPF_ANY);
 	}
-	*mtb_kv_find(&b->objidx, obj_key(dev, ino), 1) = ++b->nobjs;
+	mt_ptrmap_xput(&b->objidx, obj_key(dev, ino), ++b->nobjs);
 	return (int)b->nobjs - 1;
+}
+
+void mtb_objects_init(struct mt_bpf *b)
+{
+	mt_ptrmap_xinit(&b->objidx, 64);
 }
 
 void mtb_free_objects(struct mt_bpf *b)
@@ -92,7 +109,7 @@ void mtb_free_objects(struct mt_bpf *b)
 	for (size_t i = 0; i < b->nobjs; i++)
 		free(b->objs[i].path);
 	free(b->objs);
-	mtb_kv_free(&b->objidx);
+	mt_ptrmap_destroy(&b->objidx);
 }
 
 const char *mt_bpf_object_path(struct mt_bpf *b, uint32_t object)
@@ -176,7 +193,9 @@ static void detach_where(struct mt_bpf *b, int (*drop)(const struct mtb_attach *
 			if (drop && !drop(a, pid))
 				continue;
 			unsigned k = phase ? a->nret : a->nentry;
-			links = mtb_grow(links, &cap, n + k, sizeof(*links));
+			if (!k)
+				continue;
+			mt_grow(&links, &cap, n + k - 1, sizeof(*links));
 			memcpy(links + n, phase ? a->ret : a->entry, k * sizeof(*links));
 			n += k;
 			if (phase)
@@ -211,17 +230,17 @@ _Static_assert(sizeof(struct umulti_attr) == 64, "link_create.uprobe_multi layou
 static int umulti_link(struct bpf_program *prog, const char *path, const uint64_t *offsets,
 		       const uint64_t *cookies, uint32_t cnt, int ret, pid_t pid)
 {
-	struct umulti_attr a;
+	struct umulti_attr a = {
+		.prog_fd = (uint32_t)bpf_program__fd(prog),
+		.attach_type = MTB_TRACE_UPROBE_MULTI,
+		.path = (uintptr_t)path,
+		.offsets = (uintptr_t)offsets,
+		.cookies = (uintptr_t)cookies,
+		.cnt = cnt,
+		.uflags = ret ? 1 /* BPF_F_UPROBE_MULTI_RETURN */ : 0,
+		.pid = pid > 0 ? (uint32_t)pid : 0,
+	};
 
-	memset(&a, 0, sizeof(a));
-	a.prog_fd = (uint32_t)bpf_program__fd(prog);
-	a.attach_type = MTB_TRACE_UPROBE_MULTI;
-	a.path = (uintptr_t)path;
-	a.offsets = (uintptr_t)offsets;
-	a.cookies = (uintptr_t)cookies;
-	a.cnt = cnt;
-	a.uflags = ret ? 1 /* BPF_F_UPROBE_MULTI_RETURN */ : 0;
-	a.pid = pid > 0 ? (uint32_t)pid : 0;
 	return (int)syscall(__NR_bpf, 28 /* BPF_LINK_CREATE */, &a, sizeof(a));
 }
 
@@ -302,7 +321,7 @@ static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *
 		errno = e;
 		return -1;
 	}
-	b->atts = mtb_grow(b->atts, &b->capatts, b->natts + 1, sizeof(*b->atts));
+	mt_grow(&b->atts, &b->capatts, b->natts, sizeof(*b->atts));
 	b->atts[b->natts++] = a;
 	return 1;
 }
@@ -493,32 +512,27 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc,
 	return ret < 0 ? -1 : added;
 }
 
-static int thread_alive(uint32_t tgid, uint32_t tid)
+/* Records process PID (start time START) as traced, in P if it was known. */
+static void proc_record(struct mt_bpf *b, struct mtb_proc *p, pid_t pid, uint64_t start, int exec_pending)
 {
-	char path[64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%u/task/%u", tgid, tid);
-	return stat(path, &st) == 0;
+	if (!p) {
+		mt_grow(&b->procs, &b->capprocs, b->nprocs, sizeof(*b->procs));
+		p = &b->procs[b->nprocs++];
+	}
+	*p = (struct mtb_proc){ .pid = pid, .start = start, .exec_pending = exec_pending };
 }
 
-/* Frees the call slots of threads that no longer exist: their calls are
- * missed returns. */
-static void reap_dead_threads(struct mt_bpf *b)
+/* Tracing PID (P if it was known) failed: it is not traced and keeps no
+ * probes.  errno is kept. */
+static void untrace_failed(struct mt_bpf *b, struct mtb_proc *p, pid_t pid)
 {
-	for (uint32_t i = 0; i < b->nslots; i++) {
-		struct mtb_call *c = &b->calls[i];
-		uint64_t own = __atomic_load_n(&c->own, __ATOMIC_ACQUIRE);
+	int e = errno;
 
-		if (!own)
-			continue;
-		uint32_t tgid = c->tgid;
-		uint64_t nested = c->nested;
-
-		if (thread_alive(tgid, MTB_OWN_TID(own)) || !mtb_release_slot(c, own))
-			continue;
-		mtb_add_missed(b, tgid, 1 + nested);
-	}
+	set_traced(b, pid, 0);
+	detach_pid(b, pid);
+	if (p)
+		p->exited = 1;
+	errno = e;
 }
 
 int mt_bpf_trace_pid(struct mt_bpf *b, pid_t pid, char *err, size_t errlen)
@@ -564,30 +578,40 @@ int mt_bpf_trace_pid(struct mt_bpf *b, pid_t pid, char *err, size_t errlen)
 		r = -1;
 	}
 	if (r < 0) {
-		int e = errno;
-		if (!p || fresh) {
-			set_traced(b, pid, 0);
-			detach_pid(b, pid);
-			if (p)
-				p->exited = 1;
-		}
-		errno = e;
+		if (!p || fresh)
+			untrace_failed(b, p, pid);
 		return -1;
 	}
-	if (!p) {
-		b->procs = mtb_grow(b->procs, &b->capprocs, b->nprocs + 1, sizeof(*b->procs));
-		p = &b->procs[b->nprocs++];
-	}
-	p->pid = pid;
-	p->start = st;
-	p->exited = 0;
-	p->exec_pending = 0;
+	proc_record(b, p, pid, st, 0);
 	return 0;
 }
 
 /* ---- before an exec --------------------------------------------------- */
 
-static void add_dirs(char ***dirs, size_t *n, size_t *cap, const char *list, const char *origin)
+/* The libraries a program will load, found as ld.so finds them: the
+ * directories searched, and the names to load, breadth first. */
+struct ld_search {
+	char **dirs, **queue;
+	size_t ndirs, capdirs, nq, capq;
+};
+
+static void ld_search_free(struct ld_search *s)
+{
+	for (size_t i = 0; i < s->nq; i++)
+		free(s->queue[i]);
+	free(s->queue);
+	for (size_t i = 0; i < s->ndirs; i++)
+		free(s->dirs[i]);
+	free(s->dirs);
+}
+
+static void queue_name(struct ld_search *s, const char *name)
+{
+	mt_grow(&s->queue, &s->capq, s->nq, sizeof(char *));
+	s->queue[s->nq++] = xstrdup(name);
+}
+
+static void add_dirs(struct ld_search *s, const char *list, const char *origin)
 {
 	char buf[4096];
 	snprintf(buf, sizeof(buf), "%s", list);
@@ -603,13 +627,13 @@ static void add_dirs(char ***dirs, size_t *n, size_t *cap, const char *list, con
 		} else {
 			snprintf(out, sizeof(out), "%s", d);
 		}
-		*dirs = mtb_grow(*dirs, cap, *n + 1, sizeof(char *));
-		(*dirs)[(*n)++] = strdup(out);
+		mt_grow(&s->dirs, &s->capdirs, s->ndirs, sizeof(char *));
+		s->dirs[s->ndirs++] = xstrdup(out);
 	}
 }
 
 /* Directories of /etc/ld.so.conf and what it includes. */
-static void ld_so_conf(const char *file, char ***dirs, size_t *n, size_t *cap, int depth)
+static void ld_so_conf(struct ld_search *s, const char *file, int depth)
 {
 	FILE *f = fopen(file, "re");
 	char line[PATH_MAX];
@@ -617,29 +641,84 @@ static void ld_so_conf(const char *file, char ***dirs, size_t *n, size_t *cap, i
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		char *s = line;
-		while (isspace((unsigned char)*s))
-			s++;
-		s[strcspn(s, "#\n")] = 0;
-		for (char *e = s + strlen(s); e > s && isspace((unsigned char)e[-1]);)
+		char *l = line;
+		while (isspace((unsigned char)*l))
+			l++;
+		l[strcspn(l, "#\n")] = 0;
+		for (char *e = l + strlen(l); e > l && isspace((unsigned char)e[-1]);)
 			*--e = 0;
-		if (!*s)
+		if (!*l)
 			continue;
-		if (!strncmp(s, "include", 7) && isspace((unsigned char)s[7])) {
-			char *pat = s + 8;
+		if (!strncmp(l, "include", 7) && isspace((unsigned char)l[7])) {
+			char *pat = l + 8;
 			while (isspace((unsigned char)*pat))
 				pat++;
 			glob_t g;
 			if (depth < 4 && glob(pat, 0, NULL, &g) == 0) {
 				for (size_t i = 0; i < g.gl_pathc; i++)
-					ld_so_conf(g.gl_pathv[i], dirs, n, cap, depth + 1);
+					ld_so_conf(s, g.gl_pathv[i], depth + 1);
 				globfree(&g);
 			}
 			continue;
 		}
-		add_dirs(dirs, n, cap, s, NULL);
+		add_dirs(s, l, NULL);
 	}
 	fclose(f);
+}
+
+/* $ORIGIN of the program at EXE_PATH: its directory. */
+static void exe_origin(const char *exe_path, char origin[PATH_MAX])
+{
+	char real[PATH_MAX];
+
+	if (realpath(exe_path, real))
+		snprintf(origin, PATH_MAX, "%s", real);
+	else
+		snprintf(origin, PATH_MAX, "%s", exe_path);
+	char *slash = strrchr(origin, '/');
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(origin, PATH_MAX, ".");
+}
+
+/* Where ld.so will look, in its order: DT_RPATH (without DT_RUNPATH),
+ * LD_LIBRARY_PATH, DT_RUNPATH, /etc/ld.so.conf, the default directories. */
+static void search_dirs(struct ld_search *s, const struct mtb_elf_deps *deps, const char *origin)
+{
+	if (deps->rpath[0] && !deps->runpath[0])
+		add_dirs(s, deps->rpath, origin);
+	if (getenv("LD_LIBRARY_PATH"))
+		add_dirs(s, getenv("LD_LIBRARY_PATH"), origin);
+	if (deps->runpath[0])
+		add_dirs(s, deps->runpath, origin);
+	ld_so_conf(s, "/etc/ld.so.conf", 0);
+#if defined(__x86_64__)
+	add_dirs(s, "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu", NULL);
+#elif defined(__aarch64__)
+	add_dirs(s, "/lib/aarch64-linux-gnu:/usr/lib/aarch64-linux-gnu", NULL);
+#endif
+	add_dirs(s, "/lib64:/usr/lib64:/lib:/usr/lib", NULL);
+}
+
+/* Preloaded objects first, as ld.so loads them: the child inherits our
+ * environment; and the system-wide list. */
+static void queue_preloads(struct ld_search *s)
+{
+	char pre[4096] = "";
+	const char *env = getenv("LD_PRELOAD");
+	FILE *pf = fopen("/etc/ld.so.preload", "re");
+
+	if (env)
+		snprintf(pre, sizeof(pre), "%s ", env);
+	if (pf) {
+		size_t l = strlen(pre);
+		size_t got = fread(pre + l, 1, sizeof(pre) - l - 1, pf);
+		pre[l + got] = 0;
+		fclose(pf);
+	}
+	for (char *save = NULL, *t = strtok_r(pre, " :\t\n", &save); t; t = strtok_r(NULL, " :\t\n", &save))
+		queue_name(s, t);
 }
 
 /* Opens the object at PATH and, if it defines malloc, probes it for PID. */
@@ -665,15 +744,78 @@ static int attach_path(struct mt_bpf *b, const char *path, pid_t pid, int *found
 	return attach_object(b, (uint32_t)obj, b->all ? -1 : pid, path, err, errlen) < 0 ? -1 : 0;
 }
 
-int mt_bpf_trace_exec(struct mt_bpf *b, pid_t pid, const char *exe_path, char *err, size_t errlen)
+/* The library NAME, looked for in the search directories: probed if found
+ * (and an allocator), what it needs queued. */
+static int attach_library(struct mt_bpf *b, pid_t pid, struct ld_search *s, const char *name, int *found,
+			  char *err, size_t errlen)
 {
-	uint64_t st = pid > 0 ? start_time(pid) : 0;
+	int ret = 0;
 
-	if (!st) {
-		snprintf(err, errlen, "no such process: %d", (int)pid);
-		errno = ESRCH;
-		return -1;
+	for (size_t d = 0; d < s->ndirs; d++) {
+		char path[PATH_MAX];
+
+		if (strchr(name, '/'))
+			snprintf(path, sizeof(path), "%s", name);
+		else
+			snprintf(path, sizeof(path), "%s/%s", s->dirs[d], name);
+		int lfd = open(path, O_RDONLY | O_CLOEXEC);
+		if (lfd < 0)
+			continue;
+		struct mtb_elf_deps *ld = xcalloc(1, sizeof(*ld));
+		int ok = mtb_elf_deps(lfd, ld) == 0;
+		close(lfd);
+		if (ok) {
+			ret = attach_path(b, path, pid, found, err, errlen);
+			for (unsigned i = 0; i < ld->nneeded; i++)
+				queue_name(s, ld->needed[i]);
+		}
+		free(ld);
+		if (ok)
+			break;
 	}
+	return ret;
+}
+
+/* The libraries of the queue, breadth first (at most 256 names). */
+static int attach_queue(struct mt_bpf *b, pid_t pid, struct ld_search *s, int *found, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	for (size_t qi = 0; ret == 0 && qi < s->nq && qi < 256; qi++) {
+		const char *name = s->queue[qi];
+		int dup = 0;
+
+		for (size_t k = 0; k < qi; k++)
+			dup |= !strcmp(s->queue[k], name);
+		if (!dup)
+			ret = attach_library(b, pid, s, name, found, err, errlen);
+	}
+	return ret;
+}
+
+/* Nothing found through the search (an unusual ld.so setup): the program
+ * will use the C library we use. */
+static int attach_our_libc(struct mt_bpf *b, pid_t pid, int *found, char *err, size_t errlen)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[PATH_MAX + 256];
+	int ret = 0;
+
+	while (f && !*found && ret == 0 && fgets(line, sizeof(line), f)) {
+		char *name = strchr(line, '/');
+		if (!name || !strstr(line, " r-xp ") || !strstr(name, "/libc.so"))
+			continue;
+		name[strcspn(name, "\n")] = 0;
+		ret = attach_path(b, name, pid, found, err, errlen);
+	}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+/* What the program at EXE_PATH needs, into DEPS: 0, or -1 with ERR. */
+static int read_exe_deps(const char *exe_path, struct mtb_elf_deps *deps, char *err, size_t errlen)
+{
 	int fd = open(exe_path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
@@ -682,18 +824,33 @@ int mt_bpf_trace_exec(struct mt_bpf *b, pid_t pid, const char *exe_path, char *e
 		errno = e;
 		return -1;
 	}
-	struct mtb_elf_deps *deps = calloc(1, sizeof(*deps));
-	if (!deps)
-		abort();
 	int is_elf = mtb_elf_deps(fd, deps) == 0;
 	close(fd);
 	if (!is_elf) {
 		snprintf(err, errlen, "%s is not an ELF executable of this machine", exe_path);
-		free(deps);
 		errno = ENOEXEC;
 		return -1;
 	}
-	struct mtb_proc *p = proc_find(b, pid);
+	return 0;
+}
+
+int mt_bpf_trace_exec(struct mt_bpf *b, pid_t pid, const char *exe_path, char *err, size_t errlen)
+{
+	uint64_t st = pid > 0 ? start_time(pid) : 0;
+	struct mtb_elf_deps *deps = NULL;
+	struct ld_search s = { .dirs = NULL };
+	struct mtb_proc *p;
+	int found = 0, ret = -1, e;
+
+	if (!st) {
+		snprintf(err, errlen, "no such process: %d", (int)pid);
+		errno = ESRCH;
+		return -1;
+	}
+	deps = xcalloc(1, sizeof(*deps));
+	if (read_exe_deps(exe_path, deps, err, errlen))
+		goto cleanup;
+	p = proc_find(b, pid);
 	if (p) {
 		detach_pid(b, pid);
 		mtb_drop_process(b, (uint32_t)pid);
@@ -701,148 +858,36 @@ int mt_bpf_trace_exec(struct mt_bpf *b, pid_t pid, const char *exe_path, char *e
 	mtb_reset_stats(b, (uint32_t)pid);
 	set_traced(b, pid, MTB_TRACED);
 
-	int found = 0, ret = 0;
-	char origin[PATH_MAX], real[PATH_MAX];
-
-	if (realpath(exe_path, real))
-		snprintf(origin, sizeof(origin), "%s", real);
-	else
-		snprintf(origin, sizeof(origin), "%s", exe_path);
-	char *slash = strrchr(origin, '/');
-	if (slash)
-		*slash = 0;
-	else
-		snprintf(origin, sizeof(origin), ".");
-
 	ret = attach_path(b, exe_path, pid, &found, err, errlen);
-
-	/* The libraries it will load, breadth first, resolved the way ld.so
-	 * does: LD_PRELOAD and /etc/ld.so.preload, then DT_NEEDED searched in
-	 * DT_RPATH (without DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH,
-	 * /etc/ld.so.conf, the default directories. */
-	char **queue = NULL, **dirs = NULL;
-	size_t nq = 0, capq = 0, ndirs = 0, capdirs = 0, qi = 0;
-
 	if (deps->dynamic) {
-		if (deps->rpath[0] && !deps->runpath[0])
-			add_dirs(&dirs, &ndirs, &capdirs, deps->rpath, origin);
-		if (getenv("LD_LIBRARY_PATH"))
-			add_dirs(&dirs, &ndirs, &capdirs, getenv("LD_LIBRARY_PATH"), origin);
-		if (deps->runpath[0])
-			add_dirs(&dirs, &ndirs, &capdirs, deps->runpath, origin);
-		ld_so_conf("/etc/ld.so.conf", &dirs, &ndirs, &capdirs, 0);
-#if defined(__x86_64__)
-		add_dirs(&dirs, &ndirs, &capdirs, "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu", NULL);
-#elif defined(__aarch64__)
-		add_dirs(&dirs, &ndirs, &capdirs, "/lib/aarch64-linux-gnu:/usr/lib/aarch64-linux-gnu", NULL);
-#endif
-		add_dirs(&dirs, &ndirs, &capdirs, "/lib64:/usr/lib64:/lib:/usr/lib", NULL);
-		/* Preloaded objects first, as ld.so loads them: the child
-		 * inherits our environment; and the system-wide list. */
-		char pre[4096] = "";
-		const char *env = getenv("LD_PRELOAD");
-		FILE *pf = fopen("/etc/ld.so.preload", "re");
+		char origin[PATH_MAX];
 
-		if (env)
-			snprintf(pre, sizeof(pre), "%s ", env);
-		if (pf) {
-			size_t l = strlen(pre);
-			size_t got = fread(pre + l, 1, sizeof(pre) - l - 1, pf);
-			pre[l + got] = 0;
-			fclose(pf);
-		}
-		for (char *save = NULL, *t = strtok_r(pre, " :\t\n", &save); t; t = strtok_r(NULL, " :\t\n", &save)) {
-			queue = mtb_grow(queue, &capq, nq + 1, sizeof(char *));
-			queue[nq++] = strdup(t);
-		}
-		for (unsigned i = 0; i < deps->nneeded; i++) {
-			queue = mtb_grow(queue, &capq, nq + 1, sizeof(char *));
-			queue[nq++] = strdup(deps->needed[i]);
-		}
+		exe_origin(exe_path, origin);
+		search_dirs(&s, deps, origin);
+		queue_preloads(&s);
+		for (unsigned i = 0; i < deps->nneeded; i++)
+			queue_name(&s, deps->needed[i]);
+		if (ret == 0)
+			ret = attach_queue(b, pid, &s, &found, err, errlen);
+		if (ret == 0 && !found)
+			ret = attach_our_libc(b, pid, &found, err, errlen);
 	}
-	for (; ret == 0 && qi < nq && qi < 256; qi++) {
-		const char *name = queue[qi];
-		int dup = 0;
-
-		for (size_t k = 0; k < qi; k++)
-			dup |= !strcmp(queue[k], name);
-		if (dup)
-			continue;
-		for (size_t d = 0; d < ndirs; d++) {
-			char path[PATH_MAX];
-
-			if (strchr(name, '/'))
-				snprintf(path, sizeof(path), "%s", name);
-			else
-				snprintf(path, sizeof(path), "%s/%s", dirs[d], name);
-			int lfd = open(path, O_RDONLY | O_CLOEXEC);
-			if (lfd < 0)
-				continue;
-			struct mtb_elf_deps *ld = calloc(1, sizeof(*ld));
-			if (!ld)
-				abort();
-			int ok = mtb_elf_deps(lfd, ld) == 0;
-			close(lfd);
-			if (ok) {
-				ret = attach_path(b, path, pid, &found, err, errlen);
-				for (unsigned i = 0; i < ld->nneeded; i++) {
-					queue = mtb_grow(queue, &capq, nq + 1, sizeof(char *));
-					queue[nq++] = strdup(ld->needed[i]);
-				}
-			}
-			free(ld);
-			if (ok)
-				break;
-		}
-	}
-	/* Nothing found through the search (an unusual ld.so setup): the
-	 * program will use the C library we use. */
-	if (ret == 0 && !found && deps->dynamic) {
-		FILE *f = fopen("/proc/self/maps", "re");
-		char line[PATH_MAX + 256];
-
-		while (f && !found && ret == 0 && fgets(line, sizeof(line), f)) {
-			char *name = strchr(line, '/');
-			if (!name || !strstr(line, " r-xp ") || !strstr(name, "/libc.so"))
-				continue;
-			name[strcspn(name, "\n")] = 0;
-			ret = attach_path(b, name, pid, &found, err, errlen);
-		}
-		if (f)
-			fclose(f);
-	}
-	for (size_t i = 0; i < nq; i++)
-		free(queue[i]);
-	free(queue);
-	for (size_t i = 0; i < ndirs; i++)
-		free(dirs[i]);
-	free(dirs);
-
 	if (ret == 0 && !found) {
 		snprintf(err, errlen, "%s defines no allocator and links none (statically linked without symbols?)",
 			 exe_path);
 		errno = ENOENT;
 		ret = -1;
 	}
+	if (ret < 0)
+		untrace_failed(b, p, pid);
+	else
+		proc_record(b, p, pid, st, 1);
+cleanup:
+	e = errno;
+	ld_search_free(&s);
 	free(deps);
-	if (ret < 0) {
-		int e = errno;
-		set_traced(b, pid, 0);
-		detach_pid(b, pid);
-		if (p)
-			p->exited = 1;
-		errno = e;
-		return -1;
-	}
-	if (!p) {
-		b->procs = mtb_grow(b->procs, &b->capprocs, b->nprocs + 1, sizeof(*b->procs));
-		p = &b->procs[b->nprocs++];
-	}
-	p->pid = pid;
-	p->start = st;
-	p->exited = 0;
-	p->exec_pending = 1;
-	return 0;
+	errno = e;
+	return ret;
 }
 
 /* ---- every process ---------------------------------------------------- */
@@ -897,7 +942,7 @@ int mt_bpf_trace_all(struct mt_bpf *b, char *err, size_t errlen)
 /* trace_all: processes that exited keep nothing. */
 struct gone_walk {
 	struct mt_bpf *b;
-	struct mtb_kv seen; /* tgid + 1 -> 1 alive, 2 gone */
+	struct mt_ptrmap seen; /* tgid + 1 -> alive (1) or gone (2) */
 	uint32_t *gone;
 	size_t n, cap;
 };
@@ -906,17 +951,19 @@ static int gone_cb(void *ctx, const void *key, const void *val)
 {
 	struct gone_walk *w = ctx;
 	uint32_t tgid = ((const struct mtb_site_key *)key)->tgid;
-	uint64_t *v = mtb_kv_find(&w->seen, (uint64_t)tgid + 1, 1);
+	uint64_t v;
+	char path[32];
+	struct stat st;
 
-	if (!*v) {
-		char path[32];
-		struct stat st;
-		snprintf(path, sizeof(path), "/proc/%u", tgid);
-		*v = stat(path, &st) == 0 || proc_find(w->b, (pid_t)tgid) ? 1 : 2;
-		if (*v == 2) {
-			w->gone = mtb_grow(w->gone, &w->cap, w->n + 1, sizeof(uint32_t));
-			w->gone[w->n++] = tgid;
-		}
+	(void)val;
+	if (mt_ptrmap_get(&w->seen, (uint64_t)tgid + 1, &v))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u", tgid);
+	v = stat(path, &st) == 0 || proc_find(w->b, (pid_t)tgid) ? 1 : 2;
+	mt_ptrmap_xput(&w->seen, (uint64_t)tgid + 1, v);
+	if (v == 2) {
+		mt_grow(&w->gone, &w->cap, w->n, sizeof(uint32_t));
+		w->gone[w->n++] = tgid;
 	}
 	return 0;
 }
@@ -926,17 +973,19 @@ int mt_bpf_rescan(struct mt_bpf *b)
 	int added = 0;
 	char err[512];
 
-	reap_dead_threads(b);
+	mtb_reap_dead_threads(b);
 	if (b->all) {
 		int r = scan_all(b, err, sizeof(err));
 		if (r > 0)
 			added += r;
 		struct gone_walk w = { .b = b };
+
+		mt_ptrmap_xinit(&w.seen, 64);
 		if (mtb_map_walk(b->fd_sites, sizeof(struct mtb_site_key), sizeof(struct mtb_site), gone_cb, &w) == 0)
 			for (size_t i = 0; i < w.n; i++)
 				mtb_drop_process(b, w.gone[i]);
 		free(w.gone);
-		mtb_kv_free(&w.seen);
+		mt_ptrmap_destroy(&w.seen);
 	}
 	for (size_t i = 0; i < b->nprocs; i++) {
 		struct mtb_proc *p = &b->procs[i];

@@ -1,17 +1,12 @@
 /*
- * bpf_capture.c - loading the BPF programs (bpf/memtrace.bpf.c) and reading
- * what they produce: the event stream of the ring buffer, the per-site
- * totals and live blocks of the maps, the loss counters.  Processes,
- * objects and probes are bpf_capture_attach.c's; symbols and probe places
- * bpf_capture_elf.c's.
- *
- * Stacks: the kernel's stack map gives an id per distinct stack and never
- * replaces an entry (no BPF_F_REUSE_STACKID), so a kernel id always names
- * the same frames and is looked up once.  When bpf_get_stackid fails (a
- * hash collision in the map, the map full) the programs keep the caller's
- * address alone.  Either way the frames are interned here by content, and
- * the id given out is ours: equal stacks get equal ids for the life of the
- * mt_bpf, whatever the kernel did.
+ * capture.c - the life cycle of the BPF capture layer: whether this kernel
+ * and process can trace at all, loading the BPF programs
+ * (bpf/memtrace.bpf.c) with maps sized for the options, the event stream of
+ * the ring buffer (mt_bpf_poll), and closing.  The other files do the
+ * rest, and none of them calls back here: attach.c (processes, objects,
+ * probes), maps.c (the maps: per-site totals, losses, dropping a process),
+ * stacks.c (stacks interned by content), elf.c and place.c (symbols and
+ * where each probe goes).
  */
 #include "capture_int.h"
 
@@ -33,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "memtrace.skel.h"
 
 _Static_assert(MTB_FN_MALLOC == MT_FN_MALLOC && MTB_FN_CALLOC == MT_FN_CALLOC &&
@@ -75,9 +71,7 @@ static int print_fn(enum libbpf_print_level level, const char *fmt, va_list ap)
 	if (n < 0)
 		return 0;
 	if ((size_t)n >= sizeof(small)) {
-		line = malloc((size_t)n + 1);
-		if (!line)
-			return 0;
+		line = xmalloc((size_t)n + 1);
 		vsnprintf(line, (size_t)n + 1, fmt, ap);
 	}
 	const char *tail = line;
@@ -209,196 +203,6 @@ int mtb_check_support(const char *root, char *err, size_t errlen)
 	return 0;
 }
 
-/* ---- small tables ----------------------------------------------------- */
-
-void *mtb_grow(void *arr, size_t *cap, size_t need, size_t es)
-{
-	if (need <= *cap)
-		return arr;
-	size_t n = *cap ? *cap : 16;
-	while (n < need)
-		n *= 2;
-	void *p = realloc(arr, n * es);
-	if (!p) {
-		fprintf(stderr, "memtrace: error: out of memory\n");
-		abort();
-	}
-	memset((char *)p + *cap * es, 0, (n - *cap) * es);
-	*cap = n;
-	return p;
-}
-
-uint64_t mtb_mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
-uint64_t *mtb_kv_find(struct mtb_kv *t, uint64_t key, int add)
-{
-	if (add && (t->n + 1) * 2 > t->cap) {
-		struct mtb_kv u = { .cap = t->cap ? t->cap * 2 : 64 };
-		u.slot = calloc(u.cap * 2, sizeof(uint64_t));
-		if (!u.slot)
-			abort();
-		for (size_t i = 0; i < t->cap; i++)
-			if (t->slot[2 * i]) {
-				*mtb_kv_find(&u, t->slot[2 * i], 1) = t->slot[2 * i + 1];
-			}
-		free(t->slot);
-		*t = u;
-		t->n = 0;
-		for (size_t i = 0; i < t->cap; i++)
-			t->n += t->slot[2 * i] != 0;
-	}
-	if (!t->cap)
-		return NULL;
-	size_t m = t->cap - 1, i = mtb_mix64(key) & m;
-	for (;; i = (i + 1) & m) {
-		if (t->slot[2 * i] == key)
-			return &t->slot[2 * i + 1];
-		if (!t->slot[2 * i]) {
-			if (!add)
-				return NULL;
-			t->slot[2 * i] = key;
-			t->slot[2 * i + 1] = 0;
-			t->n++;
-			return &t->slot[2 * i + 1];
-		}
-	}
-}
-
-void mtb_kv_free(struct mtb_kv *t)
-{
-	free(t->slot);
-	memset(t, 0, sizeof(*t));
-}
-
-/* ---- stacks ----------------------------------------------------------- */
-
-static uint64_t frames_hash(const uint64_t *f, unsigned n)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-	for (unsigned i = 0; i < n; i++)
-		h = mtb_mix64(h ^ f[i]) + i;
-	return h | 1;
-}
-
-/* Our id of the stack F[0..N). */
-static uint64_t intern(struct mt_bpf *b, const uint64_t *f, unsigned n)
-{
-	struct mtb_kv *t = &b->stkidx;
-	uint64_t h = frames_hash(f, n), key = h;
-
-	for (;;) {
-		uint64_t *v = mtb_kv_find(t, key, 1);
-		if (*v) {
-			struct mtb_stack *s = &b->stacks[*v - 1];
-			if (s->n == n && !memcmp(s->frames, f, n * sizeof(*f)))
-				return *v;
-			key = (key + 2) | 1; /* a 64-bit collision: next key */
-			continue;
-		}
-		b->stacks = mtb_grow(b->stacks, &b->capstacks, b->nstacks + 1, sizeof(*b->stacks));
-		struct mtb_stack *s = &b->stacks[b->nstacks++];
-		s->hash = h;
-		s->n = n;
-		s->frames = malloc((n ? n : 1) * sizeof(*f));
-		if (!s->frames)
-			abort();
-		memcpy(s->frames, f, n * sizeof(*f));
-		*v = b->nstacks;
-		return *v;
-	}
-}
-
-/* Frames of kernel stack ID into F[0..]: how many.  The kernel walks frame
- * pointers; through code built without them the walk can pick up garbage
- * that is not a user address at all (seen: 0x444e41535f5348ff, bytes of a
- * string, in sqlite3): the stack ends before it. */
-static unsigned read_kstack(struct mt_bpf *b, uint32_t id, uint64_t *f)
-{
-	/* Above any user-space address: x86_64 with 4-level tables (5-level
-	 * space must be asked for by the program); arm64 with 52-bit VA. */
-#if defined(__x86_64__)
-	const uint64_t user_top = 1ull << 47;
-#else
-	const uint64_t user_top = 1ull << 52;
-#endif
-	unsigned n = 0;
-
-	memset(f, 0, MTB_MAX_FRAMES * sizeof(*f));
-	if (bpf_map_lookup_elem(b->fd_stacks, &id, f) == 0)
-		while (n < b->max_frames && f[n] >= 4096 && f[n] < user_top)
-			n++;
-	return n;
-}
-
-/* Our id for a kernel stack key (MTB_KSTACK_CALLER or a stack map id);
- * CALLER is the return address when known (0 otherwise). */
-static uint64_t stack_uid(struct mt_bpf *b, uint64_t kstack, uint64_t caller)
-{
-	if (kstack & MTB_KSTACK_SKIP1) {
-		/* Taken at operator new's entry: frames[0] is new itself. */
-		uint64_t *v = mtb_kv_find(&b->callkey, kstack, 1);
-		if (!*v) {
-			uint64_t f[MTB_MAX_FRAMES + 1];
-			unsigned n = read_kstack(b, (uint32_t)kstack, f + 1);
-			uint64_t *fr = f + 2;
-			n = n ? n - 1 : 0;
-			if (caller && (n == 0 || fr[0] != caller)) {
-				fr--;
-				fr[0] = caller;
-				n++;
-			}
-			if (!n)
-				return 0; /* not known yet: not kept */
-			*v = intern(b, fr, n);
-		}
-		return *v;
-	}
-	if (kstack & MTB_KSTACK_CALLER) {
-		struct mtb_kv *t = &b->callkey;
-		uint64_t *v = mtb_kv_find(t, kstack, 1);
-		if (!*v) {
-			uint64_t pc = kstack & ~MTB_KSTACK_CALLER;
-			*v = intern(b, &pc, 1);
-		}
-		return *v;
-	}
-	uint32_t id = (uint32_t)kstack;
-
-	if (id < b->nkid && b->kid[id])
-		return b->kid[id];
-	uint64_t f[MTB_MAX_FRAMES + 1];
-	unsigned n = read_kstack(b, id, f + 1);
-	uint64_t *fr = f + 1;
-	/* The walk starts at the return address; make sure it is there. */
-	if (caller && (n == 0 || fr[0] != caller)) {
-		fr = f;
-		fr[0] = caller;
-		n++;
-	}
-	uint64_t uid = intern(b, fr, n);
-
-	if (id < b->nkid && (caller || n))
-		b->kid[id] = (uint32_t)uid;
-	return uid;
-}
-
-int mt_bpf_stack(struct mt_bpf *b, uint64_t stack_id, const uint64_t **frames, unsigned *nframes)
-{
-	if (!stack_id || stack_id > b->nstacks)
-		return -1;
-	*frames = b->stacks[stack_id - 1].frames;
-	*nframes = b->stacks[stack_id - 1].n;
-	return 0;
-}
-
 /* ---- open, close ------------------------------------------------------ */
 
 /* What the running kernel has, from its BTF (about 10 ms): the return
@@ -427,74 +231,62 @@ static uint32_t pow2_at_least(uint64_t n, uint32_t min)
 	return (uint32_t)p;
 }
 
-int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, size_t errlen)
+/* The options, each left at 0 given its default. */
+static struct mt_bpf_opts with_defaults(const struct mt_bpf_opts *o)
 {
-	struct mt_bpf *b;
-	int e;
+	struct mt_bpf_opts d = o ? *o : (struct mt_bpf_opts){ .events = 0 };
 
-	*out = NULL;
-	if (mtb_check_support("/", err, errlen))
+	if (!d.max_live)
+		d.max_live = 1u << 20;
+	if (!d.max_stacks)
+		d.max_stacks = 1u << 16;
+	if (!d.max_pending)
+		d.max_pending = 1u << 16;
+	if (!d.ringbuf_bytes)
+		d.ringbuf_bytes = 64u << 20;
+	return d;
+}
+
+/* The number in the /proc/sys file PATH: 0, or -1 if it cannot be read. */
+static int read_sysctl(const char *path, unsigned long long *v)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
 		return -1;
-	libbpf_set_print(print_fn);
-	loglen = 0;
-	logbuf[0] = 0;
+	ok = fscanf(f, "%llu", v) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
 
-	b = calloc(1, sizeof(*b));
-	if (!b) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	if (o)
-		b->o = *o;
-	if (!b->o.max_live)
-		b->o.max_live = 1u << 20;
-	if (!b->o.max_stacks)
-		b->o.max_stacks = 1u << 16;
-	if (!b->o.max_pending)
-		b->o.max_pending = 1u << 16;
-	if (!b->o.ringbuf_bytes)
-		b->o.ringbuf_bytes = 64u << 20;
-	b->self = getpid();
-
-	b->skel = memtrace_bpf__open();
-	if (!b->skel) {
-		e = errno;
-		snprintf(err, errlen, "opening the BPF object failed: %s", strerror(e));
-		goto fail;
-	}
+/* Before loading: the programs' constants, the sizes of the maps, the
+ * attach type of the programs. */
+static void configure(struct mt_bpf *b, long page)
+{
 	struct memtrace_bpf *s = b->skel;
+	unsigned long long v;
+	uint64_t pid_max = 1u << 22;
+	int entry_frames;
 
 	s->rodata->events_mode = b->o.events ? 1 : 0;
 	s->rodata->min_age_ns = b->o.min_age_ns;
 	s->rodata->self_tgid = (uint32_t)b->self;
 
 	b->max_frames = MTB_MAX_FRAMES;
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "r");
-	if (f) {
-		unsigned v;
-		if (fscanf(f, "%u", &v) == 1 && v >= 1 && v < b->max_frames)
-			b->max_frames = v;
-		fclose(f);
-	}
-	long page = sysconf(_SC_PAGESIZE);
+	if (read_sysctl("/proc/sys/kernel/perf_event_max_stack", &v) == 0 && v >= 1 && v < b->max_frames)
+		b->max_frames = (unsigned)v;
 	bpf_map__set_value_size(s->maps.stacks, b->max_frames * sizeof(uint64_t));
 	bpf_map__set_max_entries(s->maps.stacks, b->o.max_stacks);
 	bpf_map__set_max_entries(s->maps.live, b->o.max_live);
 	bpf_map__set_max_entries(s->maps.sites, b->o.max_stacks);
 	/* One call slot per thread: as many as thread ids when pid_max is
 	 * small enough, else max_pending (threads share slots in turn). */
-	uint64_t pid_max = 1u << 22;
-	f = fopen("/proc/sys/kernel/pid_max", "r");
-	if (f) {
-		unsigned long long v;
-		if (fscanf(f, "%llu", &v) == 1 && v >= 1)
-			pid_max = v;
-		fclose(f);
-	}
+	if (read_sysctl("/proc/sys/kernel/pid_max", &v) == 0 && v >= 1)
+		pid_max = v;
 	b->nslots = pow2_at_least(pid_max < b->o.max_pending ? pid_max : b->o.max_pending, 64);
 	bpf_map__set_max_entries(s->maps.calls, b->nslots);
 	s->rodata->slot_mask = b->nslots - 1;
-	int entry_frames;
 	kernel_features(&entry_frames, &b->multi);
 	s->rodata->entry_frames = entry_frames;
 	/* MEMTRACE_BPF_NO_MULTI=1: one link per probe, as on kernels before
@@ -510,12 +302,16 @@ int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, siz
 	}
 	bpf_map__set_max_entries(s->maps.rb, b->o.events ? pow2_at_least(b->o.ringbuf_bytes, page)
 							 : (uint32_t)page);
+}
 
-	if (memtrace_bpf__load(s)) {
-		e = errno;
-		mtb_load_error(logbuf, e, err, errlen);
-		goto fail;
-	}
+/* After loading: the programs and maps by name, the call slots mapped, the
+ * global counters zeroed.  0, or -1 with ERR. */
+static int after_load(struct mt_bpf *b, long page, char *err, size_t errlen)
+{
+	struct memtrace_bpf *s = b->skel;
+	uint32_t zero = 0;
+	struct mtb_stats st0 = { { 0 } };
+
 	b->p_entry = s->progs.mt_entry;
 	b->p_return = s->progs.mt_return;
 	b->p_free = s->progs.mt_free;
@@ -533,28 +329,53 @@ int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, siz
 	b->calls_bytes = (b->calls_bytes + page - 1) & ~((size_t)page - 1);
 	b->calls = mmap(NULL, b->calls_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd_calls, 0);
 	if (b->calls == MAP_FAILED) {
-		e = errno;
+		int e = errno;
 		b->calls = NULL;
 		snprintf(err, errlen, "mapping the BPF call slots failed: %s", strerror(e));
-		goto fail;
+		return -1;
 	}
-
-	uint32_t zero = 0;
-	struct mtb_stats st0 = { { 0 } };
 	bpf_map_update_elem(b->fd_stats, &zero, &st0, BPF_ANY);
-
-	/* Stack map ids are below the bucket count, a power of 2. */
-	b->nkid = pow2_at_least(b->o.max_stacks, 1);
-	b->kid = calloc(b->nkid, sizeof(*b->kid));
-	if (!b->kid) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
-	*out = b;
 	return 0;
-fail:
-	mt_bpf_close(b);
-	return -1;
+}
+
+int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, size_t errlen)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct mt_bpf *b;
+
+	*out = NULL;
+	if (mtb_check_support("/", err, errlen))
+		return -1;
+	libbpf_set_print(print_fn);
+	loglen = 0;
+	logbuf[0] = 0;
+
+	b = xcalloc(1, sizeof(*b));
+	b->o = with_defaults(o);
+	b->self = getpid();
+	mtb_objects_init(b);
+	/* Stack map ids are below the bucket count, a power of 2. */
+	mtb_stacks_init(b, pow2_at_least(b->o.max_stacks, 1));
+
+	b->skel = memtrace_bpf__open();
+	if (!b->skel) {
+		int e = errno;
+		snprintf(err, errlen, "opening the BPF object failed: %s", strerror(e));
+		goto cleanup;
+	}
+	configure(b, page);
+	if (memtrace_bpf__load(b->skel)) {
+		int e = errno;
+		mtb_load_error(logbuf, e, err, errlen);
+		goto cleanup;
+	}
+	if (after_load(b, page, err, errlen))
+		goto cleanup;
+	*out = b;
+	b = NULL;
+cleanup:
+	mt_bpf_close(b); /* NULL once it is the caller's */
+	return *out ? 0 : -1;
 }
 
 /* With MEMTRACE_BPF_STATS=1 (and the kernel's bpf_stats_enabled sysctl on),
@@ -568,9 +389,8 @@ static void print_prog_stats(struct mt_bpf *b)
 	struct bpf_program *prog;
 	bpf_object__for_each_program(prog, b->skel->obj)
 	{
-		struct bpf_prog_info info;
+		struct bpf_prog_info info = { .id = 0 };
 		__u32 len = sizeof info;
-		memset(&info, 0, sizeof info);
 		int fd = bpf_program__fd(prog);
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
 			continue;
@@ -594,12 +414,7 @@ void mt_bpf_close(struct mt_bpf *b)
 	mtb_free_objects(b);
 	free(b->atts);
 	free(b->procs);
-	free(b->kid);
-	for (size_t i = 0; i < b->nstacks; i++)
-		free(b->stacks[i].frames);
-	free(b->stacks);
-	mtb_kv_free(&b->stkidx);
-	mtb_kv_free(&b->callkey);
+	mtb_stacks_free(b);
 	free(b->missed);
 	free(b);
 }
@@ -625,7 +440,7 @@ static int on_record(void *ctx, void *data, size_t len)
 		.object = r->object,
 	};
 	if (r->type != MTB_REC_FREE) {
-		ev.stack_id = stack_uid(b, r->kstack, r->caller);
+		ev.stack_id = mtb_stack_uid(b, r->kstack, r->caller);
 		mt_bpf_stack(b, ev.stack_id, &ev.frames, &ev.nframes);
 	}
 	b->delivered++;
@@ -665,334 +480,4 @@ int mt_bpf_poll(struct mt_bpf *b, int timeout_ms, mt_bpf_event_fn fn, void *ctx)
 		return -1;
 	}
 	return b->delivered;
-}
-
-/* ---- maps ------------------------------------------------------------- */
-
-int mtb_map_walk(int fd, size_t ksz, size_t vsz,
-		 int (*fn)(void *ctx, const void *key, const void *val), void *ctx)
-{
-	uint32_t cap = 16384;
-	uint64_t in = 0, outb = 0;
-	void *inp = NULL;
-	char *keys = malloc(cap * ksz), *vals = malloc(cap * vsz);
-	int ret = 0, use_batch = 1;
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		errno = ENOMEM;
-		return -1;
-	}
-	while (use_batch) {
-		uint32_t count = cap;
-		int err = bpf_map_lookup_batch(fd, inp, &outb, keys, vals, &count, &opts);
-		int e = err ? errno : 0;
-
-		if (err && e == ENOSPC && count == 0) {
-			/* One bucket holds more than a batch: bigger batch. */
-			cap *= 4;
-			char *k2 = realloc(keys, cap * ksz), *v2 = realloc(vals, cap * vsz);
-			if (!k2 || !v2) {
-				free(k2 ? k2 : keys);
-				free(v2 ? v2 : vals);
-				errno = ENOMEM;
-				return -1;
-			}
-			keys = k2;
-			vals = v2;
-			continue;
-		}
-		if (err && e != ENOENT) {
-			if (!inp && (e == EINVAL || e == ENOTSUP || e == EOPNOTSUPP)) {
-				use_batch = 0; /* no batch ops: one by one */
-				break;
-			}
-			ret = -1;
-			errno = e;
-			goto out;
-		}
-		for (uint32_t i = 0; i < count; i++)
-			if (fn(ctx, keys + i * ksz, vals + i * vsz))
-				goto out;
-		if (err) /* ENOENT: that was the last batch */
-			goto out;
-		in = outb;
-		inp = &in;
-	}
-	/* get_next_key walk (kernels without batch lookups for this map). */
-	{
-		char *k = keys, *next = keys + ksz;
-		int first = 1;
-
-		if (cap < 2) {
-			errno = EINVAL;
-			ret = -1;
-			goto out;
-		}
-		while (bpf_map_get_next_key(fd, first ? NULL : k, next) == 0) {
-			first = 0;
-			memcpy(k, next, ksz);
-			if (bpf_map_lookup_elem(fd, k, vals) == 0 && fn(ctx, k, vals))
-				break;
-		}
-	}
-out:
-	free(keys);
-	free(vals);
-	return ret;
-}
-
-struct site_acc {
-	uint32_t pid;
-	uint32_t object;
-	int fn;
-	uint64_t uid;
-	uint64_t out_bytes, out_allocs, allocs, bytes, culled, oldest;
-};
-
-struct sites_walk {
-	struct mt_bpf *b;
-	struct mtb_kv idx; /* (pid << 32 | uid) -> index + 1 */
-	struct site_acc *acc;
-	size_t n, cap;
-	uint64_t now, min_age;
-};
-
-static struct site_acc *acc_get(struct sites_walk *w, uint32_t pid, uint64_t uid)
-{
-	uint64_t *v = mtb_kv_find(&w->idx, (uint64_t)pid << 32 | uid, 1);
-
-	if (!*v) {
-		w->acc = mtb_grow(w->acc, &w->cap, w->n + 1, sizeof(*w->acc));
-		struct site_acc *a = &w->acc[w->n++];
-		memset(a, 0, sizeof(*a));
-		a->pid = pid;
-		a->uid = uid;
-		a->object = UINT32_MAX;
-		a->fn = -1;
-		*v = w->n;
-	}
-	return &w->acc[*v - 1];
-}
-
-static int site_cb(void *ctx, const void *key, const void *val)
-{
-	struct sites_walk *w = ctx;
-	const struct mtb_site_key *k = key;
-	const struct mtb_site *v = val;
-	struct site_acc *a = acc_get(w, k->tgid, stack_uid(w->b, k->kstack, 0));
-
-	a->allocs += v->allocations;
-	a->bytes += v->allocated_bytes;
-	a->culled += v->culled;
-	if (!w->min_age) {
-		a->out_allocs += v->live_allocations;
-		a->out_bytes += v->live_bytes;
-	}
-	if (v->object_plus1)
-		a->object = v->object_plus1 - 1;
-	if (v->fn_plus1 && v->fn_plus1 <= MT_FN_COUNT)
-		a->fn = (int)v->fn_plus1 - 1;
-	return 0;
-}
-
-static int live_cb(void *ctx, const void *key, const void *val)
-{
-	struct sites_walk *w = ctx;
-	const struct mtb_live_key *k = key;
-	const struct mtb_live *v = val;
-
-	if (w->now < v->ts || w->now - v->ts < w->min_age)
-		return 0;
-	struct site_acc *a = acc_get(w, k->tgid, stack_uid(w->b, v->kstack, 0));
-
-	a->out_allocs++;
-	a->out_bytes += v->size;
-	if (!a->oldest || v->ts < a->oldest)
-		a->oldest = v->ts;
-	return 0;
-}
-
-int mt_bpf_read_sites(struct mt_bpf *b, uint64_t min_age_ns,
-		      void (*fn)(void *ctx, const struct mt_bpf_site *s), void *ctx)
-{
-	struct sites_walk w = { .b = b, .min_age = min_age_ns };
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	w.now = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	int ret = mtb_map_walk(b->fd_sites, sizeof(struct mtb_site_key), sizeof(struct mtb_site), site_cb, &w);
-
-	if (ret == 0 && min_age_ns)
-		ret = mtb_map_walk(b->fd_live, sizeof(struct mtb_live_key), sizeof(struct mtb_live), live_cb, &w);
-	if (ret == 0) {
-		for (size_t i = 0; i < w.n; i++) {
-			struct site_acc *a = &w.acc[i];
-			struct mt_bpf_site s = {
-				.pid = a->pid,
-				.stack_id = a->uid,
-				.outstanding_bytes = a->out_bytes,
-				.outstanding_allocations = a->out_allocs,
-				.allocations = a->allocs,
-				.allocated_bytes = a->bytes,
-				.culled = a->culled,
-				.oldest_ts = a->oldest,
-				.object = a->object,
-				.fn = a->fn,
-			};
-			mt_bpf_stack(b, a->uid, &s.frames, &s.nframes);
-			fn(ctx, &s);
-		}
-		ret = (int)w.n;
-	}
-	free(w.acc);
-	mtb_kv_free(&w.idx);
-	return ret;
-}
-
-/* ---- losses ----------------------------------------------------------- */
-
-struct stats_walk {
-	uint32_t pid;
-	uint64_t c[MTB_ST_COUNT];
-};
-
-static int stats_cb(void *ctx, const void *key, const void *val)
-{
-	struct stats_walk *w = ctx;
-	const struct mtb_stats *v = val;
-
-	if (w->pid && *(const uint32_t *)key != w->pid)
-		return 0;
-	for (int i = 0; i < MTB_ST_COUNT; i++)
-		w->c[i] += v->c[i];
-	return 0;
-}
-
-static void read_stats(struct mt_bpf *b, uint32_t pid, uint64_t c[MTB_ST_COUNT])
-{
-	struct stats_walk w = { .pid = pid };
-
-	if (pid) {
-		struct mtb_stats v;
-		if (bpf_map_lookup_elem(b->fd_stats, &pid, &v) == 0)
-			stats_cb(&w, &pid, &v);
-	} else {
-		mtb_map_walk(b->fd_stats, sizeof(uint32_t), sizeof(struct mtb_stats), stats_cb, &w);
-	}
-	for (size_t i = 0; i < b->nmissed; i++)
-		if (!pid || b->missed[i].tgid == pid)
-			w.c[MTB_ST_MISSED_RETURN] += b->missed[i].n;
-	memcpy(c, w.c, sizeof(w.c));
-}
-
-void mtb_add_missed(struct mt_bpf *b, uint32_t tgid, uint64_t n)
-{
-	for (size_t i = 0; i < b->nmissed; i++)
-		if (b->missed[i].tgid == tgid) {
-			b->missed[i].n += n;
-			return;
-		}
-	b->missed = mtb_grow(b->missed, &b->capmissed, b->nmissed + 1, sizeof(*b->missed));
-	b->missed[b->nmissed].tgid = tgid;
-	b->missed[b->nmissed++].n = n;
-}
-
-void mt_bpf_lost(struct mt_bpf *b, uint32_t pid_or_0, uint64_t lost[MT_LOST_KIND_COUNT])
-{
-	uint64_t c[MTB_ST_COUNT];
-
-	read_stats(b, pid_or_0, c);
-	memset(lost, 0, sizeof(uint64_t) * MT_LOST_KIND_COUNT);
-	lost[MT_LOST_BUFFER_FULL] = c[MTB_ST_RINGBUF_FULL];
-	lost[MT_LOST_MAP_FULL] = c[MTB_ST_PENDING_FULL] + c[MTB_ST_SITES_FULL] +
-				 (b->o.events ? 0 : c[MTB_ST_LIVE_FULL]);
-	lost[MT_LOST_MISSED_RETURN] = c[MTB_ST_MISSED_RETURN] + c[MTB_ST_MISSED_NESTED];
-	lost[MT_LOST_STACK] = c[MTB_ST_STACK_ERROR];
-}
-
-uint64_t mt_bpf_unmatched_frees(struct mt_bpf *b, uint32_t pid_or_0)
-{
-	uint64_t c[MTB_ST_COUNT];
-
-	read_stats(b, pid_or_0, c);
-	return c[MTB_ST_UNMATCHED_FREE];
-}
-
-uint64_t mt_bpf_untracked(struct mt_bpf *b, uint32_t pid_or_0)
-{
-	uint64_t c[MTB_ST_COUNT];
-
-	read_stats(b, pid_or_0, c);
-	return c[MTB_ST_LIVE_FULL];
-}
-
-/* ---- dropping a process ----------------------------------------------- */
-
-struct drop_walk {
-	uint32_t tgid;
-	size_t ksz;
-	size_t tgid_off;
-	char *keys;
-	size_t n, cap;
-};
-
-static int drop_cb(void *ctx, const void *key, const void *val)
-{
-	struct drop_walk *w = ctx;
-	uint32_t t;
-
-	memcpy(&t, (const char *)key + w->tgid_off, sizeof(t));
-	if (t != w->tgid)
-		return 0;
-	w->keys = mtb_grow(w->keys, &w->cap, (w->n + 1) * w->ksz, 1);
-	memcpy(w->keys + w->n * w->ksz, key, w->ksz);
-	w->n++;
-	return 0;
-}
-
-static void drop_keys(int fd, size_t ksz, size_t vsz, size_t tgid_off, uint32_t tgid)
-{
-	struct drop_walk w = { .tgid = tgid, .ksz = ksz, .tgid_off = tgid_off };
-
-	if (mtb_map_walk(fd, ksz, vsz, drop_cb, &w) == 0)
-		for (size_t i = 0; i < w.n; i++)
-			bpf_map_delete_elem(fd, w.keys + i * ksz);
-	free(w.keys);
-}
-
-int mtb_release_slot(struct mtb_call *c, uint64_t own)
-{
-	return own && __atomic_compare_exchange_n(&c->own, &own, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-}
-
-void mtb_drop_process(struct mt_bpf *b, uint32_t tgid)
-{
-	drop_keys(b->fd_live, sizeof(struct mtb_live_key), sizeof(struct mtb_live),
-		  offsetof(struct mtb_live_key, tgid), tgid);
-	drop_keys(b->fd_sites, sizeof(struct mtb_site_key), sizeof(struct mtb_site),
-		  offsetof(struct mtb_site_key, tgid), tgid);
-	for (uint32_t i = 0; i < b->nslots; i++) {
-		struct mtb_call *c = &b->calls[i];
-		uint64_t own = __atomic_load_n(&c->own, __ATOMIC_ACQUIRE);
-
-		if (own && c->tgid == tgid)
-			mtb_release_slot(c, own);
-	}
-}
-
-/* Fresh counters for a process traced anew. */
-void mtb_reset_stats(struct mt_bpf *b, uint32_t tgid)
-{
-	bpf_map_delete_elem(b->fd_stats, &tgid);
-	for (size_t i = 0; i < b->nmissed; i++)
-		if (b->missed[i].tgid == tgid)
-			b->missed[i].n = 0;
-}
-
-void mtb_set_trace_all(struct mt_bpf *b, int on)
-{
-	b->skel->bss->trace_all = on ? 1 : 0;
 }

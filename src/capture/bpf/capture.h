@@ -1,5 +1,5 @@
 /*
- * bpf_capture.h - the BPF capture layer: uprobes on the allocator entry
+ * capture.h - the BPF capture layer: uprobes on the allocator entry
  * points (malloc, calloc, realloc, reallocarray, posix_memalign,
  * aligned_alloc, memalign, valloc, pvalloc, free) of traced processes,
  * delivered as a stream of events (recording) and/or as per-site totals kept

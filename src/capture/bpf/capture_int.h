@@ -1,8 +1,10 @@
 /*
- * bpf_capture_int.h - what the files of the BPF capture layer share
- * (bpf_capture.c: loading, maps, events, sites; bpf_capture_attach.c:
- * processes, objects, probes; bpf_capture_elf.c: symbols and where each
- * probe goes).  Not part of the API: tests include it to check pieces.
+ * capture_int.h - what the files of the BPF capture layer share.  Calls run
+ * one way: capture.c (life cycle, events) -> attach.c (processes, objects,
+ * probes) -> maps.c (the BPF maps: sites, losses, dropping a process) ->
+ * stacks.c (stacks interned by content); attach.c -> elf.c (symbols, where
+ * each probe goes) -> place.c (the instructions at a function's entry).
+ * Not part of the API: tests include it to check pieces.
  */
 #ifndef MEMTRACE_BPF_CAPTURE_INT_H
 #define MEMTRACE_BPF_CAPTURE_INT_H
@@ -10,10 +12,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/ptrmap.h"
 #include "capture.h"
 #include "memtrace_bpf.h"
 
-/* ---- bpf_capture_elf.c ------------------------------------------------ */
+/* ---- elf.c ------------------------------------------------------------ */
 
 /* The symbols probed: the allocator functions, by function id (MTB_FN_*),
  * then the variants of C++'s operator new (new, new[]; nothrow, aligned),
@@ -71,7 +74,7 @@ struct mtb_elf_deps {
 };
 int mtb_elf_deps(int fd, struct mtb_elf_deps *out);
 
-/* ---- bpf_capture_place.c ---------------------------------------------- */
+/* ---- place.c ---------------------------------------------------------- */
 
 /* One x86-64 instruction, as far as placing a probe needs. */
 struct mtb_x86_insn {
@@ -112,17 +115,6 @@ struct bpf_link;
 struct bpf_program;
 struct memtrace_bpf;
 struct ring_buffer;
-
-/* Open addressing from a 64-bit key (never 0) to a 64-bit value. */
-struct mtb_kv {
-	uint64_t *slot; /* key, value pairs */
-	size_t cap, n;
-};
-
-/* The value slot of KEY (NULL if absent and !ADD; a new slot holds 0). */
-uint64_t *mtb_kv_find(struct mtb_kv *t, uint64_t key, int add);
-void mtb_kv_free(struct mtb_kv *t);
-uint64_t mtb_mix64(uint64_t x);
 
 /* An ELF object that was looked at, allocator or not (device and inode as
  * /proc/PID/maps gives them). */
@@ -187,7 +179,7 @@ struct mt_bpf {
 
 	struct mtb_object *objs;
 	size_t nobjs, capobjs;
-	struct mtb_kv objidx; /* mix(dev, ino) -> index + 1 */
+	struct mt_ptrmap objidx; /* hash(dev, ino) | 1 -> index + 1 */
 
 	struct mtb_attach *atts;
 	size_t natts, capatts;
@@ -200,33 +192,16 @@ struct mt_bpf {
 	size_t nkid;
 	struct mtb_stack *stacks;
 	size_t nstacks, capstacks;
-	struct mtb_kv stkidx;  /* content hash -> id */
-	struct mtb_kv callkey; /* caller-only kernel key -> id */
+	struct mt_ptrmap stkidx;  /* content hash (odd) -> id */
+	struct mt_ptrmap callkey; /* caller-only kernel key (flagged) -> id */
 
 	/* missed returns noticed in user space (threads that died inside a
 	 * call), by tgid */
-	struct { uint32_t tgid; uint64_t n; } *missed;
+	struct mtb_missed { uint32_t tgid; uint64_t n; } *missed;
 	size_t nmissed, capmissed;
 };
 
-/* bpf_capture.c: a walk over a hash map by batches; FN returns nonzero to
- * stop.  0, or -1 with errno. */
-int mtb_map_walk(int fd, size_t ksz, size_t vsz,
-		 int (*fn)(void *ctx, const void *key, const void *val), void *ctx);
-/* Drops every entry of process TGID from the maps (not its stats). */
-void mtb_drop_process(struct mt_bpf *b, uint32_t tgid);
-void mtb_add_missed(struct mt_bpf *b, uint32_t tgid, uint64_t n);
-/* Frees call slot C if it still holds OWN; 1 if it did. */
-int mtb_release_slot(struct mtb_call *c, uint64_t own);
-void mtb_reset_stats(struct mt_bpf *b, uint32_t tgid);
-void mtb_set_trace_all(struct mt_bpf *b, int on);
-void *mtb_grow(void *arr, size_t *cap, size_t need, size_t es);
-
-/* bpf_capture_attach.c */
-void mtb_detach_all(struct mt_bpf *b);
-void mtb_free_objects(struct mt_bpf *b);
-
-/* ---- bpf_capture.c ---------------------------------------------------- */
+/* ---- capture.c -------------------------------------------------------- */
 
 /* The checks mt_bpf_open makes before loading, against the tree at ROOT
  * ("/" normally; tests point it elsewhere): privileges, kernel BTF, uprobe
@@ -235,5 +210,37 @@ int mtb_check_support(const char *root, char *err, size_t errlen);
 
 /* The one line mt_bpf_open gives for a failed load, out of libbpf's log. */
 void mtb_load_error(const char *log, int errnum, char *err, size_t errlen);
+
+/* ---- attach.c --------------------------------------------------------- */
+
+void mtb_objects_init(struct mt_bpf *b);
+void mtb_free_objects(struct mt_bpf *b);
+/* Detaches every probe at once (closing: no figure is read afterwards). */
+void mtb_detach_all(struct mt_bpf *b);
+
+/* ---- maps.c ----------------------------------------------------------- */
+
+/* A walk over a hash map by batches; FN returns nonzero to stop.  0, or -1
+ * with errno. */
+int mtb_map_walk(int fd, size_t ksz, size_t vsz,
+		 int (*fn)(void *ctx, const void *key, const void *val), void *ctx);
+/* Drops every entry of process TGID from the maps (not its stats). */
+void mtb_drop_process(struct mt_bpf *b, uint32_t tgid);
+/* Fresh counters for a process traced anew. */
+void mtb_reset_stats(struct mt_bpf *b, uint32_t tgid);
+/* Frees the call slots of threads that no longer exist: their calls are
+ * missed returns. */
+void mtb_reap_dead_threads(struct mt_bpf *b);
+void mtb_set_trace_all(struct mt_bpf *b, int on);
+
+/* ---- stacks.c --------------------------------------------------------- */
+
+/* Kernel stack ids below NKID are remembered in an array. */
+void mtb_stacks_init(struct mt_bpf *b, size_t nkid);
+void mtb_stacks_free(struct mt_bpf *b);
+/* Our id for a kernel stack key (a stack map id, or MTB_KSTACK_CALLER or
+ * MTB_KSTACK_SKIP1 flagged); CALLER is the return address when known (0
+ * otherwise).  0 if the stack is not known yet. */
+uint64_t mtb_stack_uid(struct mt_bpf *b, uint64_t kstack, uint64_t caller);
 
 #endif

@@ -1,7 +1,7 @@
 /*
- * bpf_capture_elf.c - which allocator functions an ELF object defines (its
+ * elf.c - which allocator functions an ELF object defines (its
  * dynamic symbols, or .symtab for a static executable), at which file
- * offsets, where each probe goes (bpf_capture_place.c chooses, this file
+ * offsets, where each probe goes (place.c chooses, this file
  * checks that no direct jump lands between a function's entry and its
  * probe), and what a dynamically linked program will load (DT_NEEDED).
  */
@@ -135,26 +135,16 @@ static void scan_symtab(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, struct mtb_elf_syms
 	}
 }
 
-int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
+/* Does the object define anything to probe? */
+static int any_probe(const struct mtb_elf_syms *out)
 {
-	memset(out, 0, sizeof(*out));
-	for (int f = 0; f < MTB_SYM_COUNT; f++)
-		out->alias_of[f] = -1;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -1;
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	return out->found[MTB_FN_MALLOC] || out->found[MTB_FN_FREE] || any_new(out);
+}
 
-	if (!e)
-		return -1;
-	int ret = 0;
-	GElf_Ehdr eh;
-
-	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) || eh.e_machine != host_machine() ||
-	    eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32))
-		goto out;
-
-	/* .dynsym first (what the object exports), then .symtab (static
-	 * executables have nothing else). */
+/* .dynsym first (what the object exports), then .symtab (static
+ * executables have nothing else). */
+static void read_symbols(Elf *e, struct mtb_elf_syms *out)
+{
 	for (int pass = 0; pass < 2; pass++) {
 		Elf_Scn *scn = NULL;
 
@@ -166,29 +156,17 @@ int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
 				scan_symtab(e, scn, &sh, out);
 		}
 	}
-	if (eh.e_type == ET_EXEC)
-		out->executable = 1;
-	/* memtrace's own shim exports malloc but is no allocator: it calls
-	 * libc's, which is probed.  Probing it would count every call twice
-	 * and, worse, its return probe would replace the return address the
-	 * shim's unwinder reads with the kernel's trampoline. */
-	if (out->memtrace_shim)
-		goto out;
-	/* An allocator library's own operator new does not call its malloc:
-	 * not probed (see bpf_capture_int.h). */
-	if (out->found[MTB_FN_MALLOC] && !out->executable)
-		for (int f = MTB_SYM_NEW; f < MTB_SYM_COUNT; f++)
-			out->found[f] = 0;
-	if (!out->found[MTB_FN_MALLOC] && !out->found[MTB_FN_FREE] && !any_new(out))
-		goto out;
+}
 
-	/* Symbol value -> file offset, through the executable PT_LOAD. */
+/* Symbol value -> file offset, through the executable PT_LOAD; symbols
+ * outside them are dropped.  0, or -1 if the program headers cannot be
+ * read. */
+static int file_offsets(Elf *e, struct mtb_elf_syms *out)
+{
 	size_t nph;
 
-	if (elf_getphdrnum(e, &nph)) {
-		ret = -1;
-		goto out;
-	}
+	if (elf_getphdrnum(e, &nph))
+		return -1;
 	for (size_t k = 0; k < nph; k++) {
 		GElf_Phdr ph;
 
@@ -216,22 +194,25 @@ int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
 		out->found[f] = ok;
 		out->probe[f] = out->offset[f];
 	}
+	return 0;
+}
+
+/* Symbols at the same address as a lower one are its aliases. */
+static void find_aliases(struct mtb_elf_syms *out)
+{
 	for (int f = 0; f < MTB_SYM_COUNT; f++)
 		for (int g = 0; g < f && out->found[f]; g++)
 			if (out->found[g] && out->alias_of[g] < 0 && out->vaddr[g] == out->vaddr[f]) {
 				out->alias_of[f] = g;
 				break;
 			}
-	if (!out->found[MTB_FN_MALLOC] && !out->found[MTB_FN_FREE] && !any_new(out))
-		goto out;
-	ret = 1;
+}
 
-	size_t fsize;
-	const uint8_t *file = (const uint8_t *)elf_rawfile(e, &fsize);
-
-	/* Operator new is probed at its entry, where the return address is
-	 * the caller's (mt_new).  Is the instruction there one where the
-	 * kernel's stack walk adds it (is_uprobe_at_func_entry)? */
+/* Operator new is probed at its entry, where the return address is the
+ * caller's (mt_new).  Is the instruction there one where the kernel's stack
+ * walk adds it (is_uprobe_at_func_entry)? */
+static void new_entry_frames(struct mtb_elf_syms *out, const uint8_t *file, size_t fsize)
+{
 	for (int f = MTB_SYM_NEW; f < MTB_SYM_COUNT; f++) {
 		if (!out->found[f] || out->alias_of[f] >= 0)
 			continue;
@@ -241,10 +222,22 @@ int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
 		const uint8_t *at = file && out->offset[f] + 4 <= fsize ? file + out->offset[f] : NULL;
 
 		out->entry_frame[f] = at && (!memcmp(at, endbr64, 4) || at[0] == 0x55);
+#else
+		(void)file;
+		(void)fsize;
 #endif
 	}
-	struct mtb_place places[MTB_FN_COUNT][MAX_PLACES];
-	unsigned nplaces[MTB_FN_COUNT] = { 0 };
+}
+
+/* The possible places of each allocator function's probe, best first. */
+struct places {
+	struct mtb_place at[MTB_FN_COUNT][MAX_PLACES];
+	unsigned n[MTB_FN_COUNT];
+	int jumped_into[MTB_FN_COUNT][MAX_PLACES];
+};
+
+static void find_places(const struct mtb_elf_syms *out, const uint8_t *file, size_t fsize, struct places *pl)
+{
 	/* For measuring what the chosen places save (bench-bpf). */
 	const char *at_entry = getenv("MEMTRACE_BPF_PROBE_AT_ENTRY");
 	int entry_only = at_entry && *at_entry && strcmp(at_entry, "0");
@@ -258,51 +251,118 @@ int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
 			n = out->size[f]; /* never past the function's end */
 		if (n > 96)
 			n = 96;
-		nplaces[f] = mtb_probe_places(n ? file + out->offset[f] : NULL, entry_only ? 0 : n, fn_nargs[f],
-					      f == MTB_FN_FREE, places[f], MAX_PLACES);
+		pl->n[f] = mtb_probe_places(n ? file + out->offset[f] : NULL, entry_only ? 0 : n, fn_nargs[f],
+					    f == MTB_FN_FREE, pl->at[f], MAX_PLACES);
 	}
+}
+
+/* A jump into the code the probe was moved past would skip the probe or
+ * reach it with other registers: such places are out. */
+static void find_jumps_into(Elf *e, const struct mtb_elf_syms *out, const uint8_t *file, size_t fsize,
+			    struct places *pl)
+{
 #if defined(__x86_64__)
-	/* A jump into the code the probe was moved past would skip the probe
-	 * or reach it with other registers: such places are out. */
 	uint64_t targets[MTB_FN_COUNT * MAX_PLACES * MTB_PLACE_MAX_STEPS];
 	int hit[MTB_FN_COUNT * MAX_PLACES * MTB_PLACE_MAX_STEPS] = { 0 };
 	unsigned first[MTB_FN_COUNT][MAX_PLACES], nt = 0;
 
 	for (int f = 0; f < MTB_FN_COUNT; f++)
-		for (unsigned k = 0; k < nplaces[f]; k++) {
+		for (unsigned k = 0; k < pl->n[f]; k++) {
 			first[f][k] = nt;
-			for (unsigned b = 0; b < places[f][k].nbounds; b++)
-				targets[nt++] = out->vaddr[f] + places[f][k].bounds[b];
+			for (unsigned b = 0; b < pl->at[f][k].nbounds; b++)
+				targets[nt++] = out->vaddr[f] + pl->at[f][k].bounds[b];
 		}
 	if (nt && file)
 		branch_targets(e, file, fsize, targets, hit, nt);
+	for (int f = 0; f < MTB_FN_COUNT; f++)
+		for (unsigned k = 0; k < pl->n[f]; k++)
+			for (unsigned b = 0; b < pl->at[f][k].nbounds; b++)
+				pl->jumped_into[f][k] |= hit[first[f][k] + b];
+#else
+	(void)e;
+	(void)out;
+	(void)file;
+	(void)fsize;
+	(void)pl;
 #endif
+}
+
+/* Each function's probe at its best place that no jump lands in (else at
+ * its last, the entry). */
+static void choose_places(struct mtb_elf_syms *out, const struct places *pl)
+{
 	for (int f = 0; f < MTB_FN_COUNT; f++) {
-		unsigned chosen = nplaces[f] ? nplaces[f] - 1 : 0;
+		unsigned chosen = pl->n[f] ? pl->n[f] - 1 : 0;
 
-		for (unsigned k = 0; k < nplaces[f]; k++) {
-#if defined(__x86_64__)
-			int jumped_into = 0;
-			for (unsigned b = 0; b < places[f][k].nbounds; b++)
-				jumped_into |= hit[first[f][k] + b];
-			if (jumped_into)
-				continue;
-#endif
-			chosen = k;
-			break;
-		}
-		if (nplaces[f]) {
-			const struct mtb_place *pl = &places[f][chosen];
+		for (unsigned k = 0; k < pl->n[f]; k++)
+			if (!pl->jumped_into[f][k]) {
+				chosen = k;
+				break;
+			}
+		if (!pl->n[f])
+			continue;
+		const struct mtb_place *p = &pl->at[f][chosen];
 
-			out->probe[f] = out->offset[f] + pl->off;
-			memcpy(out->argreg[f], pl->argreg, 3);
-			out->moved[f] = pl->argreg[0] != 7 || (fn_nargs[f] > 1 && pl->argreg[1] != 6) ||
-					(fn_nargs[f] > 2 && pl->argreg[2] != 2);
-			snprintf(out->why[f], sizeof(out->why[f]), "%s%s", pl->why,
-				 chosen ? " (a jump lands further)" : "");
-		}
+		out->probe[f] = out->offset[f] + p->off;
+		memcpy(out->argreg[f], p->argreg, 3);
+		out->moved[f] = p->argreg[0] != 7 || (fn_nargs[f] > 1 && p->argreg[1] != 6) ||
+				(fn_nargs[f] > 2 && p->argreg[2] != 2);
+		snprintf(out->why[f], sizeof(out->why[f]), "%s%s", p->why,
+			 chosen ? " (a jump lands further)" : "");
 	}
-out:
+}
+
+int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (int f = 0; f < MTB_SYM_COUNT; f++)
+		out->alias_of[f] = -1;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -1;
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+	if (!e)
+		return -1;
+	int ret = 0;
+	GElf_Ehdr eh;
+
+	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) || eh.e_machine != host_machine() ||
+	    eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32))
+		goto cleanup;
+	read_symbols(e, out);
+	if (eh.e_type == ET_EXEC)
+		out->executable = 1;
+	/* memtrace's own shim exports malloc but is no allocator: it calls
+	 * libc's, which is probed.  Probing it would count every call twice
+	 * and, worse, its return probe would replace the return address the
+	 * shim's unwinder reads with the kernel's trampoline. */
+	if (out->memtrace_shim)
+		goto cleanup;
+	/* An allocator library's own operator new does not call its malloc:
+	 * not probed (see capture_int.h). */
+	if (out->found[MTB_FN_MALLOC] && !out->executable)
+		for (int f = MTB_SYM_NEW; f < MTB_SYM_COUNT; f++)
+			out->found[f] = 0;
+	if (!any_probe(out))
+		goto cleanup;
+	if (file_offsets(e, out)) {
+		ret = -1;
+		goto cleanup;
+	}
+	find_aliases(out);
+	if (!any_probe(out))
+		goto cleanup;
+	ret = 1;
+
+	size_t fsize;
+	const uint8_t *file = (const uint8_t *)elf_rawfile(e, &fsize);
+	struct places pl = { .n = { 0 } };
+
+	new_entry_frames(out, file, fsize);
+	find_places(out, file, fsize, &pl);
+	find_jumps_into(e, out, file, fsize, &pl);
+	choose_places(out, &pl);
+cleanup:
 	elf_end(e);
 	return ret;
 }

@@ -1,5 +1,5 @@
 /*
- * bpf_capture_none.c - the BPF capture layer of a build without BPF (no
+ * none.c - the BPF capture layer of a build without BPF (no
  * clang, bpftool or libbpf at build time, or an architecture without BPF
  * programs): every entry point says so, and the commands that need it fail
  * with that one line.

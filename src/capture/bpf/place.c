@@ -1,5 +1,5 @@
 /*
- * bpf_capture_place.c - where exactly to put a function's uprobe.
+ * place.c - where exactly to put a function's uprobe.
  *
  * A uprobe replaces an instruction with a breakpoint.  When the breakpoint
  * is hit the kernel runs our BPF program and then has to carry out the
@@ -26,7 +26,7 @@
  * - the return address at (%rsp), for the return probe and the caller: no
  *   skipped instruction may change %rsp or write memory through it;
  * - one hit per call: no direct jump or call in the object may land after
- *   the function's entry and up to the probe (bpf_capture_elf.c looks);
+ *   the function's entry and up to the probe (elf.c looks);
  *   the walk stops at any branch, so every call passes the probe once.
  *
  * free only: `test` of its argument followed by `je` may be stepped over

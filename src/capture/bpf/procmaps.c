@@ -118,12 +118,10 @@ int mt_pinfo_read(struct mt_pinfo *pi, pid_t pid)
 		/* a new object: its first mapping gives the bias */
 		char real[4200];
 		snprintf(real, sizeof real, "/proc/%d/root%s", (int)pid, file);
-		struct mt_pmod nm = {0};
+		struct mt_pmod nm = { .start = lo, .end = hi };
 		if (mt_elf_bias(real, lo, off, &nm.bias, nm.build_id, &nm.build_id_len) < 0)
 			continue; /* not an ELF object (fonts, locale archives...) */
 		nm.path = xstrdup(file);
-		nm.start = lo;
-		nm.end = hi;
 		mt_grow(&pi->mods, &cap, pi->nmods, sizeof *pi->mods);
 		pi->mods[pi->nmods++] = nm;
 	}

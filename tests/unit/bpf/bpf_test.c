@@ -112,6 +112,7 @@ int bt_read_output(struct bt_child *c)
 			c->buf = realloc(c->buf, c->cap + 1);
 			if (!c->buf)
 				abort();
+			c->buf[c->len] = 0; /* a string before anything is read */
 		}
 		ssize_t n = read(c->out, c->buf + c->len, c->cap - c->len);
 		if (n > 0) {

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "capture/bpf/capture_int.h" /* struct mtb_kv */
+#include "base/ptrmap.h"
 
 #define T 4
 #define P 20000
@@ -27,7 +27,7 @@
 struct replay {
 	uint32_t pid;
 	int lossy;
-	struct mtb_kv live; /* ptr -> size + 1 */
+	struct mt_ptrmap live; /* ptr + 1 (keys are never 0) -> size */
 	uint64_t worker_allocs, worker_frees, unknown_frees, events, bad_realloc;
 	uint64_t live_bytes;
 };
@@ -40,22 +40,20 @@ static void replay_cb(void *ctx, const struct mt_bpf_event *ev)
 		return;
 	r->events++;
 	int worker = ev->tid != ev->pid;
-	uint64_t *v;
+	uint64_t v;
 
 	switch (ev->type) {
 	case MT_REC_ALLOC:
-		v = mtb_kv_find(&r->live, ev->ptr, 1);
-		CHECK(r->lossy || *v == 0, "block %llx allocated twice", (unsigned long long)ev->ptr);
-		*v = ev->size + 1;
+		CHECK(r->lossy || !mt_ptrmap_get(&r->live, ev->ptr + 1, &v), "block %llx allocated twice",
+		      (unsigned long long)ev->ptr);
+		mt_ptrmap_xput(&r->live, ev->ptr + 1, ev->size);
 		r->live_bytes += ev->size;
 		r->worker_allocs += worker;
 		CHECK(ev->nframes >= 1, "allocation without a caller");
 		break;
 	case MT_REC_FREE:
-		v = mtb_kv_find(&r->live, ev->ptr, 0);
-		if (v && *v) {
-			r->live_bytes -= *v - 1;
-			*v = 0; /* tombstone: 0 means free */
+		if (mt_ptrmap_take(&r->live, ev->ptr + 1, &v)) {
+			r->live_bytes -= v;
 			r->worker_frees += worker;
 		} else {
 			r->unknown_frees++;
@@ -77,6 +75,8 @@ static struct replay run(const char *gt, uint32_t ringbuf, int poll_ms, char *ou
 	snprintf(parg, sizeof(parg), "%d", P);
 	char *argv[] = { (char *)gt, targ, parg, NULL };
 	struct replay r = { .lossy = ringbuf < (1 << 20) };
+
+	mt_ptrmap_xinit(&r.live, 1 << 16);
 
 	bt_spawn(&c, argv);
 	r.pid = c.pid;
@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 	printf("threads, 16 KB ring: %llu events received + %llu reported lost = %llu\n",
 	       (unsigned long long)r2.events, (unsigned long long)lost2[MT_LOST_BUFFER_FULL],
 	       (unsigned long long)(r2.events + lost2[MT_LOST_BUFFER_FULL]));
-	mtb_kv_free(&r.live);
-	mtb_kv_free(&r2.live);
+	mt_ptrmap_destroy(&r.live);
+	mt_ptrmap_destroy(&r2.live);
 	return failures ? 1 : 0;
 }

@@ -1,0 +1,164 @@
+/*
+ * stacks.c - the stacks of the BPF capture layer: a kernel stack key (a
+ * stack map id, or the caller's address alone) turned into frames, and the
+ * frames interned by content into the ids the API gives out.
+ *
+ * The kernel's stack map gives an id per distinct stack and never replaces
+ * an entry (no BPF_F_REUSE_STACKID), so a kernel id always names the same
+ * frames and is looked up once.  When bpf_get_stackid fails (a hash
+ * collision in the map, the map full) the programs keep the caller's
+ * address alone.  Either way the frames are interned here by content, and
+ * the id given out is ours: equal stacks get equal ids for the life of the
+ * mt_bpf, whatever the kernel did.
+ */
+#include "capture_int.h"
+
+#include <bpf/bpf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hash.h"
+#include "base/util.h"
+
+void mtb_stacks_init(struct mt_bpf *b, size_t nkid)
+{
+	b->nkid = nkid;
+	b->kid = xcalloc(nkid, sizeof(*b->kid));
+	mt_ptrmap_xinit(&b->stkidx, 64);
+	mt_ptrmap_xinit(&b->callkey, 64);
+}
+
+void mtb_stacks_free(struct mt_bpf *b)
+{
+	free(b->kid);
+	for (size_t i = 0; i < b->nstacks; i++)
+		free(b->stacks[i].frames);
+	free(b->stacks);
+	mt_ptrmap_destroy(&b->stkidx);
+	mt_ptrmap_destroy(&b->callkey);
+}
+
+static uint64_t frames_hash(const uint64_t *f, unsigned n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	for (unsigned i = 0; i < n; i++)
+		h = mt_hash64(h ^ f[i]) + i;
+	return h | 1;
+}
+
+/* Our id of the stack F[0..N). */
+static uint64_t intern(struct mt_bpf *b, const uint64_t *f, unsigned n)
+{
+	uint64_t h = frames_hash(f, n), key = h, id;
+
+	/* Keys stay odd, hence never 0, as the map needs. */
+	while (mt_ptrmap_get(&b->stkidx, key, &id)) {
+		const struct mtb_stack *s = &b->stacks[id - 1];
+
+		if (s->n == n && !memcmp(s->frames, f, n * sizeof(*f)))
+			return id;
+		key = (key + 2) | 1; /* a 64-bit collision: next key */
+	}
+	mt_grow(&b->stacks, &b->capstacks, b->nstacks, sizeof(*b->stacks));
+	b->stacks[b->nstacks] = (struct mtb_stack){
+		.hash = h,
+		.n = n,
+		.frames = xmalloc((n ? n : 1) * sizeof(*f)),
+	};
+	memcpy(b->stacks[b->nstacks].frames, f, n * sizeof(*f));
+	id = ++b->nstacks;
+	mt_ptrmap_xput(&b->stkidx, key, id);
+	return id;
+}
+
+/* Frames of kernel stack ID into F[0..]: how many.  The kernel walks frame
+ * pointers; through code built without them the walk can pick up garbage
+ * that is not a user address at all (seen: 0x444e41535f5348ff, bytes of a
+ * string, in sqlite3): the stack ends before it. */
+static unsigned read_kstack(struct mt_bpf *b, uint32_t id, uint64_t *f)
+{
+	/* Above any user-space address: x86_64 with 4-level tables (5-level
+	 * space must be asked for by the program); arm64 with 52-bit VA. */
+#if defined(__x86_64__)
+	const uint64_t user_top = 1ull << 47;
+#else
+	const uint64_t user_top = 1ull << 52;
+#endif
+	unsigned n = 0;
+
+	memset(f, 0, MTB_MAX_FRAMES * sizeof(*f));
+	if (bpf_map_lookup_elem(b->fd_stacks, &id, f) == 0)
+		while (n < b->max_frames && f[n] >= 4096 && f[n] < user_top)
+			n++;
+	return n;
+}
+
+/* A stack taken at operator new's entry (MTB_KSTACK_SKIP1): frames[0] is
+ * new itself.  0 while the kernel's stack is not known yet (not kept). */
+static uint64_t skip1_uid(struct mt_bpf *b, uint64_t kstack, uint64_t caller)
+{
+	uint64_t f[MTB_MAX_FRAMES + 1], id;
+	unsigned n = read_kstack(b, (uint32_t)kstack, f + 1);
+	uint64_t *fr = f + 2;
+
+	n = n ? n - 1 : 0;
+	if (caller && (n == 0 || fr[0] != caller)) {
+		fr--;
+		fr[0] = caller;
+		n++;
+	}
+	if (!n)
+		return 0;
+	id = intern(b, fr, n);
+	/* kstack has MTB_KSTACK_SKIP1 set: never 0 */
+	mt_ptrmap_xput(&b->callkey, kstack, id);
+	return id;
+}
+
+/* A kernel stack map id: read once, remembered in b->kid. */
+static uint64_t kernel_uid(struct mt_bpf *b, uint32_t id, uint64_t caller)
+{
+	if (id < b->nkid && b->kid[id])
+		return b->kid[id];
+	uint64_t f[MTB_MAX_FRAMES + 1];
+	unsigned n = read_kstack(b, id, f + 1);
+	uint64_t *fr = f + 1;
+	/* The walk starts at the return address; make sure it is there. */
+	if (caller && (n == 0 || fr[0] != caller)) {
+		fr = f;
+		fr[0] = caller;
+		n++;
+	}
+	uint64_t uid = intern(b, fr, n);
+
+	if (id < b->nkid && (caller || n))
+		b->kid[id] = (uint32_t)uid;
+	return uid;
+}
+
+uint64_t mtb_stack_uid(struct mt_bpf *b, uint64_t kstack, uint64_t caller)
+{
+	uint64_t id;
+
+	if (!(kstack & (MTB_KSTACK_SKIP1 | MTB_KSTACK_CALLER)))
+		return kernel_uid(b, (uint32_t)kstack, caller);
+	if (mt_ptrmap_get(&b->callkey, kstack, &id))
+		return id;
+	if (kstack & MTB_KSTACK_SKIP1)
+		return skip1_uid(b, kstack, caller);
+	/* MTB_KSTACK_CALLER: the caller's address alone (and a key never 0) */
+	uint64_t pc = kstack & ~MTB_KSTACK_CALLER;
+
+	id = intern(b, &pc, 1);
+	mt_ptrmap_xput(&b->callkey, kstack, id);
+	return id;
+}
+
+int mt_bpf_stack(struct mt_bpf *b, uint64_t stack_id, const uint64_t **frames, unsigned *nframes)
+{
+	if (!stack_id || stack_id > b->nstacks)
+		return -1;
+	*frames = b->stacks[stack_id - 1].frames;
+	*nframes = b->stacks[stack_id - 1].n;
+	return 0;
+}
