@@ -2,6 +2,8 @@
 from gtlib import marker_line
 
 SRC = 'cxx.cpp'
+# the bpf axis (run_case.py --backend=bpf): the same figures as the shim's
+BPF = {}
 
 # demangled leaf function -> expected figures
 SITES = {

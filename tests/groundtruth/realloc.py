@@ -2,6 +2,8 @@
 from gtlib import marker_line
 
 SRC = 'realloc.c'
+# the bpf axis (run_case.py --backend=bpf): the same figures as the shim's
+BPF = {}
 MIB = 1 << 20
 
 # leaf function -> expected site figures (realloc.c explains each)

@@ -4,7 +4,7 @@
 // Reports (JSON on stdout) the widths of the frames named LEAF and PARENT
 // before and after a click on PARENT, after Reset Zoom, what a search for
 // LEAF says, the details line when LEAF is hovered, console errors and
-// requests for anything but the file; tests/export/test_svg.py asserts them.
+// requests for anything but the file; tests/present/export/test_svg.py asserts them.
 'use strict';
 const path = require('path');
 const { launch, watchedPage, run } = require('./lib');

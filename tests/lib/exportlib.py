@@ -13,8 +13,7 @@ import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'groundtruth'))
-import gtlib  # noqa: E402
+import gtlib
 
 
 def setup(name):
@@ -50,11 +49,11 @@ def site_by_function(t, proc, fn):
     return None
 
 
-BROWSER = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'browser')
+BROWSER = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'present', 'browser')
 
 
 def browser(t, script, *args):
-    """Runs tests/browser/SCRIPT (Playwright driving Debian's chromium) with
+    """Runs tests/present/browser/SCRIPT (Playwright driving Debian's chromium) with
     node; returns the facts it prints as JSON, or None after a failure that
     says what is missing."""
     node = shutil.which('node')
@@ -73,3 +72,44 @@ def browser(t, script, *args):
     if not t.check(p.returncode == 0, f'node {script}: exit status {p.returncode}: {p.stderr.strip()[-1500:]}'):
         return None
     return json.loads(p.stdout)
+
+
+def totals_of(t, rep, pid=None):
+    """The totals of the report REP's process PID, or of its first process."""
+    procs = [p for p in t.processes(rep) if pid is None or p['pid'] == pid]
+    return procs[0]['totals'] if procs else {}
+
+
+def record_multi(t, progs):
+    """gt-peak and gt-temporary run one after the other by sh, recorded with
+    --follow-forks: (recording, its JSON report, the pids in it)."""
+    multi, _ = t.record(['sh', '-c', f'{progs["peak"]}; {progs["temporary"]}'], opts=['--follow-forks'],
+                        out=t.path('multi.mtrace'))
+    rm = t.report(multi)
+    pids = [p['pid'] for p in t.processes(rm)]
+    t.check(len(pids) == 3, f'sh, gt-peak and gt-temporary recorded ({pids})')
+    return multi, rm, pids
+
+
+def truncated_copy(t, rec):
+    """A copy of the recording REC cut in the middle of its last chunk, or
+    None after a failure (REC must have two chunks at least)."""
+    try:
+        ch = gtlib.chunks(rec)
+    except (OSError, RuntimeError) as x:
+        ch = []
+        t.fail(f'cannot read the chunks of {rec}: {x}')
+    if len(ch) < 2:
+        t.fail(f'gt-peak\'s recording has {len(ch)} chunks: cannot cut one off')
+        return None
+    cut = t.path('truncated.mtrace')
+    with open(rec, 'rb') as src, open(cut, 'wb') as dst:
+        dst.write(src.read(ch[-1][0] + ch[-1][1] // 2))
+    return cut
+
+
+def check_no_temporary_files(t):
+    """An export writes FILE.tmp and renames it: none may be left behind."""
+    for name in os.listdir(t.tmp):
+        if '.tmp' in name:
+            t.fail(f'a temporary file was left behind: {name}')

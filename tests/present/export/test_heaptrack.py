@@ -23,7 +23,6 @@ import shutil
 import subprocess
 
 import exportlib
-import gtlib
 
 t, progs = exportlib.setup('export-heaptrack')
 peak, _ = t.record([progs['peak']], out=t.path('peak.mtrace'))
@@ -100,10 +99,7 @@ def export(rec, name, *args):
 
 
 def totals_of(rep, pid=None):
-    procs = t.processes(rep)
-    if pid is not None:
-        procs = [p for p in procs if p['pid'] == pid]
-    return procs[0]['totals'] if procs else {}
+    return exportlib.totals_of(t, rep, pid)
 
 
 def same_as_report(s, tot, what, temporary=True):
@@ -245,11 +241,7 @@ if s:
     t.check('operator new' not in s['text'], 'gt-cxx: no operator new frame')
 
 # ---- several processes: one per file, --pid chooses, the first by default
-multi, _ = t.record(['sh', '-c', f'{progs["peak"]}; {progs["temporary"]}'], opts=['--follow-forks'],
-                    out=t.path('multi.mtrace'))
-rm = t.report(multi)
-pids = [p['pid'] for p in t.processes(rm)]
-t.check(len(pids) == 3, f'sh, gt-peak and gt-temporary recorded ({pids})')
+multi, rm, pids = exportlib.record_multi(t, progs)
 for pid in pids:
     fm = export(multi, f'multi-{pid}.heaptrack', '--pid', str(pid))
     tp = totals_of(rm, pid)
@@ -271,22 +263,11 @@ t.eq(p.returncode, 1, f'--pid of no process: exit status (stderr {p.stderr.strip
 t.check(not os.path.exists(t.path('none.ht')), '--pid of no process: no file written')
 
 # ---- a truncated recording: what it holds, as the report reads it
-try:
-    ch = gtlib.chunks(peak)
-except (OSError, RuntimeError) as x:
-    ch = []
-    t.fail(f'cannot read the chunks of {peak}: {x}')
-if len(ch) >= 2:
-    cut = t.path('truncated.mtrace')
-    with open(peak, 'rb') as src, open(cut, 'wb') as dst:
-        dst.write(src.read(ch[-1][0] + ch[-1][1] // 2))
+cut = exportlib.truncated_copy(t, peak)
+if cut:
     rc_rep = t.report(cut)
     fc = export(cut, 'truncated.heaptrack')
     same_as_report(ht_print(fc, 'truncated') if fc else None, totals_of(rc_rep), 'truncated recording')
-else:
-    t.fail(f'gt-peak\'s recording has {len(ch)} chunks: cannot cut one off')
 
-for name in os.listdir(t.tmp):
-    if '.tmp' in name:
-        t.fail(f'a temporary file was left behind: {name}')
+exportlib.check_no_temporary_files(t)
 t.finish()

@@ -3,7 +3,7 @@ gt-temporary.  Over HTTP: the pages and /static/ files (their types, the
 Content-Security-Policy that allows only the server itself, 404 for unknown
 files and ways out of /static/), and /data/<id>/report, the GUI's data,
 against the JSON report and what peak.c derives, filtered.  In Chromium
-(tests/browser/gui.js): the list links to each recording; gt-peak's page
+(tests/present/browser/gui.js): the list links to each recording; gt-peak's page
 shows the peak of 156,000 bytes and site_a first by allocated bytes, draws
 the chart, a sparkline of live bytes per site and the flamegraph, zooms on a click, unfolds a site's stack;
 the filter form with size_min=50000 leaves exactly site_a, site_b and
@@ -12,31 +12,24 @@ error, no request elsewhere.  Screenshots go to tests/artifacts/gui-*.png.
 
 Run as `python3 test_gui.py GT_PEAK GT_TEMPORARY`."""
 
-import atexit
 import http.client
 import json
 import os
-import random
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
+
+import exportlib
+import gtlib
+import serverlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, '..', 'groundtruth'))
-sys.path.insert(0, os.path.join(HERE, '..', 'export'))
-import gtlib  # noqa: E402
-import exportlib  # noqa: E402
 
 t = gtlib.Case('server-gui')
 GT_PEAK, GT_TEMPORARY = sys.argv[1:3]
-SRC = os.environ.get('MEMTRACE_SOURCE_ROOT') or os.path.join(HERE, '..', '..')
+SRC = os.environ.get('MEMTRACE_SOURCE_ROOT') or os.path.join(HERE, '..', '..', '..')
 ARTIFACTS = os.path.join(SRC, 'tests', 'artifacts')
 POLICY = "default-src 'self'"
-OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never a proxy
-SERVERS = []
+OPENER = serverlib.OPENER
 # the downloads the page offers: every format of memtrace export
 EXPORTS = ['heaptrack', 'flamegraph', 'flamegraph.pl', 'pprof', 'massif', 'speedscope', 'gprof2dot', 'json', 'html']
 
@@ -44,39 +37,8 @@ peak, _ = t.record([GT_PEAK], out=t.path('peak.mtrace'))
 temp, _ = t.record([GT_TEMPORARY], out=t.path('temporary.mtrace'))
 
 
-@atexit.register
-def _stop_servers():
-    for p in SERVERS:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-
-
-def start(files, tries=20):
-    """`memtrace server` on a random free port: (process, port), or
-    (None, None) after a failure."""
-    for _ in range(tries):
-        port = random.randint(20000, 60999)
-        p = subprocess.Popen([t.memtrace, 'server', '--listen', f'127.0.0.1:{port}', *files],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        SERVERS.append(p)
-        deadline = time.time() + 60
-        while time.time() < deadline and p.poll() is None:
-            try:
-                with OPENER.open(f'http://127.0.0.1:{port}/list', timeout=5) as r:
-                    if r.status == 200:
-                        return p, port
-            except (urllib.error.URLError, ConnectionError, OSError):
-                time.sleep(0.05)
-        if p.poll() is None:
-            p.kill()
-        _, se = p.communicate()
-        if p.returncode == 1 and 'in use' in se:
-            continue
-        t.fail(f'memtrace server did not start (exit {p.returncode}): {se.strip()[-400:]!r}')
-        return None, None
-    t.fail('no free port found')
-    return None, None
+def start(files):
+    return serverlib.start(t, files)
 
 
 proc, PORT = start([peak, temp])

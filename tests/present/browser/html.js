@@ -7,7 +7,7 @@
 // CHILD before and after a click on CLICK, the flamegraph's total under
 // each weight, the first rows of the call-site table as its headers are
 // clicked, the share a search matches, the process selector.
-// tests/export/test_html.py asserts them.
+// tests/present/export/test_html.py asserts them.
 'use strict';
 const path = require('path');
 const { launch, watchedPage, run } = require('./lib');

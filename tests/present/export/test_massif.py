@@ -5,13 +5,11 @@ the figures peak.c derives: the peak snapshot holds 156000 bytes (site_a
 last one what leaked (54000: site_b 50000, many_blocks 4000).
 """
 
-import os
 import re
 import shutil
 import subprocess
 
 import exportlib
-import gtlib
 
 t, progs = exportlib.setup('export-massif')
 peak, _ = t.record([progs['peak']], out=t.path('peak.mtrace'))
@@ -96,8 +94,7 @@ def export(rec, name, *args):
 
 
 def proc_totals(rep, pid=None):
-    procs = [p for p in t.processes(rep) if pid is None or p['pid'] == pid]
-    return procs[0]['totals'] if procs else {}
+    return exportlib.totals_of(t, rep, pid)
 
 
 def same_as_report(ex, tot, what):
@@ -177,11 +174,7 @@ same_as_report(ex, proc_totals(r), 'no allocation matched')
 t.check(ex and all(s['heap'] == 0 for s in ex[1]), 'no allocation matched: every snapshot is empty')
 
 # ---- several processes: --pid chooses, the first by default
-multi, _ = t.record(['sh', '-c', f'{progs["peak"]}; {progs["temporary"]}'], opts=['--follow-forks'],
-                    out=t.path('multi.mtrace'))
-rm = t.report(multi)
-pids = [p['pid'] for p in t.processes(rm)]
-t.check(len(pids) == 3, f'sh, gt-peak and gt-temporary recorded ({pids})')
+multi, rm, pids = exportlib.record_multi(t, progs)
 for pid in pids:
     same_as_report(export(multi, f'multi-{pid}.massif', '--pid', str(pid)), proc_totals(rm, pid),
                    f'multi-process, --pid {pid}')
@@ -189,20 +182,9 @@ if pids:
     same_as_report(export(multi, 'first.massif'), proc_totals(rm, pids[0]), 'multi-process, no --pid: the first')
 
 # ---- a truncated recording: what it holds, as the report reads it
-try:
-    ch = gtlib.chunks(peak)
-except (OSError, RuntimeError) as x:
-    ch = []
-    t.fail(f'cannot read the chunks of {peak}: {x}')
-if len(ch) >= 2:
-    cut = t.path('truncated.mtrace')
-    with open(peak, 'rb') as src, open(cut, 'wb') as dst:
-        dst.write(src.read(ch[-1][0] + ch[-1][1] // 2))
+cut = exportlib.truncated_copy(t, peak)
+if cut:
     same_as_report(export(cut, 'truncated.massif'), proc_totals(t.report(cut)), 'truncated recording')
-else:
-    t.fail(f'gt-peak\'s recording has {len(ch)} chunks: cannot cut one off')
 
-for name in os.listdir(t.tmp):
-    if '.tmp' in name:
-        t.fail(f'a temporary file was left behind: {name}')
+exportlib.check_no_temporary_files(t)
 t.finish()

@@ -7,7 +7,7 @@
 // a site's stack, the same after the filter form is submitted with
 // size_min=50000, the export links, what a bad filter says; console errors
 // and every request that does not go to BASE_URL.  Screenshots go to
-// SHOTDIR/gui-*.png.  tests/server/test_gui.py asserts the facts.
+// SHOTDIR/gui-*.png.  tests/present/server/test_gui.py asserts the facts.
 'use strict';
 const path = require('path');
 const { launch, run } = require('./lib');

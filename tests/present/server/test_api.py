@@ -9,7 +9,6 @@ paths (404), path traversal (404), other methods (405), a foreign Host
 
 Run as `python3 test_api.py GT_PEAK GT_TEMPORARY`."""
 
-import atexit
 import http.client
 import json
 import os
@@ -18,63 +17,23 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'groundtruth'))
-import gtlib  # noqa: E402
+import gtlib
+import serverlib
 
 t = gtlib.Case('server-api')
 GT_PEAK, GT_TEMPORARY = sys.argv[1:3]
 M = t.memtrace
 peak, _ = t.record([GT_PEAK], out=t.path('peak.mtrace'))
 temp, _ = t.record([GT_TEMPORARY], out=t.path('temporary.mtrace'))
-OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never a proxy
+OPENER = serverlib.OPENER
 
 
-# ---- the server ------------------------------------------------------------
-
-def start(files, tries=20):
-    """Starts `memtrace server` on a random free high port; returns
-    (process, port) once /list answers, or (None, None) after a failure."""
-    for _ in range(tries):
-        port = random.randint(20000, 60999)
-        p = subprocess.Popen([M, 'server', '--listen', f'127.0.0.1:{port}', *files],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        SERVERS.append(p)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            if p.poll() is not None:
-                break
-            try:
-                with OPENER.open(f'http://127.0.0.1:{port}/list', timeout=5) as r:
-                    if r.status == 200:
-                        return p, port
-            except (urllib.error.URLError, ConnectionError, OSError):
-                time.sleep(0.05)
-        if p.poll() is None:
-            p.kill()
-        so, se = p.communicate()
-        if p.returncode == 1 and 'in use' in se:
-            continue  # somebody else's port: another one
-        t.fail(f'memtrace server did not start (exit {p.returncode}): {se.strip()[-400:]!r}')
-        return None, None
-    t.fail('no free port found')
-    return None, None
-
-
-SERVERS = []
-
-
-@atexit.register
-def _stop_servers():
-    """No server outlives the test, even when it stops on an exception."""
-    for p in SERVERS:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+def start(files):
+    return serverlib.start(t, files)
 
 
 proc, PORT = start([peak, temp])
@@ -330,7 +289,7 @@ for ep in ('mmaps', 'mallopts'):
     t.check(d.get(ep) == [] and d.get('note'), f'/{ep}: an empty list and a note')
 
 _, hdr, body = get('/')
-# "/" is the web GUI (tests/server/test_gui.py): its script reads /list
+# "/" is the web GUI (tests/present/server/test_gui.py): its script reads /list
 t.check(b'/static/gui.js' in body and hdr.get('Content-Type', '').startswith('text/html'),
         'the index page is the web GUI')
 

@@ -2,7 +2,7 @@
 gt-fork's two processes), checked twice: its embedded JSON against the
 report of the same recording and the figures peak.c derives (totals, the
 timeline's peak, allocations and leaks, the sites), and the page itself in
-Chromium (tests/browser/html.js): it loads nothing from elsewhere and logs
+Chromium (tests/present/browser/html.js): it loads nothing from elsewhere and logs
 no error, the summary shows the peak, the chart is drawn, a click zooms the
 flamegraph, the weight buttons change its total, the table sorts by the
 column clicked.  Screenshots go to tests/artifacts/."""
@@ -16,7 +16,7 @@ import subprocess
 import exportlib
 
 t, progs = exportlib.setup('export-html')
-SRC = os.environ.get('MEMTRACE_SOURCE_ROOT') or os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
+SRC = os.environ.get('MEMTRACE_SOURCE_ROOT') or os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..')
 BROWSER = os.path.join(SRC, 'tests', 'browser')
 ARTIFACTS = os.path.join(SRC, 'tests', 'artifacts')
 # an argument that would end the data's <script> element if it were not escaped

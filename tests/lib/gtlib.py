@@ -1,8 +1,9 @@
-"""gtlib - shared helpers of the ground-truth tests.
+"""gtlib - the Case object every Python test builds on (tests/lib).
 
-Each scenario is a program NAME.c (or .cpp) whose figures are known by
-construction, and NAME.py next to it holding the expectations.  run_case.py
-loads NAME.py and calls its run(t, *args) with a Case object `t`.
+Each ground-truth scenario is a program tests/groundtruth/NAME.c (or .cpp)
+whose figures are known by construction, and NAME.py next to it holding the
+expectations.  run_case.py loads NAME.py and calls its run(t, *args) with a
+Case object `t`; the attach, export and server tests use the same Case.
 
 Checks are collected, not raised: a case reports every mismatch it finds (so a
 single run says everything that is wrong), and fails at the end if any check
@@ -20,7 +21,8 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+# where the ground-truth sources are, for marker_line
+GT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'groundtruth')
 
 
 class Case:
@@ -266,7 +268,7 @@ def marker_line(src, tag):
     """Line number (1-based) of the single line of SRC carrying the marker
     comment `@TAG` (e.g. `/* @site:do_malloc */`)."""
     pat = re.compile(r'@' + re.escape(tag) + r'\b')
-    path = src if os.path.isabs(src) else os.path.join(HERE, src)
+    path = src if os.path.isabs(src) else os.path.join(GT_DIR, src)
     hits = [i + 1 for i, l in enumerate(open(path)) if pat.search(l)]
     if len(hits) != 1:
         raise RuntimeError(f'marker @{tag} found {len(hits)} times in {src}')

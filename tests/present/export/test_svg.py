@@ -2,7 +2,7 @@
 gt-cxx, read back by an XML parser (it must be well-formed; each frame's
 <title> says its name, figure and share) against the report of the same
 recording and the figures peak.c derives, then driven in Chromium
-(tests/browser/svg.js): a click zooms, Reset Zoom restores, search matches.
+(tests/present/browser/svg.js): a click zooms, Reset Zoom restores, search matches.
 
 gt-cxx has no template in its names, so a small C++ program with templates,
 references and an operator< is compiled here to check that such names are
@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 import exportlib
 
 t, progs = exportlib.setup('export-svg')
-SRC = os.environ.get('MEMTRACE_SOURCE_ROOT') or os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
+SRC = os.environ.get('MEMTRACE_SOURCE_ROOT') or os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..')
 BROWSER = os.path.join(SRC, 'tests', 'browser')
 ARTIFACTS = os.path.join(SRC, 'tests', 'artifacts')
 NS = '{http://www.w3.org/2000/svg}'
