@@ -19,9 +19,7 @@ CALLER = {'thr_block': 'thread_main'}
 
 
 def run(t, prog):
-    rec, _ = t.record([prog])
-    rep = t.report(rec)
-    p = t.only_process(rep)
+    rec, p = t.record_process([prog])
     if p is None:
         return
     foreign = t.foreign_sites(p, prog)

@@ -124,6 +124,12 @@ class Case:
         self.check(rep.get('memtrace_report') == 1, 'report lacks "memtrace_report": 1')
         return rep
 
+    def record_process(self, cmd, opts=(), out=None):
+        """`memtrace record` of CMD, then its JSON report: (path of the
+        recording, its one process), the process None after a failure."""
+        rec, _ = self.record(cmd, opts=opts, out=out)
+        return rec, self.only_process(self.report(rec))
+
     # ---- report navigation ------------------------------------------------
 
     def processes(self, rep, count=None):

@@ -5,9 +5,12 @@ when it ends, even on an exception."""
 import atexit
 import random
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
+
+import gtlib
 
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never a proxy
 SERVERS = []
@@ -47,3 +50,17 @@ def start(t, files, tries=20):
         return None, None
     t.fail('no free port found')
     return None, None
+
+
+def setup(name):
+    """The case NAME, recordings of gt-peak and gt-temporary (the programs
+    given as argv[1:3]) and a server of both: (case, peak recording,
+    temporary recording, server process, port).  When the server does not
+    start, the test ends there."""
+    t = gtlib.Case(name)
+    peak, _ = t.record([sys.argv[1]], out=t.path('peak.mtrace'))
+    temp, _ = t.record([sys.argv[2]], out=t.path('temporary.mtrace'))
+    proc, port = start(t, [peak, temp])
+    if proc is None:
+        t.finish()
+    return t, peak, temp, proc, port

@@ -15,20 +15,15 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.parse
 import urllib.request
 
-import gtlib
 import serverlib
 
-t = gtlib.Case('server-api')
-GT_PEAK, GT_TEMPORARY = sys.argv[1:3]
+t, peak, temp, proc, PORT = serverlib.setup('server-api')
 M = t.memtrace
-peak, _ = t.record([GT_PEAK], out=t.path('peak.mtrace'))
-temp, _ = t.record([GT_TEMPORARY], out=t.path('temporary.mtrace'))
 OPENER = serverlib.OPENER
 
 
@@ -36,9 +31,6 @@ def start(files):
     return serverlib.start(t, files)
 
 
-proc, PORT = start([peak, temp])
-if proc is None:
-    t.finish()
 BASE = f'http://127.0.0.1:{PORT}'
 
 

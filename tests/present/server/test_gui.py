@@ -16,34 +16,19 @@ import http.client
 import json
 import os
 import subprocess
-import sys
 
 import exportlib
-import gtlib
 import serverlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-t = gtlib.Case('server-gui')
-GT_PEAK, GT_TEMPORARY = sys.argv[1:3]
+t, peak, temp, proc, PORT = serverlib.setup('server-gui')
 SRC = os.environ.get('MEMTRACE_SOURCE_ROOT') or os.path.join(HERE, '..', '..', '..')
 ARTIFACTS = os.path.join(SRC, 'tests', 'artifacts')
 POLICY = "default-src 'self'"
 OPENER = serverlib.OPENER
 # the downloads the page offers: every format of memtrace export
 EXPORTS = ['heaptrack', 'flamegraph', 'flamegraph.pl', 'pprof', 'massif', 'speedscope', 'gprof2dot', 'json', 'html']
-
-peak, _ = t.record([GT_PEAK], out=t.path('peak.mtrace'))
-temp, _ = t.record([GT_TEMPORARY], out=t.path('temporary.mtrace'))
-
-
-def start(files):
-    return serverlib.start(t, files)
-
-
-proc, PORT = start([peak, temp])
-if proc is None:
-    t.finish()
 BASE = f'http://127.0.0.1:{PORT}'
 
 
