@@ -2,7 +2,7 @@
 from gtlib import marker_line
 
 SRC = 'deep.c'
-MAX_FRAMES = 128  # the shim's stack depth limit (MT_MAX_FRAMES in src/codec.h)
+MAX_FRAMES = 128  # the shim's stack depth limit (MT_MAX_FRAMES in src/format/codec.h)
 
 
 def run(t, prog):

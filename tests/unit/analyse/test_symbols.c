@@ -1,5 +1,5 @@
 /*
- * test_symbols.c - unit test of src/symbols.c.
+ * test_symbols.c - unit test of src/analyse/symbols.c.
  *
  * The program symbolizes itself: it declares its own executable (and a
  * library built without debug info) the way a recording would, with load

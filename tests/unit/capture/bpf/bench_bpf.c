@@ -7,7 +7,7 @@
  * Usage: bench-bpf GT_BENCH [PAIRS [MODE [RUNS]]]   (MODE: malloc,
  * posix_memalign, calloc; the best of RUNS runs is kept)
  * MEMTRACE_BPF_PROBE_AT_ENTRY=1 puts every probe at the function's entry,
- * to compare with the places bpf_capture_elf.c chooses.
+ * to compare with the places src/capture/bpf/elf.c chooses.
  */
 #include "bpf_test.h"
 

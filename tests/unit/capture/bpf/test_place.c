@@ -1,6 +1,6 @@
 /*
  * test_place.c - the instruction decoder that moves probes past a
- * function's first instructions (src/bpf_capture_place.c) against objdump:
+ * function's first instructions (src/capture/bpf/place.c) against objdump:
  * a probe in the middle of an instruction would corrupt the traced program,
  * so every instruction boundary it finds must be one objdump finds, and
  * every register it says an instruction writes must be the one objdump

@@ -1,5 +1,5 @@
 /*
- * test-unwind: checks mt_unwind() (src/shim/unwind_x86_64.c, compiled in)
+ * test-unwind: checks mt_unwind() (src/capture/shim/unwind_x86_64.c, compiled in)
  * against libunwind's unw_backtrace() frame by frame, and against the
  * functions expected on the stack (by dladdr).
  *
