@@ -1,8 +1,8 @@
 /*
- * fixture.h - what the unit tests of the read-time stages share: a CHECK
- * macro, and a small recording whose figures are known by construction,
- * written with the record codec (format/codec.h) in one chunk per part
- * (format/format.h), so that a test can cut it between or inside chunks.
+ * fixture.h - what the unit tests of the read-time stages share: a small
+ * recording whose figures are known by construction, written with the
+ * record codec (format/codec.h) in one chunk per part (format/format.h), so
+ * that a test can cut it between or inside chunks.
  *
  * The process (pid 100, started at FX_T0, exits 0 at FX_T0 + 100 ms) runs on
  * one thread:
@@ -27,29 +27,12 @@
 
 #include "format/codec.h"
 #include "format/format.h"
+#include "check.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
-
-static int failures;
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                  \
-		}                                                                    \
-	} while (0)
-#define CHECK_EQ(got, want)                                                          \
-	do {                                                                         \
-		unsigned long long g_ = (unsigned long long)(got), w_ = (unsigned long long)(want); \
-		if (g_ != w_) {                                                      \
-			fprintf(stderr, "%s:%d: %s is %llu, expected %llu\n", __FILE__, __LINE__, #got, \
-				g_, w_);                                             \
-			failures++;                                                  \
-		}                                                                    \
-	} while (0)
 
 #define FX_T0 1000000000ull
 #define FX_MS 1000000ull

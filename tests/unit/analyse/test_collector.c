@@ -7,18 +7,9 @@
  * to grow and shrink through many blocks.
  */
 #include "analyse/figures.h"
+#include "../check.h"
 
 #include <stdio.h>
-
-static int failures;
-#define CHECK_EQ(a, b)                                                                       \
-	do {                                                                                 \
-		unsigned long long a_ = (a), b_ = (b);                                       \
-		if (a_ != b_) {                                                              \
-			fprintf(stderr, "%s:%d: %s == %llu, expected %llu\n", __FILE__, __LINE__, #a, a_, b_); \
-			failures++;                                                          \
-		}                                                                            \
-	} while (0)
 
 static void test_peak(void)
 {

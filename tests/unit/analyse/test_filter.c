@@ -8,18 +8,10 @@
  * of a process built in memory.
  */
 #include "analyse/filter.h"
+#include "../check.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static int failures;
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                  \
-		}                                                                    \
-	} while (0)
 
 #define S 1000000000ull
 #define T0 (5 * S)

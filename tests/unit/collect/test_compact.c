@@ -8,18 +8,10 @@
  */
 #include "collect/compact.h"
 #include "format/codec.h"
+#include "../check.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static int failures;
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                  \
-		}                                                                    \
-	} while (0)
 
 #define T 1000000000ull
 #define K(n) MT_SERIAL_KEY(n)

@@ -9,18 +9,10 @@
  */
 #include "format/codec.h"
 #include "format/cull.h"
+#include "../check.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static int failures;
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                  \
-		}                                                                    \
-	} while (0)
 
 #define T 1000000000ull
 #define MS 1000000ull
