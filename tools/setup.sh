@@ -60,12 +60,12 @@ for p in $pkgs; do
 done
 missing=${missing# }
 
-# playwright-core (npm, pinned in tests/browser/package-lock.json) drives the
+# playwright-core (npm, pinned in tests/present/browser/package-lock.json) drives the
 # system chromium; it downloads no browser of its own.  npm comes with
 # NodeSource's nodejs (which conflicts with Debian's npm package), or from
 # Debian's npm next to Debian's nodejs.
 npm_setup() {
-	dir=$(cd "$(dirname "$0")/.." && pwd)/tests/browser
+	dir=$(cd "$(dirname "$0")/.." && pwd)/tests/present/browser
 	[ -d "$dir/node_modules/playwright-core" ] && return 0
 	if ! command -v npm >/dev/null 2>&1; then
 		if [ $dry_run = 1 ] || [ "$(id -u)" != 0 ]; then
@@ -76,7 +76,7 @@ npm_setup() {
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends npm || return 1
 	fi
 	[ $dry_run = 1 ] && { echo "would run: npm ci in $dir"; return 0; }
-	echo "setup.sh: installing playwright-core (npm) in tests/browser"
+	echo "setup.sh: installing playwright-core (npm) in tests/present/browser"
 	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) ||
 		{ echo "setup.sh: error: npm ci in $dir failed" >&2; return 1; }
 }

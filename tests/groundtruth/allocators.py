@@ -4,6 +4,8 @@ import os
 from gtlib import marker_line
 
 SRC = 'allocators.c'
+# the bpf axis (run_case.py --backend=bpf): the same figures as the shim's
+BPF = {}
 
 # leaf function -> (allocator name, calls, requested size), as in allocators.c
 TABLE = {

@@ -2,13 +2,11 @@
 from gtlib import marker_line
 
 SRC = 'deep.c'
-MAX_FRAMES = 128  # the shim's stack depth limit (MT_MAX_FRAMES in src/codec.h)
+MAX_FRAMES = 128  # the shim's stack depth limit (MT_MAX_FRAMES in src/format/codec.h)
 
 
 def run(t, prog):
-    rec, _ = t.record([prog])
-    rep = t.report(rec)
-    p = t.only_process(rep)
+    _, p = t.record_process([prog])
     if p is None:
         return
     t.check_no_loss(p)

@@ -16,9 +16,7 @@ SITES = {
 
 
 def run(t, prog):
-    rec, _ = t.record([prog])
-    rep = t.report(rec)
-    p = t.only_process(rep)
+    _, p = t.record_process([prog])
     if p is None:
         return
     t.check_no_loss(p)

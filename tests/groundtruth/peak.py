@@ -2,6 +2,8 @@
 from gtlib import marker_line
 
 SRC = 'peak.c'
+# the bpf axis (run_case.py --backend=bpf): the same figures as the shim's
+BPF = {}
 
 SITES = {
     'many_blocks': dict(allocations=10, allocated_bytes=10000, frees=6, leaked_allocations=4,

@@ -7,6 +7,7 @@
  */
 #include "format/codec.h"
 #include "format/format.h"
+#include "../check.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,15 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
-
-static int failures;
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                  \
-		}                                                                    \
-	} while (0)
 
 static uint8_t buf[1 << 20];
 

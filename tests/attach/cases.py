@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""cases.py NAME ARGS... - the commands that watch running processes
+through the BPF backend: attach (memtrace -p), sweep, their errors, and the
+choice of the BPF backend for a static program.
+
+Like the ground-truth cases (whose gtlib.Case they use), each NAME is a
+function below.  They need root and a kernel with BPF, BTF and uprobes:
+where those are missing the test prints why and exits 77, which meson
+reports as a skip and CI counts as a failure.  (The ground-truth programs
+recorded through the BPF backend are the groundtruth runner's bpf axis.)
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import bpflib
+import gtlib
+
+
+def case_static(t, prog):
+    """A static program: --backend=auto must choose BPF (the shim cannot be
+    preloaded) and count exactly (see static.c)."""
+    rec, _ = t.record([prog], out=t.path('static.mtrace'))
+    p = t.only_process(t.report(rec))
+    if p is None:
+        return
+    t.eq(p.get('backend'), 'bpf', 'backend chosen for a static program by --backend=auto')
+    t.check_site(t.site(p, 'static_leak'), 'static_leak', allocations=7, allocated_bytes=7 * 777,
+                 leaked_allocations=7, frees=0, allocator_object=os.path.realpath(prog))
+    t.check_site(t.site(p, 'churn'), 'churn', allocations=100, allocated_bytes=6400, frees=100,
+                 leaked_allocations=0, temporary_allocations=100)
+    # static glibc allocates for itself too (stdio, TLS): at least the program's
+    t.check(p['totals'].get('allocations', 0) >= 107, f'totals.allocations >= 107 ({p["totals"]})')
+    t.eq(p.get('lost_events'), 0, 'lost_events')
+
+
+def start(t, argv):
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    t.check('ready' in line, f'{os.path.basename(argv[0])} started ({line!r})')
+    return p
+
+
+def rounds_of(p, timeout=3.0):
+    """The last 'round N ok' line the program printed within TIMEOUT."""
+    last = None
+    end = time.monotonic() + timeout
+    os.set_blocking(p.stdout.fileno(), False)
+    while time.monotonic() < end:
+        line = p.stdout.readline()
+        if not line:
+            time.sleep(0.05)
+            continue
+        last = line.strip()
+    return last
+
+
+def case_attach(t, prog):
+    """Attach to a running leaker for 3 s, then 20 times in a row; it must
+    go on unharmed (it checks its own memory) and its leaks must be found."""
+    p = start(t, [prog])
+    try:
+        rc, so, se = t.run([t.memtrace, '-p', str(p.pid), '--duration', '3', '--interval', '1', '-n', '5'],
+                           timeout=60)
+        t.eq(rc, 0, f'memtrace -p PID --duration 3 (stderr {se.strip()[-400:]!r})')
+        t.check(so.count('OUTSTANDING') >= 2, f'at least two interval tables in 3 s: {so[:600]!r}')
+        t.check('leaky_alloc' in so and 'leaky_round' in so,
+                f'the leaking call site is named (leaky_alloc < leaky_round): {so[-800:]!r}')
+        t.check('leaked:' in so, f'the leak report ends the output: {so[-400:]!r}')
+        for i in range(20):
+            rc, so, se = t.run([t.memtrace, 'attach', '-p', str(p.pid), '--duration', '0.3',
+                                '--interval', '0'], timeout=30)
+            if not t.eq(rc, 0, f'attach/detach #{i + 1} (stderr {se.strip()[-300:]!r})'):
+                break
+        last = rounds_of(p)
+        t.check(p.poll() is None, 'the program is still running after 21 attachments')
+        t.check(last is not None and last.endswith('ok'), f'the program still checks out: {last!r}')
+    finally:
+        p.kill()
+        p.wait()
+
+
+def case_attach_json_record(t, prog):
+    """attach -o writes a recording whose leaks match what the program says
+    it leaked while traced."""
+    p = start(t, [prog])
+    try:
+        out = t.path('attach.mtrace')
+        rc, so, se = t.run([t.memtrace, '-p', str(p.pid), '--duration', '2', '--interval', '0', '-o', out],
+                           timeout=60)
+        t.eq(rc, 0, f'memtrace -p PID -o FILE (stderr {se.strip()[-400:]!r})')
+        pr = t.only_process(t.report(out))
+        if pr is None:
+            return
+        t.eq(pr.get('pid'), p.pid, 'pid in the recording')
+        site = t.site(pr, 'leaky_alloc')
+        n = site.get('leaked_allocations', 0) if site else 0
+        # each round leaks 10 blocks of 100 bytes; rounds every 50 ms: 2 s is
+        # ~40 rounds (the first and last may be cut by the attachment)
+        t.check(site is not None and 100 <= n <= 800,
+                f'leaked blocks of leaky_alloc: ~400 ({n})')
+        if site:
+            t.eq(site.get('allocations', 0) - site.get('frees', 0), n, 'allocations - frees = leaked')
+        if site:
+            t.eq(site.get('leaked_bytes'), 100 * n, 'leaked bytes of leaky_round')
+    finally:
+        p.kill()
+        p.wait()
+
+
+def case_attach_shim(t, prog):
+    """Attaching to a process that the standalone shim records: the BPF side
+    must not probe the shim's own malloc (it would count twice, and its
+    return probe would hand the shim's unwinder the kernel's trampoline
+    instead of the caller), so both see the leaker's stacks."""
+    out = t.path('shim.mtrace')
+    env = dict(os.environ, LD_PRELOAD=t.shim, MEMTRACE_OUTPUT=out)
+    p = subprocess.Popen([prog], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        t.check('ready' in p.stdout.readline(), 'the leaker started under the shim')
+        rc, so, se = t.run([t.memtrace, '-p', str(p.pid), '--duration', '1.5', '--interval', '0', '-n', '3'],
+                           timeout=60)
+        t.eq(rc, 0, f'memtrace -p on a shim-traced process (stderr {se.strip()[-300:]!r})')
+        t.check('leaky_alloc' in so, f'BPF names the leaking caller: {so[-600:]!r}')
+        # each round: 100 allocations (10 leaked); BPF must count each once
+        m = [l for l in so.splitlines() if l.startswith('leaked:')]
+        n = int(m[0].split(' in ')[1].split()[0].replace(',', '')) if m else -1
+        t.check(n > 0 and n % 10 == 0, f'leaked allocations while attached: a multiple of 10 ({n})')
+        time.sleep(0.3)
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait()
+    rep = t.report(out)
+    pr = t.only_process(rep)
+    if pr is not None:
+        s = t.site(pr, 'leaky_alloc')
+        t.check(s is not None, 'the shim recording names leaky_alloc (its stacks were not broken)')
+        bad = [x for x in pr.get('sites', []) if not (x.get('frames') or [{}])[0].get('function')]
+        t.eq(len(bad), 0, 'sites of the shim recording with an unnamed leaf')
+
+
+def case_sweep(t, prog_a, prog_b):
+    """Two leaking processes are found by a system-wide sweep, each with its
+    own leaking call site."""
+    a = start(t, [prog_a])
+    b = start(t, [prog_b, 'b'])
+    try:
+        rc, so, se = t.run([t.memtrace, 'sweep', '--duration', '3', '--min-age', '0.2', '--json'], timeout=120)
+        t.eq(rc, 0, f'memtrace sweep (stderr {se.strip()[-400:]!r})')
+        try:
+            rep = json.loads(so)
+        except ValueError:
+            t.fail(f'sweep --json is not JSON: {so[:300]!r}')
+            return
+        for proc, fn in ((a, 'leaky_alloc'), (b, 'other_alloc')):
+            pr = t.process_with_pid(rep, proc.pid)
+            if pr is None:
+                continue
+            site = t.site(pr, fn)
+            t.check(site is not None and site.get('leaked_allocations', 0) >= 10,
+                    f'pid {proc.pid}: {fn} leaks at least 10 blocks ({site and site.get("leaked_allocations")})')
+    finally:
+        for p in (a, b):
+            p.kill()
+            p.wait()
+
+
+def one_error_line(t, argv, what, env=None, pre=()):
+    rc, so, se = t.run([*pre, *argv], env=env, timeout=60)
+    lines = [x for x in se.splitlines() if x.strip()]
+    t.eq(rc, 1, f'{what}: exit status (stderr {se.strip()!r})')
+    t.check(len(lines) == 1 and lines[0].startswith('memtrace: error:'),
+            f'{what}: one line "memtrace: error: ..." on stderr: {lines!r}')
+    return lines[0] if lines else ''
+
+
+def case_errors(t, static_stripped):
+    line = one_error_line(t, [t.memtrace, '-p', '999999999', '--duration', '1'], 'a pid that does not exist')
+    t.check('999999999' in line, f'the error names the pid: {line!r}')
+    p = subprocess.Popen([static_stripped, 'sleep'], stdout=subprocess.PIPE, text=True)
+    try:
+        p.stdout.readline()
+        line = one_error_line(t, [t.memtrace, '-p', str(p.pid), '--duration', '1'],
+                              'a process without an allocator')
+        t.check(str(p.pid) in line, f'the error names the pid: {line!r}')
+    finally:
+        p.kill()
+        p.wait()
+    sleeper = subprocess.Popen(['sleep', '30'])
+    try:
+        line = one_error_line(t, [t.memtrace, '-p', str(sleeper.pid), '--duration', '1'],
+                              'without privileges',
+                              pre=['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups',
+                                   '--inh-caps=-all', '--bounding-set=-all'])
+        t.check('privilege' in line or 'CAP_BPF' in line or 'root' in line or 'permission' in line.lower(),
+                f'the error says privileges are missing: {line!r}')
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def main():
+    name = sys.argv[1]
+    why = bpflib.bpf_unavailable()
+    if why:
+        print(f'bpf-{name}: skipped: {why}')
+        sys.exit(77)
+    t = gtlib.Case('bpf-' + name)
+    try:
+        globals()['case_' + name.replace('-', '_')](t, *sys.argv[2:])
+    except Exception:
+        import traceback
+        traceback.print_exc()
+        t.fail('the case raised an exception')
+    t.finish()
+
+
+if __name__ == '__main__':
+    main()

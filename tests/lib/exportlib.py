@@ -1,0 +1,115 @@
+"""exportlib - what the export tests share.
+
+Each test_NAME.py is run as `python3 test_NAME.py GT_PEAK GT_TEMPORARY GT_CXX`
+(the ground-truth programs of tests/groundtruth, whose figures their sources'
+header comments derive).  It records them with gtlib.Case.record, exports with
+`memtrace export`, reads the export back with its real consumer and asserts
+the figures, then ends with t.finish().
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import gtlib
+
+
+def setup(name):
+    """(case, {'peak': path, 'temporary': path, 'cxx': path}) from argv."""
+    t = gtlib.Case(name)
+    progs = dict(zip(('peak', 'temporary', 'cxx'), sys.argv[1:4]))
+    return t, progs
+
+
+def export(t, rec, fmt, *args, out=None, expect_rc=0):
+    """`memtrace export --format FMT ARGS REC [-o OUT]`; returns the output
+    (bytes) of a successful export, or None after recording a failure."""
+    argv = [t.memtrace, 'export', '--format', fmt, *args, rec]
+    if out:
+        argv[2:2] = ['-o', out]
+    p = subprocess.run(argv, capture_output=True, timeout=300)
+    if p.returncode != expect_rc:
+        t.fail(f'{" ".join(argv)}: exit status {p.returncode}, expected {expect_rc}; '
+               f'stderr: {p.stderr.decode(errors="replace").strip()[-400:]!r}')
+        return None
+    if out:
+        with open(out, 'rb') as f:
+            return f.read()
+    return p.stdout
+
+
+def site_by_function(t, proc, fn):
+    """The site of the JSON report PROC whose first frame is function FN."""
+    for s in proc.get('sites', []):
+        if s.get('frames') and s['frames'][0].get('function') == fn:
+            return s
+    t.fail(f'no site whose first frame is {fn}')
+    return None
+
+
+BROWSER = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'present', 'browser')
+
+
+def browser(t, script, *args):
+    """Runs tests/present/browser/SCRIPT (Playwright driving Debian's chromium) with
+    node; returns the facts it prints as JSON, or None after a failure that
+    says what is missing."""
+    node = shutil.which('node')
+    if not t.check(node, 'node is not installed: the browser checks need node and chromium '
+                   '(tools/setup.sh installs them)'):
+        return None
+    if not t.check(os.path.exists(os.path.join(BROWSER, 'node_modules', 'playwright-core')),
+                   f'playwright-core is not installed in {BROWSER}/node_modules (run npm ci there)'):
+        return None
+    if not t.check(os.path.exists(os.environ.get('MEMTRACE_CHROMIUM', '/usr/bin/chromium')),
+                   '/usr/bin/chromium is not installed: the browser checks need it'):
+        return None
+    env = dict(os.environ, NODE_PATH=os.path.join(BROWSER, 'node_modules'))
+    p = subprocess.run([node, os.path.join(BROWSER, script), *args], cwd=BROWSER, env=env,
+                       capture_output=True, text=True, timeout=180)
+    if not t.check(p.returncode == 0, f'node {script}: exit status {p.returncode}: {p.stderr.strip()[-1500:]}'):
+        return None
+    return json.loads(p.stdout)
+
+
+def totals_of(t, rep, pid=None):
+    """The totals of the report REP's process PID, or of its first process."""
+    procs = [p for p in t.processes(rep) if pid is None or p['pid'] == pid]
+    return procs[0]['totals'] if procs else {}
+
+
+def record_multi(t, progs):
+    """gt-peak and gt-temporary run one after the other by sh, recorded with
+    --follow-forks: (recording, its JSON report, the pids in it)."""
+    multi, _ = t.record(['sh', '-c', f'{progs["peak"]}; {progs["temporary"]}'], opts=['--follow-forks'],
+                        out=t.path('multi.mtrace'))
+    rm = t.report(multi)
+    pids = [p['pid'] for p in t.processes(rm)]
+    t.check(len(pids) == 3, f'sh, gt-peak and gt-temporary recorded ({pids})')
+    return multi, rm, pids
+
+
+def truncated_copy(t, rec):
+    """A copy of the recording REC cut in the middle of its last chunk, or
+    None after a failure (REC must have two chunks at least)."""
+    try:
+        ch = gtlib.chunks(rec)
+    except (OSError, RuntimeError) as x:
+        ch = []
+        t.fail(f'cannot read the chunks of {rec}: {x}')
+    if len(ch) < 2:
+        t.fail(f'gt-peak\'s recording has {len(ch)} chunks: cannot cut one off')
+        return None
+    cut = t.path('truncated.mtrace')
+    with open(rec, 'rb') as src, open(cut, 'wb') as dst:
+        dst.write(src.read(ch[-1][0] + ch[-1][1] // 2))
+    return cut
+
+
+def check_no_temporary_files(t):
+    """An export writes FILE.tmp and renames it: none may be left behind."""
+    for name in os.listdir(t.tmp):
+        if '.tmp' in name:
+            t.fail(f'a temporary file was left behind: {name}')

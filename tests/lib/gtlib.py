@@ -1,0 +1,326 @@
+"""gtlib - the Case object every Python test builds on (tests/lib).
+
+Each ground-truth scenario is a program tests/groundtruth/NAME.c (or .cpp)
+whose figures are known by construction, and NAME.py next to it holding the
+expectations.  run_case.py loads NAME.py and calls its run(t, *args) with a
+Case object `t`; the attach, export and server tests use the same Case.
+
+Checks are collected, not raised: a case reports every mismatch it finds (so a
+single run says everything that is wrong), and fails at the end if any check
+failed.  Nothing is skipped silently: a site that cannot be found is itself a
+failure, and the checks that depend on it are reported as not run.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+
+# where the ground-truth sources are, for marker_line
+GT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'groundtruth')
+
+
+class Case:
+    def __init__(self, name):
+        self.name = name
+        self.memtrace = os.environ.get('MEMTRACE')
+        self.shim = os.environ.get('MEMTRACE_SHIM')
+        if not self.memtrace or not os.access(self.memtrace, os.X_OK):
+            print(f'gt-{name}: MEMTRACE is not set to the memtrace binary ({self.memtrace!r})')
+            sys.exit(1)
+        self.tmp = tempfile.mkdtemp(prefix=f'gt-{name}-')
+        self.failures = []
+        self.checks = 0
+
+    # ---- bookkeeping ------------------------------------------------------
+
+    def fail(self, msg):
+        self.failures.append(msg)
+        print(f'FAIL: {msg}', flush=True)
+
+    def check(self, cond, msg):
+        self.checks += 1
+        if not cond:
+            self.fail(msg)
+        return bool(cond)
+
+    def eq(self, got, want, what):
+        self.checks += 1
+        if got != want:
+            self.fail(f'{what}: expected {want!r}, got {got!r}')
+            return False
+        return True
+
+    def note(self, msg):
+        print(f'note: {msg}', flush=True)
+
+    def finish(self):
+        if self.failures:
+            print(f'\ngt-{self.name}: {len(self.failures)} of {self.checks} checks failed '
+                  f'(files kept in {self.tmp}):')
+            for f in self.failures:
+                print(f'  - {f}')
+            sys.exit(1)
+        if self.checks == 0:
+            print(f'gt-{self.name}: no checks ran')
+            sys.exit(1)
+        print(f'gt-{self.name}: all {self.checks} checks passed')
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        sys.exit(0)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    # ---- running ----------------------------------------------------------
+
+    def run(self, argv, env=None, timeout=90, what=None):
+        """Runs ARGV; returns (rc, stdout, stderr) as text.  rc < 0 never
+        happens for memtrace itself unless it died of a signal."""
+        e = dict(os.environ)
+        if env:
+            e.update(env)
+        try:
+            p = subprocess.run(argv, env=e, capture_output=True, timeout=timeout,
+                               text=True, errors='replace')
+        except subprocess.TimeoutExpired as x:
+            self.fail(f'{what or argv[0]}: timed out after {timeout} s')
+            return None, x.stdout or '', x.stderr or ''
+        return p.returncode, p.stdout, p.stderr
+
+    def record(self, cmd, opts=(), out=None, expect_rc=0, env=None, timeout=90):
+        """`memtrace record -o OUT OPTS -- CMD`; checks the exit status and
+        returns (path of the recording, stdout of the command)."""
+        out = out or self.path('rec.mtrace')
+        argv = [self.memtrace, 'record', '-o', out, *opts, '--', *cmd]
+        rc, so, se = self.run(argv, env=env, timeout=timeout, what='memtrace record')
+        if expect_rc is not None:
+            self.eq(rc, expect_rc, f'exit status of memtrace record {" ".join(opts)} -- '
+                    f'{os.path.basename(cmd[0])} {" ".join(cmd[1:])}'
+                    + (f' (stderr: {se.strip()[-400:]!r})' if rc != expect_rc else ''))
+        return out, so
+
+    def report(self, path, args=(), expect_rc=0):
+        """`memtrace report --json PATH`: returns the parsed JSON, or None
+        (after recording a failure)."""
+        rc, so, se = self.run([self.memtrace, 'report', '--json', *args, path], what='memtrace report')
+        if rc != expect_rc:
+            self.fail(f'memtrace report --json {path}: exit status {rc}, expected {expect_rc}; '
+                      f'stderr: {se.strip()[-400:]!r}')
+            if rc != 0:
+                return None
+        try:
+            rep = json.loads(so)
+        except ValueError as x:
+            self.fail(f'memtrace report --json {path}: output is not JSON ({x}); '
+                      f'first bytes: {so[:200]!r}')
+            return None
+        with open(path + '.json', 'w') as f:
+            f.write(so)
+        self.check(rep.get('memtrace_report') == 1, 'report lacks "memtrace_report": 1')
+        return rep
+
+    def record_process(self, cmd, opts=(), out=None):
+        """`memtrace record` of CMD, then its JSON report: (path of the
+        recording, its one process), the process None after a failure."""
+        rec, _ = self.record(cmd, opts=opts, out=out)
+        return rec, self.only_process(self.report(rec))
+
+    # ---- report navigation ------------------------------------------------
+
+    def processes(self, rep, count=None):
+        procs = rep.get('processes', []) if rep else []
+        if count is not None:
+            self.eq(len(procs), count, 'number of processes in the report')
+        return procs
+
+    def only_process(self, rep):
+        procs = self.processes(rep, 1)
+        return procs[0] if len(procs) == 1 else None
+
+    def process_with_pid(self, rep, pid):
+        m = [p for p in self.processes(rep) if p.get('pid') == pid]
+        if not self.check(len(m) == 1, f'exactly one process with pid {pid} '
+                          f'(pids: {[p.get("pid") for p in self.processes(rep)]})'):
+            return None
+        return m[0]
+
+    @staticmethod
+    def fn(site, i=0):
+        fr = site.get('frames') or []
+        return fr[i].get('function') if i < len(fr) else None
+
+    def sites_of(self, proc, function, pred=None):
+        """Sites of PROC whose leaf frame is FUNCTION (a string, or a
+        predicate on the function name)."""
+        match = function if callable(function) else (lambda f: f == function)
+        out = []
+        for s in proc.get('sites', []):
+            f = self.fn(s)
+            if f is not None and match(f) and (pred is None or pred(s)):
+                out.append(s)
+        return out
+
+    def site(self, proc, function, pred=None, desc=None):
+        """The one site whose frames[0].function is FUNCTION."""
+        if proc is None:
+            self.fail(f'site {desc or function}: no process to look in')
+            return None
+        m = self.sites_of(proc, function, pred)
+        if len(m) != 1:
+            leaves = sorted({str(self.fn(s)) for s in proc.get('sites', [])})
+            self.fail(f'expected exactly one site with frames[0].function == {desc or function!r}, '
+                      f'found {len(m)}; leaf functions present: {leaves}')
+            return None
+        return m[0]
+
+    def check_site(self, site, label, **want):
+        """Compares the figures of SITE with WANT (keys of the JSON site)."""
+        if site is None:
+            self.fail(f'{label}: site missing, figures {sorted(want)} not checked')
+            return
+        for k, v in want.items():
+            self.eq(site.get(k), v, f'{label}: site "{k}"')
+
+    def check_totals(self, proc, label='totals', extra=None, **want):
+        """Compares totals of PROC with WANT.  EXTRA is a list of sites
+        whose figures are added to WANT (sites of library internals that the
+        case does not control, see foreign_sites)."""
+        if proc is None:
+            self.fail(f'{label}: process missing')
+            return
+        t = proc.get('totals', {})
+        for k, v in want.items():
+            add = 0
+            if extra:
+                sk = SITE_KEY_OF_TOTAL.get(k)
+                add = sum(s.get(sk, 0) for s in extra) if sk else 0
+            self.eq(t.get(k), v + add, f'{label}: totals "{k}"' +
+                    (f' ({v} by construction + {add} from library-internal sites)' if add else ''))
+
+    def check_sites_sum_to_totals(self, proc, label='totals'):
+        """The per-site figures must add up to the totals."""
+        if proc is None:
+            return
+        t = proc.get('totals', {})
+        for tk, sk in SITE_KEY_OF_TOTAL.items():
+            s = sum(x.get(sk, 0) for x in proc.get('sites', []))
+            self.eq(s, t.get(tk), f'{label}: sum over sites of "{sk}" vs totals "{tk}"')
+
+    def check_no_loss(self, proc, label='process'):
+        if proc is None:
+            return
+        self.eq(proc.get('lost_events'), 0, f'{label}: lost_events')
+        self.eq(proc.get('totals', {}).get('unmatched_frees'), 0, f'{label}: totals "unmatched_frees"')
+
+    def own_sites(self, proc, prog):
+        """Sites whose leaf frame lies in the program PROG itself."""
+        real = os.path.realpath(prog)
+        return [s for s in proc.get('sites', [])
+                if (s.get('frames') or [{}])[0].get('module') == real]
+
+    def foreign_sites(self, proc, prog, exclude=()):
+        """Sites whose leaf frame is not in PROG: allocations that the C
+        library, the dynamic loader or libstdc++ make on their own (thread
+        control blocks, dlopen bookkeeping).  Printed, so a reader can see them.
+        Sites in EXCLUDE (ones the case accounts for itself) are left out."""
+        real = os.path.realpath(prog)
+        skip = {id(s) for s in exclude}
+        out = [s for s in proc.get('sites', [])
+               if (s.get('frames') or [{}])[0].get('module') != real and id(s) not in skip]
+        for s in out:
+            fr = s.get('frames') or []
+            where = ' <- '.join(f'{f.get("function")}' for f in fr[:4])
+            self.note(f'library-internal site: {s.get("allocations")} x {s.get("allocator")} '
+                      f'({s.get("allocated_bytes")} B, {s.get("leaked_allocations")} leaked) at {where}')
+        return out
+
+    def check_frames(self, site, label, expect):
+        """EXPECT: list, leaf first, of (function, file basename, line); None
+        in a position means "not checked"."""
+        if site is None:
+            self.fail(f'{label}: site missing, frames not checked')
+            return
+        fr = site.get('frames') or []
+        for i, (fn, file, line) in enumerate(expect):
+            if not self.check(i < len(fr), f'{label}: only {len(fr)} frames, expected at least {i + 1}'):
+                return
+            f = fr[i]
+            if fn is not None:
+                self.eq(f.get('function'), fn, f'{label}: frames[{i}].function')
+            if file is not None:
+                self.eq(os.path.basename(f.get('file') or ''), file, f'{label}: frames[{i}].file (basename)')
+            if line is not None:
+                self.eq(f.get('line'), line, f'{label}: frames[{i}].line')
+
+
+# totals key -> per-site key with the same meaning
+SITE_KEY_OF_TOTAL = {
+    'allocations': 'allocations',
+    'frees': 'frees',
+    'allocated_bytes': 'allocated_bytes',
+    'leaked_allocations': 'leaked_allocations',
+    'leaked_bytes': 'leaked_bytes',
+    'temporary_allocations': 'temporary_allocations',
+    'culled_allocations': 'culled_allocations',
+}
+
+
+def marker_line(src, tag):
+    """Line number (1-based) of the single line of SRC carrying the marker
+    comment `@TAG` (e.g. `/* @site:do_malloc */`)."""
+    pat = re.compile(r'@' + re.escape(tag) + r'\b')
+    path = src if os.path.isabs(src) else os.path.join(GT_DIR, src)
+    hits = [i + 1 for i, l in enumerate(open(path)) if pat.search(l)]
+    if len(hits) != 1:
+        raise RuntimeError(f'marker @{tag} found {len(hits)} times in {src}')
+    return hits[0]
+
+
+def parse_kv(text):
+    """KEY=VALUE tokens printed by a test program on stdout -> dict of ints
+    (or strings when not numeric)."""
+    out = {}
+    for tok in text.split():
+        if '=' in tok:
+            k, v = tok.split('=', 1)
+            try:
+                out[k] = int(v, 0)
+            except ValueError:
+                out[k] = v
+    return out
+
+
+def chunks(path):
+    """The chunk layout of a recording (format.h, man/memtrace-format.5):
+    a header whose bytes 10..11 give the offset of the first chunk, then
+    chunks of a 24-byte header (magic "MTCK", stream, raw length,
+    compressed length, crc32, flags) and the compressed bytes.  Returns
+    [(offset, total length)]."""
+    data = open(path, 'rb').read()
+    off = data[10] | data[11] << 8
+    out = []
+    while off + 24 <= len(data):
+        if data[off:off + 4] != b'MTCK':
+            raise RuntimeError(f'{path}: no chunk magic at offset {off}')
+        clen = int.from_bytes(data[off + 12:off + 16], 'little')
+        out.append((off, 24 + clen))
+        off += 24 + clen
+    if off != len(data):
+        raise RuntimeError(f'{path}: {len(data) - off} stray bytes after the last chunk')
+    return out
+
+
+def stderr_lines(text):
+    return [l for l in text.splitlines() if l.strip()]
+
+
+def signal_exit(sig):
+    return 128 + int(sig)
+
+
+__all__ = ['Case', 'marker_line', 'parse_kv', 'chunks', 'stderr_lines', 'signal_exit', 'signal', 'stat']

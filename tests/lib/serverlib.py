@@ -1,0 +1,66 @@
+"""serverlib - what the server tests share (tests/present/server): starting
+`memtrace server` on a free port, and stopping every server a test started
+when it ends, even on an exception."""
+
+import atexit
+import random
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import gtlib
+
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never a proxy
+SERVERS = []
+
+
+@atexit.register
+def _stop_servers():
+    """No server outlives the test, even when it stops on an exception."""
+    for p in SERVERS:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def start(t, files, tries=20):
+    """Starts `memtrace server` on a random free high port; returns
+    (process, port) once /list answers, or (None, None) after a failure."""
+    for _ in range(tries):
+        port = random.randint(20000, 60999)
+        p = subprocess.Popen([t.memtrace, 'server', '--listen', f'127.0.0.1:{port}', *files],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        SERVERS.append(p)
+        deadline = time.time() + 60
+        while time.time() < deadline and p.poll() is None:
+            try:
+                with OPENER.open(f'http://127.0.0.1:{port}/list', timeout=5) as r:
+                    if r.status == 200:
+                        return p, port
+            except (urllib.error.URLError, ConnectionError, OSError):
+                time.sleep(0.05)
+        if p.poll() is None:
+            p.kill()
+        _, se = p.communicate()
+        if p.returncode == 1 and 'in use' in se:
+            continue  # somebody else's port: another one
+        t.fail(f'memtrace server did not start (exit {p.returncode}): {se.strip()[-400:]!r}')
+        return None, None
+    t.fail('no free port found')
+    return None, None
+
+
+def setup(name):
+    """The case NAME, recordings of gt-peak and gt-temporary (the programs
+    given as argv[1:3]) and a server of both: (case, peak recording,
+    temporary recording, server process, port).  When the server does not
+    start, the test ends there."""
+    t = gtlib.Case(name)
+    peak, _ = t.record([sys.argv[1]], out=t.path('peak.mtrace'))
+    temp, _ = t.record([sys.argv[2]], out=t.path('temporary.mtrace'))
+    proc, port = start(t, [peak, temp])
+    if proc is None:
+        t.finish()
+    return t, peak, temp, proc, port

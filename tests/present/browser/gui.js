@@ -1,0 +1,168 @@
+// gui.js - drives the web GUI of `memtrace server` in Chromium:
+//   node gui.js BASE_URL PROGRAM SHOTDIR
+//
+// Loads BASE_URL/, clicks the recording of PROGRAM, and reports (JSON on
+// stdout) what the pages show: the list of recordings, the summary's
+// figures, the call-site table with its sparklines, the flamegraph before and after a click,
+// a site's stack, the same after the filter form is submitted with
+// size_min=50000, the export links, what a bad filter says; console errors
+// and every request that does not go to BASE_URL.  Screenshots go to
+// SHOTDIR/gui-*.png.  tests/present/server/test_gui.py asserts the facts.
+'use strict';
+const path = require('path');
+const { launch, run } = require('./lib');
+
+const rect = (page, name) => page.evaluate((n) => Memtrace.report.flame.rectOf(n), name);
+
+async function ready(page) {
+	await page.waitForSelector('body[data-state]', { timeout: 30000 });
+	return page.evaluate(() => document.body.dataset.state);
+}
+
+async function rows(page) {
+	return page.$$eval('table.sites tbody tr.site td.fn .name', (tds) => tds.map((td) => td.textContent));
+}
+
+async function figures(page) {
+	return page.$$eval('.figure', (fs) => Object.fromEntries(fs.map((f) => [f.dataset.key, {
+		value: f.querySelector('.figure-value').textContent,
+		sub: f.querySelector('.figure-sub').textContent,
+	}])));
+}
+
+// Pixels of the flamegraph's canvas that are drawn (not transparent).
+async function drawn(page) {
+	return page.evaluate(() => {
+		const c = document.querySelector('.fg-canvas');
+		const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+		let n = 0;
+		for (let i = 3; i < d.length; i += 4)
+			n += d[i] > 0;
+		return n;
+	});
+}
+
+// Submits the filter form with FIELDS set (the others emptied).
+async function filter(page, fields) {
+	await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+	await page.evaluate((f) => {
+		for (const e of document.querySelectorAll('.gui-filters [name]'))
+			e.value = e.tagName === 'SELECT' ? 'all' : '';
+	}, fields);
+	for (const [k, v] of Object.entries(fields))
+		await page.locator(`.gui-filters [name=${k}]`).fill(v);
+	await page.locator('.gui-filters button[type=submit]').click();
+	await page.waitForFunction(() => document.body.dataset.state !== 'loading', null, { timeout: 30000 });
+	return page.evaluate(() => document.body.dataset.state);
+}
+
+run(async ([base, program, shots]) => {
+	const { ctx, close } = await launch();
+	try {
+		const page = ctx.pages()[0] || await ctx.newPage();
+		const errors = [], requests = [], outside = [];
+		page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+		page.on('pageerror', (e) => errors.push(String(e)));
+		page.on('request', (r) => {
+			requests.push(r.url());
+			if (!r.url().startsWith(base + '/'))
+				outside.push(r.url());
+		});
+		const facts = {};
+
+		// "/": the recordings
+		await page.goto(base + '/');
+		facts.listState = await ready(page);
+		facts.title = await page.title();
+		facts.list = await page.$$eval('table.recordings tbody tr', (trs) => trs.map((tr) => ({
+			name: tr.querySelector('a.name').textContent,
+			href: tr.querySelector('a.name').getAttribute('href'),
+		})));
+		await page.screenshot({ path: path.join(shots, 'gui-list.png'), fullPage: true });
+
+		// a click into PROGRAM's recording
+		await Promise.all([page.waitForURL(/\/ui\//), page.locator('table.recordings a.name',
+			{ hasText: program }).first().click()]);
+		facts.url = page.url();
+		facts.state = await ready(page);
+		facts.pageTitle = await page.title();
+		facts.heading = await page.locator('.summary h1').textContent();
+		facts.figures = await figures(page);
+		facts.rows = await rows(page);
+		facts.sort = await page.locator('table.sites th[data-key=allocated_bytes]').getAttribute('aria-sort');
+		facts.chartDrawn = await page.evaluate(() => {
+			const c = document.querySelector('.chart-canvas');
+			const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+			let n = 0;
+			for (let i = 3; i < d.length; i += 4)
+				n += d[i] > 0;
+			return n;
+		});
+		facts.sparks = await page.$$eval('table.sites tbody tr.site', (trs) => trs.map((tr) => {
+			const c = tr.querySelector('td.spark-col canvas');
+			if (!c)
+				return null;
+			const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+			let n = 0;
+			for (let i = 3; i < d.length; i += 4)
+				n += d[i] > 0;
+			return n;
+		}));
+		facts.sparkHead = await page.locator('table.sites th.spark-col').isVisible();
+		facts.fields = await page.$$eval('.gui-filters [name]', (es) => es.map((e) => e.name));
+		facts.links = await page.$$eval('.gui-downloads a', (as) => as.map((a) => a.getAttribute('href')));
+		await page.evaluate(() => window.scrollTo(0, 0));
+		await page.screenshot({ path: path.join(shots, 'gui-recording.png'), fullPage: true });
+
+		// the flamegraph: drawn, and a click on site_a zooms into it
+		const canvas = page.locator('.fg-canvas');
+		await canvas.scrollIntoViewIfNeeded();
+		facts.flameDrawn = await drawn(page);
+		facts.before = { site_a: await rect(page, 'site_a'), all: await rect(page, 'all') };
+		const r = facts.before.site_a;
+		if (!r)
+			throw new Error('no frame site_a drawn');
+		await page.mouse.click(r.x + r.w / 2, r.y + r.h / 2);
+		facts.after = { site_a: await rect(page, 'site_a'), all: await rect(page, 'all') };
+		facts.resetEnabled = await page.locator('.fg-reset').isEnabled();
+		await page.mouse.move(0, 0);
+
+		// a click on the first row unfolds its stack
+		await page.locator('table.sites tbody tr.site').first().click();
+		facts.stack = await page.$$eval('table.sites tr.stack li .name', (ls) => ls.map((l) => l.textContent));
+
+		// the filter form
+		facts.filteredState = await filter(page, { size_min: '50000' });
+		facts.filtered = {
+			url: page.url(),
+			rows: await rows(page),
+			figures: await figures(page),
+			status: await page.locator('.gui-status').textContent(),
+			sizeMin: await page.locator('.gui-filters [name=size_min]').inputValue(),
+			links: await page.$$eval('.gui-downloads a', (as) => as.map((a) => a.getAttribute('href'))),
+			flameDrawn: await drawn(page),
+			sparks: await page.locator('table.sites td.spark-col canvas').count(),
+			site_a: await rect(page, 'site_a'),
+			many_blocks: await rect(page, 'many_blocks'),
+		};
+		await page.evaluate(() => window.scrollTo(0, 0));
+		await page.screenshot({ path: path.join(shots, 'gui-filtered.png'), fullPage: true });
+
+		// a reload keeps the filters: they are in the page's query
+		await page.reload();
+		facts.reloadState = await ready(page);
+		facts.reloaded = { rows: await rows(page), sizeMin: await page.locator('.gui-filters [name=size_min]')
+			.inputValue() };
+
+		// everything so far without a console error; a bad regex is
+		// answered with a 400, which Chromium logs
+		facts.errors = errors.slice();
+		facts.badState = await filter(page, { function_regex: '(' });
+		facts.bad = { status: await page.locator('.gui-status').textContent(), rows: await rows(page) };
+		facts.requests = requests;
+		facts.outside = outside;
+		return facts;
+	} finally {
+		await close();
+	}
+});

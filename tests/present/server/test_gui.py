@@ -1,0 +1,237 @@
+"""server-gui: the web GUI of `memtrace server` on recordings of gt-peak and
+gt-temporary.  Over HTTP: the pages and /static/ files (their types, the
+Content-Security-Policy that allows only the server itself, 404 for unknown
+files and ways out of /static/), and /data/<id>/report, the GUI's data,
+against the JSON report and what peak.c derives, filtered.  In Chromium
+(tests/present/browser/gui.js): the list links to each recording; gt-peak's page
+shows the peak of 156,000 bytes and site_a first by allocated bytes, draws
+the chart, a sparkline of live bytes per site and the flamegraph, zooms on a click, unfolds a site's stack;
+the filter form with size_min=50000 leaves exactly site_a, site_b and
+site_c and 240,000 bytes allocated, in the export links too; no console
+error, no request elsewhere.  Screenshots go to tests/artifacts/gui-*.png.
+
+Run as `python3 test_gui.py GT_PEAK GT_TEMPORARY`."""
+
+import http.client
+import json
+import os
+import subprocess
+
+import exportlib
+import serverlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+t, peak, temp, proc, PORT = serverlib.setup('server-gui')
+SRC = os.environ.get('MEMTRACE_SOURCE_ROOT') or os.path.join(HERE, '..', '..', '..')
+ARTIFACTS = os.path.join(SRC, 'tests', 'artifacts')
+POLICY = "default-src 'self'"
+OPENER = serverlib.OPENER
+# the downloads the page offers: every format of memtrace export
+EXPORTS = ['heaptrack', 'flamegraph', 'flamegraph.pl', 'pprof', 'massif', 'speedscope', 'gprof2dot', 'json', 'html']
+BASE = f'http://127.0.0.1:{PORT}'
+
+
+def raw(path):
+    """(status, headers, body) of GET PATH sent as it is (no client-side
+    normalization of . and ..)."""
+    c = http.client.HTTPConnection('127.0.0.1', PORT, timeout=120)
+    c.putrequest('GET', path, skip_accept_encoding=True)
+    c.endheaders()
+    r = c.getresponse()
+    out = r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    c.close()
+    return out
+
+
+def get(path, want=200, ctype=None):
+    st, hdr, body = raw(path)
+    t.eq(st, want, f'GET {path}: status')
+    if ctype:
+        t.eq(hdr.get('content-type'), ctype, f'GET {path}: Content-Type')
+    return hdr, body
+
+
+def report(path):
+    hdr, body = get(path, ctype='application/json')
+    try:
+        return json.loads(body)
+    except ValueError as e:
+        t.fail(f'GET {path}: not JSON ({e})')
+        return None
+
+
+# ---- pages and static files ------------------------------------------------
+
+for path, title in (('/', 'memtrace server'), ('/ui/0', 'memtrace: recording 0'),
+                    ('/ui/last', 'memtrace: recording last'), ('/ui/0?size_min=50000', 'memtrace: recording 0')):
+    hdr, body = get(path, ctype='text/html; charset=utf-8')
+    text = body.decode('utf-8', 'replace')
+    t.check(hdr.get('content-security-policy', '').startswith(POLICY),
+            f'GET {path}: a policy of default-src \'self\' ({hdr.get("content-security-policy")!r})')
+    t.check(f'<title>{title}</title>' in text, f'GET {path}: title {title}')
+    t.check('{{' not in text, f'GET {path}: every slot of the template is filled')
+    for src in ('format.js', 'flamegraph.js', 'chart.js', 'table.js', 'report.js', 'gui.js'):
+        t.check(f'<script src="/static/{src}"></script>' in text, f'GET {path}: loads /static/{src}')
+    t.check('<link rel="stylesheet" href="/static/report.css">' in text, f'GET {path}: loads report.css')
+    t.check('<script>' not in text and 'style=' not in text, f'GET {path}: nothing inline')
+
+for name, ctype in (('report.js', 'text/javascript; charset=utf-8'), ('gui.js', 'text/javascript; charset=utf-8'),
+                    ('report.css', 'text/css; charset=utf-8'), ('gui.css', 'text/css; charset=utf-8'),
+                    ('favicon.svg', 'image/svg+xml')):
+    hdr, body = get('/static/' + name, ctype=ctype)
+    t.check(hdr.get('content-security-policy', '').startswith(POLICY), f'/static/{name}: the policy')
+    t.check(len(body) > 100, f'/static/{name}: {len(body)} bytes')
+_, js = get('/static/gui.js')
+t.check(b'Memtrace' in js and b'/data/' in js, '/static/gui.js is the GUI script')
+
+for path in ('/static/../x', '/static/..%2fx', '/static/nope.js', '/static/report.html', '/static/',
+             '/static/a/report.js', '/static/./report.js', '/ui/2', '/ui/x', '/ui/0/1', '/ui/',
+             '/favicon.ico', '/index.html'):
+    st, _, _ = raw(path)
+    t.eq(st, 404, f'GET {path}: status')
+st, _, _ = raw('/?x=1')
+t.eq(st, 400, 'GET /?x=1: status')
+
+# ---- /data/<id>/report -----------------------------------------------------
+
+
+def leaves(proc):
+    """{leaf function: site} of a process of the report page's data."""
+    fields = proc.get('site_fields', [])
+    out = {}
+    for s in proc.get('sites', []):
+        site = dict(zip(fields, s))
+        idx = site.get('frames') or []
+        out[proc['frames'][idx[0]][0] if idx else None] = site
+    return out
+
+
+rep = t.report(peak)
+rp = t.processes(rep, 1)[0] if rep else {'totals': {}}
+doc = report('/data/0/report') or {}
+procs = doc.get('processes') or [{}]
+t.eq(doc.get('memtrace_html'), 1, 'report: memtrace_html')
+t.eq(doc.get('filtered'), False, 'report: not filtered')
+tot = procs[0].get('totals', {})
+t.eq(tot.get('peak_bytes'), 156000, 'report: peak bytes')
+t.eq(tot.get('peak_allocations'), 8, 'report: peak blocks')
+t.eq(tot.get('allocations'), 14, 'report: allocations')
+t.eq(tot.get('allocated_bytes'), 261999, 'report: allocated bytes')
+t.eq(tot.get('leaked_bytes'), 54000, 'report: leaked bytes')
+t.eq(tot.get('allocations'), rp['totals'].get('allocations'), 'report: allocations as memtrace report')
+t.eq(max(procs[0].get('timeline', {}).get('heap_bytes') or [0]), 156000, 'report: timeline peak')
+sites = leaves(procs[0])
+for fn, by in (('site_a', 100000), ('site_b', 50000), ('site_c', 90000), ('site_e', 11999), ('many_blocks', 10000)):
+    t.eq((sites.get(fn) or {}).get('allocated_bytes'), by, f'report: {fn} allocated bytes')
+
+# the sparklines' data: live bytes of each site in 60 steps, highest in each
+for fn, top, last in (('site_a', 100000, None), ('site_b', 50000, 50000), ('site_c', 90000, None),
+                      ('many_blocks', 10000, None)):
+    ser = (sites.get(fn) or {}).get('live_series') or [0]
+    t.eq(len(ser), 60, f'report: {fn} live_series steps')
+    t.eq(max(ser), top, f'report: {fn} live_series highest')
+    if last is not None:
+        t.eq(ser[-1], last, f'report: {fn} live_series at the end (leaked)')
+    t.eq(ser[0], 0, f'report: {fn} live_series at the start (gt-peak sleeps 300 ms first)')
+sa = (sites.get('site_a') or {}).get('live_series') or []
+sc = (sites.get('site_c') or {}).get('live_series') or []
+t.check(sa and sc and sa.index(100000) < sc.index(90000), 'report: site_a is live before site_c')
+html = exportlib.export(t, peak, 'html', out=t.path('peak.html')) or b''
+data = html.split(b'<script type="application/json" id="memtrace-data">', 1)[-1].split(b'</script>', 1)[0]
+t.check(b'"frames"' in data and b'live_series' not in data, 'the html export\'s data has no live_series')
+
+doc = report('/data/0/report?size_min=50000') or {}
+procs = doc.get('processes') or [{}]
+t.eq(doc.get('filtered'), True, 'report size_min=50000: filtered')
+t.eq(procs[0].get('totals', {}).get('allocated_bytes'), 240000, 'report size_min=50000: allocated bytes')
+t.eq(sorted(leaves(procs[0])), ['site_a', 'site_b', 'site_c'], 'report size_min=50000: the sites')
+doc = report('/data/0/report?lifetime=only_leaked') or {}
+procs = doc.get('processes') or [{}]
+t.eq(procs[0].get('totals', {}).get('allocated_bytes'), 54000, 'report only_leaked: allocated bytes')
+doc = report('/data/1/report?weight=leaked') or {}
+t.eq(doc.get('weight'), 'leaked', 'report of gt-temporary: weight')
+t.eq(os.path.basename((doc.get('processes') or [{}])[0].get('exe') or ''), 'gt-temporary',
+     'report of recording 1: gt-temporary')
+for path in ('/data/0/report?function_regex=(', '/data/0/report?size_min=x', '/data/0/report?bogus=1'):
+    get(path, 400)
+get('/data/7/report', 404)
+
+# ---- in Chromium -----------------------------------------------------------
+
+os.makedirs(ARTIFACTS, exist_ok=True)
+f = exportlib.browser(t, 'gui.js', BASE, 'gt-peak', ARTIFACTS)
+if f:
+    t.eq(f.get('listState'), 'ready', '/: drawn')
+    t.eq([(e['name'], e['href']) for e in f.get('list', [])], [('gt-peak', '/ui/0'), ('gt-temporary', '/ui/1')],
+         '/: the recordings and their links')
+    t.eq(f.get('url'), BASE + '/ui/0', 'a click on gt-peak opens /ui/0')
+    t.eq(f.get('state'), 'ready', '/ui/0: drawn')
+    t.eq(f.get('heading'), 'gt-peak', '/ui/0: heading')
+    fig = f.get('figures', {})
+    t.eq(fig.get('peak', {}).get('value'), '156 KB', 'summary: peak')
+    t.check(fig.get('peak', {}).get('sub', '').startswith('156,000 bytes in 8 blocks'),
+            f'summary: peak 156,000 bytes in 8 blocks ({fig.get("peak")})')
+    t.eq(fig.get('allocated', {}).get('sub'), '261,999 bytes', 'summary: allocated')
+    t.eq(fig.get('leaked', {}).get('sub'), '54,000 bytes in 5 blocks', 'summary: leaked')
+    t.eq(f.get('rows'), ['site_a', 'site_c', 'site_b', 'site_e', 'many_blocks'],
+         'call sites by allocated bytes, site_a first')
+    t.eq(f.get('sort'), 'descending', 'the table is sorted by allocated bytes, descending')
+    t.check(f.get('chartDrawn', 0) > 10000, f'the chart is drawn ({f.get("chartDrawn")} pixels)')
+    t.eq(f.get('sparkHead'), True, 'the table has a column of sparklines')
+    t.check(len(f.get('sparks') or []) == 5 and all((n or 0) > 100 for n in f.get('sparks')),
+            f'each site\'s sparkline is drawn ({f.get("sparks")} pixels)')
+    for k in ('from', 'to', 'lifetime', 'size_min', 'size_max', 'function_regex', 'source_regex',
+              'negative_function_regex', 'group_allocations_min', 'group_leaked_allocations_min'):
+        t.check(k in f.get('fields', []), f'the filter form has {k}')
+    t.eq(f.get('links'), ['/data/0/export/' + e for e in EXPORTS], 'the export links: every format')
+    t.check(f.get('flameDrawn', 0) > 10000, f'the flamegraph is drawn ({f.get("flameDrawn")} pixels)')
+    b, a = f.get('before', {}), f.get('after', {})
+    full = (b.get('all') or {}).get('w', 0)
+    t.check(full > 0 and 0.3 < (b.get('site_a') or {}).get('w', 0) / full < 0.45,
+            f'site_a is 100000/261999 of the flamegraph before the click ({b})')
+    t.check(abs((a.get('site_a') or {}).get('w', 0) - full) < 1, f'a click on site_a zooms into it ({a})')
+    t.eq(f.get('resetEnabled'), True, 'the zoom can be reset')
+    t.eq((f.get('stack') or [None])[:2], ['site_a', 'main'], 'a click on site_a\'s row unfolds its stack')
+    t.check('_start' in (f.get('stack') or []) or len(f.get('stack') or []) >= 3,
+            f'the stack is whole ({f.get("stack")})')
+    fl = f.get('filtered', {})
+    t.eq(f.get('filteredState'), 'ready', 'size_min=50000: drawn')
+    t.eq(fl.get('url'), BASE + '/ui/0?size_min=50000', 'size_min=50000: in the page\'s query')
+    t.eq(fl.get('rows'), ['site_a', 'site_c', 'site_b'], 'size_min=50000: exactly site_a, site_c, site_b')
+    t.eq(fl.get('figures', {}).get('allocated', {}).get('sub'), '240,000 bytes', 'size_min=50000: allocated')
+    t.eq(fl.get('figures', {}).get('allocations', {}).get('value'), '3', 'size_min=50000: allocations')
+    t.eq(fl.get('links'), ['/data/0/export/' + e + '?size_min=50000' for e in EXPORTS],
+         'size_min=50000: the export links')
+    t.check(fl.get('flameDrawn', 0) > 10000, 'size_min=50000: the flamegraph is drawn')
+    t.eq(fl.get('sparks'), 3, 'size_min=50000: three sparklines')
+    t.eq(fl.get('many_blocks'), None, 'size_min=50000: many_blocks is gone from the flamegraph')
+    sa = fl.get('site_a') or {}
+    t.check(abs(sa.get('w', 0) - full * 100000 / 240000) < 2, f'size_min=50000: site_a is 100000/240000 ({sa})')
+    t.eq(f.get('reloaded'), {'rows': ['site_a', 'site_c', 'site_b'], 'sizeMin': '50000'},
+         'a reload keeps the filters')
+    t.eq(f.get('errors'), [], 'no console error')
+    t.eq(f.get('badState'), 'error', 'a bad regex: an error')
+    t.check('function_regex' in f.get('bad', {}).get('status', ''), f'a bad regex is reported ({f.get("bad")})')
+    t.eq(f.get('bad', {}).get('rows'), ['site_a', 'site_c', 'site_b'], 'a bad regex leaves the page as it was')
+    t.eq(f.get('outside'), [], 'no request goes anywhere but the server')
+    t.check(BASE + '/data/0/report?size_min=50000' in f.get('requests', []), 'the form fetches the report again')
+    # the links the page made, followed: the filters reach the exports
+    for link in fl.get('links', [])[2:3]:  # flamegraph.pl
+        _, body = get(link)
+        lines = [ln.rsplit(' ', 1) for ln in body.decode().splitlines() if ln]
+        t.eq(sum(int(n) for _, n in lines), 240000, f'{link}: bytes')
+        t.eq(sorted(s.split(';')[-1] for s, _ in lines), ['site_a', 'site_b', 'site_c'], f'{link}: leaves')
+    for shot in ('gui-list.png', 'gui-recording.png', 'gui-filtered.png'):
+        t.check(os.path.getsize(os.path.join(ARTIFACTS, shot)) > 10000, f'screenshot {shot}')
+
+# SIGTERM: a clean stop, and (in the ASan build) no leak or error reported
+proc.terminate()
+try:
+    _, err = proc.communicate(timeout=60)
+    t.eq(proc.returncode, 0, 'the server stops on SIGTERM with exit status 0')
+    t.check('Sanitizer' not in err and 'runtime error' not in err, f'the server reports no error: {err[-800:]!r}')
+except subprocess.TimeoutExpired:
+    t.fail('the server did not stop on SIGTERM')
+
+t.finish()
