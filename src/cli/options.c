@@ -1,0 +1,135 @@
+/*
+ * options.c - see options.h.
+ */
+#include "options.h"
+#include "base/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Does ARG (argv[*i]) name option O?  Sets *VAL to its value: the next
+ * argument for "-n" and "--top" (*i moves past it; NULL when there is
+ * none), the rest for "-n5" and "--top=5"; NULL for a flag. */
+static int match(const struct mt_option *o, int argc, char **argv, int *i, const char **val)
+{
+	const char *a = argv[*i];
+	size_t n;
+	*val = NULL;
+	if ((o->shortopt && !strcmp(a, o->shortopt)) || (o->longopt && !strcmp(a, o->longopt))) {
+		if (o->type != MT_OPT_FLAG && !(o->flags & MT_OPTF_EQ_ONLY))
+			*val = *i + 1 < argc ? argv[++*i] : NULL;
+		return 1;
+	}
+	if (o->type == MT_OPT_FLAG)
+		return 0;
+	if (o->shortopt && !(o->flags & (MT_OPTF_NO_GLUE | MT_OPTF_EQ_ONLY)) &&
+	    !strncmp(a, o->shortopt, strlen(o->shortopt)) && a[1] != '-') {
+		*val = a + strlen(o->shortopt);
+		return 1;
+	}
+	if (o->longopt && !strncmp(a, o->longopt, n = strlen(o->longopt)) && a[n] == '=') {
+		*val = a + n + 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Checks and stores VAL for O, spelled ARG.  Returns 0 or MT_EXIT_USAGE. */
+static int store(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	const char *name = o->shortopt ? o->shortopt : o->longopt;
+	struct mt_pids *pids = o->target;
+	uint64_t n;
+	double s;
+	switch (o->type) {
+	case MT_OPT_FLAG:
+		*(int *)o->target = 1;
+		return 0;
+	case MT_OPT_STRING:
+		if (!val || ((o->flags & MT_OPTF_NONEMPTY) && !*val))
+			return mt_usage_error(cmd, "%s", o->err);
+		*(const char **)o->target = val;
+		return 0;
+	case MT_OPT_SECONDS:
+		if (mt_parse_seconds(val, &s) || ((o->flags & MT_OPTF_POSITIVE) && s <= 0))
+			return mt_usage_error(cmd, "%s", o->err);
+		*(double *)o->target = s;
+		return 0;
+	case MT_OPT_COUNT:
+	case MT_OPT_COUNT32:
+		if (o->err && (!val || mt_parse_u64(val, &n) || n == 0 || n > o->max))
+			return mt_usage_error(cmd, "%s", o->err);
+		if (!o->err && mt_arg_count(cmd, name, val, o->max, &n))
+			return MT_EXIT_USAGE;
+		if (o->type == MT_OPT_COUNT)
+			*(uint64_t *)o->target = n;
+		else
+			*(uint32_t *)o->target = (uint32_t)n;
+		return 0;
+	case MT_OPT_PID:
+		if (pids->n == MT_MAX_PIDS)
+			return mt_usage_error(cmd, "at most %zu processes", pids->n);
+		if (mt_arg_pid(cmd, val, &pids->v[pids->n]))
+			return MT_EXIT_USAGE;
+		pids->n++;
+		return 0;
+	case MT_OPT_CALLBACK:
+		return o->cb(cmd, o, arg, val) ? MT_EXIT_USAGE : 0;
+	case MT_OPT_END:
+		break;
+	}
+	return mt_usage_error(cmd, "unknown option '%s'", arg);
+}
+
+/* One argument, argv[*i], that is neither the help nor "--". */
+static int parse_one(const struct mt_cmdline *c, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *val;
+	for (const struct mt_option *o = c->opts; o->type != MT_OPT_END; o++)
+		if (match(o, argc, argv, i, &val))
+			return store(c->cmd, o, a, val);
+	if (c->operands == MT_OPERANDS_EVERY && !(a[0] == '-' && a[1]))
+		return c->operand(c->ctx, c->cmd, a) ? MT_EXIT_USAGE : 0;
+	return mt_usage_error(c->cmd, "unknown option '%s'", a);
+}
+
+int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *next)
+{
+	int i, r;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (c->hook && (r = c->hook(c->ctx, c->cmd, argc, argv, &i)) != 0) {
+			if (r < 0)
+				return MT_EXIT_USAGE;
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			if (c->help)
+				c->help();
+			else
+				fputs(c->usage, stdout);
+			return MT_EXIT_OK;
+		}
+		if (c->dashdash && !strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (c->operands == MT_OPERANDS_STOP && a[0] != '-')
+			break;
+		if (parse_one(c, argc, argv, &i))
+			return MT_EXIT_USAGE;
+	}
+	/* after "--", everything is an operand */
+	for (; c->operands == MT_OPERANDS_EVERY && i < argc; i++)
+		if (c->operand(c->ctx, c->cmd, argv[i]))
+			return MT_EXIT_USAGE;
+	if (next)
+		*next = i;
+	return MT_OPTS_GO_ON;
+}
+
+int mt_options(const char *cmd, const struct mt_option *opts, const char *usage, int argc, char **argv)
+{
+	const struct mt_cmdline c = {.cmd = cmd, .opts = opts, .usage = usage};
+	return mt_options_parse(&c, argc, argv, NULL);
+}

@@ -1,0 +1,111 @@
+/*
+ * options.h - the command line of every subcommand, declared as a table of
+ * options (in the spirit of git's parse-options) and parsed by one function,
+ * so that every command spells, checks and reports its options the same way:
+ * a usage error is one line, `memtrace: error: ...`, then "Try 'memtrace
+ * CMD --help'", and exit status 2.
+ *
+ * An option taking a value is written "-n 5", "-n5", "--top 5" or
+ * "--top=5"; a flag only as itself ("--json", never "--json=1").
+ */
+#ifndef MEMTRACE_OPTIONS_H
+#define MEMTRACE_OPTIONS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+enum mt_opt_type {
+	MT_OPT_END,      /* ends the table */
+	MT_OPT_FLAG,     /* int: set to 1 */
+	MT_OPT_STRING,   /* const char *: the value */
+	MT_OPT_SECONDS,  /* double: seconds, as mt_parse_seconds reads them */
+	MT_OPT_COUNT,    /* uint64_t: 1 to .max */
+	MT_OPT_COUNT32,  /* uint32_t: 1 to .max */
+	MT_OPT_PID,      /* struct mt_pids: one more process (repeatable) */
+	MT_OPT_CALLBACK, /* .cb checks and stores the value */
+};
+
+enum {
+	MT_OPTF_NO_GLUE = 1,  /* the short form takes no attached value ("-n5") */
+	MT_OPTF_EQ_ONLY = 2,  /* the value is optional, given only as --NAME=VALUE */
+	MT_OPTF_POSITIVE = 4, /* MT_OPT_SECONDS: more than 0 */
+	MT_OPTF_NONEMPTY = 8, /* MT_OPT_STRING: not "" */
+};
+
+struct mt_option;
+
+/* Checks VAL (NULL when missing) of the option spelled ARG and stores it
+ * through o->target.  Returns 0, or the status of mt_usage_error(CMD, ...). */
+typedef int mt_opt_cb(const char *cmd, const struct mt_option *o, const char *arg, const char *val);
+
+struct mt_option {
+	const char *shortopt; /* "-n", or NULL */
+	const char *longopt;  /* "--top", or NULL */
+	enum mt_opt_type type;
+	void *target;
+	/* the usage error for a missing or bad value (MT_OPT_STRING,
+	 * MT_OPT_SECONDS; without it MT_OPT_COUNT* say their range, naming
+	 * the short spelling, as "-n needs a positive number ...") */
+	const char *err;
+	uint64_t max; /* MT_OPT_COUNT* */
+	unsigned flags;   /* MT_OPTF_* */
+	mt_opt_cb *cb;    /* MT_OPT_CALLBACK */
+};
+
+/* The processes of -p PID options. */
+#define MT_MAX_PIDS 256
+struct mt_pids {
+	pid_t v[MT_MAX_PIDS];
+	size_t n;
+};
+
+/* How a command takes what is not an option. */
+enum mt_operands {
+	MT_OPERANDS_NONE,  /* none: every argument is an option */
+	MT_OPERANDS_STOP,  /* the first one ends the options (record's COMMAND) */
+	MT_OPERANDS_EVERY, /* anywhere, each handed to .operand ("-" too) */
+};
+
+struct mt_cmdline {
+	const char *cmd;           /* the command, as usage errors name it */
+	const struct mt_option *opts;
+	const char *usage;         /* printed by -h, --help ... */
+	void (*help)(void);        /* ... unless this prints it */
+	enum mt_operands operands;
+	int dashdash;              /* "--" ends the options (else it is unknown) */
+	/* Tried first on every argument, for options of another stage's table
+	 * (the filters): returns 1 when it took argv[*i] (and moved *i past its
+	 * value), 0 when not, -1 after a usage error. */
+	int (*hook)(void *ctx, const char *cmd, int argc, char **argv, int *i);
+	/* MT_OPERANDS_EVERY: takes one operand; returns 0 or a usage status. */
+	int (*operand)(void *ctx, const char *cmd, const char *arg);
+	void *ctx;
+};
+
+/* What mt_options_parse returns when the command should go on. */
+#define MT_OPTS_GO_ON (-1)
+
+/* Parses argv[1..argc-1] against C.  Returns MT_OPTS_GO_ON, with *NEXT (if
+ * not NULL) the index of the first argument after the options; or the
+ * status to exit with: MT_EXIT_OK after printing the help, MT_EXIT_USAGE
+ * after a usage error. */
+int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *next);
+
+/* Options more than one command takes, spelled and checked alike. */
+#define MT_OPT_PIDS(pids) {.shortopt = "-p", .longopt = "--pid", .type = MT_OPT_PID, .target = (pids)}
+#define MT_OPT_TOP(n, most) {.shortopt = "-n", .longopt = "--top", .type = MT_OPT_COUNT, .target = (n), .max = (most)}
+#define MT_OPT_OUTPUT(path)                                                                                 \
+	{.shortopt = "-o", .longopt = "--output", .type = MT_OPT_STRING, .target = (path),                  \
+	 .err = "-o needs a file name", .flags = MT_OPTF_NONEMPTY}
+
+/* mt_options_parse for a command that takes options only, -h printing
+ * USAGE. */
+int mt_options(const char *cmd, const struct mt_option *opts, const char *usage, int argc, char **argv);
+
+/* The map sizes every BPF command takes (capture/bpf's struct mt_bpf_opts
+ * MAPS): --max-live N (live blocks) and --max-stacks N (distinct stacks). */
+#define MT_OPTS_BPF_MAPS(maps)                                                                              \
+	{.longopt = "--max-live", .type = MT_OPT_COUNT32, .target = &(maps)->max_live, .max = 1u << 30},      \
+	{.longopt = "--max-stacks", .type = MT_OPT_COUNT32, .target = &(maps)->max_stacks, .max = 1u << 24}
+
+#endif
