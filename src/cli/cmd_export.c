@@ -3,6 +3,7 @@
  * a recording, through the report's filters, in another tool's format.
  */
 #include "commands.h"
+#include "options.h"
 #include "export/export.h"
 #include "base/util.h"
 
@@ -44,56 +45,56 @@ static const struct mt_exporter *find_format(const char *name)
 	return NULL;
 }
 
+static void help(void)
+{
+	usage(stdout);
+}
+
+static int opt_format(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	const struct mt_exporter **fmt = o->target;
+	(void)arg;
+	if (!val)
+		return mt_usage_error(cmd, "--format needs a format");
+	if (!(*fmt = find_format(val)))
+		return mt_usage_error(cmd, "--format: unknown format '%s'", val);
+	return 0;
+}
+
+static int opt_weight(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	struct mt_export_ctx *x = o->target;
+	int found = 0;
+	(void)arg;
+	for (int w = 0; w <= MT_W_TEMPORARY && val && !found; w++)
+		if (!strcmp(val, mt_weight_names[w]))
+			x->weight = (enum mt_weight)w, found = 1;
+	if (!found)
+		return mt_usage_error(cmd, "--weight: '%s' is none of bytes, allocations, leaked, peak, temporary",
+				      val ? val : "");
+	x->weight_set = 1;
+	return 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static struct mt_filter filt; /* reachable until exit; freed at the end */
 	struct mt_export_ctx x = {.pid = -1, .weight = MT_W_BYTES, .out = stdout};
 	const struct mt_exporter *fmt = NULL;
-	const char *file = NULL, *out = NULL, *val;
+	const char *file = NULL, *out = NULL;
 	int r;
 	mt_filter_init(&filt);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if ((r = mt_filter_arg(&filt, "export", argc, argv, &i)) != 0) {
-			if (r < 0)
-				return MT_EXIT_USAGE;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			mt_filter_free(&filt);
-			return MT_EXIT_OK;
-		} else if (mt_arg(argc, argv, &i, "-f", "--format", &val)) {
-			if (!val)
-				return mt_usage_error("export", "--format needs a format");
-			if (!(fmt = find_format(val)))
-				return mt_usage_error("export", "--format: unknown format '%s'", val);
-		} else if (mt_arg(argc, argv, &i, "-o", "--output", &val)) {
-			if (!val || !*val)
-				return mt_usage_error("export", "-o needs a file name");
-			out = val;
-		} else if (mt_arg(argc, argv, &i, NULL, "--weight", &val)) {
-			int found = 0;
-			for (int w = 0; w <= MT_W_TEMPORARY && val && !found; w++)
-				if (!strcmp(val, mt_weight_names[w]))
-					x.weight = (enum mt_weight)w, found = 1;
-			if (!found)
-				return mt_usage_error("export", "--weight: '%s' is none of bytes, allocations, "
-						      "leaked, peak, temporary", val ? val : "");
-			x.weight_set = 1;
-		} else if (!strcmp(a, "--per-site")) {
-			x.per_site = 1;
-		} else if (mt_arg(argc, argv, &i, NULL, "--pid", &val)) {
-			uint64_t pid;
-			if (!val || mt_parse_u64(val, &pid) || pid > 0x7fffffff)
-				return mt_usage_error("export", "--pid needs a process id");
-			x.pid = (long)pid;
-		} else if (a[0] == '-' && a[1]) {
-			return mt_usage_error("export", "unknown option '%s'", a);
-		} else if (file) {
-			return mt_usage_error("export", "more than one recording given ('%s' and '%s')", file, a);
-		} else {
-			file = a;
-		}
-	}
+	const struct mt_option opts[] = {
+		{.shortopt = "-f", .longopt = "--format", .type = MT_OPT_CALLBACK, .target = &fmt, .cb = opt_format},
+		MT_OPT_OUTPUT(&out),
+		{.longopt = "--weight", .type = MT_OPT_CALLBACK, .target = &x, .cb = opt_weight},
+		{.longopt = "--per-site", .type = MT_OPT_FLAG, .target = &x.per_site},
+		MT_OPT_RECPID(&x.pid),
+		{.type = MT_OPT_END},
+	};
+	int st = mt_options_recording("export", opts, help, &filt, &file, argc, argv);
+	if (st != MT_OPTS_GO_ON)
+		return st;
 	if (!fmt)
 		return mt_usage_error("export", "no --format given");
 	if (!file)

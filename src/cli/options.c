@@ -2,6 +2,7 @@
  * options.c - see options.h.
  */
 #include "options.h"
+#include "analyse/filter.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -13,14 +14,15 @@
 static int match(const struct mt_option *o, int argc, char **argv, int *i, const char **val)
 {
 	const char *a = argv[*i];
+	int noarg = o->type == MT_OPT_FLAG || (o->flags & MT_OPTF_NOARG);
 	size_t n;
 	*val = NULL;
 	if ((o->shortopt && !strcmp(a, o->shortopt)) || (o->longopt && !strcmp(a, o->longopt))) {
-		if (o->type != MT_OPT_FLAG && !(o->flags & MT_OPTF_EQ_ONLY))
+		if (!noarg && !(o->flags & MT_OPTF_EQ_ONLY))
 			*val = *i + 1 < argc ? argv[++*i] : NULL;
 		return 1;
 	}
-	if (o->type == MT_OPT_FLAG)
+	if (noarg)
 		return 0;
 	if (o->shortopt && !(o->flags & (MT_OPTF_NO_GLUE | MT_OPTF_EQ_ONLY)) &&
 	    !strncmp(a, o->shortopt, strlen(o->shortopt)) && a[1] != '-') {
@@ -73,6 +75,11 @@ static int store(const char *cmd, const struct mt_option *o, const char *arg, co
 			return MT_EXIT_USAGE;
 		pids->n++;
 		return 0;
+	case MT_OPT_PROCESS:
+		if (!val || mt_parse_u64(val, &n) || n > 0x7fffffff)
+			return mt_usage_error(cmd, "%s", o->err);
+		*(long *)o->target = (long)n;
+		return 0;
 	case MT_OPT_CALLBACK:
 		return o->cb(cmd, o, arg, val) ? MT_EXIT_USAGE : 0;
 	case MT_OPT_END:
@@ -89,7 +96,7 @@ static int parse_one(const struct mt_cmdline *c, int argc, char **argv, int *i)
 		if (match(o, argc, argv, i, &val))
 			return store(c->cmd, o, a, val);
 	if (c->operands == MT_OPERANDS_EVERY && !(a[0] == '-' && a[1]))
-		return c->operand(c->ctx, c->cmd, a) ? MT_EXIT_USAGE : 0;
+		return c->operand(c->operand_ctx, c->cmd, a) ? MT_EXIT_USAGE : 0;
 	return mt_usage_error(c->cmd, "unknown option '%s'", a);
 }
 
@@ -98,7 +105,7 @@ int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *nex
 	int i, r;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (c->hook && (r = c->hook(c->ctx, c->cmd, argc, argv, &i)) != 0) {
+		if (c->hook && (r = c->hook(c->hook_ctx, c->cmd, argc, argv, &i)) != 0) {
 			if (r < 0)
 				return MT_EXIT_USAGE;
 			continue;
@@ -121,7 +128,7 @@ int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *nex
 	}
 	/* after "--", everything is an operand */
 	for (; c->operands == MT_OPERANDS_EVERY && i < argc; i++)
-		if (c->operand(c->ctx, c->cmd, argv[i]))
+		if (c->operand(c->operand_ctx, c->cmd, argv[i]))
 			return MT_EXIT_USAGE;
 	if (next)
 		*next = i;
@@ -132,4 +139,37 @@ int mt_options(const char *cmd, const struct mt_option *opts, const char *usage,
 {
 	const struct mt_cmdline c = {.cmd = cmd, .opts = opts, .usage = usage};
 	return mt_options_parse(&c, argc, argv, NULL);
+}
+
+static int filters(void *filter, const char *cmd, int argc, char **argv, int *i)
+{
+	return mt_filter_arg(filter, cmd, argc, argv, i);
+}
+
+static int one_recording(void *path, const char *cmd, const char *arg)
+{
+	const char **file = path;
+	if (*file)
+		return mt_usage_error(cmd, "more than one recording given ('%s' and '%s')", *file, arg);
+	*file = arg;
+	return 0;
+}
+
+int mt_options_recording(const char *cmd, const struct mt_option *opts, void (*help)(void),
+			 struct mt_filter *filter, const char **file, int argc, char **argv)
+{
+	const struct mt_cmdline c = {
+		.cmd = cmd,
+		.opts = opts,
+		.help = help,
+		.operands = MT_OPERANDS_EVERY,
+		.hook = filters,
+		.hook_ctx = filter,
+		.operand = one_recording,
+		.operand_ctx = file,
+	};
+	int st = mt_options_parse(&c, argc, argv, NULL);
+	if (st != MT_OPTS_GO_ON)
+		mt_filter_free(filter);
+	return st;
 }

@@ -22,6 +22,7 @@ enum mt_opt_type {
 	MT_OPT_COUNT,    /* uint64_t: 1 to .max */
 	MT_OPT_COUNT32,  /* uint32_t: 1 to .max */
 	MT_OPT_PID,      /* struct mt_pids: one more process (repeatable) */
+	MT_OPT_PROCESS,  /* long: a process of the recording, 0 to 2^31-1 */
 	MT_OPT_CALLBACK, /* .cb checks and stores the value */
 };
 
@@ -30,6 +31,7 @@ enum {
 	MT_OPTF_EQ_ONLY = 2,  /* the value is optional, given only as --NAME=VALUE */
 	MT_OPTF_POSITIVE = 4, /* MT_OPT_SECONDS: more than 0 */
 	MT_OPTF_NONEMPTY = 8, /* MT_OPT_STRING: not "" */
+	MT_OPTF_NOARG = 16,   /* MT_OPT_CALLBACK: takes no value, like a flag */
 };
 
 struct mt_option;
@@ -50,6 +52,7 @@ struct mt_option {
 	uint64_t max; /* MT_OPT_COUNT* */
 	unsigned flags;   /* MT_OPTF_* */
 	mt_opt_cb *cb;    /* MT_OPT_CALLBACK */
+	int value;        /* MT_OPT_CALLBACK: what this option stands for */
 };
 
 /* The processes of -p PID options. */
@@ -77,10 +80,13 @@ struct mt_cmdline {
 	 * (the filters): returns 1 when it took argv[*i] (and moved *i past its
 	 * value), 0 when not, -1 after a usage error. */
 	int (*hook)(void *ctx, const char *cmd, int argc, char **argv, int *i);
+	void *hook_ctx;
 	/* MT_OPERANDS_EVERY: takes one operand; returns 0 or a usage status. */
 	int (*operand)(void *ctx, const char *cmd, const char *arg);
-	void *ctx;
+	void *operand_ctx;
 };
+
+struct mt_filter;
 
 /* What mt_options_parse returns when the command should go on. */
 #define MT_OPTS_GO_ON (-1)
@@ -94,6 +100,9 @@ int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *nex
 /* Options more than one command takes, spelled and checked alike. */
 #define MT_OPT_PIDS(pids) {.shortopt = "-p", .longopt = "--pid", .type = MT_OPT_PID, .target = (pids)}
 #define MT_OPT_TOP(n, most) {.shortopt = "-n", .longopt = "--top", .type = MT_OPT_COUNT, .target = (n), .max = (most)}
+#define MT_OPT_JSON(on) {.longopt = "--json", .type = MT_OPT_FLAG, .target = (on)}
+#define MT_OPT_RECPID(pid)                                                                                  \
+	{.longopt = "--pid", .type = MT_OPT_PROCESS, .target = (pid), .err = "--pid needs a process id"}
 #define MT_OPT_OUTPUT(path)                                                                                 \
 	{.shortopt = "-o", .longopt = "--output", .type = MT_OPT_STRING, .target = (path),                  \
 	 .err = "-o needs a file name", .flags = MT_OPTF_NONEMPTY}
@@ -101,6 +110,12 @@ int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *nex
 /* mt_options_parse for a command that takes options only, -h printing
  * USAGE. */
 int mt_options(const char *cmd, const struct mt_option *opts, const char *usage, int argc, char **argv);
+
+/* mt_options_parse for a command that reads one recording (its path into
+ * *FILE) through the filters of analyse/filter.h (into FILTER, which is
+ * freed when the command is to exit), HELP printing its --help. */
+int mt_options_recording(const char *cmd, const struct mt_option *opts, void (*help)(void),
+			 struct mt_filter *filter, const char **file, int argc, char **argv);
 
 /* The map sizes every BPF command takes (capture/bpf's struct mt_bpf_opts
  * MAPS): --max-live N (live blocks) and --max-stacks N (distinct stacks). */
