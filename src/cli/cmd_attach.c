@@ -26,18 +26,9 @@ static const char usage_text[] =
 	"or CAP_BPF and CAP_PERFMON), prints the top call sites by bytes outstanding\n"
 	"every interval, and the leak report when it stops.\n"
 	"\n"
-	"options:\n"
-	"  -p, --pid PID        a process to attach to (repeatable)\n"
-	"  --duration S         stop after S seconds (default: at Ctrl-C, or when\n"
-	"                       every process has exited)\n"
-	"  --interval S         print the top call sites every S seconds (default 5;\n"
-	"                       0: only at the end)\n"
-	"  -n, --top N          call sites shown (default 10)\n"
-	"  -o, --output FILE    also write a recording of every event\n"
-	"  --max-live N         entries of the kernel's map of live blocks (default\n"
-	"                       1048576); a full map is counted as a loss\n"
-	"  --max-stacks N       entries of the kernel's stack map (default 65536)\n"
-	"  -h, --help           show this help\n"
+	"options:\n";
+
+static const char epilogue[] =
 	"\n"
 	"Outstanding and leaked count only allocations made while attached.\n"
 	"See memtrace-attach(1).\n";
@@ -92,15 +83,22 @@ int cmd_attach(int argc, char **argv)
 	const char *output = NULL;
 	struct mt_bpf_opts maps = {.events = 0};
 	const struct mt_option opts[] = {
-		MT_OPTS_BPF_MAPS(&maps),
-		MT_OPT_PIDS(&pids),
-		{.longopt = "--duration", .type = MT_OPT_SECONDS, .target = &duration, .err = "--duration needs seconds"},
-		{.longopt = "--interval", .type = MT_OPT_SECONDS, .target = &interval, .err = "--interval needs seconds"},
-		MT_OPT_TOP(&top, 1000000),
-		MT_OPT_OUTPUT(&output),
+		MT_OPT_PIDS(&pids, "a process to attach to (repeatable)"),
+		{.longopt = "--duration", .argh = "S",
+		 .help = "stop after S seconds (default: at Ctrl-C, or when\n"
+			"every process has exited)",
+		 .type = MT_OPT_SECONDS, .target = &duration, .err = "--duration needs seconds"},
+		{.longopt = "--interval", .argh = "S",
+		 .help = "print the top call sites every S seconds (default 5;\n"
+			"0: only at the end)",
+		 .type = MT_OPT_SECONDS, .target = &interval, .err = "--interval needs seconds"},
+		MT_OPT_TOP(&top, 1000000, "call sites shown (default 10)"),
+		MT_OPT_OUTPUT(&output, "FILE", "also write a recording of every event"),
 		{.type = MT_OPT_END},
 	};
-	int st = mt_options("attach", opts, usage_text, argc, argv);
+	const struct mt_cmdline cl = {.cmd = "attach", .opts = opts, .usage = usage_text, .col = 23,
+				      .epilogue = epilogue};
+	int st = mt_options_bpf(&cl, &maps, argc, argv);
 	if (st != MT_OPTS_GO_ON)
 		return st;
 	if (!pids.n)

@@ -12,7 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static void usage(FILE *f)
+/* --help up to its options: the formats. */
+static void prologue(FILE *f)
 {
 	fputs("usage: memtrace export --format FMT [-o OUT] [options] [filters] FILE\n"
 	      "\n"
@@ -22,19 +23,8 @@ static void usage(FILE *f)
 	for (const struct mt_exporter *e = mt_exporters; e->name; e++)
 		fprintf(f, "  %-11s %s\n", e->name, e->what);
 	fputs("\n"
-	      "options:\n"
-	      "  -f, --format FMT   the format (required)\n"
-	      "  -o, --output OUT   write to OUT (written whole, then renamed into place)\n"
-	      "  --weight W         what flamegraph widths measure (folded, svg, speedscope,\n"
-	      "                     gprof2dot): bytes (allocated, default), allocations,\n"
-	      "                     leaked (bytes), peak (bytes live at the peak), temporary\n"
-	      "  --per-site         json: one entry per call site instead of per allocation\n"
-	      "  --pid PID          only process PID of a multi-process recording (formats\n"
-	      "                     with one process per file take the first by default)\n"
-	      "  -h, --help         show this help\n"
-	      "\n",
+	      "options:\n",
 	      f);
-	fputs(mt_filter_help, f);
 }
 
 static const struct mt_exporter *find_format(const char *name)
@@ -43,11 +33,6 @@ static const struct mt_exporter *find_format(const char *name)
 		if (!strcmp(e->name, name))
 			return e;
 	return NULL;
-}
-
-static void help(void)
-{
-	usage(stdout);
 }
 
 static int opt_format(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
@@ -85,14 +70,23 @@ int cmd_export(int argc, char **argv)
 	int r;
 	mt_filter_init(&filt);
 	const struct mt_option opts[] = {
-		{.shortopt = "-f", .longopt = "--format", .type = MT_OPT_CALLBACK, .target = &fmt, .cb = opt_format},
-		MT_OPT_OUTPUT(&out),
-		{.longopt = "--weight", .type = MT_OPT_CALLBACK, .target = &x, .cb = opt_weight},
-		{.longopt = "--per-site", .type = MT_OPT_FLAG, .target = &x.per_site},
-		MT_OPT_RECPID(&x.pid),
+		{.shortopt = "-f", .longopt = "--format", .argh = "FMT", .help = "the format (required)",
+		 .type = MT_OPT_CALLBACK, .target = &fmt, .cb = opt_format},
+		MT_OPT_OUTPUT(&out, "OUT", "write to OUT (written whole, then renamed into place)"),
+		{.longopt = "--weight", .argh = "W",
+		 .help = "what flamegraph widths measure (folded, svg, speedscope,\n"
+			"gprof2dot): bytes (allocated, default), allocations,\n"
+			"leaked (bytes), peak (bytes live at the peak), temporary",
+		 .type = MT_OPT_CALLBACK, .target = &x, .cb = opt_weight},
+		{.longopt = "--per-site", .help = "json: one entry per call site instead of per allocation",
+		 .type = MT_OPT_FLAG, .target = &x.per_site},
+		MT_OPT_RECPID(&x.pid, "only process PID of a multi-process recording (formats\n"
+				      "with one process per file take the first by default)"),
 		{.type = MT_OPT_END},
 	};
-	int st = mt_options_recording("export", opts, help, &filt, &file, argc, argv);
+	const struct mt_cmdline cl = {.cmd = "export", .opts = opts, .prologue = prologue, .col = 21,
+				      .epilogue = "\n"};
+	int st = mt_options_recording(&cl, &filt, &file, argc, argv);
 	if (st != MT_OPTS_GO_ON)
 		return st;
 	if (!fmt)

@@ -39,18 +39,9 @@ static const char usage_text[] =
 	"\n"
 	"Runs COMMAND and records every allocation and free it makes, with stacks.\n"
 	"\n"
-	"options:\n"
-	"  -o, --output FILE        write the recording to FILE\n"
-	"                           (default: memtrace.COMMAND.PID.mtrace)\n"
-	"  --backend=auto|preload|bpf\n"
-	"                           how events are captured (default: auto, the shim\n"
-	"                           for dynamically linked programs)\n"
-	"  -f, --follow-forks       trace child processes too, each as its own process\n"
-	"  --cull-temporary[=MS]    leave out of the event stream allocations freed\n"
-	"                           within MS milliseconds (default 10000), keeping\n"
-	"                           them in exact per-site totals\n"
-	"  -q, --quiet              print nothing but errors\n"
-	"  -h, --help               show this help\n"
+	"options:\n";
+
+static const char epilogue[] =
 	"\n"
 	"The exit status is COMMAND's (128+N if it died of signal N); 125 if memtrace\n"
 	"failed; 126 or 127 if COMMAND could not be run.  See memtrace-record(1).\n";
@@ -93,22 +84,29 @@ static int opt_cull(const char *cmd, const struct mt_option *o, const char *arg,
 static int parse_args(struct record_opts *ro, int argc, char **argv)
 {
 	const struct mt_option opts[] = {
-		{.shortopt = "-o", .longopt = "--output", .type = MT_OPT_CALLBACK, .target = &ro->output,
-		 .flags = MT_OPTF_NO_GLUE, .cb = opt_output},
-		{.longopt = "--backend", .type = MT_OPT_CALLBACK, .target = &ro->backend, .cb = opt_backend},
-		{.shortopt = "-f", .longopt = "--follow-forks", .type = MT_OPT_FLAG, .target = &ro->follow},
-		{.longopt = "--cull-temporary", .type = MT_OPT_CALLBACK, .target = ro, .flags = MT_OPTF_EQ_ONLY,
-		 .cb = opt_cull},
-		{.shortopt = "-q", .longopt = "--quiet", .type = MT_OPT_FLAG, .target = &ro->quiet},
+		{.shortopt = "-o", .longopt = "--output", .argh = "FILE",
+		 .help = "write the recording to FILE\n"
+			"(default: memtrace.COMMAND.PID.mtrace)",
+		 .type = MT_OPT_CALLBACK, .target = &ro->output, .flags = MT_OPTF_NO_GLUE, .cb = opt_output},
+		{.longopt = "--backend", .argh = "=auto|preload|bpf",
+		 .help = "how events are captured (default: auto, the shim\n"
+			"for dynamically linked programs)",
+		 .type = MT_OPT_CALLBACK, .target = &ro->backend, .cb = opt_backend},
+		{.shortopt = "-f", .longopt = "--follow-forks",
+		 .help = "trace child processes too, each as its own process", .type = MT_OPT_FLAG,
+		 .target = &ro->follow},
+		{.longopt = "--cull-temporary", .argh = "[=MS]",
+		 .help = "leave out of the event stream allocations freed\n"
+			"within MS milliseconds (default 10000), keeping\n"
+			"them in exact per-site totals",
+		 .type = MT_OPT_CALLBACK, .target = ro, .flags = MT_OPTF_EQ_ONLY, .cb = opt_cull},
+		{.shortopt = "-q", .longopt = "--quiet", .help = "print nothing but errors", .type = MT_OPT_FLAG,
+		 .target = &ro->quiet},
 		{.type = MT_OPT_END},
 	};
-	const struct mt_cmdline cl = {
-		.cmd = "record",
-		.opts = opts,
-		.usage = usage_text,
-		.operands = MT_OPERANDS_STOP,
-		.dashdash = 1,
-	};
+	/* COMMAND and its arguments are not ours: the first operand ends ours */
+	const struct mt_cmdline cl = {.cmd = "record", .opts = opts, .usage = usage_text, .col = 27,
+				      .epilogue = epilogue, .operands = MT_OPERANDS_STOP, .dashdash = 1};
 	int next, st = mt_options_parse(&cl, argc, argv, &next);
 	if (st != MT_OPTS_GO_ON)
 		return -st;

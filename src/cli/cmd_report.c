@@ -20,20 +20,11 @@ static const char usage_text[] =
 	"                 their thread, as a call tree\n"
 	"  --frequency    calls to the allocator per call site, as a call tree\n"
 	"\n"
-	"options:\n"
-	"  --json             print the JSON report (schema: memtrace-report(1))\n"
-	"  -n, --top N        show only the N call sites ranking first in the view\n"
-	"  --threshold PCT    fold tree branches below PCT percent (default 0.5)\n"
-	"  --pid PID          only the process PID of a multi-process recording\n"
-	"  -h, --help         show this help\n"
+	"options:\n";
+
+static const char epilogue[] =
 	"\n"
 	"With filters, every figure counts only the allocations they match.\n";
-
-static void help(void)
-{
-	fputs(usage_text, stdout);
-	fputs(mt_filter_help, stdout);
-}
 
 /* The view options given: the last, and how many (one at most). */
 struct views {
@@ -76,15 +67,21 @@ int cmd_report(int argc, char **argv)
 		VIEW("--peak", MT_VIEW_PEAK),
 		VIEW("--temporary", MT_VIEW_TEMPORARY),
 		VIEW("--frequency", MT_VIEW_FREQUENCY),
-		MT_OPT_JSON(&o.json),
-		{.shortopt = "-n", .longopt = "--top", .type = MT_OPT_COUNT, .target = &limit, .max = 100000000,
-		 .err = "-n needs a positive number of sites", .flags = MT_OPTF_NO_GLUE},
-		{.longopt = "--threshold", .type = MT_OPT_CALLBACK, .target = &o.threshold, .cb = opt_threshold},
-		MT_OPT_RECPID(&o.pid),
+		MT_OPT_JSON(&o.json, "print the JSON report (schema: memtrace-report(1))"),
+		{.shortopt = "-n", .longopt = "--top", .argh = "N",
+		 .help = "show only the N call sites ranking first in the view", .type = MT_OPT_COUNT,
+		 .target = &limit, .max = 100000000, .err = "-n needs a positive number of sites",
+		 .flags = MT_OPTF_NO_GLUE},
+		{.longopt = "--threshold", .argh = "PCT",
+		 .help = "fold tree branches below PCT percent (default 0.5)",
+		 .type = MT_OPT_CALLBACK, .target = &o.threshold, .cb = opt_threshold},
+		MT_OPT_RECPID(&o.pid, "only the process PID of a multi-process recording"),
 		{.type = MT_OPT_END},
 	};
 #undef VIEW
-	int st = mt_options_recording("report", opts, help, &filt, &file, argc, argv);
+	const struct mt_cmdline cl = {.cmd = "report", .opts = opts, .usage = usage_text, .col = 21,
+				      .epilogue = epilogue};
+	int st = mt_options_recording(&cl, &filt, &file, argc, argv);
 	if (st != MT_OPTS_GO_ON)
 		return st;
 	o.view = views.last;

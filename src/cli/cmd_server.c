@@ -28,12 +28,9 @@ static const char usage_text[] =
 	"bytehound's allocation filters) and a page to open in a browser.  The\n"
 	"recordings are numbered 0, 1, ... in the order given; `last` names the last.\n"
 	"\n"
-	"options:\n"
-	"  -l, --listen ADDR:PORT  where to listen (default 127.0.0.1:8080); ADDR may\n"
-	"                          be a name or [IPv6]; PORT alone means 127.0.0.1\n"
-	"  -i, --interface ADDR    the address alone (bytehound's option)\n"
-	"  -p, --port PORT         the port alone (bytehound's option)\n"
-	"  -h, --help              show this help\n"
+	"options:\n";
+
+static const char epilogue[] =
 	"\n"
 	"Only this machine can connect unless ADDR says otherwise: the data shows\n"
 	"what the traced programs did.  SIGINT or SIGTERM stops the server.\n"
@@ -314,21 +311,21 @@ int cmd_server(int argc, char **argv)
 	struct listen_at at = {.host = "127.0.0.1", .port = "8080"};
 	struct file_list fl = {.v = xcalloc((size_t)argc, sizeof *fl.v)};
 	const struct mt_option opts[] = {
-		{.shortopt = "-l", .longopt = "--listen", .type = MT_OPT_CALLBACK, .target = &at, .cb = opt_listen},
-		{.shortopt = "-i", .longopt = "--interface", .type = MT_OPT_CALLBACK, .target = &at,
+		{.shortopt = "-l", .longopt = "--listen", .argh = "ADDR:PORT",
+		 .help = "where to listen (default 127.0.0.1:8080); ADDR may\n"
+			"be a name or [IPv6]; PORT alone means 127.0.0.1",
+		 .type = MT_OPT_CALLBACK, .target = &at, .cb = opt_listen},
+		{.shortopt = "-i", .longopt = "--interface", .argh = "ADDR",
+		 .help = "the address alone (bytehound's option)", .type = MT_OPT_CALLBACK, .target = &at,
 		 .cb = opt_interface},
-		{.shortopt = "-p", .longopt = "--port", .type = MT_OPT_CALLBACK, .target = &at, .cb = opt_port},
+		{.shortopt = "-p", .longopt = "--port", .argh = "PORT",
+		 .help = "the port alone (bytehound's option)",
+		 .type = MT_OPT_CALLBACK, .target = &at, .cb = opt_port},
 		{.type = MT_OPT_END},
 	};
-	const struct mt_cmdline cl = {
-		.cmd = "server",
-		.opts = opts,
-		.usage = usage_text,
-		.operands = MT_OPERANDS_EVERY,
-		.dashdash = 1,
-		.operand = add_file,
-		.operand_ctx = &fl,
-	};
+	const struct mt_cmdline cl = {.cmd = "server", .opts = opts, .usage = usage_text, .col = 26,
+				      .epilogue = epilogue, .operands = MT_OPERANDS_EVERY, .dashdash = 1,
+				      .operand = add_file, .operand_ctx = &fl};
 	int status = mt_options_parse(&cl, argc, argv, NULL);
 	if (status == MT_OPTS_GO_ON && !fl.n)
 		status = mt_usage_error("server", "no recording given");

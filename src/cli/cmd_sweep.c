@@ -24,17 +24,7 @@ static const char usage_text[] =
 	"end, older than --min-age, ranked across the system.  Needs root or\n"
 	"CAP_BPF and CAP_PERFMON.\n"
 	"\n"
-	"options:\n"
-	"  --duration S       how long to watch (default 10)\n"
-	"  --min-age S        only allocations at least S seconds old at the end\n"
-	"                     (default 1: younger ones are likely still in use)\n"
-	"  -n, --top N        call sites shown (default 20)\n"
-	"  --json             print the JSON report (memtrace-report(1) schema)\n"
-	"  -o, --output FILE  also write a recording of every event\n"
-	"  --max-live N       entries of the kernel's map of live blocks (default\n"
-	"                     1048576); a full map is counted as a loss\n"
-	"  --max-stacks N     entries of the kernel's stack map (default 65536)\n"
-	"  -h, --help         show this help\n";
+	"options:\n";
 
 struct ranked {
 	struct mt_process *p;
@@ -119,16 +109,20 @@ int cmd_sweep(int argc, char **argv)
 	const char *output = NULL;
 	struct mt_bpf_opts maps = {.events = 0};
 	const struct mt_option opts[] = {
-		MT_OPTS_BPF_MAPS(&maps),
-		{.longopt = "--duration", .type = MT_OPT_SECONDS, .target = &duration, .flags = MT_OPTF_POSITIVE,
+		{.longopt = "--duration", .argh = "S", .help = "how long to watch (default 10)",
+		 .type = MT_OPT_SECONDS, .target = &duration, .flags = MT_OPTF_POSITIVE,
 		 .err = "--duration needs a positive number of seconds"},
-		{.longopt = "--min-age", .type = MT_OPT_SECONDS, .target = &min_age, .err = "--min-age needs seconds"},
-		MT_OPT_TOP(&top, 1000000),
-		{.longopt = "--json", .type = MT_OPT_FLAG, .target = &json},
-		MT_OPT_OUTPUT(&output),
+		{.longopt = "--min-age", .argh = "S",
+		 .help = "only allocations at least S seconds old at the end\n"
+			"(default 1: younger ones are likely still in use)",
+		 .type = MT_OPT_SECONDS, .target = &min_age, .err = "--min-age needs seconds"},
+		MT_OPT_TOP(&top, 1000000, "call sites shown (default 20)"),
+		MT_OPT_JSON(&json, "print the JSON report (memtrace-report(1) schema)"),
+		MT_OPT_OUTPUT(&output, "FILE", "also write a recording of every event"),
 		{.type = MT_OPT_END},
 	};
-	int st = mt_options("sweep", opts, usage_text, argc, argv);
+	const struct mt_cmdline cl = {.cmd = "sweep", .opts = opts, .usage = usage_text, .col = 21};
+	int st = mt_options_bpf(&cl, &maps, argc, argv);
 	if (st != MT_OPTS_GO_ON)
 		return st;
 	struct mt_session ss;

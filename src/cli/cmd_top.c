@@ -18,17 +18,7 @@ static const char usage_text[] =
 	"bytes outstanding (allocated since tracing began and not freed), with\n"
 	"their allocation rate.  Needs root or CAP_BPF and CAP_PERFMON.\n"
 	"\n"
-	"options:\n"
-	"  -p, --pid PID      a process to watch (repeatable)\n"
-	"  -a, --all          every process that uses a traced allocator\n"
-	"  --interval S       seconds between snapshots (default 1)\n"
-	"  --count K          stop after K snapshots (default: at Ctrl-C)\n"
-	"  -n, --top N        call sites per snapshot (default 10)\n"
-	"  --json             one JSON object per snapshot and line\n"
-	"  --max-live N       entries of the kernel's map of live blocks (default\n"
-	"                     1048576); a full map is counted as a loss\n"
-	"  --max-stacks N     entries of the kernel's stack map (default 65536)\n"
-	"  -h, --help         show this help\n";
+	"options:\n";
 
 /* A snapshot every interval, COUNT of them (0: no limit). */
 struct top_snapshots {
@@ -63,17 +53,20 @@ int cmd_top(int argc, char **argv)
 	uint64_t count = 0, top = 10;
 	struct mt_bpf_opts maps = {.events = 0};
 	const struct mt_option opts[] = {
-		MT_OPTS_BPF_MAPS(&maps),
-		MT_OPT_PIDS(&pids),
-		{.shortopt = "-a", .longopt = "--all", .type = MT_OPT_FLAG, .target = &all},
-		{.longopt = "--json", .type = MT_OPT_FLAG, .target = &json},
-		{.longopt = "--interval", .type = MT_OPT_SECONDS, .target = &interval, .flags = MT_OPTF_POSITIVE,
+		MT_OPT_PIDS(&pids, "a process to watch (repeatable)"),
+		{.shortopt = "-a", .longopt = "--all", .help = "every process that uses a traced allocator",
+		 .type = MT_OPT_FLAG, .target = &all},
+		{.longopt = "--interval", .argh = "S", .help = "seconds between snapshots (default 1)",
+		 .type = MT_OPT_SECONDS, .target = &interval, .flags = MT_OPTF_POSITIVE,
 		 .err = "--interval needs a positive number of seconds"},
-		{.longopt = "--count", .type = MT_OPT_COUNT, .target = &count, .max = UINT64_MAX},
-		MT_OPT_TOP(&top, 1000000),
+		{.longopt = "--count", .argh = "K", .help = "stop after K snapshots (default: at Ctrl-C)",
+		 .type = MT_OPT_COUNT, .target = &count, .max = UINT64_MAX},
+		MT_OPT_TOP(&top, 1000000, "call sites per snapshot (default 10)"),
+		MT_OPT_JSON(&json, "one JSON object per snapshot and line"),
 		{.type = MT_OPT_END},
 	};
-	int st = mt_options("top", opts, usage_text, argc, argv);
+	const struct mt_cmdline cl = {.cmd = "top", .opts = opts, .usage = usage_text, .col = 21};
+	int st = mt_options_bpf(&cl, &maps, argc, argv);
 	if (st != MT_OPTS_GO_ON)
 		return st;
 	if (!all && !pids.n)

@@ -95,9 +95,53 @@ static int parse_one(const struct mt_cmdline *c, int argc, char **argv, int *i)
 	for (const struct mt_option *o = c->opts; o->type != MT_OPT_END; o++)
 		if (match(o, argc, argv, i, &val))
 			return store(c->cmd, o, a, val);
+	for (const struct mt_option *o = c->more; o && o->type != MT_OPT_END; o++)
+		if (match(o, argc, argv, i, &val))
+			return store(c->cmd, o, a, val);
 	if (c->operands == MT_OPERANDS_EVERY && !(a[0] == '-' && a[1]))
 		return c->operand(c->operand_ctx, c->cmd, a) ? MT_EXIT_USAGE : 0;
 	return mt_usage_error(c->cmd, "unknown option '%s'", a);
+}
+
+/* "  -n, --top N     what it does": the help from column COL, each of its
+ * lines there; on a line of its own when the spelling reaches COL. */
+static void print_option(FILE *f, const char *shortopt, const char *longopt, const char *argh,
+			 const char *help, int col)
+{
+	int n = fprintf(f, "  %s%s%s%s%s", shortopt ? shortopt : "", shortopt && longopt ? ", " : "",
+			longopt ? longopt : "", argh && argh[0] != '=' && argh[0] != '[' ? " " : "",
+			argh ? argh : "");
+	if (n >= col) {
+		fputc('\n', f);
+		n = 0;
+	}
+	for (const char *line = help; *line;) {
+		size_t len = strcspn(line, "\n");
+		fprintf(f, "%*s%.*s\n", col - n, "", (int)len, line);
+		n = 0;
+		line += len;
+		if (*line)
+			line++;
+	}
+}
+
+static void print_help(FILE *f, const struct mt_cmdline *c)
+{
+	if (c->prologue)
+		c->prologue(f);
+	else
+		fputs(c->usage, f);
+	for (const struct mt_option *o = c->opts; o->type != MT_OPT_END; o++)
+		if (o->help)
+			print_option(f, o->shortopt, o->longopt, o->argh, o->help, c->col);
+	for (const struct mt_option *o = c->more; o && o->type != MT_OPT_END; o++)
+		if (o->help)
+			print_option(f, o->shortopt, o->longopt, o->argh, o->help, c->col);
+	print_option(f, "-h", "--help", NULL, "show this help", c->col);
+	if (c->epilogue)
+		fputs(c->epilogue, f);
+	if (c->filter_help)
+		fputs(mt_filter_help, f);
 }
 
 int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *next)
@@ -111,10 +155,7 @@ int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *nex
 			continue;
 		}
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			if (c->help)
-				c->help();
-			else
-				fputs(c->usage, stdout);
+			print_help(stdout, c);
 			return MT_EXIT_OK;
 		}
 		if (c->dashdash && !strcmp(a, "--")) {
@@ -135,10 +176,20 @@ int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *nex
 	return MT_OPTS_GO_ON;
 }
 
-int mt_options(const char *cmd, const struct mt_option *opts, const char *usage, int argc, char **argv)
+int mt_options_bpf(const struct mt_cmdline *c, struct mt_bpf_opts *maps, int argc, char **argv)
 {
-	const struct mt_cmdline c = {.cmd = cmd, .opts = opts, .usage = usage};
-	return mt_options_parse(&c, argc, argv, NULL);
+	const struct mt_option more[] = {
+		{.longopt = "--max-live", .argh = "N", .type = MT_OPT_COUNT32, .target = &maps->max_live,
+		 .max = 1u << 30,
+		 .help = "entries of the kernel's map of live blocks (default\n"
+			"1048576); a full map is counted as a loss"},
+		{.longopt = "--max-stacks", .argh = "N", .type = MT_OPT_COUNT32, .target = &maps->max_stacks,
+		 .max = 1u << 24, .help = "entries of the kernel's stack map (default 65536)"},
+		{.type = MT_OPT_END},
+	};
+	struct mt_cmdline bc = *c;
+	bc.more = more;
+	return mt_options_parse(&bc, argc, argv, NULL);
 }
 
 static int filters(void *filter, const char *cmd, int argc, char **argv, int *i)
@@ -155,20 +206,17 @@ static int one_recording(void *path, const char *cmd, const char *arg)
 	return 0;
 }
 
-int mt_options_recording(const char *cmd, const struct mt_option *opts, void (*help)(void),
-			 struct mt_filter *filter, const char **file, int argc, char **argv)
+int mt_options_recording(const struct mt_cmdline *c, struct mt_filter *filter, const char **file, int argc,
+			 char **argv)
 {
-	const struct mt_cmdline c = {
-		.cmd = cmd,
-		.opts = opts,
-		.help = help,
-		.operands = MT_OPERANDS_EVERY,
-		.hook = filters,
-		.hook_ctx = filter,
-		.operand = one_recording,
-		.operand_ctx = file,
-	};
-	int st = mt_options_parse(&c, argc, argv, NULL);
+	struct mt_cmdline rc = *c;
+	rc.filter_help = 1;
+	rc.operands = MT_OPERANDS_EVERY;
+	rc.hook = filters;
+	rc.hook_ctx = filter;
+	rc.operand = one_recording;
+	rc.operand_ctx = file;
+	int st = mt_options_parse(&rc, argc, argv, NULL);
 	if (st != MT_OPTS_GO_ON)
 		mt_filter_free(filter);
 	return st;

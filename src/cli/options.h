@@ -3,7 +3,8 @@
  * options (in the spirit of git's parse-options) and parsed by one function,
  * so that every command spells, checks and reports its options the same way:
  * a usage error is one line, `memtrace: error: ...`, then "Try 'memtrace
- * CMD --help'", and exit status 2.
+ * CMD --help'", and exit status 2.  The options part of --help is printed
+ * from the same table, so an option is spelled and explained in one place.
  *
  * An option taking a value is written "-n 5", "-n5", "--top 5" or
  * "--top=5"; a flag only as itself ("--json", never "--json=1").
@@ -12,7 +13,10 @@
 #define MEMTRACE_OPTIONS_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
+
+#include "capture/bpf/capture.h"
 
 enum mt_opt_type {
 	MT_OPT_END,      /* ends the table */
@@ -43,6 +47,10 @@ typedef int mt_opt_cb(const char *cmd, const struct mt_option *o, const char *ar
 struct mt_option {
 	const char *shortopt; /* "-n", or NULL */
 	const char *longopt;  /* "--top", or NULL */
+	/* --help: the value's name ("N", or "=A|B" and "[=MS]" as written), and
+	 * what the option does, lines split by '\n' (NULL: not listed) */
+	const char *argh;
+	const char *help;
 	enum mt_opt_type type;
 	void *target;
 	/* the usage error for a missing or bad value (MT_OPT_STRING,
@@ -70,10 +78,16 @@ enum mt_operands {
 };
 
 struct mt_cmdline {
-	const char *cmd;           /* the command, as usage errors name it */
+	const char *cmd; /* the command, as usage errors name it */
 	const struct mt_option *opts;
-	const char *usage;         /* printed by -h, --help ... */
-	void (*help)(void);        /* ... unless this prints it */
+	const struct mt_option *more; /* another table, after OPTS (or NULL) */
+	/* -h, --help prints USAGE (or what PROLOGUE prints), then the options
+	 * with their help at column COL and "-h, --help", then EPILOGUE */
+	const char *usage;
+	void (*prologue)(FILE *f);
+	int col;
+	const char *epilogue;
+	int filter_help; /* then the filters' help (analyse/filter.h) */
 	enum mt_operands operands;
 	int dashdash;              /* "--" ends the options (else it is unknown) */
 	/* Tried first on every argument, for options of another stage's table
@@ -98,29 +112,28 @@ struct mt_filter;
 int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *next);
 
 /* Options more than one command takes, spelled and checked alike. */
-#define MT_OPT_PIDS(pids) {.shortopt = "-p", .longopt = "--pid", .type = MT_OPT_PID, .target = (pids)}
-#define MT_OPT_TOP(n, most) {.shortopt = "-n", .longopt = "--top", .type = MT_OPT_COUNT, .target = (n), .max = (most)}
-#define MT_OPT_JSON(on) {.longopt = "--json", .type = MT_OPT_FLAG, .target = (on)}
-#define MT_OPT_RECPID(pid)                                                                                  \
-	{.longopt = "--pid", .type = MT_OPT_PROCESS, .target = (pid), .err = "--pid needs a process id"}
-#define MT_OPT_OUTPUT(path)                                                                                 \
-	{.shortopt = "-o", .longopt = "--output", .type = MT_OPT_STRING, .target = (path),                  \
-	 .err = "-o needs a file name", .flags = MT_OPTF_NONEMPTY}
+#define MT_OPT_PIDS(pids, what)                                                                             \
+	{.shortopt = "-p", .longopt = "--pid", .argh = "PID", .help = (what), .type = MT_OPT_PID, .target = (pids)}
+#define MT_OPT_TOP(n, most, what)                                                                           \
+	{.shortopt = "-n", .longopt = "--top", .argh = "N", .help = (what), .type = MT_OPT_COUNT, .target = (n), \
+	 .max = (most)}
+#define MT_OPT_JSON(on, what) {.longopt = "--json", .help = (what), .type = MT_OPT_FLAG, .target = (on)}
+#define MT_OPT_RECPID(pid, what)                                                                            \
+	{.longopt = "--pid", .argh = "PID", .help = (what), .type = MT_OPT_PROCESS, .target = (pid),         \
+	 .err = "--pid needs a process id"}
+#define MT_OPT_OUTPUT(path, name, what)                                                                     \
+	{.shortopt = "-o", .longopt = "--output", .argh = (name), .help = (what), .type = MT_OPT_STRING,      \
+	 .target = (path), .err = "-o needs a file name", .flags = MT_OPTF_NONEMPTY}
 
-/* mt_options_parse for a command that takes options only, -h printing
- * USAGE. */
-int mt_options(const char *cmd, const struct mt_option *opts, const char *usage, int argc, char **argv);
+/* mt_options_parse for a BPF command (attach, top, sweep): C's options,
+ * then the map sizes every one takes into MAPS: --max-live N (live blocks)
+ * and --max-stacks N (distinct stacks). */
+int mt_options_bpf(const struct mt_cmdline *c, struct mt_bpf_opts *maps, int argc, char **argv);
 
 /* mt_options_parse for a command that reads one recording (its path into
  * *FILE) through the filters of analyse/filter.h (into FILTER, which is
- * freed when the command is to exit), HELP printing its --help. */
-int mt_options_recording(const char *cmd, const struct mt_option *opts, void (*help)(void),
-			 struct mt_filter *filter, const char **file, int argc, char **argv);
-
-/* The map sizes every BPF command takes (capture/bpf's struct mt_bpf_opts
- * MAPS): --max-live N (live blocks) and --max-stacks N (distinct stacks). */
-#define MT_OPTS_BPF_MAPS(maps)                                                                              \
-	{.longopt = "--max-live", .type = MT_OPT_COUNT32, .target = &(maps)->max_live, .max = 1u << 30},      \
-	{.longopt = "--max-stacks", .type = MT_OPT_COUNT32, .target = &(maps)->max_stacks, .max = 1u << 24}
+ * freed when the command is to exit). */
+int mt_options_recording(const struct mt_cmdline *c, struct mt_filter *filter, const char **file, int argc,
+			 char **argv);
 
 #endif
