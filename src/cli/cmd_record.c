@@ -52,6 +52,7 @@ struct record_opts {
 	uint64_t cull_ms;
 };
 
+/* -o: record's error names the option as it was spelled. */
 static int opt_output(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
 {
 	if (!val)
@@ -87,7 +88,8 @@ static int parse_args(struct record_opts *ro, int argc, char **argv)
 		{.shortopt = "-o", .longopt = "--output", .argh = "FILE",
 		 .help = "write the recording to FILE\n"
 			"(default: memtrace.COMMAND.PID.mtrace)",
-		 .type = MT_OPT_CALLBACK, .target = &ro->output, .flags = MT_OPTF_NO_GLUE, .cb = opt_output},
+		 .type = MT_OPT_CALLBACK, .target = &ro->output, .cb = opt_output,
+		 .flags = MT_OPTF_NO_GLUE /* record never took "-oFILE" */},
 		{.longopt = "--backend", .argh = "=auto|preload|bpf",
 		 .help = "how events are captured (default: auto, the shim\n"
 			"for dynamically linked programs)",

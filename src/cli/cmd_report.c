@@ -59,8 +59,10 @@ int cmd_report(int argc, char **argv)
 	struct views views = {.last = MT_VIEW_SUMMARY, .n = 0};
 	static struct mt_filter filt; /* reachable from here until exit, freed at the end */
 	mt_filter_init(&filt);
-#define VIEW(name, v) {.longopt = name, .type = MT_OPT_CALLBACK, .target = &views, .cb = opt_view, .value = v, \
-			       .flags = MT_OPTF_NOARG}
+	/* the views have no .help: usage_text lists them under VIEW */
+#define VIEW(name, v)                                                                                       \
+	{.longopt = name, .type = MT_OPT_CALLBACK, .target = &views, .cb = opt_view, .value = v,             \
+	 .flags = MT_OPTF_NOARG}
 	const struct mt_option opts[] = {
 		VIEW("--summary", MT_VIEW_SUMMARY),
 		VIEW("--leaks", MT_VIEW_LEAKS),
@@ -71,7 +73,7 @@ int cmd_report(int argc, char **argv)
 		{.shortopt = "-n", .longopt = "--top", .argh = "N",
 		 .help = "show only the N call sites ranking first in the view", .type = MT_OPT_COUNT,
 		 .target = &limit, .max = 100000000, .err = "-n needs a positive number of sites",
-		 .flags = MT_OPTF_NO_GLUE},
+		 .flags = MT_OPTF_NO_GLUE /* report never took "-n5" */},
 		{.longopt = "--threshold", .argh = "PCT",
 		 .help = "fold tree branches below PCT percent (default 0.5)",
 		 .type = MT_OPT_CALLBACK, .target = &o.threshold, .cb = opt_threshold},
