@@ -129,8 +129,6 @@ int cmd_attach(int argc, char **argv)
 		.poll_ms = 10,
 		.duration = duration,
 		.watch = t.live,
-		.pids = pids.v,
-		.npids = pids.n,
 		.exited = "every traced process has exited",
 		.tick = print_table,
 		.ctx = &t,

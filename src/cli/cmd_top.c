@@ -92,8 +92,6 @@ int cmd_top(int argc, char **argv)
 	/* with --all, new processes are watched as they come: it never ends */
 	struct mt_session_loop loop = {
 		.poll_ms = 20,
-		.pids = pids.v,
-		.npids = pids.n,
 		.exited = "every watched process has exited",
 		.tick = print_snapshot,
 		.ctx = &t,

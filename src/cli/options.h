@@ -54,13 +54,13 @@ struct mt_option {
 	enum mt_opt_type type;
 	void *target;
 	/* the usage error for a missing or bad value (MT_OPT_STRING,
-	 * MT_OPT_SECONDS; without it MT_OPT_COUNT* say their range, naming
-	 * the short spelling, as "-n needs a positive number ...") */
+	 * MT_OPT_SECONDS, MT_OPT_PROCESS; without it MT_OPT_COUNT* say their
+	 * range, naming the short spelling: "-n needs a positive number ...") */
 	const char *err;
-	uint64_t max; /* MT_OPT_COUNT* */
-	unsigned flags;   /* MT_OPTF_* */
-	mt_opt_cb *cb;    /* MT_OPT_CALLBACK */
-	int value;        /* MT_OPT_CALLBACK: what this option stands for */
+	uint64_t max;   /* MT_OPT_COUNT* */
+	unsigned flags; /* MT_OPTF_* */
+	mt_opt_cb *cb;  /* MT_OPT_CALLBACK */
+	int value;      /* MT_OPT_CALLBACK: what this option stands for */
 };
 
 /* The processes of -p PID options. */
@@ -89,7 +89,7 @@ struct mt_cmdline {
 	const char *epilogue;
 	int filter_help; /* then the filters' help (analyse/filter.h) */
 	enum mt_operands operands;
-	int dashdash;              /* "--" ends the options (else it is unknown) */
+	int dashdash; /* "--" ends the options (else it is an unknown option) */
 	/* Tried first on every argument, for options of another stage's table
 	 * (the filters): returns 1 when it took argv[*i] (and moved *i past its
 	 * value), 0 when not, -1 after a usage error. */
@@ -113,7 +113,8 @@ int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *nex
 
 /* Options more than one command takes, spelled and checked alike. */
 #define MT_OPT_PIDS(pids, what)                                                                             \
-	{.shortopt = "-p", .longopt = "--pid", .argh = "PID", .help = (what), .type = MT_OPT_PID, .target = (pids)}
+	{.shortopt = "-p", .longopt = "--pid", .argh = "PID", .help = (what), .type = MT_OPT_PID,              \
+	 .target = (pids)}
 #define MT_OPT_TOP(n, most, what)                                                                           \
 	{.shortopt = "-n", .longopt = "--top", .argh = "N", .help = (what), .type = MT_OPT_COUNT, .target = (n), \
 	 .max = (most)}

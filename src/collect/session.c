@@ -45,6 +45,8 @@ int mt_session_start(struct mt_session *s, const struct mt_bpf_opts *maps, const
 		mt_session_close(s);
 		return -2;
 	}
+	s->pids = pids;
+	s->npids = npids;
 	return 0;
 }
 
@@ -101,7 +103,7 @@ void mt_session_run(struct mt_session *s, struct mt_session_loop *l)
 			mt_session_rescan(s);
 			if (l->watch)
 				mt_watch_refresh(l->watch);
-			if (l->npids && !any_alive(l->pids, l->npids)) {
+			if (l->exited && s->npids && !any_alive(s->pids, s->npids)) {
 				mt_note("%s", l->exited);
 				break;
 			}

@@ -22,6 +22,8 @@ struct mt_session {
 	struct mt_recorder *rec;
 	struct mt_bpf_streams *streams;
 	const char *output;
+	const pid_t *pids; /* those mt_session_start traced by pid */
+	size_t npids;
 };
 
 /* Loads the BPF programs with the map sizes of MAPS (events mode when OUTPUT
@@ -30,9 +32,10 @@ struct mt_session {
 int mt_session_open(struct mt_session *s, const struct mt_bpf_opts *maps, const char *output, char *err,
 		    size_t errlen);
 /* mt_session_open, then tracing every process (ALL: those started later
- * too) and PIDS.  Returns 0; or, after the error message, -1 when the
- * session could not be opened ("cannot WHAT: ..."), -2 when a process
- * could not be traced (the session is closed again). */
+ * too) and PIDS (kept by the session: they must outlive it).  Returns 0;
+ * or, after the error message, -1 when the session could not be opened
+ * ("cannot WHAT: ..."), -2 when a process could not be traced (the session
+ * is closed again). */
 int mt_session_start(struct mt_session *s, const struct mt_bpf_opts *maps, const char *output, int all,
 		     const pid_t *pids, size_t npids, const char *what);
 /* Waits up to TIMEOUT_MS for events and records them. */
@@ -49,9 +52,8 @@ struct mt_session_loop {
 	double duration;   /* stop after this many seconds (0: no limit) */
 	int scan_at_start; /* the first rescan at once, not after a second */
 	struct mt_watch *watch; /* refreshed at every rescan, when set */
-	/* stop, saying EXITED, once none of PIDS is alive (NPIDS 0: never) */
-	const pid_t *pids;
-	size_t npids;
+	/* when set, stop saying so once no process traced by pid is alive
+	 * (with none, as with --all, never) */
 	const char *exited;
 	/* After every turn, ELAPSED_NS after the start, RESCANNED when the turn
 	 * rescanned: the command's part.  Nonzero stops the loop. */
