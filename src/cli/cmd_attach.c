@@ -8,16 +8,14 @@
  * writes a recording of every event.  Detaching removes every probe: the
  * processes run on exactly as before.
  */
-#include "collect/bpf_stream.h"
 #include "commands.h"
-#include "collect/watch.h"
-#include "report/top.h"
+#include "options.h"
 #include "capture/bpf/procmaps.h"
+#include "collect/session.h"
 #include "report/report.h"
+#include "report/top.h"
 #include "base/util.h"
 
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 static const char usage_text[] =
@@ -28,126 +26,116 @@ static const char usage_text[] =
 	"or CAP_BPF and CAP_PERFMON), prints the top call sites by bytes outstanding\n"
 	"every interval, and the leak report when it stops.\n"
 	"\n"
-	"options:\n"
-	"  -p, --pid PID        a process to attach to (repeatable)\n"
-	"  --duration S         stop after S seconds (default: at Ctrl-C, or when\n"
-	"                       every process has exited)\n"
-	"  --interval S         print the top call sites every S seconds (default 5;\n"
-	"                       0: only at the end)\n"
-	"  -n, --top N          call sites shown (default 10)\n"
-	"  -o, --output FILE    also write a recording of every event\n"
-	"  --max-live N         entries of the kernel's map of live blocks (default\n"
-	"                       1048576); a full map is counted as a loss\n"
-	"  --max-stacks N       entries of the kernel's stack map (default 65536)\n"
-	"  -h, --help           show this help\n"
+	"options:\n";
+
+static const char epilogue[] =
 	"\n"
 	"Outstanding and leaked count only allocations made while attached.\n"
 	"See memtrace-attach(1).\n";
 
-int cmd_attach(int argc, char **argv)
+/* The table of outstanding call sites, every interval. */
+struct attach_table {
+	struct mt_watch *live;
+	struct mt_top *tp;
+	uint64_t interval_ns, next_ns;
+	int show; /* --interval 0: only the leak report at the end */
+	long top;
+};
+
+static int print_table(void *ctx, uint64_t elapsed_ns, int rescanned)
 {
-	pid_t pids[256];
-	size_t npids = 0;
-	double duration = 0, interval = 5;
-	uint64_t top = 10;
-	const char *output = NULL, *val;
-	struct mt_bpf_opts maps = {0};
-	for (int i = 1, r; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(usage_text, stdout);
-			return MT_EXIT_OK;
-		} else if (mt_arg(argc, argv, &i, "-p", "--pid", &val)) {
-			if (npids == sizeof pids / sizeof *pids)
-				return mt_usage_error("attach", "at most %zu processes", npids);
-			if (mt_arg_pid("attach", val, &pids[npids++]))
-				return MT_EXIT_USAGE;
-		} else if (mt_arg(argc, argv, &i, NULL, "--duration", &val)) {
-			if (mt_parse_seconds(val, &duration))
-				return mt_usage_error("attach", "--duration needs seconds");
-		} else if (mt_arg(argc, argv, &i, NULL, "--interval", &val)) {
-			if (mt_parse_seconds(val, &interval))
-				return mt_usage_error("attach", "--interval needs seconds");
-		} else if (mt_arg(argc, argv, &i, "-n", "--top", &val)) {
-			if (mt_arg_count("attach", "-n", val, 1000000, &top))
-				return MT_EXIT_USAGE;
-		} else if (mt_arg(argc, argv, &i, "-o", "--output", &val)) {
-			if (!val || !*val)
-				return mt_usage_error("attach", "-o needs a file name");
-			output = val;
-		} else if ((r = mt_arg_bpf_maps("attach", argc, argv, &i, &maps)) != 0) {
-			if (r < 0)
-				return MT_EXIT_USAGE;
-		} else {
-			return mt_usage_error("attach", "unknown option '%s'", a);
-		}
-	}
-	if (!npids)
-		return mt_usage_error("attach", "no process given (-p PID)");
-	if (mt_pids_running(pids, npids) < 0)
-		return MT_EXIT_RUNTIME;
+	struct attach_table *t = ctx;
+	(void)rescanned;
+	if (!t->show || elapsed_ns < t->next_ns)
+		return 0;
+	t->next_ns = elapsed_ns + t->interval_ns;
+	struct mt_recording snap;
+	mt_watch_snapshot(t->live, 0, &snap);
+	mt_top_print(t->tp, stdout, &snap, (double)elapsed_ns / 1e9, t->top, 0);
+	mt_recording_free(&snap);
+	return 0;
+}
 
-	char err[512];
-	struct mt_session ss;
-	if (mt_session_open(&ss, &maps, output, err, sizeof err) < 0) {
-		mt_error("cannot attach: %s", err);
-		return MT_EXIT_RUNTIME;
-	}
-	for (size_t i = 0; i < npids; i++)
-		if (mt_bpf_trace_pid(ss.b, pids[i], err, sizeof err) < 0) {
-			mt_error("%s", err);
-			mt_session_close(&ss);
-			if (output)
-				unlink(output);
-			return MT_EXIT_RUNTIME;
-		}
-	mt_catch_stop_signals();
-	mt_note("attached to %zu process%s; Ctrl-C to stop and print the leaks", npids, npids == 1 ? "" : "es");
-
-	struct mt_watch *live = mt_watch_new(ss.b);
-	struct mt_top *tp = mt_top_new();
-	uint64_t t0 = mt_now_ns(), next_table = t0 + (uint64_t)(interval * 1e9), next_scan = t0 + 1000000000ull;
-	while (!mt_stop) {
-		mt_session_poll(&ss, 10);
-		uint64_t now = mt_now_ns();
-		if (duration > 0 && now - t0 >= (uint64_t)(duration * 1e9))
-			break;
-		if (now >= next_scan) {
-			next_scan = now + 1000000000ull;
-			mt_session_rescan(&ss);
-			mt_watch_refresh(live);
-			size_t left = 0;
-			for (size_t i = 0; i < npids; i++)
-				left += mt_pid_alive(pids[i]);
-			if (!left) {
-				mt_note("every traced process has exited");
-				break;
-			}
-		}
-		if (interval > 0 && now >= next_table) {
-			next_table = now + (uint64_t)(interval * 1e9);
-			struct mt_recording snap;
-			mt_watch_snapshot(live, 0, &snap);
-			mt_top_print(tp, stdout, &snap, (double)(now - t0) / 1e9, (long)top, 0);
-			mt_recording_free(&snap);
-		}
-	}
-	/* the last events, then the leak report from the maps */
-	mt_session_poll(&ss, 0);
+/* The leak report from the maps, once the last events are in. */
+static void print_leaks(struct mt_session *ss, struct mt_watch *live, uint64_t start_ns, long top)
+{
+	mt_session_poll(ss, 0);
 	mt_watch_refresh(live);
 	struct mt_recording snap;
 	mt_watch_snapshot(live, 0, &snap);
-	uint64_t end = mt_now_ns() - t0;
+	uint64_t end = mt_now_ns() - start_ns;
 	for (size_t i = 0; i < snap.nprocs; i++)
 		snap.procs[i]->end_ts = end;
-	struct mt_report_opts ro = {MT_VIEW_LEAKS, 0, 0.5, (long)top, -1};
+	struct mt_report_opts ro = {.view = MT_VIEW_LEAKS, .threshold = 0.5, .limit = top, .pid = -1};
 	printf("\n");
 	if (snap.nprocs)
 		mt_report_text(stdout, &snap, &ro);
 	else
 		printf("no allocation made while attached is still outstanding\n");
 	mt_recording_free(&snap);
-	mt_top_free(tp);
-	mt_watch_free(live);
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	struct mt_pids pids = {.n = 0};
+	double duration = 0, interval = 5;
+	uint64_t top = 10;
+	const char *output = NULL;
+	struct mt_bpf_opts maps = {.events = 0};
+	const struct mt_option opts[] = {
+		MT_OPT_PIDS(&pids, "a process to attach to (repeatable)"),
+		{.longopt = "--duration", .argh = "S",
+		 .help = "stop after S seconds (default: at Ctrl-C, or when\n"
+			"every process has exited)",
+		 .type = MT_OPT_SECONDS, .target = &duration, .err = "--duration needs seconds"},
+		{.longopt = "--interval", .argh = "S",
+		 .help = "print the top call sites every S seconds (default 5;\n"
+			"0: only at the end)",
+		 .type = MT_OPT_SECONDS, .target = &interval, .err = "--interval needs seconds"},
+		MT_OPT_TOP(&top, 1000000, "call sites shown (default 10)"),
+		MT_OPT_OUTPUT(&output, "FILE", "also write a recording of every event"),
+		{.type = MT_OPT_END},
+	};
+	const struct mt_cmdline cl = {.cmd = "attach", .opts = opts, .usage = usage_text, .col = 23,
+				      .epilogue = epilogue};
+	int st = mt_options_bpf(&cl, &maps, argc, argv);
+	if (st != MT_OPTS_GO_ON)
+		return st;
+	if (!pids.n)
+		return mt_usage_error("attach", "no process given (-p PID)");
+	if (mt_pids_running(pids.v, pids.n) < 0)
+		return MT_EXIT_RUNTIME;
+
+	struct mt_session ss;
+	int r = mt_session_start(&ss, &maps, output, 0, pids.v, pids.n, "attach");
+	if (r < 0) {
+		/* a recording of nothing, once it was made */
+		if (r == -2 && output)
+			unlink(output);
+		return MT_EXIT_RUNTIME;
+	}
+	mt_catch_stop_signals();
+	mt_note("attached to %zu process%s; Ctrl-C to stop and print the leaks", pids.n, pids.n == 1 ? "" : "es");
+
+	struct attach_table t = {
+		.live = mt_watch_new(ss.b),
+		.tp = mt_top_new(),
+		.interval_ns = (uint64_t)(interval * 1e9),
+		.next_ns = (uint64_t)(interval * 1e9),
+		.show = interval > 0,
+		.top = (long)top,
+	};
+	struct mt_session_loop loop = {
+		.poll_ms = 10,
+		.duration = duration,
+		.watch = t.live,
+		.exited = "every traced process has exited",
+		.tick = print_table,
+		.ctx = &t,
+	};
+	mt_session_run(&ss, &loop);
+	print_leaks(&ss, t.live, loop.start_ns, (long)top);
+	mt_top_free(t.tp);
+	mt_watch_free(t.live);
 	return mt_session_close(&ss);
 }

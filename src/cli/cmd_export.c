@@ -3,6 +3,7 @@
  * a recording, through the report's filters, in another tool's format.
  */
 #include "commands.h"
+#include "options.h"
 #include "export/export.h"
 #include "base/util.h"
 
@@ -11,7 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static void usage(FILE *f)
+/* --help up to its options: the formats. */
+static void prologue(FILE *f)
 {
 	fputs("usage: memtrace export --format FMT [-o OUT] [options] [filters] FILE\n"
 	      "\n"
@@ -21,19 +23,8 @@ static void usage(FILE *f)
 	for (const struct mt_exporter *e = mt_exporters; e->name; e++)
 		fprintf(f, "  %-11s %s\n", e->name, e->what);
 	fputs("\n"
-	      "options:\n"
-	      "  -f, --format FMT   the format (required)\n"
-	      "  -o, --output OUT   write to OUT (written whole, then renamed into place)\n"
-	      "  --weight W         what flamegraph widths measure (folded, svg, speedscope,\n"
-	      "                     gprof2dot): bytes (allocated, default), allocations,\n"
-	      "                     leaked (bytes), peak (bytes live at the peak), temporary\n"
-	      "  --per-site         json: one entry per call site instead of per allocation\n"
-	      "  --pid PID          only process PID of a multi-process recording (formats\n"
-	      "                     with one process per file take the first by default)\n"
-	      "  -h, --help         show this help\n"
-	      "\n",
+	      "options:\n",
 	      f);
-	fputs(mt_filter_help, f);
 }
 
 static const struct mt_exporter *find_format(const char *name)
@@ -44,56 +35,60 @@ static const struct mt_exporter *find_format(const char *name)
 	return NULL;
 }
 
+static int opt_format(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	const struct mt_exporter **fmt = o->target;
+	(void)arg;
+	if (!val)
+		return mt_usage_error(cmd, "--format needs a format");
+	if (!(*fmt = find_format(val)))
+		return mt_usage_error(cmd, "--format: unknown format '%s'", val);
+	return 0;
+}
+
+static int opt_weight(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	struct mt_export_ctx *x = o->target;
+	int found = 0;
+	(void)arg;
+	for (int w = 0; w <= MT_W_TEMPORARY && val && !found; w++)
+		if (!strcmp(val, mt_weight_names[w]))
+			x->weight = (enum mt_weight)w, found = 1;
+	if (!found)
+		return mt_usage_error(cmd, "--weight: '%s' is none of bytes, allocations, leaked, peak, temporary",
+				      val ? val : "");
+	x->weight_set = 1;
+	return 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static struct mt_filter filt; /* reachable until exit; freed at the end */
 	struct mt_export_ctx x = {.pid = -1, .weight = MT_W_BYTES, .out = stdout};
 	const struct mt_exporter *fmt = NULL;
-	const char *file = NULL, *out = NULL, *val;
+	const char *file = NULL, *out = NULL;
 	int r;
 	mt_filter_init(&filt);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if ((r = mt_filter_arg(&filt, "export", argc, argv, &i)) != 0) {
-			if (r < 0)
-				return MT_EXIT_USAGE;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			mt_filter_free(&filt);
-			return MT_EXIT_OK;
-		} else if (mt_arg(argc, argv, &i, "-f", "--format", &val)) {
-			if (!val)
-				return mt_usage_error("export", "--format needs a format");
-			if (!(fmt = find_format(val)))
-				return mt_usage_error("export", "--format: unknown format '%s'", val);
-		} else if (mt_arg(argc, argv, &i, "-o", "--output", &val)) {
-			if (!val || !*val)
-				return mt_usage_error("export", "-o needs a file name");
-			out = val;
-		} else if (mt_arg(argc, argv, &i, NULL, "--weight", &val)) {
-			int found = 0;
-			for (int w = 0; w <= MT_W_TEMPORARY && val && !found; w++)
-				if (!strcmp(val, mt_weight_names[w]))
-					x.weight = (enum mt_weight)w, found = 1;
-			if (!found)
-				return mt_usage_error("export", "--weight: '%s' is none of bytes, allocations, "
-						      "leaked, peak, temporary", val ? val : "");
-			x.weight_set = 1;
-		} else if (!strcmp(a, "--per-site")) {
-			x.per_site = 1;
-		} else if (mt_arg(argc, argv, &i, NULL, "--pid", &val)) {
-			uint64_t pid;
-			if (!val || mt_parse_u64(val, &pid) || pid > 0x7fffffff)
-				return mt_usage_error("export", "--pid needs a process id");
-			x.pid = (long)pid;
-		} else if (a[0] == '-' && a[1]) {
-			return mt_usage_error("export", "unknown option '%s'", a);
-		} else if (file) {
-			return mt_usage_error("export", "more than one recording given ('%s' and '%s')", file, a);
-		} else {
-			file = a;
-		}
-	}
+	const struct mt_option opts[] = {
+		{.shortopt = "-f", .longopt = "--format", .argh = "FMT", .help = "the format (required)",
+		 .type = MT_OPT_CALLBACK, .target = &fmt, .cb = opt_format},
+		MT_OPT_OUTPUT(&out, "OUT", "write to OUT (written whole, then renamed into place)"),
+		{.longopt = "--weight", .argh = "W",
+		 .help = "what flamegraph widths measure (folded, svg, speedscope,\n"
+			"gprof2dot): bytes (allocated, default), allocations,\n"
+			"leaked (bytes), peak (bytes live at the peak), temporary",
+		 .type = MT_OPT_CALLBACK, .target = &x, .cb = opt_weight},
+		{.longopt = "--per-site", .help = "json: one entry per call site instead of per allocation",
+		 .type = MT_OPT_FLAG, .target = &x.per_site},
+		MT_OPT_RECPID(&x.pid, "only process PID of a multi-process recording (formats\n"
+				      "with one process per file take the first by default)"),
+		{.type = MT_OPT_END},
+	};
+	const struct mt_cmdline cl = {.cmd = "export", .opts = opts, .prologue = prologue, .col = 21,
+				      .epilogue = "\n"};
+	int st = mt_options_recording(&cl, &filt, &file, argc, argv);
+	if (st != MT_OPTS_GO_ON)
+		return st;
 	if (!fmt)
 		return mt_usage_error("export", "no --format given");
 	if (!file)

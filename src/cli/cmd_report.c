@@ -2,12 +2,12 @@
  * cmd_report.c - `memtrace report`: text trees or JSON from a recording.
  */
 #include "commands.h"
+#include "options.h"
 #include "report/report.h"
 #include "analyse/select.h"
 #include "base/util.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 static const char usage_text[] =
 	"usage: memtrace report [VIEW] [options] FILE\n"
@@ -20,74 +20,75 @@ static const char usage_text[] =
 	"                 their thread, as a call tree\n"
 	"  --frequency    calls to the allocator per call site, as a call tree\n"
 	"\n"
-	"options:\n"
-	"  --json             print the JSON report (schema: memtrace-report(1))\n"
-	"  -n, --top N        show only the N call sites ranking first in the view\n"
-	"  --threshold PCT    fold tree branches below PCT percent (default 0.5)\n"
-	"  --pid PID          only the process PID of a multi-process recording\n"
-	"  -h, --help         show this help\n"
+	"options:\n";
+
+static const char epilogue[] =
 	"\n"
 	"With filters, every figure counts only the allocations they match.\n";
 
+/* The view options given: the last, and how many (one at most). */
+struct views {
+	enum mt_view last;
+	int n;
+};
+
+/* --summary, --leaks, ...: O->value is the view. */
+static int opt_view(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	struct views *v = o->target;
+	(void)cmd, (void)arg, (void)val;
+	v->last = (enum mt_view)o->value;
+	v->n++;
+	return 0;
+}
+
+static int opt_threshold(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	double *pct = o->target;
+	(void)arg;
+	if (!val || mt_parse_double(val, pct) || *pct < 0 || *pct > 100)
+		return mt_usage_error(cmd, "--threshold needs a percentage between 0 and 100");
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
-	struct mt_report_opts o = {MT_VIEW_SUMMARY, 0, 0.5, 0, -1};
-	const char *file = NULL, *val;
-	int views = 0, fr;
+	struct mt_report_opts o = {.view = MT_VIEW_SUMMARY, .threshold = 0.5, .limit = 0, .pid = -1};
+	const char *file = NULL;
+	uint64_t limit = 0;
+	struct views views = {.last = MT_VIEW_SUMMARY, .n = 0};
 	static struct mt_filter filt; /* reachable from here until exit, freed at the end */
 	mt_filter_init(&filt);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if ((fr = mt_filter_arg(&filt, "report", argc, argv, &i)) != 0) {
-			if (fr < 0)
-				return MT_EXIT_USAGE;
-			continue;
-		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(usage_text, stdout);
-			fputs(mt_filter_help, stdout);
-			mt_filter_free(&filt);
-			return 0;
-		} else if (!strcmp(a, "--summary")) {
-			o.view = MT_VIEW_SUMMARY, views++;
-		} else if (!strcmp(a, "--leaks")) {
-			o.view = MT_VIEW_LEAKS, views++;
-		} else if (!strcmp(a, "--peak")) {
-			o.view = MT_VIEW_PEAK, views++;
-		} else if (!strcmp(a, "--temporary")) {
-			o.view = MT_VIEW_TEMPORARY, views++;
-		} else if (!strcmp(a, "--frequency")) {
-			o.view = MT_VIEW_FREQUENCY, views++;
-		} else if (!strcmp(a, "--json")) {
-			o.json = 1;
-		} else if (!strcmp(a, "-n") || !strcmp(a, "--top") || mt_opt(a, "top", &val)) {
-			if (a[1] == 'n' || !strcmp(a, "--top"))
-				val = ++i < argc ? argv[i] : NULL;
-			uint64_t n;
-			if (!val || mt_parse_u64(val, &n) || n == 0 || n > 100000000)
-				return mt_usage_error("report", "-n needs a positive number of sites");
-			o.limit = (long)n;
-		} else if (!strcmp(a, "--threshold") || mt_opt(a, "threshold", &val)) {
-			if (!strcmp(a, "--threshold"))
-				val = ++i < argc ? argv[i] : NULL;
-			if (!val || mt_parse_double(val, &o.threshold) || o.threshold < 0 || o.threshold > 100)
-				return mt_usage_error("report", "--threshold needs a percentage between 0 and 100");
-		} else if (!strcmp(a, "--pid") || mt_opt(a, "pid", &val)) {
-			if (!strcmp(a, "--pid"))
-				val = ++i < argc ? argv[i] : NULL;
-			uint64_t pid;
-			if (!val || mt_parse_u64(val, &pid) || pid > 0x7fffffff)
-				return mt_usage_error("report", "--pid needs a process id");
-			o.pid = (long)pid;
-		} else if (a[0] == '-' && a[1]) {
-			return mt_usage_error("report", "unknown option '%s'", a);
-		} else if (file) {
-			return mt_usage_error("report", "more than one recording given ('%s' and '%s')", file, a);
-		} else {
-			file = a;
-		}
-	}
-	if (views > 1)
+	/* the views have no .help: usage_text lists them under VIEW */
+#define VIEW(name, v)                                                                                       \
+	{.longopt = name, .type = MT_OPT_CALLBACK, .target = &views, .cb = opt_view, .value = v,             \
+	 .flags = MT_OPTF_NOARG}
+	const struct mt_option opts[] = {
+		VIEW("--summary", MT_VIEW_SUMMARY),
+		VIEW("--leaks", MT_VIEW_LEAKS),
+		VIEW("--peak", MT_VIEW_PEAK),
+		VIEW("--temporary", MT_VIEW_TEMPORARY),
+		VIEW("--frequency", MT_VIEW_FREQUENCY),
+		MT_OPT_JSON(&o.json, "print the JSON report (schema: memtrace-report(1))"),
+		{.shortopt = "-n", .longopt = "--top", .argh = "N",
+		 .help = "show only the N call sites ranking first in the view", .type = MT_OPT_COUNT,
+		 .target = &limit, .max = 100000000, .err = "-n needs a positive number of sites",
+		 .flags = MT_OPTF_NO_GLUE /* report never took "-n5" */},
+		{.longopt = "--threshold", .argh = "PCT",
+		 .help = "fold tree branches below PCT percent (default 0.5)",
+		 .type = MT_OPT_CALLBACK, .target = &o.threshold, .cb = opt_threshold},
+		MT_OPT_RECPID(&o.pid, "only the process PID of a multi-process recording"),
+		{.type = MT_OPT_END},
+	};
+#undef VIEW
+	const struct mt_cmdline cl = {.cmd = "report", .opts = opts, .usage = usage_text, .col = 21,
+				      .epilogue = epilogue};
+	int st = mt_options_recording(&cl, &filt, &file, argc, argv);
+	if (st != MT_OPTS_GO_ON)
+		return st;
+	o.view = views.last;
+	o.limit = (long)limit;
+	if (views.n > 1)
 		return mt_usage_error("report", "choose one view of --summary, --leaks, --peak, --temporary, --frequency");
 	if (!file)
 		return mt_usage_error("report", "no recording given");

@@ -4,6 +4,7 @@
  * (server.c) with bytehound's REST API (server_api.c) until stopped.
  */
 #include "commands.h"
+#include "options.h"
 #include "report/report.h"
 #include "server/server.h"
 #include "base/util.h"
@@ -27,12 +28,9 @@ static const char usage_text[] =
 	"bytehound's allocation filters) and a page to open in a browser.  The\n"
 	"recordings are numbered 0, 1, ... in the order given; `last` names the last.\n"
 	"\n"
-	"options:\n"
-	"  -l, --listen ADDR:PORT  where to listen (default 127.0.0.1:8080); ADDR may\n"
-	"                          be a name or [IPv6]; PORT alone means 127.0.0.1\n"
-	"  -i, --interface ADDR    the address alone (bytehound's option)\n"
-	"  -p, --port PORT         the port alone (bytehound's option)\n"
-	"  -h, --help              show this help\n"
+	"options:\n";
+
+static const char epilogue[] =
 	"\n"
 	"Only this machine can connect unless ADDR says otherwise: the data shows\n"
 	"what the traced programs did.  SIGINT or SIGTERM stops the server.\n"
@@ -234,62 +232,67 @@ static void free_files(struct srv_state *st)
 	free(st->files);
 }
 
-int cmd_server(int argc, char **argv)
-{
-	char host[256] = "127.0.0.1", port[8] = "8080";
-	const char *val;
-	char **files = xcalloc((size_t)argc, sizeof *files);
-	size_t nfiles = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(usage_text, stdout);
-			free(files);
-			return MT_EXIT_OK;
-		} else if (mt_arg(argc, argv, &i, "-l", "--listen", &val)) {
-			if (parse_listen(val, host, sizeof host, port, sizeof port) < 0) {
-				free(files);
-				return mt_usage_error("server", "--listen: '%s' is not ADDR:PORT", val ? val : "");
-			}
-		} else if (mt_arg(argc, argv, &i, "-i", "--interface", &val)) {
-			if (!val || !*val || strlen(val) >= sizeof host) {
-				free(files);
-				return mt_usage_error("server", "--interface needs an address");
-			}
-			snprintf(host, sizeof host, "%s", val);
-		} else if (mt_arg(argc, argv, &i, "-p", "--port", &val)) {
-			if (set_port(val, port, sizeof port) < 0) {
-				free(files);
-				return mt_usage_error("server", "--port: '%s' is not a port number", val ? val : "");
-			}
-		} else if (!strcmp(a, "--")) {
-			while (++i < argc)
-				files[nfiles++] = argv[i];
-		} else if (a[0] == '-' && a[1]) {
-			free(files);
-			return mt_usage_error("server", "unknown option '%s'", a);
-		} else {
-			files[nfiles++] = argv[i];
-		}
-	}
-	if (!nfiles) {
-		free(files);
-		return mt_usage_error("server", "no recording given");
-	}
+/* Where to listen: --listen, --interface, --port. */
+struct listen_at {
+	char host[256], port[8];
+};
 
+static int opt_listen(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	struct listen_at *at = o->target;
+	(void)arg;
+	if (parse_listen(val, at->host, sizeof at->host, at->port, sizeof at->port) < 0)
+		return mt_usage_error(cmd, "--listen: '%s' is not ADDR:PORT", val ? val : "");
+	return 0;
+}
+
+static int opt_interface(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	struct listen_at *at = o->target;
+	(void)arg;
+	if (!val || !*val || strlen(val) >= sizeof at->host)
+		return mt_usage_error(cmd, "--interface needs an address");
+	snprintf(at->host, sizeof at->host, "%s", val);
+	return 0;
+}
+
+static int opt_port(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	struct listen_at *at = o->target;
+	(void)arg;
+	if (set_port(val, at->port, sizeof at->port) < 0)
+		return mt_usage_error(cmd, "--port: '%s' is not a port number", val ? val : "");
+	return 0;
+}
+
+/* The recordings to serve, in the order given. */
+struct file_list {
+	char **v;
+	size_t n;
+};
+
+static int add_file(void *ctx, const char *cmd, const char *arg)
+{
+	struct file_list *fl = ctx;
+	(void)cmd;
+	fl->v[fl->n++] = (char *)arg;
+	return 0;
+}
+
+/* Loads the recordings, then serves them until stopped. */
+static int serve(const struct listen_at *at, const struct file_list *fl)
+{
 	struct srv_state st = {0};
 	int family = AF_INET, status = MT_EXIT_RUNTIME;
 	mt_catch_stop_signals();
 	/* the port first: a busy one is known before minutes of loading */
-	int fd = open_listener(&st, host, port, &family);
-	if (fd < 0) {
-		free(files);
+	int fd = open_listener(&st, at->host, at->port, &family);
+	if (fd < 0)
 		return MT_EXIT_RUNTIME;
-	}
 	pthread_mutex_init(&st.heavy, NULL);
-	st.files = xcalloc(nfiles, sizeof *st.files);
-	for (size_t i = 0; i < nfiles; i++) {
-		if (mt_stop || load_file(&st.files[i], i, files[i]) < 0) {
+	st.files = xcalloc(fl->n, sizeof *st.files);
+	for (size_t i = 0; i < fl->n; i++) {
+		if (mt_stop || load_file(&st.files[i], i, fl->v[i]) < 0) {
 			close(fd);
 			status = mt_stop ? MT_EXIT_OK : MT_EXIT_RUNTIME;
 			goto done;
@@ -300,6 +303,34 @@ int cmd_server(int argc, char **argv)
 done:
 	free_files(&st);
 	pthread_mutex_destroy(&st.heavy);
-	free(files);
+	return status;
+}
+
+int cmd_server(int argc, char **argv)
+{
+	struct listen_at at = {.host = "127.0.0.1", .port = "8080"};
+	struct file_list fl = {.v = xcalloc((size_t)argc, sizeof *fl.v)};
+	const struct mt_option opts[] = {
+		{.shortopt = "-l", .longopt = "--listen", .argh = "ADDR:PORT",
+		 .help = "where to listen (default 127.0.0.1:8080); ADDR may\n"
+			"be a name or [IPv6]; PORT alone means 127.0.0.1",
+		 .type = MT_OPT_CALLBACK, .target = &at, .cb = opt_listen},
+		{.shortopt = "-i", .longopt = "--interface", .argh = "ADDR",
+		 .help = "the address alone (bytehound's option)", .type = MT_OPT_CALLBACK, .target = &at,
+		 .cb = opt_interface},
+		{.shortopt = "-p", .longopt = "--port", .argh = "PORT",
+		 .help = "the port alone (bytehound's option)",
+		 .type = MT_OPT_CALLBACK, .target = &at, .cb = opt_port},
+		{.type = MT_OPT_END},
+	};
+	const struct mt_cmdline cl = {.cmd = "server", .opts = opts, .usage = usage_text, .col = 26,
+				      .epilogue = epilogue, .operands = MT_OPERANDS_EVERY, .dashdash = 1,
+				      .operand = add_file, .operand_ctx = &fl};
+	int status = mt_options_parse(&cl, argc, argv, NULL);
+	if (status == MT_OPTS_GO_ON && !fl.n)
+		status = mt_usage_error("server", "no recording given");
+	if (status == MT_OPTS_GO_ON)
+		status = serve(&at, &fl);
+	free(fl.v);
 	return status;
 }

@@ -7,14 +7,13 @@
  * outstanding and older than --min-age are ranked across the system.  The
  * JSON form is the report schema, one entry per process.
  */
-#include "collect/bpf_stream.h"
 #include "commands.h"
-#include "collect/watch.h"
+#include "options.h"
+#include "collect/session.h"
 #include "report/report.h"
 #include "base/util.h"
 
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 static const char usage_text[] =
@@ -25,17 +24,7 @@ static const char usage_text[] =
 	"end, older than --min-age, ranked across the system.  Needs root or\n"
 	"CAP_BPF and CAP_PERFMON.\n"
 	"\n"
-	"options:\n"
-	"  --duration S       how long to watch (default 10)\n"
-	"  --min-age S        only allocations at least S seconds old at the end\n"
-	"                     (default 1: younger ones are likely still in use)\n"
-	"  -n, --top N        call sites shown (default 20)\n"
-	"  --json             print the JSON report (memtrace-report(1) schema)\n"
-	"  -o, --output FILE  also write a recording of every event\n"
-	"  --max-live N       entries of the kernel's map of live blocks (default\n"
-	"                     1048576); a full map is counted as a loss\n"
-	"  --max-stacks N     entries of the kernel's stack map (default 65536)\n"
-	"  -h, --help         show this help\n";
+	"options:\n";
 
 struct ranked {
 	struct mt_process *p;
@@ -59,7 +48,7 @@ static void print_text(struct mt_recording *snap, long top, double duration, dou
 		for (uint32_t s = 0; s < p->col.nsites; s++)
 			if (p->col.sites[s].live_count) {
 				mt_grow(&v, &cap, n, sizeof *v);
-				v[n++] = (struct ranked){p, s};
+				v[n++] = (struct ranked){.p = p, .site = s};
 				total += p->col.sites[s].live_bytes;
 			}
 	}
@@ -97,81 +86,73 @@ static void print_text(struct mt_recording *snap, long top, double duration, dou
 	free(v);
 }
 
+/* How far the sweep is: it ends after --duration. */
+struct sweep_clock {
+	double duration, elapsed;
+	int progress; /* on a terminal: a line saying so, at every rescan */
+};
+
+static int sweep_tick(void *ctx, uint64_t elapsed_ns, int rescanned)
+{
+	struct sweep_clock *c = ctx;
+	c->elapsed = (double)elapsed_ns / 1e9;
+	if (rescanned && c->progress)
+		fprintf(stderr, "\rmemtrace: sweeping: %.0f of %.0f s", c->elapsed, c->duration);
+	return c->elapsed >= c->duration;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
 	double duration = 10, min_age = 1;
 	uint64_t top = 20;
 	int json = 0;
-	const char *output = NULL, *val;
-	struct mt_bpf_opts maps = {0};
-	for (int i = 1, r; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(usage_text, stdout);
-			return MT_EXIT_OK;
-		} else if (mt_arg(argc, argv, &i, NULL, "--duration", &val)) {
-			if (mt_parse_seconds(val, &duration) || duration <= 0)
-				return mt_usage_error("sweep", "--duration needs a positive number of seconds");
-		} else if (mt_arg(argc, argv, &i, NULL, "--min-age", &val)) {
-			if (mt_parse_seconds(val, &min_age))
-				return mt_usage_error("sweep", "--min-age needs seconds");
-		} else if (mt_arg(argc, argv, &i, "-n", "--top", &val)) {
-			if (mt_arg_count("sweep", "-n", val, 1000000, &top))
-				return MT_EXIT_USAGE;
-		} else if (!strcmp(a, "--json")) {
-			json = 1;
-		} else if (mt_arg(argc, argv, &i, "-o", "--output", &val)) {
-			if (!val || !*val)
-				return mt_usage_error("sweep", "-o needs a file name");
-			output = val;
-		} else if ((r = mt_arg_bpf_maps("sweep", argc, argv, &i, &maps)) != 0) {
-			if (r < 0)
-				return MT_EXIT_USAGE;
-		} else {
-			return mt_usage_error("sweep", "unknown option '%s'", a);
-		}
-	}
-	char err[512];
+	const char *output = NULL;
+	struct mt_bpf_opts maps = {.events = 0};
+	const struct mt_option opts[] = {
+		{.longopt = "--duration", .argh = "S", .help = "how long to watch (default 10)",
+		 .type = MT_OPT_SECONDS, .target = &duration, .flags = MT_OPTF_POSITIVE,
+		 .err = "--duration needs a positive number of seconds"},
+		{.longopt = "--min-age", .argh = "S",
+		 .help = "only allocations at least S seconds old at the end\n"
+			"(default 1: younger ones are likely still in use)",
+		 .type = MT_OPT_SECONDS, .target = &min_age, .err = "--min-age needs seconds"},
+		MT_OPT_TOP(&top, 1000000, "call sites shown (default 20)"),
+		MT_OPT_JSON(&json, "print the JSON report (memtrace-report(1) schema)"),
+		MT_OPT_OUTPUT(&output, "FILE", "also write a recording of every event"),
+		{.type = MT_OPT_END},
+	};
+	const struct mt_cmdline cl = {.cmd = "sweep", .opts = opts, .usage = usage_text, .col = 21};
+	int st = mt_options_bpf(&cl, &maps, argc, argv);
+	if (st != MT_OPTS_GO_ON)
+		return st;
 	struct mt_session ss;
-	if (mt_session_open(&ss, &maps, output, err, sizeof err) < 0) {
-		mt_error("cannot sweep: %s", err);
+	if (mt_session_start(&ss, &maps, output, 1, NULL, 0, "sweep") < 0)
 		return MT_EXIT_RUNTIME;
-	}
-	if (mt_bpf_trace_all(ss.b, err, sizeof err) < 0) {
-		mt_error("%s", err);
-		mt_session_close(&ss);
-		return MT_EXIT_RUNTIME;
-	}
 	mt_catch_stop_signals();
 	struct mt_watch *live = mt_watch_new(ss.b);
-	int progress = isatty(2);
-	uint64_t t0 = mt_now_ns(), next_scan = t0;
-	double elapsed = 0;
-	while (!mt_stop && elapsed < duration) {
-		mt_session_poll(&ss, 20);
-		uint64_t now = mt_now_ns();
-		elapsed = (double)(now - t0) / 1e9;
-		if (now >= next_scan) {
-			next_scan = now + 1000000000ull;
-			mt_session_rescan(&ss);
-			mt_watch_refresh(live);
-			if (progress)
-				fprintf(stderr, "\rmemtrace: sweeping: %.0f of %.0f s", elapsed, duration);
-		}
-	}
-	if (progress)
+	struct sweep_clock c = {.duration = duration, .progress = isatty(2)};
+	struct mt_session_loop loop = {
+		.poll_ms = 20,
+		.scan_at_start = 1,
+		.watch = live,
+		.tick = sweep_tick,
+		.ctx = &c,
+	};
+	mt_session_run(&ss, &loop);
+	if (c.progress)
 		fprintf(stderr, "\r\033[K");
 	mt_session_poll(&ss, 0);
 	mt_watch_refresh(live);
 	struct mt_recording snap;
 	mt_watch_snapshot(live, (uint64_t)(min_age * 1e9), &snap);
 	for (size_t i = 0; i < snap.nprocs; i++)
-		snap.procs[i]->end_ts = (uint64_t)(elapsed * 1e9);
+		snap.procs[i]->end_ts = (uint64_t)(c.elapsed * 1e9);
 	if (json) {
-		struct mt_report_opts ro = {MT_VIEW_LEAKS, 1, 0.5, (long)top, -1};
+		struct mt_report_opts ro = {.view = MT_VIEW_LEAKS, .json = 1, .threshold = 0.5, .limit = (long)top,
+					    .pid = -1};
 		mt_report_json(stdout, &snap, &ro);
 	} else {
-		print_text(&snap, (long)top, elapsed, min_age);
+		print_text(&snap, (long)top, c.elapsed, min_age);
 	}
 	mt_recording_free(&snap);
 	mt_watch_free(live);

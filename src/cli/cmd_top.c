@@ -4,15 +4,12 @@
  * bytes and blocks and the allocation rate per call site, as a table or as
  * one JSON object per line.
  */
-#include "collect/bpf_stream.h"
 #include "commands.h"
-#include "collect/watch.h"
-#include "report/top.h"
+#include "options.h"
 #include "capture/bpf/procmaps.h"
-#include "collect/writer.h"
+#include "collect/session.h"
+#include "report/top.h"
 #include "base/util.h"
-
-#include <string.h>
 
 static const char usage_text[] =
 	"usage: memtrace top [-p PID...|--all] [options]\n"
@@ -21,108 +18,86 @@ static const char usage_text[] =
 	"bytes outstanding (allocated since tracing began and not freed), with\n"
 	"their allocation rate.  Needs root or CAP_BPF and CAP_PERFMON.\n"
 	"\n"
-	"options:\n"
-	"  -p, --pid PID      a process to watch (repeatable)\n"
-	"  -a, --all          every process that uses a traced allocator\n"
-	"  --interval S       seconds between snapshots (default 1)\n"
-	"  --count K          stop after K snapshots (default: at Ctrl-C)\n"
-	"  -n, --top N        call sites per snapshot (default 10)\n"
-	"  --json             one JSON object per snapshot and line\n"
-	"  --max-live N       entries of the kernel's map of live blocks (default\n"
-	"                     1048576); a full map is counted as a loss\n"
-	"  --max-stacks N     entries of the kernel's stack map (default 65536)\n"
-	"  -h, --help         show this help\n";
+	"options:\n";
+
+/* A snapshot every interval, COUNT of them (0: no limit). */
+struct top_snapshots {
+	struct mt_watch *live;
+	struct mt_top *tp;
+	uint64_t interval_ns, next_ns, count, shown;
+	long top;
+	int json;
+};
+
+static int print_snapshot(void *ctx, uint64_t elapsed_ns, int rescanned)
+{
+	struct top_snapshots *t = ctx;
+	(void)rescanned;
+	if (elapsed_ns < t->next_ns)
+		return 0;
+	t->next_ns += t->interval_ns;
+	mt_watch_refresh(t->live);
+	struct mt_recording snap;
+	mt_watch_snapshot(t->live, 0, &snap);
+	mt_top_print(t->tp, stdout, &snap, (double)elapsed_ns / 1e9, t->top, t->json);
+	mt_recording_free(&snap);
+	t->shown++;
+	return t->count && t->shown >= t->count;
+}
 
 int cmd_top(int argc, char **argv)
 {
-	pid_t pids[256];
-	size_t npids = 0;
+	struct mt_pids pids = {.n = 0};
 	int all = 0, json = 0;
 	double interval = 1;
 	uint64_t count = 0, top = 10;
-	const char *val;
-	struct mt_bpf_opts maps = {0};
-	for (int i = 1, r; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(usage_text, stdout);
-			return MT_EXIT_OK;
-		} else if (mt_arg(argc, argv, &i, "-p", "--pid", &val)) {
-			if (npids == sizeof pids / sizeof *pids)
-				return mt_usage_error("top", "at most %zu processes", npids);
-			if (mt_arg_pid("top", val, &pids[npids++]))
-				return MT_EXIT_USAGE;
-		} else if (!strcmp(a, "-a") || !strcmp(a, "--all")) {
-			all = 1;
-		} else if (!strcmp(a, "--json")) {
-			json = 1;
-		} else if (mt_arg(argc, argv, &i, NULL, "--interval", &val)) {
-			if (mt_parse_seconds(val, &interval) || interval <= 0)
-				return mt_usage_error("top", "--interval needs a positive number of seconds");
-		} else if (mt_arg(argc, argv, &i, NULL, "--count", &val)) {
-			if (mt_arg_count("top", "--count", val, UINT64_MAX, &count))
-				return MT_EXIT_USAGE;
-		} else if (mt_arg(argc, argv, &i, "-n", "--top", &val)) {
-			if (mt_arg_count("top", "-n", val, 1000000, &top))
-				return MT_EXIT_USAGE;
-		} else if ((r = mt_arg_bpf_maps("top", argc, argv, &i, &maps)) != 0) {
-			if (r < 0)
-				return MT_EXIT_USAGE;
-		} else {
-			return mt_usage_error("top", "unknown option '%s'", a);
-		}
-	}
-	if (!all && !npids)
+	struct mt_bpf_opts maps = {.events = 0};
+	const struct mt_option opts[] = {
+		MT_OPT_PIDS(&pids, "a process to watch (repeatable)"),
+		{.shortopt = "-a", .longopt = "--all", .help = "every process that uses a traced allocator",
+		 .type = MT_OPT_FLAG, .target = &all},
+		{.longopt = "--interval", .argh = "S", .help = "seconds between snapshots (default 1)",
+		 .type = MT_OPT_SECONDS, .target = &interval, .flags = MT_OPTF_POSITIVE,
+		 .err = "--interval needs a positive number of seconds"},
+		{.longopt = "--count", .argh = "K", .help = "stop after K snapshots (default: at Ctrl-C)",
+		 .type = MT_OPT_COUNT, .target = &count, .max = UINT64_MAX},
+		MT_OPT_TOP(&top, 1000000, "call sites per snapshot (default 10)"),
+		MT_OPT_JSON(&json, "one JSON object per snapshot and line"),
+		{.type = MT_OPT_END},
+	};
+	const struct mt_cmdline cl = {.cmd = "top", .opts = opts, .usage = usage_text, .col = 21};
+	int st = mt_options_bpf(&cl, &maps, argc, argv);
+	if (st != MT_OPTS_GO_ON)
+		return st;
+	if (!all && !pids.n)
 		return mt_usage_error("top", "say which processes: -p PID or --all");
-	if (all && npids)
+	if (all && pids.n)
 		return mt_usage_error("top", "-p and --all exclude each other");
-	if (mt_pids_running(pids, npids) < 0)
+	if (mt_pids_running(pids.v, pids.n) < 0)
 		return MT_EXIT_RUNTIME;
 
-	char err[512];
 	struct mt_session ss;
-	if (mt_session_open(&ss, &maps, NULL, err, sizeof err) < 0) {
-		mt_error("cannot trace: %s", err);
+	if (mt_session_start(&ss, &maps, NULL, all, pids.v, pids.n, "trace") < 0)
 		return MT_EXIT_RUNTIME;
-	}
-	int r = all ? mt_bpf_trace_all(ss.b, err, sizeof err) : 0;
-	for (size_t i = 0; !r && i < npids; i++)
-		r = mt_bpf_trace_pid(ss.b, pids[i], err, sizeof err);
-	if (r < 0) {
-		mt_error("%s", err);
-		mt_session_close(&ss);
-		return MT_EXIT_RUNTIME;
-	}
 	mt_catch_stop_signals();
-	struct mt_watch *live = mt_watch_new(ss.b);
-	struct mt_top *tp = mt_top_new();
-	uint64_t t0 = mt_now_ns(), next = t0 + (uint64_t)(interval * 1e9), next_scan = t0 + 1000000000ull;
-	uint64_t shown = 0;
-	while (!mt_stop && (!count || shown < count)) {
-		mt_session_poll(&ss, 20);
-		uint64_t now = mt_now_ns();
-		if (now >= next_scan) {
-			next_scan = now + 1000000000ull;
-			mt_session_rescan(&ss);
-			size_t left = (size_t)all;
-			for (size_t i = 0; i < npids; i++)
-				left += (size_t)mt_pid_alive(pids[i]);
-			if (!left) {
-				mt_note("every watched process has exited");
-				break;
-			}
-		}
-		if (now < next)
-			continue;
-		next += (uint64_t)(interval * 1e9);
-		mt_watch_refresh(live);
-		struct mt_recording snap;
-		mt_watch_snapshot(live, 0, &snap);
-		mt_top_print(tp, stdout, &snap, (double)(now - t0) / 1e9, (long)top, json);
-		mt_recording_free(&snap);
-		shown++;
-	}
-	mt_top_free(tp);
-	mt_watch_free(live);
+	struct top_snapshots t = {
+		.live = mt_watch_new(ss.b),
+		.tp = mt_top_new(),
+		.interval_ns = (uint64_t)(interval * 1e9),
+		.next_ns = (uint64_t)(interval * 1e9),
+		.count = count,
+		.top = (long)top,
+		.json = json,
+	};
+	/* with --all, new processes are watched as they come: it never ends */
+	struct mt_session_loop loop = {
+		.poll_ms = 20,
+		.exited = "every watched process has exited",
+		.tick = print_snapshot,
+		.ctx = &t,
+	};
+	mt_session_run(&ss, &loop);
+	mt_top_free(t.tp);
+	mt_watch_free(t.live);
 	return mt_session_close(&ss);
 }

@@ -15,13 +15,20 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"record", cmd_record, "run a command and record its allocations"},
-	{"report", cmd_report, "show what a recording says: summary, leaks, peak, temporaries, frequency"},
-	{"attach", cmd_attach, "attach to running processes (same as memtrace -p PID)"},
-	{"top", cmd_top, "periodic top call sites of running processes"},
-	{"sweep", cmd_sweep, "look for leaks across the whole machine"},
-	{"export", cmd_export, "write a recording in another tool's format (heaptrack, pprof, svg, html, ...)"},
-	{"server", cmd_server, "serve recordings over HTTP: bytehound's REST API and a web page"},
+	{.name = "record", .fn = cmd_record,
+	 .summary = "run a command and record its allocations"},
+	{.name = "report", .fn = cmd_report,
+	 .summary = "show what a recording says: summary, leaks, peak, temporaries, frequency"},
+	{.name = "attach", .fn = cmd_attach,
+	 .summary = "attach to running processes (same as memtrace -p PID)"},
+	{.name = "top", .fn = cmd_top,
+	 .summary = "periodic top call sites of running processes"},
+	{.name = "sweep", .fn = cmd_sweep,
+	 .summary = "look for leaks across the whole machine"},
+	{.name = "export", .fn = cmd_export,
+	 .summary = "write a recording in another tool's format (heaptrack, pprof, svg, html, ...)"},
+	{.name = "server", .fn = cmd_server,
+	 .summary = "serve recordings over HTTP: bytehound's REST API and a web page"},
 };
 
 static void usage(FILE *f)

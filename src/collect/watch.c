@@ -142,7 +142,7 @@ void mt_watch_snapshot(struct mt_watch *l, uint64_t min_age_ns, struct mt_record
 {
 	memset(out, 0, sizeof *out);
 	out->path = "(live)";
-	struct snap sn = {l, out, 0};
+	struct snap sn = {.l = l, .rec = out, .aged = 0};
 	/* counts, bytes and frees from the kernel's counters */
 	mt_bpf_read_sites(l->b, 0, add_site, &sn);
 	if (min_age_ns) {

@@ -1,0 +1,223 @@
+/*
+ * options.c - see options.h.
+ */
+#include "options.h"
+#include "analyse/filter.h"
+#include "base/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Does ARG (argv[*i]) name option O?  Sets *VAL to its value: the next
+ * argument for "-n" and "--top" (*i moves past it; NULL when there is
+ * none), the rest for "-n5" and "--top=5"; NULL for a flag. */
+static int match(const struct mt_option *o, int argc, char **argv, int *i, const char **val)
+{
+	const char *a = argv[*i];
+	int noarg = o->type == MT_OPT_FLAG || (o->flags & MT_OPTF_NOARG);
+	size_t n;
+	*val = NULL;
+	if ((o->shortopt && !strcmp(a, o->shortopt)) || (o->longopt && !strcmp(a, o->longopt))) {
+		if (!noarg && !(o->flags & MT_OPTF_EQ_ONLY))
+			*val = *i + 1 < argc ? argv[++*i] : NULL;
+		return 1;
+	}
+	if (noarg)
+		return 0;
+	if (o->shortopt && !(o->flags & (MT_OPTF_NO_GLUE | MT_OPTF_EQ_ONLY)) &&
+	    !strncmp(a, o->shortopt, strlen(o->shortopt)) && a[1] != '-') {
+		*val = a + strlen(o->shortopt);
+		return 1;
+	}
+	if (o->longopt && !strncmp(a, o->longopt, n = strlen(o->longopt)) && a[n] == '=') {
+		*val = a + n + 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Checks and stores VAL for O, spelled ARG.  Returns 0 or MT_EXIT_USAGE. */
+static int store(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	const char *name = o->shortopt ? o->shortopt : o->longopt;
+	struct mt_pids *pids = o->target;
+	uint64_t n;
+	double s;
+	switch (o->type) {
+	case MT_OPT_FLAG:
+		*(int *)o->target = 1;
+		return 0;
+	case MT_OPT_STRING:
+		if (!val || ((o->flags & MT_OPTF_NONEMPTY) && !*val))
+			return mt_usage_error(cmd, "%s", o->err);
+		*(const char **)o->target = val;
+		return 0;
+	case MT_OPT_SECONDS:
+		if (mt_parse_seconds(val, &s) || ((o->flags & MT_OPTF_POSITIVE) && s <= 0))
+			return mt_usage_error(cmd, "%s", o->err);
+		*(double *)o->target = s;
+		return 0;
+	case MT_OPT_COUNT:
+	case MT_OPT_COUNT32:
+		if (o->err && (!val || mt_parse_u64(val, &n) || n == 0 || n > o->max))
+			return mt_usage_error(cmd, "%s", o->err);
+		if (!o->err && mt_arg_count(cmd, name, val, o->max, &n))
+			return MT_EXIT_USAGE;
+		if (o->type == MT_OPT_COUNT)
+			*(uint64_t *)o->target = n;
+		else
+			*(uint32_t *)o->target = (uint32_t)n;
+		return 0;
+	case MT_OPT_PID:
+		if (pids->n == MT_MAX_PIDS)
+			return mt_usage_error(cmd, "at most %zu processes", pids->n);
+		if (mt_arg_pid(cmd, val, &pids->v[pids->n]))
+			return MT_EXIT_USAGE;
+		pids->n++;
+		return 0;
+	case MT_OPT_PROCESS:
+		if (!val || mt_parse_u64(val, &n) || n > 0x7fffffff)
+			return mt_usage_error(cmd, "%s", o->err);
+		*(long *)o->target = (long)n;
+		return 0;
+	case MT_OPT_CALLBACK:
+		return o->cb(cmd, o, arg, val) ? MT_EXIT_USAGE : 0;
+	case MT_OPT_END:
+		break;
+	}
+	return mt_usage_error(cmd, "unknown option '%s'", arg);
+}
+
+/* One argument, argv[*i], that is neither the help nor "--". */
+static int parse_one(const struct mt_cmdline *c, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *val;
+	for (const struct mt_option *o = c->opts; o->type != MT_OPT_END; o++)
+		if (match(o, argc, argv, i, &val))
+			return store(c->cmd, o, a, val);
+	for (const struct mt_option *o = c->more; o && o->type != MT_OPT_END; o++)
+		if (match(o, argc, argv, i, &val))
+			return store(c->cmd, o, a, val);
+	if (c->operands == MT_OPERANDS_EVERY && !(a[0] == '-' && a[1]))
+		return c->operand(c->operand_ctx, c->cmd, a) ? MT_EXIT_USAGE : 0;
+	return mt_usage_error(c->cmd, "unknown option '%s'", a);
+}
+
+/* "  -n, --top N     what it does": the help from column COL, each of its
+ * lines there; on a line of its own when the spelling reaches COL. */
+static void print_option(FILE *f, const char *shortopt, const char *longopt, const char *argh,
+			 const char *help, int col)
+{
+	int n = fprintf(f, "  %s%s%s%s%s", shortopt ? shortopt : "", shortopt && longopt ? ", " : "",
+			longopt ? longopt : "", argh && argh[0] != '=' && argh[0] != '[' ? " " : "",
+			argh ? argh : "");
+	if (n >= col) {
+		fputc('\n', f);
+		n = 0;
+	}
+	for (const char *line = help; *line;) {
+		size_t len = strcspn(line, "\n");
+		fprintf(f, "%*s%.*s\n", col - n, "", (int)len, line);
+		n = 0;
+		line += len;
+		if (*line)
+			line++;
+	}
+}
+
+static void print_help(FILE *f, const struct mt_cmdline *c)
+{
+	if (c->prologue)
+		c->prologue(f);
+	else
+		fputs(c->usage, f);
+	for (const struct mt_option *o = c->opts; o->type != MT_OPT_END; o++)
+		if (o->help)
+			print_option(f, o->shortopt, o->longopt, o->argh, o->help, c->col);
+	for (const struct mt_option *o = c->more; o && o->type != MT_OPT_END; o++)
+		if (o->help)
+			print_option(f, o->shortopt, o->longopt, o->argh, o->help, c->col);
+	print_option(f, "-h", "--help", NULL, "show this help", c->col);
+	if (c->epilogue)
+		fputs(c->epilogue, f);
+	if (c->filter_help)
+		fputs(mt_filter_help, f);
+}
+
+int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *next)
+{
+	int i, r;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (c->hook && (r = c->hook(c->hook_ctx, c->cmd, argc, argv, &i)) != 0) {
+			if (r < 0)
+				return MT_EXIT_USAGE;
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			print_help(stdout, c);
+			return MT_EXIT_OK;
+		}
+		if (c->dashdash && !strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (c->operands == MT_OPERANDS_STOP && a[0] != '-')
+			break;
+		if (parse_one(c, argc, argv, &i))
+			return MT_EXIT_USAGE;
+	}
+	/* after "--", everything is an operand */
+	for (; c->operands == MT_OPERANDS_EVERY && i < argc; i++)
+		if (c->operand(c->operand_ctx, c->cmd, argv[i]))
+			return MT_EXIT_USAGE;
+	if (next)
+		*next = i;
+	return MT_OPTS_GO_ON;
+}
+
+int mt_options_bpf(const struct mt_cmdline *c, struct mt_bpf_opts *maps, int argc, char **argv)
+{
+	const struct mt_option more[] = {
+		{.longopt = "--max-live", .argh = "N", .type = MT_OPT_COUNT32, .target = &maps->max_live,
+		 .max = 1u << 30,
+		 .help = "entries of the kernel's map of live blocks (default\n"
+			"1048576); a full map is counted as a loss"},
+		{.longopt = "--max-stacks", .argh = "N", .type = MT_OPT_COUNT32, .target = &maps->max_stacks,
+		 .max = 1u << 24, .help = "entries of the kernel's stack map (default 65536)"},
+		{.type = MT_OPT_END},
+	};
+	struct mt_cmdline bc = *c;
+	bc.more = more;
+	return mt_options_parse(&bc, argc, argv, NULL);
+}
+
+static int filters(void *filter, const char *cmd, int argc, char **argv, int *i)
+{
+	return mt_filter_arg(filter, cmd, argc, argv, i);
+}
+
+static int one_recording(void *path, const char *cmd, const char *arg)
+{
+	const char **file = path;
+	if (*file)
+		return mt_usage_error(cmd, "more than one recording given ('%s' and '%s')", *file, arg);
+	*file = arg;
+	return 0;
+}
+
+int mt_options_recording(const struct mt_cmdline *c, struct mt_filter *filter, const char **file, int argc,
+			 char **argv)
+{
+	struct mt_cmdline rc = *c;
+	rc.filter_help = 1;
+	rc.operands = MT_OPERANDS_EVERY;
+	rc.hook = filters;
+	rc.hook_ctx = filter;
+	rc.operand = one_recording;
+	rc.operand_ctx = file;
+	int st = mt_options_parse(&rc, argc, argv, NULL);
+	if (st != MT_OPTS_GO_ON)
+		mt_filter_free(filter);
+	return st;
+}

@@ -1,0 +1,83 @@
+/*
+ * bpf_record.c - see bpf_record.h.
+ *
+ * Probes go on the objects the command will map, filtered by its pid,
+ * before it is let go; ptrace stops it at exit (and nowhere else that
+ * matters), while its address space still exists, so that every object it
+ * mapped is described even if it lived for a millisecond.
+ */
+#include "bpf_record.h"
+#include "bpf_stream.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+int mt_bpf_record_attach(struct mt_bpf *b, pid_t pid, const char *exe, char *err, size_t errlen)
+{
+	if (mt_bpf_trace_exec(b, pid, exe, err, errlen) < 0)
+		return -1;
+	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL) < 0) {
+		snprintf(err, errlen, "cannot follow %s to its exit (ptrace: %s)", exe, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* PID stopped with wait status ST: describes its address space at its exit,
+ * keeps a group stop until SIGCONT, delivers any other signal. */
+static void on_stop(struct mt_bpf *b, struct mt_bpf_streams *streams, pid_t pid, int st)
+{
+	int event = st >> 16, sig = WSTOPSIG(st);
+	if (event == PTRACE_EVENT_EXIT) {
+		/* the address space is still there: describe it */
+		mt_bpf_poll(b, 0, mt_bpf_streams_event, streams);
+		mt_bpf_streams_rescan(streams);
+		ptrace(PTRACE_CONT, pid, 0, 0);
+	} else if (event == PTRACE_EVENT_STOP) {
+		/* A group stop (SIGSTOP and friends) is kept, listening for
+		 * SIGCONT, which ends it with a PTRACE_EVENT_STOP of SIGTRAP:
+		 * then it runs on. */
+		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+			ptrace(PTRACE_LISTEN, pid, 0, 0);
+		else
+			ptrace(PTRACE_CONT, pid, 0, 0);
+	} else {
+		/* a signal on its way to the command: deliver it */
+		ptrace(PTRACE_CONT, pid, 0, sig);
+	}
+}
+
+int mt_bpf_record_run(struct mt_bpf *b, struct mt_recorder *r, pid_t pid)
+{
+	struct mt_bpf_streams *streams = mt_bpf_streams_new(r, b);
+	uint64_t next_scan = mt_now_ns() + 1000000000ull;
+	int status = 0;
+	for (;;) {
+		mt_bpf_poll(b, 5, mt_bpf_streams_event, streams);
+		mt_bpf_streams_flush(streams);
+		if (mt_now_ns() >= next_scan) {
+			next_scan = mt_now_ns() + 1000000000ull;
+			mt_bpf_rescan(b);
+			mt_bpf_streams_rescan(streams);
+		}
+		int st;
+		pid_t w = waitpid(pid, &st, WNOHANG | __WALL);
+		if (w != pid)
+			continue;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			status = st;
+			break;
+		}
+		if (WIFSTOPPED(st))
+			on_stop(b, streams, pid, st);
+	}
+	mt_bpf_poll(b, 0, mt_bpf_streams_event, streams);
+	int64_t code = WIFEXITED(status) ? WEXITSTATUS(status) : -(int64_t)WTERMSIG(status);
+	mt_bpf_streams_end(streams, b, (uint32_t)pid, 1, code);
+	mt_bpf_streams_free(streams);
+	return status;
+}

@@ -1,0 +1,28 @@
+/*
+ * rings.h - the shim's side of `memtrace record`: the socket every traced
+ * process connects to, handing over the memfd of its event ring
+ * (format/ring.h), and the loop that drains those rings into the recording
+ * until the command has exited and every traced process has hung up.
+ */
+#ifndef MEMTRACE_RINGS_H
+#define MEMTRACE_RINGS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "writer.h"
+
+struct mt_rings;
+
+/* Listens on a fresh socket in the abstract namespace; its name, as
+ * MEMTRACE_CONNECT gives it to the shim ("@memtrace-..."), is copied to
+ * NAME.  Returns NULL with a one-line reason in ERR. */
+struct mt_rings *mt_rings_listen(char *name, size_t namelen, char *err, size_t errlen);
+/* Records the connected processes into R until PID (the command, a child
+ * of ours) has exited and every traced process has hung up.  Returns PID's
+ * wait status. */
+int mt_rings_run(struct mt_rings *s, struct mt_recorder *r, pid_t pid);
+/* Closes the socket (NULL is fine). */
+void mt_rings_close(struct mt_rings *s);
+
+#endif
