@@ -148,7 +148,7 @@ int mt_parse_double(const char *s, double *out)
 
 const char *mt_fmt_bytes(uint64_t n, char buf[32])
 {
-	static const char *const units[] = {"B", "KB", "MB", "GB", "TB"};
+	static const char *const units[] = { "B", "KB", "MB", "GB", "TB" };
 	if (n < 1000) {
 		snprintf(buf, 32, "%llu B", (unsigned long long)n);
 		return buf;
@@ -205,7 +205,7 @@ static void on_stop(int sig)
 
 void mt_catch_stop_signals(void)
 {
-	struct sigaction sa = {.sa_handler = on_stop};
+	struct sigaction sa = { .sa_handler = on_stop };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -229,7 +229,8 @@ int mt_parse_seconds(const char *s, double *out)
 	return 0;
 }
 
-int mt_arg(int argc, char **argv, int *i, const char *shortopt, const char *longopt, const char **val)
+int mt_arg(int argc, char **argv, int *i, const char *shortopt, const char *longopt,
+	   const char **val)
 {
 	const char *a = argv[*i];
 	if ((shortopt && !strcmp(a, shortopt)) || (longopt && !strcmp(a, longopt))) {
@@ -255,7 +256,7 @@ int mt_arg_pid(const char *cmd, const char *val, pid_t *pid)
 int mt_arg_count(const char *cmd, const char *opt, const char *val, uint64_t max, uint64_t *out)
 {
 	if (!val || mt_parse_u64(val, out) || *out == 0 || *out > max)
-		return mt_usage_error(cmd, "%s needs a positive number (at most %llu), not '%s'", opt,
-				      (unsigned long long)max, val ? val : "");
+		return mt_usage_error(cmd, "%s needs a positive number (at most %llu), not '%s'",
+				      opt, (unsigned long long)max, val ? val : "");
 	return 0;
 }

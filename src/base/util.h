@@ -54,7 +54,8 @@ int mt_opt(const char *arg, const char *name, const char **val);
  * NULL) taking a value, which is the next argument unless attached (*i then
  * moves past it).  Returns 1 with *val set (NULL when it is missing), 0 when
  * the argument is another option. */
-int mt_arg(int argc, char **argv, int *i, const char *shortopt, const char *longopt, const char **val);
+int mt_arg(int argc, char **argv, int *i, const char *shortopt, const char *longopt,
+	   const char **val);
 /* The value of a -p PID option, with the usage error written on failure. */
 int mt_arg_pid(const char *cmd, const char *val, pid_t *pid);
 /* The value of -n N: a positive count up to MAX. */

@@ -66,7 +66,9 @@ static void print_leaks(struct mt_session *ss, struct mt_watch *live, uint64_t s
 	uint64_t end = mt_now_ns() - start_ns;
 	for (size_t i = 0; i < snap.nprocs; i++)
 		snap.procs[i]->end_ts = end;
-	struct mt_report_opts ro = {.view = MT_VIEW_LEAKS, .threshold = 0.5, .limit = top, .pid = -1};
+	struct mt_report_opts ro = {
+		.view = MT_VIEW_LEAKS, .threshold = 0.5, .limit = top, .pid = -1
+	};
 	printf("\n");
 	if (snap.nprocs)
 		mt_report_text(stdout, &snap, &ro);
@@ -77,27 +79,34 @@ static void print_leaks(struct mt_session *ss, struct mt_watch *live, uint64_t s
 
 int cmd_attach(int argc, char **argv)
 {
-	struct mt_pids pids = {.n = 0};
+	struct mt_pids pids = { .n = 0 };
 	double duration = 0, interval = 5;
 	uint64_t top = 10;
 	const char *output = NULL;
-	struct mt_bpf_opts maps = {.events = 0};
+	struct mt_bpf_opts maps = { .events = 0 };
 	const struct mt_option opts[] = {
 		MT_OPT_PIDS(&pids, "a process to attach to (repeatable)"),
-		{.longopt = "--duration", .argh = "S",
-		 .help = "stop after S seconds (default: at Ctrl-C, or when\n"
-			"every process has exited)",
-		 .type = MT_OPT_SECONDS, .target = &duration, .err = "--duration needs seconds"},
-		{.longopt = "--interval", .argh = "S",
-		 .help = "print the top call sites every S seconds (default 5;\n"
-			"0: only at the end)",
-		 .type = MT_OPT_SECONDS, .target = &interval, .err = "--interval needs seconds"},
+		{ .longopt = "--duration",
+		  .argh = "S",
+		  .help = "stop after S seconds (default: at Ctrl-C, or when\n"
+			  "every process has exited)",
+		  .type = MT_OPT_SECONDS,
+		  .target = &duration,
+		  .err = "--duration needs seconds" },
+		{ .longopt = "--interval",
+		  .argh = "S",
+		  .help = "print the top call sites every S seconds (default 5;\n"
+			  "0: only at the end)",
+		  .type = MT_OPT_SECONDS,
+		  .target = &interval,
+		  .err = "--interval needs seconds" },
 		MT_OPT_TOP(&top, 1000000, "call sites shown (default 10)"),
 		MT_OPT_OUTPUT(&output, "FILE", "also write a recording of every event"),
-		{.type = MT_OPT_END},
+		{ .type = MT_OPT_END },
 	};
-	const struct mt_cmdline cl = {.cmd = "attach", .opts = opts, .usage = usage_text, .col = 23,
-				      .epilogue = epilogue};
+	const struct mt_cmdline cl = {
+		.cmd = "attach", .opts = opts, .usage = usage_text, .col = 23, .epilogue = epilogue
+	};
 	int st = mt_options_bpf(&cl, &maps, argc, argv);
 	if (st != MT_OPTS_GO_ON)
 		return st;
@@ -115,7 +124,8 @@ int cmd_attach(int argc, char **argv)
 		return MT_EXIT_RUNTIME;
 	}
 	mt_catch_stop_signals();
-	mt_note("attached to %zu process%s; Ctrl-C to stop and print the leaks", pids.n, pids.n == 1 ? "" : "es");
+	mt_note("attached to %zu process%s; Ctrl-C to stop and print the leaks", pids.n,
+		pids.n == 1 ? "" : "es");
 
 	struct attach_table t = {
 		.live = mt_watch_new(ss.b),

@@ -55,8 +55,10 @@ static int opt_weight(const char *cmd, const struct mt_option *o, const char *ar
 		if (!strcmp(val, mt_weight_names[w]))
 			x->weight = (enum mt_weight)w, found = 1;
 	if (!found)
-		return mt_usage_error(cmd, "--weight: '%s' is none of bytes, allocations, leaked, peak, temporary",
-				      val ? val : "");
+		return mt_usage_error(
+			cmd,
+			"--weight: '%s' is none of bytes, allocations, leaked, peak, temporary",
+			val ? val : "");
 	x->weight_set = 1;
 	return 0;
 }
@@ -64,28 +66,39 @@ static int opt_weight(const char *cmd, const struct mt_option *o, const char *ar
 int cmd_export(int argc, char **argv)
 {
 	static struct mt_filter filt; /* reachable until exit; freed at the end */
-	struct mt_export_ctx x = {.pid = -1, .weight = MT_W_BYTES, .out = stdout};
+	struct mt_export_ctx x = { .pid = -1, .weight = MT_W_BYTES, .out = stdout };
 	const struct mt_exporter *fmt = NULL;
 	const char *file = NULL, *out = NULL;
 	int r;
 	mt_filter_init(&filt);
 	const struct mt_option opts[] = {
-		{.shortopt = "-f", .longopt = "--format", .argh = "FMT", .help = "the format (required)",
-		 .type = MT_OPT_CALLBACK, .target = &fmt, .cb = opt_format},
+		{ .shortopt = "-f",
+		  .longopt = "--format",
+		  .argh = "FMT",
+		  .help = "the format (required)",
+		  .type = MT_OPT_CALLBACK,
+		  .target = &fmt,
+		  .cb = opt_format },
 		MT_OPT_OUTPUT(&out, "OUT", "write to OUT (written whole, then renamed into place)"),
-		{.longopt = "--weight", .argh = "W",
-		 .help = "what flamegraph widths measure (folded, svg, speedscope,\n"
-			"gprof2dot): bytes (allocated, default), allocations,\n"
-			"leaked (bytes), peak (bytes live at the peak), temporary",
-		 .type = MT_OPT_CALLBACK, .target = &x, .cb = opt_weight},
-		{.longopt = "--per-site", .help = "json: one entry per call site instead of per allocation",
-		 .type = MT_OPT_FLAG, .target = &x.per_site},
+		{ .longopt = "--weight",
+		  .argh = "W",
+		  .help = "what flamegraph widths measure (folded, svg, speedscope,\n"
+			  "gprof2dot): bytes (allocated, default), allocations,\n"
+			  "leaked (bytes), peak (bytes live at the peak), temporary",
+		  .type = MT_OPT_CALLBACK,
+		  .target = &x,
+		  .cb = opt_weight },
+		{ .longopt = "--per-site",
+		  .help = "json: one entry per call site instead of per allocation",
+		  .type = MT_OPT_FLAG,
+		  .target = &x.per_site },
 		MT_OPT_RECPID(&x.pid, "only process PID of a multi-process recording (formats\n"
 				      "with one process per file take the first by default)"),
-		{.type = MT_OPT_END},
+		{ .type = MT_OPT_END },
 	};
-	const struct mt_cmdline cl = {.cmd = "export", .opts = opts, .prologue = prologue, .col = 21,
-				      .epilogue = "\n"};
+	const struct mt_cmdline cl = {
+		.cmd = "export", .opts = opts, .prologue = prologue, .col = 21, .epilogue = "\n"
+	};
 	int st = mt_options_recording(&cl, &filt, &file, argc, argv);
 	if (st != MT_OPTS_GO_ON)
 		return st;
@@ -94,8 +107,9 @@ int cmd_export(int argc, char **argv)
 	if (!file)
 		return mt_usage_error("export", "no recording given");
 	if (!out && fmt->binary && isatty(1))
-		return mt_usage_error("export", "the %s format is binary: give -o FILE or redirect the output",
-				      fmt->name);
+		return mt_usage_error(
+			"export", "the %s format is binary: give -o FILE or redirect the output",
+			fmt->name);
 
 	struct mt_selection sel;
 	char err[512];

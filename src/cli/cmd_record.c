@@ -85,30 +85,51 @@ static int opt_cull(const char *cmd, const struct mt_option *o, const char *arg,
 static int parse_args(struct record_opts *ro, int argc, char **argv)
 {
 	const struct mt_option opts[] = {
-		{.shortopt = "-o", .longopt = "--output", .argh = "FILE",
-		 .help = "write the recording to FILE\n"
-			"(default: memtrace.COMMAND.PID.mtrace)",
-		 .type = MT_OPT_CALLBACK, .target = &ro->output, .cb = opt_output,
-		 .flags = MT_OPTF_NO_GLUE /* record never took "-oFILE" */},
-		{.longopt = "--backend", .argh = "=auto|preload|bpf",
-		 .help = "how events are captured (default: auto, the shim\n"
-			"for dynamically linked programs)",
-		 .type = MT_OPT_CALLBACK, .target = &ro->backend, .cb = opt_backend},
-		{.shortopt = "-f", .longopt = "--follow-forks",
-		 .help = "trace child processes too, each as its own process", .type = MT_OPT_FLAG,
-		 .target = &ro->follow},
-		{.longopt = "--cull-temporary", .argh = "[=MS]",
-		 .help = "leave out of the event stream allocations freed\n"
-			"within MS milliseconds (default 10000), keeping\n"
-			"them in exact per-site totals",
-		 .type = MT_OPT_CALLBACK, .target = ro, .flags = MT_OPTF_EQ_ONLY, .cb = opt_cull},
-		{.shortopt = "-q", .longopt = "--quiet", .help = "print nothing but errors", .type = MT_OPT_FLAG,
-		 .target = &ro->quiet},
-		{.type = MT_OPT_END},
+		{ .shortopt = "-o",
+		  .longopt = "--output",
+		  .argh = "FILE",
+		  .help = "write the recording to FILE\n"
+			  "(default: memtrace.COMMAND.PID.mtrace)",
+		  .type = MT_OPT_CALLBACK,
+		  .target = &ro->output,
+		  .cb = opt_output,
+		  .flags = MT_OPTF_NO_GLUE /* record never took "-oFILE" */ },
+		{ .longopt = "--backend",
+		  .argh = "=auto|preload|bpf",
+		  .help = "how events are captured (default: auto, the shim\n"
+			  "for dynamically linked programs)",
+		  .type = MT_OPT_CALLBACK,
+		  .target = &ro->backend,
+		  .cb = opt_backend },
+		{ .shortopt = "-f",
+		  .longopt = "--follow-forks",
+		  .help = "trace child processes too, each as its own process",
+		  .type = MT_OPT_FLAG,
+		  .target = &ro->follow },
+		{ .longopt = "--cull-temporary",
+		  .argh = "[=MS]",
+		  .help = "leave out of the event stream allocations freed\n"
+			  "within MS milliseconds (default 10000), keeping\n"
+			  "them in exact per-site totals",
+		  .type = MT_OPT_CALLBACK,
+		  .target = ro,
+		  .flags = MT_OPTF_EQ_ONLY,
+		  .cb = opt_cull },
+		{ .shortopt = "-q",
+		  .longopt = "--quiet",
+		  .help = "print nothing but errors",
+		  .type = MT_OPT_FLAG,
+		  .target = &ro->quiet },
+		{ .type = MT_OPT_END },
 	};
 	/* COMMAND and its arguments are not ours: the first operand ends ours */
-	const struct mt_cmdline cl = {.cmd = "record", .opts = opts, .usage = usage_text, .col = 27,
-				      .epilogue = epilogue, .operands = MT_OPERANDS_STOP, .dashdash = 1};
+	const struct mt_cmdline cl = { .cmd = "record",
+				       .opts = opts,
+				       .usage = usage_text,
+				       .col = 27,
+				       .epilogue = epilogue,
+				       .operands = MT_OPERANDS_STOP,
+				       .dashdash = 1 };
 	int next, st = mt_options_parse(&cl, argc, argv, &next);
 	if (st != MT_OPTS_GO_ON)
 		return -st;
@@ -120,8 +141,8 @@ static int parse_args(struct record_opts *ro, int argc, char **argv)
 /* The shim where the loader will preload it; BPF where it cannot (auto) or
  * when asked.  Opens *B for BPF, finds SHIM for the shim.  Returns 0, or -1
  * after the error message. */
-static int choose_backend(const struct record_opts *ro, const char *exe, struct mt_bpf **b, char *shim,
-			  size_t shimlen)
+static int choose_backend(const struct record_opts *ro, const char *exe, struct mt_bpf **b,
+			  char *shim, size_t shimlen)
 {
 	char why[PATH_MAX + 128], err[PATH_MAX + 128];
 	int use_bpf = !strcmp(ro->backend, "bpf");
@@ -134,7 +155,7 @@ static int choose_backend(const struct record_opts *ro, const char *exe, struct 
 		use_bpf = 1; /* auto: BPF where the shim cannot work */
 	}
 	if (use_bpf) {
-		struct mt_bpf_opts bo = {.events = 1};
+		struct mt_bpf_opts bo = { .events = 1 };
 		if (ro->follow) {
 			mt_error("--follow-forks is not available with the BPF backend yet");
 			return -1;
@@ -144,15 +165,18 @@ static int choose_backend(const struct record_opts *ro, const char *exe, struct 
 				mt_error("--backend=bpf: %s", err);
 				return -1;
 			}
-			mt_warning("%s; the BPF backend that would trace it is unavailable (%s): using the "
-				   "shim, which cannot see it", why, err);
+			mt_warning(
+				"%s; the BPF backend that would trace it is unavailable (%s): using the "
+				"shim, which cannot see it",
+				why, err);
 			*b = NULL;
 			use_bpf = 0;
 		}
 	}
 	if (!use_bpf && mt_find_shim(shim, shimlen)) {
-		mt_error("cannot find libmemtrace-preload.so (looked next to memtrace and in %s; set MEMTRACE_SHIM)",
-			 MEMTRACE_LIBDIR);
+		mt_error(
+			"cannot find libmemtrace-preload.so (looked next to memtrace and in %s; set MEMTRACE_SHIM)",
+			MEMTRACE_LIBDIR);
 		return -1;
 	}
 	return 0;
@@ -201,7 +225,7 @@ static void exec_command(const struct launch *l, int go, int errfd)
  * message. */
 static pid_t start_command(const struct launch *l, int *go, int *errfd)
 {
-	int gop[2] = {-1, -1}, errp[2] = {-1, -1};
+	int gop[2] = { -1, -1 }, errp[2] = { -1, -1 };
 	if (pipe2(gop, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		mt_error("pipe: %s", strerror(errno));
 		goto fail;
@@ -243,7 +267,7 @@ static void on_signal(int sig)
  * it did.  Signals sent to us alone are passed on to it. */
 static void pass_signals_to(pid_t pid)
 {
-	struct sigaction sig = {.sa_handler = on_signal};
+	struct sigaction sig = { .sa_handler = on_signal };
 	child_pid = pid;
 	sigaction(SIGTERM, &sig, NULL);
 	sigaction(SIGHUP, &sig, NULL);
@@ -266,8 +290,8 @@ static void print_summary(const char *path, int quiet)
 		struct mt_process *p = rec.procs[i];
 		const struct mt_totals *t = &p->col.t;
 		char a[32], b[32], c[32], d[32];
-		mt_note("pid %u (%s): %s allocations (%s), %s frees, %s temporary",
-			p->pid, p->exe ? p->exe : "?", mt_fmt_count(t->allocations, a),
+		mt_note("pid %u (%s): %s allocations (%s), %s frees, %s temporary", p->pid,
+			p->exe ? p->exe : "?", mt_fmt_count(t->allocations, a),
 			mt_fmt_bytes(t->allocated_bytes, b), mt_fmt_count(t->frees, c),
 			mt_fmt_count(t->temporary, d));
 		mt_note("pid %u: peak %s at %.3f s; leaked %s in %s allocations", p->pid,
@@ -289,7 +313,7 @@ static void print_summary(const char *path, int quiet)
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_opts ro = {.backend = "auto", .cull_ms = 10000};
+	struct record_opts ro = { .backend = "auto", .cull_ms = 10000 };
 	struct mt_bpf *b = NULL;
 	struct mt_rings *rings = NULL;
 	struct mt_recorder *r = NULL;
@@ -313,14 +337,17 @@ int cmd_record(int argc, char **argv)
 		mt_error("%s", err);
 		goto cleanup;
 	}
-	const struct launch l = {.cmd = cmd, .shim = b ? NULL : shim, .sockname = sockname, .follow = ro.follow};
+	const struct launch l = {
+		.cmd = cmd, .shim = b ? NULL : shim, .sockname = sockname, .follow = ro.follow
+	};
 	if ((pid = start_command(&l, &go, &errfd)) < 0)
 		goto cleanup;
 	if (!ro.output) {
 		snprintf(defpath, sizeof defpath, "memtrace.%s.%d.mtrace", basename(exe), (int)pid);
 		ro.output = defpath;
 	}
-	r = mt_recorder_open(ro.output, ro.cull ? (ro.cull_ms ? ro.cull_ms : 1) * 1000000ull : 0, err, sizeof err);
+	r = mt_recorder_open(ro.output, ro.cull ? (ro.cull_ms ? ro.cull_ms : 1) * 1000000ull : 0,
+			     err, sizeof err);
 	if (!r || (b && mt_bpf_record_attach(b, pid, exe, err, sizeof err) < 0)) {
 		mt_error("%s", err);
 		goto cleanup;

@@ -42,7 +42,8 @@ static int opt_view(const char *cmd, const struct mt_option *o, const char *arg,
 	return 0;
 }
 
-static int opt_threshold(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+static int opt_threshold(const char *cmd, const struct mt_option *o, const char *arg,
+			 const char *val)
 {
 	double *pct = o->target;
 	(void)arg;
@@ -53,16 +54,20 @@ static int opt_threshold(const char *cmd, const struct mt_option *o, const char 
 
 int cmd_report(int argc, char **argv)
 {
-	struct mt_report_opts o = {.view = MT_VIEW_SUMMARY, .threshold = 0.5, .limit = 0, .pid = -1};
+	struct mt_report_opts o = {
+		.view = MT_VIEW_SUMMARY, .threshold = 0.5, .limit = 0, .pid = -1
+	};
 	const char *file = NULL;
 	uint64_t limit = 0;
-	struct views views = {.last = MT_VIEW_SUMMARY, .n = 0};
+	struct views views = { .last = MT_VIEW_SUMMARY, .n = 0 };
 	static struct mt_filter filt; /* reachable from here until exit, freed at the end */
 	mt_filter_init(&filt);
 	/* the views have no .help: usage_text lists them under VIEW */
-#define VIEW(name, v)                                                                                       \
-	{.longopt = name, .type = MT_OPT_CALLBACK, .target = &views, .cb = opt_view, .value = v,             \
-	 .flags = MT_OPTF_NOARG}
+#define VIEW(name, v)                                                                       \
+	{                                                                                   \
+		.longopt = name, .type = MT_OPT_CALLBACK, .target = &views, .cb = opt_view, \
+		.value = v, .flags = MT_OPTF_NOARG                                          \
+	}
 	const struct mt_option opts[] = {
 		VIEW("--summary", MT_VIEW_SUMMARY),
 		VIEW("--leaks", MT_VIEW_LEAKS),
@@ -70,26 +75,37 @@ int cmd_report(int argc, char **argv)
 		VIEW("--temporary", MT_VIEW_TEMPORARY),
 		VIEW("--frequency", MT_VIEW_FREQUENCY),
 		MT_OPT_JSON(&o.json, "print the JSON report (schema: memtrace-report(1))"),
-		{.shortopt = "-n", .longopt = "--top", .argh = "N",
-		 .help = "show only the N call sites ranking first in the view", .type = MT_OPT_COUNT,
-		 .target = &limit, .max = 100000000, .err = "-n needs a positive number of sites",
-		 .flags = MT_OPTF_NO_GLUE /* report never took "-n5" */},
-		{.longopt = "--threshold", .argh = "PCT",
-		 .help = "fold tree branches below PCT percent (default 0.5)",
-		 .type = MT_OPT_CALLBACK, .target = &o.threshold, .cb = opt_threshold},
+		{ .shortopt = "-n",
+		  .longopt = "--top",
+		  .argh = "N",
+		  .help = "show only the N call sites ranking first in the view",
+		  .type = MT_OPT_COUNT,
+		  .target = &limit,
+		  .max = 100000000,
+		  .err = "-n needs a positive number of sites",
+		  .flags = MT_OPTF_NO_GLUE /* report never took "-n5" */ },
+		{ .longopt = "--threshold",
+		  .argh = "PCT",
+		  .help = "fold tree branches below PCT percent (default 0.5)",
+		  .type = MT_OPT_CALLBACK,
+		  .target = &o.threshold,
+		  .cb = opt_threshold },
 		MT_OPT_RECPID(&o.pid, "only the process PID of a multi-process recording"),
-		{.type = MT_OPT_END},
+		{ .type = MT_OPT_END },
 	};
 #undef VIEW
-	const struct mt_cmdline cl = {.cmd = "report", .opts = opts, .usage = usage_text, .col = 21,
-				      .epilogue = epilogue};
+	const struct mt_cmdline cl = {
+		.cmd = "report", .opts = opts, .usage = usage_text, .col = 21, .epilogue = epilogue
+	};
 	int st = mt_options_recording(&cl, &filt, &file, argc, argv);
 	if (st != MT_OPTS_GO_ON)
 		return st;
 	o.view = views.last;
 	o.limit = (long)limit;
 	if (views.n > 1)
-		return mt_usage_error("report", "choose one view of --summary, --leaks, --peak, --temporary, --frequency");
+		return mt_usage_error(
+			"report",
+			"choose one view of --summary, --leaks, --peak, --temporary, --frequency");
 	if (!file)
 		return mt_usage_error("report", "no recording given");
 	struct mt_selection sel;

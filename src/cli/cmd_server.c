@@ -39,7 +39,8 @@ static const char epilogue[] =
 static int set_port(const char *v, char *port, size_t len)
 {
 	uint64_t n;
-	if (!v || strlen(v) > 5 || strspn(v, "0123456789") != strlen(v) || mt_parse_u64(v, &n) || n > 65535)
+	if (!v || strlen(v) > 5 || strspn(v, "0123456789") != strlen(v) || mt_parse_u64(v, &n) ||
+	    n > 65535)
 		return -1;
 	snprintf(port, len, "%s", v);
 	return 0;
@@ -98,15 +99,18 @@ static void make_url(struct srv_state *st, const struct sockaddr_storage *ss)
 		if (s4->sin_addr.s_addr == htonl(INADDR_ANY))
 			snprintf(addr, sizeof addr, "127.0.0.1");
 	}
-	snprintf(st->url, sizeof st->url, "http://%s%s%s:%u/", v6 ? "[" : "", addr, v6 ? "]" : "", port);
+	snprintf(st->url, sizeof st->url, "http://%s%s%s:%u/", v6 ? "[" : "", addr, v6 ? "]" : "",
+		 port);
 }
 
 /* Binds and listens on HOST:PORT.  Returns the socket, or -1 after an
  * error message. */
 static int open_listener(struct srv_state *st, const char *host, const char *port, int *family)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV}, *res, *ai;
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV },
+			*res, *ai;
 	int rc = getaddrinfo(host, port, &hints, &res);
 	if (rc) {
 		mt_error("cannot listen on %s:%s: %s", host, port, gai_strerror(rc));
@@ -133,7 +137,8 @@ static int open_listener(struct srv_state *st, const char *host, const char *por
 	}
 	freeaddrinfo(res);
 	if (fd < 0) {
-		mt_error("cannot listen on %s:%s: %s", host, port, strerror(err ? err : EADDRNOTAVAIL));
+		mt_error("cannot listen on %s:%s: %s", host, port,
+			 strerror(err ? err : EADDRNOTAVAIL));
 		return -1;
 	}
 	struct sockaddr_storage ss;
@@ -173,7 +178,8 @@ static void symbolize(struct srv_proc *sp, const struct mt_process *p, const cha
 			struct timespec t;
 			clock_gettime(CLOCK_MONOTONIC, &t);
 			if (t.tv_sec - t0->tv_sec >= 1) {
-				fprintf(stderr, "\rmemtrace: symbolizing %s: %3d%%", path, (int)(100.0 * s / sp->nsites));
+				fprintf(stderr, "\rmemtrace: symbolizing %s: %3d%%", path,
+					(int)(100.0 * s / sp->nsites));
 				*shown = 1;
 			}
 		}
@@ -246,7 +252,8 @@ static int opt_listen(const char *cmd, const struct mt_option *o, const char *ar
 	return 0;
 }
 
-static int opt_interface(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+static int opt_interface(const char *cmd, const struct mt_option *o, const char *arg,
+			 const char *val)
 {
 	struct listen_at *at = o->target;
 	(void)arg;
@@ -282,7 +289,7 @@ static int add_file(void *ctx, const char *cmd, const char *arg)
 /* Loads the recordings, then serves them until stopped. */
 static int serve(const struct listen_at *at, const struct file_list *fl)
 {
-	struct srv_state st = {0};
+	struct srv_state st = { 0 };
 	int family = AF_INET, status = MT_EXIT_RUNTIME;
 	mt_catch_stop_signals();
 	/* the port first: a busy one is known before minutes of loading */
@@ -308,24 +315,42 @@ done:
 
 int cmd_server(int argc, char **argv)
 {
-	struct listen_at at = {.host = "127.0.0.1", .port = "8080"};
-	struct file_list fl = {.v = xcalloc((size_t)argc, sizeof *fl.v)};
+	struct listen_at at = { .host = "127.0.0.1", .port = "8080" };
+	struct file_list fl = { .v = xcalloc((size_t)argc, sizeof *fl.v) };
 	const struct mt_option opts[] = {
-		{.shortopt = "-l", .longopt = "--listen", .argh = "ADDR:PORT",
-		 .help = "where to listen (default 127.0.0.1:8080); ADDR may\n"
-			"be a name or [IPv6]; PORT alone means 127.0.0.1",
-		 .type = MT_OPT_CALLBACK, .target = &at, .cb = opt_listen},
-		{.shortopt = "-i", .longopt = "--interface", .argh = "ADDR",
-		 .help = "the address alone (bytehound's option)", .type = MT_OPT_CALLBACK, .target = &at,
-		 .cb = opt_interface},
-		{.shortopt = "-p", .longopt = "--port", .argh = "PORT",
-		 .help = "the port alone (bytehound's option)",
-		 .type = MT_OPT_CALLBACK, .target = &at, .cb = opt_port},
-		{.type = MT_OPT_END},
+		{ .shortopt = "-l",
+		  .longopt = "--listen",
+		  .argh = "ADDR:PORT",
+		  .help = "where to listen (default 127.0.0.1:8080); ADDR may\n"
+			  "be a name or [IPv6]; PORT alone means 127.0.0.1",
+		  .type = MT_OPT_CALLBACK,
+		  .target = &at,
+		  .cb = opt_listen },
+		{ .shortopt = "-i",
+		  .longopt = "--interface",
+		  .argh = "ADDR",
+		  .help = "the address alone (bytehound's option)",
+		  .type = MT_OPT_CALLBACK,
+		  .target = &at,
+		  .cb = opt_interface },
+		{ .shortopt = "-p",
+		  .longopt = "--port",
+		  .argh = "PORT",
+		  .help = "the port alone (bytehound's option)",
+		  .type = MT_OPT_CALLBACK,
+		  .target = &at,
+		  .cb = opt_port },
+		{ .type = MT_OPT_END },
 	};
-	const struct mt_cmdline cl = {.cmd = "server", .opts = opts, .usage = usage_text, .col = 26,
-				      .epilogue = epilogue, .operands = MT_OPERANDS_EVERY, .dashdash = 1,
-				      .operand = add_file, .operand_ctx = &fl};
+	const struct mt_cmdline cl = { .cmd = "server",
+				       .opts = opts,
+				       .usage = usage_text,
+				       .col = 26,
+				       .epilogue = epilogue,
+				       .operands = MT_OPERANDS_EVERY,
+				       .dashdash = 1,
+				       .operand = add_file,
+				       .operand_ctx = &fl };
 	int status = mt_options_parse(&cl, argc, argv, NULL);
 	if (status == MT_OPTS_GO_ON && !fl.n)
 		status = mt_usage_error("server", "no recording given");

@@ -48,7 +48,7 @@ static void print_text(struct mt_recording *snap, long top, double duration, dou
 		for (uint32_t s = 0; s < p->col.nsites; s++)
 			if (p->col.sites[s].live_count) {
 				mt_grow(&v, &cap, n, sizeof *v);
-				v[n++] = (struct ranked){.p = p, .site = s};
+				v[n++] = (struct ranked){ .p = p, .site = s };
 				total += p->col.sites[s].live_bytes;
 			}
 	}
@@ -58,7 +58,8 @@ static void print_text(struct mt_recording *snap, long top, double duration, dou
 	for (size_t i = 0; i < snap->nprocs; i++)
 		leaking += snap->procs[i]->col.t.live_count > 0;
 	printf("memtrace sweep: %.0f s, %zu of %zu process%s with outstanding allocations older than %.1f s: %s\n",
-	       duration, leaking, snap->nprocs, snap->nprocs == 1 ? "" : "es", min_age, mt_fmt_bytes(total, a));
+	       duration, leaking, snap->nprocs, snap->nprocs == 1 ? "" : "es", min_age,
+	       mt_fmt_bytes(total, a));
 	struct mt_frame fr[256];
 	for (size_t i = 0; i < n && (long)i < top; i++) {
 		struct mt_process *p = v[i].p;
@@ -107,21 +108,30 @@ int cmd_sweep(int argc, char **argv)
 	uint64_t top = 20;
 	int json = 0;
 	const char *output = NULL;
-	struct mt_bpf_opts maps = {.events = 0};
+	struct mt_bpf_opts maps = { .events = 0 };
 	const struct mt_option opts[] = {
-		{.longopt = "--duration", .argh = "S", .help = "how long to watch (default 10)",
-		 .type = MT_OPT_SECONDS, .target = &duration, .flags = MT_OPTF_POSITIVE,
-		 .err = "--duration needs a positive number of seconds"},
-		{.longopt = "--min-age", .argh = "S",
-		 .help = "only allocations at least S seconds old at the end\n"
-			"(default 1: younger ones are likely still in use)",
-		 .type = MT_OPT_SECONDS, .target = &min_age, .err = "--min-age needs seconds"},
+		{ .longopt = "--duration",
+		  .argh = "S",
+		  .help = "how long to watch (default 10)",
+		  .type = MT_OPT_SECONDS,
+		  .target = &duration,
+		  .flags = MT_OPTF_POSITIVE,
+		  .err = "--duration needs a positive number of seconds" },
+		{ .longopt = "--min-age",
+		  .argh = "S",
+		  .help = "only allocations at least S seconds old at the end\n"
+			  "(default 1: younger ones are likely still in use)",
+		  .type = MT_OPT_SECONDS,
+		  .target = &min_age,
+		  .err = "--min-age needs seconds" },
 		MT_OPT_TOP(&top, 1000000, "call sites shown (default 20)"),
 		MT_OPT_JSON(&json, "print the JSON report (memtrace-report(1) schema)"),
 		MT_OPT_OUTPUT(&output, "FILE", "also write a recording of every event"),
-		{.type = MT_OPT_END},
+		{ .type = MT_OPT_END },
 	};
-	const struct mt_cmdline cl = {.cmd = "sweep", .opts = opts, .usage = usage_text, .col = 21};
+	const struct mt_cmdline cl = {
+		.cmd = "sweep", .opts = opts, .usage = usage_text, .col = 21
+	};
 	int st = mt_options_bpf(&cl, &maps, argc, argv);
 	if (st != MT_OPTS_GO_ON)
 		return st;
@@ -130,7 +140,7 @@ int cmd_sweep(int argc, char **argv)
 		return MT_EXIT_RUNTIME;
 	mt_catch_stop_signals();
 	struct mt_watch *live = mt_watch_new(ss.b);
-	struct sweep_clock c = {.duration = duration, .progress = isatty(2)};
+	struct sweep_clock c = { .duration = duration, .progress = isatty(2) };
 	struct mt_session_loop loop = {
 		.poll_ms = 20,
 		.scan_at_start = 1,
@@ -148,8 +158,11 @@ int cmd_sweep(int argc, char **argv)
 	for (size_t i = 0; i < snap.nprocs; i++)
 		snap.procs[i]->end_ts = (uint64_t)(c.elapsed * 1e9);
 	if (json) {
-		struct mt_report_opts ro = {.view = MT_VIEW_LEAKS, .json = 1, .threshold = 0.5, .limit = (long)top,
-					    .pid = -1};
+		struct mt_report_opts ro = { .view = MT_VIEW_LEAKS,
+					     .json = 1,
+					     .threshold = 0.5,
+					     .limit = (long)top,
+					     .pid = -1 };
 		mt_report_json(stdout, &snap, &ro);
 	} else {
 		print_text(&snap, (long)top, c.elapsed, min_age);

@@ -47,25 +47,36 @@ static int print_snapshot(void *ctx, uint64_t elapsed_ns, int rescanned)
 
 int cmd_top(int argc, char **argv)
 {
-	struct mt_pids pids = {.n = 0};
+	struct mt_pids pids = { .n = 0 };
 	int all = 0, json = 0;
 	double interval = 1;
 	uint64_t count = 0, top = 10;
-	struct mt_bpf_opts maps = {.events = 0};
+	struct mt_bpf_opts maps = { .events = 0 };
 	const struct mt_option opts[] = {
 		MT_OPT_PIDS(&pids, "a process to watch (repeatable)"),
-		{.shortopt = "-a", .longopt = "--all", .help = "every process that uses a traced allocator",
-		 .type = MT_OPT_FLAG, .target = &all},
-		{.longopt = "--interval", .argh = "S", .help = "seconds between snapshots (default 1)",
-		 .type = MT_OPT_SECONDS, .target = &interval, .flags = MT_OPTF_POSITIVE,
-		 .err = "--interval needs a positive number of seconds"},
-		{.longopt = "--count", .argh = "K", .help = "stop after K snapshots (default: at Ctrl-C)",
-		 .type = MT_OPT_COUNT, .target = &count, .max = UINT64_MAX},
+		{ .shortopt = "-a",
+		  .longopt = "--all",
+		  .help = "every process that uses a traced allocator",
+		  .type = MT_OPT_FLAG,
+		  .target = &all },
+		{ .longopt = "--interval",
+		  .argh = "S",
+		  .help = "seconds between snapshots (default 1)",
+		  .type = MT_OPT_SECONDS,
+		  .target = &interval,
+		  .flags = MT_OPTF_POSITIVE,
+		  .err = "--interval needs a positive number of seconds" },
+		{ .longopt = "--count",
+		  .argh = "K",
+		  .help = "stop after K snapshots (default: at Ctrl-C)",
+		  .type = MT_OPT_COUNT,
+		  .target = &count,
+		  .max = UINT64_MAX },
 		MT_OPT_TOP(&top, 1000000, "call sites per snapshot (default 10)"),
 		MT_OPT_JSON(&json, "one JSON object per snapshot and line"),
-		{.type = MT_OPT_END},
+		{ .type = MT_OPT_END },
 	};
-	const struct mt_cmdline cl = {.cmd = "top", .opts = opts, .usage = usage_text, .col = 21};
+	const struct mt_cmdline cl = { .cmd = "top", .opts = opts, .usage = usage_text, .col = 21 };
 	int st = mt_options_bpf(&cl, &maps, argc, argv);
 	if (st != MT_OPTS_GO_ON)
 		return st;

@@ -15,20 +15,24 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{.name = "record", .fn = cmd_record,
-	 .summary = "run a command and record its allocations"},
-	{.name = "report", .fn = cmd_report,
-	 .summary = "show what a recording says: summary, leaks, peak, temporaries, frequency"},
-	{.name = "attach", .fn = cmd_attach,
-	 .summary = "attach to running processes (same as memtrace -p PID)"},
-	{.name = "top", .fn = cmd_top,
-	 .summary = "periodic top call sites of running processes"},
-	{.name = "sweep", .fn = cmd_sweep,
-	 .summary = "look for leaks across the whole machine"},
-	{.name = "export", .fn = cmd_export,
-	 .summary = "write a recording in another tool's format (heaptrack, pprof, svg, html, ...)"},
-	{.name = "server", .fn = cmd_server,
-	 .summary = "serve recordings over HTTP: bytehound's REST API and a web page"},
+	{ .name = "record",
+	  .fn = cmd_record,
+	  .summary = "run a command and record its allocations" },
+	{ .name = "report",
+	  .fn = cmd_report,
+	  .summary = "show what a recording says: summary, leaks, peak, temporaries, frequency" },
+	{ .name = "attach",
+	  .fn = cmd_attach,
+	  .summary = "attach to running processes (same as memtrace -p PID)" },
+	{ .name = "top", .fn = cmd_top, .summary = "periodic top call sites of running processes" },
+	{ .name = "sweep", .fn = cmd_sweep, .summary = "look for leaks across the whole machine" },
+	{ .name = "export",
+	  .fn = cmd_export,
+	  .summary =
+		  "write a recording in another tool's format (heaptrack, pprof, svg, html, ...)" },
+	{ .name = "server",
+	  .fn = cmd_server,
+	  .summary = "serve recordings over HTTP: bytehound's REST API and a web page" },
 };
 
 static void usage(FILE *f)
@@ -41,8 +45,9 @@ static void usage(FILE *f)
 		   "which call sites allocate most often.\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\n'memtrace <command> --help' and 'man memtrace-<command>' describe each.\n"
-		   "Example: memtrace record -- ./app && memtrace report --leaks memtrace.app.*.mtrace\n");
+	fprintf(f,
+		"\n'memtrace <command> --help' and 'man memtrace-<command>' describe each.\n"
+		"Example: memtrace record -- ./app && memtrace report --leaks memtrace.app.*.mtrace\n");
 }
 
 int main(int argc, char **argv)
@@ -54,7 +59,7 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		if (argc > 2 && strcmp(cmd, "help") == 0) {
-			char *sub[] = {argv[2], "--help", NULL};
+			char *sub[] = { argv[2], "--help", NULL };
 			for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 				if (!strcmp(argv[2], commands[i].name))
 					return commands[i].fn(2, sub);

@@ -108,9 +108,9 @@ static int parse_one(const struct mt_cmdline *c, int argc, char **argv, int *i)
 static void print_option(FILE *f, const char *shortopt, const char *longopt, const char *argh,
 			 const char *help, int col)
 {
-	int n = fprintf(f, "  %s%s%s%s%s", shortopt ? shortopt : "", shortopt && longopt ? ", " : "",
-			longopt ? longopt : "", argh && argh[0] != '=' && argh[0] != '[' ? " " : "",
-			argh ? argh : "");
+	int n = fprintf(f, "  %s%s%s%s%s", shortopt ? shortopt : "",
+			shortopt && longopt ? ", " : "", longopt ? longopt : "",
+			argh && argh[0] != '=' && argh[0] != '[' ? " " : "", argh ? argh : "");
 	if (n >= col) {
 		fputc('\n', f);
 		n = 0;
@@ -179,13 +179,20 @@ int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *nex
 int mt_options_bpf(const struct mt_cmdline *c, struct mt_bpf_opts *maps, int argc, char **argv)
 {
 	const struct mt_option more[] = {
-		{.longopt = "--max-live", .argh = "N", .type = MT_OPT_COUNT32, .target = &maps->max_live,
-		 .max = 1u << 30,
-		 .help = "entries of the kernel's map of live blocks (default\n"
-			"1048576); a full map is counted as a loss"},
-		{.longopt = "--max-stacks", .argh = "N", .type = MT_OPT_COUNT32, .target = &maps->max_stacks,
-		 .max = 1u << 24, .help = "entries of the kernel's stack map (default 65536)"},
-		{.type = MT_OPT_END},
+		{ .longopt = "--max-live",
+		  .argh = "N",
+		  .type = MT_OPT_COUNT32,
+		  .target = &maps->max_live,
+		  .max = 1u << 30,
+		  .help = "entries of the kernel's map of live blocks (default\n"
+			  "1048576); a full map is counted as a loss" },
+		{ .longopt = "--max-stacks",
+		  .argh = "N",
+		  .type = MT_OPT_COUNT32,
+		  .target = &maps->max_stacks,
+		  .max = 1u << 24,
+		  .help = "entries of the kernel's stack map (default 65536)" },
+		{ .type = MT_OPT_END },
 	};
 	struct mt_cmdline bc = *c;
 	bc.more = more;
@@ -201,13 +208,14 @@ static int one_recording(void *path, const char *cmd, const char *arg)
 {
 	const char **file = path;
 	if (*file)
-		return mt_usage_error(cmd, "more than one recording given ('%s' and '%s')", *file, arg);
+		return mt_usage_error(cmd, "more than one recording given ('%s' and '%s')", *file,
+				      arg);
 	*file = arg;
 	return 0;
 }
 
-int mt_options_recording(const struct mt_cmdline *c, struct mt_filter *filter, const char **file, int argc,
-			 char **argv)
+int mt_options_recording(const struct mt_cmdline *c, struct mt_filter *filter, const char **file,
+			 int argc, char **argv)
 {
 	struct mt_cmdline rc = *c;
 	rc.filter_help = 1;

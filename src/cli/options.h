@@ -19,14 +19,14 @@
 #include "capture/bpf/capture.h"
 
 enum mt_opt_type {
-	MT_OPT_END,      /* ends the table */
-	MT_OPT_FLAG,     /* int: set to 1 */
-	MT_OPT_STRING,   /* const char *: the value */
-	MT_OPT_SECONDS,  /* double: seconds, as mt_parse_seconds reads them */
-	MT_OPT_COUNT,    /* uint64_t: 1 to .max */
-	MT_OPT_COUNT32,  /* uint32_t: 1 to .max */
-	MT_OPT_PID,      /* struct mt_pids: one more process (repeatable) */
-	MT_OPT_PROCESS,  /* long: a process of the recording, 0 to 2^31-1 */
+	MT_OPT_END,	 /* ends the table */
+	MT_OPT_FLAG,	 /* int: set to 1 */
+	MT_OPT_STRING,	 /* const char *: the value */
+	MT_OPT_SECONDS,	 /* double: seconds, as mt_parse_seconds reads them */
+	MT_OPT_COUNT,	 /* uint64_t: 1 to .max */
+	MT_OPT_COUNT32,	 /* uint32_t: 1 to .max */
+	MT_OPT_PID,	 /* struct mt_pids: one more process (repeatable) */
+	MT_OPT_PROCESS,	 /* long: a process of the recording, 0 to 2^31-1 */
 	MT_OPT_CALLBACK, /* .cb checks and stores the value */
 };
 
@@ -57,10 +57,10 @@ struct mt_option {
 	 * MT_OPT_SECONDS, MT_OPT_PROCESS; without it MT_OPT_COUNT* say their
 	 * range, naming the short spelling: "-n needs a positive number ...") */
 	const char *err;
-	uint64_t max;   /* MT_OPT_COUNT* */
+	uint64_t max;	/* MT_OPT_COUNT* */
 	unsigned flags; /* MT_OPTF_* */
-	mt_opt_cb *cb;  /* MT_OPT_CALLBACK */
-	int value;      /* MT_OPT_CALLBACK: what this option stands for */
+	mt_opt_cb *cb;	/* MT_OPT_CALLBACK */
+	int value;	/* MT_OPT_CALLBACK: what this option stands for */
 };
 
 /* The processes of -p PID options. */
@@ -112,19 +112,31 @@ struct mt_filter;
 int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *next);
 
 /* Options more than one command takes, spelled and checked alike. */
-#define MT_OPT_PIDS(pids, what)                                                                             \
-	{.shortopt = "-p", .longopt = "--pid", .argh = "PID", .help = (what), .type = MT_OPT_PID,              \
-	 .target = (pids)}
-#define MT_OPT_TOP(n, most, what)                                                                           \
-	{.shortopt = "-n", .longopt = "--top", .argh = "N", .help = (what), .type = MT_OPT_COUNT, .target = (n), \
-	 .max = (most)}
-#define MT_OPT_JSON(on, what) {.longopt = "--json", .help = (what), .type = MT_OPT_FLAG, .target = (on)}
-#define MT_OPT_RECPID(pid, what)                                                                            \
-	{.longopt = "--pid", .argh = "PID", .help = (what), .type = MT_OPT_PROCESS, .target = (pid),         \
-	 .err = "--pid needs a process id"}
-#define MT_OPT_OUTPUT(path, name, what)                                                                     \
-	{.shortopt = "-o", .longopt = "--output", .argh = (name), .help = (what), .type = MT_OPT_STRING,      \
-	 .target = (path), .err = "-o needs a file name", .flags = MT_OPTF_NONEMPTY}
+#define MT_OPT_PIDS(pids, what)                                                      \
+	{                                                                            \
+		.shortopt = "-p", .longopt = "--pid", .argh = "PID", .help = (what), \
+		.type = MT_OPT_PID, .target = (pids)                                 \
+	}
+#define MT_OPT_TOP(n, most, what)                                                  \
+	{                                                                          \
+		.shortopt = "-n", .longopt = "--top", .argh = "N", .help = (what), \
+		.type = MT_OPT_COUNT, .target = (n), .max = (most)                 \
+	}
+#define MT_OPT_JSON(on, what)                                                            \
+	{                                                                                \
+		.longopt = "--json", .help = (what), .type = MT_OPT_FLAG, .target = (on) \
+	}
+#define MT_OPT_RECPID(pid, what)                                                           \
+	{                                                                                  \
+		.longopt = "--pid", .argh = "PID", .help = (what), .type = MT_OPT_PROCESS, \
+		.target = (pid), .err = "--pid needs a process id"                         \
+	}
+#define MT_OPT_OUTPUT(path, name, what)                                                  \
+	{                                                                                \
+		.shortopt = "-o", .longopt = "--output", .argh = (name), .help = (what), \
+		.type = MT_OPT_STRING, .target = (path), .err = "-o needs a file name",  \
+		.flags = MT_OPTF_NONEMPTY                                                \
+	}
 
 /* mt_options_parse for a BPF command (attach, top, sweep): C's options,
  * then the map sizes every one takes into MAPS: --max-live N (live blocks)
@@ -134,7 +146,7 @@ int mt_options_bpf(const struct mt_cmdline *c, struct mt_bpf_opts *maps, int arg
 /* mt_options_parse for a command that reads one recording (its path into
  * *FILE) through the filters of analyse/filter.h (into FILTER, which is
  * freed when the command is to exit). */
-int mt_options_recording(const struct mt_cmdline *c, struct mt_filter *filter, const char **file, int argc,
-			 char **argv);
+int mt_options_recording(const struct mt_cmdline *c, struct mt_filter *filter, const char **file,
+			 int argc, char **argv);
 
 #endif

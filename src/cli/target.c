@@ -47,11 +47,15 @@ int mt_preload_blocked(const char *path, char *why, size_t len)
 	if (stat(path, &st) < 0)
 		return 0;
 	if (st.st_mode & (S_ISUID | S_ISGID)) {
-		snprintf(why, len, "%s is set-user-ID or set-group-ID: the loader ignores LD_PRELOAD for it", path);
+		snprintf(why, len,
+			 "%s is set-user-ID or set-group-ID: the loader ignores LD_PRELOAD for it",
+			 path);
 		return 1;
 	}
 	if (is_static(path)) {
-		snprintf(why, len, "%s is statically linked: there is no dynamic loader to preload the shim", path);
+		snprintf(why, len,
+			 "%s is statically linked: there is no dynamic loader to preload the shim",
+			 path);
 		return 1;
 	}
 	return 0;

@@ -21,7 +21,8 @@ int mt_bpf_record_attach(struct mt_bpf *b, pid_t pid, const char *exe, char *err
 	if (mt_bpf_trace_exec(b, pid, exe, err, errlen) < 0)
 		return -1;
 	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL) < 0) {
-		snprintf(err, errlen, "cannot follow %s to its exit (ptrace: %s)", exe, strerror(errno));
+		snprintf(err, errlen, "cannot follow %s to its exit (ptrace: %s)", exe,
+			 strerror(errno));
 		return -1;
 	}
 	return 0;

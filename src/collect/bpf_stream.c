@@ -16,7 +16,7 @@ struct proc {
 	struct mt_stream *stream;
 	struct mt_enc enc;
 	struct mt_ptrmap stacks; /* stack ids already written (value unused) */
-	char **mods;             /* "start:path" of objects already written */
+	char **mods;		 /* "start:path" of objects already written */
 	size_t nmods, mods_cap;
 	uint8_t *buf;
 	size_t len;
@@ -81,7 +81,8 @@ static void emit_modules(struct proc *p)
 		p->mods[p->nmods++] = xstrdup(key);
 		size_t plen = strlen(m->path);
 		uint8_t *w = room(p, 64 + plen + m->build_id_len);
-		put(p, mt_enc_module(w, m->bias, m->start, m->end, m->path, plen, m->build_id, m->build_id_len));
+		put(p, mt_enc_module(w, m->bias, m->start, m->end, m->path, plen, m->build_id,
+				     m->build_id_len));
 	}
 	mt_pinfo_free(&pi);
 }
@@ -116,20 +117,19 @@ static struct proc *proc_for(struct mt_bpf_streams *s, uint32_t pid, uint64_t ts
 	if (start > ts)
 		start = ts;
 	uint64_t now = (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec;
-	uint64_t unix_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec - (now > start ? now - start : 0);
+	uint64_t unix_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec -
+			   (now > start ? now - start : 0);
 	const char *exe = have && pi.exe ? pi.exe : "";
 	const char *argv = have && pi.argv ? pi.argv : "";
 	size_t argv_len = have && pi.argv ? pi.argv_len : 0;
 	uint8_t *w = room(p, 128 + strlen(exe) + argv_len);
-	put(p, mt_enc_process(&p->enc, w, pid, have ? (uint32_t)pi.ppid : 0,
-			      unix_ns, start - start % TS_GRAIN, "bpf", exe,
-			      strlen(exe), argv, argv_len));
+	put(p, mt_enc_process(&p->enc, w, pid, have ? (uint32_t)pi.ppid : 0, unix_ns,
+			      start - start % TS_GRAIN, "bpf", exe, strlen(exe), argv, argv_len));
 	if (have)
 		mt_pinfo_free(&pi);
 	emit_modules(p);
 	return p;
 }
-
 
 void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *e)
 {
@@ -161,7 +161,8 @@ void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *e)
 		w = mt_enc_alloc(&p->enc, w, ev->fn, ev->ts, ev->ptr, ev->size, stack);
 		break;
 	case MT_REC_REALLOC:
-		w = mt_enc_realloc(&p->enc, w, ev->fn, ev->ts, ev->old_ptr, ev->ptr, ev->size, stack);
+		w = mt_enc_realloc(&p->enc, w, ev->fn, ev->ts, ev->old_ptr, ev->ptr, ev->size,
+				   stack);
 		break;
 	case MT_REC_FREE:
 		w = mt_enc_free(&p->enc, w, ev->ts, ev->ptr);
@@ -192,11 +193,12 @@ void mt_bpf_streams_rescan(struct mt_bpf_streams *s)
 		emit_modules(s->procs[i]);
 }
 
-static void end_proc(struct mt_bpf_streams *s, size_t i, struct mt_bpf *b, int have_exit, int64_t st)
+static void end_proc(struct mt_bpf_streams *s, size_t i, struct mt_bpf *b, int have_exit,
+		     int64_t st)
 {
 	struct proc *p = s->procs[i];
 	flush_proc(p);
-	uint64_t lost[MT_LOST_KIND_COUNT] = {0};
+	uint64_t lost[MT_LOST_KIND_COUNT] = { 0 };
 	if (b)
 		mt_bpf_lost(b, p->pid, lost);
 	mt_stream_end(p->stream, lost, have_exit, st);

@@ -52,9 +52,9 @@ void mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len)
 	c->dec.end = records + len;
 	while (mt_dec_next(&c->dec, ev) > 0) {
 		uint8_t *w = room(c, ev->type == MT_REC_ALLOC || ev->type == MT_REC_FREE ||
-					     ev->type == MT_REC_REALLOC
-				     ? 2 * MT_REC_MAX_SMALL
-				     : mt_event_size(ev));
+						     ev->type == MT_REC_REALLOC ?
+					     2 * MT_REC_MAX_SMALL :
+					     mt_event_size(ev));
 		uint8_t *s = w;
 		uint64_t serial;
 		switch (ev->type) {
@@ -73,7 +73,8 @@ void mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len)
 		case MT_REC_REALLOC:
 			w = mt_enc_thread(&c->enc, w, ev->tid);
 			if (mt_ptrmap_take(&c->live, ev->old_ptr, &serial)) {
-				w = mt_enc_nrealloc(&c->enc, w, ev->fn, ev->ts, serial, ev->size, ev->stack);
+				w = mt_enc_nrealloc(&c->enc, w, ev->fn, ev->ts, serial, ev->size,
+						    ev->stack);
 			} else {
 				/* the old block predates tracing: its free is unmatched */
 				w = mt_enc_free(&c->enc, w, ev->ts, ev->old_ptr);

@@ -43,7 +43,7 @@ struct mt_rings *mt_rings_listen(char *name, size_t namelen, char *err, size_t e
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	snprintf(name, namelen, "@memtrace-%d-%ld", (int)getpid(), (long)now.tv_nsec);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	size_t slen = strlen(name);
 	if (slen > sizeof sa.sun_path)
 		slen = sizeof sa.sun_path;
@@ -51,7 +51,8 @@ struct mt_rings *mt_rings_listen(char *name, size_t namelen, char *err, size_t e
 	sa.sun_path[0] = 0; /* the abstract namespace: no file to clean up */
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 ||
-	    bind(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + slen)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + slen)) < 0 ||
 	    listen(fd, 64) < 0) {
 		snprintf(err, errlen, "cannot create the recorder socket: %s", strerror(errno));
 		if (fd >= 0)
@@ -67,7 +68,8 @@ static void drain(struct conn *c, int final)
 {
 	uint64_t head = __atomic_load_n(&c->ring->head, __ATOMIC_ACQUIRE);
 	uint64_t tail = c->ring->tail;
-	mt_stream_feed(c->stream, mt_ring_data(c->ring) + (tail & (c->size - 1)), head - tail, final);
+	mt_stream_feed(c->stream, mt_ring_data(c->ring) + (tail & (c->size - 1)), head - tail,
+		       final);
 	__atomic_store_n(&c->ring->tail, head, __ATOMIC_RELEASE);
 }
 
@@ -79,19 +81,21 @@ static int recv_hello(int fd, struct mt_hello *hello)
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct iovec iov = {.iov_base = hello, .iov_len = sizeof *hello};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof u.buf};
+	struct iovec iov = { .iov_base = hello, .iov_len = sizeof *hello };
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = u.buf,
+			      .msg_controllen = sizeof u.buf };
 	/* the hello is sent right after connect; wait briefly for it */
-	struct pollfd pf = {.fd = fd, .events = POLLIN};
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
 	poll(&pf, 1, 1000);
 	ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
 	int memfd = -1;
 	if (cm && cm->cmsg_type == SCM_RIGHTS)
 		memcpy(&memfd, CMSG_DATA(cm), sizeof memfd);
-	if (n != (ssize_t)sizeof *hello || hello->magic != MT_RING_MAGIC || memfd < 0 || hello->size == 0 ||
-	    (hello->size & (hello->size - 1))) {
+	if (n != (ssize_t)sizeof *hello || hello->magic != MT_RING_MAGIC || memfd < 0 ||
+	    hello->size == 0 || (hello->size & (hello->size - 1))) {
 		if (memfd >= 0)
 			close(memfd);
 		return -1;
@@ -151,7 +155,7 @@ int mt_rings_run(struct mt_rings *s, struct mt_recorder *r, pid_t pid)
 	int status = 0, reaped = 0;
 	for (;;) {
 		/* Rings are drained on a 5 ms beat; only new connections wake us. */
-		struct pollfd pl = {.fd = s->lfd, .events = POLLIN};
+		struct pollfd pl = { .fd = s->lfd, .events = POLLIN };
 		if (poll(&pl, 1, 5) > 0 && (pl.revents & POLLIN))
 			accept_conn(s, r);
 		if (!reaped && waitpid(pid, &status, WNOHANG) == pid)
@@ -159,7 +163,7 @@ int mt_rings_run(struct mt_rings *s, struct mt_recorder *r, pid_t pid)
 		for (size_t k = s->n; k-- > 0;) {
 			struct conn *c = s->v[k];
 			drain(c, 0);
-			struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
+			struct pollfd p = { .fd = c->fd, .events = POLLRDHUP };
 			if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
 				/* The command's own connection ends when it exits or
 				 * execs; its exit status goes in once it is known. */

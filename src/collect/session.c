@@ -9,8 +9,8 @@
 
 #define SCAN_EVERY_NS 1000000000ull
 
-int mt_session_open(struct mt_session *s, const struct mt_bpf_opts *maps, const char *output, char *err,
-		    size_t errlen)
+int mt_session_open(struct mt_session *s, const struct mt_bpf_opts *maps, const char *output,
+		    char *err, size_t errlen)
 {
 	memset(s, 0, sizeof *s);
 	s->output = output;
@@ -29,8 +29,8 @@ int mt_session_open(struct mt_session *s, const struct mt_bpf_opts *maps, const 
 	return 0;
 }
 
-int mt_session_start(struct mt_session *s, const struct mt_bpf_opts *maps, const char *output, int all,
-		     const pid_t *pids, size_t npids, const char *what)
+int mt_session_start(struct mt_session *s, const struct mt_bpf_opts *maps, const char *output,
+		     int all, const pid_t *pids, size_t npids, const char *what)
 {
 	char err[512];
 	if (mt_session_open(s, maps, output, err, sizeof err) < 0) {
@@ -52,7 +52,8 @@ int mt_session_start(struct mt_session *s, const struct mt_bpf_opts *maps, const
 
 void mt_session_poll(struct mt_session *s, int timeout_ms)
 {
-	mt_bpf_poll(s->b, timeout_ms, s->streams ? mt_bpf_streams_event : mt_bpf_ignore_event, s->streams);
+	mt_bpf_poll(s->b, timeout_ms, s->streams ? mt_bpf_streams_event : mt_bpf_ignore_event,
+		    s->streams);
 	if (s->streams)
 		mt_bpf_streams_flush(s->streams);
 }

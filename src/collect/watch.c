@@ -90,7 +90,8 @@ static struct mt_process *process_of(struct snap *sn, uint32_t pid)
 					      k->have ? pi->argv_len : 0, "bpf");
 	for (size_t i = 0; k->have && i < pi->nmods; i++) {
 		const struct mt_pmod *m = &pi->mods[i];
-		mt_process_add_module(p, m->path, m->bias, m->start, m->end, m->build_id, m->build_id_len);
+		mt_process_add_module(p, m->path, m->bias, m->start, m->end, m->build_id,
+				      m->build_id_len);
 	}
 	mt_bpf_lost(sn->l->b, pid, p->lost);
 	p->col.t.unmatched_frees = mt_bpf_unmatched_frees(sn->l->b, pid);
@@ -142,7 +143,7 @@ void mt_watch_snapshot(struct mt_watch *l, uint64_t min_age_ns, struct mt_record
 {
 	memset(out, 0, sizeof *out);
 	out->path = "(live)";
-	struct snap sn = {.l = l, .rec = out, .aged = 0};
+	struct snap sn = { .l = l, .rec = out, .aged = 0 };
 	/* counts, bytes and frees from the kernel's counters */
 	mt_bpf_read_sites(l->b, 0, add_site, &sn);
 	if (min_age_ns) {

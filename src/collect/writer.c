@@ -34,7 +34,7 @@ struct mt_stream {
 	uint8_t *buf; /* records not yet written; always ends on a record boundary */
 	size_t len, cap;
 	uint64_t last_write;
-	struct mt_cull *cull;       /* records -> cull -> compact -> buf */
+	struct mt_cull *cull; /* records -> cull -> compact -> buf */
 	struct mt_compact *compact;
 };
 
@@ -102,7 +102,8 @@ static void write_chunk(struct mt_stream *s)
 		r->scratch = xmalloc(need);
 		r->scratch_len = need;
 	}
-	if (mt_chunk_write_zstd(r->fd, r->zc, s->id, s->buf, s->len, r->scratch, r->scratch_len) < 0) {
+	if (mt_chunk_write_zstd(r->fd, r->zc, s->id, s->buf, s->len, r->scratch, r->scratch_len) <
+	    0) {
 		if (!r->failed)
 			mt_error("cannot write %s: %s", r->path, strerror(errno));
 		r->failed = 1;

@@ -24,7 +24,7 @@
 #include <string.h>
 
 enum mt_rec_type {
-	MT_REC_EXT = 0,     /* subtype, length, then that many bytes (enum mt_ext);
+	MT_REC_EXT = 0,	    /* subtype, length, then that many bytes (enum mt_ext);
 			     * readers skip subtypes they do not know */
 	MT_REC_ALLOC = 1,   /* tsdelta, size, ptr (zz delta), stack */
 	MT_REC_FREE = 2,    /* tsdelta, ptr (zz delta) */
@@ -53,7 +53,7 @@ enum mt_ext {
 	MT_EXT_ALLOCATOR = 2, /* stack, path: the allocator object the stack's
 			       * allocations went to (BPF backend: libc,
 			       * jemalloc, a static executable...) */
-	MT_EXT_PEAK = 1, /* ts (absolute), bytes, count: the true peak when culling
+	MT_EXT_PEAK = 1,      /* ts (absolute), bytes, count: the true peak when culling
 			  * hid some allocations from the stream */
 };
 
@@ -75,17 +75,17 @@ enum mt_fn {
 };
 
 static const char *const mt_fn_names[MT_FN_COUNT] = {
-	"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
-	"aligned_alloc", "memalign", "valloc", "pvalloc",
+	"malloc",	 "calloc",   "realloc", "reallocarray", "posix_memalign",
+	"aligned_alloc", "memalign", "valloc",	"pvalloc",
 };
 
 /* What a LOST record counts; every kind is shown in every report. */
 enum mt_lost_kind {
-	MT_LOST_BUFFER_FULL,    /* ring buffer had no room and the event was dropped */
-	MT_LOST_MAP_FULL,       /* a BPF map or table was full */
-	MT_LOST_MISSED_RETURN,  /* an entry probe whose return was never seen */
-	MT_LOST_STACK,          /* a stack could not be captured */
-	MT_LOST_CONSUMER_GONE,  /* the recorder died; events after it were dropped */
+	MT_LOST_BUFFER_FULL,   /* ring buffer had no room and the event was dropped */
+	MT_LOST_MAP_FULL,      /* a BPF map or table was full */
+	MT_LOST_MISSED_RETURN, /* an entry probe whose return was never seen */
+	MT_LOST_STACK,	       /* a stack could not be captured */
+	MT_LOST_CONSUMER_GONE, /* the recorder died; events after it were dropped */
 	MT_LOST_KIND_COUNT
 };
 
@@ -125,10 +125,10 @@ static inline uint8_t *mt_put_bytes(uint8_t *p, const void *s, size_t n)
 /* ---- encoder ---------------------------------------------------------- */
 
 struct mt_enc {
-	uint64_t ts;     /* time of the previous record */
-	uint64_t ptr;    /* previous pointer */
+	uint64_t ts;	 /* time of the previous record */
+	uint64_t ptr;	 /* previous pointer */
 	uint64_t serial; /* allocations in compact form so far */
-	uint32_t tid;    /* thread of the previous records (0: none yet) */
+	uint32_t tid;	 /* thread of the previous records (0: none yet) */
 };
 
 static inline uint8_t *mt_enc_thread(struct mt_enc *e, uint8_t *p, uint32_t tid)
@@ -150,8 +150,8 @@ static inline uint8_t *mt_enc_ts(struct mt_enc *e, uint8_t *p, uint64_t ts)
 	return mt_put_uv(p, d);
 }
 
-static inline uint8_t *mt_enc_alloc(struct mt_enc *e, uint8_t *p, int fn, uint64_t ts,
-				    uint64_t ptr, uint64_t size, uint64_t stack)
+static inline uint8_t *mt_enc_alloc(struct mt_enc *e, uint8_t *p, int fn, uint64_t ts, uint64_t ptr,
+				    uint64_t size, uint64_t stack)
 {
 	*p++ = (uint8_t)(MT_REC_ALLOC | (fn << 4));
 	p = mt_enc_ts(e, p, ts);
@@ -225,8 +225,8 @@ static inline uint8_t *mt_enc_stack(uint8_t *p, uint64_t id, const uint64_t *pcs
 }
 
 static inline uint8_t *mt_enc_module(uint8_t *p, uint64_t bias, uint64_t start, uint64_t end,
-				     const char *path, size_t pathlen,
-				     const uint8_t *build_id, size_t idlen)
+				     const char *path, size_t pathlen, const uint8_t *build_id,
+				     size_t idlen)
 {
 	*p++ = MT_REC_MODULE;
 	p = mt_put_uv(p, bias);
@@ -239,8 +239,8 @@ static inline uint8_t *mt_enc_module(uint8_t *p, uint64_t bias, uint64_t start, 
 /* argv is the NUL-separated blob of /proc/PID/cmdline. */
 static inline uint8_t *mt_enc_process(struct mt_enc *e, uint8_t *p, uint32_t pid, uint32_t ppid,
 				      uint64_t unix_ns, uint64_t mono_ns, const char *backend,
-				      const char *exe, size_t exelen,
-				      const char *argv, size_t argvlen)
+				      const char *exe, size_t exelen, const char *argv,
+				      size_t argvlen)
 {
 	*p++ = MT_REC_PROCESS;
 	p = mt_put_uv(p, pid);
@@ -269,8 +269,8 @@ static inline uint8_t *mt_enc_lost(uint8_t *p, unsigned kind, uint64_t count)
 	return mt_put_uv(p, count);
 }
 
-static inline uint8_t *mt_enc_culled(uint8_t *p, uint64_t stack, uint64_t allocs,
-				     uint64_t bytes, uint64_t temporary)
+static inline uint8_t *mt_enc_culled(uint8_t *p, uint64_t stack, uint64_t allocs, uint64_t bytes,
+				     uint64_t temporary)
 {
 	*p++ = MT_REC_CULLED;
 	p = mt_put_uv(p, stack);
@@ -319,7 +319,7 @@ struct mt_str {
 
 struct mt_event {
 	int type, fn, ext;
-	uint64_t ts;   /* absolute monotonic ns */
+	uint64_t ts; /* absolute monotonic ns */
 	uint32_t tid;
 	uint64_t ptr, old_ptr, size, stack;
 	/* STACK */
@@ -452,8 +452,8 @@ again:
 		return 1;
 	case MT_REC_PROCESS:
 		if (mt_get_uv(d, &u) || mt_get_uv(d, &n) || mt_get_uv(d, &ev->unix_ns) ||
-		    mt_get_uv(d, &ev->ts) || mt_get_str(d, &ev->backend) || mt_get_str(d, &ev->exe) ||
-		    mt_get_str(d, &ev->argv))
+		    mt_get_uv(d, &ev->ts) || mt_get_str(d, &ev->backend) ||
+		    mt_get_str(d, &ev->exe) || mt_get_str(d, &ev->argv))
 			goto bad;
 		ev->pid = (uint32_t)u;
 		ev->ppid = (uint32_t)n;
@@ -468,8 +468,8 @@ again:
 			goto bad;
 		return 1;
 	case MT_REC_CULLED:
-		if (mt_get_uv(d, &ev->stack) || mt_get_uv(d, &ev->count) || mt_get_uv(d, &ev->bytes) ||
-		    mt_get_uv(d, &ev->temporary))
+		if (mt_get_uv(d, &ev->stack) || mt_get_uv(d, &ev->count) ||
+		    mt_get_uv(d, &ev->bytes) || mt_get_uv(d, &ev->temporary))
 			goto bad;
 		return 1;
 	case MT_REC_EXIT:
@@ -483,9 +483,10 @@ again:
 		if (mt_get_uv(d, &u) || mt_get_str(d, &body))
 			goto bad;
 		ev->ext = (int)u;
-		struct mt_dec b = {(const uint8_t *)body.s, (const uint8_t *)body.s + body.len};
+		struct mt_dec b = { (const uint8_t *)body.s, (const uint8_t *)body.s + body.len };
 		if (u == MT_EXT_PEAK) {
-			if (mt_get_uv(&b, &ev->ts) || mt_get_uv(&b, &ev->bytes) || mt_get_uv(&b, &ev->count))
+			if (mt_get_uv(&b, &ev->ts) || mt_get_uv(&b, &ev->bytes) ||
+			    mt_get_uv(&b, &ev->count))
 				goto bad;
 			return 1;
 		}
@@ -532,8 +533,8 @@ bad:
 /* Room a decoded record other than ALLOC/FREE/REALLOC needs when re-encoded. */
 static inline size_t mt_event_size(const struct mt_event *ev)
 {
-	return MT_REC_MAX_STACK + 64 + ev->path.len + ev->build_id.len + ev->exe.len + ev->argv.len +
-	       ev->backend.len + ev->text.len;
+	return MT_REC_MAX_STACK + 64 + ev->path.len + ev->build_id.len + ev->exe.len +
+	       ev->argv.len + ev->backend.len + ev->text.len;
 }
 
 /* Re-encodes a decoded record that is not an allocation event into the
@@ -546,8 +547,8 @@ static inline uint8_t *mt_enc_passthrough(struct mt_enc *e, uint8_t *w, const st
 		size_t n = ev->backend.len < 63 ? ev->backend.len : 63;
 		memcpy(backend, ev->backend.s, n);
 		backend[n] = 0;
-		return mt_enc_process(e, w, ev->pid, ev->ppid, ev->unix_ns, ev->ts, backend, ev->exe.s,
-				      ev->exe.len, ev->argv.s, ev->argv.len);
+		return mt_enc_process(e, w, ev->pid, ev->ppid, ev->unix_ns, ev->ts, backend,
+				      ev->exe.s, ev->exe.len, ev->argv.s, ev->argv.len);
 	}
 	case MT_REC_MARKER:
 		return mt_enc_marker(e, w, ev->ts, ev->value, ev->text.s, ev->text.len);

@@ -33,12 +33,12 @@ struct mt_cull {
 	uint64_t threshold, pending_limit;
 	mt_cull_emit_fn emit;
 	void *ctx;
-	struct mt_dec dec;    /* input state */
-	struct mt_enc enc;    /* output state */
+	struct mt_dec dec; /* input state */
+	struct mt_enc enc; /* output state */
 	struct entry *fifo;
 	uint64_t fifo_cap, first, last; /* entries [first, last) */
-	struct mt_ptrmap index; /* pending allocation address -> fifo position */
-	struct mt_ptrmap sizes; /* every live block -> its size, for the true peak */
+	struct mt_ptrmap index;		/* pending allocation address -> fifo position */
+	struct mt_ptrmap sizes;		/* every live block -> its size, for the true peak */
 	uint64_t live, live_count, peak, peak_count, peak_ts;
 	int peak_dirty;
 	struct agg *aggs;
@@ -62,7 +62,6 @@ static void put(void *p, size_t n)
 	if (p)
 		munmap(p, n);
 }
-
 
 struct mt_cull *mt_cull_new(uint64_t threshold_ns, mt_cull_emit_fn emit, void *ctx)
 {
@@ -170,7 +169,8 @@ static uint64_t *last_alloc(struct mt_cull *c, uint32_t tid)
 {
 	uint32_t key = tid + 1;
 	size_t i = mt_hash64(key) & c->threads_mask;
-	for (size_t probes = 0; probes <= c->threads_mask; probes++, i = (i + 1) & c->threads_mask) {
+	for (size_t probes = 0; probes <= c->threads_mask;
+	     probes++, i = (i + 1) & c->threads_mask) {
 		if (c->threads[i].key == key)
 			return &c->threads[i].ptr;
 		if (!c->threads[i].key) {
@@ -308,10 +308,12 @@ void mt_cull_feed(struct mt_cull *c, const uint8_t *records, size_t len, uint64_
 	c->dec.p = records;
 	c->dec.end = records + len;
 	while (records && mt_dec_next(&c->dec, ev) > 0) {
-		if (ev->type == MT_REC_ALLOC || ev->type == MT_REC_REALLOC || ev->type == MT_REC_FREE) {
+		if (ev->type == MT_REC_ALLOC || ev->type == MT_REC_REALLOC ||
+		    ev->type == MT_REC_FREE) {
 			uint64_t *last = last_alloc(c, ev->tid);
-			struct entry e = {(uint8_t)ev->type, (uint8_t)ev->fn, 0, 0, ev->tid, ev->ts,
-					  ev->ptr, ev->old_ptr, ev->size, ev->stack};
+			struct entry e = { (uint8_t)ev->type, (uint8_t)ev->fn, 0,	0,
+					   ev->tid,	      ev->ts,	       ev->ptr, ev->old_ptr,
+					   ev->size,	      ev->stack };
 			if (ev->type == MT_REC_FREE)
 				track_free(c, ev->ptr);
 			else if (ev->type == MT_REC_REALLOC)

@@ -20,7 +20,6 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
-
 static int write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -75,7 +74,7 @@ static int create(const char *path, int truncate)
 	int fd = open_output(path, truncate);
 	if (fd < 0)
 		return -1;
-	uint8_t h[MT_FILE_HEADER_SIZE] = {0};
+	uint8_t h[MT_FILE_HEADER_SIZE] = { 0 };
 	memcpy(h, MT_FILE_MAGIC, 8);
 	h[8] = MT_FILE_VERSION;
 	h[10] = MT_FILE_HEADER_SIZE;
@@ -134,4 +133,3 @@ int mt_chunk_write(int fd, z_stream *zs, uint32_t stream, const void *raw, size_
 	uint32_t clen = (uint32_t)(scratch_len - MT_CHUNK_HEADER_SIZE - zs->avail_out);
 	return mt_chunk_put(fd, out, stream, len, clen, MT_CHUNK_FLAG_ZLIB);
 }
-

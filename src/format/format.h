@@ -64,11 +64,11 @@ int mt_zstd_decompress(void *dst, size_t dstlen, const void *src, size_t srclen)
 struct mt_file_reader {
 	FILE *f;
 	const char *path;
-	int truncated;       /* the file ends in a short or damaged chunk (a crash) */
-	int corrupt;         /* a damaged chunk with more data after it */
-	char why[160];       /* what was wrong, when truncated */
-	uint64_t offset;     /* of the next chunk */
-	uint64_t size;       /* of the file */
+	int truncated;	 /* the file ends in a short or damaged chunk (a crash) */
+	int corrupt;	 /* a damaged chunk with more data after it */
+	char why[160];	 /* what was wrong, when truncated */
+	uint64_t offset; /* of the next chunk */
+	uint64_t size;	 /* of the file */
 	uint8_t *raw, *comp;
 	size_t raw_cap, comp_cap;
 	z_stream zs;

@@ -47,8 +47,8 @@ static inline struct mt_ring_hdr *mt_ring_map(int fd, uint64_t size)
 		return NULL;
 	if (mmap(base, MT_RING_HDR + size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
 		    MAP_FAILED ||
-	    mmap(base + MT_RING_HDR + size, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
-		 (off_t)MT_RING_HDR) == MAP_FAILED) {
+	    mmap(base + MT_RING_HDR + size, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 fd, (off_t)MT_RING_HDR) == MAP_FAILED) {
 		munmap(base, MT_RING_HDR + 2 * size);
 		return NULL;
 	}

@@ -14,8 +14,8 @@ int mt_chunk_write_zstd(int fd, void *cctx, uint32_t stream, const void *raw, si
 			void *scratch, size_t scratch_len)
 {
 	uint8_t *out = scratch;
-	size_t clen = ZSTD_compress2(cctx, out + MT_CHUNK_HEADER_SIZE, scratch_len - MT_CHUNK_HEADER_SIZE,
-				     raw, len);
+	size_t clen = ZSTD_compress2(cctx, out + MT_CHUNK_HEADER_SIZE,
+				     scratch_len - MT_CHUNK_HEADER_SIZE, raw, len);
 	if (ZSTD_isError(clen)) {
 		errno = ENOBUFS;
 		return -1;

@@ -69,8 +69,8 @@ static void print_probes(const struct mtb_object *o)
 		return;
 	for (int f = 0; f < MTB_SYM_COUNT; f++)
 		if (o->syms.found[f])
-			fprintf(stderr, "memtrace: bpf: %s %s: offset 0x%llx probe 0x%llx: %s%s\n", o->path,
-				mtb_sym_name[f], (unsigned long long)o->syms.offset[f],
+			fprintf(stderr, "memtrace: bpf: %s %s: offset 0x%llx probe 0x%llx: %s%s\n",
+				o->path, mtb_sym_name[f], (unsigned long long)o->syms.offset[f],
 				(unsigned long long)o->syms.probe[f], o->syms.why[f],
 				o->syms.alias_of[f] >= 0 ? " (alias)" : "");
 }
@@ -87,9 +87,11 @@ static int obj_add(struct mt_bpf *b, uint64_t dev, uint64_t ino, const char *pat
 		print_probes(o);
 	/* Where its code is, for telling its own calls of free apart. */
 	uint32_t idx = (uint32_t)b->nobjs;
-	if (o->allocator && o->syms.found[MTB_FN_FREE] && idx < MTB_MAX_OBJECTS && !o->syms.executable) {
+	if (o->allocator && o->syms.found[MTB_FN_FREE] && idx < MTB_MAX_OBJECTS &&
+	    !o->syms.executable) {
 		struct mtb_objinfo oi = {
-			.free_vaddr = o->syms.vaddr[MTB_FN_FREE] + (o->syms.probe[MTB_FN_FREE] - o->syms.offset[MTB_FN_FREE]),
+			.free_vaddr = o->syms.vaddr[MTB_FN_FREE] +
+				      (o->syms.probe[MTB_FN_FREE] - o->syms.offset[MTB_FN_FREE]),
 			.text_lo = o->syms.text_lo,
 			.text_hi = o->syms.text_hi,
 		};
@@ -122,11 +124,10 @@ const char *mt_bpf_object_path(struct mt_bpf *b, uint32_t object)
 /* What privileges a failure to read a process's files says are missing. */
 static const char *privilege_hint(int e)
 {
-	return e == EACCES || e == EPERM
-		       ? " (needs root, or CAP_SYS_PTRACE, to read what another user's or a setuid process maps)"
-		       : "";
+	return e == EACCES || e == EPERM ?
+		       " (needs root, or CAP_SYS_PTRACE, to read what another user's or a setuid process maps)" :
+		       "";
 }
-
 
 static struct mtb_attach *att_find(struct mt_bpf *b, uint32_t obj, pid_t pid)
 {
@@ -179,8 +180,8 @@ static void destroy_links(struct mtb_link *links, size_t n)
  * entry probes first, then the return probes, so that no call that was
  * seen entering goes without its return; or, with AT_ONCE (closing: no
  * figure is read afterwards), all in one go. */
-static void detach_where(struct mt_bpf *b, int (*drop)(const struct mtb_attach *a, pid_t pid), pid_t pid,
-			 int at_once)
+static void detach_where(struct mt_bpf *b, int (*drop)(const struct mtb_attach *a, pid_t pid),
+			 pid_t pid, int at_once)
 {
 	struct mtb_link *links = NULL;
 	size_t n = 0, cap = 0, j = 0;
@@ -246,8 +247,8 @@ static int umulti_link(struct bpf_program *prog, const char *path, const uint64_
 
 /* Probes object OBJ, opened by the kernel as PATH, for process PID (-1:
  * every process). */
-static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *path,
-			 char *err, size_t errlen)
+static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *path, char *err,
+			 size_t errlen)
 {
 	struct mtb_object *o = &b->objs[obj];
 	struct mtb_attach a = { .object = obj, .pid = pid };
@@ -271,7 +272,8 @@ static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *
 			uint64_t cookie = MTB_COOKIE(obj, fn);
 
 			if (!ret && o->syms.moved[f])
-				cookie |= MTB_COOKIE_REGS(o->syms.argreg[f][0], o->syms.argreg[f][1],
+				cookie |= MTB_COOKIE_REGS(o->syms.argreg[f][0],
+							  o->syms.argreg[f][1],
 							  o->syms.argreg[f][2]);
 			if (fn == MTB_FN_NEW)
 				cookie |= MTB_COOKIE_WITH_SIZE(o->syms.size[f]) |
@@ -307,15 +309,17 @@ static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *
 			a.entry[a.nentry++] = (struct mtb_link){ .fd = fd };
 	}
 	if (e) {
-		const char *hint = e != EACCES && e != EPERM ? ""
-				   : b->multi ? privilege_hint(e)
-					      : " (uprobes through perf events need root or CAP_SYS_ADMIN)";
+		const char *hint =
+			e != EACCES && e != EPERM ? "" :
+			b->multi		  ? privilege_hint(e) :
+				   " (uprobes through perf events need root or CAP_SYS_ADMIN)";
 
 		if (pid == -1)
-			snprintf(err, errlen, "cannot attach uprobes to %s: %s%s", o->path, strerror(e), hint);
-		else
-			snprintf(err, errlen, "cannot attach uprobes to %s in process %d: %s%s", o->path, (int)pid,
+			snprintf(err, errlen, "cannot attach uprobes to %s: %s%s", o->path,
 				 strerror(e), hint);
+		else
+			snprintf(err, errlen, "cannot attach uprobes to %s in process %d: %s%s",
+				 o->path, (int)pid, strerror(e), hint);
 		destroy_links(a.entry, a.nentry);
 		destroy_links(a.ret, a.nret);
 		errno = e;
@@ -398,7 +402,7 @@ static void set_traced(struct mt_bpf *b, pid_t pid, uint32_t v)
  * turns out to map no allocator that could. */
 struct unreadable {
 	char path[PATH_MAX + 32];
-	int err;     /* errno; 0: none */
+	int err; /* errno; 0: none */
 	int is_libc;
 };
 
@@ -408,8 +412,8 @@ struct unreadable {
  * be NULL) gets a file that could not be opened, libc's first.  Returns the
  * number of objects newly probed, or -1 with ERR (maps unreadable, attach
  * failed). */
-static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc, struct unreadable *unread,
-		     char *err, size_t errlen)
+static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc,
+		     struct unreadable *unread, char *err, size_t errlen)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
@@ -421,7 +425,8 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc,
 		if (e == ENOENT)
 			snprintf(err, errlen, "no such process: %d", (int)pid);
 		else
-			snprintf(err, errlen, "cannot read %s: %s%s", path, strerror(e), privilege_hint(e));
+			snprintf(err, errlen, "cannot read %s: %s%s", path, strerror(e),
+				 privilege_hint(e));
 		errno = e;
 		return -1;
 	}
@@ -435,8 +440,9 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc,
 		char perms[8];
 		int pos = 0;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &lo, &hi, perms, &off, &maj, &min, &ino,
-			   &pos) < 7 || !ino || perms[2] != 'x' || line[pos] != '/')
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &lo, &hi, perms, &off, &maj,
+			   &min, &ino, &pos) < 7 ||
+		    !ino || perms[2] != 'x' || line[pos] != '/')
 			continue;
 		char *name = line + pos;
 		name[strcspn(name, "\n")] = 0;
@@ -448,7 +454,8 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc,
 		last_ino = ino;
 
 		char mapfile[96], rootpath[PATH_MAX + 32];
-		snprintf(mapfile, sizeof(mapfile), "/proc/%d/map_files/%llx-%llx", (int)pid, lo, hi);
+		snprintf(mapfile, sizeof(mapfile), "/proc/%d/map_files/%llx-%llx", (int)pid, lo,
+			 hi);
 		snprintf(rootpath, sizeof(rootpath), "/proc/%d/root%s", (int)pid, name);
 		const char *open_path = mapfile;
 		int obj = obj_find(b, dev, ino);
@@ -466,8 +473,10 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc,
 					const char *base = strrchr(name, '/');
 					int is_libc = base && !strncmp(base, "/libc.so", 8);
 
-					if (unread && (!unread->err || (is_libc && !unread->is_libc))) {
-						snprintf(unread->path, sizeof(unread->path), "%s", rootpath);
+					if (unread &&
+					    (!unread->err || (is_libc && !unread->is_libc))) {
+						snprintf(unread->path, sizeof(unread->path), "%s",
+							 rootpath);
 						unread->err = e;
 						unread->is_libc = is_libc;
 					}
@@ -513,7 +522,8 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc,
 }
 
 /* Records process PID (start time START) as traced, in P if it was known. */
-static void proc_record(struct mt_bpf *b, struct mtb_proc *p, pid_t pid, uint64_t start, int exec_pending)
+static void proc_record(struct mt_bpf *b, struct mtb_proc *p, pid_t pid, uint64_t start,
+			int exec_pending)
 {
 	if (!p) {
 		mt_grow(&b->procs, &b->capprocs, b->nprocs, sizeof(*b->procs));
@@ -572,7 +582,8 @@ int mt_bpf_trace_pid(struct mt_bpf *b, pid_t pid, char *err, size_t errlen)
 		errno = unread.err;
 		r = -1;
 	} else if (r >= 0 && nalloc == 0) {
-		snprintf(err, errlen, "process %d maps no allocator (statically linked without symbols?)",
+		snprintf(err, errlen,
+			 "process %d maps no allocator (statically linked without symbols?)",
 			 (int)pid);
 		errno = ENOENT;
 		r = -1;
@@ -617,11 +628,14 @@ static void add_dirs(struct ld_search *s, const char *list, const char *origin)
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (char *save = NULL, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
 		char out[PATH_MAX];
-		const char *o = strstr(d, "$ORIGIN") ? "$ORIGIN" : strstr(d, "${ORIGIN}") ? "${ORIGIN}" : NULL;
+		const char *o = strstr(d, "$ORIGIN")   ? "$ORIGIN" :
+				strstr(d, "${ORIGIN}") ? "${ORIGIN}" :
+							 NULL;
 
 		if (o && origin) {
 			const char *at = strstr(d, o);
-			snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - d), d, origin, at + strlen(o));
+			snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - d), d, origin,
+				 at + strlen(o));
 		} else if (o) {
 			continue;
 		} else {
@@ -717,12 +731,14 @@ static void queue_preloads(struct ld_search *s)
 		pre[l + got] = 0;
 		fclose(pf);
 	}
-	for (char *save = NULL, *t = strtok_r(pre, " :\t\n", &save); t; t = strtok_r(NULL, " :\t\n", &save))
+	for (char *save = NULL, *t = strtok_r(pre, " :\t\n", &save); t;
+	     t = strtok_r(NULL, " :\t\n", &save))
 		queue_name(s, t);
 }
 
 /* Opens the object at PATH and, if it defines malloc, probes it for PID. */
-static int attach_path(struct mt_bpf *b, const char *path, pid_t pid, int *found, char *err, size_t errlen)
+static int attach_path(struct mt_bpf *b, const char *path, pid_t pid, int *found, char *err,
+		       size_t errlen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -746,8 +762,8 @@ static int attach_path(struct mt_bpf *b, const char *path, pid_t pid, int *found
 
 /* The library NAME, looked for in the search directories: probed if found
  * (and an allocator), what it needs queued. */
-static int attach_library(struct mt_bpf *b, pid_t pid, struct ld_search *s, const char *name, int *found,
-			  char *err, size_t errlen)
+static int attach_library(struct mt_bpf *b, pid_t pid, struct ld_search *s, const char *name,
+			  int *found, char *err, size_t errlen)
 {
 	int ret = 0;
 
@@ -777,7 +793,8 @@ static int attach_library(struct mt_bpf *b, pid_t pid, struct ld_search *s, cons
 }
 
 /* The libraries of the queue, breadth first (at most 256 names). */
-static int attach_queue(struct mt_bpf *b, pid_t pid, struct ld_search *s, int *found, char *err, size_t errlen)
+static int attach_queue(struct mt_bpf *b, pid_t pid, struct ld_search *s, int *found, char *err,
+			size_t errlen)
 {
 	int ret = 0;
 
@@ -873,8 +890,10 @@ int mt_bpf_trace_exec(struct mt_bpf *b, pid_t pid, const char *exe_path, char *e
 			ret = attach_our_libc(b, pid, &found, err, errlen);
 	}
 	if (ret == 0 && !found) {
-		snprintf(err, errlen, "%s defines no allocator and links none (statically linked without symbols?)",
-			 exe_path);
+		snprintf(
+			err, errlen,
+			"%s defines no allocator and links none (statically linked without symbols?)",
+			exe_path);
 		errno = ENOENT;
 		ret = -1;
 	}
@@ -981,7 +1000,8 @@ int mt_bpf_rescan(struct mt_bpf *b)
 		struct gone_walk w = { .b = b };
 
 		mt_ptrmap_xinit(&w.seen, 64);
-		if (mtb_map_walk(b->fd_sites, sizeof(struct mtb_site_key), sizeof(struct mtb_site), gone_cb, &w) == 0)
+		if (mtb_map_walk(b->fd_sites, sizeof(struct mtb_site_key), sizeof(struct mtb_site),
+				 gone_cb, &w) == 0)
 			for (size_t i = 0; i < w.n; i++)
 				mtb_drop_process(b, w.gone[i]);
 		free(w.gone);

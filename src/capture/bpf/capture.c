@@ -32,13 +32,16 @@
 #include "memtrace.skel.h"
 
 _Static_assert(MTB_FN_MALLOC == MT_FN_MALLOC && MTB_FN_CALLOC == MT_FN_CALLOC &&
-	       MTB_FN_REALLOC == MT_FN_REALLOC && MTB_FN_REALLOCARRAY == MT_FN_REALLOCARRAY &&
-	       MTB_FN_POSIX_MEMALIGN == MT_FN_POSIX_MEMALIGN &&
-	       MTB_FN_ALIGNED_ALLOC == MT_FN_ALIGNED_ALLOC && MTB_FN_MEMALIGN == MT_FN_MEMALIGN &&
-	       MTB_FN_VALLOC == MT_FN_VALLOC && MTB_FN_PVALLOC == MT_FN_PVALLOC &&
-	       MTB_FN_FREE == MT_BPF_FN_FREE, "function ids of memtrace_bpf.h and codec.h");
+		       MTB_FN_REALLOC == MT_FN_REALLOC &&
+		       MTB_FN_REALLOCARRAY == MT_FN_REALLOCARRAY &&
+		       MTB_FN_POSIX_MEMALIGN == MT_FN_POSIX_MEMALIGN &&
+		       MTB_FN_ALIGNED_ALLOC == MT_FN_ALIGNED_ALLOC &&
+		       MTB_FN_MEMALIGN == MT_FN_MEMALIGN && MTB_FN_VALLOC == MT_FN_VALLOC &&
+		       MTB_FN_PVALLOC == MT_FN_PVALLOC && MTB_FN_FREE == MT_BPF_FN_FREE,
+	       "function ids of memtrace_bpf.h and codec.h");
 _Static_assert(MTB_REC_ALLOC == MT_REC_ALLOC && MTB_REC_FREE == MT_REC_FREE &&
-	       MTB_REC_REALLOC == MT_REC_REALLOC, "record types of memtrace_bpf.h and codec.h");
+		       MTB_REC_REALLOC == MT_REC_REALLOC,
+	       "record types of memtrace_bpf.h and codec.h");
 
 /* ---- libbpf's messages ------------------------------------------------ */
 
@@ -109,7 +112,8 @@ void mtb_load_error(const char *logbuf, int errnum, char *err, size_t errlen)
 		const char *p = failed;
 		while (p > logbuf && p[-1] != '\'')
 			p--;
-		if (p > logbuf + 5 && !strncmp(p - 6, "prog '", 6) && failed - p < (long)sizeof(prog))
+		if (p > logbuf + 5 && !strncmp(p - 6, "prog '", 6) &&
+		    failed - p < (long)sizeof(prog))
 			snprintf(prog, sizeof(prog), "%.*s", (int)(failed - p), p);
 	}
 	if (end) {
@@ -122,11 +126,13 @@ void mtb_load_error(const char *logbuf, int errnum, char *err, size_t errlen)
 			size_t n = q - eol;
 			while (n && (eol[n - 1] == '\n' || eol[n - 1] == ' '))
 				n--;
-			if (n && strncmp(eol, "processed ", 10) && strncmp(eol, "verification time", 17) &&
-			    strncmp(eol, "stack depth", 11) && !strstr(eol, "BEGIN PROG LOAD LOG") &&
-			    strncmp(eol, "libbpf:", 7)) {
-				snprintf(err, errlen, "BPF verifier rejected %s: %.*s", prog[0] ? prog : "a program",
-					 (int)(n > 200 ? 200 : n), eol);
+			if (n && strncmp(eol, "processed ", 10) &&
+			    strncmp(eol, "verification time", 17) &&
+			    strncmp(eol, "stack depth", 11) &&
+			    !strstr(eol, "BEGIN PROG LOAD LOG") && strncmp(eol, "libbpf:", 7)) {
+				snprintf(err, errlen, "BPF verifier rejected %s: %.*s",
+					 prog[0] ? prog : "a program", (int)(n > 200 ? 200 : n),
+					 eol);
 				return;
 			}
 			q = eol;
@@ -162,7 +168,9 @@ int mtb_check_support(const char *root, char *err, size_t errlen)
 		snprintf(err, errlen,
 			 "the BPF backend needs root, or CAP_BPF and CAP_PERFMON (uid %u has %s)",
 			 (unsigned)geteuid(),
-			 bpf ? "CAP_BPF only" : perfmon ? "CAP_PERFMON only" : "neither");
+			 bpf	 ? "CAP_BPF only" :
+			 perfmon ? "CAP_PERFMON only" :
+				   "neither");
 		return -1;
 	}
 
@@ -181,22 +189,26 @@ int mtb_check_support(const char *root, char *err, size_t errlen)
 			snprintf(rel, sizeof(rel), "%s", u.release);
 	}
 	rel[strcspn(rel, "\n")] = 0;
-	if (sscanf(rel, "%u.%u", &major, &minor) == 2 && (major < 5 || (major == 5 && minor < 15))) {
-		snprintf(err, errlen,
-			 "kernel %s is too old for the BPF backend (needs 5.15: ring buffer, uprobe BPF cookies)",
-			 rel);
+	if (sscanf(rel, "%u.%u", &major, &minor) == 2 &&
+	    (major < 5 || (major == 5 && minor < 15))) {
+		snprintf(
+			err, errlen,
+			"kernel %s is too old for the BPF backend (needs 5.15: ring buffer, uprobe BPF cookies)",
+			rel);
 		return -1;
 	}
 
 	snprintf(path, sizeof(path), "%s/sys/kernel/btf/vmlinux", root);
 	if (stat(path, &st)) {
-		snprintf(err, errlen, "the kernel has no BTF (%s is missing: needs CONFIG_DEBUG_INFO_BTF)",
+		snprintf(err, errlen,
+			 "the kernel has no BTF (%s is missing: needs CONFIG_DEBUG_INFO_BTF)",
 			 "/sys/kernel/btf/vmlinux");
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/sys/bus/event_source/devices/uprobe", root);
 	if (stat(path, &st)) {
-		snprintf(err, errlen, "the kernel has no uprobes (%s is missing: needs CONFIG_UPROBE_EVENTS)",
+		snprintf(err, errlen,
+			 "the kernel has no uprobes (%s is missing: needs CONFIG_UPROBE_EVENTS)",
 			 "/sys/bus/event_source/devices/uprobe");
 		return -1;
 	}
@@ -274,7 +286,8 @@ static void configure(struct mt_bpf *b, long page)
 	s->rodata->self_tgid = (uint32_t)b->self;
 
 	b->max_frames = MTB_MAX_FRAMES;
-	if (read_sysctl("/proc/sys/kernel/perf_event_max_stack", &v) == 0 && v >= 1 && v < b->max_frames)
+	if (read_sysctl("/proc/sys/kernel/perf_event_max_stack", &v) == 0 && v >= 1 &&
+	    v < b->max_frames)
 		b->max_frames = (unsigned)v;
 	bpf_map__set_value_size(s->maps.stacks, b->max_frames * sizeof(uint64_t));
 	bpf_map__set_max_entries(s->maps.stacks, b->o.max_stacks);
@@ -300,8 +313,8 @@ static void configure(struct mt_bpf *b, long page)
 		bpf_program__set_expected_attach_type(s->progs.mt_free, MTB_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(s->progs.mt_new, MTB_TRACE_UPROBE_MULTI);
 	}
-	bpf_map__set_max_entries(s->maps.rb, b->o.events ? pow2_at_least(b->o.ringbuf_bytes, page)
-							 : (uint32_t)page);
+	bpf_map__set_max_entries(s->maps.rb, b->o.events ? pow2_at_least(b->o.ringbuf_bytes, page) :
+							   (uint32_t)page);
 }
 
 /* After loading: the programs and maps by name, the call slots mapped, the
@@ -394,8 +407,9 @@ static void print_prog_stats(struct mt_bpf *b)
 		int fd = bpf_program__fd(prog);
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
 			continue;
-		fprintf(stderr, "memtrace: bpf %s: %llu runs, %.0f ns/run\n", bpf_program__name(prog),
-			(unsigned long long)info.run_cnt, (double)info.run_time_ns / (double)info.run_cnt);
+		fprintf(stderr, "memtrace: bpf %s: %llu runs, %.0f ns/run\n",
+			bpf_program__name(prog), (unsigned long long)info.run_cnt,
+			(double)info.run_time_ns / (double)info.run_cnt);
 	}
 }
 
@@ -454,7 +468,8 @@ int mt_bpf_poll(struct mt_bpf *b, int timeout_ms, mt_bpf_event_fn fn, void *ctx)
 	if (!b->o.events) {
 		/* Aggregation mode has no events: only the wait. */
 		if (timeout_ms > 0) {
-			struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000 };
+			struct timespec ts = { timeout_ms / 1000,
+					       (long)(timeout_ms % 1000) * 1000000 };
 			nanosleep(&ts, NULL);
 		}
 		return 0;

@@ -61,14 +61,14 @@
 struct mt_bpf;
 
 struct mt_bpf_opts {
-	int events;             /* 1: stream every event through the ring buffer
+	int events;		/* 1: stream every event through the ring buffer
 				 * (recording); 0: aggregate in maps only.  The maps
 				 * are kept in both modes. */
-	uint32_t max_live;      /* live-allocation map entries (default 1<<20) */
-	uint32_t max_stacks;    /* stack map entries (default 1<<16; 1 KB each,
+	uint32_t max_live;	/* live-allocation map entries (default 1<<20) */
+	uint32_t max_stacks;	/* stack map entries (default 1<<16; 1 KB each,
 				 * preallocated by the kernel) */
-	uint32_t max_pending;   /* in-flight calls: entry->return pairing (default 1<<16) */
-	uint64_t min_age_ns;    /* a block freed younger than this is counted as
+	uint32_t max_pending;	/* in-flight calls: entry->return pairing (default 1<<16) */
+	uint64_t min_age_ns;	/* a block freed younger than this is counted as
 				 * culled in its site (default 0: none) */
 	uint32_t ringbuf_bytes; /* events mode (default 64 MB; rounded up to a power of 2) */
 };
@@ -113,17 +113,17 @@ int mt_bpf_rescan(struct mt_bpf *b);
 /* ---- events mode ---- */
 
 struct mt_bpf_event {
-	int type;           /* MT_REC_ALLOC, MT_REC_FREE, MT_REC_REALLOC */
-	int fn;             /* enum mt_fn, or MT_BPF_FN_FREE */
+	int type; /* MT_REC_ALLOC, MT_REC_FREE, MT_REC_REALLOC */
+	int fn;	  /* enum mt_fn, or MT_BPF_FN_FREE */
 	uint32_t pid, tid;
-	uint64_t ts;        /* CLOCK_MONOTONIC ns */
-	uint64_t ptr;       /* the new block (ALLOC, REALLOC), the freed one (FREE) */
-	uint64_t old_ptr;   /* REALLOC: the block it replaced */
-	uint64_t size;      /* requested size (ALLOC, REALLOC) */
-	uint64_t stack_id;  /* stable id of the stack in this mt_bpf (0 = none: FREE) */
-	unsigned nframes;   /* return addresses, leaf first; frames[0] is the */
+	uint64_t ts;		/* CLOCK_MONOTONIC ns */
+	uint64_t ptr;		/* the new block (ALLOC, REALLOC), the freed one (FREE) */
+	uint64_t old_ptr;	/* REALLOC: the block it replaced */
+	uint64_t size;		/* requested size (ALLOC, REALLOC) */
+	uint64_t stack_id;	/* stable id of the stack in this mt_bpf (0 = none: FREE) */
+	unsigned nframes;	/* return addresses, leaf first; frames[0] is the */
 	const uint64_t *frames; /* return address of the allocator call itself */
-	uint32_t object;    /* allocator object: mt_bpf_object_path */
+	uint32_t object;	/* allocator object: mt_bpf_object_path */
 };
 typedef void (*mt_bpf_event_fn)(void *ctx, const struct mt_bpf_event *ev);
 
@@ -149,16 +149,16 @@ struct mt_bpf_site {
 	uint64_t stack_id;
 	unsigned nframes;
 	const uint64_t *frames;
-	uint64_t outstanding_bytes;       /* allocated while traced, not freed */
+	uint64_t outstanding_bytes; /* allocated while traced, not freed */
 	uint64_t outstanding_allocations;
-	uint64_t allocations;             /* while traced */
+	uint64_t allocations; /* while traced */
 	uint64_t allocated_bytes;
-	uint64_t culled;                  /* freed younger than opts.min_age_ns */
-	uint64_t oldest_ts;               /* oldest outstanding block (CLOCK_MONOTONIC
+	uint64_t culled;    /* freed younger than opts.min_age_ns */
+	uint64_t oldest_ts; /* oldest outstanding block (CLOCK_MONOTONIC
 					   * ns); 0 unless min_age_ns was given */
-	uint32_t object;                  /* allocator object of the site's last call
+	uint32_t object;    /* allocator object of the site's last call
 					   * (UINT32_MAX: unknown) */
-	int fn;                           /* enum mt_fn of the site's last call (a
+	int fn;		    /* enum mt_fn of the site's last call (a
 					   * site is one call site: one function; C++'s
 					   * new is the malloc or aligned_alloc it
 					   * calls); -1: unknown (a site seen only in

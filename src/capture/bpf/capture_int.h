@@ -38,22 +38,22 @@ static inline int mtb_sym_fn(int sym)
  * not seen. */
 struct mtb_elf_syms {
 	int found[MTB_SYM_COUNT];
-	uint64_t vaddr[MTB_SYM_COUNT];  /* symbol value */
+	uint64_t vaddr[MTB_SYM_COUNT]; /* symbol value */
 	uint64_t size[MTB_SYM_COUNT];
-	uint64_t offset[MTB_SYM_COUNT]; /* file offset of the symbol */
-	uint64_t probe[MTB_SYM_COUNT];  /* file offset of the probe */
+	uint64_t offset[MTB_SYM_COUNT];	  /* file offset of the symbol */
+	uint64_t probe[MTB_SYM_COUNT];	  /* file offset of the probe */
 	uint8_t argreg[MTB_SYM_COUNT][3]; /* where the arguments are there */
-	int moved[MTB_SYM_COUNT];       /* argreg is not the calling convention's */
+	int moved[MTB_SYM_COUNT];	  /* argreg is not the calling convention's */
 	/* operator new: the probe (at the entry) is on endbr64 or push %rbp,
 	 * where the kernel's stack walk adds the return address */
 	int entry_frame[MTB_SYM_COUNT];
 	/* Another symbol at the same address (glibc's memalign is
 	 * aligned_alloc): probed once, as the lower index; -1 if none. */
 	int alias_of[MTB_SYM_COUNT];
-	char why[MTB_SYM_COUNT][48];    /* how the probe place was chosen */
-	uint64_t text_lo, text_hi;     /* executable segments (link-time addresses) */
-	int executable;                /* a program (ET_EXEC, or defines main) */
-	int memtrace_shim;             /* libmemtrace-preload.so (exports memtrace_marker) */
+	char why[MTB_SYM_COUNT][48]; /* how the probe place was chosen */
+	uint64_t text_lo, text_hi;   /* executable segments (link-time addresses) */
+	int executable;		     /* a program (ET_EXEC, or defines main) */
+	int memtrace_shim;	     /* libmemtrace-preload.so (exports memtrace_marker) */
 };
 
 /* Reads the dynamic symbols (and .symtab when there is one, for static
@@ -79,12 +79,12 @@ int mtb_elf_deps(int fd, struct mtb_elf_deps *out);
 /* One x86-64 instruction, as far as placing a probe needs. */
 struct mtb_x86_insn {
 	unsigned len;
-	unsigned emulated : 1; /* the kernel emulates it at a uprobe */
-	unsigned jz : 1;       /* je/jz */
-	unsigned stop : 1;     /* changes %rsp or writes memory through it */
-	int test_reg;          /* `test %r,%r` of one register: r; else -1 */
-	uint16_t writes;       /* general registers it writes (x86 numbering) */
-	int copy_dst, copy_src;/* a 64-bit register-to-register move; else -1 */
+	unsigned emulated : 1;	/* the kernel emulates it at a uprobe */
+	unsigned jz : 1;	/* je/jz */
+	unsigned stop : 1;	/* changes %rsp or writes memory through it */
+	int test_reg;		/* `test %r,%r` of one register: r; else -1 */
+	uint16_t writes;	/* general registers it writes (x86 numbering) */
+	int copy_dst, copy_src; /* a 64-bit register-to-register move; else -1 */
 	const char *name;
 };
 /* Decodes the instruction at P (N bytes there): its length, or 0 if it is
@@ -120,8 +120,8 @@ struct ring_buffer;
  * /proc/PID/maps gives them). */
 struct mtb_object {
 	uint64_t dev, ino;
-	char *path;          /* as the process names it */
-	int allocator;       /* defines malloc, free or an operator new to probe */
+	char *path;    /* as the process names it */
+	int allocator; /* defines malloc, free or an operator new to probe */
 	struct mtb_elf_syms syms;
 };
 
@@ -143,9 +143,9 @@ struct mtb_attach {
 /* A process traced by pid. */
 struct mtb_proc {
 	pid_t pid;
-	uint64_t start;      /* start time (/proc/PID/stat), to notice pid reuse */
-	int exited;          /* its probes are gone; figures kept */
-	int exec_pending;    /* trace_exec: not exec'd yet when last looked at */
+	uint64_t start;	  /* start time (/proc/PID/stat), to notice pid reuse */
+	int exited;	  /* its probes are gone; figures kept */
+	int exec_pending; /* trace_exec: not exec'd yet when last looked at */
 };
 
 /* One distinct stack, interned in user space: id = index + 1. */
@@ -169,7 +169,7 @@ struct mt_bpf {
 	size_t calls_bytes;
 	struct ring_buffer *rb;
 	pid_t self;
-	int all;             /* mt_bpf_trace_all */
+	int all;	     /* mt_bpf_trace_all */
 	unsigned max_frames; /* frames per stack map entry */
 
 	/* mt_bpf_poll's callback while it runs */
@@ -197,7 +197,10 @@ struct mt_bpf {
 
 	/* missed returns noticed in user space (threads that died inside a
 	 * call), by tgid */
-	struct mtb_missed { uint32_t tgid; uint64_t n; } *missed;
+	struct mtb_missed {
+		uint32_t tgid;
+		uint64_t n;
+	} * missed;
 	size_t nmissed, capmissed;
 };
 

@@ -14,13 +14,26 @@
 #include <string.h>
 
 const char *const mtb_sym_name[MTB_SYM_COUNT] = {
-	"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
-	"aligned_alloc", "memalign", "valloc", "pvalloc", "free",
+	"malloc",
+	"calloc",
+	"realloc",
+	"reallocarray",
+	"posix_memalign",
+	"aligned_alloc",
+	"memalign",
+	"valloc",
+	"pvalloc",
+	"free",
 	/* operator new(size_t) and new[], then with nothrow_t, align_val_t,
 	 * both (Itanium C++ ABI, 64-bit size_t) */
-	"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
-	"_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
-	"_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t",
+	"_Znwm",
+	"_Znam",
+	"_ZnwmRKSt9nothrow_t",
+	"_ZnamRKSt9nothrow_t",
+	"_ZnwmSt11align_val_t",
+	"_ZnamSt11align_val_t",
+	"_ZnwmSt11align_val_tRKSt9nothrow_t",
+	"_ZnamSt11align_val_tRKSt9nothrow_t",
 };
 
 #define MAX_PLACES 6
@@ -39,7 +52,8 @@ static int32_t le32(const uint8_t *p)
  * one of the addresses T (instruction starts between a function's entry
  * and its probe place, exclusive and inclusive)?  Sets hit[i].  Byte-wise,
  * not decoded: a false alarm only costs a less good probe place. */
-static void branch_targets(Elf *e, const uint8_t *file, size_t fsize, const uint64_t *t, int *hit, unsigned n)
+static void branch_targets(Elf *e, const uint8_t *file, size_t fsize, const uint64_t *t, int *hit,
+			   unsigned n)
 {
 	size_t nph;
 
@@ -183,9 +197,11 @@ static int file_offsets(Elf *e, struct mtb_elf_syms *out)
 		for (size_t k = 0; out->found[f] && k < nph; k++) {
 			GElf_Phdr ph;
 
-			if (!gelf_getphdr(e, k, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			if (!gelf_getphdr(e, k, &ph) || ph.p_type != PT_LOAD ||
+			    !(ph.p_flags & PF_X))
 				continue;
-			if (out->vaddr[f] >= ph.p_vaddr && out->vaddr[f] < ph.p_vaddr + ph.p_filesz) {
+			if (out->vaddr[f] >= ph.p_vaddr &&
+			    out->vaddr[f] < ph.p_vaddr + ph.p_filesz) {
 				out->offset[f] = out->vaddr[f] - ph.p_vaddr + ph.p_offset;
 				ok = 1;
 				break;
@@ -202,7 +218,8 @@ static void find_aliases(struct mtb_elf_syms *out)
 {
 	for (int f = 0; f < MTB_SYM_COUNT; f++)
 		for (int g = 0; g < f && out->found[f]; g++)
-			if (out->found[g] && out->alias_of[g] < 0 && out->vaddr[g] == out->vaddr[f]) {
+			if (out->found[g] && out->alias_of[g] < 0 &&
+			    out->vaddr[g] == out->vaddr[f]) {
 				out->alias_of[f] = g;
 				break;
 			}
@@ -219,7 +236,8 @@ static void new_entry_frames(struct mtb_elf_syms *out, const uint8_t *file, size
 		snprintf(out->why[f], sizeof(out->why[f]), "entry");
 #if defined(__x86_64__)
 		static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
-		const uint8_t *at = file && out->offset[f] + 4 <= fsize ? file + out->offset[f] : NULL;
+		const uint8_t *at = file && out->offset[f] + 4 <= fsize ? file + out->offset[f] :
+									  NULL;
 
 		out->entry_frame[f] = at && (!memcmp(at, endbr64, 4) || at[0] == 0x55);
 #else
@@ -236,7 +254,8 @@ struct places {
 	int jumped_into[MTB_FN_COUNT][MAX_PLACES];
 };
 
-static void find_places(const struct mtb_elf_syms *out, const uint8_t *file, size_t fsize, struct places *pl)
+static void find_places(const struct mtb_elf_syms *out, const uint8_t *file, size_t fsize,
+			struct places *pl)
 {
 	/* For measuring what the chosen places save (bench-bpf). */
 	const char *at_entry = getenv("MEMTRACE_BPF_PROBE_AT_ENTRY");
@@ -251,15 +270,15 @@ static void find_places(const struct mtb_elf_syms *out, const uint8_t *file, siz
 			n = out->size[f]; /* never past the function's end */
 		if (n > 96)
 			n = 96;
-		pl->n[f] = mtb_probe_places(n ? file + out->offset[f] : NULL, entry_only ? 0 : n, fn_nargs[f],
-					    f == MTB_FN_FREE, pl->at[f], MAX_PLACES);
+		pl->n[f] = mtb_probe_places(n ? file + out->offset[f] : NULL, entry_only ? 0 : n,
+					    fn_nargs[f], f == MTB_FN_FREE, pl->at[f], MAX_PLACES);
 	}
 }
 
 /* A jump into the code the probe was moved past would skip the probe or
  * reach it with other registers: such places are out. */
-static void find_jumps_into(Elf *e, const struct mtb_elf_syms *out, const uint8_t *file, size_t fsize,
-			    struct places *pl)
+static void find_jumps_into(Elf *e, const struct mtb_elf_syms *out, const uint8_t *file,
+			    size_t fsize, struct places *pl)
 {
 #if defined(__x86_64__)
 	uint64_t targets[MTB_FN_COUNT * MAX_PLACES * MTB_PLACE_MAX_STEPS];
@@ -404,14 +423,16 @@ int mtb_elf_deps(int fd, struct mtb_elf_deps *out)
 
 			if (!gelf_getdyn(d, (int)i, &dyn))
 				continue;
-			if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RUNPATH && dyn.d_tag != DT_RPATH)
+			if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RUNPATH &&
+			    dyn.d_tag != DT_RPATH)
 				continue;
 			const char *s = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
 
 			if (!s)
 				continue;
 			if (dyn.d_tag == DT_NEEDED && out->nneeded < MTB_MAX_NEEDED)
-				snprintf(out->needed[out->nneeded++], sizeof(out->needed[0]), "%s", s);
+				snprintf(out->needed[out->nneeded++], sizeof(out->needed[0]), "%s",
+					 s);
 			else if (dyn.d_tag == DT_RUNPATH)
 				snprintf(out->runpath, sizeof(out->runpath), "%s", s);
 			else if (dyn.d_tag == DT_RPATH)

@@ -160,7 +160,8 @@ static int live_cb(void *ctx, const void *key, const void *val)
 	return 0;
 }
 
-static void deliver_sites(struct sites_walk *w, void (*fn)(void *ctx, const struct mt_bpf_site *s), void *ctx)
+static void deliver_sites(struct sites_walk *w, void (*fn)(void *ctx, const struct mt_bpf_site *s),
+			  void *ctx)
 {
 	for (size_t i = 0; i < w->n; i++) {
 		const struct site_acc *a = &w->acc[i];
@@ -190,10 +191,12 @@ int mt_bpf_read_sites(struct mt_bpf *b, uint64_t min_age_ns,
 	mt_ptrmap_xinit(&w.idx, 64);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	w.now = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	int ret = mtb_map_walk(b->fd_sites, sizeof(struct mtb_site_key), sizeof(struct mtb_site), site_cb, &w);
+	int ret = mtb_map_walk(b->fd_sites, sizeof(struct mtb_site_key), sizeof(struct mtb_site),
+			       site_cb, &w);
 
 	if (ret == 0 && min_age_ns)
-		ret = mtb_map_walk(b->fd_live, sizeof(struct mtb_live_key), sizeof(struct mtb_live), live_cb, &w);
+		ret = mtb_map_walk(b->fd_live, sizeof(struct mtb_live_key), sizeof(struct mtb_live),
+				   live_cb, &w);
 	if (ret == 0) {
 		deliver_sites(&w, fn, ctx);
 		ret = (int)w.n;
@@ -293,7 +296,8 @@ void mtb_reset_stats(struct mt_bpf *b, uint32_t tgid)
 /* Frees call slot C if it still holds OWN; 1 if it did. */
 static int release_slot(struct mtb_call *c, uint64_t own)
 {
-	return own && __atomic_compare_exchange_n(&c->own, &own, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	return own &&
+	       __atomic_compare_exchange_n(&c->own, &own, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
 static int thread_alive(uint32_t tgid, uint32_t tid)

@@ -14,26 +14,61 @@ int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, siz
 {
 	(void)o;
 	*out = NULL;
-	snprintf(err, errlen, "this memtrace was built without the BPF backend (%s was missing at build time)",
+	snprintf(err, errlen,
+		 "this memtrace was built without the BPF backend (%s was missing at build time)",
 		 MEMTRACE_BPF_MISSING);
 	return -1;
 }
 
 #define UNREACHABLE(...) return -1
-int mt_bpf_trace_pid(struct mt_bpf *b, pid_t pid, char *err, size_t errlen) { UNREACHABLE(); }
-int mt_bpf_trace_exec(struct mt_bpf *b, pid_t pid, const char *exe, char *err, size_t errlen) { UNREACHABLE(); }
-int mt_bpf_trace_all(struct mt_bpf *b, char *err, size_t errlen) { UNREACHABLE(); }
-int mt_bpf_rescan(struct mt_bpf *b) { UNREACHABLE(); }
-int mt_bpf_poll(struct mt_bpf *b, int timeout_ms, mt_bpf_event_fn fn, void *ctx) { UNREACHABLE(); }
-const char *mt_bpf_object_path(struct mt_bpf *b, uint32_t object) { return NULL; }
-int mt_bpf_stack(struct mt_bpf *b, uint64_t id, const uint64_t **frames, unsigned *n) { UNREACHABLE(); }
+int mt_bpf_trace_pid(struct mt_bpf *b, pid_t pid, char *err, size_t errlen)
+{
+	UNREACHABLE();
+}
+int mt_bpf_trace_exec(struct mt_bpf *b, pid_t pid, const char *exe, char *err, size_t errlen)
+{
+	UNREACHABLE();
+}
+int mt_bpf_trace_all(struct mt_bpf *b, char *err, size_t errlen)
+{
+	UNREACHABLE();
+}
+int mt_bpf_rescan(struct mt_bpf *b)
+{
+	UNREACHABLE();
+}
+int mt_bpf_poll(struct mt_bpf *b, int timeout_ms, mt_bpf_event_fn fn, void *ctx)
+{
+	UNREACHABLE();
+}
+const char *mt_bpf_object_path(struct mt_bpf *b, uint32_t object)
+{
+	return NULL;
+}
+int mt_bpf_stack(struct mt_bpf *b, uint64_t id, const uint64_t **frames, unsigned *n)
+{
+	UNREACHABLE();
+}
 int mt_bpf_read_sites(struct mt_bpf *b, uint64_t min_age_ns,
-		      void (*fn)(void *ctx, const struct mt_bpf_site *s), void *ctx) { UNREACHABLE(); }
+		      void (*fn)(void *ctx, const struct mt_bpf_site *s), void *ctx)
+{
+	UNREACHABLE();
+}
 void mt_bpf_lost(struct mt_bpf *b, uint32_t pid, uint64_t lost[MT_LOST_KIND_COUNT])
 {
 	memset(lost, 0, sizeof(uint64_t) * MT_LOST_KIND_COUNT);
 }
-uint64_t mt_bpf_unmatched_frees(struct mt_bpf *b, uint32_t pid) { return 0; }
-uint64_t mt_bpf_untracked(struct mt_bpf *b, uint32_t pid) { return 0; }
-void mt_bpf_untrace_pid(struct mt_bpf *b, pid_t pid) {}
-void mt_bpf_close(struct mt_bpf *b) {}
+uint64_t mt_bpf_unmatched_frees(struct mt_bpf *b, uint32_t pid)
+{
+	return 0;
+}
+uint64_t mt_bpf_untracked(struct mt_bpf *b, uint32_t pid)
+{
+	return 0;
+}
+void mt_bpf_untrace_pid(struct mt_bpf *b, pid_t pid)
+{
+}
+void mt_bpf_close(struct mt_bpf *b)
+{
+}

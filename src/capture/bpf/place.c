@@ -51,7 +51,8 @@
 /* ModRM operand: its length (ModRM, SIB, displacement), the register of
  * a register operand (mod 3) or the base register of a memory operand
  * (-1: none, RIP-relative or absolute). */
-static int modrm(const uint8_t *p, size_t n, uint8_t rex, unsigned *len, int *reg, int *rm_reg, int *mem_base)
+static int modrm(const uint8_t *p, size_t n, uint8_t rex, unsigned *len, int *reg, int *rm_reg,
+		 int *mem_base)
 {
 	if (n < 1)
 		return -1;
@@ -121,11 +122,11 @@ unsigned mtb_x86_decode(const uint8_t *p, size_t n, struct mtb_x86_insn *in)
 	int w64 = (rex & 8) != 0;
 	unsigned imm_z = opsize16 ? 2 : 4; /* imm16/32 */
 
-#define MODRM()                                                                    \
-	do {                                                                       \
-		if (modrm(p + i, n - i, rex, &ml, &reg, &rm_reg, &base))           \
-			return 0;                                                  \
-		i += ml;                                                           \
+#define MODRM()                                                          \
+	do {                                                             \
+		if (modrm(p + i, n - i, rex, &ml, &reg, &rm_reg, &base)) \
+			return 0;                                        \
+		i += ml;                                                 \
 	} while (0)
 
 	if (op >= 0x50 && op <= 0x57) {
@@ -152,8 +153,18 @@ unsigned mtb_x86_decode(const uint8_t *p, size_t n, struct mtb_x86_insn *in)
 		return in->len = i + 4;
 	}
 	switch (op) {
-	case 0x00: case 0x01: case 0x08: case 0x09: case 0x20: case 0x21:
-	case 0x28: case 0x29: case 0x30: case 0x31: case 0x88: case 0x89:
+	case 0x00:
+	case 0x01:
+	case 0x08:
+	case 0x09:
+	case 0x20:
+	case 0x21:
+	case 0x28:
+	case 0x29:
+	case 0x30:
+	case 0x31:
+	case 0x88:
+	case 0x89:
 		/* add/or/and/sub/xor/mov r/m, r */
 		MODRM();
 		byteop = !(op & 1);
@@ -164,12 +175,24 @@ unsigned mtb_x86_decode(const uint8_t *p, size_t n, struct mtb_x86_insn *in)
 			in->copy_src = reg;
 		}
 		break;
-	case 0x02: case 0x03: case 0x0a: case 0x0b: case 0x22: case 0x23:
-	case 0x2a: case 0x2b: case 0x32: case 0x33: case 0x8a: case 0x8b:
-	case 0x63: case 0x8d:
+	case 0x02:
+	case 0x03:
+	case 0x0a:
+	case 0x0b:
+	case 0x22:
+	case 0x23:
+	case 0x2a:
+	case 0x2b:
+	case 0x32:
+	case 0x33:
+	case 0x8a:
+	case 0x8b:
+	case 0x63:
+	case 0x8d:
 		/* add/or/and/sub/xor/mov r, r/m; movsxd; lea */
 		MODRM();
-		byteop = op == 0x02 || op == 0x0a || op == 0x22 || op == 0x2a || op == 0x32 || op == 0x8a;
+		byteop = op == 0x02 || op == 0x0a || op == 0x22 || op == 0x2a || op == 0x32 ||
+			 op == 0x8a;
 		if (op == 0x8d && rm_reg >= 0)
 			return 0;
 		dst = W_REG;
@@ -179,32 +202,49 @@ unsigned mtb_x86_decode(const uint8_t *p, size_t n, struct mtb_x86_insn *in)
 			in->copy_src = rm_reg;
 		}
 		break;
-	case 0x38: case 0x39: case 0x3a: case 0x3b: case 0x84: case 0x85:
+	case 0x38:
+	case 0x39:
+	case 0x3a:
+	case 0x3b:
+	case 0x84:
+	case 0x85:
 		/* cmp, test: flags */
 		MODRM();
 		in->name = op >= 0x84 ? "test" : "cmp";
 		if (op == 0x85 && w64 && rm_reg >= 0 && rm_reg == reg)
 			in->test_reg = reg;
 		break;
-	case 0x04: case 0x0c: case 0x24: case 0x2c: case 0x34:
+	case 0x04:
+	case 0x0c:
+	case 0x24:
+	case 0x2c:
+	case 0x34:
 		imm = 1;
 		dst = W_RAX;
 		in->name = "alu";
 		break;
-	case 0x05: case 0x0d: case 0x25: case 0x2d: case 0x35:
+	case 0x05:
+	case 0x0d:
+	case 0x25:
+	case 0x2d:
+	case 0x35:
 		imm = imm_z;
 		dst = W_RAX;
 		in->name = "alu";
 		break;
-	case 0x3c: case 0xa8:
+	case 0x3c:
+	case 0xa8:
 		imm = 1;
 		in->name = "cmp";
 		break;
-	case 0x3d: case 0xa9:
+	case 0x3d:
+	case 0xa9:
 		imm = imm_z;
 		in->name = "cmp";
 		break;
-	case 0x80: case 0x81: case 0x83:
+	case 0x80:
+	case 0x81:
+	case 0x83:
 		/* group 1 with an immediate: /7 cmp reads, the others write */
 		MODRM();
 		byteop = op == 0x80;
@@ -212,7 +252,12 @@ unsigned mtb_x86_decode(const uint8_t *p, size_t n, struct mtb_x86_insn *in)
 		dst = (reg & 7) == 7 ? NONE : W_RM;
 		in->name = (reg & 7) == 7 ? "cmp" : "alu";
 		break;
-	case 0xc0: case 0xc1: case 0xd0: case 0xd1: case 0xd2: case 0xd3:
+	case 0xc0:
+	case 0xc1:
+	case 0xd0:
+	case 0xd1:
+	case 0xd2:
+	case 0xd3:
 		/* shifts and rotates */
 		MODRM();
 		byteop = !(op & 1);
@@ -220,7 +265,8 @@ unsigned mtb_x86_decode(const uint8_t *p, size_t n, struct mtb_x86_insn *in)
 		dst = W_RM;
 		in->name = "shift";
 		break;
-	case 0xc6: case 0xc7:
+	case 0xc6:
+	case 0xc7:
 		MODRM();
 		byteop = op == 0xc6;
 		if ((reg & 7) != 0)
@@ -249,8 +295,8 @@ unsigned mtb_x86_decode(const uint8_t *p, size_t n, struct mtb_x86_insn *in)
 			in->emulated = 1;
 			in->jz = op2 == 0x84;
 			return in->len = i + 4;
-		} else if (op2 == 0xb6 || op2 == 0xb7 || op2 == 0xbe || op2 == 0xbf || op2 == 0xaf ||
-			   (op2 >= 0x40 && op2 <= 0x4f)) {
+		} else if (op2 == 0xb6 || op2 == 0xb7 || op2 == 0xbe || op2 == 0xbf ||
+			   op2 == 0xaf || (op2 >= 0x40 && op2 <= 0x4f)) {
 			MODRM(); /* movzx, movsx, imul, cmov */
 			dst = W_REG;
 			in->name = "mov";
@@ -313,7 +359,7 @@ unsigned mtb_x86_decode(const uint8_t *p, size_t n, struct mtb_x86_insn *in)
 static const uint8_t abi_reg[3] = { 7, 6, 2 };
 static const char *const reg_name[16] = {
 	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
-	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+	"r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15",
 };
 
 static int lowest(uint16_t m)
@@ -352,8 +398,9 @@ unsigned mtb_probe_places(const uint8_t *code, size_t n, unsigned nargs, int nul
 			pl->nbounds = nb;
 			memcpy(pl->bounds, bounds, nb * sizeof(bounds[0]));
 			for (unsigned a = 0; a < 3; a++)
-				pl->argreg[a] = a >= nargs || (hold[a] & (1u << abi_reg[a])) ? abi_reg[a]
-											: (uint8_t)lowest(hold[a]);
+				pl->argreg[a] = a >= nargs || (hold[a] & (1u << abi_reg[a])) ?
+							abi_reg[a] :
+							(uint8_t)lowest(hold[a]);
 			if (off == 0)
 				snprintf(pl->why, sizeof(pl->why), "entry (%s, emulated)", in.name);
 			else

@@ -42,12 +42,14 @@ int mt_elf_bias(const char *path, uint64_t start, uint64_t offset, uint64_t *bia
 			r = 0;
 		}
 		if (ph.p_type == PT_NOTE && !*build_id_len) {
-			Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+			Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz,
+							   ELF_T_NHDR);
 			size_t off = 0, name_off, desc_off;
 			GElf_Nhdr nh;
 			while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
 				if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-				    !memcmp((char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz <= 64) {
+				    !memcmp((char *)d->d_buf + name_off, "GNU", 4) &&
+				    nh.n_descsz <= 64) {
 					memcpy(build_id, (char *)d->d_buf + desc_off, nh.n_descsz);
 					*build_id_len = nh.n_descsz;
 					break;
@@ -102,7 +104,8 @@ int mt_pinfo_read(struct mt_pinfo *pi, pid_t pid)
 		unsigned long long lo, hi, off;
 		char perms[8], file[4096];
 		file[0] = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &lo, &hi, perms, &off, file) < 4)
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &lo, &hi, perms, &off,
+			   file) < 4)
 			continue;
 		if (file[0] != '/' || strstr(file, " (deleted)"))
 			continue;
@@ -144,14 +147,19 @@ int mt_pinfo_read(struct mt_pinfo *pi, pid_t pid)
 		if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1)
 			pi->ppid = ppid;
 		/* field 22, starttime: clock ticks after boot (CLOCK_BOOTTIME) */
-		if (rp && sscanf(rp + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d"
-				 " %*d %*d %llu", &ticks) == 1) {
+		if (rp &&
+		    sscanf(rp + 1,
+			   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d"
+			   " %*d %*d %llu",
+			   &ticks) == 1) {
 			struct timespec boot, mono;
 			clock_gettime(CLOCK_BOOTTIME, &boot);
 			clock_gettime(CLOCK_MONOTONIC, &mono);
-			int64_t asleep = (boot.tv_sec - mono.tv_sec) * 1000000000ll + (boot.tv_nsec - mono.tv_nsec);
+			int64_t asleep = (boot.tv_sec - mono.tv_sec) * 1000000000ll +
+					 (boot.tv_nsec - mono.tv_nsec);
 			long hz = sysconf(_SC_CLK_TCK);
-			int64_t at = (int64_t)(ticks * (1000000000ull / (unsigned long long)(hz > 0 ? hz : 100)));
+			int64_t at = (int64_t)(ticks * (1000000000ull /
+							(unsigned long long)(hz > 0 ? hz : 100)));
 			pi->start_ns = at > asleep ? (uint64_t)(at - asleep) : 0;
 		}
 		free(stat);

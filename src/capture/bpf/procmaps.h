@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 struct mt_pmod {
-	char *path;       /* as the process sees it */
+	char *path; /* as the process sees it */
 	uint64_t bias, start, end;
 	uint8_t build_id[64];
 	size_t build_id_len;
@@ -20,8 +20,8 @@ struct mt_pmod {
 
 struct mt_pinfo {
 	pid_t pid, ppid;
-	char *exe;        /* NULL when unreadable */
-	char *argv;       /* NUL-separated, argv_len bytes */
+	char *exe;  /* NULL when unreadable */
+	char *argv; /* NUL-separated, argv_len bytes */
 	size_t argv_len;
 	struct mt_pmod *mods;
 	size_t nmods;

@@ -36,15 +36,15 @@ static atomic_int lock;
 static struct mt_ring_hdr *ring;
 static uint8_t *data;
 static uint64_t size, mask, head;
-static int sock = -1;          /* record mode: connection to the recorder */
-static int out_fd = -1;        /* standalone: the recording file */
+static int sock = -1;	/* record mode: connection to the recorder */
+static int out_fd = -1; /* standalone: the recording file */
 static z_stream zs;
 static uint8_t *scratch;
 static size_t scratch_len;
 static char out_path[4096];
 static uint64_t last_flush, commits;
-static struct mt_cull *cull;   /* standalone with MEMTRACE_CULL_TEMPORARY_ALLOCATIONS */
-static uint8_t *cbuf;          /* what the culler let through, not yet written */
+static struct mt_cull *cull; /* standalone with MEMTRACE_CULL_TEMPORARY_ALLOCATIONS */
+static uint8_t *cbuf;	     /* what the culler let through, not yet written */
 static size_t clen, ccap;
 
 static void cull_emit(void *ctx, const uint8_t *p, size_t n);
@@ -107,7 +107,7 @@ fail:
 
 static int connect_recorder(int memfd, uint32_t ppid)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	size_t n = strlen(mt_cfg.connect);
 	if (n + 1 > sizeof sa.sun_path)
 		return -1;
@@ -118,18 +118,22 @@ static int connect_recorder(int memfd, uint32_t ppid)
 	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return -1;
-	if (connect(s, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0)
+	if (connect(s, (struct sockaddr *)&sa,
+		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0)
 		goto fail;
-	struct mt_hello hello = {.magic = MT_RING_MAGIC, .pid = (uint32_t)getpid(), .ppid = ppid,
-				 .size = size};
-	struct iovec iov = {.iov_base = &hello, .iov_len = sizeof hello};
+	struct mt_hello hello = {
+		.magic = MT_RING_MAGIC, .pid = (uint32_t)getpid(), .ppid = ppid, .size = size
+	};
+	struct iovec iov = { .iov_base = &hello, .iov_len = sizeof hello };
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	memset(&u, 0, sizeof u);
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof u.buf};
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = u.buf,
+			      .msg_controllen = sizeof u.buf };
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
@@ -171,7 +175,7 @@ static void *flusher(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		struct timespec ts = {.tv_nsec = 500000000};
+		struct timespec ts = { .tv_nsec = 500000000 };
 		nanosleep(&ts, NULL);
 		if (ring && head != ring->tail && mt_now() - last_flush >= 400000000ull)
 			mt_channel_flush_partial();
@@ -191,7 +195,8 @@ static void start_flusher(void)
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&a, 64 * 1024);
 	if (pthread_create(&t, &a, flusher, NULL) != 0)
-		mt_log(2, "no flusher thread: the file is written when the buffer fills and at exit");
+		mt_log(2,
+		       "no flusher thread: the file is written when the buffer fills and at exit");
 	pthread_attr_destroy(&a);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -208,7 +213,8 @@ int mt_channel_open(uint32_t ppid)
 		sock = connect_recorder(fd, ppid);
 		close(fd);
 		if (sock < 0) {
-			mt_log(1, "cannot reach the recorder at %s: %s", mt_cfg.connect, strerror(errno));
+			mt_log(1, "cannot reach the recorder at %s: %s", mt_cfg.connect,
+			       strerror(errno));
 			return -1;
 		}
 		return 0;
@@ -277,7 +283,7 @@ static void drain_to_file(int final)
 
 static int recorder_gone(void)
 {
-	struct pollfd p = {.fd = sock, .events = POLLRDHUP};
+	struct pollfd p = { .fd = sock, .events = POLLRDHUP };
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
@@ -296,7 +302,7 @@ uint8_t *mt_channel_reserve(size_t max)
 	/* The recorder is behind: wait for it rather than lose events, unless
 	 * it has died, in which case tracing stops. */
 	for (unsigned i = 0;; i++) {
-		struct timespec ts = {.tv_nsec = 200000};
+		struct timespec ts = { .tv_nsec = 200000 };
 		nanosleep(&ts, NULL);
 		if (size - (head - __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE)) >= max)
 			return data + (head & mask);

@@ -50,7 +50,7 @@ static int env_bool(const char *name, int def)
 
 static int parse_level(const char *v)
 {
-	static const char *const names[] = {"off", "error", "warn", "info", "debug", "trace"};
+	static const char *const names[] = { "off", "error", "warn", "info", "debug", "trace" };
 	if (!v)
 		return 0;
 	for (int i = 0; i < 6; i++)

@@ -54,7 +54,8 @@ static size_t find_build_id(struct dl_phdr_info *info, const uint8_t **id)
 			const uint8_t *name = p + sizeof *nh, *desc = name + namesz;
 			if (desc + descsz > end)
 				break;
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    memcmp(name, "GNU", 4) == 0) {
 				*id = desc;
 				return nh->n_descsz;
 			}
@@ -83,7 +84,8 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 		return 0;
 	uint64_t nh = hash_name(info->dlpi_name);
 	for (unsigned i = 0; i < nknown; i++)
-		if (known[i].bias == info->dlpi_addr && known[i].start == lo && known[i].name_hash == nh)
+		if (known[i].bias == info->dlpi_addr && known[i].start == lo &&
+		    known[i].name_hash == nh)
 			return 0;
 	char exe[4096];
 	const char *path = info->dlpi_name;
@@ -93,7 +95,8 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 			return 0;
 		path = exe;
 	}
-	if (path[0] != '/' && strncmp(path, "linux-vdso", 10) != 0 && strncmp(path, "linux-gate", 10) != 0) {
+	if (path[0] != '/' && strncmp(path, "linux-vdso", 10) != 0 &&
+	    strncmp(path, "linux-gate", 10) != 0) {
 		/* A relative name from dlopen("./x.so"): make it absolute. */
 		char cwd[2048];
 		if (getcwd(cwd, sizeof cwd) && strlen(cwd) + strlen(path) + 2 < sizeof exe) {
@@ -101,19 +104,23 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 			size_t cl = strlen(cwd), pl = strlen(path);
 			memcpy(tmp, cwd, cl);
 			tmp[cl] = '/';
-			memcpy(tmp + cl + 1, path[0] == '.' && path[1] == '/' ? path + 2 : path, pl + 1);
+			memcpy(tmp + cl + 1, path[0] == '.' && path[1] == '/' ? path + 2 : path,
+			       pl + 1);
 			memcpy(exe, tmp, sizeof exe);
 			path = exe;
 		}
 	}
 	if (nknown < MAX_MODULES)
-		known[nknown++] = (struct known){.bias = info->dlpi_addr, .start = lo, .name_hash = nh};
+		known[nknown++] =
+			(struct known){ .bias = info->dlpi_addr, .start = lo, .name_hash = nh };
 	const uint8_t *id = NULL;
 	size_t idlen = find_build_id(info, &id);
 	size_t plen = strnlen(path, 4000);
 	if (scan_len + 64 + plen + idlen > SCAN_CAP)
 		return 1;
-	scan_len = (size_t)(mt_enc_module(scan + scan_len, info->dlpi_addr, lo, hi, path, plen, id, idlen) - scan);
+	scan_len = (size_t)(mt_enc_module(scan + scan_len, info->dlpi_addr, lo, hi, path, plen, id,
+					  idlen) -
+			    scan);
 	return 0;
 }
 

@@ -37,7 +37,7 @@ extern void *__libc_valloc(size_t);
 extern void *__libc_pvalloc(size_t);
 
 static int initialized;
-static __thread int t_busy;      /* inside the shim: allocations pass through */
+static __thread int t_busy; /* inside the shim: allocations pass through */
 static __thread uint32_t t_tid;
 static void *(*real_dlopen)(const char *, int);
 static int (*real_dlclose)(void *);
@@ -59,7 +59,8 @@ INLINE void emit_alloc(int fn, void *old, void *p, size_t n, const uint64_t *pcs
 {
 	int is_new;
 	uint64_t id = mt_stacktab_intern(pcs, (unsigned)depth, &is_new);
-	uint8_t *w = mt_channel_reserve(is_new ? MT_REC_MAX_STACK + MT_REC_MAX_SMALL : MT_REC_MAX_SMALL);
+	uint8_t *w =
+		mt_channel_reserve(is_new ? MT_REC_MAX_STACK + MT_REC_MAX_SMALL : MT_REC_MAX_SMALL);
 	if (unlikely(!w)) {
 		if (is_new)
 			mt_stacktab_reset(); /* the stack was never written out */
@@ -77,18 +78,18 @@ INLINE void emit_alloc(int fn, void *old, void *p, size_t n, const uint64_t *pcs
 
 /* Records an allocation made by the hook this is inlined into: the stack
  * starts at that hook's caller. */
-#define RECORD_ALLOC(fn, p, n)                                                    \
-	do {                                                                      \
-		if (likely(mt_enabled) && !t_busy) {                              \
-			uint64_t pcs_[MT_MAX_FRAMES];                             \
-			t_busy = 1;                                               \
-			int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0);           \
-			uint64_t ts_ = mt_now();                                  \
-			mt_channel_lock();                                        \
-			emit_alloc(fn, NULL, p, n, pcs_, depth_, ts_);            \
-			mt_channel_unlock();                                      \
-			t_busy = 0;                                               \
-		}                                                                 \
+#define RECORD_ALLOC(fn, p, n)                                          \
+	do {                                                            \
+		if (likely(mt_enabled) && !t_busy) {                    \
+			uint64_t pcs_[MT_MAX_FRAMES];                   \
+			t_busy = 1;                                     \
+			int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0); \
+			uint64_t ts_ = mt_now();                        \
+			mt_channel_lock();                              \
+			emit_alloc(fn, NULL, p, n, pcs_, depth_, ts_);  \
+			mt_channel_unlock();                            \
+			t_busy = 0;                                     \
+		}                                                       \
 	} while (0)
 
 INLINE void record_free(void *p)
@@ -263,14 +264,14 @@ EXPORT void _Exit(int status)
 /* Standalone, what is buffered would die with the image: write it out first.
  * (glibc's execl* and posix_spawn reach execve without the PLT; the flusher
  * thread bounds what they can lose to half a second.) */
-#define EXEC_HOOK(name, params, args)                                              \
-	EXPORT int name params                                                       \
-	{                                                                            \
-		static int (*real) params;                                           \
-		if (!real)                                                           \
-			real = (int (*) params)dlsym(RTLD_NEXT, #name);              \
-		mt_channel_flush();                                                  \
-		return real args;                                                    \
+#define EXEC_HOOK(name, params, args)                                  \
+	EXPORT int name params                                         \
+	{                                                              \
+		static int(*real) params;                              \
+		if (!real)                                             \
+			real = (int(*) params)dlsym(RTLD_NEXT, #name); \
+		mt_channel_flush();                                    \
+		return real args;                                      \
 	}
 EXEC_HOOK(execve, (const char *path, char *const argv[], char *const envp[]), (path, argv, envp))
 EXEC_HOOK(execv, (const char *path, char *const argv[]), (path, argv))
@@ -316,10 +317,10 @@ static void write_process_record(void)
 	mt_channel_lock();
 	uint8_t *w = mt_channel_reserve(128 + (size_t)exelen + alen);
 	if (w)
-		mt_channel_commit(mt_enc_process(&mt_enc_state, w, (uint32_t)getpid(), (uint32_t)getppid(),
-						 (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
-						 mt_now(), "preload", exe, (size_t)exelen, argv ? argv : "",
-						 alen));
+		mt_channel_commit(mt_enc_process(
+			&mt_enc_state, w, (uint32_t)getpid(), (uint32_t)getppid(),
+			(uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec, mt_now(),
+			"preload", exe, (size_t)exelen, argv ? argv : "", alen));
 	mt_channel_unlock();
 }
 
@@ -371,7 +372,8 @@ static void unexport_shim(void)
 		size_t n = strcspn(p, ": ");
 		const char *base = memrchr(p, '/', n);
 		base = base ? base + 1 : p;
-		if (!(n - (size_t)(base - p) == strlen(self) && memcmp(base, self, strlen(self)) == 0) &&
+		if (!(n - (size_t)(base - p) == strlen(self) &&
+		      memcmp(base, self, strlen(self)) == 0) &&
 		    o + n + 2 < sizeof out) {
 			if (o)
 				out[o++] = ':';
@@ -406,7 +408,7 @@ __attribute__((constructor(101))) static void mt_init(void)
 	write_process_record();
 	mt_modules_emit_new();
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-	struct sigaction sa = {.sa_handler = on_toggle, .sa_flags = SA_RESTART};
+	struct sigaction sa = { .sa_handler = on_toggle, .sa_flags = SA_RESTART };
 	if (mt_cfg.sigusr1)
 		sigaction(SIGUSR1, &sa, NULL);
 	if (mt_cfg.sigusr2)

@@ -37,7 +37,7 @@
 
 /* arena.c: memory that never comes from the traced heap. */
 MT_HIDDEN void *mt_arena_alloc(size_t size); /* zeroed, 16-byte aligned */
-MT_HIDDEN void *mt_map(size_t size);         /* fresh anonymous mapping or NULL */
+MT_HIDDEN void *mt_map(size_t size);	     /* fresh anonymous mapping or NULL */
 
 /* state.c: whether events are recorded now, and the clock that stamps them. */
 MT_HIDDEN extern int mt_enabled;
@@ -60,19 +60,19 @@ MT_HIDDEN int mt_expand_path(char *out, size_t len, const char *pattern);
 
 /* config.c: the MEMTRACE_* (and MEMORY_PROFILER_*) environment. */
 struct mt_config {
-	char output[4096];        /* output path pattern (standalone mode) */
-	const char *connect;      /* MEMTRACE_CONNECT: recorder socket (record mode) */
+	char output[4096];   /* output path pattern (standalone mode) */
+	const char *connect; /* MEMTRACE_CONNECT: recorder socket (record mode) */
 	int follow_forks;
-	int cull;                 /* cull temporary allocations */
-	uint64_t cull_ns;         /* lifetime threshold */
-	uint64_t cull_pending;    /* pending buffer bound */
+	int cull;	       /* cull temporary allocations */
+	uint64_t cull_ns;      /* lifetime threshold */
+	uint64_t cull_pending; /* pending buffer bound */
 	int disabled_by_default;
 	int sigusr1, sigusr2;
 	int precise_timestamps;
 	int zero_memory;
 	uint64_t backtrace_cache_size;
-	int log_level;            /* 0 off, 1 error, 2 warn, 3 info, 4 debug, 5 trace */
-	const char *logfile;      /* MEMTRACE_LOGFILE: path pattern, or NULL */
+	int log_level;	     /* 0 off, 1 error, 2 warn, 3 info, 4 debug, 5 trace */
+	const char *logfile; /* MEMTRACE_LOGFILE: path pattern, or NULL */
 };
 MT_HIDDEN extern struct mt_config mt_cfg;
 MT_HIDDEN void mt_config_load(void);
@@ -89,13 +89,13 @@ MT_HIDDEN void mt_channel_unlock(void);
 MT_HIDDEN uint8_t *mt_channel_reserve(size_t max);
 /* With the lock held: the bytes up to END are complete records. */
 MT_HIDDEN void mt_channel_commit(uint8_t *end);
-MT_HIDDEN void mt_channel_flush(void);        /* standalone: write out what is buffered */
+MT_HIDDEN void mt_channel_flush(void); /* standalone: write out what is buffered */
 MT_HIDDEN void mt_channel_after_fork_child(int follow);
-MT_HIDDEN extern struct mt_enc mt_enc_state;  /* guarded by the channel lock */
+MT_HIDDEN extern struct mt_enc mt_enc_state; /* guarded by the channel lock */
 
 /* modules.c: the loaded objects, emitted as MODULE records. */
 MT_HIDDEN void mt_modules_emit_new(void); /* takes the channel lock itself */
-MT_HIDDEN void mt_modules_forget(void);   /* after fork: re-emit everything */
+MT_HIDDEN void mt_modules_forget(void);	  /* after fork: re-emit everything */
 
 /* stacktab.c: deduplicates stacks; called with the channel lock held. */
 MT_HIDDEN void mt_stacktab_init(uint64_t capacity);

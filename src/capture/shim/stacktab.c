@@ -80,7 +80,7 @@ uint64_t mt_stacktab_intern(const uint64_t *pcs, unsigned n, int *is_new)
 	while (tab[i].hash)
 		i = (i + 1) & mask;
 	memcpy(pool + pool_len, pcs, n * sizeof *pcs);
-	tab[i] = (struct slot){.hash = h, .id = next_id, .off = (uint32_t)pool_len, .n = n};
+	tab[i] = (struct slot){ .hash = h, .id = next_id, .off = (uint32_t)pool_len, .n = n };
 	pool_len += n;
 	used++;
 	*is_new = 1;

@@ -71,24 +71,24 @@
 /* ------------------------------------------------------------------ */
 /* Compiled rules                                                     */
 
-enum {                  /* how the CFA is found */
-    K_NONE = 0,         /* empty cache slot (never stored) */
-    K_RSP = 1,          /* CFA = rsp + off */
-    K_RBP = 2,          /* CFA = rbp + off */
-    K_DEREF_RBP = 3,    /* CFA = *(rbp + off)  (gcc DRAP realigned frame) */
-    K_STOP = 4,         /* outermost frame or unsupported: stop here */
-    K_SIGNAL = 5,       /* sigreturn trampoline: registers in the ucontext */
+enum {			/* how the CFA is found */
+       K_NONE = 0,	/* empty cache slot (never stored) */
+       K_RSP = 1,	/* CFA = rsp + off */
+       K_RBP = 2,	/* CFA = rbp + off */
+       K_DEREF_RBP = 3, /* CFA = *(rbp + off)  (gcc DRAP realigned frame) */
+       K_STOP = 4,	/* outermost frame or unsupported: stop here */
+       K_SIGNAL = 5,	/* sigreturn trampoline: registers in the ucontext */
 };
-enum {                  /* where the caller's rbp is */
-    B_SAME = 0,         /* unchanged */
-    B_AT_CFA,           /* *(CFA + boff) */
-    B_AT_RBP,           /* *(rbp + boff) */
-    B_UNDEF,            /* unknown from here on */
+enum {		   /* where the caller's rbp is */
+       B_SAME = 0, /* unchanged */
+       B_AT_CFA,   /* *(CFA + boff) */
+       B_AT_RBP,   /* *(rbp + boff) */
+       B_UNDEF,	   /* unknown from here on */
 };
 
 struct rule {
-    int kind, bhow;
-    int64_t off, boff;
+	int kind, bhow;
+	int64_t off, boff;
 };
 
 /* Cache word: [31:0] tag = k >> 15, [37:32] rbp code, [40:38] kind,
@@ -114,106 +114,110 @@ static uint64_t *g_cache;
 
 static inline uint64_t *cache_set(uint64_t *cache, uintptr_t k)
 {
-    return (uint64_t *)((char *)cache + ((k << 4) & ((CACHE_SETS - 1) << 4)));
+	return (uint64_t *)((char *)cache + ((k << 4) & ((CACHE_SETS - 1) << 4)));
 }
 
 static inline void rule_decode(uint64_t e, struct rule *r)
 {
-    unsigned rb = E_RB(e);
-    r->kind = E_KIND(e);
-    r->off = E_OFF(e);
-    r->boff = 0;
-    if (rb == 0) {
-        r->bhow = B_SAME;
-    } else if (rb < RB_AT_RBP) {
-        r->bhow = B_AT_CFA;
-        r->boff = -8 * (int64_t)rb;
-    } else if (rb == RB_AT_RBP) {
-        r->bhow = B_AT_RBP;
-    } else {
-        r->bhow = B_UNDEF;
-    }
+	unsigned rb = E_RB(e);
+	r->kind = E_KIND(e);
+	r->off = E_OFF(e);
+	r->boff = 0;
+	if (rb == 0) {
+		r->bhow = B_SAME;
+	} else if (rb < RB_AT_RBP) {
+		r->bhow = B_AT_CFA;
+		r->boff = -8 * (int64_t)rb;
+	} else if (rb == RB_AT_RBP) {
+		r->bhow = B_AT_RBP;
+	} else {
+		r->bhow = B_UNDEF;
+	}
 }
 
 /* Returns 0 when the rule does not fit in a cache word. */
 static uint64_t rule_encode(uintptr_t k, const struct rule *r)
 {
-    uint64_t rb;
-    if (k >= Q_MAX || r->kind == K_NONE)
-        return 0;
-    if (r->off < -((int64_t)1 << 22) || r->off >= ((int64_t)1 << 22))
-        return 0;
-    switch (r->bhow) {
-    case B_SAME: rb = 0; break;
-    case B_AT_CFA:
-        if ((r->boff & 7) || r->boff > -8 || r->boff < -8 * (RB_AT_RBP - 1))
-            return 0;
-        rb = (uint64_t)(-r->boff / 8);
-        break;
-    case B_AT_RBP:
-        if (r->boff != 0)
-            return 0;
-        rb = RB_AT_RBP;
-        break;
-    default: rb = RB_UNDEF; break;
-    }
-    return ((uint64_t)r->off << 41) | ((uint64_t)r->kind << 38) | (rb << 32)
-           | (uint64_t)(k >> CACHE_SETS_LOG);
+	uint64_t rb;
+	if (k >= Q_MAX || r->kind == K_NONE)
+		return 0;
+	if (r->off < -((int64_t)1 << 22) || r->off >= ((int64_t)1 << 22))
+		return 0;
+	switch (r->bhow) {
+	case B_SAME:
+		rb = 0;
+		break;
+	case B_AT_CFA:
+		if ((r->boff & 7) || r->boff > -8 || r->boff < -8 * (RB_AT_RBP - 1))
+			return 0;
+		rb = (uint64_t)(-r->boff / 8);
+		break;
+	case B_AT_RBP:
+		if (r->boff != 0)
+			return 0;
+		rb = RB_AT_RBP;
+		break;
+	default:
+		rb = RB_UNDEF;
+		break;
+	}
+	return ((uint64_t)r->off << 41) | ((uint64_t)r->kind << 38) | (rb << 32) |
+	       (uint64_t)(k >> CACHE_SETS_LOG);
 }
 
 static uint64_t *cache_get(void)
 {
-    uint64_t *c = __atomic_load_n(&g_cache, __ATOMIC_ACQUIRE);
-    if (c)
-        return c;
-    void *m = mmap(NULL, CACHE_BYTES, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return NULL;
-    uint64_t *expected = NULL;
-    if (!__atomic_compare_exchange_n(&g_cache, &expected, (uint64_t *)m, 0,
-                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        munmap(m, CACHE_BYTES);
-        return expected;
-    }
-    return (uint64_t *)m;
+	uint64_t *c = __atomic_load_n(&g_cache, __ATOMIC_ACQUIRE);
+	if (c)
+		return c;
+	void *m =
+		mmap(NULL, CACHE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	uint64_t *expected = NULL;
+	if (!__atomic_compare_exchange_n(&g_cache, &expected, (uint64_t *)m, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		munmap(m, CACHE_BYTES);
+		return expected;
+	}
+	return (uint64_t *)m;
 }
 
 /* Empties the cache by mapping fresh zero pages over it: concurrent readers
  * see either old words or zeros, never a torn word. */
 static void cache_flush(void)
 {
-    uint64_t *c = __atomic_load_n(&g_cache, __ATOMIC_ACQUIRE);
-    if (c && mmap(c, CACHE_BYTES, PROT_READ | PROT_WRITE,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
-        for (size_t i = 0; i < CACHE_BYTES / sizeof(uint64_t); i++)
-            __atomic_store_n(&c[i], 0, __ATOMIC_RELAXED);
-    }
+	uint64_t *c = __atomic_load_n(&g_cache, __ATOMIC_ACQUIRE);
+	if (c && mmap(c, CACHE_BYTES, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+		for (size_t i = 0; i < CACHE_BYTES / sizeof(uint64_t); i++)
+			__atomic_store_n(&c[i], 0, __ATOMIC_RELAXED);
+	}
 }
 
 static void cache_insert(uint64_t *cache, uintptr_t k, uint64_t e)
 {
-    uint64_t *set = cache_set(cache, k);
-    uint64_t e0 = __atomic_load_n(&set[0], __ATOMIC_RELAXED);
-    if (E_KIND(e0) != K_NONE && (uint32_t)e0 != (uint32_t)e)
-        __atomic_store_n(&set[1], e0, __ATOMIC_RELAXED);   /* demote */
-    __atomic_store_n(&set[0], e, __ATOMIC_RELAXED);
+	uint64_t *set = cache_set(cache, k);
+	uint64_t e0 = __atomic_load_n(&set[0], __ATOMIC_RELAXED);
+	if (E_KIND(e0) != K_NONE && (uint32_t)e0 != (uint32_t)e)
+		__atomic_store_n(&set[1], e0, __ATOMIC_RELAXED); /* demote */
+	__atomic_store_n(&set[0], e, __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------------ */
 /* Module table                                                       */
 
 struct mod {
-    uintptr_t start, end;       /* an executable PT_LOAD */
-    const uint8_t *hdr;         /* its module's .eh_frame_hdr, or NULL */
+	uintptr_t start, end; /* an executable PT_LOAD */
+	const uint8_t *hdr;   /* its module's .eh_frame_hdr, or NULL */
 };
 
 struct modtab {
-    size_t mapsize;
-    unsigned long long adds, subs;
-    struct modtab *retired_next;
-    size_t n;
-    struct mod m[];
+	size_t mapsize;
+	unsigned long long adds, subs;
+	struct modtab *retired_next;
+	size_t n;
+	struct mod m[];
 };
 
 static struct modtab *g_mods;
@@ -223,92 +227,92 @@ static int g_pub_lock;
 static unsigned g_readers;
 
 struct build_ctx {
-    struct modtab *t;
-    size_t cap;
-    int overflow, have_counts, check_only;
-    unsigned long long adds, subs;
+	struct modtab *t;
+	size_t cap;
+	int overflow, have_counts, check_only;
+	unsigned long long adds, subs;
 };
 
 static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    struct build_ctx *b = arg;
-    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
-        b->have_counts = 1;
-        b->adds = info->dlpi_adds;
-        b->subs = info->dlpi_subs;
-    }
-    if (b->check_only)
-        return 1;
-    const uint8_t *hdr = NULL;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
-            hdr = (const uint8_t *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || ph->p_memsz == 0)
-            continue;
-        if (b->t->n == b->cap) {
-            b->overflow = 1;
-            return 1;
-        }
-        struct mod *m = &b->t->m[b->t->n++];
-        m->start = info->dlpi_addr + ph->p_vaddr;
-        m->end = m->start + ph->p_memsz;
-        m->hdr = hdr;
-    }
-    return 0;
+	struct build_ctx *b = arg;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		b->have_counts = 1;
+		b->adds = info->dlpi_adds;
+		b->subs = info->dlpi_subs;
+	}
+	if (b->check_only)
+		return 1;
+	const uint8_t *hdr = NULL;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+			hdr = (const uint8_t *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || ph->p_memsz == 0)
+			continue;
+		if (b->t->n == b->cap) {
+			b->overflow = 1;
+			return 1;
+		}
+		struct mod *m = &b->t->m[b->t->n++];
+		m->start = info->dlpi_addr + ph->p_vaddr;
+		m->end = m->start + ph->p_memsz;
+		m->hdr = hdr;
+	}
+	return 0;
 }
 
 static struct modtab *modtab_build(void)
 {
-    size_t cap = 256;
-    for (int tries = 0; tries < 8; tries++, cap *= 4) {
-        size_t sz = (sizeof(struct modtab) + cap * sizeof(struct mod) + PAGE - 1)
-                    & ~(PAGE - 1);
-        void *mem = mmap(NULL, sz, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (mem == MAP_FAILED)
-            return NULL;
-        struct modtab *t = mem;
-        t->mapsize = sz;
-        struct build_ctx b = { .t = t, .cap = cap };
-        dl_iterate_phdr(phdr_cb, &b);
-        if (b.overflow) {
-            munmap(mem, sz);
-            continue;
-        }
-        t->adds = b.adds;
-        t->subs = b.subs;
-        /* insertion sort by start: small n, and qsort may malloc */
-        for (size_t i = 1; i < t->n; i++) {
-            struct mod x = t->m[i];
-            size_t j = i;
-            while (j > 0 && t->m[j - 1].start > x.start) {
-                t->m[j] = t->m[j - 1];
-                j--;
-            }
-            t->m[j] = x;
-        }
-        return t;
-    }
-    return NULL;
+	size_t cap = 256;
+	for (int tries = 0; tries < 8; tries++, cap *= 4) {
+		size_t sz = (sizeof(struct modtab) + cap * sizeof(struct mod) + PAGE - 1) &
+			    ~(PAGE - 1);
+		void *mem =
+			mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (mem == MAP_FAILED)
+			return NULL;
+		struct modtab *t = mem;
+		t->mapsize = sz;
+		struct build_ctx b = { .t = t, .cap = cap };
+		dl_iterate_phdr(phdr_cb, &b);
+		if (b.overflow) {
+			munmap(mem, sz);
+			continue;
+		}
+		t->adds = b.adds;
+		t->subs = b.subs;
+		/* insertion sort by start: small n, and qsort may malloc */
+		for (size_t i = 1; i < t->n; i++) {
+			struct mod x = t->m[i];
+			size_t j = i;
+			while (j > 0 && t->m[j - 1].start > x.start) {
+				t->m[j] = t->m[j - 1];
+				j--;
+			}
+			t->m[j] = x;
+		}
+		return t;
+	}
+	return NULL;
 }
 
 static const struct mod *modtab_find(const struct modtab *t, uintptr_t pc)
 {
-    if (!t)
-        return NULL;
-    size_t lo = 0, hi = t->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (t->m[mid].start <= pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0 || pc >= t->m[lo - 1].end)
-        return NULL;
-    return &t->m[lo - 1];
+	if (!t)
+		return NULL;
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->m[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || pc >= t->m[lo - 1].end)
+		return NULL;
+	return &t->m[lo - 1];
 }
 
 /* Makes g_mods current.  Never holds a lock while in dl_iterate_phdr; a
@@ -316,51 +320,51 @@ static const struct mod *modtab_find(const struct modtab *t, uintptr_t pc)
  * interrupted by a signal) is dropped, the next miss retries. */
 static void modtab_refresh(void)
 {
-    struct modtab *old = __atomic_load_n(&g_mods, __ATOMIC_SEQ_CST);
-    if (old && !__atomic_load_n(&g_mods_stale, __ATOMIC_SEQ_CST)) {
-        struct build_ctx b = { .check_only = 1 };
-        dl_iterate_phdr(phdr_cb, &b);
-        if (!b.have_counts || (b.adds == old->adds && b.subs == old->subs))
-            return;
-    }
-    __atomic_store_n(&g_mods_stale, 0, __ATOMIC_SEQ_CST);
-    struct modtab *t = modtab_build();
-    if (!t)
-        return;
-    if (__atomic_exchange_n(&g_pub_lock, 1, __ATOMIC_ACQUIRE)) {
-        munmap(t, t->mapsize);
-        return;
-    }
-    struct modtab *cur = __atomic_load_n(&g_mods, __ATOMIC_SEQ_CST);
-    if (cur && (t->adds < cur->adds || t->subs < cur->subs)) {
-        /* another thread published a newer table meanwhile */
-        __atomic_store_n(&g_pub_lock, 0, __ATOMIC_RELEASE);
-        munmap(t, t->mapsize);
-        return;
-    }
-    __atomic_store_n(&g_mods, t, __ATOMIC_SEQ_CST);
-    if (cur) {
-        if (cur->subs != t->subs)
-            cache_flush();      /* something was unloaded */
-        cur->retired_next = g_retired;
-        g_retired = cur;
-    }
-    /* A reader announces itself before loading g_mods; if none is active
+	struct modtab *old = __atomic_load_n(&g_mods, __ATOMIC_SEQ_CST);
+	if (old && !__atomic_load_n(&g_mods_stale, __ATOMIC_SEQ_CST)) {
+		struct build_ctx b = { .check_only = 1 };
+		dl_iterate_phdr(phdr_cb, &b);
+		if (!b.have_counts || (b.adds == old->adds && b.subs == old->subs))
+			return;
+	}
+	__atomic_store_n(&g_mods_stale, 0, __ATOMIC_SEQ_CST);
+	struct modtab *t = modtab_build();
+	if (!t)
+		return;
+	if (__atomic_exchange_n(&g_pub_lock, 1, __ATOMIC_ACQUIRE)) {
+		munmap(t, t->mapsize);
+		return;
+	}
+	struct modtab *cur = __atomic_load_n(&g_mods, __ATOMIC_SEQ_CST);
+	if (cur && (t->adds < cur->adds || t->subs < cur->subs)) {
+		/* another thread published a newer table meanwhile */
+		__atomic_store_n(&g_pub_lock, 0, __ATOMIC_RELEASE);
+		munmap(t, t->mapsize);
+		return;
+	}
+	__atomic_store_n(&g_mods, t, __ATOMIC_SEQ_CST);
+	if (cur) {
+		if (cur->subs != t->subs)
+			cache_flush(); /* something was unloaded */
+		cur->retired_next = g_retired;
+		g_retired = cur;
+	}
+	/* A reader announces itself before loading g_mods; if none is active
      * now, none can hold a retired table. */
-    if (__atomic_load_n(&g_readers, __ATOMIC_SEQ_CST) == 0) {
-        while (g_retired) {
-            struct modtab *r = g_retired;
-            g_retired = r->retired_next;
-            munmap(r, r->mapsize);
-        }
-    }
-    __atomic_store_n(&g_pub_lock, 0, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&g_readers, __ATOMIC_SEQ_CST) == 0) {
+		while (g_retired) {
+			struct modtab *r = g_retired;
+			g_retired = r->retired_next;
+			munmap(r, r->mapsize);
+		}
+	}
+	__atomic_store_n(&g_pub_lock, 0, __ATOMIC_RELEASE);
 }
 
 void mt_unwind_modules_changed(void)
 {
-    __atomic_store_n(&g_mods_stale, 1, __ATOMIC_SEQ_CST);
-    cache_flush();
+	__atomic_store_n(&g_mods_stale, 1, __ATOMIC_SEQ_CST);
+	cache_flush();
 }
 
 /* ------------------------------------------------------------------ */
@@ -371,219 +375,269 @@ void mt_unwind_modules_changed(void)
 
 static uint64_t rd_uleb(const uint8_t **pp, const uint8_t *end)
 {
-    const uint8_t *p = *pp;
-    uint64_t v = 0;
-    unsigned shift = 0;
-    while (p < end) {
-        uint8_t b = *p++;
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-        if (!(b & 0x80))
-            break;
-    }
-    *pp = p;
-    return v;
+	const uint8_t *p = *pp;
+	uint64_t v = 0;
+	unsigned shift = 0;
+	while (p < end) {
+		uint8_t b = *p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	*pp = p;
+	return v;
 }
 
 static int64_t rd_sleb(const uint8_t **pp, const uint8_t *end)
 {
-    const uint8_t *p = *pp;
-    uint64_t v = 0;
-    unsigned shift = 0;
-    uint8_t b = 0;
-    while (p < end) {
-        b = *p++;
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-        if (!(b & 0x80))
-            break;
-    }
-    if (shift < 64 && (b & 0x40))
-        v |= ~(uint64_t)0 << shift;
-    *pp = p;
-    return (int64_t)v;
+	const uint8_t *p = *pp;
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b = 0;
+	while (p < end) {
+		b = *p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	if (shift < 64 && (b & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	*pp = p;
+	return (int64_t)v;
 }
 
-#define RD(type, p) ({ type v_; memcpy(&v_, (p), sizeof v_); v_; })
+#define RD(type, p)                          \
+	({                                   \
+		type v_;                     \
+		memcpy(&v_, (p), sizeof v_); \
+		v_;                          \
+	})
 
 /* Reads a pointer in encoding ENC; DATAREL is the base for DW_EH_PE_datarel
  * (0 when not allowed).  Returns 0 on unsupported encodings. */
-static int rd_ptr(const uint8_t **pp, const uint8_t *end, uint8_t enc,
-                  uintptr_t datarel, uintptr_t *out)
+static int rd_ptr(const uint8_t **pp, const uint8_t *end, uint8_t enc, uintptr_t datarel,
+		  uintptr_t *out)
 {
-    const uint8_t *p = *pp;
-    uintptr_t base, v;
-    if (enc == DW_EH_PE_omit)
-        return 0;
-    switch (enc & 0x70) {
-    case 0x00: base = 0; break;
-    case 0x10: base = (uintptr_t)p; break;
-    case 0x30: if (!datarel) return 0; base = datarel; break;
-    default: return 0;          /* textrel, funcrel, aligned */
-    }
-    switch (enc & 0x0f) {
-    case 0x00: case 0x04: case 0x0c:
-        if (end - p < 8) return 0;
-        v = RD(uint64_t, p); p += 8; break;
-    case 0x01: v = rd_uleb(&p, end); break;
-    case 0x09: v = (uintptr_t)rd_sleb(&p, end); break;
-    case 0x02: if (end - p < 2) return 0; v = RD(uint16_t, p); p += 2; break;
-    case 0x03: if (end - p < 4) return 0; v = RD(uint32_t, p); p += 4; break;
-    case 0x0a: if (end - p < 2) return 0; v = (uintptr_t)(int64_t)RD(int16_t, p); p += 2; break;
-    case 0x0b: if (end - p < 4) return 0; v = (uintptr_t)(int64_t)RD(int32_t, p); p += 4; break;
-    default: return 0;
-    }
-    v += base;
-    if (enc & DW_EH_PE_indirect)
-        v = RD(uintptr_t, (const void *)v);
-    *pp = p;
-    *out = v;
-    return 1;
+	const uint8_t *p = *pp;
+	uintptr_t base, v;
+	if (enc == DW_EH_PE_omit)
+		return 0;
+	switch (enc & 0x70) {
+	case 0x00:
+		base = 0;
+		break;
+	case 0x10:
+		base = (uintptr_t)p;
+		break;
+	case 0x30:
+		if (!datarel)
+			return 0;
+		base = datarel;
+		break;
+	default:
+		return 0; /* textrel, funcrel, aligned */
+	}
+	switch (enc & 0x0f) {
+	case 0x00:
+	case 0x04:
+	case 0x0c:
+		if (end - p < 8)
+			return 0;
+		v = RD(uint64_t, p);
+		p += 8;
+		break;
+	case 0x01:
+		v = rd_uleb(&p, end);
+		break;
+	case 0x09:
+		v = (uintptr_t)rd_sleb(&p, end);
+		break;
+	case 0x02:
+		if (end - p < 2)
+			return 0;
+		v = RD(uint16_t, p);
+		p += 2;
+		break;
+	case 0x03:
+		if (end - p < 4)
+			return 0;
+		v = RD(uint32_t, p);
+		p += 4;
+		break;
+	case 0x0a:
+		if (end - p < 2)
+			return 0;
+		v = (uintptr_t)(int64_t)RD(int16_t, p);
+		p += 2;
+		break;
+	case 0x0b:
+		if (end - p < 4)
+			return 0;
+		v = (uintptr_t)(int64_t)RD(int32_t, p);
+		p += 4;
+		break;
+	default:
+		return 0;
+	}
+	v += base;
+	if (enc & DW_EH_PE_indirect)
+		v = RD(uintptr_t, (const void *)v);
+	*pp = p;
+	*out = v;
+	return 1;
 }
 
 struct cie {
-    uint64_t code_align;
-    int64_t data_align;
-    uint64_t ra_reg;
-    uint8_t fde_enc;
-    int signal, has_z;
-    const uint8_t *insn, *end;
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	uint8_t fde_enc;
+	int signal, has_z;
+	const uint8_t *insn, *end;
 };
 
 /* Record header: sets *body past the length, *end to the record's end. */
 static int rd_record(const uint8_t *p, const uint8_t **body, const uint8_t **end)
 {
-    uint64_t len = RD(uint32_t, p);
-    p += 4;
-    if (len == 0xffffffffu) {
-        len = RD(uint64_t, p);
-        p += 8;
-    }
-    if (len == 0 || len > ((uint64_t)1 << 30))
-        return 0;
-    *body = p;
-    *end = p + len;
-    return 1;
+	uint64_t len = RD(uint32_t, p);
+	p += 4;
+	if (len == 0xffffffffu) {
+		len = RD(uint64_t, p);
+		p += 8;
+	}
+	if (len == 0 || len > ((uint64_t)1 << 30))
+		return 0;
+	*body = p;
+	*end = p + len;
+	return 1;
 }
 
 static int parse_cie(const uint8_t *c, struct cie *ci)
 {
-    const uint8_t *p, *end;
-    if (!rd_record(c, &p, &end) || end - p < 5 || RD(uint32_t, p) != 0)
-        return 0;
-    p += 4;
-    uint8_t version = *p++;
-    if (version != 1 && version != 3 && version != 4)
-        return 0;
-    const char *aug = (const char *)p;
-    while (p < end && *p)
-        p++;
-    if (p >= end)
-        return 0;
-    p++;
-    if (version == 4)
-        p += 2;                 /* address_size, segment_size */
-    ci->code_align = rd_uleb(&p, end);
-    ci->data_align = rd_sleb(&p, end);
-    ci->ra_reg = version == 1 ? *p++ : rd_uleb(&p, end);
-    ci->fde_enc = 0;            /* absptr */
-    ci->signal = 0;
-    ci->has_z = aug[0] == 'z';
-    if (ci->has_z) {
-        uint64_t alen = rd_uleb(&p, end);
-        const uint8_t *aend = p + alen;
-        int parsed = 1;         /* data of the letters so far understood */
-        if (aend > end)
-            return 0;
-        for (const char *a = aug + 1; *a; a++) {
-            uintptr_t dummy;
-            if (*a == 'S') {
-                ci->signal = 1;
-                continue;
-            }
-            if (!parsed || p >= aend) {
-                if (*a == 'R')
-                    return 0;   /* cannot find the FDE encoding */
-                continue;
-            }
-            switch (*a) {
-            case 'R': ci->fde_enc = *p++; break;
-            case 'L': p++; break;
-            case 'P': {
-                uint8_t enc = *p++;
-                if (!rd_ptr(&p, aend, enc & 0x7f, 0, &dummy))   /* no deref */
-                    parsed = 0;
-                break;
-            }
-            case 'B': break;
-            default: parsed = 0; break;
-            }
-        }
-        p = aend;
-    } else if (aug[0] != 0) {
-        return 0;               /* "eh" and other legacy augmentations */
-    }
-    ci->insn = p;
-    ci->end = end;
-    return 1;
+	const uint8_t *p, *end;
+	if (!rd_record(c, &p, &end) || end - p < 5 || RD(uint32_t, p) != 0)
+		return 0;
+	p += 4;
+	uint8_t version = *p++;
+	if (version != 1 && version != 3 && version != 4)
+		return 0;
+	const char *aug = (const char *)p;
+	while (p < end && *p)
+		p++;
+	if (p >= end)
+		return 0;
+	p++;
+	if (version == 4)
+		p += 2; /* address_size, segment_size */
+	ci->code_align = rd_uleb(&p, end);
+	ci->data_align = rd_sleb(&p, end);
+	ci->ra_reg = version == 1 ? *p++ : rd_uleb(&p, end);
+	ci->fde_enc = 0; /* absptr */
+	ci->signal = 0;
+	ci->has_z = aug[0] == 'z';
+	if (ci->has_z) {
+		uint64_t alen = rd_uleb(&p, end);
+		const uint8_t *aend = p + alen;
+		int parsed = 1; /* data of the letters so far understood */
+		if (aend > end)
+			return 0;
+		for (const char *a = aug + 1; *a; a++) {
+			uintptr_t dummy;
+			if (*a == 'S') {
+				ci->signal = 1;
+				continue;
+			}
+			if (!parsed || p >= aend) {
+				if (*a == 'R')
+					return 0; /* cannot find the FDE encoding */
+				continue;
+			}
+			switch (*a) {
+			case 'R':
+				ci->fde_enc = *p++;
+				break;
+			case 'L':
+				p++;
+				break;
+			case 'P': {
+				uint8_t enc = *p++;
+				if (!rd_ptr(&p, aend, enc & 0x7f, 0, &dummy)) /* no deref */
+					parsed = 0;
+				break;
+			}
+			case 'B':
+				break;
+			default:
+				parsed = 0;
+				break;
+			}
+		}
+		p = aend;
+	} else if (aug[0] != 0) {
+		return 0; /* "eh" and other legacy augmentations */
+	}
+	ci->insn = p;
+	ci->end = end;
+	return 1;
 }
 
 /* Finds the FDE covering Q through the .eh_frame_hdr binary-search table;
  * returns its instructions and CIE. */
-static int find_fde(const uint8_t *hdr, uintptr_t q, struct cie *ci,
-                    const uint8_t **insn, const uint8_t **iend, uintptr_t *pc_begin)
+static int find_fde(const uint8_t *hdr, uintptr_t q, struct cie *ci, const uint8_t **insn,
+		    const uint8_t **iend, uintptr_t *pc_begin)
 {
-    if (hdr[0] != 1)
-        return 0;
-    uint8_t ptr_enc = hdr[1], cnt_enc = hdr[2], tab_enc = hdr[3];
-    const uint8_t *p = hdr + 4, *lim = hdr + 64;
-    uintptr_t eh_frame, count;
-    if (!rd_ptr(&p, lim, ptr_enc, (uintptr_t)hdr, &eh_frame))
-        return 0;
-    /* Only the sorted table linkers emit (datarel sdata4) is supported. */
-    if (tab_enc != 0x3b || !rd_ptr(&p, lim, cnt_enc, (uintptr_t)hdr, &count)
-        || count == 0)
-        return 0;
-    const int32_t *tab = (const int32_t *)p;
-    size_t lo = 0, hi = count;
-    intptr_t rel = (intptr_t)(q - (uintptr_t)hdr);
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if ((intptr_t)RD(int32_t, &tab[2 * mid]) <= rel)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0)
-        return 0;
-    const uint8_t *fde = hdr + RD(int32_t, &tab[2 * (lo - 1) + 1]);
-    const uint8_t *body, *end;
-    if (!rd_record(fde, &body, &end))
-        return 0;
-    uint32_t cie_off = RD(uint32_t, body);
-    if (cie_off == 0)
-        return 0;               /* a CIE, not an FDE */
-    if (!parse_cie(body - cie_off, ci))
-        return 0;
-    p = body + 4;
-    uintptr_t begin, range;
-    if (!rd_ptr(&p, end, ci->fde_enc, 0, &begin)
-        || !rd_ptr(&p, end, ci->fde_enc & 0x0f, 0, &range))
-        return 0;
-    if (q < begin || q - begin >= range)
-        return 0;
-    if (ci->has_z) {
-        uint64_t alen = rd_uleb(&p, end);
-        if (alen > (uint64_t)(end - p))
-            return 0;
-        p += alen;
-    }
-    *insn = p;
-    *iend = end;
-    *pc_begin = begin;
-    return 1;
+	if (hdr[0] != 1)
+		return 0;
+	uint8_t ptr_enc = hdr[1], cnt_enc = hdr[2], tab_enc = hdr[3];
+	const uint8_t *p = hdr + 4, *lim = hdr + 64;
+	uintptr_t eh_frame, count;
+	if (!rd_ptr(&p, lim, ptr_enc, (uintptr_t)hdr, &eh_frame))
+		return 0;
+	/* Only the sorted table linkers emit (datarel sdata4) is supported. */
+	if (tab_enc != 0x3b || !rd_ptr(&p, lim, cnt_enc, (uintptr_t)hdr, &count) || count == 0)
+		return 0;
+	const int32_t *tab = (const int32_t *)p;
+	size_t lo = 0, hi = count;
+	intptr_t rel = (intptr_t)(q - (uintptr_t)hdr);
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if ((intptr_t)RD(int32_t, &tab[2 * mid]) <= rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return 0;
+	const uint8_t *fde = hdr + RD(int32_t, &tab[2 * (lo - 1) + 1]);
+	const uint8_t *body, *end;
+	if (!rd_record(fde, &body, &end))
+		return 0;
+	uint32_t cie_off = RD(uint32_t, body);
+	if (cie_off == 0)
+		return 0; /* a CIE, not an FDE */
+	if (!parse_cie(body - cie_off, ci))
+		return 0;
+	p = body + 4;
+	uintptr_t begin, range;
+	if (!rd_ptr(&p, end, ci->fde_enc, 0, &begin) ||
+	    !rd_ptr(&p, end, ci->fde_enc & 0x0f, 0, &range))
+		return 0;
+	if (q < begin || q - begin >= range)
+		return 0;
+	if (ci->has_z) {
+		uint64_t alen = rd_uleb(&p, end);
+		if (alen > (uint64_t)(end - p))
+			return 0;
+		p += alen;
+	}
+	*insn = p;
+	*iend = end;
+	*pc_begin = begin;
+	return 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -593,304 +647,314 @@ enum { R_SAME, R_UNDEF, R_OFFSET, R_AT_RBP, R_OTHER };
 enum { C_REG, C_DEREF, C_PLT, C_BAD };
 
 struct regrule {
-    uint8_t how;
-    int64_t off;
+	uint8_t how;
+	int64_t off;
 };
 
 struct cfistate {
-    uint8_t cfa_how;
-    uint64_t cfa_reg;
-    int64_t cfa_off, plt_thr;
-    struct regrule rbp, ra;
+	uint8_t cfa_how;
+	uint64_t cfa_reg;
+	int64_t cfa_off, plt_thr;
+	struct regrule rbp, ra;
 };
 
 #define REG_RBP_DW 6
 #define REG_RSP_DW 7
 
-static void set_reg(struct cfistate *st, const struct cie *ci, uint64_t reg,
-                    uint8_t how, int64_t off)
+static void set_reg(struct cfistate *st, const struct cie *ci, uint64_t reg, uint8_t how,
+		    int64_t off)
 {
-    if (reg == REG_RBP_DW) {
-        st->rbp.how = how;
-        st->rbp.off = off;
-    } else if (reg == ci->ra_reg) {
-        st->ra.how = how;
-        st->ra.off = off;
-    }
+	if (reg == REG_RBP_DW) {
+		st->rbp.how = how;
+		st->rbp.off = off;
+	} else if (reg == ci->ra_reg) {
+		st->ra.how = how;
+		st->ra.off = off;
+	}
 }
 
-static void restore_reg(struct cfistate *st, const struct cfistate *init,
-                        const struct cie *ci, uint64_t reg)
+static void restore_reg(struct cfistate *st, const struct cfistate *init, const struct cie *ci,
+			uint64_t reg)
 {
-    if (reg == REG_RBP_DW)
-        st->rbp = init->rbp;
-    else if (reg == ci->ra_reg)
-        st->ra = init->ra;
+	if (reg == REG_RBP_DW)
+		st->rbp = init->rbp;
+	else if (reg == ci->ra_reg)
+		st->ra = init->ra;
 }
 
 /* Recognises the CFA expressions compilers and linkers emit on x86_64. */
 static void cfa_expression(struct cfistate *st, const uint8_t *p, const uint8_t *end)
 {
-    st->cfa_how = C_BAD;
-    if (p >= end)
-        return;
-    uint8_t op = *p++;
-    if (op == 0x76 || op == 0x77) {                /* DW_OP_breg6 / breg7 */
-        int64_t k = rd_sleb(&p, end);
-        if (p + 1 == end && *p == 0x06) {          /* DW_OP_deref */
-            st->cfa_how = C_DEREF;
-            st->cfa_reg = op - 0x70;
-            st->cfa_off = k;
-            return;
-        }
-        /* PLT: breg7 k; breg16 0; lit15; and; litN; ge; lit3; shl; plus */
-        if (op == 0x77 && end - p == 9 && p[0] == 0x80 && p[1] == 0
-            && p[2] == 0x3f && p[3] == 0x1a && p[4] >= 0x30 && p[4] <= 0x4f
-            && p[5] == 0x2a && p[6] == 0x33 && p[7] == 0x24 && p[8] == 0x22) {
-            st->cfa_how = C_PLT;
-            st->cfa_reg = REG_RSP_DW;
-            st->cfa_off = k;
-            st->plt_thr = p[4] - 0x30;
-        }
-    }
+	st->cfa_how = C_BAD;
+	if (p >= end)
+		return;
+	uint8_t op = *p++;
+	if (op == 0x76 || op == 0x77) { /* DW_OP_breg6 / breg7 */
+		int64_t k = rd_sleb(&p, end);
+		if (p + 1 == end && *p == 0x06) { /* DW_OP_deref */
+			st->cfa_how = C_DEREF;
+			st->cfa_reg = op - 0x70;
+			st->cfa_off = k;
+			return;
+		}
+		/* PLT: breg7 k; breg16 0; lit15; and; litN; ge; lit3; shl; plus */
+		if (op == 0x77 && end - p == 9 && p[0] == 0x80 && p[1] == 0 && p[2] == 0x3f &&
+		    p[3] == 0x1a && p[4] >= 0x30 && p[4] <= 0x4f && p[5] == 0x2a && p[6] == 0x33 &&
+		    p[7] == 0x24 && p[8] == 0x22) {
+			st->cfa_how = C_PLT;
+			st->cfa_reg = REG_RSP_DW;
+			st->cfa_off = k;
+			st->plt_thr = p[4] - 0x30;
+		}
+	}
 }
 
 #define MAX_REMEMBER 8
 
 /* Runs CFI instructions [p, end) from location LOC up to the row covering
  * TARGET.  Returns 0 on malformed or unknown instructions. */
-static int run_cfi(const uint8_t *p, const uint8_t *end, const struct cie *ci,
-                   uintptr_t loc, uintptr_t target, struct cfistate *st,
-                   const struct cfistate *init)
+static int run_cfi(const uint8_t *p, const uint8_t *end, const struct cie *ci, uintptr_t loc,
+		   uintptr_t target, struct cfistate *st, const struct cfistate *init)
 {
-    struct cfistate stack[MAX_REMEMBER];
-    int depth = 0;
-    while (p < end) {
-        uint8_t op = *p++;
-        uint64_t reg, u;
-        int64_t s;
-        switch (op >> 6) {
-        case 1:                                        /* advance_loc */
-            loc += (op & 0x3f) * ci->code_align;
-            if (loc > target)
-                return 1;
-            continue;
-        case 2:                                        /* offset */
-            u = rd_uleb(&p, end);
-            set_reg(st, ci, op & 0x3f, R_OFFSET, (int64_t)u * ci->data_align);
-            continue;
-        case 3:                                        /* restore */
-            restore_reg(st, init, ci, op & 0x3f);
-            continue;
-        }
-        switch (op) {
-        case 0x00:                                     /* nop */
-            break;
-        case 0x01: {                                   /* set_loc */
-            uintptr_t a;
-            if (!rd_ptr(&p, end, ci->fde_enc, 0, &a))
-                return 0;
-            loc = a;
-            if (loc > target)
-                return 1;
-            break;
-        }
-        case 0x02:                                     /* advance_loc1 */
-            if (end - p < 1) return 0;
-            loc += *p++ * ci->code_align;
-            if (loc > target)
-                return 1;
-            break;
-        case 0x03:                                     /* advance_loc2 */
-            if (end - p < 2) return 0;
-            loc += RD(uint16_t, p) * ci->code_align;
-            p += 2;
-            if (loc > target)
-                return 1;
-            break;
-        case 0x04:                                     /* advance_loc4 */
-            if (end - p < 4) return 0;
-            loc += RD(uint32_t, p) * ci->code_align;
-            p += 4;
-            if (loc > target)
-                return 1;
-            break;
-        case 0x05:                                     /* offset_extended */
-            reg = rd_uleb(&p, end);
-            u = rd_uleb(&p, end);
-            set_reg(st, ci, reg, R_OFFSET, (int64_t)u * ci->data_align);
-            break;
-        case 0x06:                                     /* restore_extended */
-            restore_reg(st, init, ci, rd_uleb(&p, end));
-            break;
-        case 0x07:                                     /* undefined */
-            set_reg(st, ci, rd_uleb(&p, end), R_UNDEF, 0);
-            break;
-        case 0x08:                                     /* same_value */
-            set_reg(st, ci, rd_uleb(&p, end), R_SAME, 0);
-            break;
-        case 0x09:                                     /* register */
-            reg = rd_uleb(&p, end);
-            rd_uleb(&p, end);
-            set_reg(st, ci, reg, R_OTHER, 0);
-            break;
-        case 0x0a:                                     /* remember_state */
-            if (depth == MAX_REMEMBER)
-                return 0;
-            stack[depth++] = *st;
-            break;
-        case 0x0b:                                     /* restore_state */
-            if (depth == 0)
-                return 0;
-            *st = stack[--depth];
-            break;
-        case 0x0c:                                     /* def_cfa */
-            st->cfa_how = C_REG;
-            st->cfa_reg = rd_uleb(&p, end);
-            st->cfa_off = (int64_t)rd_uleb(&p, end);
-            break;
-        case 0x0d:                                     /* def_cfa_register */
-            st->cfa_reg = rd_uleb(&p, end);
-            if (st->cfa_how != C_REG)
-                st->cfa_how = C_BAD;
-            break;
-        case 0x0e:                                     /* def_cfa_offset */
-            st->cfa_off = (int64_t)rd_uleb(&p, end);
-            if (st->cfa_how != C_REG)
-                st->cfa_how = C_BAD;
-            break;
-        case 0x0f:                                     /* def_cfa_expression */
-            u = rd_uleb(&p, end);
-            if (u > (uint64_t)(end - p))
-                return 0;
-            cfa_expression(st, p, p + u);
-            p += u;
-            break;
-        case 0x10: {                                   /* expression */
-            reg = rd_uleb(&p, end);
-            u = rd_uleb(&p, end);
-            if (u > (uint64_t)(end - p))
-                return 0;
-            const uint8_t *e = p, *eend = p + u;
-            p += u;
-            /* gcc's realigned frames: rbp saved at *(rbp + k) */
-            if (reg == REG_RBP_DW && e < eend && *e == 0x76) {
-                e++;
-                s = rd_sleb(&e, eend);
-                if (e == eend) {
-                    set_reg(st, ci, reg, R_AT_RBP, s);
-                    break;
-                }
-            }
-            set_reg(st, ci, reg, R_OTHER, 0);
-            break;
-        }
-        case 0x11:                                     /* offset_extended_sf */
-            reg = rd_uleb(&p, end);
-            s = rd_sleb(&p, end);
-            set_reg(st, ci, reg, R_OFFSET, s * ci->data_align);
-            break;
-        case 0x12:                                     /* def_cfa_sf */
-            st->cfa_how = C_REG;
-            st->cfa_reg = rd_uleb(&p, end);
-            st->cfa_off = rd_sleb(&p, end) * ci->data_align;
-            break;
-        case 0x13:                                     /* def_cfa_offset_sf */
-            st->cfa_off = rd_sleb(&p, end) * ci->data_align;
-            if (st->cfa_how != C_REG)
-                st->cfa_how = C_BAD;
-            break;
-        case 0x14:                                     /* val_offset */
-            reg = rd_uleb(&p, end);
-            rd_uleb(&p, end);
-            set_reg(st, ci, reg, R_OTHER, 0);
-            break;
-        case 0x15:                                     /* val_offset_sf */
-            reg = rd_uleb(&p, end);
-            rd_sleb(&p, end);
-            set_reg(st, ci, reg, R_OTHER, 0);
-            break;
-        case 0x16:                                     /* val_expression */
-            reg = rd_uleb(&p, end);
-            u = rd_uleb(&p, end);
-            if (u > (uint64_t)(end - p))
-                return 0;
-            p += u;
-            set_reg(st, ci, reg, R_OTHER, 0);
-            break;
-        case 0x2e:                                     /* GNU_args_size */
-            rd_uleb(&p, end);
-            break;
-        case 0x2f:                                     /* GNU_negative_offset_extended */
-            reg = rd_uleb(&p, end);
-            u = rd_uleb(&p, end);
-            set_reg(st, ci, reg, R_OFFSET, -((int64_t)u * ci->data_align));
-            break;
-        default:
-            return 0;
-        }
-    }
-    return 1;
+	struct cfistate stack[MAX_REMEMBER];
+	int depth = 0;
+	while (p < end) {
+		uint8_t op = *p++;
+		uint64_t reg, u;
+		int64_t s;
+		switch (op >> 6) {
+		case 1: /* advance_loc */
+			loc += (op & 0x3f) * ci->code_align;
+			if (loc > target)
+				return 1;
+			continue;
+		case 2: /* offset */
+			u = rd_uleb(&p, end);
+			set_reg(st, ci, op & 0x3f, R_OFFSET, (int64_t)u * ci->data_align);
+			continue;
+		case 3: /* restore */
+			restore_reg(st, init, ci, op & 0x3f);
+			continue;
+		}
+		switch (op) {
+		case 0x00: /* nop */
+			break;
+		case 0x01: { /* set_loc */
+			uintptr_t a;
+			if (!rd_ptr(&p, end, ci->fde_enc, 0, &a))
+				return 0;
+			loc = a;
+			if (loc > target)
+				return 1;
+			break;
+		}
+		case 0x02: /* advance_loc1 */
+			if (end - p < 1)
+				return 0;
+			loc += *p++ * ci->code_align;
+			if (loc > target)
+				return 1;
+			break;
+		case 0x03: /* advance_loc2 */
+			if (end - p < 2)
+				return 0;
+			loc += RD(uint16_t, p) * ci->code_align;
+			p += 2;
+			if (loc > target)
+				return 1;
+			break;
+		case 0x04: /* advance_loc4 */
+			if (end - p < 4)
+				return 0;
+			loc += RD(uint32_t, p) * ci->code_align;
+			p += 4;
+			if (loc > target)
+				return 1;
+			break;
+		case 0x05: /* offset_extended */
+			reg = rd_uleb(&p, end);
+			u = rd_uleb(&p, end);
+			set_reg(st, ci, reg, R_OFFSET, (int64_t)u * ci->data_align);
+			break;
+		case 0x06: /* restore_extended */
+			restore_reg(st, init, ci, rd_uleb(&p, end));
+			break;
+		case 0x07: /* undefined */
+			set_reg(st, ci, rd_uleb(&p, end), R_UNDEF, 0);
+			break;
+		case 0x08: /* same_value */
+			set_reg(st, ci, rd_uleb(&p, end), R_SAME, 0);
+			break;
+		case 0x09: /* register */
+			reg = rd_uleb(&p, end);
+			rd_uleb(&p, end);
+			set_reg(st, ci, reg, R_OTHER, 0);
+			break;
+		case 0x0a: /* remember_state */
+			if (depth == MAX_REMEMBER)
+				return 0;
+			stack[depth++] = *st;
+			break;
+		case 0x0b: /* restore_state */
+			if (depth == 0)
+				return 0;
+			*st = stack[--depth];
+			break;
+		case 0x0c: /* def_cfa */
+			st->cfa_how = C_REG;
+			st->cfa_reg = rd_uleb(&p, end);
+			st->cfa_off = (int64_t)rd_uleb(&p, end);
+			break;
+		case 0x0d: /* def_cfa_register */
+			st->cfa_reg = rd_uleb(&p, end);
+			if (st->cfa_how != C_REG)
+				st->cfa_how = C_BAD;
+			break;
+		case 0x0e: /* def_cfa_offset */
+			st->cfa_off = (int64_t)rd_uleb(&p, end);
+			if (st->cfa_how != C_REG)
+				st->cfa_how = C_BAD;
+			break;
+		case 0x0f: /* def_cfa_expression */
+			u = rd_uleb(&p, end);
+			if (u > (uint64_t)(end - p))
+				return 0;
+			cfa_expression(st, p, p + u);
+			p += u;
+			break;
+		case 0x10: { /* expression */
+			reg = rd_uleb(&p, end);
+			u = rd_uleb(&p, end);
+			if (u > (uint64_t)(end - p))
+				return 0;
+			const uint8_t *e = p, *eend = p + u;
+			p += u;
+			/* gcc's realigned frames: rbp saved at *(rbp + k) */
+			if (reg == REG_RBP_DW && e < eend && *e == 0x76) {
+				e++;
+				s = rd_sleb(&e, eend);
+				if (e == eend) {
+					set_reg(st, ci, reg, R_AT_RBP, s);
+					break;
+				}
+			}
+			set_reg(st, ci, reg, R_OTHER, 0);
+			break;
+		}
+		case 0x11: /* offset_extended_sf */
+			reg = rd_uleb(&p, end);
+			s = rd_sleb(&p, end);
+			set_reg(st, ci, reg, R_OFFSET, s * ci->data_align);
+			break;
+		case 0x12: /* def_cfa_sf */
+			st->cfa_how = C_REG;
+			st->cfa_reg = rd_uleb(&p, end);
+			st->cfa_off = rd_sleb(&p, end) * ci->data_align;
+			break;
+		case 0x13: /* def_cfa_offset_sf */
+			st->cfa_off = rd_sleb(&p, end) * ci->data_align;
+			if (st->cfa_how != C_REG)
+				st->cfa_how = C_BAD;
+			break;
+		case 0x14: /* val_offset */
+			reg = rd_uleb(&p, end);
+			rd_uleb(&p, end);
+			set_reg(st, ci, reg, R_OTHER, 0);
+			break;
+		case 0x15: /* val_offset_sf */
+			reg = rd_uleb(&p, end);
+			rd_sleb(&p, end);
+			set_reg(st, ci, reg, R_OTHER, 0);
+			break;
+		case 0x16: /* val_expression */
+			reg = rd_uleb(&p, end);
+			u = rd_uleb(&p, end);
+			if (u > (uint64_t)(end - p))
+				return 0;
+			p += u;
+			set_reg(st, ci, reg, R_OTHER, 0);
+			break;
+		case 0x2e: /* GNU_args_size */
+			rd_uleb(&p, end);
+			break;
+		case 0x2f: /* GNU_negative_offset_extended */
+			reg = rd_uleb(&p, end);
+			u = rd_uleb(&p, end);
+			set_reg(st, ci, reg, R_OFFSET, -((int64_t)u * ci->data_align));
+			break;
+		default:
+			return 0;
+		}
+	}
+	return 1;
 }
 
 /* Computes the rule for lookup address Q of module M (PC is the frame's
  * actual PC, for the PLT form).  Returns 1 if the rule may be cached. */
-static int rule_from_module(const struct mod *m, uintptr_t q, uintptr_t pc,
-                            struct rule *r)
+static int rule_from_module(const struct mod *m, uintptr_t q, uintptr_t pc, struct rule *r)
 {
-    struct cie ci;
-    const uint8_t *insn, *iend;
-    uintptr_t begin;
-    r->kind = K_STOP;
-    r->bhow = B_UNDEF;
-    r->off = r->boff = 0;
-    if (!m->hdr || !find_fde(m->hdr, q, &ci, &insn, &iend, &begin))
-        return 1;
-    if (ci.signal) {
-        r->kind = K_SIGNAL;
-        return 1;
-    }
-    struct cfistate init = { .cfa_how = C_BAD, .rbp = { R_SAME, 0 },
-                             .ra = { R_SAME, 0 } };
-    if (!run_cfi(ci.insn, ci.end, &ci, 0, UINTPTR_MAX, &init, &init))
-        return 1;
-    struct cfistate st = init;
-    if (!run_cfi(insn, iend, &ci, begin, q, &st, &init))
-        return 1;
-    if (ci.ra_reg != 16 || st.ra.how != R_OFFSET || st.ra.off != -8)
-        return 1;       /* rip undefined (outermost frame) or unsupported */
-    int cacheable = 1;
-    switch (st.cfa_how) {
-    case C_REG:
-        if (st.cfa_reg == REG_RSP_DW)
-            r->kind = K_RSP;
-        else if (st.cfa_reg == REG_RBP_DW)
-            r->kind = K_RBP;
-        else
-            return 1;
-        r->off = st.cfa_off;
-        break;
-    case C_DEREF:
-        if (st.cfa_reg != REG_RBP_DW)
-            return 1;
-        r->kind = K_DEREF_RBP;
-        r->off = st.cfa_off;
-        break;
-    case C_PLT:
-        r->kind = K_RSP;
-        r->off = st.cfa_off + ((int64_t)(pc & 15) >= st.plt_thr ? 8 : 0);
-        cacheable = 0;          /* depends on the exact pc, not q */
-        break;
-    default:
-        return 1;
-    }
-    switch (st.rbp.how) {
-    case R_SAME: r->bhow = B_SAME; break;
-    case R_OFFSET: r->bhow = B_AT_CFA; r->boff = st.rbp.off; break;
-    case R_AT_RBP: r->bhow = B_AT_RBP; r->boff = st.rbp.off; break;
-    default: r->bhow = B_UNDEF; break;
-    }
-    return cacheable;
+	struct cie ci;
+	const uint8_t *insn, *iend;
+	uintptr_t begin;
+	r->kind = K_STOP;
+	r->bhow = B_UNDEF;
+	r->off = r->boff = 0;
+	if (!m->hdr || !find_fde(m->hdr, q, &ci, &insn, &iend, &begin))
+		return 1;
+	if (ci.signal) {
+		r->kind = K_SIGNAL;
+		return 1;
+	}
+	struct cfistate init = { .cfa_how = C_BAD, .rbp = { R_SAME, 0 }, .ra = { R_SAME, 0 } };
+	if (!run_cfi(ci.insn, ci.end, &ci, 0, UINTPTR_MAX, &init, &init))
+		return 1;
+	struct cfistate st = init;
+	if (!run_cfi(insn, iend, &ci, begin, q, &st, &init))
+		return 1;
+	if (ci.ra_reg != 16 || st.ra.how != R_OFFSET || st.ra.off != -8)
+		return 1; /* rip undefined (outermost frame) or unsupported */
+	int cacheable = 1;
+	switch (st.cfa_how) {
+	case C_REG:
+		if (st.cfa_reg == REG_RSP_DW)
+			r->kind = K_RSP;
+		else if (st.cfa_reg == REG_RBP_DW)
+			r->kind = K_RBP;
+		else
+			return 1;
+		r->off = st.cfa_off;
+		break;
+	case C_DEREF:
+		if (st.cfa_reg != REG_RBP_DW)
+			return 1;
+		r->kind = K_DEREF_RBP;
+		r->off = st.cfa_off;
+		break;
+	case C_PLT:
+		r->kind = K_RSP;
+		r->off = st.cfa_off + ((int64_t)(pc & 15) >= st.plt_thr ? 8 : 0);
+		cacheable = 0; /* depends on the exact pc, not q */
+		break;
+	default:
+		return 1;
+	}
+	switch (st.rbp.how) {
+	case R_SAME:
+		r->bhow = B_SAME;
+		break;
+	case R_OFFSET:
+		r->bhow = B_AT_CFA;
+		r->boff = st.rbp.off;
+		break;
+	case R_AT_RBP:
+		r->bhow = B_AT_RBP;
+		r->boff = st.rbp.off;
+		break;
+	default:
+		r->bhow = B_UNDEF;
+		break;
+	}
+	return cacheable;
 }
 
 /* Slow path: rule for Q; returns 1 if it may be cached.  The module table
@@ -899,27 +963,27 @@ static int rule_from_module(const struct mod *m, uintptr_t q, uintptr_t pc,
  * modules) are seen before their memory is trusted. */
 static int rule_lookup_slow(uintptr_t q, uintptr_t pc, struct rule *r)
 {
-    modtab_refresh();
-    __atomic_add_fetch(&g_readers, 1, __ATOMIC_SEQ_CST);
-    const struct modtab *t = __atomic_load_n(&g_mods, __ATOMIC_SEQ_CST);
-    const struct mod *m = modtab_find(t, q);
-    int res = 0;
-    if (m)
-        res = rule_from_module(m, q, pc, r);
-    else
-        r->kind = K_STOP;       /* in no module: JIT code, garbage */
-    __atomic_sub_fetch(&g_readers, 1, __ATOMIC_SEQ_CST);
-    return res;
+	modtab_refresh();
+	__atomic_add_fetch(&g_readers, 1, __ATOMIC_SEQ_CST);
+	const struct modtab *t = __atomic_load_n(&g_mods, __ATOMIC_SEQ_CST);
+	const struct mod *m = modtab_find(t, q);
+	int res = 0;
+	if (m)
+		res = rule_from_module(m, q, pc, r);
+	else
+		r->kind = K_STOP; /* in no module: JIT code, garbage */
+	__atomic_sub_fetch(&g_readers, 1, __ATOMIC_SEQ_CST);
+	return res;
 }
 
-static __attribute__((noinline)) void rule_miss(uint64_t *cache, uintptr_t q,
-                                                uintptr_t pc, struct rule *r)
+static __attribute__((noinline)) void rule_miss(uint64_t *cache, uintptr_t q, uintptr_t pc,
+						struct rule *r)
 {
-    if (rule_lookup_slow(q, pc, r) && cache) {
-        uint64_t e = rule_encode(q + 1, r);
-        if (e)
-            cache_insert(cache, q + 1, e);
-    }
+	if (rule_lookup_slow(q, pc, r) && cache) {
+		uint64_t e = rule_encode(q + 1, r);
+		if (e)
+			cache_insert(cache, q + 1, e);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -935,46 +999,45 @@ static int g_probe_broken;
  * (process_vm_readv stops at the first that is not). */
 static size_t probe_pages(uintptr_t addr, size_t npages)
 {
-    struct iovec remote[64], local;
-    char buf[64];
-    for (size_t i = 0; i < npages; i++) {
-        remote[i].iov_base = (void *)(addr + i * PAGE);
-        remote[i].iov_len = 1;
-    }
-    local.iov_base = buf;
-    local.iov_len = npages;
-    int saved = errno;
-    long n = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, remote,
-                     (long)npages, 0L);
-    if (n < 0) {
-        if (errno == ENOSYS || errno == EPERM)  /* e.g. seccomp */
-            __atomic_store_n(&g_probe_broken, 1, __ATOMIC_RELAXED);
-        n = 0;
-    }
-    errno = saved;
-    return (size_t)n;
+	struct iovec remote[64], local;
+	char buf[64];
+	for (size_t i = 0; i < npages; i++) {
+		remote[i].iov_base = (void *)(addr + i * PAGE);
+		remote[i].iov_len = 1;
+	}
+	local.iov_base = buf;
+	local.iov_len = npages;
+	int saved = errno;
+	long n =
+		syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, remote, (long)npages, 0L);
+	if (n < 0) {
+		if (errno == ENOSYS || errno == EPERM) /* e.g. seccomp */
+			__atomic_store_n(&g_probe_broken, 1, __ATOMIC_RELAXED);
+		n = 0;
+	}
+	errno = saved;
+	return (size_t)n;
 }
 
 /* Extends *HI so that [.., NEED) is readable; NEED must not pass LIMIT.
  * Probes up to 16 pages ahead so a thread's first unwinds make few calls. */
-static __attribute__((noinline)) int stack_extend(uintptr_t *hi, uintptr_t need,
-                                                  uintptr_t limit)
+static __attribute__((noinline)) int stack_extend(uintptr_t *hi, uintptr_t need, uintptr_t limit)
 {
-    if (need > limit)
-        return 0;
-    while (*hi < need) {
-        if (__atomic_load_n(&g_probe_broken, __ATOMIC_RELAXED)) {
-            *hi = need;         /* cannot check: trust the CFA bounds alone */
-            return 1;
-        }
-        size_t want = (need - *hi + PAGE - 1) / PAGE;
-        size_t np = want < 16 ? 16 : want > 64 ? 64 : want;
-        size_t got = probe_pages(*hi, np);
-        *hi += got * PAGE;
-        if (got < np && *hi < need && !__atomic_load_n(&g_probe_broken, __ATOMIC_RELAXED))
-            return 0;
-    }
-    return 1;
+	if (need > limit)
+		return 0;
+	while (*hi < need) {
+		if (__atomic_load_n(&g_probe_broken, __ATOMIC_RELAXED)) {
+			*hi = need; /* cannot check: trust the CFA bounds alone */
+			return 1;
+		}
+		size_t want = (need - *hi + PAGE - 1) / PAGE;
+		size_t np = want < 16 ? 16 : want > 64 ? 64 : want;
+		size_t got = probe_pages(*hi, np);
+		*hi += got * PAGE;
+		if (got < np && *hi < need && !__atomic_load_n(&g_probe_broken, __ATOMIC_RELAXED))
+			return 0;
+	}
+	return 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -983,241 +1046,235 @@ static __attribute__((noinline)) int stack_extend(uintptr_t *hi, uintptr_t need,
 /* mt_unwind is a stub that hands the caller's state to the C code: at its
  * entry (%rsp) is the return address into the caller, the caller's sp is
  * %rsp+8 and its rbp is still in %rbp. */
-__asm__(
-    ".pushsection .text\n"
-    ".globl mt_unwind\n"
-    ".hidden mt_unwind\n"
-    ".type mt_unwind, @function\n"
-    ".p2align 4\n"
-    "mt_unwind:\n"
-    ".cfi_startproc\n"
+__asm__(".pushsection .text\n"
+	".globl mt_unwind\n"
+	".hidden mt_unwind\n"
+	".type mt_unwind, @function\n"
+	".p2align 4\n"
+	"mt_unwind:\n"
+	".cfi_startproc\n"
 #if defined(__CET__) && (__CET__ & 1)
-    "endbr64\n"
+	"endbr64\n"
 #endif
-    "mov %rsp, %rcx\n"
-    "mov %rbp, %r8\n"
-    "jmp mt_unwind_from\n"
-    ".cfi_endproc\n"
-    ".size mt_unwind, .-mt_unwind\n"
-    ".popsection\n");
+	"mov %rsp, %rcx\n"
+	"mov %rbp, %r8\n"
+	"jmp mt_unwind_from\n"
+	".cfi_endproc\n"
+	".size mt_unwind, .-mt_unwind\n"
+	".popsection\n");
 
 /* Unwinding state outside the hot loop's registers. */
 struct ustate {
-    /* (the fields the hot loop copies are kept apart, or gcc packs them in
+	/* (the fields the hot loop copies are kept apart, or gcc packs them in
      * a vector register) */
-    uintptr_t pc;
-    uintptr_t lo;               /* [lo, hi) of the current stack is readable */
-    uintptr_t sp;
-    uintptr_t limit;            /* the stack may not extend past this */
-    uintptr_t rbp;              /* 0: unknown */
-    uintptr_t save_lo;          /* the first stack's range, once left */
-    uintptr_t hi;
-    uintptr_t save_hi;
-    int exact;                  /* pc is exact (after a signal frame) */
-    int switched;               /* left the first stack (sigaltstack) */
+	uintptr_t pc;
+	uintptr_t lo; /* [lo, hi) of the current stack is readable */
+	uintptr_t sp;
+	uintptr_t limit;   /* the stack may not extend past this */
+	uintptr_t rbp;	   /* 0: unknown */
+	uintptr_t save_lo; /* the first stack's range, once left */
+	uintptr_t hi;
+	uintptr_t save_hi;
+	int exact;    /* pc is exact (after a signal frame) */
+	int switched; /* left the first stack (sigaltstack) */
 };
 
 static inline int readable(struct ustate *st, uintptr_t need)
 {
-    return need <= st->hi || stack_extend(&st->hi, need, st->limit);
+	return need <= st->hi || stack_extend(&st->hi, need, st->limit);
 }
 
 /* Through a signal frame: pc is the sigreturn trampoline
  * (mov $15,%rax; syscall) and sp points at the ucontext the kernel saved. */
 static int step_signal(struct ustate *st)
 {
-    static const uint8_t tramp[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00,
-                                      0x00, 0x00, 0x0f, 0x05 };
-    uintptr_t sp = st->sp;
-    if (memcmp((const void *)st->pc, tramp, sizeof tramp) != 0 || (sp & 7))
-        return 0;
-    const ucontext_t *uc = (const ucontext_t *)sp;
-    if (!readable(st, sp + offsetof(ucontext_t, uc_mcontext.gregs)
-                      + sizeof(uc->uc_mcontext.gregs)))
-        return 0;
-    uintptr_t nsp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-    if (nsp <= sp || nsp > st->limit) {
-        /* Only a handler running on the alternate stack (which the kernel
+	static const uint8_t tramp[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+	uintptr_t sp = st->sp;
+	if (memcmp((const void *)st->pc, tramp, sizeof tramp) != 0 || (sp & 7))
+		return 0;
+	const ucontext_t *uc = (const ucontext_t *)sp;
+	if (!readable(st,
+		      sp + offsetof(ucontext_t, uc_mcontext.gregs) + sizeof(uc->uc_mcontext.gregs)))
+		return 0;
+	uintptr_t nsp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	if (nsp <= sp || nsp > st->limit) {
+		/* Only a handler running on the alternate stack (which the kernel
          * records in uc_stack) may come from another stack: continue there
          * with a new bound and an empty readable range. */
-        uintptr_t ss = (uintptr_t)uc->uc_stack.ss_sp;
-        size_t ssz = uc->uc_stack.ss_size;
-        if (sp - ss >= ssz || (uc->uc_stack.ss_flags & SS_ONSTACK)
-            || nsp - ss < ssz || nsp < PAGE)
-            return 0;
-        if (!st->switched) {
-            st->switched = 1;
-            st->save_lo = st->lo;
-            st->save_hi = st->hi;
-        }
-        st->lo = st->hi = nsp & ~(PAGE - 1);
-        st->limit = nsp + MAX_STACK_SPAN;
-    }
-    st->pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-    st->rbp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
-    st->sp = nsp;
-    st->exact = 1;
-    return 1;
+		uintptr_t ss = (uintptr_t)uc->uc_stack.ss_sp;
+		size_t ssz = uc->uc_stack.ss_size;
+		if (sp - ss >= ssz || (uc->uc_stack.ss_flags & SS_ONSTACK) || nsp - ss < ssz ||
+		    nsp < PAGE)
+			return 0;
+		if (!st->switched) {
+			st->switched = 1;
+			st->save_lo = st->lo;
+			st->save_hi = st->hi;
+		}
+		st->lo = st->hi = nsp & ~(PAGE - 1);
+		st->limit = nsp + MAX_STACK_SPAN;
+	}
+	st->pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	st->rbp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+	st->sp = nsp;
+	st->exact = 1;
+	return 1;
 }
 
 /* One step with any rule and every check (cache miss, rules the fast path
  * does not take, readable range to extend).  Returns 0 to stop. */
-static __attribute__((noinline)) int step_general(struct ustate *st,
-                                                  uint64_t *cache, uint64_t e)
+static __attribute__((noinline)) int step_general(struct ustate *st, uint64_t *cache, uint64_t e)
 {
-    uintptr_t q = st->pc - 1 + (uintptr_t)st->exact;
-    uintptr_t sp = st->sp, rbp = st->rbp, cfa, a;
-    struct rule r;
-    if (E_KIND(e) == K_NONE)
-        rule_miss(cache, q, st->pc, &r);
-    else
-        rule_decode(e, &r);
-    switch (r.kind) {
-    case K_RSP:
-        cfa = sp + (uintptr_t)r.off;
-        break;
-    case K_RBP:
-        if (!rbp)
-            return 0;
-        cfa = rbp + (uintptr_t)r.off;
-        break;
-    case K_DEREF_RBP:
-        if (!rbp)
-            return 0;
-        a = rbp + (uintptr_t)r.off;
-        if (a < sp || (a & 7) || !readable(st, a + 8))
-            return 0;
-        cfa = *(const uintptr_t *)a;
-        break;
-    case K_SIGNAL:
-        return step_signal(st);
-    default:
-        return 0;
-    }
-    if (cfa < sp + 8 || (cfa & 7) || !readable(st, cfa))
-        return 0;
-    switch (r.bhow) {
-    case B_SAME:
-        break;
-    case B_AT_CFA:
-        a = cfa + (uintptr_t)r.boff;
-        goto load_rbp;
-    case B_AT_RBP:
-        if (!rbp)
-            break;
-        a = rbp + (uintptr_t)r.boff;
-    load_rbp:
-        /* In a frame interrupted by a signal, the slot may already be below
+	uintptr_t q = st->pc - 1 + (uintptr_t)st->exact;
+	uintptr_t sp = st->sp, rbp = st->rbp, cfa, a;
+	struct rule r;
+	if (E_KIND(e) == K_NONE)
+		rule_miss(cache, q, st->pc, &r);
+	else
+		rule_decode(e, &r);
+	switch (r.kind) {
+	case K_RSP:
+		cfa = sp + (uintptr_t)r.off;
+		break;
+	case K_RBP:
+		if (!rbp)
+			return 0;
+		cfa = rbp + (uintptr_t)r.off;
+		break;
+	case K_DEREF_RBP:
+		if (!rbp)
+			return 0;
+		a = rbp + (uintptr_t)r.off;
+		if (a < sp || (a & 7) || !readable(st, a + 8))
+			return 0;
+		cfa = *(const uintptr_t *)a;
+		break;
+	case K_SIGNAL:
+		return step_signal(st);
+	default:
+		return 0;
+	}
+	if (cfa < sp + 8 || (cfa & 7) || !readable(st, cfa))
+		return 0;
+	switch (r.bhow) {
+	case B_SAME:
+		break;
+	case B_AT_CFA:
+		a = cfa + (uintptr_t)r.boff;
+		goto load_rbp;
+	case B_AT_RBP:
+		if (!rbp)
+			break;
+		a = rbp + (uintptr_t)r.boff;
+load_rbp:
+		/* In a frame interrupted by a signal, the slot may already be below
          * sp (epilogue after the pop), in the intact red zone. */
-        if (a < st->lo || a < sp - 128 || a + 8 > cfa || (a & 7))
-            rbp = 0;
-        else
-            rbp = *(const uintptr_t *)a;
-        break;
-    default:
-        rbp = 0;
-        break;
-    }
-    st->pc = ((const uintptr_t *)cfa)[-1];
-    st->sp = cfa;
-    st->rbp = rbp;
-    st->exact = 0;
-    return 1;
+		if (a < st->lo || a < sp - 128 || a + 8 > cfa || (a & 7))
+			rbp = 0;
+		else
+			rbp = *(const uintptr_t *)a;
+		break;
+	default:
+		rbp = 0;
+		break;
+	}
+	st->pc = ((const uintptr_t *)cfa)[-1];
+	st->sp = cfa;
+	st->rbp = rbp;
+	st->exact = 0;
+	return 1;
 }
 
-__attribute__((used, noinline, visibility("hidden")))
-int mt_unwind_from(uint64_t *pcs, int max, int skip, uintptr_t entry_sp,
-                   uintptr_t rbp);
+__attribute__((used, noinline, visibility("hidden"))) int
+mt_unwind_from(uint64_t *pcs, int max, int skip, uintptr_t entry_sp, uintptr_t rbp);
 
-int mt_unwind_from(uint64_t *pcs, int max, int skip, uintptr_t entry_sp,
-                   uintptr_t rbp)
+int mt_unwind_from(uint64_t *pcs, int max, int skip, uintptr_t entry_sp, uintptr_t rbp)
 {
-    if (max <= 0)
-        return 0;
-    uint64_t *cache = __atomic_load_n(&g_cache, __ATOMIC_RELAXED);
-    if (__builtin_expect(!cache, 0) && !(cache = cache_get()))
-        return 0;
+	if (max <= 0)
+		return 0;
+	uint64_t *cache = __atomic_load_n(&g_cache, __ATOMIC_RELAXED);
+	if (__builtin_expect(!cache, 0) && !(cache = cache_get()))
+		return 0;
 
-    struct ustate st;
-    uint64_t ok = t_stack_ok;
-    st.lo = (uintptr_t)(ok >> 28) * PAGE;
-    st.hi = st.lo + (uintptr_t)(ok & ((1u << 28) - 1)) * PAGE;
-    if (entry_sp < st.lo || entry_sp >= st.hi) {
-        st.lo = entry_sp & ~(PAGE - 1);
-        st.hi = st.lo + PAGE;
-    }
-    const uintptr_t lo0 = st.lo, hi0 = st.hi;
-    st.limit = entry_sp + MAX_STACK_SPAN;
-    st.switched = 0;
+	struct ustate st;
+	uint64_t ok = t_stack_ok;
+	st.lo = (uintptr_t)(ok >> 28) * PAGE;
+	st.hi = st.lo + (uintptr_t)(ok & ((1u << 28) - 1)) * PAGE;
+	if (entry_sp < st.lo || entry_sp >= st.hi) {
+		st.lo = entry_sp & ~(PAGE - 1);
+		st.hi = st.lo + PAGE;
+	}
+	const uintptr_t lo0 = st.lo, hi0 = st.hi;
+	st.limit = entry_sp + MAX_STACK_SPAN;
+	st.switched = 0;
 
-    /* the caller's frame: its pc (not reported), sp and rbp; k is the
+	/* the caller's frame: its pc (not reported), sp and rbp; k is the
      * cache key, pc + exact */
-    uintptr_t k = *(const uintptr_t *)entry_sp, sp = entry_sp + 8;
-    uintptr_t hi = st.hi;
-    int exact = 0, n = 0;       /* (rbp 0 is taken as unknown) */
+	uintptr_t k = *(const uintptr_t *)entry_sp, sp = entry_sp + 8;
+	uintptr_t hi = st.hi;
+	int exact = 0, n = 0; /* (rbp 0 is taken as unknown) */
 
-    for (;;) {
-        /* Hot path: CFA = rsp or rbp + off, rbp unchanged or saved in the
+	for (;;) {
+		/* Hot path: CFA = rsp or rbp + off, rbp unchanged or saved in the
          * frame, everything within the readable range. */
-        uintptr_t tag = k >> CACHE_SETS_LOG, cfa;
-        const uint64_t *set = cache_set(cache, k);
-        uint64_t e = __atomic_load_n(&set[0], __ATOMIC_RELAXED);
-        if ((uint32_t)e != tag) {
-            e = __atomic_load_n(&set[1], __ATOMIC_RELAXED);
-            if ((uint32_t)e != tag)
-                e = 0;
-        }
-        unsigned mid = (unsigned)(e >> 32) & 0x1ff;     /* kind, rbp code */
-        unsigned rb = mid & 63;
-        if (__builtin_expect(mid - (K_RSP << 6) < RB_AT_RBP, 1))
-            cfa = sp + (uintptr_t)E_OFF(e);
-        else if (mid - (K_RBP << 6) < RB_AT_RBP)
-            cfa = rbp + (uintptr_t)E_OFF(e);
-        else
-            goto general;
-        {
-            uintptr_t a = cfa - 8 * (uintptr_t)rb;
-            if (__builtin_expect(cfa < sp + 8 || (cfa & 7) || cfa > hi
-                                 || a < sp, 0))
-                goto general;
-            if (rb)
-                rbp = *(const uintptr_t *)a;
-            k = ((const uintptr_t *)cfa)[-1];
-            sp = cfa;
-            exact = 0;
-        }
-        if (k == 0)
-            break;
-        goto record;
-    general:
-        st.pc = k - (uintptr_t)exact;
-        st.sp = sp;
-        st.rbp = rbp;
-        st.hi = hi;
-        st.exact = exact;
-        if (!step_general(&st, cache, e) || st.pc == 0)
-            break;
-        exact = st.exact;
-        k = st.pc + (uintptr_t)exact;
-        sp = st.sp;
-        rbp = st.rbp;
-        hi = st.hi;
-    record:
-        if (skip > 0) {
-            skip--;
-        } else {
-            pcs[n++] = k - (uintptr_t)exact;
-            if (n >= max)
-                break;
-        }
-    }
+		uintptr_t tag = k >> CACHE_SETS_LOG, cfa;
+		const uint64_t *set = cache_set(cache, k);
+		uint64_t e = __atomic_load_n(&set[0], __ATOMIC_RELAXED);
+		if ((uint32_t)e != tag) {
+			e = __atomic_load_n(&set[1], __ATOMIC_RELAXED);
+			if ((uint32_t)e != tag)
+				e = 0;
+		}
+		unsigned mid = (unsigned)(e >> 32) & 0x1ff; /* kind, rbp code */
+		unsigned rb = mid & 63;
+		if (__builtin_expect(mid - (K_RSP << 6) < RB_AT_RBP, 1))
+			cfa = sp + (uintptr_t)E_OFF(e);
+		else if (mid - (K_RBP << 6) < RB_AT_RBP)
+			cfa = rbp + (uintptr_t)E_OFF(e);
+		else
+			goto general;
+		{
+			uintptr_t a = cfa - 8 * (uintptr_t)rb;
+			if (__builtin_expect(cfa < sp + 8 || (cfa & 7) || cfa > hi || a < sp, 0))
+				goto general;
+			if (rb)
+				rbp = *(const uintptr_t *)a;
+			k = ((const uintptr_t *)cfa)[-1];
+			sp = cfa;
+			exact = 0;
+		}
+		if (k == 0)
+			break;
+		goto record;
+general:
+		st.pc = k - (uintptr_t)exact;
+		st.sp = sp;
+		st.rbp = rbp;
+		st.hi = hi;
+		st.exact = exact;
+		if (!step_general(&st, cache, e) || st.pc == 0)
+			break;
+		exact = st.exact;
+		k = st.pc + (uintptr_t)exact;
+		sp = st.sp;
+		rbp = st.rbp;
+		hi = st.hi;
+record:
+		if (skip > 0) {
+			skip--;
+		} else {
+			pcs[n++] = k - (uintptr_t)exact;
+			if (n >= max)
+				break;
+		}
+	}
 
-    if (!st.switched) {
-        st.save_lo = st.lo;
-        st.save_hi = hi;
-    }
-    if (st.save_hi != hi0 || st.save_lo != lo0)
-        t_stack_ok = ((uint64_t)(st.save_lo / PAGE) << 28)
-                     | (uint64_t)((st.save_hi - st.save_lo) / PAGE);
-    return n;
+	if (!st.switched) {
+		st.save_lo = st.lo;
+		st.save_hi = hi;
+	}
+	if (st.save_hi != hi0 || st.save_lo != lo0)
+		t_stack_ok = ((uint64_t)(st.save_lo / PAGE) << 28) |
+			     (uint64_t)((st.save_hi - st.save_lo) / PAGE);
+	return n;
 }
