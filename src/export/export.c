@@ -21,36 +21,16 @@ const struct mt_exporter mt_exporters[] = {
 	{NULL, NULL, 0, NULL},
 };
 
-uint64_t mt_weight_site(const struct mt_site_stats *s, enum mt_weight w)
+enum mt_view mt_weight_view(enum mt_weight w)
 {
-	switch (w) {
-	case MT_W_ALLOCATIONS:
-		return s->allocations;
-	case MT_W_LEAKED:
-		return s->live_bytes;
-	case MT_W_PEAK:
-		return s->peak_bytes;
-	case MT_W_TEMPORARY:
-		return s->temporary;
-	default:
-		return s->allocated_bytes;
-	}
-}
-
-uint64_t mt_weight_total(const struct mt_totals *t, enum mt_weight w)
-{
-	switch (w) {
-	case MT_W_ALLOCATIONS:
-		return t->allocations;
-	case MT_W_LEAKED:
-		return t->live_bytes;
-	case MT_W_PEAK:
-		return t->peak_bytes;
-	case MT_W_TEMPORARY:
-		return t->temporary;
-	default:
-		return t->allocated_bytes;
-	}
+	static const enum mt_view views[] = {
+		[MT_W_BYTES] = MT_VIEW_SUMMARY,
+		[MT_W_ALLOCATIONS] = MT_VIEW_FREQUENCY,
+		[MT_W_LEAKED] = MT_VIEW_LEAKS,
+		[MT_W_PEAK] = MT_VIEW_PEAK,
+		[MT_W_TEMPORARY] = MT_VIEW_TEMPORARY,
+	};
+	return (unsigned)w < sizeof views / sizeof *views ? views[w] : MT_VIEW_SUMMARY;
 }
 
 const char *mt_weight_unit(enum mt_weight w)

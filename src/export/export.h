@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "report/report.h"
+#include "analyse/sites.h"
 #include "analyse/select.h"
 
 /* What a flamegraph's widths measure (--weight). */
@@ -40,9 +41,9 @@ struct mt_exporter {
 
 extern const struct mt_exporter mt_exporters[];
 
-/* The figure W of site S / of totals T. */
-uint64_t mt_weight_site(const struct mt_site_stats *s, enum mt_weight w);
-uint64_t mt_weight_total(const struct mt_totals *t, enum mt_weight w);
+/* The view whose measure (analyse/sites.h) weight W is: a site weighs
+ * mt_site_measure(s, mt_weight_view(w)). */
+enum mt_view mt_weight_view(enum mt_weight w);
 const char *mt_weight_unit(enum mt_weight w); /* "bytes" or "allocations" */
 
 /* Is process P (index I of x->sel->matched) selected by --pid? */

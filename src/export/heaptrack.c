@@ -32,7 +32,6 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#define MAX_FRAMES 256
 /* Rows remembered for reuse; past this the cache starts afresh (a row
  * written twice costs a line, a cache without bound costs memory). */
 #define ROW_CACHE_MAX (1u << 20)
@@ -177,7 +176,7 @@ struct ht {
 	const struct mt_process *p;
 	size_t proc; /* index in sel->matched.procs */
 	struct mt_symbolizer *sym;
-	struct mt_frame fr[MAX_FRAMES];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 
 	struct mt_ptrmap str_keys; /* a string's hash (probed on collision) -> index */
 	const char **strs;         /* index - 1 -> string */
@@ -246,7 +245,7 @@ static uint64_t ip_index(struct ht *h, const struct mt_frame *fr, int n)
 	if (map_get(&h->ips, key, &v))
 		return v;
 	/* the strings go out before the line that names them */
-	uint64_t mod = str_index(h, fr[0].module), idx[MAX_FRAMES][3];
+	uint64_t mod = str_index(h, fr[0].module), idx[MT_SYM_MAX_FRAMES][3];
 	for (int k = 0; k < n; k++) {
 		idx[k][0] = str_index(h, fr[k].function);
 		idx[k][1] = str_index(h, fr[k].file);
@@ -284,7 +283,7 @@ static uint64_t unknown_node(struct ht *h)
 static uint64_t site_node(struct ht *h, uint32_t site)
 {
 	struct mt_frame *fr = h->fr;
-	int n = mt_site_frames(h->p, h->sym, site, fr, MAX_FRAMES);
+	int n = mt_site_frames(h->p, h->sym, site, fr, MT_SYM_MAX_FRAMES);
 	if (n <= 0)
 		return unknown_node(h);
 	uint64_t node = 0;

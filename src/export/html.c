@@ -25,7 +25,6 @@
 #include <string.h>
 
 #define BUCKETS 300
-#define MAX_FRAMES 256
 /* Bits of a live block's map value that hold its bucket; the rest hold
  * its size. */
 #define BUCKET_BITS 10
@@ -317,7 +316,7 @@ static void site_series_json(FILE *f, const struct timeline *tl, uint32_t s)
 
 static void sites_json(FILE *f, const struct mt_process *p, const struct timeline *tl, struct frametabs *ft)
 {
-	struct mt_frame fr[MAX_FRAMES];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
 	fputs(",\n   \"site_fields\": [\"allocations\", \"allocated_bytes\", \"leaked_allocations\", "
 	      "\"leaked_bytes\", \"peak_bytes\", \"temporary_allocations\", \"frames\"",
@@ -335,7 +334,7 @@ static void sites_json(FILE *f, const struct mt_process *p, const struct timelin
 			(unsigned long long)st->live_count, (unsigned long long)st->live_bytes,
 			(unsigned long long)st->peak_bytes, (unsigned long long)st->temporary);
 		first = 0;
-		int n = mt_site_frames(p, sym, s, fr, MAX_FRAMES);
+		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 		for (int k = 0; k < n; k++)
 			fprintf(f, k ? ",%u" : "%u", frame_index(ft, &fr[k]));
 		fputc(']', f);

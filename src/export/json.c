@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FRAMES 256
 #define BATCH 32 /* processes per replay: each but the first holds a temporary file */
 
 /* A live block. */
@@ -60,7 +59,7 @@ static void put_secs(FILE *f, const struct mt_process *p, uint64_t ts)
 /* The process up to its sites; with FIGURES each site carries its figures. */
 static void process_head(FILE *f, const struct mt_process *p, int first, int figures)
 {
-	static struct mt_frame fr[MAX_FRAMES];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	fprintf(f, "%s    {\n      \"pid\": %u, \"ppid\": %u, \"exe\": ", first ? "" : ",\n", p->pid, p->ppid);
 	mt_json_str(f, p->exe);
 	fprintf(f, ", \"duration_s\": %.6f,\n", mt_process_duration(p));
@@ -78,7 +77,7 @@ static void process_head(FILE *f, const struct mt_process *p, int first, int fig
 			mt_json_site_figures(f, &p->col.sites[s]);
 		}
 		fputs(",\n         \"frames\": ", f);
-		int k = mt_site_frames(p, sym, s, fr, MAX_FRAMES);
+		int k = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 		mt_json_frames(f, fr, k);
 		fputc('}', f);
 	}

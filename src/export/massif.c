@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FRAMES 256
 #define SNAPSHOTS 50       /* regular snapshots over the run, about */
 #define DETAILED_FREQ 10   /* every tenth snapshot is detailed, as massif's --detailed-freq */
 #define THRESHOLD_PCT 1    /* massif's --threshold default */
@@ -96,7 +95,7 @@ static uint32_t frame_id(struct ms *m, const struct mt_frame *f, unsigned pos)
 
 static void load_site(struct ms *m, uint32_t site, struct mt_frame *fr)
 {
-	int n = mt_site_frames(m->p, m->sym, site, fr, MAX_FRAMES);
+	int n = mt_site_frames(m->p, m->sym, site, fr, MT_SYM_MAX_FRAMES);
 	if (n < 0)
 		n = 0;
 	m->site_off[site] = m->nids;
@@ -115,7 +114,7 @@ static void load_site(struct ms *m, uint32_t site, struct mt_frame *fr)
 static void load_sites(struct ms *m)
 {
 	uint32_t n = m->p->col.nsites;
-	struct mt_frame *fr = xmalloc(MAX_FRAMES * sizeof *fr);
+	struct mt_frame *fr = xmalloc(MT_SYM_MAX_FRAMES * sizeof *fr);
 	m->site_off = xcalloc(n ? n : 1, sizeof *m->site_off);
 	m->site_len = xcalloc(n ? n : 1, sizeof *m->site_len);
 	m->site_live = xcalloc(n ? n : 1, sizeof *m->site_live);

@@ -31,7 +31,6 @@ enum {
 	PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12, PROFILE_COMMENT = 13, PROFILE_DEFAULT_TYPE = 14,
 };
 
-#define MAX_FRAMES 256
 
 enum { INFO_FUNC = 1, INFO_FILE = 2, INFO_LINE = 4 };
 
@@ -211,7 +210,7 @@ static uint64_t location_id(struct pprof *pp, const struct mt_process *p, uint64
 		pp->loc_zero = id;
 
 	int mod = a ? module_of(p, a) : -1;
-	uint64_t fids[MAX_FRAMES];
+	uint64_t fids[MT_SYM_MAX_FRAMES];
 	for (int i = 0; i < n; i++)
 		fids[i] = fr[i].function ? function_id(pp, &fr[i]) : 0;
 	struct mt_pb *m = &pp->msg, *line = &pp->sub;
@@ -296,8 +295,8 @@ static void sample(struct pprof *pp, const struct mt_process *p, const struct mt
 
 static int process(struct pprof *pp, const struct mt_process *p, uint64_t pid_key)
 {
-	static struct mt_frame fr[MAX_FRAMES];
-	uint64_t locs[MAX_FRAMES];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
+	uint64_t locs[MT_SYM_MAX_FRAMES];
 	mt_ptrmap_destroy(&pp->locs);
 	if (mt_ptrmap_init(&pp->locs, 4096) < 0)
 		return -1;
@@ -310,7 +309,7 @@ static int process(struct pprof *pp, const struct mt_process *p, uint64_t pid_ke
 		const struct mt_site_stats *st = &p->col.sites[s];
 		if (!st->allocations)
 			continue; /* not one allocation of it matched */
-		int n = mt_site_frames(p, sym, s, fr, MAX_FRAMES);
+		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 		size_t k = site_locations(pp, p, pp->nmappings, fr, n, locs);
 		sample(pp, p, st, locs, k, pid_key);
 	}

@@ -112,7 +112,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 	uint32_t *sites = mt_rank_sites(p, o->view, 0, &n);
 	if (o->limit > 0 && (size_t)o->limit < n)
 		n = (size_t)o->limit;
-	struct mt_frame fr[256];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	for (size_t i = 0; i < n; i++) {
 		const struct mt_site_stats *s = &p->col.sites[sites[i]];
 		fprintf(f, "%s\n        {", i ? "," : "");
@@ -120,7 +120,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 		fprintf(f, ",\n         \"allocator\": \"%s\", \"allocator_object\": ", mt_fn_names[s->fn]);
 		mt_json_str(f, p->site_object[sites[i]]);
 		fputs(",\n         \"frames\": ", f);
-		int k = mt_site_frames(p, sym, sites[i], fr, 256);
+		int k = mt_site_frames(p, sym, sites[i], fr, MT_SYM_MAX_FRAMES);
 		mt_json_frames(f, fr, k);
 		fputc('}', f);
 	}

@@ -1,120 +1,11 @@
 /*
- * report.c - the text views of `memtrace report`, and what all views share.
+ * report.c - the text views of `memtrace report`.
  */
 #include "report.h"
 #include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-const char *const mt_view_names[] = {"summary", "leaks", "peak", "temporary", "frequency"};
-
-uint64_t mt_site_measure(const struct mt_site_stats *s, enum mt_view view)
-{
-	switch (view) {
-	case MT_VIEW_LEAKS:
-		return s->live_bytes;
-	case MT_VIEW_PEAK:
-		return s->peak_bytes;
-	case MT_VIEW_TEMPORARY:
-		return s->temporary;
-	case MT_VIEW_FREQUENCY:
-		return s->allocations;
-	case MT_VIEW_SUMMARY:
-	default:
-		return s->allocated_bytes;
-	}
-}
-
-uint64_t mt_total_measure(const struct mt_totals *t, enum mt_view view)
-{
-	switch (view) {
-	case MT_VIEW_LEAKS:
-		return t->live_bytes;
-	case MT_VIEW_PEAK:
-		return t->peak_bytes;
-	case MT_VIEW_TEMPORARY:
-		return t->temporary;
-	case MT_VIEW_FREQUENCY:
-		return t->allocations;
-	case MT_VIEW_SUMMARY:
-	default:
-		return t->allocated_bytes;
-	}
-}
-
-static const struct mt_process *rank_proc;
-static enum mt_view rank_view;
-
-static int by_measure(const void *a, const void *b)
-{
-	const struct mt_site_stats *sa = &rank_proc->col.sites[*(const uint32_t *)a];
-	const struct mt_site_stats *sb = &rank_proc->col.sites[*(const uint32_t *)b];
-	uint64_t ma = mt_site_measure(sa, rank_view), mb = mt_site_measure(sb, rank_view);
-	if (ma != mb)
-		return ma > mb ? -1 : 1;
-	/* ties: more allocations first, then the older site */
-	if (sa->allocations != sb->allocations)
-		return sa->allocations > sb->allocations ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
-
-uint32_t *mt_rank_sites(const struct mt_process *p, enum mt_view view, int nonzero, size_t *n)
-{
-	uint32_t *v = xmalloc((p->col.nsites + 1) * sizeof *v);
-	size_t k = 0;
-	for (uint32_t i = 0; i < p->col.nsites; i++)
-		if (!nonzero || mt_site_measure(&p->col.sites[i], view))
-			v[k++] = i;
-	rank_proc = p;
-	rank_view = view;
-	qsort(v, k, sizeof *v, by_measure);
-	*n = k;
-	return v;
-}
-
-struct mt_symbolizer *mt_process_symbolizer(const struct mt_process *p)
-{
-	struct mt_symbolizer *s = mt_sym_new();
-	for (size_t i = 0; i < p->nmodules; i++) {
-		const struct mt_module *m = &p->modules[i];
-		mt_sym_add_module(s, m->path, m->bias, m->start, m->end, m->build_id, m->build_id_len);
-	}
-	return s;
-}
-
-/* Frames that belong to the allocator rather than to the program: C++'s
- * operator new and the like call malloc on the user's behalf. */
-static int allocator_frame(const struct mt_frame *f)
-{
-	if (!f->function)
-		return 0;
-	return strncmp(f->function, "operator new", 12) == 0 ||
-	       strncmp(f->function, "operator delete", 15) == 0 ||
-	       (f->module && strstr(f->module, "libmemtrace-preload"));
-}
-
-int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32_t site,
-		   struct mt_frame *out, int max)
-{
-	const uint64_t *pcs = p->frames + p->site_off[site];
-	uint32_t n = p->site_len[site];
-	int k = 0;
-	for (uint32_t i = 0; i < n && k < max; i++) {
-		if (pcs[i] == 0) {
-			out[k++] = (struct mt_frame){.function = NULL, .address = 0};
-			continue;
-		}
-		/* return addresses point after the call: look up the call itself */
-		k += mt_sym_resolve(sym, pcs[i] - 1, out + k, max - k);
-	}
-	int lead = 0;
-	while (lead < k - 1 && allocator_frame(&out[lead]))
-		lead++;
-	if (lead)
-		memmove(out, out + lead, (size_t)(k - lead) * sizeof *out);
-	return k - lead;
-}
 
 /* ---- text ---- */
 
@@ -194,7 +85,7 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 		return;
 	}
 	fprintf(f, "\n%s\n", title);
-	struct mt_frame fr[256];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	for (size_t i = 0; i < n && (long)i < limit; i++) {
 		const struct mt_site_stats *s = &p->col.sites[sites[i]];
 		char a[32], b[32], c[32];
@@ -221,7 +112,7 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 		default:
 			break;
 		}
-		int k = mt_site_frames(p, sym, sites[i], fr, 256);
+		int k = mt_site_frames(p, sym, sites[i], fr, MT_SYM_MAX_FRAMES);
 		print_frames(f, fr, k, 8, "    ");
 	}
 	if ((long)n > limit)

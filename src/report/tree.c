@@ -7,6 +7,7 @@
  * (a percentage of the total) are folded into one line.
  */
 #include "report.h"
+#include "analyse/sites.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -52,23 +53,6 @@ static void label(char *buf, size_t len, const struct mt_frame *f)
 		snprintf(buf + o, len - (size_t)o, " [%s:%d]%s", f->file, f->line, f->inlined ? " (inlined)" : "");
 	else if (f->module)
 		snprintf(buf + o, len - (size_t)o, " (%s)", f->module);
-}
-
-static void figures(const struct mt_site_stats *s, enum mt_view v, uint64_t *bytes, uint64_t *count)
-{
-	switch (v) {
-	case MT_VIEW_LEAKS:
-		*bytes = s->live_bytes, *count = s->live_count;
-		break;
-	case MT_VIEW_PEAK:
-		*bytes = s->peak_bytes, *count = s->peak_count;
-		break;
-	case MT_VIEW_TEMPORARY:
-		*bytes = 0, *count = s->temporary;
-		break;
-	default:
-		*bytes = s->allocated_bytes, *count = s->allocations;
-	}
 }
 
 static int by_weight(const void *a, const void *b, void *arg)
@@ -139,18 +123,18 @@ void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sy
 	mt_grow(&t.n, &t.cap, 0, sizeof *t.n);
 	t.n[0] = (struct node){xstrdup(""), 0, 0, 0, 0, 0};
 	t.len = 1;
-	struct mt_frame fr[256];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	char buf[2048];
 	for (size_t i = 0; i < nsites; i++) {
 		const struct mt_site_stats *s = &p->col.sites[sites[i]];
-		uint64_t w = mt_site_measure(s, view), bytes, count;
-		figures(s, view, &bytes, &count);
+		struct mt_amount a = mt_site_amount(s, view);
+		uint64_t w = mt_amount_measure(a, view);
 		size_t cur = child(&t, 0, mt_fn_names[s->fn]);
-		size_t path[258];
+		size_t path[MT_SYM_MAX_FRAMES + 2];
 		size_t depth = 0;
 		path[depth++] = 0;
 		path[depth++] = cur;
-		int k = mt_site_frames(p, sym, sites[i], fr, 256);
+		int k = mt_site_frames(p, sym, sites[i], fr, MT_SYM_MAX_FRAMES);
 		for (int j = 0; j < k; j++) {
 			label(buf, sizeof buf, &fr[j]);
 			cur = child(&t, cur, buf);
@@ -161,8 +145,8 @@ void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sy
 		}
 		for (size_t d = 0; d < depth; d++) {
 			t.n[path[d]].weight += w;
-			t.n[path[d]].bytes += bytes;
-			t.n[path[d]].count += count;
+			t.n[path[d]].bytes += a.bytes;
+			t.n[path[d]].count += a.count;
 		}
 	}
 	const struct mt_totals *tot = &p->col.t;
