@@ -1,7 +1,7 @@
 /*
  * server.c - the HTTP side of `memtrace server`, on libmicrohttpd: methods,
  * the Host check, path splitting (no path ever reaches the file system),
- * query parameters, static pages and the replies of server_api.c.
+ * query parameters, static pages and the replies of the API (api.c).
  */
 #include "server.h"
 #include "report/report.h"
@@ -19,28 +19,6 @@
 #include <unistd.h>
 
 #define MAX_SEGMENTS 8
-
-void srv_error(struct srv_reply *r, int status, const char *fmt, ...)
-{
-	char msg[600];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	free(r->body);
-	r->body = NULL;
-	r->len = 0;
-	r->filename[0] = 0;
-	FILE *f = open_memstream(&r->body, &r->len);
-	if (f) {
-		fputs("{\"error\": ", f);
-		mt_json_str(f, msg);
-		fputs("}\n", f);
-		fclose(f);
-	}
-	r->status = status;
-	r->type = "application/json";
-}
 
 /* ---- the web GUI ---- */
 

@@ -1,6 +1,6 @@
 /*
  * server.h - `memtrace server`: what the HTTP plumbing (server.c), the REST
- * API (server_api.c) and the command (cmd_server.c) share.
+ * API (api.c and its api_*.c) and the command (cmd_server.c) share.
  *
  * Thread model: libmicrohttpd runs one thread per connection.  The loaded
  * recordings and their symbolized sites are read-only once serving starts,
