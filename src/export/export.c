@@ -1,8 +1,10 @@
 /*
  * export.c - what the export formats share: the table of formats, flamegraph
- * weights, process selection, frame names.
+ * weights, process selection, frame names, a look-up in a pointer map.
  */
 #include "export.h"
+#include "base/ptrmap.h"
+#include "base/util.h"
 
 #include <string.h>
 
@@ -41,6 +43,31 @@ const char *mt_weight_unit(enum mt_weight w)
 int mt_export_wants(const struct mt_export_ctx *x, const struct mt_process *p)
 {
 	return x->pid < 0 || p->pid == (uint32_t)x->pid;
+}
+
+const struct mt_process *mt_export_one_process(const struct mt_export_ctx *x, const char *format, size_t *idx)
+{
+	const struct mt_recording *rec = &x->sel->matched;
+	for (size_t i = 0; i < rec->nprocs; i++)
+		if (mt_export_wants(x, rec->procs[i])) {
+			if (x->pid < 0 && rec->nprocs > 1)
+				mt_note("%s holds one process: exporting pid %u, the first of %zu "
+					"(--pid chooses another)",
+					format, rec->procs[i]->pid, rec->nprocs);
+			*idx = i;
+			return rec->procs[i];
+		}
+	return NULL;
+}
+
+int mt_export_lookup(const struct mt_ptrmap *m, uint64_t key, uint64_t *val)
+{
+	for (size_t i = mt_ptrmap_hash(key) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
+		if (m->keys[i] == key) {
+			*val = m->vals[i];
+			return 1;
+		}
+	return 0;
 }
 
 const char *mt_frame_name(const struct mt_frame *f, char *buf, size_t len)

@@ -1,5 +1,5 @@
 /*
- * export_folded.c - folded stacks, one line per call site: frames from the
+ * folded.c - folded stacks, one line per call site: frames from the
  * outermost to the allocating function, separated by ';', then the weight
  * (flamegraph.pl, inferno-flamegraph and speedscope read it).  Sites of
  * weight 0 are left out; several processes are merged.

@@ -1,5 +1,5 @@
 /*
- * export_gprof2dot.c - memtrail's JSON for gprof2dot (`gprof2dot -f json`),
+ * gprof2dot.c - memtrail's JSON for gprof2dot (`gprof2dot -f json`),
  * which draws it as a call graph:
  *   {"version": 0, "costs": [{"description", "unit"}],
  *    "functions": [{"name", "module", "process"}],

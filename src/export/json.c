@@ -1,5 +1,5 @@
 /*
- * export_json.c - memtrace's own JSON export ("memtrace_export": 1), for
+ * json.c - memtrace's own JSON export ("memtrace_export": 1), for
  * scripts: per process its totals, its call sites with their frames (the
  * frame objects of `memtrace report --json`), and
  *   - by default, every matched allocation: site, size, address, thread,

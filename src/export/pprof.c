@@ -1,5 +1,5 @@
 /*
- * export_pprof.c - pprof's profile.proto (perftools.profiles.Profile),
+ * pprof.c - pprof's profile.proto (perftools.profiles.Profile),
  * gzipped, as `go tool pprof`, Pyroscope and Parca read it.
  *
  * The heap convention of pprof's own converters: four values per sample,
@@ -159,21 +159,11 @@ static uint64_t str_id(struct pprof *pp, const char *s)
 
 /* ---- functions, locations, mappings ---- */
 
-static int map_get(const struct mt_ptrmap *m, uint64_t key, uint64_t *val)
-{
-	for (size_t i = mt_ptrmap_hash(key) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
-		if (m->keys[i] == key) {
-			*val = m->vals[i];
-			return 1;
-		}
-	return 0;
-}
-
 static uint64_t function_id(struct pprof *pp, const struct mt_frame *f)
 {
 	uint64_t name = str_id(pp, f->function), file = str_id(pp, f->file);
 	uint64_t key = (name << 32 | file) + 1, id;
-	if (map_get(&pp->funcs, key, &id))
+	if (mt_export_lookup(&pp->funcs, key, &id))
 		return id;
 	id = ++pp->nfuncs;
 	mt_ptrmap_xput(&pp->funcs, key, id);
@@ -201,7 +191,7 @@ static uint64_t location_id(struct pprof *pp, const struct mt_process *p, uint64
 	uint64_t a = fr[0].address, id;
 	if (!a && pp->loc_zero)
 		return pp->loc_zero;
-	if (a && map_get(&pp->locs, a, &id))
+	if (a && mt_export_lookup(&pp->locs, a, &id))
 		return id;
 	id = ++pp->nlocs;
 	if (a)

@@ -1,5 +1,5 @@
 /*
- * export_speedscope.c - speedscope's file format (a JSON document that
+ * speedscope.c - speedscope's file format (a JSON document that
  * speedscope.app and the `speedscope` command open): the distinct frames of
  * every call site once in shared.frames, then per process two "sampled"
  * profiles, one sample per call site (its stack, outermost frame first)

@@ -1,11 +1,11 @@
 /*
- * export_svg.c - an interactive flamegraph in one SVG file, as flamegraph.pl
+ * svg.c - an interactive flamegraph in one SVG file, as flamegraph.pl
  * draws them: the call sites merged into a tree of frames from the outermost
  * function, drawn as a flame (the root at the bottom), each frame as wide as
  * its --weight.  Hovering a frame shows its function, location, figure and
  * share; a click zooms into it; Search highlights the frames a regular
  * expression matches and says what share of the total they hold.  The
- * script and style are src/web/svg-flamegraph.{js,css}, embedded.
+ * script and style are src/export/web/svg-flamegraph.{js,css}, embedded.
  *
  * Memory: the tree holds at most one node per frame of each site; the
  * symbolizers of the processes stay loaded until the file is written, since

@@ -146,14 +146,11 @@ int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opt
 	mt_json_str(f, rec->path);
 	fprintf(f, ",\n  \"truncated\": %s,\n  \"processes\": [\n", rec->truncated ? "true" : "false");
 	int shown = 0;
-	for (size_t i = 0; i < rec->nprocs; i++) {
-		const struct mt_process *p = rec->procs[i];
-		if (o->pid >= 0 && p->pid != (uint32_t)o->pid)
-			continue;
-		if (shown++)
-			fputs(",\n", f);
-		process_json(f, p, o);
-	}
+	for (size_t i = 0; i < rec->nprocs; i++)
+		if (mt_report_wants(o, rec->procs[i])) {
+			fputs(shown++ ? ",\n" : "", f);
+			process_json(f, rec->procs[i], o);
+		}
 	fputs("\n  ]\n}\n", f);
 	return 0;
 }

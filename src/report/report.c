@@ -7,6 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+int mt_report_wants(const struct mt_report_opts *o, const struct mt_process *p)
+{
+	return o->pid < 0 || p->pid == (uint32_t)o->pid;
+}
+
 /* ---- text ---- */
 
 static void print_frames(FILE *f, const struct mt_frame *fr, int n, int max, const char *indent)
@@ -46,6 +51,15 @@ static void process_header(FILE *f, const struct mt_process *p)
 	fputc('\n', f);
 }
 
+/* " (kind: N)" for each kind of loss P had. */
+static void print_lost_kinds(FILE *f, const struct mt_process *p)
+{
+	char a[32];
+	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
+		if (p->lost[k])
+			fprintf(f, " (%s: %s)", mt_lost_names[k], mt_fmt_count(p->lost[k], a));
+}
+
 static void print_totals(FILE *f, const struct mt_process *p)
 {
 	const struct mt_totals *t = &p->col.t;
@@ -69,9 +83,7 @@ static void print_totals(FILE *f, const struct mt_process *p)
 			p->markers[i].text);
 	uint64_t lost = mt_process_lost(p);
 	fprintf(f, "  lost events:     %s", mt_fmt_count(lost, a));
-	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
-		if (p->lost[k])
-			fprintf(f, " (%s: %s)", mt_lost_names[k], mt_fmt_count(p->lost[k], b));
+	print_lost_kinds(f, p);
 	fputc('\n', f);
 }
 
@@ -120,46 +132,53 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 	free(sites);
 }
 
+/* A process in a tree view: its losses, then the tree of its sites. */
+static void tree_view(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+		      const struct mt_report_opts *o)
+{
+	/* a tree never hides a loss */
+	uint64_t lost = mt_process_lost(p);
+	if (lost) {
+		char a[32];
+		fprintf(f, "  lost events: %s", mt_fmt_count(lost, a));
+		print_lost_kinds(f, p);
+		fputs("; the figures below are lower bounds\n", f);
+	}
+	size_t n;
+	uint32_t *sites = mt_rank_sites(p, o->view, 1, &n);
+	if (o->limit > 0 && (size_t)o->limit < n)
+		n = (size_t)o->limit;
+	mt_print_tree(f, p, sym, sites, n, o->view, o->threshold);
+	free(sites);
+}
+
+static void process_text(FILE *f, const struct mt_process *p, const struct mt_report_opts *o, int first)
+{
+	if (!first)
+		fputc('\n', f);
+	process_header(f, p);
+	struct mt_symbolizer *sym = mt_process_symbolizer(p);
+	if (o->view == MT_VIEW_SUMMARY) {
+		print_totals(f, p);
+		long lim = o->limit > 0 ? o->limit : 5;
+		summary_section(f, p, sym, MT_VIEW_FREQUENCY, "MOST CALLS TO ALLOCATION FUNCTIONS", lim);
+		summary_section(f, p, sym, MT_VIEW_PEAK, "PEAK MEMORY CONSUMERS", lim);
+		summary_section(f, p, sym, MT_VIEW_LEAKS, "MEMORY LEAKS", lim);
+		summary_section(f, p, sym, MT_VIEW_TEMPORARY, "MOST TEMPORARY ALLOCATIONS", lim);
+	} else {
+		tree_view(f, p, sym, o);
+	}
+	const char *const *w = mt_sym_warnings(sym);
+	for (; w && *w; w++)
+		mt_warning("%s", *w);
+	mt_sym_free(sym);
+}
+
 int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o)
 {
 	int shown = 0;
-	for (size_t i = 0; i < rec->nprocs; i++) {
-		const struct mt_process *p = rec->procs[i];
-		if (o->pid >= 0 && p->pid != (uint32_t)o->pid)
-			continue;
-		if (shown++)
-			fputc('\n', f);
-		process_header(f, p);
-		struct mt_symbolizer *sym = mt_process_symbolizer(p);
-		if (o->view == MT_VIEW_SUMMARY) {
-			print_totals(f, p);
-			long lim = o->limit > 0 ? o->limit : 5;
-			summary_section(f, p, sym, MT_VIEW_FREQUENCY, "MOST CALLS TO ALLOCATION FUNCTIONS", lim);
-			summary_section(f, p, sym, MT_VIEW_PEAK, "PEAK MEMORY CONSUMERS", lim);
-			summary_section(f, p, sym, MT_VIEW_LEAKS, "MEMORY LEAKS", lim);
-			summary_section(f, p, sym, MT_VIEW_TEMPORARY, "MOST TEMPORARY ALLOCATIONS", lim);
-		} else {
-			/* a tree never hides a loss */
-			uint64_t lost = mt_process_lost(p);
-			if (lost) {
-				char a[32], b[32];
-				fprintf(f, "  lost events: %s", mt_fmt_count(lost, a));
-				for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
-					if (p->lost[k])
-						fprintf(f, " (%s: %s)", mt_lost_names[k], mt_fmt_count(p->lost[k], b));
-				fputs("; the figures below are lower bounds\n", f);
-			}
-			size_t n;
-			uint32_t *sites = mt_rank_sites(p, o->view, 1, &n);
-			if (o->limit > 0 && (size_t)o->limit < n)
-				n = (size_t)o->limit;
-			mt_print_tree(f, p, sym, sites, n, o->view, o->threshold);
-			free(sites);
-		}
-		const char *const *w = mt_sym_warnings(sym);
-		for (; w && *w; w++)
-			mt_warning("%s", *w);
-		mt_sym_free(sym);
-	}
+	for (size_t i = 0; i < rec->nprocs; i++)
+		if (mt_report_wants(o, rec->procs[i]))
+			process_text(f, rec->procs[i], o, !shown++);
 	return 0;
 }

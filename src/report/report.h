@@ -21,6 +21,9 @@ struct mt_report_opts {
 	long pid;         /* -1: every process */
 };
 
+/* Is P one of the processes O shows (-p)? */
+int mt_report_wants(const struct mt_report_opts *o, const struct mt_process *p);
+
 int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o);
 int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o);
 

@@ -27,6 +27,21 @@ static const struct mt_process *root_process(const struct mt_recording *rec)
 	return rec->nprocs ? rec->procs[0] : NULL;
 }
 
+/* A process's object up to its start time: who it is.  INDENT opens the
+ * object's line, TIME_SEP goes before "start_time". */
+static void process_identity(FILE *f, const struct mt_process *p, int first, const char *indent,
+			     const char *time_sep)
+{
+	fprintf(f, "%s\n%s{\"pid\": %u, \"ppid\": %u, \"exe\": ", first ? "" : ",", indent, p->pid, p->ppid);
+	mt_json_str(f, p->exe);
+	fputs(", \"argv\": ", f);
+	api_json_argv(f, p);
+	fputs(", \"backend\": ", f);
+	mt_json_str(f, p->backend);
+	fprintf(f, ",%s\"start_time\": ", time_sep);
+	api_json_start_time(f, p);
+}
+
 static void list_file(FILE *f, size_t id, const struct srv_file *file)
 {
 	const struct mt_recording *rec = &file->sel.all;
@@ -80,14 +95,7 @@ static void list_file(FILE *f, size_t id, const struct srv_file *file)
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];
 		const struct mt_totals *t = &p->col.t;
-		fprintf(f, "%s\n     {\"pid\": %u, \"ppid\": %u, \"exe\": ", i ? "," : "", p->pid, p->ppid);
-		mt_json_str(f, p->exe);
-		fputs(", \"argv\": ", f);
-		api_json_argv(f, p);
-		fputs(", \"backend\": ", f);
-		mt_json_str(f, p->backend);
-		fputs(", \"start_time\": ", f);
-		api_json_start_time(f, p);
+		process_identity(f, p, i == 0, "     ", " ");
 		fprintf(f,
 			", \"duration_s\": %.6f,\n      \"allocations\": %llu, \"allocated_bytes\": %llu, "
 			"\"peak_bytes\": %llu, \"leaked_bytes\": %llu, \"sites\": %d}",
@@ -135,14 +143,7 @@ int api_run_summary(struct req *x)
 		const struct mt_process *p = rec->procs[i];
 		if (!api_wants(x, p))
 			continue;
-		fprintf(f, "%s\n  {\"pid\": %u, \"ppid\": %u, \"exe\": ", shown++ ? "," : "", p->pid, p->ppid);
-		mt_json_str(f, p->exe);
-		fputs(", \"argv\": ", f);
-		api_json_argv(f, p);
-		fputs(", \"backend\": ", f);
-		mt_json_str(f, p->backend);
-		fputs(",\n   \"start_time\": ", f);
-		api_json_start_time(f, p);
+		process_identity(f, p, !shown++, "  ", "\n   ");
 		fprintf(f, ", \"duration_s\": %.6f, ", mt_process_duration(p));
 		if (p->exited)
 			fprintf(f, "\"exit_status\": %lld, ", (long long)p->exit_status);
