@@ -1,6 +1,7 @@
 /*
- * export.c - what the export formats share: the table of formats, flamegraph
- * weights, process selection, frame names, a look-up in a pointer map.
+ * export.c - what the export formats share: flamegraph weights, process
+ * selection, frame names, a look-up in a pointer map.  (The table of the
+ * formats is formats.c, so that calls between it and them go one way.)
  */
 #include "export.h"
 #include "base/ptrmap.h"
@@ -9,19 +10,6 @@
 #include <string.h>
 
 const char *const mt_weight_names[] = {"bytes", "allocations", "leaked", "peak", "temporary"};
-
-const struct mt_exporter mt_exporters[] = {
-	{"heaptrack", "heaptrack's file, for heaptrack_print and heaptrack_gui", 0, mt_export_heaptrack},
-	{"folded", "folded stacks (flamegraph.pl, inferno), weighted by --weight", 0, mt_export_folded},
-	{"svg", "an interactive flamegraph (hover, click to zoom, search), by --weight", 0, mt_export_svg},
-	{"pprof", "pprof's profile.proto, gzipped (go tool pprof, Pyroscope, Parca)", 1, mt_export_pprof},
-	{"massif", "valgrind massif's file, for ms_print and massif-visualizer", 0, mt_export_massif},
-	{"gprof2dot", "memtrail's gprof2dot JSON (gprof2dot -f json)", 0, mt_export_gprof2dot},
-	{"speedscope", "speedscope's JSON (bytes and allocations per stack)", 0, mt_export_speedscope},
-	{"json", "every allocation with its stack (--per-site: per-site aggregates)", 0, mt_export_json},
-	{"html", "one self-contained page: summary, memory over time, flamegraph, call sites", 0, mt_export_html},
-	{NULL, NULL, 0, NULL},
-};
 
 enum mt_view mt_weight_view(enum mt_weight w)
 {

@@ -5,7 +5,7 @@
  * allocations, allocation_groups; api_export.c: allocation_ascii_tree,
  * timeline, the exports and the GUI's report).  api.c routes /list and
  * /data/<id>/ENDPOINT to them.  Calls go one way: server.c -> api.c ->
- * the families -> reply.c.
+ * the families -> api_shared.c -> reply.c.
  */
 #ifndef MEMTRACE_API_H
 #define MEMTRACE_API_H
@@ -53,7 +53,7 @@ struct req {
 	uint64_t buckets;
 };
 
-/* ---- helpers (api.c) ---- */
+/* ---- helpers (api_shared.c) ---- */
 
 /* Time 0 of a process, as the filter's from/to see it; TS from it. */
 uint64_t api_proc_start(const struct mt_process *p);
