@@ -371,16 +371,8 @@ static void timeline_json(FILE *f, const struct timeline *tl)
 static void process_json(FILE *f, const struct mt_process *p, const struct timeline *tl)
 {
 	const struct mt_totals *t = &p->col.t;
-	fprintf(f, "  {\"pid\": %u, \"ppid\": %u, \"exe\": ", p->pid, p->ppid);
-	mt_json_str_html(f, p->exe);
-	fputs(", \"argv\": [", f);
-	for (int i = 0; i < p->argc; i++) {
-		if (i)
-			fputs(", ", f);
-		mt_json_str_html(f, p->argv[i]);
-	}
-	fputs("], \"backend\": ", f);
-	mt_json_str_html(f, p->backend);
+	fputs("  {", f);
+	mt_json_identity(f, p, ", ", 1);
 	fprintf(f, ",\n   \"duration_s\": %.6f, \"start_unix_s\": %.3f, \"exit_status\": ",
 		mt_process_duration(p), (double)p->unix_ns / 1e9);
 	if (p->exited)

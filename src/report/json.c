@@ -31,6 +31,35 @@ void mt_json_frames(FILE *f, const struct mt_frame *fr, int n)
 	fputc(']', f);
 }
 
+static void json_str(FILE *f, const char *s, int html)
+{
+	if (html)
+		mt_json_str_html(f, s);
+	else
+		mt_json_str(f, s);
+}
+
+void mt_json_argv(FILE *f, const struct mt_process *p, int html)
+{
+	fputc('[', f);
+	for (int i = 0; i < p->argc; i++) {
+		if (i)
+			fputs(", ", f);
+		json_str(f, p->argv[i], html);
+	}
+	fputc(']', f);
+}
+
+void mt_json_identity(FILE *f, const struct mt_process *p, const char *sep, int html)
+{
+	fprintf(f, "\"pid\": %u, \"ppid\": %u%s\"exe\": ", p->pid, p->ppid, sep);
+	json_str(f, p->exe, html);
+	fprintf(f, "%s\"argv\": ", sep);
+	mt_json_argv(f, p, html);
+	fprintf(f, "%s\"backend\": ", sep);
+	json_str(f, p->backend, html);
+}
+
 void mt_json_totals(FILE *f, const struct mt_process *p)
 {
 	const struct mt_totals *t = &p->col.t;
@@ -87,16 +116,8 @@ void mt_json_markers(FILE *f, const struct mt_process *p)
 
 static void process_json(FILE *f, const struct mt_process *p, const struct mt_report_opts *o)
 {
-	fprintf(f, "    {\n      \"pid\": %u, \"ppid\": %u,\n      \"exe\": ", p->pid, p->ppid);
-	mt_json_str(f, p->exe);
-	fputs(",\n      \"argv\": [", f);
-	for (int i = 0; i < p->argc; i++) {
-		if (i)
-			fputs(", ", f);
-		mt_json_str(f, p->argv[i]);
-	}
-	fputs("],\n      \"backend\": ", f);
-	mt_json_str(f, p->backend);
+	fputs("    {\n      ", f);
+	mt_json_identity(f, p, ",\n      ", 0);
 	fprintf(f, ",\n      \"duration_s\": %.6f,\n", mt_process_duration(p));
 	if (p->exited)
 		fprintf(f, "      \"exit_status\": %lld,\n", (long long)p->exit_status);

@@ -28,6 +28,12 @@ int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opt
 int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o);
 
 void mt_json_frames(FILE *f, const struct mt_frame *fr, int n);
+/* Who a process is, as keys without braces: "pid", "ppid", "exe", "argv"
+ * and "backend", SEP between them (", " or a line break and indent); with
+ * HTML, its strings safe inside a <script> element (mt_json_str_html). */
+void mt_json_identity(FILE *f, const struct mt_process *p, const char *sep, int html);
+/* Its argv alone, as a JSON array. */
+void mt_json_argv(FILE *f, const struct mt_process *p, int html);
 /* A process's totals object, its "lost_events" and "lost_by_kind" keys, its
  * markers array: as the JSON report writes them (the server's summary too). */
 void mt_json_totals(FILE *f, const struct mt_process *p);

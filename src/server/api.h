@@ -60,7 +60,6 @@ uint64_t api_proc_start(const struct mt_process *p);
 double api_rel_s(const struct mt_process *p, uint64_t ts);
 /* Is P selected by the request's pid parameter? */
 int api_wants(const struct req *x, const struct mt_process *p);
-void api_json_argv(FILE *f, const struct mt_process *p);
 void api_json_start_time(FILE *f, const struct mt_process *p);
 /* The frames of site SITE of process PROC, as symbolized at load time. */
 void api_json_backtrace(const struct req *x, size_t proc, uint32_t site);

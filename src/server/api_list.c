@@ -32,12 +32,8 @@ static const struct mt_process *root_process(const struct mt_recording *rec)
 static void process_identity(FILE *f, const struct mt_process *p, int first, const char *indent,
 			     const char *time_sep)
 {
-	fprintf(f, "%s\n%s{\"pid\": %u, \"ppid\": %u, \"exe\": ", first ? "" : ",", indent, p->pid, p->ppid);
-	mt_json_str(f, p->exe);
-	fputs(", \"argv\": ", f);
-	api_json_argv(f, p);
-	fputs(", \"backend\": ", f);
-	mt_json_str(f, p->backend);
+	fprintf(f, "%s\n%s{", first ? "" : ",", indent);
+	mt_json_identity(f, p, ", ", 0);
 	fprintf(f, ",%s\"start_time\": ", time_sep);
 	api_json_start_time(f, p);
 }
@@ -77,7 +73,7 @@ static void list_file(FILE *f, size_t id, const struct srv_file *file)
 	mt_json_str(f, first ? first->exe : NULL);
 	fputs(", \"argv\": ", f);
 	if (first)
-		api_json_argv(f, first);
+		mt_json_argv(f, first, 0);
 	else
 		fputs("[]", f);
 	fputs(", \"start_time\": ", f);

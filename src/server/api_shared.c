@@ -34,17 +34,6 @@ int api_wants(const struct req *x, const struct mt_process *p)
 	return x->pid < 0 || p->pid == (uint32_t)x->pid;
 }
 
-void api_json_argv(FILE *f, const struct mt_process *p)
-{
-	fputc('[', f);
-	for (int i = 0; i < p->argc; i++) {
-		if (i)
-			fputs(", ", f);
-		mt_json_str(f, p->argv[i]);
-	}
-	fputc(']', f);
-}
-
 void api_json_start_time(FILE *f, const struct mt_process *p)
 {
 	if (p->unix_ns)
