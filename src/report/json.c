@@ -6,6 +6,7 @@
 #include "base/util.h"
 #include "base/json.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,19 +79,35 @@ void mt_json_totals(FILE *f, const struct mt_process *p)
 		(unsigned long long)t->culled);
 }
 
+/* A site's figures by their names in the schema, each with whether a line
+ * break goes before it. */
+static const struct {
+	const char *key;
+	size_t off;
+	int brk;
+} site_keys[] = {
+	{"allocations", offsetof(struct mt_site_stats, allocations), 0},
+	{"allocated_bytes", offsetof(struct mt_site_stats, allocated_bytes), 0},
+	{"frees", offsetof(struct mt_site_stats, frees), 0},
+	{"leaked_allocations", offsetof(struct mt_site_stats, live_count), 1},
+	{"leaked_bytes", offsetof(struct mt_site_stats, live_bytes), 0},
+	{"peak_bytes", offsetof(struct mt_site_stats, peak_bytes), 1},
+	{"peak_allocations", offsetof(struct mt_site_stats, peak_count), 0},
+	{"temporary_allocations", offsetof(struct mt_site_stats, temporary), 0},
+	{"culled_allocations", offsetof(struct mt_site_stats, culled), 1},
+	{"min_size", offsetof(struct mt_site_stats, min_size), 0},
+	{"max_size", offsetof(struct mt_site_stats, max_size), 0},
+};
+
 void mt_json_site_figures(FILE *f, const struct mt_site_stats *s)
 {
-	fprintf(f,
-		"\"allocations\": %llu, \"allocated_bytes\": %llu, \"frees\": %llu,\n"
-		"         \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
-		"         \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"temporary_allocations\": %llu,\n"
-		"         \"culled_allocations\": %llu, \"min_size\": %llu, \"max_size\": %llu",
-		(unsigned long long)s->allocations, (unsigned long long)s->allocated_bytes,
-		(unsigned long long)s->frees, (unsigned long long)s->live_count,
-		(unsigned long long)s->live_bytes, (unsigned long long)s->peak_bytes,
-		(unsigned long long)s->peak_count, (unsigned long long)s->temporary,
-		(unsigned long long)s->culled, (unsigned long long)s->min_size,
-		(unsigned long long)s->max_size);
+	for (size_t i = 0; i < sizeof site_keys / sizeof *site_keys; i++) {
+		uint64_t v;
+		memcpy(&v, (const char *)s + site_keys[i].off, sizeof v);
+		if (i)
+			fputs(site_keys[i].brk ? ",\n         " : ", ", f);
+		fprintf(f, "\"%s\": %llu", site_keys[i].key, (unsigned long long)v);
+	}
 }
 
 void mt_json_lost(FILE *f, const struct mt_process *p)
