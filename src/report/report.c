@@ -64,14 +64,16 @@ static void print_totals(FILE *f, const struct mt_process *p)
 {
 	const struct mt_totals *t = &p->col.t;
 	char a[32], b[32], c[32];
-	fprintf(f, "  allocations:     %s (%s)\n", mt_fmt_count(t->allocations, a), mt_fmt_bytes(t->allocated_bytes, b));
+	fprintf(f, "  allocations:     %s (%s)\n", mt_fmt_count(t->allocations, a),
+		mt_fmt_bytes(t->allocated_bytes, b));
 	fprintf(f, "  frees:           %s\n", mt_fmt_count(t->frees, a));
 	fprintf(f, "  temporary:       %s (%.1f%% of allocations)\n", mt_fmt_count(t->temporary, a),
 		t->allocations ? 100.0 * (double)t->temporary / (double)t->allocations : 0.0);
 	fprintf(f, "  peak:            %s in %s blocks, at %.3f s\n", mt_fmt_bytes(t->peak_bytes, a),
 		mt_fmt_count(t->peak_count, c),
 		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0);
-	fprintf(f, "  leaked:          %s in %s allocations\n", mt_fmt_bytes(t->live_bytes, a), mt_fmt_count(t->live_count, b));
+	fprintf(f, "  leaked:          %s in %s allocations\n", mt_fmt_bytes(t->live_bytes, a),
+		mt_fmt_count(t->live_count, b));
 	if (t->unmatched_frees)
 		fprintf(f, "  unmatched frees: %s\n", mt_fmt_count(t->unmatched_frees, a));
 	if (t->culled)
