@@ -1,23 +1,16 @@
 /*
- * collector.c - see collector.h for the semantics.
+ * figures.c - the collector: see figures.h for the semantics.
  *
  * The live table is open addressing on the block address with linear probing
  * and backward-shift deletion (no tombstones), so a long run of malloc/free
  * pairs never degrades it.
  */
 #include "figures.h"
+#include "base/hash.h"
 #include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static inline uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return x;
-}
 
 void mt_col_init(struct mt_collector *c)
 {
@@ -55,7 +48,7 @@ static void live_grow(struct mt_collector *c)
 	for (size_t i = 0; i < n; i++) {
 		if (!old[i].ptr)
 			continue;
-		size_t j = mix(old[i].ptr) & c->live_mask;
+		size_t j = mt_hash64(old[i].ptr) & c->live_mask;
 		while (c->live[j].ptr)
 			j = (j + 1) & c->live_mask;
 		c->live[j] = old[i];
@@ -65,7 +58,7 @@ static void live_grow(struct mt_collector *c)
 
 static struct mt_live *live_find(struct mt_collector *c, uint64_t ptr)
 {
-	for (size_t i = mix(ptr) & c->live_mask;; i = (i + 1) & c->live_mask) {
+	for (size_t i = mt_hash64(ptr) & c->live_mask;; i = (i + 1) & c->live_mask) {
 		if (c->live[i].ptr == ptr)
 			return &c->live[i];
 		if (!c->live[i].ptr)
@@ -79,7 +72,7 @@ static void live_remove(struct mt_collector *c, struct mt_live *e)
 	for (size_t j = (i + 1) & c->live_mask;; j = (j + 1) & c->live_mask) {
 		if (!c->live[j].ptr)
 			break;
-		size_t home = mix(c->live[j].ptr) & c->live_mask;
+		size_t home = mt_hash64(c->live[j].ptr) & c->live_mask;
 		/* move j into the hole at i if its home is not in (i, j] */
 		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
 			c->live[i] = c->live[j];
@@ -94,7 +87,7 @@ static void live_remove(struct mt_collector *c, struct mt_live *e)
 static struct mt_thread_last *thread(struct mt_collector *c, uint32_t tid)
 {
 	uint32_t key = tid + 1;
-	for (size_t i = mix(key) & c->threads_mask;; i = (i + 1) & c->threads_mask) {
+	for (size_t i = mt_hash64(key) & c->threads_mask;; i = (i + 1) & c->threads_mask) {
 		struct mt_thread_last *t = &c->threads[i];
 		if (t->tid == key)
 			return t;
@@ -113,7 +106,7 @@ static struct mt_thread_last *thread(struct mt_collector *c, uint32_t tid)
 		for (size_t k = 0; k < n; k++) {
 			if (!old[k].tid)
 				continue;
-			size_t j = mix(old[k].tid) & c->threads_mask;
+			size_t j = mt_hash64(old[k].tid) & c->threads_mask;
 			while (c->threads[j].tid)
 				j = (j + 1) & c->threads_mask;
 			c->threads[j] = old[k];
@@ -172,7 +165,7 @@ static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t
 	} else {
 		if ((c->live_used + 1) * 4 > (c->live_mask + 1) * 3)
 			live_grow(c);
-		size_t i = mix(ptr) & c->live_mask;
+		size_t i = mt_hash64(ptr) & c->live_mask;
 		while (c->live[i].ptr)
 			i = (i + 1) & c->live_mask;
 		c->live[i] = (struct mt_live){ptr, size, ts, site, 0};

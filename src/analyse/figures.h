@@ -1,5 +1,5 @@
 /*
- * collector.h - the one place where allocation events become figures.
+ * figures.h - the collector, the one place where allocation events become figures.
  *
  * Fed the events of one process in stream order, it tracks live blocks, the
  * global peak, temporaries and per-site totals with the semantics of
@@ -14,8 +14,8 @@
  *   - a free of an unknown block is an unmatched free, not an error.
  * Memory is bounded by the live blocks, threads and sites, not by events.
  */
-#ifndef MEMTRACE_COLLECTOR_H
-#define MEMTRACE_COLLECTOR_H
+#ifndef MEMTRACE_FIGURES_H
+#define MEMTRACE_FIGURES_H
 
 #include <stddef.h>
 #include <stdint.h>

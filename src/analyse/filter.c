@@ -4,7 +4,7 @@
  * in-range lifetimes ask whether it was freed between them.
  */
 #include "filter.h"
-#include "report/report.h"
+#include "sites.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -242,8 +242,8 @@ static int site_passes(const struct mt_filter *f, const struct mt_process *p, st
 		need_frames |= f->re_set[i];
 	if (!need_frames)
 		return 1;
-	struct mt_frame fr[256];
-	int n = mt_site_frames(p, sym, site, fr, 256);
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
+	int n = mt_site_frames(p, sym, site, fr, MT_SYM_MAX_FRAMES);
 	if (!in_bounds(&f->depth_min, &f->depth_max, n))
 		return 0;
 	for (int i = 0; i < 4; i++) {

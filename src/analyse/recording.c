@@ -2,6 +2,7 @@
  * recording.c - see recording.h.
  */
 #include "recording.h"
+#include "base/hash.h"
 #include "format/format.h"
 #include "base/util.h"
 
@@ -9,14 +10,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static inline uint64_t mix(uint64_t x)
-{
-	x ^= x >> 31;
-	x *= 0x9e3779b97f4a7c15ull;
-	x ^= x >> 29;
-	return x;
-}
 
 static struct mt_process *process_for(struct mt_recording *rec, uint32_t stream)
 {
@@ -39,7 +32,7 @@ static uint64_t hash_frames(const uint64_t *f, unsigned n)
 {
 	uint64_t h = n;
 	for (unsigned i = 0; i < n; i++)
-		h = mix(h ^ f[i]);
+		h = mt_hash_combine(h, f[i]);
 	return h;
 }
 
@@ -105,7 +98,7 @@ static void ids_put(struct mt_process *p, uint64_t id, uint32_t site)
 				ids_put(p, old[i].id, old[i].site);
 		free(old);
 	}
-	size_t i = mix(id) & p->ids_mask;
+	size_t i = mt_hash64(id) & p->ids_mask;
 	while (p->ids[i].id && p->ids[i].id != id)
 		i = (i + 1) & p->ids_mask;
 	if (!p->ids[i].id)
@@ -117,7 +110,7 @@ static void ids_put(struct mt_process *p, uint64_t id, uint32_t site)
 /* Site of stack id ID; an id never defined gets an empty stack of its own. */
 static uint32_t site_of(struct mt_process *p, uint64_t id)
 {
-	for (size_t i = mix(id) & p->ids_mask; p->ids[i].id; i = (i + 1) & p->ids_mask)
+	for (size_t i = mt_hash64(id) & p->ids_mask; p->ids[i].id; i = (i + 1) & p->ids_mask)
 		if (p->ids[i].id == id)
 			return p->ids[i].site;
 	uint64_t none = 0;

@@ -2,17 +2,12 @@
  * select.c - see select.h.
  */
 #include "select.h"
+#include "blocks.h"
 #include "base/ptrmap.h"
 #include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* An allocation followed through its life (pass A). */
-struct life_rec {
-	uint64_t ord, ts, size;
-	uint32_t site, next_free;
-};
 
 struct mt_sel_proc {
 	uint32_t stream;
@@ -20,11 +15,9 @@ struct mt_sel_proc {
 	uint64_t *bits; /* allocation ordinal -> matched */
 	size_t nwords;
 	uint64_t next_ord;
-	struct mt_ptrmap live;    /* pass A: ptr -> life index + 1; gate: matched ptr -> 1 */
+	struct mt_blocks lives;   /* pass A: each live block, seq its allocation's ordinal */
 	struct mt_ptrmap threads; /* pass A: tid + 1 -> the block its last event allocated */
-	struct life_rec *lives;
-	size_t nlives, cap;
-	uint32_t free_head; /* index + 1 of a free life record */
+	struct mt_ptrmap live;    /* the gate: matched ptr -> 1 */
 };
 
 struct pass {
@@ -74,44 +67,37 @@ static int bit(const struct mt_sel_proc *sp, uint64_t ord)
 
 /* ---- pass A: lives ---- */
 
+/* Sets the bit of block B's allocation if it matches, ended at END_TS
+ * (FREED) or leaked. */
+static void life_ends(struct mt_sel_proc *sp, const struct mt_block *b, int freed, uint64_t end_ts,
+		      int temporary)
+{
+	struct mt_life l = {.ptr = b->ptr, .size = b->size, .ts = b->ts, .free_ts = end_ts, .site = b->site,
+			    .freed = freed, .temporary = temporary};
+	if (mt_filter_match(&sp->fp, &l))
+		set_bit(sp, b->seq);
+}
+
 static void life_begin(struct mt_sel_proc *sp, const struct mt_event *ev, uint64_t ptr, uint64_t size,
 		       uint32_t site)
 {
-	uint32_t i;
-	if (sp->free_head) {
-		i = sp->free_head - 1;
-		sp->free_head = sp->lives[i].next_free;
-	} else {
-		mt_grow(&sp->lives, &sp->cap, sp->nlives, sizeof *sp->lives);
-		i = (uint32_t)sp->nlives++;
-	}
-	sp->lives[i] = (struct life_rec){sp->next_ord++, ev->ts, size, site, 0};
-	uint64_t old;
-	if (mt_ptrmap_take(&sp->live, ptr, &old)) {
-		/* allocated again without a free we saw: the old one ends here */
-		struct life_rec *o = &sp->lives[old - 1];
-		struct mt_life l = {ptr, o->size, o->ts, ev->ts, o->site, 1, 0};
-		if (mt_filter_match(&sp->fp, &l))
-			set_bit(sp, o->ord);
-		o->next_free = sp->free_head;
-		sp->free_head = (uint32_t)old;
-	}
-	mt_ptrmap_xput(&sp->live, ptr, i + 1);
+	struct mt_block old;
+	uint64_t ord = sp->next_ord++;
+	/* allocated again without a free we saw: the old one ends here */
+	if (mt_blocks_take(&sp->lives, ptr, &old))
+		life_ends(sp, &old, 1, ev->ts, 0);
+	mt_blocks_put(&sp->lives, &(struct mt_block){.ptr = ptr, .ts = ev->ts, .size = size, .seq = ord,
+						     .site = site});
 	mt_ptrmap_xput(&sp->threads, (uint64_t)ev->tid + 1, ptr);
 }
 
 static void life_end(struct mt_sel_proc *sp, const struct mt_event *ev, uint64_t ptr)
 {
-	uint64_t i, last = 0;
+	uint64_t last = 0;
+	struct mt_block b;
 	mt_ptrmap_take(&sp->threads, (uint64_t)ev->tid + 1, &last);
-	if (!ptr || !mt_ptrmap_take(&sp->live, ptr, &i))
-		return;
-	struct life_rec *r = &sp->lives[i - 1];
-	struct mt_life l = {ptr, r->size, r->ts, ev->ts, r->site, 1, last == ptr};
-	if (mt_filter_match(&sp->fp, &l))
-		set_bit(sp, r->ord);
-	r->next_free = sp->free_head;
-	sp->free_head = (uint32_t)i;
+	if (mt_blocks_take(&sp->lives, ptr, &b))
+		life_ends(sp, &b, 1, ev->ts, last == ptr);
 }
 
 static enum mt_gate pass_lives(void *ctx, struct mt_process *p, const struct mt_event *ev, uint32_t site)
@@ -128,18 +114,10 @@ static enum mt_gate pass_lives(void *ctx, struct mt_process *p, const struct mt_
 
 static void lives_leaked(struct mt_sel_proc *sp)
 {
-	for (size_t k = 0; k <= sp->live.mask; k++) {
-		if (!sp->live.keys[k])
-			continue;
-		struct life_rec *r = &sp->lives[sp->live.vals[k] - 1];
-		struct mt_life l = {sp->live.keys[k], r->size, r->ts, 0, r->site, 0, 0};
-		if (mt_filter_match(&sp->fp, &l))
-			set_bit(sp, r->ord);
-	}
-	free(sp->lives);
-	sp->lives = NULL;
-	sp->nlives = sp->cap = 0;
-	sp->free_head = 0;
+	size_t pos = 0;
+	for (const struct mt_block *b; (b = mt_blocks_next(&sp->lives, &pos));)
+		life_ends(sp, b, 0, 0, 0);
+	mt_blocks_destroy(&sp->lives);
 }
 
 /* ---- the gate: matched allocations and their frees ---- */
@@ -199,6 +177,7 @@ int mt_select_load(struct mt_selection *s, const char *path, const struct mt_fil
 	}
 	for (size_t i = 0; i < s->all.nprocs; i++) {
 		mt_filter_prepare(&s->procs[i].fp, f, s->all.procs[i], NULL);
+		mt_blocks_init(&s->procs[i].lives);
 		reset_maps(&s->procs[i]);
 	}
 	struct mt_recording tmp;
@@ -229,7 +208,7 @@ void mt_select_free(struct mt_selection *s)
 		mt_ptrmap_destroy(&sp->live);
 		mt_ptrmap_destroy(&sp->threads);
 		free(sp->bits);
-		free(sp->lives);
+		mt_blocks_destroy(&sp->lives);
 	}
 	free(s->procs);
 	mt_recording_free(&s->all);

@@ -18,6 +18,8 @@
  * pointers freely.
  */
 #include "symbols.h"
+#include "base/hash.h"
+#include "base/util.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -38,28 +40,7 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 /* Bound on DIE nesting followed, against corrupt or cyclic DWARF. */
 #define MAX_DEPTH 128
 
-/* ---- small allocation helpers ---------------------------------------- */
-
-/* Out of memory in a report is not something to limp on from. */
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fputs("memtrace: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-	if (!p) {
-		fputs("memtrace: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
+/* ---- small helpers ---------------------------------------------------- */
 
 /* Makes room for one more element in a growable array. */
 #define GROW(arr, count, cap)                                                 \
@@ -78,16 +59,6 @@ static uint64_t hash_bytes(const char *s, size_t len)
 		h *= 0x100000001b3ull;
 	}
 	return h;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
 }
 
 /* ---- interned strings ------------------------------------------------- */
@@ -636,7 +607,7 @@ static void cus_grow(struct module *m)
 	for (size_t i = 0; i < m->cus_cap; i++) {
 		if (!m->cus[i].offset)
 			continue;
-		size_t j = mix64(m->cus[i].offset) & (cap - 1);
+		size_t j = mt_hash64(m->cus[i].offset) & (cap - 1);
 		while (cus[j].offset)
 			j = (j + 1) & (cap - 1);
 		cus[j] = m->cus[i];
@@ -654,7 +625,7 @@ static struct cu_index *module_cu_index(struct module *m, Dwarf_Die *cu)
 		return NULL;
 	if (2 * (m->ncus + 1) > m->cus_cap)
 		cus_grow(m);
-	size_t i = mix64(off) & (m->cus_cap - 1);
+	size_t i = mt_hash64(off) & (m->cus_cap - 1);
 	for (; m->cus[i].offset; i = (i + 1) & (m->cus_cap - 1))
 		if (m->cus[i].offset == off)
 			return &m->cus[i];
@@ -797,7 +768,7 @@ static int resolve_in_module(struct mt_symbolizer *s, struct module *m, uint64_t
 static size_t cache_index(const struct mt_symbolizer *s, uint64_t address,
 			  const struct module *m)
 {
-	return mix64(address ^ ((uint64_t)(uintptr_t)m << 17)) & (s->cache_cap - 1);
+	return mt_hash64(address ^ ((uint64_t)(uintptr_t)m << 17)) & (s->cache_cap - 1);
 }
 
 static struct cache_slot *cache_find(struct mt_symbolizer *s, uint64_t address,

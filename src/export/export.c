@@ -1,56 +1,26 @@
 /*
- * export.c - what the export formats share: the table of formats, flamegraph
- * weights, process selection, frame names.
+ * export.c - what the export formats share: flamegraph weights, process
+ * selection, frame names, a look-up in a pointer map.  (The table of the
+ * formats is formats.c, so that calls between it and them go one way.)
  */
 #include "export.h"
+#include "base/ptrmap.h"
+#include "base/util.h"
 
 #include <string.h>
 
 const char *const mt_weight_names[] = {"bytes", "allocations", "leaked", "peak", "temporary"};
 
-const struct mt_exporter mt_exporters[] = {
-	{"heaptrack", "heaptrack's file, for heaptrack_print and heaptrack_gui", 0, mt_export_heaptrack},
-	{"folded", "folded stacks (flamegraph.pl, inferno), weighted by --weight", 0, mt_export_folded},
-	{"svg", "an interactive flamegraph (hover, click to zoom, search), by --weight", 0, mt_export_svg},
-	{"pprof", "pprof's profile.proto, gzipped (go tool pprof, Pyroscope, Parca)", 1, mt_export_pprof},
-	{"massif", "valgrind massif's file, for ms_print and massif-visualizer", 0, mt_export_massif},
-	{"gprof2dot", "memtrail's gprof2dot JSON (gprof2dot -f json)", 0, mt_export_gprof2dot},
-	{"speedscope", "speedscope's JSON (bytes and allocations per stack)", 0, mt_export_speedscope},
-	{"json", "every allocation with its stack (--per-site: per-site aggregates)", 0, mt_export_json},
-	{"html", "one self-contained page: summary, memory over time, flamegraph, call sites", 0, mt_export_html},
-	{NULL, NULL, 0, NULL},
-};
-
-uint64_t mt_weight_site(const struct mt_site_stats *s, enum mt_weight w)
+enum mt_view mt_weight_view(enum mt_weight w)
 {
-	switch (w) {
-	case MT_W_ALLOCATIONS:
-		return s->allocations;
-	case MT_W_LEAKED:
-		return s->live_bytes;
-	case MT_W_PEAK:
-		return s->peak_bytes;
-	case MT_W_TEMPORARY:
-		return s->temporary;
-	default:
-		return s->allocated_bytes;
-	}
-}
-
-uint64_t mt_weight_total(const struct mt_totals *t, enum mt_weight w)
-{
-	switch (w) {
-	case MT_W_ALLOCATIONS:
-		return t->allocations;
-	case MT_W_LEAKED:
-		return t->live_bytes;
-	case MT_W_PEAK:
-		return t->peak_bytes;
-	case MT_W_TEMPORARY:
-		return t->temporary;
-	default:
-		return t->allocated_bytes;
-	}
+	static const enum mt_view views[] = {
+		[MT_W_BYTES] = MT_VIEW_SUMMARY,
+		[MT_W_ALLOCATIONS] = MT_VIEW_FREQUENCY,
+		[MT_W_LEAKED] = MT_VIEW_LEAKS,
+		[MT_W_PEAK] = MT_VIEW_PEAK,
+		[MT_W_TEMPORARY] = MT_VIEW_TEMPORARY,
+	};
+	return (unsigned)w < sizeof views / sizeof *views ? views[w] : MT_VIEW_SUMMARY;
 }
 
 const char *mt_weight_unit(enum mt_weight w)
@@ -61,6 +31,31 @@ const char *mt_weight_unit(enum mt_weight w)
 int mt_export_wants(const struct mt_export_ctx *x, const struct mt_process *p)
 {
 	return x->pid < 0 || p->pid == (uint32_t)x->pid;
+}
+
+const struct mt_process *mt_export_one_process(const struct mt_export_ctx *x, const char *format, size_t *idx)
+{
+	const struct mt_recording *rec = &x->sel->matched;
+	for (size_t i = 0; i < rec->nprocs; i++)
+		if (mt_export_wants(x, rec->procs[i])) {
+			if (x->pid < 0 && rec->nprocs > 1)
+				mt_note("%s holds one process: exporting pid %u, the first of %zu "
+					"(--pid chooses another)",
+					format, rec->procs[i]->pid, rec->nprocs);
+			*idx = i;
+			return rec->procs[i];
+		}
+	return NULL;
+}
+
+int mt_export_lookup(const struct mt_ptrmap *m, uint64_t key, uint64_t *val)
+{
+	for (size_t i = mt_ptrmap_hash(key) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
+		if (m->keys[i] == key) {
+			*val = m->vals[i];
+			return 1;
+		}
+	return 0;
 }
 
 const char *mt_frame_name(const struct mt_frame *f, char *buf, size_t len)

@@ -1,5 +1,5 @@
 /*
- * export.h - `memtrace export`: one module per format (export_FMT.c), each
+ * export.h - `memtrace export`: one file per format (FMT.c), each
  * a function that writes a (filtered) recording in another tool's format.
  *
  * An exporter reads figures from x->sel->matched (per-site totals, the peak,
@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "report/report.h"
+#include "analyse/sites.h"
 #include "analyse/select.h"
 
 /* What a flamegraph's widths measure (--weight). */
@@ -40,13 +41,22 @@ struct mt_exporter {
 
 extern const struct mt_exporter mt_exporters[];
 
-/* The figure W of site S / of totals T. */
-uint64_t mt_weight_site(const struct mt_site_stats *s, enum mt_weight w);
-uint64_t mt_weight_total(const struct mt_totals *t, enum mt_weight w);
+/* The view whose measure (analyse/sites.h) weight W is: a site weighs
+ * mt_site_measure(s, mt_weight_view(w)). */
+enum mt_view mt_weight_view(enum mt_weight w);
 const char *mt_weight_unit(enum mt_weight w); /* "bytes" or "allocations" */
 
 /* Is process P (index I of x->sel->matched) selected by --pid? */
 int mt_export_wants(const struct mt_export_ctx *x, const struct mt_process *p);
+
+/* The process of a FORMAT that holds one: the first --pid selects (its
+ * index in *IDX), with a note when others are left out; NULL if none. */
+const struct mt_process *mt_export_one_process(const struct mt_export_ctx *x, const char *format, size_t *idx);
+
+/* Looks KEY up in M without removing it: 1 with its value in *VAL, or 0.
+ * The exports' own tables need it; base/ptrmap.h only takes keys out. */
+struct mt_ptrmap;
+int mt_export_lookup(const struct mt_ptrmap *m, uint64_t key, uint64_t *val);
 
 /* A frame as one name: "function", or "module@0xaddress" / "[unknown]"
  * when the symbol is not known; into BUF. */

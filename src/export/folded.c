@@ -1,5 +1,5 @@
 /*
- * export_folded.c - folded stacks, one line per call site: frames from the
+ * folded.c - folded stacks, one line per call site: frames from the
  * outermost to the allocating function, separated by ';', then the weight
  * (flamegraph.pl, inferno-flamegraph and speedscope read it).  Sites of
  * weight 0 are left out; several processes are merged.
@@ -13,7 +13,7 @@ int mt_export_folded(struct mt_export_ctx *x, char *err, size_t errlen)
 	(void)err;
 	(void)errlen;
 	struct mt_recording *rec = &x->sel->matched;
-	struct mt_frame fr[256];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	char buf[300];
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];
@@ -21,10 +21,10 @@ int mt_export_folded(struct mt_export_ctx *x, char *err, size_t errlen)
 			continue;
 		struct mt_symbolizer *sym = mt_process_symbolizer(p);
 		for (uint32_t s = 0; s < p->col.nsites; s++) {
-			uint64_t w = mt_weight_site(&p->col.sites[s], x->weight);
+			uint64_t w = mt_site_measure(&p->col.sites[s], mt_weight_view(x->weight));
 			if (!w)
 				continue;
-			int n = mt_site_frames(p, sym, s, fr, 256);
+			int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 			for (int k = n - 1; k >= 0; k--) {
 				const char *name = mt_frame_name(&fr[k], buf, sizeof buf);
 				/* ';' separates frames and the last ' ' the weight */

@@ -1,5 +1,5 @@
 /*
- * export_gprof2dot.c - memtrail's JSON for gprof2dot (`gprof2dot -f json`),
+ * gprof2dot.c - memtrail's JSON for gprof2dot (`gprof2dot -f json`),
  * which draws it as a call graph:
  *   {"version": 0, "costs": [{"description", "unit"}],
  *    "functions": [{"name", "module", "process"}],
@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FRAMES 256
 
 static const char *const descriptions[] = {
 	[MT_W_BYTES] = "Allocated memory",
@@ -36,14 +35,14 @@ static const char *const descriptions[] = {
 static size_t events(FILE *f, struct mt_pairs *t, const struct mt_process *p, enum mt_weight w, uint32_t proc,
 		     size_t written)
 {
-	static struct mt_frame fr[MAX_FRAMES];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	char buf[300];
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
 	for (uint32_t s = 0; s < p->col.nsites; s++) {
-		uint64_t cost = mt_weight_site(&p->col.sites[s], w);
+		uint64_t cost = mt_site_measure(&p->col.sites[s], mt_weight_view(w));
 		if (!cost)
 			continue;
-		int n = mt_site_frames(p, sym, s, fr, MAX_FRAMES);
+		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 		if (!n)
 			fr[n++] = (struct mt_frame){0}; /* "[unknown]": a callchain needs a function */
 		fputs(written++ ? ",\n    {\"callchain\": [" : "\n    {\"callchain\": [", f);

@@ -1,5 +1,5 @@
 /*
- * export_heaptrack.c - heaptrack's interpreted data file, the one that
+ * heaptrack.c - heaptrack's interpreted data file, the one that
  * heaptrack_print and heaptrack_gui read (file format 3: sized strings).
  *
  * One process per file.  First the tables that allocations refer to: the
@@ -23,6 +23,7 @@
  * and a capped cache of rows.
  */
 #include "export.h"
+#include "base/hash.h"
 #include "base/ptrmap.h"
 #include "base/util.h"
 
@@ -32,7 +33,6 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#define MAX_FRAMES 256
 /* Rows remembered for reuse; past this the cache starts afresh (a row
  * written twice costs a line, a cache without bound costs memory). */
 #define ROW_CACHE_MAX (1u << 20)
@@ -177,7 +177,7 @@ struct ht {
 	const struct mt_process *p;
 	size_t proc; /* index in sel->matched.procs */
 	struct mt_symbolizer *sym;
-	struct mt_frame fr[MAX_FRAMES];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 
 	struct mt_ptrmap str_keys; /* a string's hash (probed on collision) -> index */
 	const char **strs;         /* index - 1 -> string */
@@ -199,16 +199,6 @@ struct ht {
 	uint64_t base_ts, last_ms;
 };
 
-static int map_get(const struct mt_ptrmap *m, uint64_t key, uint64_t *val)
-{
-	for (size_t i = mt_ptrmap_hash(key) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
-		if (m->keys[i] == key) {
-			*val = m->vals[i];
-			return 1;
-		}
-	return 0;
-}
-
 static uint64_t str_hash(const char *s)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
@@ -225,7 +215,7 @@ static uint64_t str_index(struct ht *h, const char *s)
 		return 0;
 	uint64_t v, key = str_hash(s) | 1;
 	/* keys of different strings that hash alike are told apart by probing */
-	for (; map_get(&h->str_keys, key, &v); key += 2)
+	for (; mt_export_lookup(&h->str_keys, key, &v); key += 2)
 		if (!strcmp(h->strs[v - 1], s))
 			return v;
 	mt_grow(&h->strs, &h->strs_cap, h->nstrs, sizeof *h->strs);
@@ -243,10 +233,10 @@ static uint64_t ip_index(struct ht *h, const struct mt_frame *fr, int n)
 {
 	/* (the one address this cannot tell from 0 is no call site) */
 	uint64_t v, key = fr[0].address + 1 ? fr[0].address + 1 : 1;
-	if (map_get(&h->ips, key, &v))
+	if (mt_export_lookup(&h->ips, key, &v))
 		return v;
 	/* the strings go out before the line that names them */
-	uint64_t mod = str_index(h, fr[0].module), idx[MAX_FRAMES][3];
+	uint64_t mod = str_index(h, fr[0].module), idx[MT_SYM_MAX_FRAMES][3];
 	for (int k = 0; k < n; k++) {
 		idx[k][0] = str_index(h, fr[k].function);
 		idx[k][1] = str_index(h, fr[k].file);
@@ -265,7 +255,7 @@ static uint64_t ip_index(struct ht *h, const struct mt_frame *fr, int n)
 static uint64_t trace_node(struct ht *h, uint64_t parent, uint64_t ip)
 {
 	uint64_t v, key = parent << 32 | ip;
-	if (map_get(&h->traces, key, &v))
+	if (mt_export_lookup(&h->traces, key, &v))
 		return v;
 	sink_printf(&h->out, "t %llx %llx\n", (unsigned long long)ip, (unsigned long long)parent);
 	mt_ptrmap_xput(&h->traces, key, ++h->ntraces);
@@ -284,7 +274,7 @@ static uint64_t unknown_node(struct ht *h)
 static uint64_t site_node(struct ht *h, uint32_t site)
 {
 	struct mt_frame *fr = h->fr;
-	int n = mt_site_frames(h->p, h->sym, site, fr, MAX_FRAMES);
+	int n = mt_site_frames(h->p, h->sym, site, fr, MT_SYM_MAX_FRAMES);
 	if (n <= 0)
 		return unknown_node(h);
 	uint64_t node = 0;
@@ -315,7 +305,7 @@ static int write_tables(struct ht *h)
 
 static uint64_t row_hash(uint64_t size, uint32_t site)
 {
-	return mt_ptrmap_hash(size * 0x9e3779b97f4a7c15ull ^ site) | 1;
+	return mt_hash_combine(mt_hash64(size), site) | 1;
 }
 
 static uint64_t new_row(struct ht *h, uint64_t size, uint32_t site)
@@ -330,7 +320,7 @@ static uint64_t new_row(struct ht *h, uint64_t size, uint32_t site)
 static uint64_t row_of(struct ht *h, uint64_t size, uint32_t site)
 {
 	uint64_t v, key = row_hash(size, site);
-	for (; map_get(&h->row_keys, key, &v); key += 2) {
+	for (; mt_export_lookup(&h->row_keys, key, &v); key += 2) {
 		struct row_ent *e = &h->rows[v - 1];
 		if (e->size == size && e->site == site)
 			return e->row;
@@ -426,21 +416,6 @@ static void write_header(struct ht *h)
 	sink_putc(&h->out, '\n');
 }
 
-static const struct mt_process *pick_process(const struct mt_export_ctx *x, size_t *idx)
-{
-	const struct mt_recording *rec = &x->sel->matched;
-	for (size_t i = 0; i < rec->nprocs; i++)
-		if (mt_export_wants(x, rec->procs[i])) {
-			if (x->pid < 0 && rec->nprocs > 1)
-				mt_note("heaptrack holds one process: exporting pid %u, the first of %zu "
-					"(--pid chooses another)",
-					rec->procs[i]->pid, rec->nprocs);
-			*idx = i;
-			return rec->procs[i];
-		}
-	return NULL;
-}
-
 #define HT_MAPS(h) {&(h)->str_keys, &(h)->ips, &(h)->traces, &(h)->row_keys, &(h)->live, &(h)->threads}
 
 static int maps_init(struct ht *h)
@@ -469,7 +444,7 @@ int mt_export_heaptrack(struct mt_export_ctx *x, char *err, size_t errlen)
 {
 	struct ht *h = xcalloc(1, sizeof *h);
 	int r = -1;
-	if (!(h->p = pick_process(x, &h->proc))) {
+	if (!(h->p = mt_export_one_process(x, "heaptrack", &h->proc))) {
 		snprintf(err, errlen, "the recording holds no process");
 		goto out;
 	}

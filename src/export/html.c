@@ -1,9 +1,10 @@
 /*
- * export_html.c - one self-contained HTML page: each process's summary,
+ * html.c - one self-contained HTML page: each process's summary,
  * memory over time, an interactive flamegraph with a choice of weight, and
- * its call sites as a sortable table.  The page is src/web/report.html with
- * the CSS and scripts of src/web pasted into its slots, and the data as JSON
- * in a <script type="application/json"> (its shape: src/web/report.js); the
+ * its call sites as a sortable table.  The page is report.html of
+ * src/export/web with the CSS and scripts there pasted into its slots
+ * (page.c walks the template), and the data as JSON in a <script
+ * type="application/json"> (its shape: src/export/web/report.js); the
  * server's GUI draws the same page from its REST API.  Nothing is loaded
  * from elsewhere, and the page's content security policy forbids it.
  *
@@ -16,8 +17,10 @@
  * distinct frames, never by events.
  */
 #include "export.h"
+#include "base/hash.h"
 #include "base/ptrmap.h"
 #include "base/util.h"
+#include "page.h"
 #include "export/web/web.h"
 #include "base/json.h"
 
@@ -25,7 +28,6 @@
 #include <string.h>
 
 #define BUCKETS 300
-#define MAX_FRAMES 256
 /* Bits of a live block's map value that hold its bucket; the rest hold
  * its size. */
 #define BUCKET_BITS 10
@@ -203,9 +205,9 @@ struct keytab {
 
 static uint64_t key_hash(const uint64_t *k)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull;
+	uint64_t h = 0;
 	for (int i = 0; i < 4; i++)
-		h = mt_ptrmap_hash(h ^ k[i]) + (uint64_t)i;
+		h = mt_hash_combine(h, k[i]);
 	return h;
 }
 
@@ -317,7 +319,7 @@ static void site_series_json(FILE *f, const struct timeline *tl, uint32_t s)
 
 static void sites_json(FILE *f, const struct mt_process *p, const struct timeline *tl, struct frametabs *ft)
 {
-	struct mt_frame fr[MAX_FRAMES];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
 	fputs(",\n   \"site_fields\": [\"allocations\", \"allocated_bytes\", \"leaked_allocations\", "
 	      "\"leaked_bytes\", \"peak_bytes\", \"temporary_allocations\", \"frames\"",
@@ -335,7 +337,7 @@ static void sites_json(FILE *f, const struct mt_process *p, const struct timelin
 			(unsigned long long)st->live_count, (unsigned long long)st->live_bytes,
 			(unsigned long long)st->peak_bytes, (unsigned long long)st->temporary);
 		first = 0;
-		int n = mt_site_frames(p, sym, s, fr, MAX_FRAMES);
+		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 		for (int k = 0; k < n; k++)
 			fprintf(f, k ? ",%u" : "%u", frame_index(ft, &fr[k]));
 		fputc(']', f);
@@ -369,16 +371,8 @@ static void timeline_json(FILE *f, const struct timeline *tl)
 static void process_json(FILE *f, const struct mt_process *p, const struct timeline *tl)
 {
 	const struct mt_totals *t = &p->col.t;
-	fprintf(f, "  {\"pid\": %u, \"ppid\": %u, \"exe\": ", p->pid, p->ppid);
-	mt_json_str_html(f, p->exe);
-	fputs(", \"argv\": [", f);
-	for (int i = 0; i < p->argc; i++) {
-		if (i)
-			fputs(", ", f);
-		mt_json_str_html(f, p->argv[i]);
-	}
-	fputs("], \"backend\": ", f);
-	mt_json_str_html(f, p->backend);
+	fputs("  {", f);
+	mt_json_identity(f, p, ", ", 1);
 	fprintf(f, ",\n   \"duration_s\": %.6f, \"start_unix_s\": %.3f, \"exit_status\": ",
 		mt_process_duration(p), (double)p->unix_ns / 1e9);
 	if (p->exited)
@@ -453,19 +447,14 @@ static void html_text(FILE *f, const char *s)
 	}
 }
 
-/* The files named in ARGS (space-separated), one after the other. */
-static int paste(FILE *f, const char *args, size_t len, char *err, size_t errlen)
+/* The assets SLOT names, one after the other. */
+static int paste(FILE *f, const struct mt_page_slot *slot, char *err, size_t errlen)
 {
 	char name[64];
-	for (size_t i = 0; i < len;) {
-		while (i < len && args[i] == ' ')
-			i++;
-		size_t j = i;
-		while (j < len && args[j] != ' ')
-			j++;
-		if (j == i)
-			break;
-		snprintf(name, sizeof name, "%.*s", (int)(j - i), args + i);
+	const char *arg;
+	size_t pos = 0, len;
+	while (mt_page_slot_arg(slot, &pos, &arg, &len)) {
+		snprintf(name, sizeof name, "%.*s", (int)len, arg);
 		const struct mt_web_asset *a = mt_web_asset(name);
 		if (!a) {
 			snprintf(err, errlen, "the page template names %s, which was not built in", name);
@@ -473,7 +462,6 @@ static int paste(FILE *f, const char *args, size_t len, char *err, size_t errlen
 		}
 		fwrite(a->data, 1, a->len, f);
 		fputc('\n', f);
-		i = j;
 	}
 	return 0;
 }
@@ -491,70 +479,43 @@ static const char *page_title(const struct mt_export_ctx *x, struct timeline **t
 	return one;
 }
 
-static int is_slot(const char *slot, size_t n, const char *name)
-{
-	return n == strlen(name) && !memcmp(slot, name, n);
-}
+struct page {
+	struct mt_export_ctx *x;
+	struct timeline **tls;
+};
 
-/* One {{slot}} of report.html: its name, then the files it names. */
-static int fill_slot(struct mt_export_ctx *x, struct timeline **tls, const char *slot, size_t len, char *err,
-		     size_t errlen)
+/* One {{slot}} of report.html: the title, the policy, the assets pasted
+ * in, the data. */
+static int fill_slot(void *ctx, FILE *f, const struct mt_page_slot *slot, char *err, size_t errlen)
 {
-	FILE *f = x->out;
-	size_t n = 0;
-	while (n < len && slot[n] != ' ')
-		n++;
-	const char *args = slot + n;
-	size_t alen = len - n;
-	if (is_slot(slot, n, "title")) {
-		const char *exe = page_title(x, tls);
+	const struct page *pg = ctx;
+	if (mt_page_slot_is(slot, "title")) {
+		const char *exe = page_title(pg->x, pg->tls);
 		const char *base = exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
 		fputs("memtrace: ", f);
-		html_text(f, base ? base : x->sel->path);
-	} else if (is_slot(slot, n, "policy")) {
+		html_text(f, base ? base : pg->x->sel->path);
+	} else if (mt_page_slot_is(slot, "policy")) {
 		fputs("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 		      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">",
 		      f);
-	} else if (is_slot(slot, n, "style")) {
+	} else if (mt_page_slot_is(slot, "style")) {
 		fputs("<style>\n", f);
-		if (paste(f, args, alen, err, errlen) < 0)
+		if (paste(f, slot, err, errlen) < 0)
 			return -1;
 		fputs("</style>", f);
-	} else if (is_slot(slot, n, "script")) {
+	} else if (mt_page_slot_is(slot, "script")) {
 		fputs("<script>\n", f);
-		if (paste(f, args, alen, err, errlen) < 0)
+		if (paste(f, slot, err, errlen) < 0)
 			return -1;
 		fputs("</script>", f);
-	} else if (is_slot(slot, n, "data")) {
+	} else if (mt_page_slot_is(slot, "data")) {
 		fputs("<script type=\"application/json\" id=\"memtrace-data\">\n", f);
-		data_json(x, tls);
+		data_json(pg->x, pg->tls);
 		fputs("\n</script>", f);
 	} else {
-		snprintf(err, errlen, "the page template has an unknown slot {{%.*s}}", (int)len, slot);
+		snprintf(err, errlen, "the page template has an unknown slot {{%.*s}}",
+			 (int)(slot->name_len + slot->args_len), slot->name);
 		return -1;
-	}
-	return 0;
-}
-
-static int write_page(struct mt_export_ctx *x, struct timeline **tls, char *err, size_t errlen)
-{
-	const struct mt_web_asset *page = mt_web_asset("report.html");
-	if (!page) {
-		snprintf(err, errlen, "report.html was not built in");
-		return -1;
-	}
-	const char *s = (const char *)page->data, *end = s + page->len;
-	while (s < end) {
-		const char *open = strstr(s, "{{");
-		const char *close = open ? strstr(open, "}}") : NULL;
-		if (!close) {
-			fwrite(s, 1, (size_t)(end - s), x->out);
-			break;
-		}
-		fwrite(s, 1, (size_t)(open - s), x->out);
-		if (fill_slot(x, tls, open + 2, (size_t)(close - open - 2), err, errlen) < 0)
-			return -1;
-		s = close + 2;
 	}
 	return 0;
 }
@@ -613,7 +574,8 @@ int mt_export_html(struct mt_export_ctx *x, char *err, size_t errlen)
 	struct timeline **tls = timelines(x, 0, err, errlen);
 	if (!tls)
 		return -1;
-	int r = write_page(x, tls, err, errlen);
+	struct page pg = {.x = x, .tls = tls};
+	int r = mt_page_write(x->out, fill_slot, &pg, err, errlen);
 	timelines_free(&x->sel->matched, tls);
 	return r;
 }

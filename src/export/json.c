@@ -1,5 +1,5 @@
 /*
- * export_json.c - memtrace's own JSON export ("memtrace_export": 1), for
+ * json.c - memtrace's own JSON export ("memtrace_export": 1), for
  * scripts: per process its totals, its call sites with their frames (the
  * frame objects of `memtrace report --json`), and
  *   - by default, every matched allocation: site, size, address, thread,
@@ -16,30 +16,19 @@
  * --cull-temporary exist only in the figures (culled_allocations).
  */
 #include "export.h"
-#include "base/ptrmap.h"
+#include "analyse/blocks.h"
 #include "base/util.h"
 #include "base/json.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FRAMES 256
 #define BATCH 32 /* processes per replay: each but the first holds a temporary file */
-
-/* A live block. */
-struct block {
-	uint64_t ptr, ts, size, seq;
-	uint32_t site, tid;
-	uint32_t next_free; /* index + 1 in the free list */
-};
 
 struct jproc {
 	const struct mt_process *p;
 	FILE *f;
-	struct mt_ptrmap live; /* ptr -> block index + 1 */
-	struct block *blocks;
-	size_t nblocks, cap;
-	uint32_t free_head;
+	struct mt_blocks live;
 	uint64_t seq, written;
 };
 
@@ -60,7 +49,7 @@ static void put_secs(FILE *f, const struct mt_process *p, uint64_t ts)
 /* The process up to its sites; with FIGURES each site carries its figures. */
 static void process_head(FILE *f, const struct mt_process *p, int first, int figures)
 {
-	static struct mt_frame fr[MAX_FRAMES];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	fprintf(f, "%s    {\n      \"pid\": %u, \"ppid\": %u, \"exe\": ", first ? "" : ",\n", p->pid, p->ppid);
 	mt_json_str(f, p->exe);
 	fprintf(f, ", \"duration_s\": %.6f,\n", mt_process_duration(p));
@@ -78,7 +67,7 @@ static void process_head(FILE *f, const struct mt_process *p, int first, int fig
 			mt_json_site_figures(f, &p->col.sites[s]);
 		}
 		fputs(",\n         \"frames\": ", f);
-		int k = mt_site_frames(p, sym, s, fr, MAX_FRAMES);
+		int k = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 		mt_json_frames(f, fr, k);
 		fputc('}', f);
 	}
@@ -89,7 +78,7 @@ static void process_head(FILE *f, const struct mt_process *p, int first, int fig
 /* ---- allocations ---- */
 
 /* Block B, freed at FREED_TS when FREED, else leaked. */
-static void write_block(struct jproc *jp, const struct block *b, int freed, uint64_t freed_ts)
+static void write_block(struct jproc *jp, const struct mt_block *b, int freed, uint64_t freed_ts)
 {
 	fprintf(jp->f, "%s\n        {\"site\": %u, \"size\": %llu, \"address\": ", jp->written++ ? "," : "", b->site,
 		(unsigned long long)b->size);
@@ -112,13 +101,10 @@ static void write_block(struct jproc *jp, const struct block *b, int freed, uint
 /* Writes the block at PTR as freed at TS, if it is live. */
 static void end_block(struct jproc *jp, uint64_t ptr, uint64_t ts)
 {
-	uint64_t i;
-	if (!ptr || !mt_ptrmap_take(&jp->live, ptr, &i))
-		return; /* a block allocated before the recording began, or not matched */
-	struct block *b = &jp->blocks[i - 1];
-	write_block(jp, b, 1, ts);
-	b->next_free = jp->free_head;
-	jp->free_head = (uint32_t)i;
+	struct mt_block b;
+	/* none: a block allocated before the recording began, or not matched */
+	if (mt_blocks_take(&jp->live, ptr, &b))
+		write_block(jp, &b, 1, ts);
 }
 
 static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size, uint32_t site)
@@ -130,16 +116,8 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	/* allocated again without a free seen: the collector counts the old
 	 * block freed here, and so does the export */
 	end_block(jp, ptr, ts);
-	uint32_t i;
-	if (jp->free_head) {
-		i = jp->free_head - 1;
-		jp->free_head = jp->blocks[i].next_free;
-	} else {
-		mt_grow(&jp->blocks, &jp->cap, jp->nblocks, sizeof *jp->blocks);
-		i = (uint32_t)jp->nblocks++;
-	}
-	jp->blocks[i] = (struct block){ptr, ts, size, jp->seq++, site, tid, 0};
-	mt_ptrmap_xput(&jp->live, ptr, (uint64_t)i + 1);
+	mt_blocks_put(&jp->live, &(struct mt_block){.ptr = ptr, .ts = ts, .size = size, .seq = jp->seq++,
+						    .site = site, .tid = tid});
 }
 
 static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr)
@@ -153,18 +131,17 @@ static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t 
 
 static int by_seq(const void *a, const void *b)
 {
-	const struct block *x = *(const struct block *const *)a, *y = *(const struct block *const *)b;
+	const struct mt_block *x = *(const struct mt_block *const *)a, *y = *(const struct mt_block *const *)b;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* The blocks still live at the end: leaked, in allocation order. */
 static void write_leaked(struct jproc *jp)
 {
-	const struct block **v = xmalloc((jp->live.used + 1) * sizeof *v);
-	size_t n = 0;
-	for (size_t k = 0; k <= jp->live.mask; k++)
-		if (jp->live.keys[k])
-			v[n++] = &jp->blocks[jp->live.vals[k] - 1];
+	const struct mt_block **v = xmalloc((jp->live.map.used + 1) * sizeof *v);
+	size_t n = 0, pos = 0;
+	for (const struct mt_block *b; (b = mt_blocks_next(&jp->live, &pos));)
+		v[n++] = b;
 	qsort(v, n, sizeof *v, by_seq);
 	for (size_t i = 0; i < n; i++)
 		write_block(jp, v[i], 0, 0);
@@ -184,8 +161,7 @@ static int copy_back(FILE *from, FILE *to)
 
 static void jproc_free(struct jproc *jp)
 {
-	mt_ptrmap_destroy(&jp->live);
-	free(jp->blocks);
+	mt_blocks_destroy(&jp->live);
 }
 
 /* One replay for the wanted processes IDX[0..N): the first streams to OUT. */
@@ -202,9 +178,8 @@ static int batch(struct mt_export_ctx *x, struct jctx *c, const size_t *idx, siz
 		if (!jps[k].f) {
 			snprintf(err, errlen, "cannot create a temporary file for process %u", jps[k].p->pid);
 			r = -1;
-		} else if (mt_ptrmap_init(&jps[k].live, 1024) < 0) {
-			snprintf(err, errlen, "out of memory");
-			r = -1;
+		} else {
+			mt_blocks_init(&jps[k].live);
 		}
 		c->by_index[idx[k]] = &jps[k];
 	}

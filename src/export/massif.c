@@ -1,5 +1,5 @@
 /*
- * export_massif.c - valgrind massif's out file, for ms_print and
+ * massif.c - valgrind massif's out file, for ms_print and
  * massif-visualizer: the heap over time as a series of snapshots, some with
  * a tree of where the live bytes were allocated (from the allocating
  * function outwards to main, as massif draws it).
@@ -17,13 +17,13 @@
  * Memory: per-site live bytes, the sites' frames, the live blocks.
  */
 #include "export.h"
+#include "base/hash.h"
 #include "base/ptrmap.h"
 #include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FRAMES 256
 #define SNAPSHOTS 50       /* regular snapshots over the run, about */
 #define DETAILED_FREQ 10   /* every tenth snapshot is detailed, as massif's --detailed-freq */
 #define THRESHOLD_PCT 1    /* massif's --threshold default */
@@ -59,16 +59,6 @@ struct ms {
 	uint32_t *scratch; /* site indices, for the trees */
 };
 
-static int map_get(const struct mt_ptrmap *m, uint64_t key, uint64_t *val)
-{
-	for (size_t i = mt_ptrmap_hash(key) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
-		if (m->keys[i] == key) {
-			*val = m->vals[i];
-			return 1;
-		}
-	return 0;
-}
-
 /* ---- the sites' frames ---- */
 
 static int is_startup(const char *fn)
@@ -83,9 +73,9 @@ static int is_startup(const char *fn)
 
 static uint32_t frame_id(struct ms *m, const struct mt_frame *f, unsigned pos)
 {
-	uint64_t v, key = mt_ptrmap_hash(f->address * 0x9e3779b97f4a7c15ull ^ pos) | 1;
+	uint64_t v, key = mt_hash_combine(mt_hash64(f->address), pos) | 1;
 	/* keys of different frames that hash alike are told apart by probing */
-	for (; map_get(&m->frame_keys, key, &v); key += 2)
+	for (; mt_export_lookup(&m->frame_keys, key, &v); key += 2)
 		if (m->frames[v - 1].f.address == f->address && m->frames[v - 1].pos == pos)
 			return (uint32_t)(v - 1);
 	mt_grow(&m->frames, &m->frames_cap, m->nframes, sizeof *m->frames);
@@ -96,7 +86,7 @@ static uint32_t frame_id(struct ms *m, const struct mt_frame *f, unsigned pos)
 
 static void load_site(struct ms *m, uint32_t site, struct mt_frame *fr)
 {
-	int n = mt_site_frames(m->p, m->sym, site, fr, MAX_FRAMES);
+	int n = mt_site_frames(m->p, m->sym, site, fr, MT_SYM_MAX_FRAMES);
 	if (n < 0)
 		n = 0;
 	m->site_off[site] = m->nids;
@@ -115,7 +105,7 @@ static void load_site(struct ms *m, uint32_t site, struct mt_frame *fr)
 static void load_sites(struct ms *m)
 {
 	uint32_t n = m->p->col.nsites;
-	struct mt_frame *fr = xmalloc(MAX_FRAMES * sizeof *fr);
+	struct mt_frame *fr = xmalloc(MT_SYM_MAX_FRAMES * sizeof *fr);
 	m->site_off = xcalloc(n ? n : 1, sizeof *m->site_off);
 	m->site_len = xcalloc(n ? n : 1, sizeof *m->site_len);
 	m->site_live = xcalloc(n ? n : 1, sizeof *m->site_live);
@@ -351,21 +341,6 @@ static void write_header(struct ms *m, const char *path)
 	fputs("\ntime_unit: ms\n", m->out);
 }
 
-static const struct mt_process *pick_process(const struct mt_export_ctx *x, size_t *idx)
-{
-	const struct mt_recording *rec = &x->sel->matched;
-	for (size_t i = 0; i < rec->nprocs; i++)
-		if (mt_export_wants(x, rec->procs[i])) {
-			if (x->pid < 0 && rec->nprocs > 1)
-				mt_note("massif holds one process: exporting pid %u, the first of %zu "
-					"(--pid chooses another)",
-					rec->procs[i]->pid, rec->nprocs);
-			*idx = i;
-			return rec->procs[i];
-		}
-	return NULL;
-}
-
 static void ms_free(struct ms *m)
 {
 	mt_ptrmap_destroy(&m->frame_keys);
@@ -387,7 +362,7 @@ int mt_export_massif(struct mt_export_ctx *x, char *err, size_t errlen)
 	struct ms *m = xcalloc(1, sizeof *m);
 	int r = -1;
 	m->out = x->out;
-	if (!(m->p = pick_process(x, &m->proc))) {
+	if (!(m->p = mt_export_one_process(x, "massif", &m->proc))) {
 		snprintf(err, errlen, "the recording holds no process");
 		goto out;
 	}

@@ -1,5 +1,5 @@
 /*
- * export_pprof.c - pprof's profile.proto (perftools.profiles.Profile),
+ * pprof.c - pprof's profile.proto (perftools.profiles.Profile),
  * gzipped, as `go tool pprof`, Pyroscope and Parca read it.
  *
  * The heap convention of pprof's own converters: four values per sample,
@@ -31,7 +31,6 @@ enum {
 	PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12, PROFILE_COMMENT = 13, PROFILE_DEFAULT_TYPE = 14,
 };
 
-#define MAX_FRAMES 256
 
 enum { INFO_FUNC = 1, INFO_FILE = 2, INFO_LINE = 4 };
 
@@ -160,21 +159,11 @@ static uint64_t str_id(struct pprof *pp, const char *s)
 
 /* ---- functions, locations, mappings ---- */
 
-static int map_get(const struct mt_ptrmap *m, uint64_t key, uint64_t *val)
-{
-	for (size_t i = mt_ptrmap_hash(key) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
-		if (m->keys[i] == key) {
-			*val = m->vals[i];
-			return 1;
-		}
-	return 0;
-}
-
 static uint64_t function_id(struct pprof *pp, const struct mt_frame *f)
 {
 	uint64_t name = str_id(pp, f->function), file = str_id(pp, f->file);
 	uint64_t key = (name << 32 | file) + 1, id;
-	if (map_get(&pp->funcs, key, &id))
+	if (mt_export_lookup(&pp->funcs, key, &id))
 		return id;
 	id = ++pp->nfuncs;
 	mt_ptrmap_xput(&pp->funcs, key, id);
@@ -202,7 +191,7 @@ static uint64_t location_id(struct pprof *pp, const struct mt_process *p, uint64
 	uint64_t a = fr[0].address, id;
 	if (!a && pp->loc_zero)
 		return pp->loc_zero;
-	if (a && map_get(&pp->locs, a, &id))
+	if (a && mt_export_lookup(&pp->locs, a, &id))
 		return id;
 	id = ++pp->nlocs;
 	if (a)
@@ -211,7 +200,7 @@ static uint64_t location_id(struct pprof *pp, const struct mt_process *p, uint64
 		pp->loc_zero = id;
 
 	int mod = a ? module_of(p, a) : -1;
-	uint64_t fids[MAX_FRAMES];
+	uint64_t fids[MT_SYM_MAX_FRAMES];
 	for (int i = 0; i < n; i++)
 		fids[i] = fr[i].function ? function_id(pp, &fr[i]) : 0;
 	struct mt_pb *m = &pp->msg, *line = &pp->sub;
@@ -296,8 +285,8 @@ static void sample(struct pprof *pp, const struct mt_process *p, const struct mt
 
 static int process(struct pprof *pp, const struct mt_process *p, uint64_t pid_key)
 {
-	static struct mt_frame fr[MAX_FRAMES];
-	uint64_t locs[MAX_FRAMES];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
+	uint64_t locs[MT_SYM_MAX_FRAMES];
 	mt_ptrmap_destroy(&pp->locs);
 	if (mt_ptrmap_init(&pp->locs, 4096) < 0)
 		return -1;
@@ -310,7 +299,7 @@ static int process(struct pprof *pp, const struct mt_process *p, uint64_t pid_ke
 		const struct mt_site_stats *st = &p->col.sites[s];
 		if (!st->allocations)
 			continue; /* not one allocation of it matched */
-		int n = mt_site_frames(p, sym, s, fr, MAX_FRAMES);
+		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 		size_t k = site_locations(pp, p, pp->nmappings, fr, n, locs);
 		sample(pp, p, st, locs, k, pid_key);
 	}

@@ -1,5 +1,5 @@
 /*
- * export_speedscope.c - speedscope's file format (a JSON document that
+ * speedscope.c - speedscope's file format (a JSON document that
  * speedscope.app and the `speedscope` command open): the distinct frames of
  * every call site once in shared.frames, then per process two "sampled"
  * profiles, one sample per call site (its stack, outermost frame first)
@@ -18,41 +18,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FRAMES 256
 
 /* The figures a profile can weigh sites by. */
 enum figure { F_BYTES, F_ALLOCS, F_LEAKED, F_LEAKED_N, F_PEAK, F_PEAK_N, F_TEMPORARY };
 
+/* Each a view's amount (analyse/sites.h): its bytes or its count. */
 static const struct {
 	const char *name, *unit;
+	enum mt_view view;
+	int count;
 } figures[] = {
-	[F_BYTES] = {"allocated bytes", "bytes"},
-	[F_ALLOCS] = {"allocations", "none"},
-	[F_LEAKED] = {"leaked bytes", "bytes"},
-	[F_LEAKED_N] = {"leaked allocations", "none"},
-	[F_PEAK] = {"bytes live at the peak", "bytes"},
-	[F_PEAK_N] = {"allocations live at the peak", "none"},
-	[F_TEMPORARY] = {"temporary allocations", "none"},
+	[F_BYTES] = {"allocated bytes", "bytes", MT_VIEW_SUMMARY, 0},
+	[F_ALLOCS] = {"allocations", "none", MT_VIEW_SUMMARY, 1},
+	[F_LEAKED] = {"leaked bytes", "bytes", MT_VIEW_LEAKS, 0},
+	[F_LEAKED_N] = {"leaked allocations", "none", MT_VIEW_LEAKS, 1},
+	[F_PEAK] = {"bytes live at the peak", "bytes", MT_VIEW_PEAK, 0},
+	[F_PEAK_N] = {"allocations live at the peak", "none", MT_VIEW_PEAK, 1},
+	[F_TEMPORARY] = {"temporary allocations", "none", MT_VIEW_TEMPORARY, 1},
 };
 
 static uint64_t figure_of(const struct mt_site_stats *s, enum figure f)
 {
-	switch (f) {
-	case F_ALLOCS:
-		return s->allocations;
-	case F_LEAKED:
-		return s->live_bytes;
-	case F_LEAKED_N:
-		return s->live_count;
-	case F_PEAK:
-		return s->peak_bytes;
-	case F_PEAK_N:
-		return s->peak_count;
-	case F_TEMPORARY:
-		return s->temporary;
-	default:
-		return s->allocated_bytes;
-	}
+	struct mt_amount a = mt_site_amount(s, figures[f].view);
+	return figures[f].count ? a.count : a.bytes;
 }
 
 /* The profiles of a process for weight W; returns how many (1 or 2). */
@@ -97,7 +85,7 @@ struct stacks {
 static void collect(struct stacks *st, struct mt_pairs *t, const struct mt_process *p, const enum figure *figs,
 		    int nfigs)
 {
-	static struct mt_frame fr[MAX_FRAMES];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	char buf[300];
 	st->p = p;
 	st->off = xcalloc(p->col.nsites + 1, sizeof *st->off);
@@ -109,7 +97,7 @@ static void collect(struct stacks *st, struct mt_pairs *t, const struct mt_proce
 			used |= figure_of(&p->col.sites[s], figs[f]) != 0;
 		if (!used)
 			continue;
-		int n = mt_site_frames(p, sym, s, fr, MAX_FRAMES);
+		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 		if (!n)
 			fr[n++] = (struct mt_frame){0}; /* "[unknown]": a sample needs a frame */
 		st->off[s] = st->n;

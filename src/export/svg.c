@@ -1,11 +1,11 @@
 /*
- * export_svg.c - an interactive flamegraph in one SVG file, as flamegraph.pl
+ * svg.c - an interactive flamegraph in one SVG file, as flamegraph.pl
  * draws them: the call sites merged into a tree of frames from the outermost
  * function, drawn as a flame (the root at the bottom), each frame as wide as
  * its --weight.  Hovering a frame shows its function, location, figure and
  * share; a click zooms into it; Search highlights the frames a regular
  * expression matches and says what share of the total they hold.  The
- * script and style are src/web/svg-flamegraph.{js,css}, embedded.
+ * script and style are src/export/web/svg-flamegraph.{js,css}, embedded.
  *
  * Memory: the tree holds at most one node per frame of each site; the
  * symbolizers of the processes stay loaded until the file is written, since
@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FRAMES 256
 #define WIDTH 1200
 #define PAD 10
 #define AREA (WIDTH - 2 * PAD)
@@ -423,7 +422,7 @@ int mt_export_svg(struct mt_export_ctx *x, char *err, size_t errlen)
 	struct mt_recording *rec = &x->sel->matched;
 	struct tree t = {0};
 	struct mt_symbolizer **syms = xcalloc(rec->nprocs + 1, sizeof *syms);
-	struct mt_frame fr[MAX_FRAMES];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	const struct mt_process *only = NULL;
 	size_t nsel = 0;
 	for (size_t i = 0; i < rec->nprocs; i++)
@@ -445,10 +444,10 @@ int mt_export_svg(struct mt_export_ctx *x, char *err, size_t errlen)
 		}
 		struct mt_symbolizer *sym = syms[i] = mt_process_symbolizer(p);
 		for (uint32_t s = 0; s < p->col.nsites; s++) {
-			uint64_t w = mt_weight_site(&p->col.sites[s], x->weight);
+			uint64_t w = mt_site_measure(&p->col.sites[s], mt_weight_view(x->weight));
 			if (!w)
 				continue;
-			int n = mt_site_frames(p, sym, s, fr, MAX_FRAMES);
+			int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 			add_site(&t, top, fr, n, w, p->exe);
 		}
 	}

@@ -6,6 +6,7 @@
 #include "base/util.h"
 #include "base/json.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,35 @@ void mt_json_frames(FILE *f, const struct mt_frame *fr, int n)
 	fputc(']', f);
 }
 
+static void json_str(FILE *f, const char *s, int html)
+{
+	if (html)
+		mt_json_str_html(f, s);
+	else
+		mt_json_str(f, s);
+}
+
+void mt_json_argv(FILE *f, const struct mt_process *p, int html)
+{
+	fputc('[', f);
+	for (int i = 0; i < p->argc; i++) {
+		if (i)
+			fputs(", ", f);
+		json_str(f, p->argv[i], html);
+	}
+	fputc(']', f);
+}
+
+void mt_json_identity(FILE *f, const struct mt_process *p, const char *sep, int html)
+{
+	fprintf(f, "\"pid\": %u, \"ppid\": %u%s\"exe\": ", p->pid, p->ppid, sep);
+	json_str(f, p->exe, html);
+	fprintf(f, "%s\"argv\": ", sep);
+	mt_json_argv(f, p, html);
+	fprintf(f, "%s\"backend\": ", sep);
+	json_str(f, p->backend, html);
+}
+
 void mt_json_totals(FILE *f, const struct mt_process *p)
 {
 	const struct mt_totals *t = &p->col.t;
@@ -49,19 +79,35 @@ void mt_json_totals(FILE *f, const struct mt_process *p)
 		(unsigned long long)t->culled);
 }
 
+/* A site's figures by their names in the schema, each with whether a line
+ * break goes before it. */
+static const struct {
+	const char *key;
+	size_t off;
+	int brk;
+} site_keys[] = {
+	{"allocations", offsetof(struct mt_site_stats, allocations), 0},
+	{"allocated_bytes", offsetof(struct mt_site_stats, allocated_bytes), 0},
+	{"frees", offsetof(struct mt_site_stats, frees), 0},
+	{"leaked_allocations", offsetof(struct mt_site_stats, live_count), 1},
+	{"leaked_bytes", offsetof(struct mt_site_stats, live_bytes), 0},
+	{"peak_bytes", offsetof(struct mt_site_stats, peak_bytes), 1},
+	{"peak_allocations", offsetof(struct mt_site_stats, peak_count), 0},
+	{"temporary_allocations", offsetof(struct mt_site_stats, temporary), 0},
+	{"culled_allocations", offsetof(struct mt_site_stats, culled), 1},
+	{"min_size", offsetof(struct mt_site_stats, min_size), 0},
+	{"max_size", offsetof(struct mt_site_stats, max_size), 0},
+};
+
 void mt_json_site_figures(FILE *f, const struct mt_site_stats *s)
 {
-	fprintf(f,
-		"\"allocations\": %llu, \"allocated_bytes\": %llu, \"frees\": %llu,\n"
-		"         \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
-		"         \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"temporary_allocations\": %llu,\n"
-		"         \"culled_allocations\": %llu, \"min_size\": %llu, \"max_size\": %llu",
-		(unsigned long long)s->allocations, (unsigned long long)s->allocated_bytes,
-		(unsigned long long)s->frees, (unsigned long long)s->live_count,
-		(unsigned long long)s->live_bytes, (unsigned long long)s->peak_bytes,
-		(unsigned long long)s->peak_count, (unsigned long long)s->temporary,
-		(unsigned long long)s->culled, (unsigned long long)s->min_size,
-		(unsigned long long)s->max_size);
+	for (size_t i = 0; i < sizeof site_keys / sizeof *site_keys; i++) {
+		uint64_t v;
+		memcpy(&v, (const char *)s + site_keys[i].off, sizeof v);
+		if (i)
+			fputs(site_keys[i].brk ? ",\n         " : ", ", f);
+		fprintf(f, "\"%s\": %llu", site_keys[i].key, (unsigned long long)v);
+	}
 }
 
 void mt_json_lost(FILE *f, const struct mt_process *p)
@@ -87,16 +133,8 @@ void mt_json_markers(FILE *f, const struct mt_process *p)
 
 static void process_json(FILE *f, const struct mt_process *p, const struct mt_report_opts *o)
 {
-	fprintf(f, "    {\n      \"pid\": %u, \"ppid\": %u,\n      \"exe\": ", p->pid, p->ppid);
-	mt_json_str(f, p->exe);
-	fputs(",\n      \"argv\": [", f);
-	for (int i = 0; i < p->argc; i++) {
-		if (i)
-			fputs(", ", f);
-		mt_json_str(f, p->argv[i]);
-	}
-	fputs("],\n      \"backend\": ", f);
-	mt_json_str(f, p->backend);
+	fputs("    {\n      ", f);
+	mt_json_identity(f, p, ",\n      ", 0);
 	fprintf(f, ",\n      \"duration_s\": %.6f,\n", mt_process_duration(p));
 	if (p->exited)
 		fprintf(f, "      \"exit_status\": %lld,\n", (long long)p->exit_status);
@@ -112,7 +150,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 	uint32_t *sites = mt_rank_sites(p, o->view, 0, &n);
 	if (o->limit > 0 && (size_t)o->limit < n)
 		n = (size_t)o->limit;
-	struct mt_frame fr[256];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	for (size_t i = 0; i < n; i++) {
 		const struct mt_site_stats *s = &p->col.sites[sites[i]];
 		fprintf(f, "%s\n        {", i ? "," : "");
@@ -120,7 +158,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 		fprintf(f, ",\n         \"allocator\": \"%s\", \"allocator_object\": ", mt_fn_names[s->fn]);
 		mt_json_str(f, p->site_object[sites[i]]);
 		fputs(",\n         \"frames\": ", f);
-		int k = mt_site_frames(p, sym, sites[i], fr, 256);
+		int k = mt_site_frames(p, sym, sites[i], fr, MT_SYM_MAX_FRAMES);
 		mt_json_frames(f, fr, k);
 		fputc('}', f);
 	}
@@ -146,14 +184,11 @@ int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opt
 	mt_json_str(f, rec->path);
 	fprintf(f, ",\n  \"truncated\": %s,\n  \"processes\": [\n", rec->truncated ? "true" : "false");
 	int shown = 0;
-	for (size_t i = 0; i < rec->nprocs; i++) {
-		const struct mt_process *p = rec->procs[i];
-		if (o->pid >= 0 && p->pid != (uint32_t)o->pid)
-			continue;
-		if (shown++)
-			fputs(",\n", f);
-		process_json(f, p, o);
-	}
+	for (size_t i = 0; i < rec->nprocs; i++)
+		if (mt_report_wants(o, rec->procs[i])) {
+			fputs(shown++ ? ",\n" : "", f);
+			process_json(f, rec->procs[i], o);
+		}
 	fputs("\n  ]\n}\n", f);
 	return 0;
 }

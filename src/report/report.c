@@ -1,5 +1,5 @@
 /*
- * report.c - the text views of `memtrace report`, and what all views share.
+ * report.c - the text views of `memtrace report`.
  */
 #include "report.h"
 #include "base/util.h"
@@ -7,113 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mt_view_names[] = {"summary", "leaks", "peak", "temporary", "frequency"};
-
-uint64_t mt_site_measure(const struct mt_site_stats *s, enum mt_view view)
+int mt_report_wants(const struct mt_report_opts *o, const struct mt_process *p)
 {
-	switch (view) {
-	case MT_VIEW_LEAKS:
-		return s->live_bytes;
-	case MT_VIEW_PEAK:
-		return s->peak_bytes;
-	case MT_VIEW_TEMPORARY:
-		return s->temporary;
-	case MT_VIEW_FREQUENCY:
-		return s->allocations;
-	case MT_VIEW_SUMMARY:
-	default:
-		return s->allocated_bytes;
-	}
-}
-
-uint64_t mt_total_measure(const struct mt_totals *t, enum mt_view view)
-{
-	switch (view) {
-	case MT_VIEW_LEAKS:
-		return t->live_bytes;
-	case MT_VIEW_PEAK:
-		return t->peak_bytes;
-	case MT_VIEW_TEMPORARY:
-		return t->temporary;
-	case MT_VIEW_FREQUENCY:
-		return t->allocations;
-	case MT_VIEW_SUMMARY:
-	default:
-		return t->allocated_bytes;
-	}
-}
-
-static const struct mt_process *rank_proc;
-static enum mt_view rank_view;
-
-static int by_measure(const void *a, const void *b)
-{
-	const struct mt_site_stats *sa = &rank_proc->col.sites[*(const uint32_t *)a];
-	const struct mt_site_stats *sb = &rank_proc->col.sites[*(const uint32_t *)b];
-	uint64_t ma = mt_site_measure(sa, rank_view), mb = mt_site_measure(sb, rank_view);
-	if (ma != mb)
-		return ma > mb ? -1 : 1;
-	/* ties: more allocations first, then the older site */
-	if (sa->allocations != sb->allocations)
-		return sa->allocations > sb->allocations ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
-
-uint32_t *mt_rank_sites(const struct mt_process *p, enum mt_view view, int nonzero, size_t *n)
-{
-	uint32_t *v = xmalloc((p->col.nsites + 1) * sizeof *v);
-	size_t k = 0;
-	for (uint32_t i = 0; i < p->col.nsites; i++)
-		if (!nonzero || mt_site_measure(&p->col.sites[i], view))
-			v[k++] = i;
-	rank_proc = p;
-	rank_view = view;
-	qsort(v, k, sizeof *v, by_measure);
-	*n = k;
-	return v;
-}
-
-struct mt_symbolizer *mt_process_symbolizer(const struct mt_process *p)
-{
-	struct mt_symbolizer *s = mt_sym_new();
-	for (size_t i = 0; i < p->nmodules; i++) {
-		const struct mt_module *m = &p->modules[i];
-		mt_sym_add_module(s, m->path, m->bias, m->start, m->end, m->build_id, m->build_id_len);
-	}
-	return s;
-}
-
-/* Frames that belong to the allocator rather than to the program: C++'s
- * operator new and the like call malloc on the user's behalf. */
-static int allocator_frame(const struct mt_frame *f)
-{
-	if (!f->function)
-		return 0;
-	return strncmp(f->function, "operator new", 12) == 0 ||
-	       strncmp(f->function, "operator delete", 15) == 0 ||
-	       (f->module && strstr(f->module, "libmemtrace-preload"));
-}
-
-int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32_t site,
-		   struct mt_frame *out, int max)
-{
-	const uint64_t *pcs = p->frames + p->site_off[site];
-	uint32_t n = p->site_len[site];
-	int k = 0;
-	for (uint32_t i = 0; i < n && k < max; i++) {
-		if (pcs[i] == 0) {
-			out[k++] = (struct mt_frame){.function = NULL, .address = 0};
-			continue;
-		}
-		/* return addresses point after the call: look up the call itself */
-		k += mt_sym_resolve(sym, pcs[i] - 1, out + k, max - k);
-	}
-	int lead = 0;
-	while (lead < k - 1 && allocator_frame(&out[lead]))
-		lead++;
-	if (lead)
-		memmove(out, out + lead, (size_t)(k - lead) * sizeof *out);
-	return k - lead;
+	return o->pid < 0 || p->pid == (uint32_t)o->pid;
 }
 
 /* ---- text ---- */
@@ -155,18 +51,29 @@ static void process_header(FILE *f, const struct mt_process *p)
 	fputc('\n', f);
 }
 
+/* " (kind: N)" for each kind of loss P had. */
+static void print_lost_kinds(FILE *f, const struct mt_process *p)
+{
+	char a[32];
+	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
+		if (p->lost[k])
+			fprintf(f, " (%s: %s)", mt_lost_names[k], mt_fmt_count(p->lost[k], a));
+}
+
 static void print_totals(FILE *f, const struct mt_process *p)
 {
 	const struct mt_totals *t = &p->col.t;
 	char a[32], b[32], c[32];
-	fprintf(f, "  allocations:     %s (%s)\n", mt_fmt_count(t->allocations, a), mt_fmt_bytes(t->allocated_bytes, b));
+	fprintf(f, "  allocations:     %s (%s)\n", mt_fmt_count(t->allocations, a),
+		mt_fmt_bytes(t->allocated_bytes, b));
 	fprintf(f, "  frees:           %s\n", mt_fmt_count(t->frees, a));
 	fprintf(f, "  temporary:       %s (%.1f%% of allocations)\n", mt_fmt_count(t->temporary, a),
 		t->allocations ? 100.0 * (double)t->temporary / (double)t->allocations : 0.0);
 	fprintf(f, "  peak:            %s in %s blocks, at %.3f s\n", mt_fmt_bytes(t->peak_bytes, a),
 		mt_fmt_count(t->peak_count, c),
 		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0);
-	fprintf(f, "  leaked:          %s in %s allocations\n", mt_fmt_bytes(t->live_bytes, a), mt_fmt_count(t->live_count, b));
+	fprintf(f, "  leaked:          %s in %s allocations\n", mt_fmt_bytes(t->live_bytes, a),
+		mt_fmt_count(t->live_count, b));
 	if (t->unmatched_frees)
 		fprintf(f, "  unmatched frees: %s\n", mt_fmt_count(t->unmatched_frees, a));
 	if (t->culled)
@@ -178,9 +85,7 @@ static void print_totals(FILE *f, const struct mt_process *p)
 			p->markers[i].text);
 	uint64_t lost = mt_process_lost(p);
 	fprintf(f, "  lost events:     %s", mt_fmt_count(lost, a));
-	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
-		if (p->lost[k])
-			fprintf(f, " (%s: %s)", mt_lost_names[k], mt_fmt_count(p->lost[k], b));
+	print_lost_kinds(f, p);
 	fputc('\n', f);
 }
 
@@ -194,7 +99,7 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 		return;
 	}
 	fprintf(f, "\n%s\n", title);
-	struct mt_frame fr[256];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	for (size_t i = 0; i < n && (long)i < limit; i++) {
 		const struct mt_site_stats *s = &p->col.sites[sites[i]];
 		char a[32], b[32], c[32];
@@ -221,7 +126,7 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 		default:
 			break;
 		}
-		int k = mt_site_frames(p, sym, sites[i], fr, 256);
+		int k = mt_site_frames(p, sym, sites[i], fr, MT_SYM_MAX_FRAMES);
 		print_frames(f, fr, k, 8, "    ");
 	}
 	if ((long)n > limit)
@@ -229,46 +134,53 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 	free(sites);
 }
 
+/* A process in a tree view: its losses, then the tree of its sites. */
+static void tree_view(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+		      const struct mt_report_opts *o)
+{
+	/* a tree never hides a loss */
+	uint64_t lost = mt_process_lost(p);
+	if (lost) {
+		char a[32];
+		fprintf(f, "  lost events: %s", mt_fmt_count(lost, a));
+		print_lost_kinds(f, p);
+		fputs("; the figures below are lower bounds\n", f);
+	}
+	size_t n;
+	uint32_t *sites = mt_rank_sites(p, o->view, 1, &n);
+	if (o->limit > 0 && (size_t)o->limit < n)
+		n = (size_t)o->limit;
+	mt_print_tree(f, p, sym, sites, n, o->view, o->threshold);
+	free(sites);
+}
+
+static void process_text(FILE *f, const struct mt_process *p, const struct mt_report_opts *o, int first)
+{
+	if (!first)
+		fputc('\n', f);
+	process_header(f, p);
+	struct mt_symbolizer *sym = mt_process_symbolizer(p);
+	if (o->view == MT_VIEW_SUMMARY) {
+		print_totals(f, p);
+		long lim = o->limit > 0 ? o->limit : 5;
+		summary_section(f, p, sym, MT_VIEW_FREQUENCY, "MOST CALLS TO ALLOCATION FUNCTIONS", lim);
+		summary_section(f, p, sym, MT_VIEW_PEAK, "PEAK MEMORY CONSUMERS", lim);
+		summary_section(f, p, sym, MT_VIEW_LEAKS, "MEMORY LEAKS", lim);
+		summary_section(f, p, sym, MT_VIEW_TEMPORARY, "MOST TEMPORARY ALLOCATIONS", lim);
+	} else {
+		tree_view(f, p, sym, o);
+	}
+	const char *const *w = mt_sym_warnings(sym);
+	for (; w && *w; w++)
+		mt_warning("%s", *w);
+	mt_sym_free(sym);
+}
+
 int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o)
 {
 	int shown = 0;
-	for (size_t i = 0; i < rec->nprocs; i++) {
-		const struct mt_process *p = rec->procs[i];
-		if (o->pid >= 0 && p->pid != (uint32_t)o->pid)
-			continue;
-		if (shown++)
-			fputc('\n', f);
-		process_header(f, p);
-		struct mt_symbolizer *sym = mt_process_symbolizer(p);
-		if (o->view == MT_VIEW_SUMMARY) {
-			print_totals(f, p);
-			long lim = o->limit > 0 ? o->limit : 5;
-			summary_section(f, p, sym, MT_VIEW_FREQUENCY, "MOST CALLS TO ALLOCATION FUNCTIONS", lim);
-			summary_section(f, p, sym, MT_VIEW_PEAK, "PEAK MEMORY CONSUMERS", lim);
-			summary_section(f, p, sym, MT_VIEW_LEAKS, "MEMORY LEAKS", lim);
-			summary_section(f, p, sym, MT_VIEW_TEMPORARY, "MOST TEMPORARY ALLOCATIONS", lim);
-		} else {
-			/* a tree never hides a loss */
-			uint64_t lost = mt_process_lost(p);
-			if (lost) {
-				char a[32], b[32];
-				fprintf(f, "  lost events: %s", mt_fmt_count(lost, a));
-				for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
-					if (p->lost[k])
-						fprintf(f, " (%s: %s)", mt_lost_names[k], mt_fmt_count(p->lost[k], b));
-				fputs("; the figures below are lower bounds\n", f);
-			}
-			size_t n;
-			uint32_t *sites = mt_rank_sites(p, o->view, 1, &n);
-			if (o->limit > 0 && (size_t)o->limit < n)
-				n = (size_t)o->limit;
-			mt_print_tree(f, p, sym, sites, n, o->view, o->threshold);
-			free(sites);
-		}
-		const char *const *w = mt_sym_warnings(sym);
-		for (; w && *w; w++)
-			mt_warning("%s", *w);
-		mt_sym_free(sym);
-	}
+	for (size_t i = 0; i < rec->nprocs; i++)
+		if (mt_report_wants(o, rec->procs[i]))
+			process_text(f, rec->procs[i], o, !shown++);
 	return 0;
 }

@@ -1,7 +1,7 @@
 /*
- * report.h - what the report views share: which figure each view ranks
- * sites by, and a site's frames as a user sees them (symbolized, inlined
- * frames expanded, the allocator's and memtrace's own frames dropped).
+ * report.h - the views of `memtrace report` (text and JSON) and the JSON
+ * pieces that the server and the json export write the same way.  What a
+ * site weighs in a view, ranking and a site's frames: analyse/sites.h.
  */
 #ifndef MEMTRACE_REPORT_H
 #define MEMTRACE_REPORT_H
@@ -10,11 +10,8 @@
 #include <stdio.h>
 
 #include "analyse/recording.h"
+#include "analyse/sites.h"
 #include "analyse/symbols.h"
-
-enum mt_view { MT_VIEW_SUMMARY, MT_VIEW_LEAKS, MT_VIEW_PEAK, MT_VIEW_TEMPORARY, MT_VIEW_FREQUENCY };
-
-extern const char *const mt_view_names[];
 
 struct mt_report_opts {
 	enum mt_view view;
@@ -24,25 +21,19 @@ struct mt_report_opts {
 	long pid;         /* -1: every process */
 };
 
-/* The figure VIEW ranks sites by. */
-uint64_t mt_site_measure(const struct mt_site_stats *s, enum mt_view view);
-uint64_t mt_total_measure(const struct mt_totals *t, enum mt_view view);
-
-/* Indices of P's sites, best first by VIEW's measure; with NONZERO only those
- * whose measure is not 0.  *n is set. */
-uint32_t *mt_rank_sites(const struct mt_process *p, enum mt_view view, int nonzero, size_t *n);
-
-/* Frames of site SITE, leaf first, into OUT (at most MAX).  Returns the count. */
-int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32_t site,
-		   struct mt_frame *out, int max);
-
-/* A symbolizer loaded with P's modules. */
-struct mt_symbolizer *mt_process_symbolizer(const struct mt_process *p);
+/* Is P one of the processes O shows (-p)? */
+int mt_report_wants(const struct mt_report_opts *o, const struct mt_process *p);
 
 int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o);
 int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o);
 
 void mt_json_frames(FILE *f, const struct mt_frame *fr, int n);
+/* Who a process is, as keys without braces: "pid", "ppid", "exe", "argv"
+ * and "backend", SEP between them (", " or a line break and indent); with
+ * HTML, its strings safe inside a <script> element (mt_json_str_html). */
+void mt_json_identity(FILE *f, const struct mt_process *p, const char *sep, int html);
+/* Its argv alone, as a JSON array. */
+void mt_json_argv(FILE *f, const struct mt_process *p, int html);
 /* A process's totals object, its "lost_events" and "lost_by_kind" keys, its
  * markers array: as the JSON report writes them (the server's summary too). */
 void mt_json_totals(FILE *f, const struct mt_process *p);

@@ -1,10 +1,11 @@
 /*
- * live_print.c - see live_print.h.
+ * top.c - see top.h.
  *
  * Symbolizers are kept per process between tables: building one opens every
  * object's debug information, which is worth doing once, not every second.
  */
 #include "top.h"
+#include "base/hash.h"
 #include "base/ptrmap.h"
 #include "report.h"
 #include "base/util.h"
@@ -81,10 +82,10 @@ static int by_bytes(const void *a, const void *b)
 
 static uint64_t row_key(const struct mt_process *p, uint32_t site)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ p->pid;
+	uint64_t h = mt_hash64(p->pid);
 	const uint64_t *f = p->frames + p->site_off[site];
 	for (uint32_t i = 0; i < p->site_len[site]; i++)
-		h = mt_ptrmap_hash(h ^ f[i]) + i;
+		h = mt_hash_combine(h, f[i]);
 	return h | 1;
 }
 
@@ -122,7 +123,7 @@ void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double t
 	for (size_t r = 0; r < nrows; r++)
 		rows[r].rate = rate_of(t, &rows[r], dt);
 	size_t shown = n > 0 && (size_t)n < nrows ? (size_t)n : nrows;
-	struct mt_frame fr[256];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	char a[32], b[32], c[32];
 	if (json) {
 		fprintf(f, "{\"time_s\": %.3f, \"processes\": [", time_s);
@@ -143,7 +144,8 @@ void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double t
 					firsts ? "" : ", ", (unsigned long long)rows[r].bytes,
 					(unsigned long long)rows[r].count, rate);
 				firsts = 0;
-				int k = mt_site_frames(p, mt_top_symbolizer(t, p), rows[r].site, fr, 256);
+				int k = mt_site_frames(p, mt_top_symbolizer(t, p), rows[r].site, fr,
+						       MT_SYM_MAX_FRAMES);
 				mt_json_frames(f, fr, k);
 				fputc('}', f);
 			}
@@ -162,7 +164,7 @@ void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double t
 			fprintf(f, "%12s %10s %10s %8u  %-16.16s ", mt_fmt_bytes(rows[r].bytes, a),
 				mt_fmt_count(rows[r].count, b), mt_fmt_count((uint64_t)(rate + 0.5), c), p->pid,
 				exe ? exe : "?");
-			int k = mt_site_frames(p, mt_top_symbolizer(t, p), rows[r].site, fr, 256);
+			int k = mt_site_frames(p, mt_top_symbolizer(t, p), rows[r].site, fr, MT_SYM_MAX_FRAMES);
 			for (int j = 0; j < k && j < 4; j++) {
 				if (fr[j].function)
 					fprintf(f, "%s%s", j ? " < " : "", fr[j].function);

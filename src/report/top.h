@@ -1,10 +1,10 @@
 /*
- * live_print.h - the periodic top-N table of attach and top: call sites of
+ * top.h - the periodic top-N table of attach and top: call sites of
  * running processes by bytes outstanding, with their allocation rate since
  * the previous table, as text or as one JSON object per line.
  */
-#ifndef MEMTRACE_LIVE_PRINT_H
-#define MEMTRACE_LIVE_PRINT_H
+#ifndef MEMTRACE_TOP_H
+#define MEMTRACE_TOP_H
 
 #include <stdio.h>
 

@@ -7,6 +7,7 @@
  * (a percentage of the total) are folded into one line.
  */
 #include "report.h"
+#include "analyse/sites.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -31,7 +32,7 @@ static size_t child(struct tree *t, size_t parent, const char *label)
 			return c;
 	mt_grow(&t->n, &t->cap, t->len, sizeof *t->n);
 	size_t c = t->len++;
-	t->n[c] = (struct node){xstrdup(label), 0, 0, 0, 0, 0};
+	t->n[c] = (struct node){.label = xstrdup(label)};
 	if (prev)
 		t->n[prev].next = c;
 	else
@@ -52,23 +53,6 @@ static void label(char *buf, size_t len, const struct mt_frame *f)
 		snprintf(buf + o, len - (size_t)o, " [%s:%d]%s", f->file, f->line, f->inlined ? " (inlined)" : "");
 	else if (f->module)
 		snprintf(buf + o, len - (size_t)o, " (%s)", f->module);
-}
-
-static void figures(const struct mt_site_stats *s, enum mt_view v, uint64_t *bytes, uint64_t *count)
-{
-	switch (v) {
-	case MT_VIEW_LEAKS:
-		*bytes = s->live_bytes, *count = s->live_count;
-		break;
-	case MT_VIEW_PEAK:
-		*bytes = s->peak_bytes, *count = s->peak_count;
-		break;
-	case MT_VIEW_TEMPORARY:
-		*bytes = 0, *count = s->temporary;
-		break;
-	default:
-		*bytes = s->allocated_bytes, *count = s->allocations;
-	}
 }
 
 static int by_weight(const void *a, const void *b, void *arg)
@@ -132,57 +116,72 @@ static void print(FILE *f, struct tree *t, size_t node, char *prefix, size_t ple
 	free(kids);
 }
 
+/* Adds site SITE of P to T: its weight on every node of its path, from the
+ * allocator function outwards to main. */
+static void add_site(struct tree *t, const struct mt_process *p, struct mt_symbolizer *sym, uint32_t site,
+		     enum mt_view view)
+{
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
+	char buf[2048];
+	const struct mt_site_stats *s = &p->col.sites[site];
+	struct mt_amount a = mt_site_amount(s, view);
+	uint64_t w = mt_amount_measure(a, view);
+	size_t cur = child(t, 0, mt_fn_names[s->fn]);
+	size_t path[MT_SYM_MAX_FRAMES + 2];
+	size_t depth = 0;
+	path[depth++] = 0;
+	path[depth++] = cur;
+	int k = mt_site_frames(p, sym, site, fr, MT_SYM_MAX_FRAMES);
+	for (int j = 0; j < k; j++) {
+		label(buf, sizeof buf, &fr[j]);
+		cur = child(t, cur, buf);
+		path[depth++] = cur;
+		/* like heaptrack, stop at main: what lies beyond is libc start-up */
+		if (fr[j].function && !strcmp(fr[j].function, "main") && !fr[j].inlined)
+			break;
+	}
+	for (size_t d = 0; d < depth; d++) {
+		t->n[path[d]].weight += w;
+		t->n[path[d]].bytes += a.bytes;
+		t->n[path[d]].count += a.count;
+	}
+}
+
+/* The tree's first line: the process's total in VIEW. */
+static void print_total(FILE *f, const struct mt_totals *tot, enum mt_view view)
+{
+	char a[32], b[32];
+	switch (view) {
+	case MT_VIEW_LEAKS:
+		fprintf(f, "leaked: %s in %s allocations\n", mt_fmt_bytes(tot->live_bytes, a),
+			mt_fmt_count(tot->live_count, b));
+		break;
+	case MT_VIEW_PEAK:
+		fprintf(f, "maximum: %s in %s blocks\n", mt_fmt_bytes(tot->peak_bytes, a),
+			mt_fmt_count(tot->peak_count, b));
+		break;
+	case MT_VIEW_TEMPORARY:
+		fprintf(f, "temporary: %s of %s allocations\n", mt_fmt_count(tot->temporary, a),
+			mt_fmt_count(tot->allocations, b));
+		break;
+	default:
+		fprintf(f, "calls: %s allocations (%s)\n", mt_fmt_count(tot->allocations, a),
+			mt_fmt_bytes(tot->allocated_bytes, b));
+	}
+}
+
 void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
 		   const uint32_t *sites, size_t nsites, enum mt_view view, double threshold)
 {
 	struct tree t = {0};
 	mt_grow(&t.n, &t.cap, 0, sizeof *t.n);
-	t.n[0] = (struct node){xstrdup(""), 0, 0, 0, 0, 0};
+	t.n[0] = (struct node){.label = xstrdup("")};
 	t.len = 1;
-	struct mt_frame fr[256];
-	char buf[2048];
-	for (size_t i = 0; i < nsites; i++) {
-		const struct mt_site_stats *s = &p->col.sites[sites[i]];
-		uint64_t w = mt_site_measure(s, view), bytes, count;
-		figures(s, view, &bytes, &count);
-		size_t cur = child(&t, 0, mt_fn_names[s->fn]);
-		size_t path[258];
-		size_t depth = 0;
-		path[depth++] = 0;
-		path[depth++] = cur;
-		int k = mt_site_frames(p, sym, sites[i], fr, 256);
-		for (int j = 0; j < k; j++) {
-			label(buf, sizeof buf, &fr[j]);
-			cur = child(&t, cur, buf);
-			path[depth++] = cur;
-			/* like heaptrack, stop at main: what lies beyond is libc start-up */
-			if (fr[j].function && !strcmp(fr[j].function, "main") && !fr[j].inlined)
-				break;
-		}
-		for (size_t d = 0; d < depth; d++) {
-			t.n[path[d]].weight += w;
-			t.n[path[d]].bytes += bytes;
-			t.n[path[d]].count += count;
-		}
-	}
-	const struct mt_totals *tot = &p->col.t;
-	uint64_t total = mt_total_measure(tot, view);
-	char a[32], b[32];
-	switch (view) {
-	case MT_VIEW_LEAKS:
-		fprintf(f, "leaked: %s in %s allocations\n", mt_fmt_bytes(tot->live_bytes, a), mt_fmt_count(tot->live_count, b));
-		break;
-	case MT_VIEW_PEAK:
-		fprintf(f, "maximum: %s in %s blocks\n", mt_fmt_bytes(tot->peak_bytes, a), mt_fmt_count(tot->peak_count, b));
-		break;
-	case MT_VIEW_TEMPORARY:
-		fprintf(f, "temporary: %s of %s allocations\n", mt_fmt_count(tot->temporary, a), mt_fmt_count(tot->allocations, b));
-		break;
-	default:
-		fprintf(f, "calls: %s allocations (%s)\n", mt_fmt_count(tot->allocations, a), mt_fmt_bytes(tot->allocated_bytes, b));
-	}
+	for (size_t i = 0; i < nsites; i++)
+		add_site(&t, p, sym, sites[i], view);
+	print_total(f, &p->col.t, view);
 	char prefix[1100] = "  ";
-	print(f, &t, 0, prefix, 2, total, view, threshold);
+	print(f, &t, 0, prefix, 2, mt_total_measure(&p->col.t, view), view, threshold);
 	for (size_t i = 0; i < t.len; i++)
 		free(t.n[i].label);
 	free(t.n);

@@ -1,13 +1,12 @@
 /*
  * server.c - the HTTP side of `memtrace server`, on libmicrohttpd: methods,
  * the Host check, path splitting (no path ever reaches the file system),
- * query parameters, static pages and the replies of server_api.c.
+ * query parameters, static pages and the replies of the API (api.c).
  */
 #include "server.h"
-#include "report/report.h"
 #include "base/util.h"
+#include "export/page.h"
 #include "export/web/web.h"
-#include "base/json.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -20,36 +19,15 @@
 
 #define MAX_SEGMENTS 8
 
-void srv_error(struct srv_reply *r, int status, const char *fmt, ...)
-{
-	char msg[600];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	free(r->body);
-	r->body = NULL;
-	r->len = 0;
-	r->filename[0] = 0;
-	FILE *f = open_memstream(&r->body, &r->len);
-	if (f) {
-		fputs("{\"error\": ", f);
-		mt_json_str(f, msg);
-		fputs("}\n", f);
-		fclose(f);
-	}
-	r->status = status;
-	r->type = "application/json";
-}
-
 /* ---- the web GUI ---- */
 
-/* The GUI's pages and their files: the web assets of src/web (mt_web_asset),
- * by name under /static/, and report.html as the page of "/" (the list of
- * recordings) and "/ui/<id>" (one recording), its slots pointing at
- * /static/ instead of pasting the files in as the html export does.  gui.js
- * then draws the page from the API.  Every one of these answers carries a
- * policy that lets it load nothing but this server's own URLs. */
+/* The GUI's pages and their files: the web assets of src/export/web
+ * (mt_web_asset), by name under /static/, and report.html as the page of
+ * "/" (the list of recordings) and "/ui/<id>" (one recording), its slots
+ * pointing at /static/ instead of pasting the files in as the html export
+ * does (export/page.c walks the template for both).  gui.js then draws the
+ * page from the API.  Every one of these answers carries a policy that lets
+ * it load nothing but this server's own URLs. */
 #define GUI_POLICY                                                                                     \
 	"default-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors " \
 	"'none'"
@@ -73,67 +51,54 @@ static void serve_static(const char *name, const struct srv_query *q, struct srv
 	r->policy = GUI_POLICY;
 }
 
-/* The names in ARGS (space-separated), each as FMT with the name in it. */
-static void each_name(FILE *f, const char *args, size_t len, const char *fmt)
+/* The asset names of SLOT, each as FMT with the name in it. */
+static void each_name(FILE *f, const struct mt_page_slot *slot, const char *fmt)
 {
-	for (size_t i = 0; i < len;) {
-		while (i < len && args[i] == ' ')
-			i++;
-		size_t j = i;
-		while (j < len && args[j] != ' ')
-			j++;
-		if (j > i)
-			fprintf(f, fmt, (int)(j - i), args + i);
-		i = j;
-	}
+	const char *name;
+	size_t pos = 0, len;
+	while (mt_page_slot_arg(slot, &pos, &name, &len))
+		fprintf(f, fmt, (int)len, name);
 }
 
-static void fill_slot(FILE *f, const char *slot, size_t len, const char *title)
+static int fill_slot(void *ctx, FILE *f, const struct mt_page_slot *slot, char *err, size_t errlen)
 {
-	size_t n = strcspn(slot, " }");
-	const char *args = slot + n;
-	size_t alen = len > n ? len - n : 0;
-	if (n == 5 && !memcmp(slot, "title", 5)) {
-		fputs(title, f);
-	} else if (n == 5 && !memcmp(slot, "style", 5)) {
-		each_name(f, args, alen, "<link rel=\"stylesheet\" href=\"/static/%.*s\">\n");
+	(void)err;
+	(void)errlen;
+	if (mt_page_slot_is(slot, "title")) {
+		fputs(ctx, f);
+	} else if (mt_page_slot_is(slot, "style")) {
+		each_name(f, slot, "<link rel=\"stylesheet\" href=\"/static/%.*s\">\n");
 		fputs("<link rel=\"stylesheet\" href=\"/static/gui.css\">\n"
 		      "<link rel=\"icon\" href=\"/static/favicon.svg\">",
 		      f);
-	} else if (n == 6 && !memcmp(slot, "script", 6)) {
-		each_name(f, args, alen, "<script src=\"/static/%.*s\"></script>\n");
+	} else if (mt_page_slot_is(slot, "script")) {
+		each_name(f, slot, "<script src=\"/static/%.*s\"></script>\n");
 		fputs("<script src=\"/static/gui.js\"></script>", f);
 	}
 	/* policy: the header; data: gui.js fetches it */
+	return 0;
 }
 
 /* The page titled TITLE; its query is gui.js's (the filters of /ui/ID)
  * unless NO_QUERY. */
 static void serve_page(const char *title, const struct srv_query *q, int no_query, struct srv_reply *r)
 {
-	const struct mt_web_asset *page = mt_web_asset("report.html");
 	FILE *f;
+	char err[200];
 	if (no_query && q->n) {
 		srv_error(r, 400, "unknown parameter '%s'", q->v[0].key);
 		return;
 	}
-	if (!page || !(f = open_memstream(&r->body, &r->len))) {
+	if (!(f = open_memstream(&r->body, &r->len))) {
 		srv_error(r, 500, "the page is not built in");
 		return;
 	}
-	const char *s = (const char *)page->data, *end = s + page->len;
-	while (s < end) {
-		const char *open = strstr(s, "{{");
-		const char *close = open ? strstr(open, "}}") : NULL;
-		if (!close) {
-			fwrite(s, 1, (size_t)(end - s), f);
-			break;
-		}
-		fwrite(s, 1, (size_t)(open - s), f);
-		fill_slot(f, open + 2, (size_t)(close - open - 2), title);
-		s = close + 2;
-	}
+	int rc = mt_page_write(f, fill_slot, (void *)title, err, sizeof err);
 	fclose(f);
+	if (rc < 0) {
+		srv_error(r, 500, "the page is not built in");
+		return;
+	}
 	r->status = 200;
 	r->type = "text/html; charset=utf-8";
 	r->policy = GUI_POLICY;

@@ -1,14 +1,13 @@
 /*
  * server.h - `memtrace server`: what the HTTP plumbing (server.c), the REST
- * API (server_api.c) and the command (cmd_server.c) share.
+ * API (api.c and its api_*.c) and the command (cmd_server.c) share.
  *
  * Thread model: libmicrohttpd runs one thread per connection.  The loaded
  * recordings and their symbolized sites are read-only once serving starts,
- * so requests that only read them run in parallel.  Everything that reads a
- * recording file again (filters, replays, exports) or asks a symbolizer
- * goes through parts of memtrace that keep static state (the decoder's
- * event, the filter's frame buffer, the rank comparator's globals, the
- * symbolizers' caches), so it runs under srv_state.heavy, one at a time.
+ * so requests that only read them run in parallel.  A symbolizer's caches
+ * are not thread-safe, and reading a recording file again (filters,
+ * replays, exports) costs a load's memory: both run under srv_state.heavy,
+ * one at a time.  The exports and rankings keep their state per call.
  */
 #ifndef MEMTRACE_SERVER_H
 #define MEMTRACE_SERVER_H
@@ -18,9 +17,11 @@
 #include <stdint.h>
 
 #include "analyse/select.h"
+#include "analyse/sites.h"
 #include "analyse/symbols.h"
 
-#define SRV_MAX_FRAMES 256
+/* The frames kept per site: as many as are symbolized anywhere. */
+#define SRV_MAX_FRAMES MT_SYM_MAX_FRAMES
 
 /* One process of a loaded recording, its sites symbolized once at load. */
 struct srv_proc {

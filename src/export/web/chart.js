@@ -43,13 +43,7 @@
 			self.tip.hidden = true;
 			self.draw();
 		});
-		var lastWidth = 0;
-		new ResizeObserver(function () {
-			if (self.wrap.clientWidth !== lastWidth) {
-				lastWidth = self.wrap.clientWidth;
-				self.draw();
-			}
-		}).observe(this.wrap);
+		M.onWidthChange(this.wrap, function () { self.draw(); });
 		this.hoverAt = -1;
 	}
 

@@ -142,13 +142,7 @@
 			if (b)
 				self.zoom(b.n === self.root ? null : b.n);
 		});
-		var lastWidth = 0;
-		new ResizeObserver(function () {
-			if (self.wrap.clientWidth !== lastWidth) {
-				lastWidth = self.wrap.clientWidth;
-				self.draw();
-			}
-		}).observe(this.wrap);
+		M.onWidthChange(this.wrap, function () { self.draw(); });
 	}
 
 	Flamegraph.prototype.setSites = function (sites) {

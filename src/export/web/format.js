@@ -1,6 +1,6 @@
 /*
  * format.js - what the report's scripts share: figures as people read them,
- * frame colours (the same as the SVG flamegraph's, export_svg.c), and a
+ * frame colours (the same as the SVG flamegraph's, export/svg.c), and a
  * small DOM builder.  Everything lives in the global Memtrace object, as the
  * page is a concatenation of plain scripts, not modules.
  */
@@ -129,6 +129,18 @@ var Memtrace = window.Memtrace || (window.Memtrace = {});
 		return ctx;
 	}
 
+	/* Calls FN whenever ELEMENT's width changes, and once at first: the
+	 * canvases are sized to their box, so they are drawn again. */
+	function onWidthChange(element, fn) {
+		var lastWidth = 0;
+		new ResizeObserver(function () {
+			if (element.clientWidth !== lastWidth) {
+				lastWidth = element.clientWidth;
+				fn();
+			}
+		}).observe(element);
+	}
+
 	/* The weights a flamegraph can show, in --weight's names: the site
 	 * field each sums and the unit. */
 	M.weights = [
@@ -185,4 +197,5 @@ var Memtrace = window.Memtrace || (window.Memtrace = {});
 	};
 	M.el = el;
 	M.fitCanvas = fitCanvas;
+	M.onWidthChange = onWidthChange;
 })(Memtrace);

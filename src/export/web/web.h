@@ -1,6 +1,6 @@
 /*
  * web.h - what the web outputs share (the svg and html exports, and the
- * server's GUI): the JS/CSS/HTML files of src/web, compiled into the binary
+ * server's GUI): the JS/CSS/HTML files of src/export/web, compiled into the binary
  * by embed.py so that a page or SVG written anywhere needs nothing else, the
  * report page's data.
  */
@@ -33,7 +33,7 @@ struct mt_export_ctx;
 /* The data of the report page (its shape: report.js) for the processes X
  * selects, as JSON to x->out: what `memtrace export --format html` embeds,
  * plus the top sites' live_series, for the server to hand its GUI.  It replays the recording.  Returns 0, or
- * -1 with a reason in ERR.  (export_html.c) */
+ * -1 with a reason in ERR.  (html.c) */
 int mt_web_report_data(struct mt_export_ctx *x, char *err, size_t errlen);
 
 #endif

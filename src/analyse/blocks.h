@@ -1,0 +1,47 @@
+/*
+ * blocks.h - the live blocks of a replay: what a reader of the events in
+ * time order remembers of each block between its allocation and its free
+ * (the filter's pass over lives, the json export, the server's listings and
+ * timeline).  A pointer map finds a block's record; freed records are
+ * reused through a free list, so memory is bounded by the blocks live at
+ * once, never by the events.
+ */
+#ifndef MEMTRACE_BLOCKS_H
+#define MEMTRACE_BLOCKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/ptrmap.h"
+
+struct mt_block {
+	uint64_t ptr, ts, size;
+	uint64_t seq;       /* the caller's order of allocations */
+	uint32_t site, tid;
+	uint32_t aux;       /* the caller's (the timeline: a bucket) */
+	uint32_t next_free; /* the table's: index + 1 of the next free record */
+};
+
+struct mt_blocks {
+	struct mt_ptrmap map; /* block -> record index + 1 */
+	struct mt_block *recs;
+	size_t n, cap;
+	uint32_t free_head;   /* index + 1 of a reusable record */
+};
+
+void mt_blocks_init(struct mt_blocks *t);
+/* Frees T; harmless on a zeroed or already destroyed table. */
+void mt_blocks_destroy(struct mt_blocks *t);
+
+/* Remembers B at B->ptr, which must not be live (take it first); a block
+ * at address 0 is no block and is not kept. */
+void mt_blocks_put(struct mt_blocks *t, const struct mt_block *b);
+
+/* Forgets the block at PTR: 1 with its record in *OUT, or 0 if none. */
+int mt_blocks_take(struct mt_blocks *t, uint64_t ptr, struct mt_block *out);
+
+/* The live blocks one by one (in no particular order): start with *POS 0;
+ * NULL at the end.  T must not change meanwhile. */
+const struct mt_block *mt_blocks_next(const struct mt_blocks *t, size_t *pos);
+
+#endif

@@ -1,0 +1,171 @@
+/*
+ * api_list.c - the REST API's overviews: /list (every loaded recording,
+ * bytehound's list plus memtrace's figures), /data/<id>/summary (the
+ * figures of `memtrace report --json` per process), and the mmaps and
+ * mallopts endpoints, which memtrace recordings have nothing for.
+ */
+#include "api.h"
+#include "report/report.h"
+#include "base/json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- /list ---- */
+
+/* The process the recording was started on: the one whose parent is not
+ * in it (a child followed with --follow-forks may come first). */
+static const struct mt_process *root_process(const struct mt_recording *rec)
+{
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		int parent_in = 0;
+		for (size_t k = 0; k < rec->nprocs && !parent_in; k++)
+			parent_in = k != i && rec->procs[k]->pid == rec->procs[i]->ppid;
+		if (!parent_in)
+			return rec->procs[i];
+	}
+	return rec->nprocs ? rec->procs[0] : NULL;
+}
+
+/* A process's object up to its start time: who it is.  INDENT opens the
+ * object's line, TIME_SEP goes before "start_time". */
+static void process_identity(FILE *f, const struct mt_process *p, int first, const char *indent,
+			     const char *time_sep)
+{
+	fprintf(f, "%s\n%s{", first ? "" : ",", indent);
+	mt_json_identity(f, p, ", ", 0);
+	fprintf(f, ",%s\"start_time\": ", time_sep);
+	api_json_start_time(f, p);
+}
+
+static void list_file(FILE *f, size_t id, const struct srv_file *file)
+{
+	const struct mt_recording *rec = &file->sel.all;
+	const struct mt_process *first = root_process(rec);
+	uint64_t allocs = 0, bytes = 0, frees = 0, lcount = 0, lbytes = 0, start = UINT64_MAX, end = 0;
+	uint32_t depth = 0;
+	int sites = 0;
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		const struct mt_process *p = rec->procs[i];
+		const struct mt_totals *t = &p->col.t;
+		allocs += t->allocations, bytes += t->allocated_bytes, frees += t->frees;
+		lcount += t->live_count, lbytes += t->live_bytes;
+		sites += api_sites_used(p);
+		if (api_proc_start(p) < start)
+			start = api_proc_start(p);
+		if (p->end_ts > end)
+			end = p->end_ts;
+		if (file->procs[i].max_depth > depth)
+			depth = file->procs[i].max_depth;
+	}
+	fprintf(f, "  {\"id\": %zu, \"file\": ", id);
+	mt_json_str(f, file->path);
+	fprintf(f, ", \"file_size\": %llu, \"truncated\": %s,\n   \"pid\": ", (unsigned long long)rec->file_size,
+		rec->truncated ? "true" : "false");
+	if (first)
+		fprintf(f, "%u", first->pid);
+	else
+		fputs("null", f);
+	fputs(", \"pids\": [", f);
+	for (size_t i = 0; i < rec->nprocs; i++)
+		fprintf(f, "%s%u", i ? ", " : "", rec->procs[i]->pid);
+	fputs("], \"exe\": ", f);
+	mt_json_str(f, first ? first->exe : NULL);
+	fputs(", \"argv\": ", f);
+	if (first)
+		mt_json_argv(f, first, 0);
+	else
+		fputs("[]", f);
+	fputs(", \"start_time\": ", f);
+	if (first)
+		api_json_start_time(f, first);
+	else
+		fputs("null", f);
+	fprintf(f,
+		",\n   \"duration_s\": %.6f, \"allocations\": %llu, \"allocated_bytes\": %llu, \"frees\": %llu,\n"
+		"   \"leaked_allocations\": %llu, \"leaked_bytes\": %llu, \"sites\": %d, "
+		"\"maximum_backtrace_depth\": %u,\n   \"processes\": [",
+		end > start && start != UINT64_MAX ? (double)(end - start) / 1e9 : 0.0, (unsigned long long)allocs,
+		(unsigned long long)bytes, (unsigned long long)frees, (unsigned long long)lcount,
+		(unsigned long long)lbytes, sites, depth);
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		const struct mt_process *p = rec->procs[i];
+		const struct mt_totals *t = &p->col.t;
+		process_identity(f, p, i == 0, "     ", " ");
+		fprintf(f,
+			", \"duration_s\": %.6f,\n      \"allocations\": %llu, \"allocated_bytes\": %llu, "
+			"\"peak_bytes\": %llu, \"leaked_bytes\": %llu, \"sites\": %d}",
+			mt_process_duration(p), (unsigned long long)t->allocations,
+			(unsigned long long)t->allocated_bytes, (unsigned long long)t->peak_bytes,
+			(unsigned long long)t->live_bytes, api_sites_used(p));
+	}
+	fputs("]}", f);
+}
+
+void api_list(struct srv_state *st, const struct srv_query *q, struct srv_reply *r)
+{
+	if (q->n) {
+		srv_error(r, 400, "unknown parameter '%s': /list takes none", q->v[0].key);
+		return;
+	}
+	FILE *f = open_memstream(&r->body, &r->len);
+	if (!f) {
+		srv_error(r, 500, "out of memory");
+		return;
+	}
+	fputs("[\n", f);
+	for (size_t i = 0; i < st->nfiles; i++) {
+		list_file(f, i, &st->files[i]);
+		fputs(i + 1 < st->nfiles ? ",\n" : "\n", f);
+	}
+	fputs("]\n", f);
+	fclose(f);
+	r->status = 200;
+	r->type = "application/json";
+}
+
+/* ---- /data/<id>/summary ---- */
+
+int api_run_summary(struct req *x)
+{
+	FILE *f = x->out;
+	const struct mt_recording *rec = &x->sel->matched;
+	fprintf(f, "{\"id\": %zu, \"file\": ", x->id);
+	mt_json_str(f, x->file->path);
+	fprintf(f, ", \"filtered\": %s, \"truncated\": %s,\n \"processes\": [", x->sel->filtered ? "true" : "false",
+		rec->truncated ? "true" : "false");
+	int shown = 0;
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		const struct mt_process *p = rec->procs[i];
+		if (!api_wants(x, p))
+			continue;
+		process_identity(f, p, !shown++, "  ", "\n   ");
+		fprintf(f, ", \"duration_s\": %.6f, ", mt_process_duration(p));
+		if (p->exited)
+			fprintf(f, "\"exit_status\": %lld, ", (long long)p->exit_status);
+		/* the keys and figures of `memtrace report --json` */
+		fprintf(f, "\"sites\": %d,\n   \"totals\": ", api_sites_used(p));
+		mt_json_totals(f, p);
+		fputs(",\n   ", f);
+		mt_json_lost(f, p);
+		fputs(",\n   \"markers\": ", f);
+		mt_json_markers(f, p);
+		fputc('}', f);
+	}
+	fputs("\n]}\n", f);
+	return 0;
+}
+
+/* ---- /data/<id>/mmaps, /data/<id>/mallopts ---- */
+
+int api_run_mmaps(struct req *x)
+{
+	fputs("{\"mmaps\": [], \"note\": \"memtrace recordings hold no mmap calls\"}\n", x->out);
+	return 0;
+}
+
+int api_run_mallopts(struct req *x)
+{
+	fputs("{\"mallopts\": [], \"note\": \"memtrace recordings hold no mallopt calls\"}\n", x->out);
+	return 0;
+}
