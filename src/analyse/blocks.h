@@ -16,9 +16,9 @@
 
 struct mt_block {
 	uint64_t ptr, ts, size;
-	uint64_t seq;       /* the caller's order of allocations */
+	uint64_t seq; /* the caller's order of allocations */
 	uint32_t site, tid;
-	uint32_t aux;       /* the caller's (the timeline: a bucket) */
+	uint32_t aux;	    /* the caller's (the timeline: a bucket) */
 	uint32_t next_free; /* the table's: index + 1 of the next free record */
 };
 
@@ -26,7 +26,7 @@ struct mt_blocks {
 	struct mt_ptrmap map; /* block -> record index + 1 */
 	struct mt_block *recs;
 	size_t n, cap;
-	uint32_t free_head;   /* index + 1 of a reusable record */
+	uint32_t free_head; /* index + 1 of a reusable record */
 };
 
 void mt_blocks_init(struct mt_blocks *t);

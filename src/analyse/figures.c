@@ -127,8 +127,8 @@ static inline void site_touch(struct mt_collector *c, struct mt_site_stats *s)
 	s->stamp = c->seq;
 }
 
-static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr,
-		     uint64_t size, uint32_t site, int fn)
+static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr, uint64_t size,
+		     uint32_t site, int fn)
 {
 	mt_col_reserve_site(c, site);
 	struct mt_site_stats *s = &c->sites[site];
@@ -168,7 +168,7 @@ static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t
 		size_t i = mt_hash64(ptr) & c->live_mask;
 		while (c->live[i].ptr)
 			i = (i + 1) & c->live_mask;
-		c->live[i] = (struct mt_live){ptr, size, ts, site, 0};
+		c->live[i] = (struct mt_live){ ptr, size, ts, site, 0 };
 		c->live_used++;
 	}
 	c->t.allocations++;
@@ -296,7 +296,8 @@ void mt_col_finish(struct mt_collector *c)
 	c->finished = 1;
 }
 
-void mt_col_each_live(struct mt_collector *c, void (*fn)(void *ctx, const struct mt_live *), void *ctx)
+void mt_col_each_live(struct mt_collector *c, void (*fn)(void *ctx, const struct mt_live *),
+		      void *ctx)
 {
 	for (size_t i = 0; i <= c->live_mask; i++)
 		if (c->live[i].ptr)

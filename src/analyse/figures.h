@@ -25,11 +25,11 @@ struct mt_site_stats {
 	uint64_t frees, temporary;
 	uint64_t live_count, live_bytes; /* after finish: leaked */
 	uint64_t peak_bytes, peak_count;
-	uint64_t culled;                 /* allocations known only from aggregates */
-	uint64_t stamp;                  /* event index of the last change */
+	uint64_t culled; /* allocations known only from aggregates */
+	uint64_t stamp;	 /* event index of the last change */
 	uint64_t min_size, max_size;
-	uint64_t first_ts, last_ts;      /* of its first and last allocation (0: none seen) */
-	int fn;                          /* allocator function of its first allocation */
+	uint64_t first_ts, last_ts; /* of its first and last allocation (0: none seen) */
+	int fn;			    /* allocator function of its first allocation */
 };
 
 struct mt_totals {
@@ -41,7 +41,7 @@ struct mt_totals {
 };
 
 struct mt_live {
-	uint64_t ptr;  /* 0: empty slot */
+	uint64_t ptr; /* 0: empty slot */
 	uint64_t size;
 	uint64_t ts;
 	uint32_t site;
@@ -88,6 +88,7 @@ void mt_col_true_peak(struct mt_collector *c, uint64_t ts, uint64_t bytes, uint6
 void mt_col_finish(struct mt_collector *c);
 
 /* Visits every live block (after finish: every leaked block). */
-void mt_col_each_live(struct mt_collector *c, void (*fn)(void *ctx, const struct mt_live *), void *ctx);
+void mt_col_each_live(struct mt_collector *c, void (*fn)(void *ctx, const struct mt_live *),
+		      void *ctx);
 
 #endif

@@ -17,30 +17,35 @@ static const struct key {
 	size_t off;
 	enum kind kind;
 } keys[] = {
-	{"from", offsetof(struct mt_filter, from), K_TIME},
-	{"to", offsetof(struct mt_filter, to), K_TIME},
-	{"address_min", offsetof(struct mt_filter, address_min), K_COUNT},
-	{"address_max", offsetof(struct mt_filter, address_max), K_COUNT},
-	{"size_min", offsetof(struct mt_filter, size_min), K_COUNT},
-	{"size_max", offsetof(struct mt_filter, size_max), K_COUNT},
-	{"lifetime_min", offsetof(struct mt_filter, lifetime_min), K_SECONDS},
-	{"lifetime_max", offsetof(struct mt_filter, lifetime_max), K_SECONDS},
-	{"backtrace_depth_min", offsetof(struct mt_filter, depth_min), K_COUNT},
-	{"backtrace_depth_max", offsetof(struct mt_filter, depth_max), K_COUNT},
-	{"group_interval_min", offsetof(struct mt_filter, group_interval_min), K_TIME},
-	{"group_interval_max", offsetof(struct mt_filter, group_interval_max), K_TIME},
-	{"group_allocations_min", offsetof(struct mt_filter, group_allocations_min), K_COUNT},
-	{"group_allocations_max", offsetof(struct mt_filter, group_allocations_max), K_COUNT},
-	{"group_leaked_allocations_min", offsetof(struct mt_filter, group_leaked_min), K_COUNT_PCT},
-	{"group_leaked_allocations_max", offsetof(struct mt_filter, group_leaked_max), K_COUNT_PCT},
+	{ "from", offsetof(struct mt_filter, from), K_TIME },
+	{ "to", offsetof(struct mt_filter, to), K_TIME },
+	{ "address_min", offsetof(struct mt_filter, address_min), K_COUNT },
+	{ "address_max", offsetof(struct mt_filter, address_max), K_COUNT },
+	{ "size_min", offsetof(struct mt_filter, size_min), K_COUNT },
+	{ "size_max", offsetof(struct mt_filter, size_max), K_COUNT },
+	{ "lifetime_min", offsetof(struct mt_filter, lifetime_min), K_SECONDS },
+	{ "lifetime_max", offsetof(struct mt_filter, lifetime_max), K_SECONDS },
+	{ "backtrace_depth_min", offsetof(struct mt_filter, depth_min), K_COUNT },
+	{ "backtrace_depth_max", offsetof(struct mt_filter, depth_max), K_COUNT },
+	{ "group_interval_min", offsetof(struct mt_filter, group_interval_min), K_TIME },
+	{ "group_interval_max", offsetof(struct mt_filter, group_interval_max), K_TIME },
+	{ "group_allocations_min", offsetof(struct mt_filter, group_allocations_min), K_COUNT },
+	{ "group_allocations_max", offsetof(struct mt_filter, group_allocations_max), K_COUNT },
+	{ "group_leaked_allocations_min", offsetof(struct mt_filter, group_leaked_min),
+	  K_COUNT_PCT },
+	{ "group_leaked_allocations_max", offsetof(struct mt_filter, group_leaked_max),
+	  K_COUNT_PCT },
 };
 
-static const char *const re_keys[4] = {"function_regex", "source_regex", "negative_function_regex",
-				       "negative_source_regex"};
+static const char *const re_keys[4] = { "function_regex", "source_regex", "negative_function_regex",
+					"negative_source_regex" };
 
-static const char *const lifetimes[] = {"all", "only_leaked", "only_temporary",
-					"only_not_deallocated_in_current_range",
-					"only_deallocated_in_current_range", "only_whole_group_leaked"};
+static const char *const lifetimes[] = { "all",
+					 "only_leaked",
+					 "only_temporary",
+					 "only_not_deallocated_in_current_range",
+					 "only_deallocated_in_current_range",
+					 "only_whole_group_leaked" };
 
 const char mt_filter_help[] =
 	"filters (bytehound's; TIME is seconds, or N% of the run):\n"
@@ -79,7 +84,7 @@ void mt_filter_free(struct mt_filter *f)
 static int parse_bound(struct mt_fbound *b, enum kind kind, const char *v)
 {
 	size_t n = strlen(v);
-	struct mt_fbound r = {1, 0, 0};
+	struct mt_fbound r = { 1, 0, 0 };
 	if (n && v[n - 1] == '%' && (kind == K_TIME || kind == K_COUNT_PCT)) {
 		char buf[64];
 		if (n >= sizeof buf)
@@ -114,9 +119,12 @@ int mt_filter_set(struct mt_filter *f, const char *key, const char *value, char 
 				f->active |= i != 0;
 				return 0;
 			}
-		snprintf(err, errlen, "lifetime: '%s' is none of all, only_leaked, only_temporary, "
-			 "only_not_deallocated_in_current_range, only_deallocated_in_current_range, "
-			 "only_whole_group_leaked", value ? value : "");
+		snprintf(
+			err, errlen,
+			"lifetime: '%s' is none of all, only_leaked, only_temporary, "
+			"only_not_deallocated_in_current_range, only_deallocated_in_current_range, "
+			"only_whole_group_leaked",
+			value ? value : "");
 		return -1;
 	}
 	for (int i = 0; i < 4; i++) {
@@ -142,10 +150,11 @@ int mt_filter_set(struct mt_filter *f, const char *key, const char *value, char 
 			continue;
 		struct mt_fbound *b = (struct mt_fbound *)((char *)f + keys[i].off);
 		if (!value || parse_bound(b, keys[i].kind, value)) {
-			const char *want = keys[i].kind == K_TIME	  ? "seconds or a percentage"
-					   : keys[i].kind == K_SECONDS	  ? "seconds"
-					   : keys[i].kind == K_COUNT_PCT ? "a number or a percentage"
-									 : "a number";
+			const char *want = keys[i].kind == K_TIME    ? "seconds or a percentage" :
+					   keys[i].kind == K_SECONDS ? "seconds" :
+					   keys[i].kind == K_COUNT_PCT ?
+								       "a number or a percentage" :
+								       "a number";
 			snprintf(err, errlen, "%s: '%s' is not %s", key, value ? value : "", want);
 			return -1;
 		}
@@ -172,7 +181,8 @@ int mt_filter_arg(struct mt_filter *f, const char *cmd, int argc, char **argv, i
 	/* is it a key at all? (a probe with a value every kind accepts) */
 	struct mt_filter probe;
 	mt_filter_init(&probe);
-	int known = mt_filter_set(&probe, key, !strcmp(key, "lifetime") ? "all" : "1", err, sizeof err) != 1;
+	int known = mt_filter_set(&probe, key, !strcmp(key, "lifetime") ? "all" : "1", err,
+				  sizeof err) != 1;
 	mt_filter_free(&probe);
 	if (!known)
 		return 0;
@@ -184,7 +194,8 @@ int mt_filter_arg(struct mt_filter *f, const char *cmd, int argc, char **argv, i
 		val = argv[++*i];
 	}
 	if (mt_filter_set(f, key, val, err, sizeof err)) {
-		mt_usage_error(cmd, "--%.*s: %s", (int)n, a + 2, strchr(err, ':') ? strchr(err, ':') + 2 : err);
+		mt_usage_error(cmd, "--%.*s: %s", (int)n, a + 2,
+			       strchr(err, ':') ? strchr(err, ':') + 2 : err);
 		return -1;
 	}
 	return 1;
@@ -212,12 +223,13 @@ static int any_frame(const regex_t *re, const struct mt_frame *fr, int n, int wh
 	return 0;
 }
 
-static int site_passes(const struct mt_filter *f, const struct mt_process *p, struct mt_symbolizer *sym,
-		       uint32_t site, uint64_t run)
+static int site_passes(const struct mt_filter *f, const struct mt_process *p,
+		       struct mt_symbolizer *sym, uint32_t site, uint64_t run)
 {
 	const struct mt_site_stats *s = &p->col.sites[site];
 	if (f->group_allocations_min.set || f->group_allocations_max.set)
-		if (!in_bounds(&f->group_allocations_min, &f->group_allocations_max, (double)s->allocations))
+		if (!in_bounds(&f->group_allocations_min, &f->group_allocations_max,
+			       (double)s->allocations))
 			return 0;
 	if (f->group_leaked_min.set || f->group_leaked_max.set) {
 		double leaked = (double)s->live_count;
@@ -235,7 +247,8 @@ static int site_passes(const struct mt_filter *f, const struct mt_process *p, st
 		if (f->group_interval_max.set && iv > at(&f->group_interval_max, 0, run))
 			return 0;
 	}
-	if (f->lifetime == MT_LIFE_ONLY_WHOLE_GROUP_LEAKED && (!s->allocations || s->live_count != s->allocations))
+	if (f->lifetime == MT_LIFE_ONLY_WHOLE_GROUP_LEAKED &&
+	    (!s->allocations || s->live_count != s->allocations))
 		return 0;
 	int need_frames = f->depth_min.set || f->depth_max.set;
 	for (int i = 0; i < 4; i++)
@@ -256,8 +269,8 @@ static int site_passes(const struct mt_filter *f, const struct mt_process *p, st
 	return 1;
 }
 
-void mt_filter_prepare(struct mt_filter_proc *fp, const struct mt_filter *f, const struct mt_process *p,
-		       struct mt_symbolizer *sym)
+void mt_filter_prepare(struct mt_filter_proc *fp, const struct mt_filter *f,
+		       const struct mt_process *p, struct mt_symbolizer *sym)
 {
 	memset(fp, 0, sizeof *fp);
 	fp->f = f;

@@ -69,7 +69,8 @@ void mt_filter_free(struct mt_filter *f);
 
 /* Sets KEY (bytehound's name) to VALUE.  Returns 0, or -1 with a message
  * naming the key in ERR; 1 when KEY is no filter key. */
-int mt_filter_set(struct mt_filter *f, const char *key, const char *value, char *err, size_t errlen);
+int mt_filter_set(struct mt_filter *f, const char *key, const char *value, char *err,
+		  size_t errlen);
 
 /* Command-line form: if argv[*i] is a filter option (--size-min N or
  * --size-min=N, ...), sets it and returns 1 (moving *i past a separate
@@ -81,8 +82,8 @@ extern const char mt_filter_help[];
 
 /* Prepares F for process P (its figures over every allocation), with SYM
  * its symbolizer when the filter has regexes (NULL otherwise is fine). */
-void mt_filter_prepare(struct mt_filter_proc *fp, const struct mt_filter *f, const struct mt_process *p,
-		       struct mt_symbolizer *sym);
+void mt_filter_prepare(struct mt_filter_proc *fp, const struct mt_filter *f,
+		       const struct mt_process *p, struct mt_symbolizer *sym);
 void mt_filter_proc_free(struct mt_filter_proc *fp);
 
 /* Does the allocation L match? */

@@ -62,7 +62,8 @@ static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned
 		if (!s)
 			break;
 		s--;
-		if (p->site_len[s] == n && memcmp(p->frames + p->site_off[s], f, n * sizeof *f) == 0)
+		if (p->site_len[s] == n &&
+		    memcmp(p->frames + p->site_off[s], f, n * sizeof *f) == 0)
 			return s;
 	}
 	(void)insert;
@@ -148,7 +149,8 @@ static void set_process(struct mt_process *p, const struct mt_event *ev)
 	p->ppid = ev->ppid;
 	p->unix_ns = ev->unix_ns;
 	p->start_ts = ev->ts;
-	set_identity(p, ev->exe.s, ev->exe.len, ev->argv.s, ev->argv.len, ev->backend.s, ev->backend.len);
+	set_identity(p, ev->exe.s, ev->exe.len, ev->argv.s, ev->argv.len, ev->backend.s,
+		     ev->backend.len);
 }
 
 void mt_process_add_module(struct mt_process *p, const char *path, uint64_t bias, uint64_t start,
@@ -167,19 +169,20 @@ void mt_process_add_module(struct mt_process *p, const char *path, uint64_t bias
 static void add_module(struct mt_process *p, const struct mt_event *ev)
 {
 	char *path = xstrndup(ev->path.s, ev->path.len);
-	mt_process_add_module(p, path, ev->bias, ev->start, ev->end, (const uint8_t *)ev->build_id.s,
-			      ev->build_id.len);
+	mt_process_add_module(p, path, ev->bias, ev->start, ev->end,
+			      (const uint8_t *)ev->build_id.s, ev->build_id.len);
 	free(path);
 }
 
 struct mt_process *mt_process_add(struct mt_recording *rec, uint32_t pid, uint32_t ppid,
-				  const char *exe, const char *argv, size_t argv_len, const char *backend)
+				  const char *exe, const char *argv, size_t argv_len,
+				  const char *backend)
 {
 	struct mt_process *p = process_for(rec, (uint32_t)rec->nprocs);
 	p->pid = pid;
 	p->ppid = ppid;
-	set_identity(p, exe ? exe : "", exe ? strlen(exe) : 0, argv ? argv : "", argv ? argv_len : 0,
-		     backend, strlen(backend));
+	set_identity(p, exe ? exe : "", exe ? strlen(exe) : 0, argv ? argv : "",
+		     argv ? argv_len : 0, backend, strlen(backend));
 	if (!exe) {
 		/* unknown (the process is gone): the report says null, not "" */
 		free(p->exe);
@@ -231,10 +234,11 @@ static void feed(struct mt_process *p, const struct mt_load_hook *hook, const st
 }
 
 /* Decodes one chunk of P's stream.  Returns 0, or -1 if it is malformed. */
-static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, const uint8_t *data, size_t len)
+static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, const uint8_t *data,
+			size_t len)
 {
 	struct mt_event ev; /* on the stack: loads may run in several threads (the server) */
-	struct mt_dec d = {data, data + len, p->dec_state};
+	struct mt_dec d = { data, data + len, p->dec_state };
 	int r;
 	while ((r = mt_dec_next(&d, &ev)) > 0) {
 		switch (ev.type) {
@@ -254,8 +258,9 @@ static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, c
 			break;
 		case MT_REC_MARKER:
 			mt_grow(&p->markers, &p->markers_cap, p->nmarkers, sizeof *p->markers);
-			p->markers[p->nmarkers++] = (struct mt_marker){ev.ts, ev.value,
-								       xstrndup(ev.text.s, ev.text.len)};
+			p->markers[p->nmarkers++] =
+				(struct mt_marker){ ev.ts, ev.value,
+						    xstrndup(ev.text.s, ev.text.len) };
 			break;
 		case MT_REC_LOST:
 			if (ev.value < MT_LOST_KIND_COUNT)
@@ -264,7 +269,8 @@ static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, c
 		case MT_REC_CULLED:
 			if (hook && hook->culled && !hook->culled(hook->ctx, p))
 				break;
-			mt_col_culled(&p->col, site_of(p, ev.stack), ev.count, ev.bytes, ev.temporary);
+			mt_col_culled(&p->col, site_of(p, ev.stack), ev.count, ev.bytes,
+				      ev.temporary);
 			break;
 		case MT_REC_EXIT:
 			p->exited = 1;
@@ -275,7 +281,8 @@ static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, c
 			break;
 		case MT_REC_EXT:
 			if (ev.ext == MT_EXT_ALLOCATOR)
-				mt_process_site_object(p, site_of(p, ev.stack), ev.path.s, ev.path.len);
+				mt_process_site_object(p, site_of(p, ev.stack), ev.path.s,
+						       ev.path.len);
 			else
 				mt_col_true_peak(&p->col, ev.ts, ev.bytes, ev.count);
 			break;
@@ -290,8 +297,8 @@ int mt_recording_load(struct mt_recording *rec, const char *path, char *err, siz
 	return mt_recording_load_hooked(rec, path, NULL, err, errlen);
 }
 
-int mt_recording_load_hooked(struct mt_recording *rec, const char *path, const struct mt_load_hook *hook,
-			     char *err, size_t errlen)
+int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
+			     const struct mt_load_hook *hook, char *err, size_t errlen)
 {
 	memset(rec, 0, sizeof *rec);
 	rec->path = path;
@@ -312,7 +319,8 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path, const s
 		if (progress && (++chunks & 7) == 0) {
 			clock_gettime(CLOCK_MONOTONIC, &t);
 			if (t.tv_sec - t0.tv_sec >= 1 && r.size) {
-				fprintf(stderr, "\rmemtrace: reading %s: %3d%%", path, (int)(100 * r.offset / r.size));
+				fprintf(stderr, "\rmemtrace: reading %s: %3d%%", path,
+					(int)(100 * r.offset / r.size));
 				shown = 1;
 			}
 		}
@@ -320,7 +328,8 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path, const s
 		if (decode_chunk(p, hook, data, len) < 0) {
 			/* the chunk's checksum was right, so the writer wrote this */
 			r.truncated = r.corrupt = 1;
-			snprintf(r.why, sizeof r.why, "a malformed record in the chunk before offset %llu",
+			snprintf(r.why, sizeof r.why,
+				 "a malformed record in the chunk before offset %llu",
 				 (unsigned long long)r.offset);
 			break;
 		}
@@ -343,7 +352,8 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path, const s
 			p->end_ts = p->col.t.last_ts > p->start_ts ? p->col.t.last_ts : p->start_ts;
 	}
 	if (rec->nprocs == 0 && rec->truncated) {
-		snprintf(err, errlen, "%s is truncated and holds no complete data (%s)", path, rec->why);
+		snprintf(err, errlen, "%s is truncated and holds no complete data (%s)", path,
+			 rec->why);
 		mt_recording_free(rec);
 		return -1;
 	}

@@ -35,7 +35,7 @@ struct mt_process {
 	char **argv;
 	int argc;
 	uint64_t unix_ns, start_ts, end_ts;
-	int exited;          /* an EXIT record was seen */
+	int exited;	     /* an EXIT record was seen */
 	int64_t exit_status; /* >= 0: exit code, < 0: -signal */
 	uint64_t lost[MT_LOST_KIND_COUNT];
 	uint64_t events;
@@ -49,14 +49,17 @@ struct mt_process {
 	uint64_t *frames;
 	size_t nframes, frames_cap;
 	uint32_t *site_off, *site_len;
-	const char **site_object;  /* allocator object of each site, or NULL */
-	char **objects;            /* the distinct object paths (owned) */
+	const char **site_object; /* allocator object of each site, or NULL */
+	char **objects;		  /* the distinct object paths (owned) */
 	size_t nobjects;
 	size_t site_cap;
 	struct mt_collector col;
 
 	/* stack id in the stream -> site (hash), stack content -> site (hash) */
-	struct { uint64_t id; uint32_t site; } *ids;
+	struct {
+		uint64_t id;
+		uint32_t site;
+	} * ids;
 	size_t ids_mask, ids_used;
 	uint32_t *by_content; /* site + 1, 0 = empty */
 	size_t content_mask;
@@ -76,7 +79,8 @@ enum mt_gate { MT_GATE_PASS, MT_GATE_SKIP, MT_GATE_FREE_ONLY, MT_GATE_ALLOC_ONLY
  * one half of a realloc.  CULLED says whether culled aggregates count (NULL:
  * they do). */
 struct mt_load_hook {
-	enum mt_gate (*event)(void *ctx, struct mt_process *p, const struct mt_event *ev, uint32_t site);
+	enum mt_gate (*event)(void *ctx, struct mt_process *p, const struct mt_event *ev,
+			      uint32_t site);
 	int (*culled)(void *ctx, struct mt_process *p);
 	void *ctx;
 };
@@ -96,15 +100,16 @@ struct mt_recording {
 int mt_recording_load(struct mt_recording *rec, const char *path, char *err, size_t errlen);
 void mt_recording_free(struct mt_recording *rec);
 /* The same, with every allocation event shown to HOOK first. */
-int mt_recording_load_hooked(struct mt_recording *rec, const char *path, const struct mt_load_hook *hook,
-			     char *err, size_t errlen);
+int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
+			     const struct mt_load_hook *hook, char *err, size_t errlen);
 
 /* Building a recording in memory, for figures that were not read from a file
  * (the BPF maps of `memtrace sweep` and `top`), so that they are reported by
  * the same code.  Site figures go straight into p->col.sites[site] and the
  * totals into p->col.t. */
 struct mt_process *mt_process_add(struct mt_recording *rec, uint32_t pid, uint32_t ppid,
-				  const char *exe, const char *argv, size_t argv_len, const char *backend);
+				  const char *exe, const char *argv, size_t argv_len,
+				  const char *backend);
 void mt_process_add_module(struct mt_process *p, const char *path, uint64_t bias, uint64_t start,
 			   uint64_t end, const uint8_t *build_id, size_t build_id_len);
 /* Says that SITE's allocations went to the allocator object PATH. */

@@ -15,9 +15,9 @@ struct mt_sel_proc {
 	uint64_t *bits; /* allocation ordinal -> matched */
 	size_t nwords;
 	uint64_t next_ord;
-	struct mt_blocks lives;   /* pass A: each live block, seq its allocation's ordinal */
+	struct mt_blocks lives;	  /* pass A: each live block, seq its allocation's ordinal */
 	struct mt_ptrmap threads; /* pass A: tid + 1 -> the block its last event allocated */
-	struct mt_ptrmap live;    /* the gate: matched ptr -> 1 */
+	struct mt_ptrmap live;	  /* the gate: matched ptr -> 1 */
 };
 
 struct pass {
@@ -25,7 +25,8 @@ struct pass {
 	const struct mt_replay_ops *ops;
 };
 
-static struct mt_sel_proc *state_of(struct mt_selection *s, const struct mt_process *p, size_t *index)
+static struct mt_sel_proc *state_of(struct mt_selection *s, const struct mt_process *p,
+				    size_t *index)
 {
 	for (size_t i = 0; i < s->all.nprocs; i++)
 		if (s->procs[i].stream == p->stream) {
@@ -72,22 +73,28 @@ static int bit(const struct mt_sel_proc *sp, uint64_t ord)
 static void life_ends(struct mt_sel_proc *sp, const struct mt_block *b, int freed, uint64_t end_ts,
 		      int temporary)
 {
-	struct mt_life l = {.ptr = b->ptr, .size = b->size, .ts = b->ts, .free_ts = end_ts, .site = b->site,
-			    .freed = freed, .temporary = temporary};
+	struct mt_life l = { .ptr = b->ptr,
+			     .size = b->size,
+			     .ts = b->ts,
+			     .free_ts = end_ts,
+			     .site = b->site,
+			     .freed = freed,
+			     .temporary = temporary };
 	if (mt_filter_match(&sp->fp, &l))
 		set_bit(sp, b->seq);
 }
 
-static void life_begin(struct mt_sel_proc *sp, const struct mt_event *ev, uint64_t ptr, uint64_t size,
-		       uint32_t site)
+static void life_begin(struct mt_sel_proc *sp, const struct mt_event *ev, uint64_t ptr,
+		       uint64_t size, uint32_t site)
 {
 	struct mt_block old;
 	uint64_t ord = sp->next_ord++;
 	/* allocated again without a free we saw: the old one ends here */
 	if (mt_blocks_take(&sp->lives, ptr, &old))
 		life_ends(sp, &old, 1, ev->ts, 0);
-	mt_blocks_put(&sp->lives, &(struct mt_block){.ptr = ptr, .ts = ev->ts, .size = size, .seq = ord,
-						     .site = site});
+	mt_blocks_put(&sp->lives,
+		      &(struct mt_block){
+			      .ptr = ptr, .ts = ev->ts, .size = size, .seq = ord, .site = site });
 	mt_ptrmap_xput(&sp->threads, (uint64_t)ev->tid + 1, ptr);
 }
 
@@ -100,7 +107,8 @@ static void life_end(struct mt_sel_proc *sp, const struct mt_event *ev, uint64_t
 		life_ends(sp, &b, 1, ev->ts, last == ptr);
 }
 
-static enum mt_gate pass_lives(void *ctx, struct mt_process *p, const struct mt_event *ev, uint32_t site)
+static enum mt_gate pass_lives(void *ctx, struct mt_process *p, const struct mt_event *ev,
+			       uint32_t site)
 {
 	struct mt_sel_proc *sp = state_of(ctx, p, NULL);
 	if (!sp)
@@ -127,7 +135,8 @@ static enum mt_gate gate(struct mt_sel_proc *sp, const struct mt_event *ev)
 	uint64_t v;
 	int old_m = 0, new_m = 0;
 	if (ev->type != MT_REC_ALLOC)
-		old_m = mt_ptrmap_take(&sp->live, ev->type == MT_REC_FREE ? ev->ptr : ev->old_ptr, &v);
+		old_m = mt_ptrmap_take(&sp->live, ev->type == MT_REC_FREE ? ev->ptr : ev->old_ptr,
+				       &v);
 	if (ev->type != MT_REC_FREE) {
 		new_m = bit(sp, sp->next_ord++);
 		if (new_m)
@@ -139,14 +148,15 @@ static enum mt_gate gate(struct mt_sel_proc *sp, const struct mt_event *ev)
 	case MT_REC_FREE:
 		return old_m ? MT_GATE_PASS : MT_GATE_SKIP;
 	default:
-		return old_m && new_m ? MT_GATE_PASS
-		       : old_m	      ? MT_GATE_FREE_ONLY
-		       : new_m	      ? MT_GATE_ALLOC_ONLY
-				      : MT_GATE_SKIP;
+		return old_m && new_m ? MT_GATE_PASS :
+		       old_m	      ? MT_GATE_FREE_ONLY :
+		       new_m	      ? MT_GATE_ALLOC_ONLY :
+					MT_GATE_SKIP;
 	}
 }
 
-static enum mt_gate pass_matched(void *ctx, struct mt_process *p, const struct mt_event *ev, uint32_t site)
+static enum mt_gate pass_matched(void *ctx, struct mt_process *p, const struct mt_event *ev,
+				 uint32_t site)
 {
 	(void)site;
 	struct mt_sel_proc *sp = state_of(ctx, p, NULL);
@@ -181,7 +191,7 @@ int mt_select_load(struct mt_selection *s, const char *path, const struct mt_fil
 		reset_maps(&s->procs[i]);
 	}
 	struct mt_recording tmp;
-	struct mt_load_hook lives = {pass_lives, NULL, s};
+	struct mt_load_hook lives = { pass_lives, NULL, s };
 	if (mt_recording_load_hooked(&tmp, path, &lives, err, errlen) < 0)
 		goto fail;
 	mt_recording_free(&tmp);
@@ -189,7 +199,7 @@ int mt_select_load(struct mt_selection *s, const char *path, const struct mt_fil
 		lives_leaked(&s->procs[i]);
 		reset_maps(&s->procs[i]);
 	}
-	struct mt_load_hook matched = {pass_matched, culled_counts, s};
+	struct mt_load_hook matched = { pass_matched, culled_counts, s };
 	if (mt_recording_load_hooked(&s->matched, path, &matched, err, errlen) < 0)
 		goto fail;
 	return 0;
@@ -215,7 +225,8 @@ void mt_select_free(struct mt_selection *s)
 	memset(s, 0, sizeof *s);
 }
 
-static enum mt_gate pass_replay(void *ctx, struct mt_process *p, const struct mt_event *ev, uint32_t site)
+static enum mt_gate pass_replay(void *ctx, struct mt_process *p, const struct mt_event *ev,
+				uint32_t site)
 {
 	struct pass *ps = ctx;
 	size_t idx;
@@ -238,12 +249,13 @@ static enum mt_gate pass_replay(void *ctx, struct mt_process *p, const struct mt
 	return MT_GATE_SKIP; /* the replay's own collector is not used */
 }
 
-int mt_select_replay(struct mt_selection *s, const struct mt_replay_ops *ops, char *err, size_t errlen)
+int mt_select_replay(struct mt_selection *s, const struct mt_replay_ops *ops, char *err,
+		     size_t errlen)
 {
 	for (size_t i = 0; i < s->all.nprocs; i++)
 		reset_maps(&s->procs[i]);
-	struct pass ps = {s, ops};
-	struct mt_load_hook h = {pass_replay, NULL, &ps};
+	struct pass ps = { s, ops };
+	struct mt_load_hook h = { pass_replay, NULL, &ps };
 	struct mt_recording tmp;
 	if (mt_recording_load_hooked(&tmp, s->path, &h, err, errlen) < 0)
 		return -1;

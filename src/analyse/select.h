@@ -22,7 +22,7 @@ struct mt_selection {
 	const char *path;
 	struct mt_recording all, matched; /* matched is all when the filter is inactive */
 	int filtered;
-	struct mt_sel_proc *procs;        /* per process of `all`, same order */
+	struct mt_sel_proc *procs; /* per process of `all`, same order */
 };
 
 /* Loads PATH through F (may be NULL).  Returns 0, or -1 with a reason in ERR. */
@@ -35,14 +35,15 @@ void mt_select_free(struct mt_selection *s);
  * allocation.  FREE is called only for blocks whose allocation matched
  * (when filtered) or any block (when not: unknown blocks included). */
 struct mt_replay_ops {
-	void (*alloc)(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
-		      uint32_t site);
+	void (*alloc)(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr,
+		      uint64_t size, uint32_t site);
 	void (*free)(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr);
 	void *ctx;
 	/* An event the filter left out (may be NULL): what is temporary
 	 * depends on every event of the thread, not only the matched ones. */
 	void (*touch)(void *ctx, size_t proc, uint64_t ts, uint32_t tid);
 };
-int mt_select_replay(struct mt_selection *s, const struct mt_replay_ops *ops, char *err, size_t errlen);
+int mt_select_replay(struct mt_selection *s, const struct mt_replay_ops *ops, char *err,
+		     size_t errlen);
 
 #endif

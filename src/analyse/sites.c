@@ -7,14 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mt_view_names[] = {"summary", "leaks", "peak", "temporary", "frequency"};
+const char *const mt_view_names[] = { "summary", "leaks", "peak", "temporary", "frequency" };
 
 /* Sites and totals name their figures alike: one definition serves both. */
-#define AMOUNT_OF(x, view)                                                        \
-	((view) == MT_VIEW_LEAKS       ? (struct mt_amount){(x)->live_bytes, (x)->live_count} : \
-	 (view) == MT_VIEW_PEAK        ? (struct mt_amount){(x)->peak_bytes, (x)->peak_count} : \
-	 (view) == MT_VIEW_TEMPORARY   ? (struct mt_amount){0, (x)->temporary} :               \
-					 (struct mt_amount){(x)->allocated_bytes, (x)->allocations})
+#define AMOUNT_OF(x, view)                                                                  \
+	((view) == MT_VIEW_LEAKS ? (struct mt_amount){ (x)->live_bytes, (x)->live_count } : \
+	 (view) == MT_VIEW_PEAK	 ? (struct mt_amount){ (x)->peak_bytes, (x)->peak_count } : \
+	 (view) == MT_VIEW_TEMPORARY ?                                                      \
+				  (struct mt_amount){ 0, (x)->temporary } :                 \
+				  (struct mt_amount){ (x)->allocated_bytes, (x)->allocations })
 
 struct mt_amount mt_site_amount(const struct mt_site_stats *s, enum mt_view view)
 {
@@ -67,7 +68,7 @@ uint32_t *mt_rank_sites(const struct mt_process *p, enum mt_view view, int nonze
 	for (uint32_t i = 0; i < p->col.nsites; i++)
 		if (!nonzero || mt_site_measure(&p->col.sites[i], view))
 			v[k++] = i;
-	struct rank_ctx c = {.p = p, .view = view};
+	struct rank_ctx c = { .p = p, .view = view };
 	qsort_r(v, k, sizeof *v, by_measure, &c);
 	*n = k;
 	return v;
@@ -78,7 +79,8 @@ struct mt_symbolizer *mt_process_symbolizer(const struct mt_process *p)
 	struct mt_symbolizer *s = mt_sym_new();
 	for (size_t i = 0; i < p->nmodules; i++) {
 		const struct mt_module *m = &p->modules[i];
-		mt_sym_add_module(s, m->path, m->bias, m->start, m->end, m->build_id, m->build_id_len);
+		mt_sym_add_module(s, m->path, m->bias, m->start, m->end, m->build_id,
+				  m->build_id_len);
 	}
 	return s;
 }
@@ -102,7 +104,7 @@ int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32
 	int k = 0;
 	for (uint32_t i = 0; i < n && k < max; i++) {
 		if (pcs[i] == 0) {
-			out[k++] = (struct mt_frame){.function = NULL, .address = 0};
+			out[k++] = (struct mt_frame){ .function = NULL, .address = 0 };
 			continue;
 		}
 		/* return addresses point after the call: look up the call itself */

@@ -43,12 +43,12 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 /* ---- small helpers ---------------------------------------------------- */
 
 /* Makes room for one more element in a growable array. */
-#define GROW(arr, count, cap)                                                 \
-	do {                                                                  \
-		if ((count) + 1 >= (cap)) {                                   \
-			(cap) = (cap) ? (cap) * 2 : 16;                       \
-			(arr) = xrealloc((arr), (cap) * sizeof *(arr));       \
-		}                                                             \
+#define GROW(arr, count, cap)                                           \
+	do {                                                            \
+		if ((count) + 1 >= (cap)) {                             \
+			(cap) = (cap) ? (cap)*2 : 16;                   \
+			(arr) = xrealloc((arr), (cap) * sizeof *(arr)); \
+		}                                                       \
 	} while (0)
 
 static uint64_t hash_bytes(const char *s, size_t len)
@@ -72,7 +72,7 @@ struct chunk {
 };
 
 struct str_entry {
-	const char *str;       /* NULL: empty slot */
+	const char *str; /* NULL: empty slot */
 	size_t len;
 	uint64_t hash;
 	const char *demangled; /* memo for demangle(), NULL until asked */
@@ -273,7 +273,7 @@ struct module {
 	uint64_t start, end, bias;
 	uint8_t *build_id;
 	size_t build_id_len;
-	Dwfl *dwfl;       /* NULL when the file cannot be used */
+	Dwfl *dwfl; /* NULL when the file cannot be used */
 	Dwfl_Module *mod;
 	struct cu_index *cus; /* hash table by unit offset, built as used */
 	size_t ncus, cus_cap;
@@ -282,7 +282,7 @@ struct module {
 struct cache_slot {
 	uint64_t address;
 	const struct module *mod; /* NULL: empty slot */
-	uint32_t first, count;    /* frames in the symbolizer's pool */
+	uint32_t first, count;	  /* frames in the symbolizer's pool */
 };
 
 struct mt_symbolizer {
@@ -293,7 +293,7 @@ struct mt_symbolizer {
 	size_t nall, all_cap;
 	struct module **active; /* sorted by start */
 	size_t nactive, active_cap;
-	struct module *last;    /* last module hit: addresses come in runs */
+	struct module *last; /* last module hit: addresses come in runs */
 
 	struct strtab strings;
 
@@ -516,7 +516,7 @@ static void walk_scopes(Dwarf_Die *parent, Dwarf_Addr pc, struct chain *ch, int 
 struct code_range {
 	Dwarf_Addr lo, hi;
 	Dwarf_Addr max_hi; /* highest hi of this range and all before it */
-	Dwarf_Die die;     /* a subprogram */
+	Dwarf_Die die;	   /* a subprogram */
 };
 
 struct cu_index {
@@ -693,8 +693,8 @@ static void call_site(struct strtab *t, Dwarf_Die *inl, const char **file, int *
 	*file = intern_source(t, dwarf_filesrc(files, v, NULL, NULL), comp_dir);
 }
 
-static void address_line(struct strtab *t, Dwfl_Module *mod, uint64_t address,
-			 const char **file, int *line)
+static void address_line(struct strtab *t, Dwfl_Module *mod, uint64_t address, const char **file,
+			 int *line)
 {
 	*file = NULL;
 	*line = 0;
@@ -765,8 +765,7 @@ static int resolve_in_module(struct mt_symbolizer *s, struct module *m, uint64_t
 
 /* ---- cache --------------------------------------------------------------- */
 
-static size_t cache_index(const struct mt_symbolizer *s, uint64_t address,
-			  const struct module *m)
+static size_t cache_index(const struct mt_symbolizer *s, uint64_t address, const struct module *m)
 {
 	return mt_hash64(address ^ ((uint64_t)(uintptr_t)m << 17)) & (s->cache_cap - 1);
 }
@@ -803,8 +802,7 @@ static void cache_grow(struct mt_symbolizer *s)
 }
 
 static struct cache_slot *cache_insert(struct mt_symbolizer *s, uint64_t address,
-				       const struct module *m, const struct mt_frame *frames,
-				       int n)
+				       const struct module *m, const struct mt_frame *frames, int n)
 {
 	if (2 * (s->cache_count + 1) > s->cache_cap)
 		cache_grow(s);
@@ -816,8 +814,9 @@ static struct cache_slot *cache_insert(struct mt_symbolizer *s, uint64_t address
 	while (s->cache[i].mod)
 		i = (i + 1) & (s->cache_cap - 1);
 	struct cache_slot *c = &s->cache[i];
-	*c = (struct cache_slot){ .address = address, .mod = m,
-				  .first = (uint32_t)s->nframes, .count = (uint32_t)n };
+	*c = (struct cache_slot){
+		.address = address, .mod = m, .first = (uint32_t)s->nframes, .count = (uint32_t)n
+	};
 	memcpy(s->frames + s->nframes, frames, (size_t)n * sizeof *frames);
 	s->nframes += (size_t)n;
 	s->cache_count++;
@@ -849,8 +848,8 @@ void mt_sym_free(struct mt_symbolizer *s)
 	free(s);
 }
 
-void mt_sym_add_module(struct mt_symbolizer *s, const char *path, uint64_t bias,
-		       uint64_t start, uint64_t end, const uint8_t *build_id, size_t build_id_len)
+void mt_sym_add_module(struct mt_symbolizer *s, const char *path, uint64_t bias, uint64_t start,
+		       uint64_t end, const uint8_t *build_id, size_t build_id_len)
 {
 	if (!s || !path || start >= end)
 		return;

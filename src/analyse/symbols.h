@@ -16,10 +16,10 @@
 struct mt_frame {
 	const char *function; /* demangled; NULL when unknown */
 	const char *file;     /* source file; NULL when unknown */
-	int line;             /* 0 when unknown */
+	int line;	      /* 0 when unknown */
 	const char *module;   /* path of the module; NULL when the address is in none */
 	uint64_t address;     /* the address looked up (a call site: return address - 1) */
-	int inlined;          /* 1 when this frame was inlined into the next one */
+	int inlined;	      /* 1 when this frame was inlined into the next one */
 };
 
 struct mt_symbolizer;
@@ -29,8 +29,8 @@ void mt_sym_free(struct mt_symbolizer *s);
 
 /* Declares a module mapped at [start, end) with load bias BIAS (the
  * difference between run-time and link-time addresses). */
-void mt_sym_add_module(struct mt_symbolizer *s, const char *path, uint64_t bias,
-		       uint64_t start, uint64_t end, const uint8_t *build_id, size_t build_id_len);
+void mt_sym_add_module(struct mt_symbolizer *s, const char *path, uint64_t bias, uint64_t start,
+		       uint64_t end, const uint8_t *build_id, size_t build_id_len);
 
 /* Forgets every module (the process's module list was re-sent). */
 void mt_sym_reset_modules(struct mt_symbolizer *s);

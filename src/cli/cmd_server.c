@@ -5,6 +5,7 @@
  */
 #include "commands.h"
 #include "options.h"
+#include "analyse/sites.h"
 #include "report/report.h"
 #include "server/server.h"
 #include "base/util.h"
@@ -155,7 +156,7 @@ static int open_listener(struct srv_state *st, const char *host, const char *por
 static void symbolize(struct srv_proc *sp, const struct mt_process *p, const char *path, int *shown,
 		      const struct timespec *t0)
 {
-	static struct mt_frame fr[SRV_MAX_FRAMES]; /* loading is single-threaded */
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	size_t nframes = 0, cap = 0;
 	int tty = isatty(2);
 	sp->sym = mt_process_symbolizer(p);
@@ -163,7 +164,7 @@ static void symbolize(struct srv_proc *sp, const struct mt_process *p, const cha
 	sp->site_off = xcalloc(sp->nsites + 1, sizeof *sp->site_off);
 	sp->site_len = xcalloc(sp->nsites + 1, sizeof *sp->site_len);
 	for (uint32_t s = 0; s < sp->nsites; s++) {
-		int n = mt_site_frames(p, sp->sym, s, fr, SRV_MAX_FRAMES);
+		int n = mt_site_frames(p, sp->sym, s, fr, MT_SYM_MAX_FRAMES);
 		if (nframes + (size_t)n + 1 >= cap) {
 			cap = (nframes + (size_t)n + 1) * 2;
 			sp->frames = xrealloc(sp->frames, cap * sizeof *sp->frames);

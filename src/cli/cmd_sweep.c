@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "options.h"
 #include "collect/session.h"
+#include "analyse/sites.h"
 #include "report/report.h"
 #include "base/util.h"
 
@@ -60,7 +61,7 @@ static void print_text(struct mt_recording *snap, long top, double duration, dou
 	printf("memtrace sweep: %.0f s, %zu of %zu process%s with outstanding allocations older than %.1f s: %s\n",
 	       duration, leaking, snap->nprocs, snap->nprocs == 1 ? "" : "es", min_age,
 	       mt_fmt_bytes(total, a));
-	struct mt_frame fr[256];
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	for (size_t i = 0; i < n && (long)i < top; i++) {
 		struct mt_process *p = v[i].p;
 		const struct mt_site_stats *st = &p->col.sites[v[i].site];
@@ -68,7 +69,7 @@ static void print_text(struct mt_recording *snap, long top, double duration, dou
 		       mt_fmt_count(st->live_count, b), st->live_count == 1 ? "" : "s", p->pid,
 		       p->exe ? p->exe : "?");
 		struct mt_symbolizer *sym = mt_process_symbolizer(p);
-		int k = mt_site_frames(p, sym, v[i].site, fr, 256);
+		int k = mt_site_frames(p, sym, v[i].site, fr, MT_SYM_MAX_FRAMES);
 		for (int j = 0; j < k && j < 8; j++) {
 			if (fr[j].function)
 				printf("    %s", fr[j].function);

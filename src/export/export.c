@@ -9,15 +9,13 @@
 
 #include <string.h>
 
-const char *const mt_weight_names[] = {"bytes", "allocations", "leaked", "peak", "temporary"};
+const char *const mt_weight_names[] = { "bytes", "allocations", "leaked", "peak", "temporary" };
 
 enum mt_view mt_weight_view(enum mt_weight w)
 {
 	static const enum mt_view views[] = {
-		[MT_W_BYTES] = MT_VIEW_SUMMARY,
-		[MT_W_ALLOCATIONS] = MT_VIEW_FREQUENCY,
-		[MT_W_LEAKED] = MT_VIEW_LEAKS,
-		[MT_W_PEAK] = MT_VIEW_PEAK,
+		[MT_W_BYTES] = MT_VIEW_SUMMARY,	      [MT_W_ALLOCATIONS] = MT_VIEW_FREQUENCY,
+		[MT_W_LEAKED] = MT_VIEW_LEAKS,	      [MT_W_PEAK] = MT_VIEW_PEAK,
 		[MT_W_TEMPORARY] = MT_VIEW_TEMPORARY,
 	};
 	return (unsigned)w < sizeof views / sizeof *views ? views[w] : MT_VIEW_SUMMARY;
@@ -33,7 +31,8 @@ int mt_export_wants(const struct mt_export_ctx *x, const struct mt_process *p)
 	return x->pid < 0 || p->pid == (uint32_t)x->pid;
 }
 
-const struct mt_process *mt_export_one_process(const struct mt_export_ctx *x, const char *format, size_t *idx)
+const struct mt_process *mt_export_one_process(const struct mt_export_ctx *x, const char *format,
+					       size_t *idx)
 {
 	const struct mt_recording *rec = &x->sel->matched;
 	for (size_t i = 0; i < rec->nprocs; i++)
@@ -48,16 +47,6 @@ const struct mt_process *mt_export_one_process(const struct mt_export_ctx *x, co
 	return NULL;
 }
 
-int mt_export_lookup(const struct mt_ptrmap *m, uint64_t key, uint64_t *val)
-{
-	for (size_t i = mt_ptrmap_hash(key) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
-		if (m->keys[i] == key) {
-			*val = m->vals[i];
-			return 1;
-		}
-	return 0;
-}
-
 const char *mt_frame_name(const struct mt_frame *f, char *buf, size_t len)
 {
 	if (f->function)
@@ -65,7 +54,8 @@ const char *mt_frame_name(const struct mt_frame *f, char *buf, size_t len)
 	if (f->module) {
 		const char *base = strrchr(f->module, '/');
 		/* the run-time address: the module's load address is not in the frame */
-		snprintf(buf, len, "%s@0x%llx", base ? base + 1 : f->module, (unsigned long long)f->address);
+		snprintf(buf, len, "%s@0x%llx", base ? base + 1 : f->module,
+			 (unsigned long long)f->address);
 		return buf;
 	}
 	if (f->address) {

@@ -24,18 +24,18 @@ extern const char *const mt_weight_names[];
 
 struct mt_export_ctx {
 	struct mt_selection *sel;
-	long pid;              /* -1: every process */
+	long pid; /* -1: every process */
 	enum mt_weight weight;
-	int weight_set;        /* --weight given */
-	int per_site;          /* json: per-site aggregates instead of every allocation */
+	int weight_set; /* --weight given */
+	int per_site;	/* json: per-site aggregates instead of every allocation */
 	FILE *out;
-	const char *out_path;  /* NULL: stdout */
+	const char *out_path; /* NULL: stdout */
 };
 
 struct mt_exporter {
 	const char *name;
-	const char *what;   /* one line for --help */
-	int binary;         /* refuses a terminal as output */
+	const char *what; /* one line for --help */
+	int binary;	  /* refuses a terminal as output */
 	int (*run)(struct mt_export_ctx *x, char *err, size_t errlen);
 };
 
@@ -51,12 +51,12 @@ int mt_export_wants(const struct mt_export_ctx *x, const struct mt_process *p);
 
 /* The process of a FORMAT that holds one: the first --pid selects (its
  * index in *IDX), with a note when others are left out; NULL if none. */
-const struct mt_process *mt_export_one_process(const struct mt_export_ctx *x, const char *format, size_t *idx);
+const struct mt_process *mt_export_one_process(const struct mt_export_ctx *x, const char *format,
+					       size_t *idx);
 
 /* Looks KEY up in M without removing it: 1 with its value in *VAL, or 0.
  * The exports' own tables need it; base/ptrmap.h only takes keys out. */
 struct mt_ptrmap;
-int mt_export_lookup(const struct mt_ptrmap *m, uint64_t key, uint64_t *val);
 
 /* A frame as one name: "function", or "module@0xaddress" / "[unknown]"
  * when the symbol is not known; into BUF. */

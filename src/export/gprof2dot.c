@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static const char *const descriptions[] = {
 	[MT_W_BYTES] = "Allocated memory",
 	[MT_W_ALLOCATIONS] = "Allocations",
@@ -32,8 +31,8 @@ static const char *const descriptions[] = {
 
 /* The events of process P (its functions numbered into T as they come);
  * returns the number written so far. */
-static size_t events(FILE *f, struct mt_pairs *t, const struct mt_process *p, enum mt_weight w, uint32_t proc,
-		     size_t written)
+static size_t events(FILE *f, struct mt_pairs *t, const struct mt_process *p, enum mt_weight w,
+		     uint32_t proc, size_t written)
 {
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	char buf[300];
@@ -44,12 +43,15 @@ static size_t events(FILE *f, struct mt_pairs *t, const struct mt_process *p, en
 			continue;
 		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 		if (!n)
-			fr[n++] = (struct mt_frame){0}; /* "[unknown]": a callchain needs a function */
+			fr[n++] = (struct mt_frame){
+				0
+			}; /* "[unknown]": a callchain needs a function */
 		fputs(written++ ? ",\n    {\"callchain\": [" : "\n    {\"callchain\": [", f);
 		for (int k = 0; k < n; k++) {
 			const char *name = mt_frame_name(&fr[k], buf, sizeof buf);
 			const char *mod = fr[k].module ? strrchr(fr[k].module, '/') : NULL;
-			uint32_t id = mt_pairs_index(t, name, mod ? mod + 1 : fr[k].module, proc, NULL);
+			uint32_t id =
+				mt_pairs_index(t, name, mod ? mod + 1 : fr[k].module, proc, NULL);
 			fprintf(f, k ? ", %u" : "%u", id);
 		}
 		fprintf(f, "], \"cost\": [%llu]}", (unsigned long long)cost);
@@ -94,16 +96,18 @@ int mt_export_gprof2dot(struct mt_export_ctx *x, char *err, size_t errlen)
 	size_t nprocs = 0;
 	for (size_t i = 0; i < rec->nprocs; i++)
 		nprocs += mt_export_wants(x, rec->procs[i]);
-	fprintf(x->out, "{\n  \"version\": 0,\n  \"costs\": [{\"description\": \"%s\", \"unit\": \"%s\"}],\n",
+	fprintf(x->out,
+		"{\n  \"version\": 0,\n  \"costs\": [{\"description\": \"%s\", \"unit\": \"%s\"}],\n",
 		descriptions[x->weight], mt_weight_unit(x->weight));
 	/* functions are numbered while the events are written: they go last */
 	fputs("  \"events\": [", x->out);
-	struct mt_pairs t = {0};
+	struct mt_pairs t = { 0 };
 	size_t written = 0;
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];
 		if (mt_export_wants(x, p))
-			written = events(x->out, &t, p, x->weight, nprocs > 1 ? (uint32_t)i + 1 : 0, written);
+			written = events(x->out, &t, p, x->weight, nprocs > 1 ? (uint32_t)i + 1 : 0,
+					 written);
 	}
 	fputs(written ? "\n  ],\n" : "],\n", x->out);
 	write_functions(x->out, &t, rec);

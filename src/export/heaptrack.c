@@ -67,7 +67,8 @@ static int sink_open(struct sink *s, FILE *f, const char *path)
 	if (path && ends_with(path, ".gz")) {
 		s->kind = SINK_GZIP;
 		/* windowBits 15 + 16: gzip's header and trailer */
-		if (deflateInit2(&s->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		if (deflateInit2(&s->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8,
+				 Z_DEFAULT_STRATEGY) != Z_OK)
 			return -1;
 	} else if (path && ends_with(path, ".zst")) {
 		s->kind = SINK_ZSTD;
@@ -97,10 +98,11 @@ static void gz_drain(struct sink *s, int end)
 
 static void zstd_drain(struct sink *s, int end)
 {
-	ZSTD_inBuffer in = {s->buf, s->n, 0};
+	ZSTD_inBuffer in = { s->buf, s->n, 0 };
 	for (;;) {
-		ZSTD_outBuffer o = {s->zbuf, sizeof s->zbuf, 0};
-		size_t left = ZSTD_compressStream2(s->zc, &o, &in, end ? ZSTD_e_end : ZSTD_e_continue);
+		ZSTD_outBuffer o = { s->zbuf, sizeof s->zbuf, 0 };
+		size_t left =
+			ZSTD_compressStream2(s->zc, &o, &in, end ? ZSTD_e_end : ZSTD_e_continue);
 		if (ZSTD_isError(left)) {
 			s->failed = 1;
 			return;
@@ -180,22 +182,22 @@ struct ht {
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 
 	struct mt_ptrmap str_keys; /* a string's hash (probed on collision) -> index */
-	const char **strs;         /* index - 1 -> string */
+	const char **strs;	   /* index - 1 -> string */
 	size_t nstrs, strs_cap;
-	struct mt_ptrmap ips;      /* address + 1 -> instruction pointer index */
+	struct mt_ptrmap ips; /* address + 1 -> instruction pointer index */
 	uint64_t nips;
-	struct mt_ptrmap traces;   /* parent << 32 | ip -> call tree node */
+	struct mt_ptrmap traces; /* parent << 32 | ip -> call tree node */
 	uint64_t ntraces;
-	uint32_t *site_trace;      /* site -> its node */
+	uint32_t *site_trace; /* site -> its node */
 
 	struct mt_ptrmap row_keys; /* hash of (size, site) (probed) -> cache entry + 1 */
 	struct row_ent *rows;
 	size_t nrows_cached, rows_cap;
-	uint64_t nrows;            /* rows written */
-	uint64_t last_row;         /* heaptrack's view: row of the previous '+', 0 after a '-' */
+	uint64_t nrows;	   /* rows written */
+	uint64_t last_row; /* heaptrack's view: row of the previous '+', 0 after a '-' */
 
-	struct mt_ptrmap live;     /* block -> row */
-	struct mt_ptrmap threads;  /* tid + 1 -> the block its last event allocated */
+	struct mt_ptrmap live;	  /* block -> row */
+	struct mt_ptrmap threads; /* tid + 1 -> the block its last event allocated */
 	uint64_t base_ts, last_ms;
 };
 
@@ -215,7 +217,7 @@ static uint64_t str_index(struct ht *h, const char *s)
 		return 0;
 	uint64_t v, key = str_hash(s) | 1;
 	/* keys of different strings that hash alike are told apart by probing */
-	for (; mt_export_lookup(&h->str_keys, key, &v); key += 2)
+	for (; mt_ptrmap_get(&h->str_keys, key, &v); key += 2)
 		if (!strcmp(h->strs[v - 1], s))
 			return v;
 	mt_grow(&h->strs, &h->strs_cap, h->nstrs, sizeof *h->strs);
@@ -233,7 +235,7 @@ static uint64_t ip_index(struct ht *h, const struct mt_frame *fr, int n)
 {
 	/* (the one address this cannot tell from 0 is no call site) */
 	uint64_t v, key = fr[0].address + 1 ? fr[0].address + 1 : 1;
-	if (mt_export_lookup(&h->ips, key, &v))
+	if (mt_ptrmap_get(&h->ips, key, &v))
 		return v;
 	/* the strings go out before the line that names them */
 	uint64_t mod = str_index(h, fr[0].module), idx[MT_SYM_MAX_FRAMES][3];
@@ -242,7 +244,8 @@ static uint64_t ip_index(struct ht *h, const struct mt_frame *fr, int n)
 		idx[k][1] = str_index(h, fr[k].file);
 		idx[k][2] = fr[k].line > 0 ? (uint64_t)fr[k].line : 0;
 	}
-	sink_printf(&h->out, "i %llx %llx", (unsigned long long)fr[0].address, (unsigned long long)mod);
+	sink_printf(&h->out, "i %llx %llx", (unsigned long long)fr[0].address,
+		    (unsigned long long)mod);
 	/* heaptrack reads frames only after a function; triples run outwards */
 	for (int k = 0; k < n && idx[0][0]; k++)
 		sink_printf(&h->out, " %llx %llx %llx", (unsigned long long)idx[k][0],
@@ -255,7 +258,7 @@ static uint64_t ip_index(struct ht *h, const struct mt_frame *fr, int n)
 static uint64_t trace_node(struct ht *h, uint64_t parent, uint64_t ip)
 {
 	uint64_t v, key = parent << 32 | ip;
-	if (mt_export_lookup(&h->traces, key, &v))
+	if (mt_ptrmap_get(&h->traces, key, &v))
 		return v;
 	sink_printf(&h->out, "t %llx %llx\n", (unsigned long long)ip, (unsigned long long)parent);
 	mt_ptrmap_xput(&h->traces, key, ++h->ntraces);
@@ -312,7 +315,8 @@ static uint64_t new_row(struct ht *h, uint64_t size, uint32_t site)
 {
 	uint64_t trace = site < h->p->col.nsites ? h->site_trace[site] : unknown_node(h);
 	for (int k = 0; k < 2; k++)
-		sink_printf(&h->out, "a %llx %llx\n", (unsigned long long)size, (unsigned long long)trace);
+		sink_printf(&h->out, "a %llx %llx\n", (unsigned long long)size,
+			    (unsigned long long)trace);
 	h->nrows += 2;
 	return h->nrows - 2;
 }
@@ -320,7 +324,7 @@ static uint64_t new_row(struct ht *h, uint64_t size, uint32_t site)
 static uint64_t row_of(struct ht *h, uint64_t size, uint32_t site)
 {
 	uint64_t v, key = row_hash(size, site);
-	for (; mt_export_lookup(&h->row_keys, key, &v); key += 2) {
+	for (; mt_ptrmap_get(&h->row_keys, key, &v); key += 2) {
 		struct row_ent *e = &h->rows[v - 1];
 		if (e->size == size && e->site == site)
 			return e->row;
@@ -333,7 +337,7 @@ static uint64_t row_of(struct ht *h, uint64_t size, uint32_t site)
 	}
 	mt_grow(&h->rows, &h->rows_cap, h->nrows_cached, sizeof *h->rows);
 	struct row_ent *e = &h->rows[h->nrows_cached++];
-	*e = (struct row_ent){size, new_row(h, size, site), site};
+	*e = (struct row_ent){ size, new_row(h, size, site), site };
 	mt_ptrmap_xput(&h->row_keys, key, h->nrows_cached);
 	return e->row;
 }
@@ -416,7 +420,10 @@ static void write_header(struct ht *h)
 	sink_putc(&h->out, '\n');
 }
 
-#define HT_MAPS(h) {&(h)->str_keys, &(h)->ips, &(h)->traces, &(h)->row_keys, &(h)->live, &(h)->threads}
+#define HT_MAPS(h)                                                                                 \
+	{                                                                                          \
+		&(h)->str_keys, &(h)->ips, &(h)->traces, &(h)->row_keys, &(h)->live, &(h)->threads \
+	}
 
 static int maps_init(struct ht *h)
 {
@@ -459,12 +466,13 @@ int mt_export_heaptrack(struct mt_export_ctx *x, char *err, size_t errlen)
 		snprintf(err, errlen, "heaptrack: too many call tree nodes");
 		goto out;
 	}
-	struct mt_replay_ops ops = {on_alloc, on_free, h, on_touch};
+	struct mt_replay_ops ops = { on_alloc, on_free, h, on_touch };
 	if (mt_select_replay(x->sel, &ops, err, errlen) < 0)
 		goto out;
 	uint64_t end = h->p->end_ts > h->p->col.t.last_ts ? h->p->end_ts : h->p->col.t.last_ts;
 	stamp(h, end);
-	sink_printf(&h->out, "# strings: %zx\n# ips: %llx\n", h->nstrs, (unsigned long long)h->nips);
+	sink_printf(&h->out, "# strings: %zx\n# ips: %llx\n", h->nstrs,
+		    (unsigned long long)h->nips);
 	sink_close(&h->out, 1);
 	r = 0;
 	if (h->out.failed) {

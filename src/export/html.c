@@ -40,18 +40,18 @@
 /* ---- memory over time ---- */
 
 struct timeline {
-	uint64_t t0, span;  /* ns */
+	uint64_t t0, span; /* ns */
 	uint64_t heap[BUCKETS], allocs[BUCKETS], frees[BUCKETS], leaked[BUCKETS];
-	uint64_t cur;       /* bytes in use */
-	int last;           /* bucket of the latest event, -1 before the first */
+	uint64_t cur;	       /* bytes in use */
+	int last;	       /* bucket of the latest event, -1 before the first */
 	struct mt_ptrmap live; /* block -> size << BUCKET_BITS | bucket */
 	size_t nsites;
 	/* per-site series (mt_web_report_data only, else NULL) */
-	uint8_t *slot;                     /* per site: its series + 1, or 0 */
-	uint64_t (*spark)[SPARK_BUCKETS];  /* highest live bytes per step */
-	uint64_t scur[SPARK_SITES];        /* live bytes of each */
+	uint8_t *slot;			  /* per site: its series + 1, or 0 */
+	uint64_t (*spark)[SPARK_BUCKETS]; /* highest live bytes per step */
+	uint64_t scur[SPARK_SITES];	  /* live bytes of each */
 	int nslots;
-	struct mt_ptrmap tracked;          /* blocks of those sites -> series */
+	struct mt_ptrmap tracked; /* blocks of those sites -> series */
 };
 
 /* The bucket of TS; every bucket since the previous event starts with the
@@ -138,7 +138,8 @@ static void timeline_finish(struct timeline *tl)
 	advance(tl, tl->t0 + tl->span);
 	for (size_t i = 0; i <= tl->live.mask; i++)
 		if (tl->live.keys[i])
-			tl->leaked[tl->live.vals[i] & ((1u << BUCKET_BITS) - 1)] += tl->live.vals[i] >> BUCKET_BITS;
+			tl->leaked[tl->live.vals[i] & ((1u << BUCKET_BITS) - 1)] +=
+				tl->live.vals[i] >> BUCKET_BITS;
 	for (int b = 1; b < BUCKETS; b++)
 		tl->leaked[b] += tl->leaked[b - 1];
 	mt_ptrmap_destroy(&tl->live);
@@ -227,7 +228,7 @@ static void key_rehash(struct keytab *t)
 
 static uint32_t key_index(struct keytab *t, uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 {
-	uint64_t k[4] = {a, b, c, d};
+	uint64_t k[4] = { a, b, c, d };
 	if ((t->n + 1) * 2 > t->mask + 1)
 		key_rehash(t);
 	size_t j = key_hash(k) & t->mask;
@@ -261,7 +262,8 @@ static long string_index(struct keytab *t, const char *s)
 static uint32_t frame_index(struct frametabs *ft, const struct mt_frame *f)
 {
 	uint64_t what = f->function ? (uintptr_t)f->function : f->address;
-	uint64_t flags = (uint64_t)(uint32_t)f->line << 2 | (uint64_t)(f->inlined != 0) << 1 | (f->function != NULL);
+	uint64_t flags = (uint64_t)(uint32_t)f->line << 2 | (uint64_t)(f->inlined != 0) << 1 |
+			 (f->function != NULL);
 	return key_index(&ft->frames, what, (uintptr_t)f->file, (uintptr_t)f->module, flags);
 }
 
@@ -293,8 +295,9 @@ static void frames_json(FILE *f, struct frametabs *ft)
 		};
 		fputs(i ? ",\n    [" : "\n    [", f);
 		mt_json_str_html(f, mt_frame_name(&fr, buf, sizeof buf));
-		fprintf(f, ",%ld,%u,%ld,%d,%d]", string_index(&ft->files, fr.file), (unsigned)(k[3] >> 2),
-			string_index(&ft->modules, fr.module), (int)(k[3] >> 1 & 1), (int)(k[3] & 1));
+		fprintf(f, ",%ld,%u,%ld,%d,%d]", string_index(&ft->files, fr.file),
+			(unsigned)(k[3] >> 2), string_index(&ft->modules, fr.module),
+			(int)(k[3] >> 1 & 1), (int)(k[3] & 1));
 	}
 	fputc(']', f);
 	strings_json(f, "files", &ft->files);
@@ -317,7 +320,8 @@ static void site_series_json(FILE *f, const struct timeline *tl, uint32_t s)
 	fputc(']', f);
 }
 
-static void sites_json(FILE *f, const struct mt_process *p, const struct timeline *tl, struct frametabs *ft)
+static void sites_json(FILE *f, const struct mt_process *p, const struct timeline *tl,
+		       struct frametabs *ft)
 {
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
@@ -333,9 +337,10 @@ static void sites_json(FILE *f, const struct mt_process *p, const struct timelin
 		if (!st->allocations && !st->live_count && !st->peak_bytes)
 			continue;
 		fprintf(f, "%s\n    [%llu,%llu,%llu,%llu,%llu,%llu,[", first ? "" : ",",
-			(unsigned long long)st->allocations, (unsigned long long)st->allocated_bytes,
-			(unsigned long long)st->live_count, (unsigned long long)st->live_bytes,
-			(unsigned long long)st->peak_bytes, (unsigned long long)st->temporary);
+			(unsigned long long)st->allocations,
+			(unsigned long long)st->allocated_bytes, (unsigned long long)st->live_count,
+			(unsigned long long)st->live_bytes, (unsigned long long)st->peak_bytes,
+			(unsigned long long)st->temporary);
 		first = 0;
 		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 		for (int k = 0; k < n; k++)
@@ -386,10 +391,10 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 		"\"unmatched_frees\": %llu, \"culled_allocations\": %llu}",
 		(unsigned long long)mt_process_lost(p), (unsigned long long)t->allocations,
 		(unsigned long long)t->frees, (unsigned long long)t->allocated_bytes,
-		(unsigned long long)t->peak_bytes, (unsigned long long)t->peak_count, secs(t->peak_ts, tl->t0),
-		(unsigned long long)t->live_count, (unsigned long long)t->live_bytes,
-		(unsigned long long)t->temporary, (unsigned long long)t->unmatched_frees,
-		(unsigned long long)t->culled);
+		(unsigned long long)t->peak_bytes, (unsigned long long)t->peak_count,
+		secs(t->peak_ts, tl->t0), (unsigned long long)t->live_count,
+		(unsigned long long)t->live_bytes, (unsigned long long)t->temporary,
+		(unsigned long long)t->unmatched_frees, (unsigned long long)t->culled);
 	timeline_json(f, tl);
 	fputs(",\n   \"markers\": [", f);
 	for (size_t i = 0; i < p->nmarkers; i++) {
@@ -399,7 +404,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 		fputc('}', f);
 	}
 	fputc(']', f);
-	struct frametabs ft = {0};
+	struct frametabs ft = { 0 };
 	sites_json(f, p, tl, &ft);
 	key_free(&ft.files);
 	key_free(&ft.modules);
@@ -413,7 +418,8 @@ static void data_json(struct mt_export_ctx *x, struct timeline **tls)
 	struct mt_recording *rec = &x->sel->matched;
 	fputs("{\"memtrace_html\": 1, \"recording\": ", f);
 	mt_json_str_html(f, x->sel->path);
-	fprintf(f, ", \"truncated\": %s, \"filtered\": %s, \"weight\": \"%s\",\n \"processes\": [\n",
+	fprintf(f,
+		", \"truncated\": %s, \"filtered\": %s, \"weight\": \"%s\",\n \"processes\": [\n",
 		x->sel->all.truncated ? "true" : "false", x->sel->filtered ? "true" : "false",
 		mt_weight_names[x->weight]);
 	int n = 0;
@@ -457,7 +463,8 @@ static int paste(FILE *f, const struct mt_page_slot *slot, char *err, size_t err
 		snprintf(name, sizeof name, "%.*s", (int)len, arg);
 		const struct mt_web_asset *a = mt_web_asset(name);
 		if (!a) {
-			snprintf(err, errlen, "the page template names %s, which was not built in", name);
+			snprintf(err, errlen, "the page template names %s, which was not built in",
+				 name);
 			return -1;
 		}
 		fwrite(a->data, 1, a->len, f);
@@ -541,13 +548,14 @@ static struct timeline **timelines(struct mt_export_ctx *x, int series, char *er
 	struct mt_recording *rec = &x->sel->matched;
 	struct timeline **tls = xcalloc(rec->nprocs + 1, sizeof *tls);
 	for (size_t i = 0; i < rec->nprocs; i++) {
-		if (mt_export_wants(x, rec->procs[i]) && !(tls[i] = timeline_new(rec->procs[i], series))) {
+		if (mt_export_wants(x, rec->procs[i]) &&
+		    !(tls[i] = timeline_new(rec->procs[i], series))) {
 			snprintf(err, errlen, "out of memory for the timeline");
 			timelines_free(rec, tls);
 			return NULL;
 		}
 	}
-	struct mt_replay_ops ops = {on_alloc, on_free, tls};
+	struct mt_replay_ops ops = { on_alloc, on_free, tls };
 	if (mt_select_replay(x->sel, &ops, err, errlen) < 0) {
 		timelines_free(rec, tls);
 		return NULL;
@@ -574,7 +582,7 @@ int mt_export_html(struct mt_export_ctx *x, char *err, size_t errlen)
 	struct timeline **tls = timelines(x, 0, err, errlen);
 	if (!tls)
 		return -1;
-	struct page pg = {.x = x, .tls = tls};
+	struct page pg = { .x = x, .tls = tls };
 	int r = mt_page_write(x->out, fill_slot, &pg, err, errlen);
 	timelines_free(&x->sel->matched, tls);
 	return r;

@@ -48,7 +48,7 @@ uint32_t mt_pairs_index(struct mt_pairs *t, const char *a, const char *b, uint32
 		}
 	}
 	mt_grow(&t->v, &t->cap, t->n, sizeof *t->v);
-	t->v[t->n] = (struct mt_pair){xstrdup(a ? a : ""), b ? xstrdup(b) : NULL, tag, 0, h};
+	t->v[t->n] = (struct mt_pair){ xstrdup(a ? a : ""), b ? xstrdup(b) : NULL, tag, 0, h };
 	t->slot[i] = (uint32_t)++t->n;
 	if (added)
 		*added = 1;

@@ -10,9 +10,9 @@
 #include <stdint.h>
 
 struct mt_pair {
-	char *a, *b;   /* owned copies; b may be NULL */
+	char *a, *b; /* owned copies; b may be NULL */
 	uint32_t tag;
-	int64_t aux;   /* the caller's, 0 when added */
+	int64_t aux; /* the caller's, 0 when added */
 	uint64_t hash;
 };
 

@@ -41,7 +41,8 @@ struct jctx {
 static void put_secs(FILE *f, const struct mt_process *p, uint64_t ts)
 {
 	uint64_t ns = ts > p->start_ts ? ts - p->start_ts : 0;
-	fprintf(f, "%llu.%09llu", (unsigned long long)(ns / 1000000000u), (unsigned long long)(ns % 1000000000u));
+	fprintf(f, "%llu.%09llu", (unsigned long long)(ns / 1000000000u),
+		(unsigned long long)(ns % 1000000000u));
 }
 
 /* ---- the per-process header: identity, totals, sites ---- */
@@ -50,7 +51,8 @@ static void put_secs(FILE *f, const struct mt_process *p, uint64_t ts)
 static void process_head(FILE *f, const struct mt_process *p, int first, int figures)
 {
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
-	fprintf(f, "%s    {\n      \"pid\": %u, \"ppid\": %u, \"exe\": ", first ? "" : ",\n", p->pid, p->ppid);
+	fprintf(f, "%s    {\n      \"pid\": %u, \"ppid\": %u, \"exe\": ", first ? "" : ",\n",
+		p->pid, p->ppid);
 	mt_json_str(f, p->exe);
 	fprintf(f, ", \"duration_s\": %.6f,\n", mt_process_duration(p));
 	fputs("      \"totals\": ", f);
@@ -80,8 +82,8 @@ static void process_head(FILE *f, const struct mt_process *p, int first, int fig
 /* Block B, freed at FREED_TS when FREED, else leaked. */
 static void write_block(struct jproc *jp, const struct mt_block *b, int freed, uint64_t freed_ts)
 {
-	fprintf(jp->f, "%s\n        {\"site\": %u, \"size\": %llu, \"address\": ", jp->written++ ? "," : "", b->site,
-		(unsigned long long)b->size);
+	fprintf(jp->f, "%s\n        {\"site\": %u, \"size\": %llu, \"address\": ",
+		jp->written++ ? "," : "", b->site, (unsigned long long)b->size);
 	/* the recorder's compact records name a block by its allocation's
 	 * serial number (MT_SERIAL_KEY), not by its address */
 	if (b->ptr & MT_SERIAL_KEY(0))
@@ -107,7 +109,8 @@ static void end_block(struct jproc *jp, uint64_t ptr, uint64_t ts)
 		write_block(jp, &b, 1, ts);
 }
 
-static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size, uint32_t site)
+static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
+		     uint32_t site)
 {
 	struct jctx *c = ctx;
 	struct jproc *jp = c->by_index[proc];
@@ -116,8 +119,12 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	/* allocated again without a free seen: the collector counts the old
 	 * block freed here, and so does the export */
 	end_block(jp, ptr, ts);
-	mt_blocks_put(&jp->live, &(struct mt_block){.ptr = ptr, .ts = ts, .size = size, .seq = jp->seq++,
-						    .site = site, .tid = tid});
+	mt_blocks_put(&jp->live, &(struct mt_block){ .ptr = ptr,
+						     .ts = ts,
+						     .size = size,
+						     .seq = jp->seq++,
+						     .site = site,
+						     .tid = tid });
 }
 
 static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr)
@@ -131,7 +138,8 @@ static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t 
 
 static int by_seq(const void *a, const void *b)
 {
-	const struct mt_block *x = *(const struct mt_block *const *)a, *y = *(const struct mt_block *const *)b;
+	const struct mt_block *x = *(const struct mt_block *const *)a,
+			      *y = *(const struct mt_block *const *)b;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -176,7 +184,8 @@ static int batch(struct mt_export_ctx *x, struct jctx *c, const size_t *idx, siz
 		jps[k].p = rec->procs[idx[k]];
 		jps[k].f = k ? tmpfile() : x->out;
 		if (!jps[k].f) {
-			snprintf(err, errlen, "cannot create a temporary file for process %u", jps[k].p->pid);
+			snprintf(err, errlen, "cannot create a temporary file for process %u",
+				 jps[k].p->pid);
 			r = -1;
 		} else {
 			mt_blocks_init(&jps[k].live);
@@ -186,7 +195,7 @@ static int batch(struct mt_export_ctx *x, struct jctx *c, const size_t *idx, siz
 	if (r == 0) {
 		process_head(x->out, jps[0].p, first, 0);
 		fputs(",\n      \"allocations\": [", x->out);
-		struct mt_replay_ops ops = {on_alloc, on_free, c};
+		struct mt_replay_ops ops = { on_alloc, on_free, c };
 		r = mt_select_replay(x->sel, &ops, err, errlen);
 	}
 	for (size_t k = 0; k < n; k++) {
@@ -215,7 +224,7 @@ static int batch(struct mt_export_ctx *x, struct jctx *c, const size_t *idx, siz
 static int allocations(struct mt_export_ctx *x, char *err, size_t errlen)
 {
 	const struct mt_recording *rec = &x->sel->matched;
-	struct jctx c = {xcalloc(rec->nprocs + 1, sizeof *c.by_index)};
+	struct jctx c = { xcalloc(rec->nprocs + 1, sizeof *c.by_index) };
 	size_t idx[BATCH], n = 0;
 	int first = 1, r = 0;
 	for (size_t i = 0; i <= rec->nprocs && r == 0; i++) {

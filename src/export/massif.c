@@ -24,10 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SNAPSHOTS 50       /* regular snapshots over the run, about */
-#define DETAILED_FREQ 10   /* every tenth snapshot is detailed, as massif's --detailed-freq */
-#define THRESHOLD_PCT 1    /* massif's --threshold default */
-#define MAX_DEPTH 30       /* massif's --depth default */
+#define SNAPSHOTS 50	 /* regular snapshots over the run, about */
+#define DETAILED_FREQ 10 /* every tenth snapshot is detailed, as massif's --detailed-freq */
+#define THRESHOLD_PCT 1	 /* massif's --threshold default */
+#define MAX_DEPTH 30	 /* massif's --depth default */
 
 struct ms_frame {
 	struct mt_frame f;
@@ -44,12 +44,12 @@ struct ms {
 	struct ms_frame *frames; /* the distinct frames */
 	size_t nframes, frames_cap;
 	struct mt_ptrmap frame_keys; /* hash of (address, pos) (probed) -> frame + 1 */
-	uint32_t *ids;               /* frames of every site, leaf first */
+	uint32_t *ids;		     /* frames of every site, leaf first */
 	size_t nids, ids_cap;
 	size_t *site_off;
 	uint32_t *site_len;
 
-	uint64_t *site_live;         /* live bytes per site, during the replay */
+	uint64_t *site_live; /* live bytes per site, during the replay */
 	uint64_t live;
 	struct mt_ptrmap live_size, live_site; /* block -> its size, its site */
 
@@ -63,8 +63,8 @@ struct ms {
 
 static int is_startup(const char *fn)
 {
-	static const char *const names[] = {"__libc_start_call_main", "__libc_start_main",
-					    "__libc_start_main_impl", "_start"};
+	static const char *const names[] = { "__libc_start_call_main", "__libc_start_main",
+					     "__libc_start_main_impl", "_start" };
 	for (size_t i = 0; fn && i < sizeof names / sizeof *names; i++)
 		if (!strcmp(fn, names[i]))
 			return 1;
@@ -75,11 +75,11 @@ static uint32_t frame_id(struct ms *m, const struct mt_frame *f, unsigned pos)
 {
 	uint64_t v, key = mt_hash_combine(mt_hash64(f->address), pos) | 1;
 	/* keys of different frames that hash alike are told apart by probing */
-	for (; mt_export_lookup(&m->frame_keys, key, &v); key += 2)
+	for (; mt_ptrmap_get(&m->frame_keys, key, &v); key += 2)
 		if (m->frames[v - 1].f.address == f->address && m->frames[v - 1].pos == pos)
 			return (uint32_t)(v - 1);
 	mt_grow(&m->frames, &m->frames_cap, m->nframes, sizeof *m->frames);
-	m->frames[m->nframes] = (struct ms_frame){*f, pos, is_startup(f->function)};
+	m->frames[m->nframes] = (struct ms_frame){ *f, pos, is_startup(f->function) };
 	mt_ptrmap_xput(&m->frame_keys, key, ++m->nframes);
 	return (uint32_t)(m->nframes - 1);
 }
@@ -161,7 +161,7 @@ static struct group *group_sites(struct ms *m, uint32_t *sites, size_t n, unsign
 		if (k[i].key == UINT32_MAX)
 			continue;
 		if (!ng || g[ng - 1].id != k[i].key)
-			g[ng++] = (struct group){k[i].key, i, 0, 0};
+			g[ng++] = (struct group){ k[i].key, i, 0, 0 };
 		g[ng - 1].count++;
 		g[ng - 1].bytes += bytes[k[i].site];
 	}
@@ -201,8 +201,9 @@ static int significant(uint64_t bytes, uint64_t total)
 
 /* A node of BYTES over SITES[0..n), which share their frames above DEPTH;
  * FRAME is the node's own (NULL: the root), then its children. */
-static void write_node(struct ms *m, uint32_t *sites, size_t n, unsigned depth, const struct mt_frame *frame,
-		       uint64_t bytes, const uint64_t *site_bytes, uint64_t total)
+static void write_node(struct ms *m, uint32_t *sites, size_t n, unsigned depth,
+		       const struct mt_frame *frame, uint64_t bytes, const uint64_t *site_bytes,
+		       uint64_t total)
 {
 	size_t ng = 0, nsig = 0;
 	struct group *g = group_sites(m, sites, depth < MAX_DEPTH ? n : 0, depth, site_bytes, &ng);
@@ -214,19 +215,21 @@ static void write_node(struct ms *m, uint32_t *sites, size_t n, unsigned depth, 
 			below += g[i].bytes;
 	}
 	size_t nbelow = ng - nsig;
-	fprintf(m->out, "%*sn%zu: %llu ", (int)depth, "", nsig + (nbelow > 0), (unsigned long long)bytes);
+	fprintf(m->out, "%*sn%zu: %llu ", (int)depth, "", nsig + (nbelow > 0),
+		(unsigned long long)bytes);
 	if (frame)
 		put_frame(m->out, frame);
 	else
 		fputs("(heap allocation functions) malloc/new/new[], --alloc-fns, etc.", m->out);
 	fputc('\n', m->out);
 	for (size_t i = 0; i < nsig; i++)
-		write_node(m, sites + g[i].start, g[i].count, depth + 1, &m->frames[g[i].id].f, g[i].bytes,
-			   site_bytes, total);
+		write_node(m, sites + g[i].start, g[i].count, depth + 1, &m->frames[g[i].id].f,
+			   g[i].bytes, site_bytes, total);
 	if (nbelow)
-		fprintf(m->out, "%*sn0: %llu in %zu place%s, %sbelow massif's threshold (%d.00%%)\n",
-			(int)depth + 1, "", (unsigned long long)below, nbelow, nbelow == 1 ? "" : "s",
-			nbelow == 1 ? "" : "all ", THRESHOLD_PCT);
+		fprintf(m->out,
+			"%*sn0: %llu in %zu place%s, %sbelow massif's threshold (%d.00%%)\n",
+			(int)depth + 1, "", (unsigned long long)below, nbelow,
+			nbelow == 1 ? "" : "s", nbelow == 1 ? "" : "all ", THRESHOLD_PCT);
 	free(g);
 }
 
@@ -247,7 +250,8 @@ static void write_tree(struct ms *m, const uint64_t *site_bytes, uint64_t total)
 
 enum snap_kind { SNAP_PLAIN, SNAP_DETAILED, SNAP_PEAK };
 
-static void snapshot(struct ms *m, uint64_t ts, uint64_t heap, enum snap_kind kind, const uint64_t *site_bytes)
+static void snapshot(struct ms *m, uint64_t ts, uint64_t heap, enum snap_kind kind,
+		     const uint64_t *site_bytes)
 {
 	uint64_t msec = ts > m->base_ts ? (ts - m->base_ts) / 1000000 : 0;
 	if (kind == SNAP_PLAIN && m->nsnap % DETAILED_FREQ == DETAILED_FREQ - 1)
@@ -256,7 +260,9 @@ static void snapshot(struct ms *m, uint64_t ts, uint64_t heap, enum snap_kind ki
 		"#-----------\nsnapshot=%u\n#-----------\ntime=%llu\nmem_heap_B=%llu\n"
 		"mem_heap_extra_B=0\nmem_stacks_B=0\nheap_tree=%s\n",
 		m->nsnap++, (unsigned long long)msec, (unsigned long long)heap,
-		kind == SNAP_PEAK ? "peak" : kind == SNAP_DETAILED ? "detailed" : "empty");
+		kind == SNAP_PEAK     ? "peak" :
+		kind == SNAP_DETAILED ? "detailed" :
+					"empty");
 	if (kind != SNAP_PLAIN)
 		write_tree(m, site_bytes, heap);
 }
@@ -296,7 +302,8 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	before_event(m, ts);
 	uint64_t old, old_site;
 	/* allocated again without a free we saw: the collector frees the old one */
-	if (mt_ptrmap_take(&m->live_size, ptr, &old) && mt_ptrmap_take(&m->live_site, ptr, &old_site)) {
+	if (mt_ptrmap_take(&m->live_size, ptr, &old) &&
+	    mt_ptrmap_take(&m->live_site, ptr, &old_site)) {
 		m->site_live[old_site] -= old;
 		m->live -= old;
 	}
@@ -316,7 +323,8 @@ static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t 
 		return;
 	before_event(m, ts);
 	uint64_t size, site;
-	if (mt_ptrmap_take(&m->live_size, ptr, &size) && mt_ptrmap_take(&m->live_site, ptr, &site)) {
+	if (mt_ptrmap_take(&m->live_size, ptr, &size) &&
+	    mt_ptrmap_take(&m->live_site, ptr, &site)) {
 		m->site_live[site] -= size;
 		m->live -= size;
 	}
@@ -383,7 +391,7 @@ int mt_export_massif(struct mt_export_ctx *x, char *err, size_t errlen)
 	snapshot(m, p->start_ts, 0, SNAP_PLAIN, m->site_live);
 	m->next_ts = p->start_ts + m->step;
 	m->last_ts = p->start_ts;
-	struct mt_replay_ops ops = {on_alloc, on_free, m};
+	struct mt_replay_ops ops = { on_alloc, on_free, m };
 	if (mt_select_replay(x->sel, &ops, err, errlen) < 0)
 		goto out;
 	if (!m->peak_done && p->col.t.peak_bytes)

@@ -48,7 +48,9 @@ int mt_page_write(FILE *f, mt_page_fill fill, void *ctx, char *err, size_t errle
 		const char *text = open + 2;
 		while (n < len && text[n] != ' ')
 			n++;
-		struct mt_page_slot slot = {.name = text, .name_len = n, .args = text + n, .args_len = len - n};
+		struct mt_page_slot slot = {
+			.name = text, .name_len = n, .args = text + n, .args_len = len - n
+		};
 		if (fill(ctx, f, &slot, err, errlen) < 0)
 			return -1;
 		s = close + 2;

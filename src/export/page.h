@@ -19,7 +19,8 @@ struct mt_page_slot {
 };
 
 /* Writes what stands for SLOT to F: 0, or -1 with a reason in ERR. */
-typedef int (*mt_page_fill)(void *ctx, FILE *f, const struct mt_page_slot *slot, char *err, size_t errlen);
+typedef int (*mt_page_fill)(void *ctx, FILE *f, const struct mt_page_slot *slot, char *err,
+			    size_t errlen);
 
 /* Writes report.html to F, each slot by FILL.  Returns 0, or -1 with a
  * reason in ERR (the template is not built in, or FILL failed). */

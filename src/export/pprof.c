@@ -26,11 +26,19 @@
 
 /* Field numbers of profile.proto. */
 enum {
-	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
-	PROFILE_FUNCTION = 5, PROFILE_STRING = 6, PROFILE_TIME = 9, PROFILE_DURATION = 10,
-	PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12, PROFILE_COMMENT = 13, PROFILE_DEFAULT_TYPE = 14,
+	PROFILE_SAMPLE_TYPE = 1,
+	PROFILE_SAMPLE = 2,
+	PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING = 6,
+	PROFILE_TIME = 9,
+	PROFILE_DURATION = 10,
+	PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13,
+	PROFILE_DEFAULT_TYPE = 14,
 };
-
 
 enum { INFO_FUNC = 1, INFO_FILE = 2, INFO_LINE = 4 };
 
@@ -49,9 +57,9 @@ struct pprof {
 	struct strent *strs; /* string -> string_table index */
 	size_t strs_mask, nstrs;
 	struct mt_ptrmap funcs; /* (name, file) string indices -> function id */
-	struct mt_ptrmap locs;  /* address -> location id, per process */
+	struct mt_ptrmap locs;	/* address -> location id, per process */
 	uint64_t nfuncs, nlocs, nmappings;
-	uint64_t loc_zero;      /* location id of address 0, per process */
+	uint64_t loc_zero; /* location id of address 0, per process */
 
 	/* per module of the current process: what its locations carry (pprof
 	 * symbolizes a mapping itself when none has any of it) */
@@ -68,7 +76,10 @@ static int gz_open(struct pprof *pp, FILE *out)
 {
 	pp->out = out;
 	/* windowBits 15 + 16: a gzip header and trailer, as pprof expects */
-	return deflateInit2(&pp->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) == Z_OK ? 0 : -1;
+	return deflateInit2(&pp->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) ==
+			       Z_OK ?
+		       0 :
+		       -1;
 }
 
 static void gz_run(struct pprof *pp, int flush)
@@ -95,7 +106,7 @@ static void gz_write(struct pprof *pp, const void *data, size_t len)
 static void emit(struct pprof *pp, unsigned field, struct mt_pb *m)
 {
 	uint8_t head[16];
-	struct mt_pb h = {head, 0, sizeof head};
+	struct mt_pb h = { head, 0, sizeof head };
 	mt_pb_tag(&h, field, MT_PB_LEN);
 	mt_pb_varint(&h, m->len);
 	gz_write(pp, h.buf, h.len);
@@ -106,7 +117,7 @@ static void emit(struct pprof *pp, unsigned field, struct mt_pb *m)
 static void emit_uint(struct pprof *pp, unsigned field, uint64_t v)
 {
 	uint8_t buf[24];
-	struct mt_pb h = {buf, 0, sizeof buf};
+	struct mt_pb h = { buf, 0, sizeof buf };
 	mt_pb_uint(&h, field, v);
 	gz_write(pp, h.buf, h.len);
 }
@@ -150,7 +161,7 @@ static uint64_t str_id(struct pprof *pp, const char *s)
 	for (; pp->strs[i].s; i = (i + 1) & pp->strs_mask)
 		if (pp->strs[i].hash == h && !strcmp(pp->strs[i].s, s))
 			return pp->strs[i].idx;
-	pp->strs[i] = (struct strent){xstrdup(s), h, (uint32_t)++pp->nstrs};
+	pp->strs[i] = (struct strent){ xstrdup(s), h, (uint32_t)++pp->nstrs };
 	mt_pb_bytes(&pp->msg, PROFILE_STRING, s, strlen(s));
 	gz_write(pp, pp->msg.buf, pp->msg.len);
 	pp->msg.len = 0;
@@ -163,7 +174,7 @@ static uint64_t function_id(struct pprof *pp, const struct mt_frame *f)
 {
 	uint64_t name = str_id(pp, f->function), file = str_id(pp, f->file);
 	uint64_t key = (name << 32 | file) + 1, id;
-	if (mt_export_lookup(&pp->funcs, key, &id))
+	if (mt_ptrmap_get(&pp->funcs, key, &id))
 		return id;
 	id = ++pp->nfuncs;
 	mt_ptrmap_xput(&pp->funcs, key, id);
@@ -191,7 +202,7 @@ static uint64_t location_id(struct pprof *pp, const struct mt_process *p, uint64
 	uint64_t a = fr[0].address, id;
 	if (!a && pp->loc_zero)
 		return pp->loc_zero;
-	if (a && mt_export_lookup(&pp->locs, a, &id))
+	if (a && mt_ptrmap_get(&pp->locs, a, &id))
 		return id;
 	id = ++pp->nlocs;
 	if (a)
@@ -216,8 +227,8 @@ static uint64_t location_id(struct pprof *pp, const struct mt_process *p, uint64
 		mt_pb_msg(m, 4, line);
 	}
 	for (int i = 0; mod >= 0 && i < n; i++)
-		pp->mod_info[mod] |= (fr[i].function ? INFO_FUNC : 0) | (fr[i].file ? INFO_FILE : 0) |
-				     (fr[i].line ? INFO_LINE : 0);
+		pp->mod_info[mod] |= (fr[i].function ? INFO_FUNC : 0) |
+				     (fr[i].file ? INFO_FILE : 0) | (fr[i].line ? INFO_LINE : 0);
 	emit(pp, PROFILE_LOCATION, m);
 	return id;
 }
@@ -271,7 +282,7 @@ static size_t site_locations(struct pprof *pp, const struct mt_process *p, uint6
 static void sample(struct pprof *pp, const struct mt_process *p, const struct mt_site_stats *s,
 		   const uint64_t *locs, size_t nlocs, uint64_t pid_key)
 {
-	uint64_t v[4] = {s->allocations, s->allocated_bytes, s->live_count, s->live_bytes};
+	uint64_t v[4] = { s->allocations, s->allocated_bytes, s->live_count, s->live_bytes };
 	struct mt_pb *m = &pp->msg, *label = &pp->sub;
 	if (nlocs)
 		mt_pb_packed(m, 1, locs, nlocs);
@@ -333,8 +344,9 @@ static void header(struct pprof *pp, struct mt_export_ctx *x)
 	value_type(pp, PROFILE_PERIOD_TYPE, "space", "bytes");
 	emit_uint(pp, PROFILE_PERIOD, 1);
 	emit_uint(pp, PROFILE_DEFAULT_TYPE, str_id(pp, "inuse_space"));
-	emit_uint(pp, PROFILE_COMMENT, str_id(pp, "every allocation recorded by memtrace, unsampled; "
-						  "inuse = still live when the recording ended"));
+	emit_uint(pp, PROFILE_COMMENT,
+		  str_id(pp, "every allocation recorded by memtrace, unsampled; "
+			     "inuse = still live when the recording ended"));
 
 	const struct mt_recording *rec = &x->sel->matched;
 	uint64_t start = UINT64_MAX, end = 0, unix_ns = 0;

@@ -35,7 +35,7 @@ static inline void mt_pb_reserve(struct mt_pb *b, size_t n)
 static inline void mt_pb_free(struct mt_pb *b)
 {
 	free(b->buf);
-	*b = (struct mt_pb){0};
+	*b = (struct mt_pb){ 0 };
 }
 
 static inline size_t mt_pb_varint_len(uint64_t v)

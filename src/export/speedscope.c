@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* The figures a profile can weigh sites by. */
 enum figure { F_BYTES, F_ALLOCS, F_LEAKED, F_LEAKED_N, F_PEAK, F_PEAK_N, F_TEMPORARY };
 
@@ -28,13 +27,13 @@ static const struct {
 	enum mt_view view;
 	int count;
 } figures[] = {
-	[F_BYTES] = {"allocated bytes", "bytes", MT_VIEW_SUMMARY, 0},
-	[F_ALLOCS] = {"allocations", "none", MT_VIEW_SUMMARY, 1},
-	[F_LEAKED] = {"leaked bytes", "bytes", MT_VIEW_LEAKS, 0},
-	[F_LEAKED_N] = {"leaked allocations", "none", MT_VIEW_LEAKS, 1},
-	[F_PEAK] = {"bytes live at the peak", "bytes", MT_VIEW_PEAK, 0},
-	[F_PEAK_N] = {"allocations live at the peak", "none", MT_VIEW_PEAK, 1},
-	[F_TEMPORARY] = {"temporary allocations", "none", MT_VIEW_TEMPORARY, 1},
+	[F_BYTES] = { "allocated bytes", "bytes", MT_VIEW_SUMMARY, 0 },
+	[F_ALLOCS] = { "allocations", "none", MT_VIEW_SUMMARY, 1 },
+	[F_LEAKED] = { "leaked bytes", "bytes", MT_VIEW_LEAKS, 0 },
+	[F_LEAKED_N] = { "leaked allocations", "none", MT_VIEW_LEAKS, 1 },
+	[F_PEAK] = { "bytes live at the peak", "bytes", MT_VIEW_PEAK, 0 },
+	[F_PEAK_N] = { "allocations live at the peak", "none", MT_VIEW_PEAK, 1 },
+	[F_TEMPORARY] = { "temporary allocations", "none", MT_VIEW_TEMPORARY, 1 },
 };
 
 static uint64_t figure_of(const struct mt_site_stats *s, enum figure f)
@@ -82,8 +81,8 @@ struct stacks {
 	uint32_t *len; /* per site; 0: left out */
 };
 
-static void collect(struct stacks *st, struct mt_pairs *t, const struct mt_process *p, const enum figure *figs,
-		    int nfigs)
+static void collect(struct stacks *st, struct mt_pairs *t, const struct mt_process *p,
+		    const enum figure *figs, int nfigs)
 {
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	char buf[300];
@@ -99,7 +98,7 @@ static void collect(struct stacks *st, struct mt_pairs *t, const struct mt_proce
 			continue;
 		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 		if (!n)
-			fr[n++] = (struct mt_frame){0}; /* "[unknown]": a sample needs a frame */
+			fr[n++] = (struct mt_frame){ 0 }; /* "[unknown]": a sample needs a frame */
 		st->off[s] = st->n;
 		st->len[s] = (uint32_t)n;
 		for (int k = n - 1; k >= 0; k--) {
@@ -153,11 +152,17 @@ static void write_profile(FILE *f, const struct stacks *st, enum figure fig, int
 		if (st->len[s])
 			total += figure_of(&p->col.sites[s], fig);
 	char name[512];
-	snprintf(name, sizeof name, "%s (pid %u): %s", base ? base + 1 : p->exe ? p->exe : "?", p->pid,
-		 figures[fig].name);
-	fputs(first ? "\n    {\"type\": \"sampled\", \"name\": " : ",\n    {\"type\": \"sampled\", \"name\": ", f);
+	snprintf(name, sizeof name, "%s (pid %u): %s",
+		 base	? base + 1 :
+		 p->exe ? p->exe :
+			  "?",
+		 p->pid, figures[fig].name);
+	fputs(first ? "\n    {\"type\": \"sampled\", \"name\": " :
+		      ",\n    {\"type\": \"sampled\", \"name\": ",
+	      f);
 	mt_json_str(f, name);
-	fprintf(f, ", \"unit\": \"%s\", \"startValue\": 0, \"endValue\": %llu,\n     \"samples\": [",
+	fprintf(f,
+		", \"unit\": \"%s\", \"startValue\": 0, \"endValue\": %llu,\n     \"samples\": [",
 		figures[fig].unit, (unsigned long long)total);
 	int n = 0;
 	for (uint32_t s = 0; s < p->col.nsites; s++) {
@@ -189,7 +194,7 @@ int mt_export_speedscope(struct mt_export_ctx *x, char *err, size_t errlen)
 	const struct mt_recording *rec = &x->sel->matched;
 	enum figure figs[2];
 	int nfigs = profiles_for(x->weight, figs);
-	struct mt_pairs t = {0};
+	struct mt_pairs t = { 0 };
 	struct stacks *st = xcalloc(rec->nprocs + 1, sizeof *st);
 	size_t nst = 0;
 	/* the frames go first, so every stack is resolved before writing */
@@ -198,8 +203,10 @@ int mt_export_speedscope(struct mt_export_ctx *x, char *err, size_t errlen)
 			collect(&st[nst++], &t, rec->procs[i], figs, nfigs);
 
 	const char *base = strrchr(x->sel->path, '/');
-	fprintf(x->out, "{\n  \"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n"
-			"  \"exporter\": \"memtrace %s\",\n  \"name\": ", MEMTRACE_VERSION);
+	fprintf(x->out,
+		"{\n  \"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n"
+		"  \"exporter\": \"memtrace %s\",\n  \"name\": ",
+		MEMTRACE_VERSION);
 	mt_json_str(x->out, base ? base + 1 : x->sel->path);
 	fputs(",\n  \"activeProfileIndex\": 0,\n", x->out);
 	write_frames(x->out, &t);

@@ -47,7 +47,7 @@ struct tree {
 	size_t nn, cap;
 	uint32_t *slots; /* (parent, name) -> node index + 1 */
 	size_t mask;
-	char **owned;    /* names made here rather than by a symbolizer */
+	char **owned; /* names made here rather than by a symbolizer */
 	size_t nowned, owned_cap;
 	unsigned maxdepth;
 };
@@ -87,7 +87,7 @@ static uint32_t new_node(struct tree *t, uint32_t parent, const char *name, enum
 	mt_grow(&t->n, &t->cap, t->nn, sizeof *t->n);
 	uint32_t i = (uint32_t)t->nn++;
 	struct node *n = &t->n[i];
-	*n = (struct node){.name = name, .parent = parent, .kind = kind};
+	*n = (struct node){ .name = name, .parent = parent, .kind = kind };
 	if (i) {
 		n->depth = t->n[parent].depth + 1;
 		n->next = t->n[parent].kids;
@@ -100,7 +100,8 @@ static uint32_t new_node(struct tree *t, uint32_t parent, const char *name, enum
 
 /* The child NAME of PARENT, made when missing.  A TRANSIENT name lives in a
  * caller's buffer and is copied when the node is made. */
-static uint32_t child(struct tree *t, uint32_t parent, const char *name, int transient, enum kind kind)
+static uint32_t child(struct tree *t, uint32_t parent, const char *name, int transient,
+		      enum kind kind)
 {
 	if ((t->nn + 1) * 2 > t->mask + 1)
 		rehash(t);
@@ -282,7 +283,8 @@ static void frame_fill(FILE *f, const struct node *n)
 	double q = light < 0.5 ? light * (1 + sat) : light + sat - light * sat, p = 2 * light - q;
 	hue /= 360;
 	fprintf(f, "rgb(%d,%d,%d)", (int)(255 * hue_to_rgb(p, q, hue + 1.0 / 3) + 0.5),
-		(int)(255 * hue_to_rgb(p, q, hue) + 0.5), (int)(255 * hue_to_rgb(p, q, hue - 1.0 / 3) + 0.5));
+		(int)(255 * hue_to_rgb(p, q, hue) + 0.5),
+		(int)(255 * hue_to_rgb(p, q, hue - 1.0 / 3) + 0.5));
 }
 
 struct emit {
@@ -340,8 +342,9 @@ static void emit_node(const struct emit *e, uint32_t i, uint64_t offset, unsigne
 		fputs(e->what, e->f);
 	else
 		location(e->f, n);
-	fprintf(e->f, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"", x, y, w,
-		ROW - 1);
+	fprintf(e->f,
+		"</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"",
+		x, y, w, ROW - 1);
 	frame_fill(e->f, n);
 	fputs("\"/>", e->f);
 	long fit = (long)((w - 6) / CHAR_W);
@@ -362,7 +365,8 @@ static void emit_node(const struct emit *e, uint32_t i, uint64_t offset, unsigne
 }
 
 static const char *const weight_titles[] = {
-	"Bytes allocated", "Allocations", "Bytes leaked", "Bytes live at the peak", "Temporary allocations",
+	"Bytes allocated",	  "Allocations",	   "Bytes leaked",
+	"Bytes live at the peak", "Temporary allocations",
 };
 
 static void asset(FILE *f, const char *name)
@@ -375,7 +379,8 @@ static void asset(FILE *f, const char *name)
 static void write_svg(struct mt_export_ctx *x, const struct tree *t, const struct mt_process *only)
 {
 	FILE *f = x->out;
-	struct emit e = {f, t, t->n[0].value, mt_weight_unit(x->weight), weight_titles[x->weight]};
+	struct emit e = { f, t, t->n[0].value, mt_weight_unit(x->weight),
+			  weight_titles[x->weight] };
 	unsigned maxd = e.total ? drawn_depth(&e, 0) : 0;
 	int height = TOP + (int)(maxd + 1) * ROW + BOTTOM;
 	char num[32];
@@ -385,9 +390,11 @@ static void write_svg(struct mt_export_ctx *x, const struct tree *t, const struc
 		"viewBox=\"0 0 %d %d\" data-unit=\"%s\" data-total=\"%llu\" data-width=\"%d\" data-pad=\"%d\">\n"
 		"<!-- a flamegraph of %s, written by memtrace export -->\n"
 		"<style type=\"text/css\"><![CDATA[\n",
-		WIDTH, height, WIDTH, height, e.unit, (unsigned long long)e.total, AREA, PAD, e.what);
+		WIDTH, height, WIDTH, height, e.unit, (unsigned long long)e.total, AREA, PAD,
+		e.what);
 	asset(f, "svg-flamegraph.css");
-	fprintf(f, "]]></style>\n<rect class=\"bg\" x=\"0\" y=\"0\" width=\"%d\" height=\"%d\"/>\n", WIDTH, height);
+	fprintf(f, "]]></style>\n<rect class=\"bg\" x=\"0\" y=\"0\" width=\"%d\" height=\"%d\"/>\n",
+		WIDTH, height);
 	fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\">%s: %s %s</text>\n", WIDTH / 2, e.what,
 		mt_fmt_count(e.total, num), e.unit);
 	fprintf(f, "<text id=\"subtitle\" x=\"%d\" y=\"44\">", WIDTH / 2);
@@ -397,8 +404,11 @@ static void write_svg(struct mt_export_ctx *x, const struct tree *t, const struc
 	}
 	fputs(e.total ? "click a frame to zoom, Ctrl-F to search" : "nothing to show", f);
 	fputs("</text>\n", f);
-	fprintf(f, "<text id=\"unzoom\" class=\"button hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n", PAD);
-	fprintf(f, "<text id=\"search\" class=\"button\" x=\"%d\" y=\"24\">Search</text>\n", WIDTH - PAD);
+	fprintf(f,
+		"<text id=\"unzoom\" class=\"button hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n",
+		PAD);
+	fprintf(f, "<text id=\"search\" class=\"button\" x=\"%d\" y=\"24\">Search</text>\n",
+		WIDTH - PAD);
 	fprintf(f, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n", PAD, height - 14);
 	fprintf(f, "<text id=\"matched\" x=\"%d\" y=\"%d\"> </text>\n", WIDTH - PAD, height - 14);
 	fputs("<g id=\"frames\">\n", f);
@@ -420,7 +430,7 @@ int mt_export_svg(struct mt_export_ctx *x, char *err, size_t errlen)
 	(void)err;
 	(void)errlen;
 	struct mt_recording *rec = &x->sel->matched;
-	struct tree t = {0};
+	struct tree t = { 0 };
 	struct mt_symbolizer **syms = xcalloc(rec->nprocs + 1, sizeof *syms);
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	const struct mt_process *only = NULL;

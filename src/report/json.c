@@ -26,8 +26,8 @@ void mt_json_frames(FILE *f, const struct mt_frame *fr, int n)
 			fputs("null", f);
 		fputs(", \"module\": ", f);
 		mt_json_str(f, x->module);
-		fprintf(f, ", \"address\": \"0x%llx\", \"inlined\": %s}", (unsigned long long)x->address,
-			x->inlined ? "true" : "false");
+		fprintf(f, ", \"address\": \"0x%llx\", \"inlined\": %s}",
+			(unsigned long long)x->address, x->inlined ? "true" : "false");
 	}
 	fputc(']', f);
 }
@@ -86,17 +86,17 @@ static const struct {
 	size_t off;
 	int brk;
 } site_keys[] = {
-	{"allocations", offsetof(struct mt_site_stats, allocations), 0},
-	{"allocated_bytes", offsetof(struct mt_site_stats, allocated_bytes), 0},
-	{"frees", offsetof(struct mt_site_stats, frees), 0},
-	{"leaked_allocations", offsetof(struct mt_site_stats, live_count), 1},
-	{"leaked_bytes", offsetof(struct mt_site_stats, live_bytes), 0},
-	{"peak_bytes", offsetof(struct mt_site_stats, peak_bytes), 1},
-	{"peak_allocations", offsetof(struct mt_site_stats, peak_count), 0},
-	{"temporary_allocations", offsetof(struct mt_site_stats, temporary), 0},
-	{"culled_allocations", offsetof(struct mt_site_stats, culled), 1},
-	{"min_size", offsetof(struct mt_site_stats, min_size), 0},
-	{"max_size", offsetof(struct mt_site_stats, max_size), 0},
+	{ "allocations", offsetof(struct mt_site_stats, allocations), 0 },
+	{ "allocated_bytes", offsetof(struct mt_site_stats, allocated_bytes), 0 },
+	{ "frees", offsetof(struct mt_site_stats, frees), 0 },
+	{ "leaked_allocations", offsetof(struct mt_site_stats, live_count), 1 },
+	{ "leaked_bytes", offsetof(struct mt_site_stats, live_bytes), 0 },
+	{ "peak_bytes", offsetof(struct mt_site_stats, peak_bytes), 1 },
+	{ "peak_allocations", offsetof(struct mt_site_stats, peak_count), 0 },
+	{ "temporary_allocations", offsetof(struct mt_site_stats, temporary), 0 },
+	{ "culled_allocations", offsetof(struct mt_site_stats, culled), 1 },
+	{ "min_size", offsetof(struct mt_site_stats, min_size), 0 },
+	{ "max_size", offsetof(struct mt_site_stats, max_size), 0 },
 };
 
 void mt_json_site_figures(FILE *f, const struct mt_site_stats *s)
@@ -112,9 +112,11 @@ void mt_json_site_figures(FILE *f, const struct mt_site_stats *s)
 
 void mt_json_lost(FILE *f, const struct mt_process *p)
 {
-	fprintf(f, "\"lost_events\": %llu, \"lost_by_kind\": {", (unsigned long long)mt_process_lost(p));
+	fprintf(f, "\"lost_events\": %llu, \"lost_by_kind\": {",
+		(unsigned long long)mt_process_lost(p));
 	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
-		fprintf(f, "%s\"%s\": %llu", k ? ", " : "", mt_lost_names[k], (unsigned long long)p->lost[k]);
+		fprintf(f, "%s\"%s\": %llu", k ? ", " : "", mt_lost_names[k],
+			(unsigned long long)p->lost[k]);
 	fputc('}', f);
 }
 
@@ -123,7 +125,9 @@ void mt_json_markers(FILE *f, const struct mt_process *p)
 	fputc('[', f);
 	for (size_t i = 0; i < p->nmarkers; i++) {
 		fprintf(f, "%s{\"time_s\": %.6f, \"value\": %llu, \"text\": ", i ? ", " : "",
-			p->markers[i].ts > p->start_ts ? (double)(p->markers[i].ts - p->start_ts) / 1e9 : 0.0,
+			p->markers[i].ts > p->start_ts ?
+				(double)(p->markers[i].ts - p->start_ts) / 1e9 :
+				0.0,
 			(unsigned long long)p->markers[i].value);
 		mt_json_str(f, p->markers[i].text);
 		fputc('}', f);
@@ -155,7 +159,8 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 		const struct mt_site_stats *s = &p->col.sites[sites[i]];
 		fprintf(f, "%s\n        {", i ? "," : "");
 		mt_json_site_figures(f, s);
-		fprintf(f, ",\n         \"allocator\": \"%s\", \"allocator_object\": ", mt_fn_names[s->fn]);
+		fprintf(f, ",\n         \"allocator\": \"%s\", \"allocator_object\": ",
+			mt_fn_names[s->fn]);
 		mt_json_str(f, p->site_object[sites[i]]);
 		fputs(",\n         \"frames\": ", f);
 		int k = mt_site_frames(p, sym, sites[i], fr, MT_SYM_MAX_FRAMES);
@@ -180,9 +185,11 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_re
 
 int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o)
 {
-	fprintf(f, "{\n  \"memtrace_report\": 1,\n  \"view\": \"%s\",\n  \"recording\": ", mt_view_names[o->view]);
+	fprintf(f, "{\n  \"memtrace_report\": 1,\n  \"view\": \"%s\",\n  \"recording\": ",
+		mt_view_names[o->view]);
 	mt_json_str(f, rec->path);
-	fprintf(f, ",\n  \"truncated\": %s,\n  \"processes\": [\n", rec->truncated ? "true" : "false");
+	fprintf(f, ",\n  \"truncated\": %s,\n  \"processes\": [\n",
+		rec->truncated ? "true" : "false");
 	int shown = 0;
 	for (size_t i = 0; i < rec->nprocs; i++)
 		if (mt_report_wants(o, rec->procs[i])) {

@@ -69,19 +69,22 @@ static void print_totals(FILE *f, const struct mt_process *p)
 	fprintf(f, "  frees:           %s\n", mt_fmt_count(t->frees, a));
 	fprintf(f, "  temporary:       %s (%.1f%% of allocations)\n", mt_fmt_count(t->temporary, a),
 		t->allocations ? 100.0 * (double)t->temporary / (double)t->allocations : 0.0);
-	fprintf(f, "  peak:            %s in %s blocks, at %.3f s\n", mt_fmt_bytes(t->peak_bytes, a),
-		mt_fmt_count(t->peak_count, c),
+	fprintf(f, "  peak:            %s in %s blocks, at %.3f s\n",
+		mt_fmt_bytes(t->peak_bytes, a), mt_fmt_count(t->peak_count, c),
 		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0);
 	fprintf(f, "  leaked:          %s in %s allocations\n", mt_fmt_bytes(t->live_bytes, a),
 		mt_fmt_count(t->live_count, b));
 	if (t->unmatched_frees)
 		fprintf(f, "  unmatched frees: %s\n", mt_fmt_count(t->unmatched_frees, a));
 	if (t->culled)
-		fprintf(f, "  culled:          %s short-lived allocations (in the totals, not in the stream)\n",
+		fprintf(f,
+			"  culled:          %s short-lived allocations (in the totals, not in the stream)\n",
 			mt_fmt_count(t->culled, a));
 	for (size_t i = 0; i < p->nmarkers; i++)
 		fprintf(f, "  marker:          %.3f s: %s\n",
-			p->markers[i].ts > p->start_ts ? (double)(p->markers[i].ts - p->start_ts) / 1e9 : 0.0,
+			p->markers[i].ts > p->start_ts ?
+				(double)(p->markers[i].ts - p->start_ts) / 1e9 :
+				0.0,
 			p->markers[i].text);
 	uint64_t lost = mt_process_lost(p);
 	fprintf(f, "  lost events:     %s", mt_fmt_count(lost, a));
@@ -105,23 +108,29 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 		char a[32], b[32], c[32];
 		switch (view) {
 		case MT_VIEW_FREQUENCY: {
-			const char *obj = p->site_object[sites[i]], *base = obj ? strrchr(obj, '/') : NULL;
-			fprintf(f, "  %s calls to %s%s%s (%s) from:\n", mt_fmt_count(s->allocations, a),
-				mt_fn_names[s->fn], obj ? " in " : "", base ? base + 1 : obj ? obj : "",
+			const char *obj = p->site_object[sites[i]],
+				   *base = obj ? strrchr(obj, '/') : NULL;
+			fprintf(f, "  %s calls to %s%s%s (%s) from:\n",
+				mt_fmt_count(s->allocations, a), mt_fn_names[s->fn],
+				obj ? " in " : "",
+				base ? base + 1 :
+				obj  ? obj :
+				       "",
 				mt_fmt_bytes(s->allocated_bytes, b));
 			break;
 		}
 		case MT_VIEW_PEAK:
-			fprintf(f, "  %s at peak in %s blocks (%s allocations) from:\n", mt_fmt_bytes(s->peak_bytes, a),
-				mt_fmt_count(s->peak_count, b), mt_fmt_count(s->allocations, c));
+			fprintf(f, "  %s at peak in %s blocks (%s allocations) from:\n",
+				mt_fmt_bytes(s->peak_bytes, a), mt_fmt_count(s->peak_count, b),
+				mt_fmt_count(s->allocations, c));
 			break;
 		case MT_VIEW_LEAKS:
-			fprintf(f, "  %s leaked in %s allocations from:\n", mt_fmt_bytes(s->live_bytes, a),
-				mt_fmt_count(s->live_count, b));
+			fprintf(f, "  %s leaked in %s allocations from:\n",
+				mt_fmt_bytes(s->live_bytes, a), mt_fmt_count(s->live_count, b));
 			break;
 		case MT_VIEW_TEMPORARY:
-			fprintf(f, "  %s temporary of %s allocations from:\n", mt_fmt_count(s->temporary, a),
-				mt_fmt_count(s->allocations, b));
+			fprintf(f, "  %s temporary of %s allocations from:\n",
+				mt_fmt_count(s->temporary, a), mt_fmt_count(s->allocations, b));
 			break;
 		default:
 			break;
@@ -154,7 +163,8 @@ static void tree_view(FILE *f, const struct mt_process *p, struct mt_symbolizer 
 	free(sites);
 }
 
-static void process_text(FILE *f, const struct mt_process *p, const struct mt_report_opts *o, int first)
+static void process_text(FILE *f, const struct mt_process *p, const struct mt_report_opts *o,
+			 int first)
 {
 	if (!first)
 		fputc('\n', f);
@@ -163,7 +173,8 @@ static void process_text(FILE *f, const struct mt_process *p, const struct mt_re
 	if (o->view == MT_VIEW_SUMMARY) {
 		print_totals(f, p);
 		long lim = o->limit > 0 ? o->limit : 5;
-		summary_section(f, p, sym, MT_VIEW_FREQUENCY, "MOST CALLS TO ALLOCATION FUNCTIONS", lim);
+		summary_section(f, p, sym, MT_VIEW_FREQUENCY, "MOST CALLS TO ALLOCATION FUNCTIONS",
+				lim);
 		summary_section(f, p, sym, MT_VIEW_PEAK, "PEAK MEMORY CONSUMERS", lim);
 		summary_section(f, p, sym, MT_VIEW_LEAKS, "MEMORY LEAKS", lim);
 		summary_section(f, p, sym, MT_VIEW_TEMPORARY, "MOST TEMPORARY ALLOCATIONS", lim);

@@ -17,8 +17,8 @@ struct mt_report_opts {
 	enum mt_view view;
 	int json;
 	double threshold; /* percent of the view's total below which tree nodes fold */
-	long limit;       /* -n: sites shown (0: all in JSON and trees, 5 per summary section) */
-	long pid;         /* -1: every process */
+	long limit;	  /* -n: sites shown (0: all in JSON and trees, 5 per summary section) */
+	long pid;	  /* -1: every process */
 };
 
 /* Is P one of the processes O shows (-p)? */

@@ -101,7 +101,8 @@ static double rate_of(struct mt_top *t, const struct row *r, double dt)
 	return (double)(r->allocations - (seen ? before - 1 : 0)) / dt;
 }
 
-void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double time_s, long n, int json)
+void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double time_s, long n,
+		  int json)
 {
 	size_t nrows = 0, cap = 0;
 	struct row *rows = NULL;
@@ -111,8 +112,9 @@ void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double t
 		for (uint32_t s = 0; s < p->col.nsites; s++) {
 			const struct mt_site_stats *st = &p->col.sites[s];
 			mt_grow(&rows, &cap, nrows, sizeof *rows);
-			rows[nrows++] = (struct row){p, s, st->live_bytes, st->live_count, st->allocations,
-						     row_key(p, s)};
+			rows[nrows++] = (struct row){
+				p, s, st->live_bytes, st->live_count, st->allocations, row_key(p, s)
+			};
 			total += st->live_bytes;
 		}
 	}
@@ -139,8 +141,9 @@ void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double t
 				if (rows[r].p != p)
 					continue;
 				double rate = rows[r].rate;
-				fprintf(f, "%s{\"outstanding_bytes\": %llu, \"outstanding_allocations\": %llu, "
-					   "\"allocations_per_s\": %.1f, \"frames\": ",
+				fprintf(f,
+					"%s{\"outstanding_bytes\": %llu, \"outstanding_allocations\": %llu, "
+					"\"allocations_per_s\": %.1f, \"frames\": ",
 					firsts ? "" : ", ", (unsigned long long)rows[r].bytes,
 					(unsigned long long)rows[r].count, rate);
 				firsts = 0;
@@ -153,23 +156,26 @@ void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double t
 		}
 		fputs("]}\n", f);
 	} else {
-		fprintf(f, "\nmemtrace: %.1f s, %zu process%s, %s outstanding\n", time_s, snap->nprocs,
-			snap->nprocs == 1 ? "" : "es", mt_fmt_bytes(total, a));
-		fprintf(f, "%12s %10s %10s %8s  %-16s %s\n", "OUTSTANDING", "BLOCKS", "ALLOC/S", "PID", "PROCESS",
-			"CALL SITE");
+		fprintf(f, "\nmemtrace: %.1f s, %zu process%s, %s outstanding\n", time_s,
+			snap->nprocs, snap->nprocs == 1 ? "" : "es", mt_fmt_bytes(total, a));
+		fprintf(f, "%12s %10s %10s %8s  %-16s %s\n", "OUTSTANDING", "BLOCKS", "ALLOC/S",
+			"PID", "PROCESS", "CALL SITE");
 		for (size_t r = 0; r < shown; r++) {
 			const struct mt_process *p = rows[r].p;
 			double rate = rows[r].rate;
-			const char *exe = p->exe && strrchr(p->exe, '/') ? strrchr(p->exe, '/') + 1 : p->exe;
+			const char *exe =
+				p->exe && strrchr(p->exe, '/') ? strrchr(p->exe, '/') + 1 : p->exe;
 			fprintf(f, "%12s %10s %10s %8u  %-16.16s ", mt_fmt_bytes(rows[r].bytes, a),
-				mt_fmt_count(rows[r].count, b), mt_fmt_count((uint64_t)(rate + 0.5), c), p->pid,
-				exe ? exe : "?");
-			int k = mt_site_frames(p, mt_top_symbolizer(t, p), rows[r].site, fr, MT_SYM_MAX_FRAMES);
+				mt_fmt_count(rows[r].count, b),
+				mt_fmt_count((uint64_t)(rate + 0.5), c), p->pid, exe ? exe : "?");
+			int k = mt_site_frames(p, mt_top_symbolizer(t, p), rows[r].site, fr,
+					       MT_SYM_MAX_FRAMES);
 			for (int j = 0; j < k && j < 4; j++) {
 				if (fr[j].function)
 					fprintf(f, "%s%s", j ? " < " : "", fr[j].function);
 				else
-					fprintf(f, "%s0x%llx", j ? " < " : "", (unsigned long long)fr[j].address);
+					fprintf(f, "%s0x%llx", j ? " < " : "",
+						(unsigned long long)fr[j].address);
 			}
 			fputc('\n', f);
 		}

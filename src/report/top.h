@@ -16,7 +16,8 @@ struct mt_top *mt_top_new(void);
 void mt_top_free(struct mt_top *t);
 /* Prints SNAP's top N sites (N <= 0: all); TIME_S is the time since tracing
  * began, used with the previous call's to compute rates. */
-void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double time_s, long n, int json);
+void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double time_s, long n,
+		  int json);
 /* The symbolizer kept for PID's process P (rebuilt when its objects change). */
 struct mt_symbolizer *mt_top_symbolizer(struct mt_top *t, const struct mt_process *p);
 

@@ -32,7 +32,7 @@ static size_t child(struct tree *t, size_t parent, const char *label)
 			return c;
 	mt_grow(&t->n, &t->cap, t->len, sizeof *t->n);
 	size_t c = t->len++;
-	t->n[c] = (struct node){.label = xstrdup(label)};
+	t->n[c] = (struct node){ .label = xstrdup(label) };
 	if (prev)
 		t->n[prev].next = c;
 	else
@@ -50,7 +50,8 @@ static void label(char *buf, size_t len, const struct mt_frame *f)
 	if (o < 0 || (size_t)o >= len)
 		return;
 	if (f->file)
-		snprintf(buf + o, len - (size_t)o, " [%s:%d]%s", f->file, f->line, f->inlined ? " (inlined)" : "");
+		snprintf(buf + o, len - (size_t)o, " [%s:%d]%s", f->file, f->line,
+			 f->inlined ? " (inlined)" : "");
 	else if (f->module)
 		snprintf(buf + o, len - (size_t)o, " (%s)", f->module);
 }
@@ -72,8 +73,8 @@ static void describe(FILE *f, const struct node *n, uint64_t total, enum mt_view
 		fprintf(f, "%.2f%% (%s calls, %s): %s\n", pct, mt_fmt_count(n->count, a),
 			mt_fmt_bytes(n->bytes, b), n->label);
 	else
-		fprintf(f, "%.2f%% (%s, %sx): %s\n", pct, mt_fmt_bytes(n->bytes, a), mt_fmt_count(n->count, b),
-			n->label);
+		fprintf(f, "%.2f%% (%s, %sx): %s\n", pct, mt_fmt_bytes(n->bytes, a),
+			mt_fmt_count(n->count, b), n->label);
 }
 
 static void print(FILE *f, struct tree *t, size_t node, char *prefix, size_t plen, uint64_t total,
@@ -110,16 +111,16 @@ static void print(FILE *f, struct tree *t, size_t node, char *prefix, size_t ple
 			fprintf(f, "%.*s| \n", (int)plen, prefix);
 	}
 	if (folded_n)
-		fprintf(f, "%.*s-> %.2f%%: %zu more call site%s below the %.2f%% threshold\n", (int)plen, prefix,
-			total ? 100.0 * (double)folded_w / (double)total : 0.0, folded_n, folded_n > 1 ? "s" : "",
-			threshold);
+		fprintf(f, "%.*s-> %.2f%%: %zu more call site%s below the %.2f%% threshold\n",
+			(int)plen, prefix, total ? 100.0 * (double)folded_w / (double)total : 0.0,
+			folded_n, folded_n > 1 ? "s" : "", threshold);
 	free(kids);
 }
 
 /* Adds site SITE of P to T: its weight on every node of its path, from the
  * allocator function outwards to main. */
-static void add_site(struct tree *t, const struct mt_process *p, struct mt_symbolizer *sym, uint32_t site,
-		     enum mt_view view)
+static void add_site(struct tree *t, const struct mt_process *p, struct mt_symbolizer *sym,
+		     uint32_t site, enum mt_view view)
 {
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	char buf[2048];
@@ -173,9 +174,9 @@ static void print_total(FILE *f, const struct mt_totals *tot, enum mt_view view)
 void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
 		   const uint32_t *sites, size_t nsites, enum mt_view view, double threshold)
 {
-	struct tree t = {0};
+	struct tree t = { 0 };
 	mt_grow(&t.n, &t.cap, 0, sizeof *t.n);
-	t.n[0] = (struct node){.label = xstrdup("")};
+	t.n[0] = (struct node){ .label = xstrdup("") };
 	t.len = 1;
 	for (size_t i = 0; i < nsites; i++)
 		add_site(&t, p, sym, sites[i], view);

@@ -24,35 +24,73 @@
 /* ---- routing ---- */
 
 static const struct endpoint endpoints[] = {
-	{.name = "summary", .heavy = 0, .type = "application/json", .run = api_run_summary},
-	{.name = "allocations", .heavy = 1, .type = "application/json",
-	 .param = api_param_allocations, .run = api_run_allocations},
-	{.name = "allocation_groups", .heavy = 0, .type = "application/json",
-	 .param = api_param_groups, .run = api_run_groups},
-	{.name = "allocation_ascii_tree", .heavy = 1, .type = "text/plain; charset=utf-8",
-	 .param = api_param_tree, .run = api_run_tree},
-	{.name = "timeline", .heavy = 1, .type = "application/json",
-	 .param = api_param_timeline, .run = api_run_timeline},
-	{.name = "mmaps", .heavy = 0, .type = "application/json", .run = api_run_mmaps},
-	{.name = "mallopts", .heavy = 0, .type = "application/json", .run = api_run_mallopts},
-	{.name = "export/flamegraph.pl", .heavy = 1, .type = "text/plain; charset=utf-8",
-	 .param = api_param_weight, .run = api_run_folded},
-	{.name = "export/flamegraph", .heavy = 1, .type = "image/svg+xml",
-	 .param = api_param_weight, .run = api_run_svg},
-	{.name = "export/heaptrack", .heavy = 1, .type = "application/octet-stream",
-	 .run = api_run_heaptrack},
-	{.name = "export/pprof", .heavy = 1, .type = "application/octet-stream", .run = api_run_format},
-	{.name = "export/massif", .heavy = 1, .type = "text/plain; charset=utf-8", .run = api_run_format},
-	{.name = "export/speedscope", .heavy = 1, .type = "application/json",
-	 .param = api_param_weight, .run = api_run_format},
-	{.name = "export/gprof2dot", .heavy = 1, .type = "application/json",
-	 .param = api_param_weight, .run = api_run_format},
-	{.name = "export/json", .heavy = 1, .type = "application/json", .run = api_run_format},
-	{.name = "export/html", .heavy = 1, .type = "text/html; charset=utf-8",
-	 .param = api_param_weight, .run = api_run_format},
-	{.name = "report", .heavy = 1, .type = "application/json",
-	 .param = api_param_weight, .run = api_run_report},
-	{.name = NULL},
+	{ .name = "summary", .heavy = 0, .type = "application/json", .run = api_run_summary },
+	{ .name = "allocations",
+	  .heavy = 1,
+	  .type = "application/json",
+	  .param = api_param_allocations,
+	  .run = api_run_allocations },
+	{ .name = "allocation_groups",
+	  .heavy = 0,
+	  .type = "application/json",
+	  .param = api_param_groups,
+	  .run = api_run_groups },
+	{ .name = "allocation_ascii_tree",
+	  .heavy = 1,
+	  .type = "text/plain; charset=utf-8",
+	  .param = api_param_tree,
+	  .run = api_run_tree },
+	{ .name = "timeline",
+	  .heavy = 1,
+	  .type = "application/json",
+	  .param = api_param_timeline,
+	  .run = api_run_timeline },
+	{ .name = "mmaps", .heavy = 0, .type = "application/json", .run = api_run_mmaps },
+	{ .name = "mallopts", .heavy = 0, .type = "application/json", .run = api_run_mallopts },
+	{ .name = "export/flamegraph.pl",
+	  .heavy = 1,
+	  .type = "text/plain; charset=utf-8",
+	  .param = api_param_weight,
+	  .run = api_run_folded },
+	{ .name = "export/flamegraph",
+	  .heavy = 1,
+	  .type = "image/svg+xml",
+	  .param = api_param_weight,
+	  .run = api_run_svg },
+	{ .name = "export/heaptrack",
+	  .heavy = 1,
+	  .type = "application/octet-stream",
+	  .run = api_run_heaptrack },
+	{ .name = "export/pprof",
+	  .heavy = 1,
+	  .type = "application/octet-stream",
+	  .run = api_run_format },
+	{ .name = "export/massif",
+	  .heavy = 1,
+	  .type = "text/plain; charset=utf-8",
+	  .run = api_run_format },
+	{ .name = "export/speedscope",
+	  .heavy = 1,
+	  .type = "application/json",
+	  .param = api_param_weight,
+	  .run = api_run_format },
+	{ .name = "export/gprof2dot",
+	  .heavy = 1,
+	  .type = "application/json",
+	  .param = api_param_weight,
+	  .run = api_run_format },
+	{ .name = "export/json", .heavy = 1, .type = "application/json", .run = api_run_format },
+	{ .name = "export/html",
+	  .heavy = 1,
+	  .type = "text/html; charset=utf-8",
+	  .param = api_param_weight,
+	  .run = api_run_format },
+	{ .name = "report",
+	  .heavy = 1,
+	  .type = "application/json",
+	  .param = api_param_weight,
+	  .run = api_run_report },
+	{ .name = NULL },
 };
 
 /* The recording named ID: its index, or `last`. */
@@ -76,7 +114,8 @@ static struct srv_file *find_file(struct srv_state *st, const char *id, size_t *
 static int good_filename(const char *s)
 {
 	return *s && *s != '.' && strlen(s) < 128 &&
-	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == strlen(s);
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+		       strlen(s);
 }
 
 static int parse_params(struct req *x, const struct srv_query *q)
@@ -103,7 +142,8 @@ static int parse_params(struct req *x, const struct srv_query *q)
 			return -1;
 		}
 		if (r > 0) {
-			srv_error(x->r, 400, "unknown parameter '%s' of /data/<id>/%s", k, x->ep->name);
+			srv_error(x->r, 400, "unknown parameter '%s' of /data/<id>/%s", k,
+				  x->ep->name);
 			return -1;
 		}
 	}
@@ -165,14 +205,23 @@ static void answer(struct req *x)
 static void api_data(struct srv_state *st, char *const *seg, int nseg, const struct srv_query *q,
 		     struct srv_reply *r)
 {
-	struct req x = {.st = st, .r = r, .pid = -1, .sort = -1, .desc = -1, .count = UINT64_MAX,
-			.view = MT_VIEW_SUMMARY, .threshold = 0.5, .weight = MT_W_BYTES, .buckets = UINT64_MAX};
+	struct req x = { .st = st,
+			 .r = r,
+			 .pid = -1,
+			 .sort = -1,
+			 .desc = -1,
+			 .count = UINT64_MAX,
+			 .view = MT_VIEW_SUMMARY,
+			 .threshold = 0.5,
+			 .weight = MT_W_BYTES,
+			 .buckets = UINT64_MAX };
 	if (nseg < 3) {
 		srv_error(r, 404, "no such path: /data/<id>/<endpoint>");
 		return;
 	}
 	if (!(x.file = find_file(st, seg[1], &x.id))) {
-		srv_error(r, 404, "no recording '%s': ids are 0 to %zu, or last", seg[1], st->nfiles - 1);
+		srv_error(r, 404, "no recording '%s': ids are 0 to %zu, or last", seg[1],
+			  st->nfiles - 1);
 		return;
 	}
 	char name[64];
@@ -200,7 +249,8 @@ static void api_data(struct srv_state *st, char *const *seg, int nseg, const str
 	mt_filter_free(&x.filt);
 }
 
-void srv_api(struct srv_state *st, char *const *seg, int nseg, const struct srv_query *q, struct srv_reply *r)
+void srv_api(struct srv_state *st, char *const *seg, int nseg, const struct srv_query *q,
+	     struct srv_reply *r)
 {
 	if (!strcmp(seg[0], "list") && nseg == 1)
 		api_list(st, q, r);

@@ -24,7 +24,7 @@ struct req;
 
 struct endpoint {
 	const char *name;
-	int heavy;      /* reads the file again or symbolizes: under st->heavy */
+	int heavy; /* reads the file again or symbolizes: under st->heavy */
 	const char *type;
 	/* its own parameter KEY: 1 taken, 0 not its own, -1 after srv_error */
 	int (*param)(struct req *x, const char *key, const char *value);
@@ -39,7 +39,7 @@ struct req {
 	struct srv_reply *r;
 	const struct endpoint *ep;
 	struct mt_filter filt;
-	long pid;                 /* -1: every process */
+	long pid;		  /* -1: every process */
 	struct mt_selection fsel; /* the file loaded through the filter */
 	struct mt_selection *sel;
 	FILE *out;
@@ -67,7 +67,8 @@ void api_json_backtrace(const struct req *x, size_t proc, uint32_t site);
 int api_sites_used(const struct mt_process *p);
 
 /* Parameter parsers: 1 taken, -1 after srv_error. */
-int api_param_u64(struct req *x, const char *key, const char *v, uint64_t min, uint64_t max, uint64_t *out);
+int api_param_u64(struct req *x, const char *key, const char *v, uint64_t min, uint64_t max,
+		  uint64_t *out);
 int api_param_order(struct req *x, const char *v);
 int api_param_sort(struct req *x, const char *v, const char *const *names, int n);
 

@@ -17,7 +17,7 @@
 
 /* ---- /data/<id>/allocations ---- */
 
-static const char *const alloc_sorts[] = {"timestamp", "address", "size"};
+static const char *const alloc_sorts[] = { "timestamp", "address", "size" };
 
 struct item {
 	uint64_t seq, ts, ptr, size, free_ts;
@@ -29,7 +29,7 @@ struct listing {
 	struct req *x;
 	struct item *heap; /* the best `window` so far; the worst on top */
 	size_t n, cap, window;
-	uint64_t seq;      /* matched allocations seen */
+	uint64_t seq; /* matched allocations seen */
 	struct api_replay rp;
 };
 
@@ -94,10 +94,19 @@ static void offer(struct listing *l, const struct item *it)
 }
 
 /* Block B ended: freed at TS by thread TID (FREED), or leaked. */
-static void ended(struct listing *l, size_t proc, const struct mt_block *b, int freed, uint64_t ts, uint32_t tid)
+static void ended(struct listing *l, size_t proc, const struct mt_block *b, int freed, uint64_t ts,
+		  uint32_t tid)
 {
-	struct item it = {.seq = b->seq, .ts = b->ts, .ptr = b->ptr, .size = b->size, .free_ts = freed ? ts : 0,
-			  .tid = b->tid, .free_tid = tid, .site = b->site, .proc = (uint32_t)proc, .freed = freed};
+	struct item it = { .seq = b->seq,
+			   .ts = b->ts,
+			   .ptr = b->ptr,
+			   .size = b->size,
+			   .free_ts = freed ? ts : 0,
+			   .tid = b->tid,
+			   .free_tid = tid,
+			   .site = b->site,
+			   .proc = (uint32_t)proc,
+			   .freed = freed };
 	offer(l, &it);
 }
 
@@ -109,8 +118,8 @@ static void listing_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint
 		ended(l, proc, &b, 1, ts, tid);
 }
 
-static void listing_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
-			  uint32_t site)
+static void listing_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr,
+			  uint64_t size, uint32_t site)
 {
 	struct listing *l = ctx;
 	if (!l->rp.want[proc])
@@ -119,7 +128,9 @@ static void listing_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uin
 	/* allocated again without a free in the stream: the old one ends here */
 	if (mt_blocks_take(&l->rp.live[proc], ptr, &b))
 		ended(l, proc, &b, 1, ts, tid);
-	b = (struct mt_block){.ptr = ptr, .ts = ts, .size = size, .seq = l->seq++, .site = site, .tid = tid};
+	b = (struct mt_block){
+		.ptr = ptr, .ts = ts, .size = size, .seq = l->seq++, .site = site, .tid = tid
+	};
 	mt_blocks_put(&l->rp.live[proc], &b);
 }
 
@@ -127,13 +138,16 @@ static void write_item(struct req *x, const struct item *it, int first)
 {
 	FILE *f = x->out;
 	const struct mt_process *p = x->sel->all.procs[it->proc];
-	fprintf(f, "%s\n  {\"index\": %llu, \"pid\": %u, \"site\": %u, \"address\": \"0x%llx\", \"size\": %llu, "
+	fprintf(f,
+		"%s\n  {\"index\": %llu, \"pid\": %u, \"site\": %u, \"address\": \"0x%llx\", \"size\": %llu, "
 		"\"timestamp_s\": %.6f, \"thread\": %u,\n   \"deallocation\": ",
-		first ? "" : ",", (unsigned long long)it->seq, p->pid, it->site, (unsigned long long)it->ptr,
-		(unsigned long long)it->size, api_rel_s(p, it->ts), it->tid);
+		first ? "" : ",", (unsigned long long)it->seq, p->pid, it->site,
+		(unsigned long long)it->ptr, (unsigned long long)it->size, api_rel_s(p, it->ts),
+		it->tid);
 	if (it->freed)
-		fprintf(f, "{\"timestamp_s\": %.6f, \"thread\": %u, \"lifetime_s\": %.6f}", api_rel_s(p, it->free_ts),
-			it->free_tid, it->free_ts > it->ts ? (double)(it->free_ts - it->ts) / 1e9 : 0.0);
+		fprintf(f, "{\"timestamp_s\": %.6f, \"thread\": %u, \"lifetime_s\": %.6f}",
+			api_rel_s(p, it->free_ts), it->free_tid,
+			it->free_ts > it->ts ? (double)(it->free_ts - it->ts) / 1e9 : 0.0);
 	else
 		fputs("null", f);
 	fputs(",\n   \"backtrace\": ", f);
@@ -150,13 +164,14 @@ int api_run_allocations(struct req *x)
 	if (x->count == UINT64_MAX)
 		x->count = ALLOC_COUNT_DEFAULT;
 	if (x->skip + x->count > ALLOC_WINDOW_MAX) {
-		srv_error(x->r, 400, "skip + count: %llu is more than %d (page with a filter or a sort)",
+		srv_error(x->r, 400,
+			  "skip + count: %llu is more than %d (page with a filter or a sort)",
 			  (unsigned long long)(x->skip + x->count), ALLOC_WINDOW_MAX);
 		return -1;
 	}
-	struct listing l = {.x = x, .window = (size_t)(x->skip + x->count)};
+	struct listing l = { .x = x, .window = (size_t)(x->skip + x->count) };
 	api_replay_init(&l.rp, x);
-	struct mt_replay_ops ops = {listing_alloc, listing_free, &l};
+	struct mt_replay_ops ops = { listing_alloc, listing_free, &l };
 	int rc = api_replay_run(x, &ops);
 	if (rc == 0) {
 		/* what is still live at the end was never freed */
@@ -167,10 +182,12 @@ int api_run_allocations(struct req *x)
 		}
 		if (l.n)
 			qsort_r(l.heap, l.n, sizeof *l.heap, item_cmp, x);
-		fprintf(x->out, "{\"total_count\": %llu, \"skip\": %llu, \"count\": %llu, \"sort_by\": \"%s\", "
+		fprintf(x->out,
+			"{\"total_count\": %llu, \"skip\": %llu, \"count\": %llu, \"sort_by\": \"%s\", "
 			"\"order\": \"%s\",\n \"allocations\": [",
-			(unsigned long long)l.seq, (unsigned long long)x->skip, (unsigned long long)x->count,
-			alloc_sorts[x->sort], x->desc ? "dsc" : "asc");
+			(unsigned long long)l.seq, (unsigned long long)x->skip,
+			(unsigned long long)x->count, alloc_sorts[x->sort],
+			x->desc ? "dsc" : "asc");
 		for (size_t i = x->skip; i < l.n; i++)
 			write_item(x, &l.heap[i], i == x->skip);
 		fputs("\n]}\n", x->out);
@@ -198,10 +215,18 @@ int api_param_allocations(struct req *x, const char *key, const char *v)
 enum { G_MIN_TS, G_MAX_TS, G_INTERVAL, G_COUNT, G_LEAKED, G_SIZE, G_FIELDS };
 
 static const char *const group_sorts[2 * G_FIELDS] = {
-	"only_matched.min_timestamp", "only_matched.max_timestamp", "only_matched.interval",
-	"only_matched.allocated_count", "only_matched.leaked_count", "only_matched.size",
-	"all.min_timestamp", "all.max_timestamp", "all.interval",
-	"all.allocated_count", "all.leaked_count", "all.size",
+	"only_matched.min_timestamp",
+	"only_matched.max_timestamp",
+	"only_matched.interval",
+	"only_matched.allocated_count",
+	"only_matched.leaked_count",
+	"only_matched.size",
+	"all.min_timestamp",
+	"all.max_timestamp",
+	"all.interval",
+	"all.allocated_count",
+	"all.leaked_count",
+	"all.size",
 };
 
 struct group {
@@ -238,7 +263,8 @@ static void write_aggregate(FILE *f, const struct mt_process *p, const struct mt
 {
 	fputs("{\"min_timestamp\": ", f);
 	if (s->first_ts)
-		fprintf(f, "%.6f, \"max_timestamp\": %.6f", api_rel_s(p, s->first_ts), api_rel_s(p, s->last_ts));
+		fprintf(f, "%.6f, \"max_timestamp\": %.6f", api_rel_s(p, s->first_ts),
+			api_rel_s(p, s->last_ts));
 	else
 		fputs("null, \"max_timestamp\": null", f);
 	fprintf(f,
@@ -248,8 +274,8 @@ static void write_aggregate(FILE *f, const struct mt_process *p, const struct mt
 		s->last_ts > s->first_ts ? (double)(s->last_ts - s->first_ts) / 1e9 : 0.0,
 		(unsigned long long)s->allocations, (unsigned long long)s->live_count,
 		(unsigned long long)s->allocated_bytes, (unsigned long long)s->live_bytes,
-		(unsigned long long)s->min_size, (unsigned long long)s->max_size, (unsigned long long)s->temporary,
-		(unsigned long long)s->peak_bytes);
+		(unsigned long long)s->min_size, (unsigned long long)s->max_size,
+		(unsigned long long)s->temporary, (unsigned long long)s->peak_bytes);
 }
 
 int api_run_groups(struct req *x)
@@ -269,7 +295,7 @@ int api_run_groups(struct req *x)
 			if (!pm->col.sites[s].allocations)
 				continue;
 			mt_grow(&g, &cap, n, sizeof *g);
-			g[n] = (struct group){(uint32_t)i, s, {0}};
+			g[n] = (struct group){ (uint32_t)i, s, { 0 } };
 			group_figures(pa, &pm->col.sites[s], g[n].v);
 			group_figures(pa, &pa->col.sites[s], g[n].v + G_FIELDS);
 			n++;
@@ -278,13 +304,15 @@ int api_run_groups(struct req *x)
 	if (n)
 		qsort_r(g, n, sizeof *g, group_cmp, x);
 	FILE *f = x->out;
-	fprintf(f, "{\"total_count\": %zu, \"sort_by\": \"%s\", \"order\": \"%s\",\n \"groups\": [", n,
-		group_sorts[x->sort], x->desc ? "dsc" : "asc");
+	fprintf(f, "{\"total_count\": %zu, \"sort_by\": \"%s\", \"order\": \"%s\",\n \"groups\": [",
+		n, group_sorts[x->sort], x->desc ? "dsc" : "asc");
 	uint64_t shown = 0;
 	for (size_t k = x->skip; k < n && shown < x->count; k++, shown++) {
 		const struct mt_process *pm = m->procs[g[k].proc], *pa = all->procs[g[k].proc];
-		fprintf(f, "%s\n  {\"pid\": %u, \"site\": %u, \"allocator\": \"%s\", \"allocator_object\": ",
-			shown ? "," : "", pa->pid, g[k].site, mt_fn_names[pa->col.sites[g[k].site].fn]);
+		fprintf(f,
+			"%s\n  {\"pid\": %u, \"site\": %u, \"allocator\": \"%s\", \"allocator_object\": ",
+			shown ? "," : "", pa->pid, g[k].site,
+			mt_fn_names[pa->col.sites[g[k].site].fn]);
 		mt_json_str(f, pa->site_object ? pa->site_object[g[k].site] : NULL);
 		fputs(",\n   \"backtrace\": ", f);
 		api_json_backtrace(x, g[k].proc, g[k].site);

@@ -46,12 +46,16 @@ int api_param_tree(struct req *x, const char *key, const char *v)
 				x->view = (enum mt_view)i;
 				return 1;
 			}
-		srv_error(x->r, 400, "view: '%s' is none of summary, leaks, peak, temporary, frequency", v ? v : "");
+		srv_error(x->r, 400,
+			  "view: '%s' is none of summary, leaks, peak, temporary, frequency",
+			  v ? v : "");
 		return -1;
 	}
 	if (!strcmp(key, "threshold")) {
-		if (!v || mt_parse_double(v, &x->threshold) || x->threshold < 0 || x->threshold > 100) {
-			srv_error(x->r, 400, "threshold: '%s' is not a percentage from 0 to 100", v ? v : "");
+		if (!v || mt_parse_double(v, &x->threshold) || x->threshold < 0 ||
+		    x->threshold > 100) {
+			srv_error(x->r, 400, "threshold: '%s' is not a percentage from 0 to 100",
+				  v ? v : "");
 			return -1;
 		}
 		return 1;
@@ -121,7 +125,9 @@ static void tl_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	if (p->live > p->max[p->cur])
 		p->max[p->cur] = p->live;
 	p->allocs[p->cur]++;
-	struct mt_block r = {.ptr = ptr, .ts = ts, .size = size, .site = site, .tid = tid, .aux = (uint32_t)p->cur};
+	struct mt_block r = {
+		.ptr = ptr, .ts = ts, .size = size, .site = site, .tid = tid, .aux = (uint32_t)p->cur
+	};
 	mt_blocks_put(&t->rp.live[proc], &r);
 }
 
@@ -133,7 +139,8 @@ static void write_series(FILE *f, const char *name, const uint64_t *v, size_t n)
 	fputc(']', f);
 }
 
-static void tl_finish(struct timeline *t, size_t proc, const struct mt_process *pa, FILE *f, int first)
+static void tl_finish(struct timeline *t, size_t proc, const struct mt_process *pa, FILE *f,
+		      int first)
 {
 	struct tl_proc *p = &t->p[proc];
 	size_t nb = t->nb;
@@ -145,10 +152,11 @@ static void tl_finish(struct timeline *t, size_t proc, const struct mt_process *
 		p->leaked[r->aux] += r->size;
 	for (size_t i = 1; i < nb; i++)
 		p->leaked[i] += p->leaked[i - 1];
-	fprintf(f, "%s\n  {\"pid\": %u, \"duration_s\": %.6f,\n   \"time_s\": [", first ? "" : ",", pa->pid,
-		(double)p->span / 1e9);
+	fprintf(f, "%s\n  {\"pid\": %u, \"duration_s\": %.6f,\n   \"time_s\": [", first ? "" : ",",
+		pa->pid, (double)p->span / 1e9);
 	for (size_t i = 0; i < nb; i++)
-		fprintf(f, "%s%.6f", i ? ", " : "", (double)p->span * (double)(i + 1) / (double)nb / 1e9);
+		fprintf(f, "%s%.6f", i ? ", " : "",
+			(double)p->span * (double)(i + 1) / (double)nb / 1e9);
 	fputc(']', f);
 	write_series(f, "heap_bytes", p->heap, nb);
 	write_series(f, "max_heap_bytes", p->max, nb);
@@ -163,7 +171,7 @@ int api_run_timeline(struct req *x)
 	if (x->buckets == UINT64_MAX)
 		x->buckets = BUCKETS_DEFAULT;
 	size_t np = x->sel->all.nprocs, nb = (size_t)x->buckets;
-	struct timeline t = {.p = xcalloc(np ? np : 1, sizeof *t.p), .nb = nb};
+	struct timeline t = { .p = xcalloc(np ? np : 1, sizeof *t.p), .nb = nb };
 	api_replay_init(&t.rp, x);
 	for (size_t i = 0; i < np; i++) {
 		const struct mt_process *pa = x->sel->all.procs[i];
@@ -174,7 +182,7 @@ int api_run_timeline(struct req *x)
 		p->heap = mem, p->max = mem + nb, p->allocs = mem + 2 * nb, p->frees = mem + 3 * nb;
 		p->leaked = mem + 4 * nb;
 	}
-	struct mt_replay_ops ops = {tl_alloc, tl_free, &t};
+	struct mt_replay_ops ops = { tl_alloc, tl_free, &t };
 	int rc = api_replay_run(x, &ops);
 	if (rc == 0) {
 		fprintf(x->out, "{\"buckets\": %zu, \"processes\": [", nb);
@@ -204,8 +212,11 @@ int api_param_timeline(struct req *x, const char *key, const char *v)
 
 static int run_export(struct req *x, int (*fn)(struct mt_export_ctx *, char *, size_t))
 {
-	struct mt_export_ctx e = {.sel = x->sel, .pid = x->pid, .weight = x->weight,
-				  .weight_set = x->weight_set, .out = x->out};
+	struct mt_export_ctx e = { .sel = x->sel,
+				   .pid = x->pid,
+				   .weight = x->weight,
+				   .weight_set = x->weight_set,
+				   .out = x->out };
 	char err[512] = "";
 	if (fn(&e, err, sizeof err) < 0) {
 		srv_error(x->r, 500, "%s", err[0] ? err : "the export failed");
@@ -256,6 +267,7 @@ int api_param_weight(struct req *x, const char *key, const char *v)
 			x->weight_set = 1;
 			return 1;
 		}
-	srv_error(x->r, 400, "weight: '%s' is none of bytes, allocations, leaked, peak, temporary", v ? v : "");
+	srv_error(x->r, 400, "weight: '%s' is none of bytes, allocations, leaked, peak, temporary",
+		  v ? v : "");
 	return -1;
 }

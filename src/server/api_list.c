@@ -42,7 +42,8 @@ static void list_file(FILE *f, size_t id, const struct srv_file *file)
 {
 	const struct mt_recording *rec = &file->sel.all;
 	const struct mt_process *first = root_process(rec);
-	uint64_t allocs = 0, bytes = 0, frees = 0, lcount = 0, lbytes = 0, start = UINT64_MAX, end = 0;
+	uint64_t allocs = 0, bytes = 0, frees = 0, lcount = 0, lbytes = 0, start = UINT64_MAX,
+		 end = 0;
 	uint32_t depth = 0;
 	int sites = 0;
 	for (size_t i = 0; i < rec->nprocs; i++) {
@@ -60,8 +61,8 @@ static void list_file(FILE *f, size_t id, const struct srv_file *file)
 	}
 	fprintf(f, "  {\"id\": %zu, \"file\": ", id);
 	mt_json_str(f, file->path);
-	fprintf(f, ", \"file_size\": %llu, \"truncated\": %s,\n   \"pid\": ", (unsigned long long)rec->file_size,
-		rec->truncated ? "true" : "false");
+	fprintf(f, ", \"file_size\": %llu, \"truncated\": %s,\n   \"pid\": ",
+		(unsigned long long)rec->file_size, rec->truncated ? "true" : "false");
 	if (first)
 		fprintf(f, "%u", first->pid);
 	else
@@ -85,9 +86,9 @@ static void list_file(FILE *f, size_t id, const struct srv_file *file)
 		",\n   \"duration_s\": %.6f, \"allocations\": %llu, \"allocated_bytes\": %llu, \"frees\": %llu,\n"
 		"   \"leaked_allocations\": %llu, \"leaked_bytes\": %llu, \"sites\": %d, "
 		"\"maximum_backtrace_depth\": %u,\n   \"processes\": [",
-		end > start && start != UINT64_MAX ? (double)(end - start) / 1e9 : 0.0, (unsigned long long)allocs,
-		(unsigned long long)bytes, (unsigned long long)frees, (unsigned long long)lcount,
-		(unsigned long long)lbytes, sites, depth);
+		end > start && start != UINT64_MAX ? (double)(end - start) / 1e9 : 0.0,
+		(unsigned long long)allocs, (unsigned long long)bytes, (unsigned long long)frees,
+		(unsigned long long)lcount, (unsigned long long)lbytes, sites, depth);
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];
 		const struct mt_totals *t = &p->col.t;
@@ -132,8 +133,8 @@ int api_run_summary(struct req *x)
 	const struct mt_recording *rec = &x->sel->matched;
 	fprintf(f, "{\"id\": %zu, \"file\": ", x->id);
 	mt_json_str(f, x->file->path);
-	fprintf(f, ", \"filtered\": %s, \"truncated\": %s,\n \"processes\": [", x->sel->filtered ? "true" : "false",
-		rec->truncated ? "true" : "false");
+	fprintf(f, ", \"filtered\": %s, \"truncated\": %s,\n \"processes\": [",
+		x->sel->filtered ? "true" : "false", rec->truncated ? "true" : "false");
 	int shown = 0;
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];
@@ -166,6 +167,7 @@ int api_run_mmaps(struct req *x)
 
 int api_run_mallopts(struct req *x)
 {
-	fputs("{\"mallopts\": [], \"note\": \"memtrace recordings hold no mallopt calls\"}\n", x->out);
+	fputs("{\"mallopts\": [], \"note\": \"memtrace recordings hold no mallopt calls\"}\n",
+	      x->out);
 	return 0;
 }

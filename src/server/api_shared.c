@@ -60,7 +60,8 @@ int api_sites_used(const struct mt_process *p)
 	return n;
 }
 
-int api_param_u64(struct req *x, const char *key, const char *v, uint64_t min, uint64_t max, uint64_t *out)
+int api_param_u64(struct req *x, const char *key, const char *v, uint64_t min, uint64_t max,
+		  uint64_t *out)
 {
 	if (!v || mt_parse_u64(v, out) || *out < min || *out > max) {
 		srv_error(x->r, 400, "%s: '%s' is not a number from %llu to %llu", key, v ? v : "",
@@ -89,7 +90,8 @@ int api_param_sort(struct req *x, const char *v, const char *const *names, int n
 		}
 	char list[600] = "";
 	for (int i = 0; i < n; i++)
-		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+			 names[i]);
 	srv_error(x->r, 400, "sort_by: '%s' is none of %s", v ? v : "", list);
 	return -1;
 }

@@ -81,7 +81,8 @@ static int fill_slot(void *ctx, FILE *f, const struct mt_page_slot *slot, char *
 
 /* The page titled TITLE; its query is gui.js's (the filters of /ui/ID)
  * unless NO_QUERY. */
-static void serve_page(const char *title, const struct srv_query *q, int no_query, struct srv_reply *r)
+static void serve_page(const char *title, const struct srv_query *q, int no_query,
+		       struct srv_reply *r)
 {
 	FILE *f;
 	char err[200];
@@ -109,10 +110,11 @@ static void serve_recording(struct srv_state *st, const char *id, const struct s
 			    struct srv_reply *r)
 {
 	size_t n = strlen(id);
-	int ok = !strcmp(id, "last") ||
-		 (n && n < 10 && strspn(id, "0123456789") == n && strtoul(id, NULL, 10) < st->nfiles);
+	int ok = !strcmp(id, "last") || (n && n < 10 && strspn(id, "0123456789") == n &&
+					 strtoul(id, NULL, 10) < st->nfiles);
 	if (!ok) {
-		srv_error(r, 404, "no recording '%s': ids are 0 to %zu, or last", id, st->nfiles - 1);
+		srv_error(r, 404, "no recording '%s': ids are 0 to %zu, or last", id,
+			  st->nfiles - 1);
 		return;
 	}
 	char title[64];
@@ -147,15 +149,17 @@ static int loopback_host(const char *host)
 		return (ntohl(a4.s_addr) >> 24) == 127;
 	if (inet_pton(AF_INET6, name, &a6) == 1)
 		return IN6_IS_ADDR_LOOPBACK(&a6);
-	return !strcasecmp(name, "localhost") || (n > 10 && !strcasecmp(name + n - 10, ".localhost"));
+	return !strcasecmp(name, "localhost") ||
+	       (n > 10 && !strcasecmp(name + n - 10, ".localhost"));
 }
 
-static enum MHD_Result add_param(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+static enum MHD_Result add_param(void *cls, enum MHD_ValueKind kind, const char *key,
+				 const char *value)
 {
 	(void)kind;
 	struct srv_query *q = cls;
 	q->v = xrealloc(q->v, (q->n + 1) * sizeof *q->v);
-	q->v[q->n++] = (struct srv_param){key, value};
+	q->v[q->n++] = (struct srv_param){ key, value };
 	return MHD_YES;
 }
 
@@ -182,7 +186,8 @@ static int split_path(char *path, char **seg, int max)
 	}
 }
 
-static void handle(struct srv_state *st, const char *url, const struct srv_query *q, struct srv_reply *r)
+static void handle(struct srv_state *st, const char *url, const struct srv_query *q,
+		   struct srv_reply *r)
 {
 	char *path = xstrdup(url), *seg[MAX_SEGMENTS];
 	int n = split_path(path, seg, MAX_SEGMENTS);
@@ -203,16 +208,17 @@ static void handle(struct srv_state *st, const char *url, const struct srv_query
 
 static enum MHD_Result send_reply(struct MHD_Connection *c, struct srv_reply *r)
 {
-	struct MHD_Response *resp = r->len
-		? MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE)
-		: MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *resp =
+		r->len ? MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE) :
+			 MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	if (!resp) {
 		free(r->body);
 		return MHD_NO;
 	}
 	if (!r->len)
 		free(r->body);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->type ? r->type : "text/plain");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				r->type ? r->type : "text/plain");
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	if (r->policy)
@@ -229,15 +235,16 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct srv_reply *r)
 	return ret;
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-				  const char *version, const char *upload, size_t *upload_size, void **req_cls)
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **req_cls)
 {
 	(void)version;
 	(void)upload;
 	static int seen;
 	struct srv_state *st = cls;
-	struct srv_reply r = {0};
-	struct srv_query q = {NULL, 0};
+	struct srv_reply r = { 0 };
+	struct srv_query q = { NULL, 0 };
 	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
 	int get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
 	/* A GET is answered on the second call: an answer queued on the first
@@ -252,9 +259,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (!get) {
-		srv_error(&r, 405, "method %s is not allowed: the API is read-only (GET, HEAD)", method);
+		srv_error(&r, 405, "method %s is not allowed: the API is read-only (GET, HEAD)",
+			  method);
 	} else if (st->loopback && host && !loopback_host(host)) {
-		srv_error(&r, 403, "Host '%s' is refused: this server answers loopback names only", host);
+		srv_error(&r, 403, "Host '%s' is refused: this server answers loopback names only",
+			  host);
 	} else {
 		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_param, &q);
 		handle(st, url, &q, &r);
@@ -283,25 +292,23 @@ int srv_run(struct srv_state *st, int fd, int family)
 	/* the connection threads inherit this mask: the signals reach the
 	 * main thread only, in sigsuspend below */
 	pthread_sigmask(SIG_BLOCK, &stop, &old);
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO |
-			 MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+			 MHD_USE_AUTO | MHD_USE_ERROR_LOG;
 	if (family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	/* the logger first, or libmicrohttpd's own may speak before it is set */
-	struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, st,
-						MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
-						MHD_OPTION_LISTEN_SOCKET, fd,
-						MHD_OPTION_CONNECTION_LIMIT, (unsigned)128,
-						MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
-						MHD_OPTION_END);
+	struct MHD_Daemon *d = MHD_start_daemon(
+		flags, 0, NULL, NULL, on_request, st, MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
+		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)128,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300, MHD_OPTION_END);
 	if (!d) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		close(fd);
 		mt_error("cannot start the HTTP server");
 		return -1;
 	}
-	printf("memtrace: serving %zu recording%s at %s (Ctrl-C stops)\n", st->nfiles, st->nfiles == 1 ? "" : "s",
-	       st->url);
+	printf("memtrace: serving %zu recording%s at %s (Ctrl-C stops)\n", st->nfiles,
+	       st->nfiles == 1 ? "" : "s", st->url);
 	fflush(stdout);
 	wait = old;
 	sigdelset(&wait, SIGINT);

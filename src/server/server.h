@@ -21,7 +21,6 @@
 #include "analyse/symbols.h"
 
 /* The frames kept per site: as many as are symbolized anywhere. */
-#define SRV_MAX_FRAMES MT_SYM_MAX_FRAMES
 
 /* One process of a loaded recording, its sites symbolized once at load. */
 struct srv_proc {
@@ -35,15 +34,15 @@ struct srv_proc {
 struct srv_file {
 	const char *path;
 	struct mt_selection sel; /* unfiltered: sel.all is the whole recording */
-	struct srv_proc *procs;  /* per process of sel.all, same order */
+	struct srv_proc *procs;	 /* per process of sel.all, same order */
 };
 
 struct srv_state {
 	struct srv_file *files;
 	size_t nfiles;
 	pthread_mutex_t heavy;
-	int loopback;      /* listening on a loopback address only: Host is checked */
-	char url[128];     /* where to point a browser */
+	int loopback;  /* listening on a loopback address only: Host is checked */
+	char url[128]; /* where to point a browser */
 };
 
 /* A query parameter, as libmicrohttpd decoded it (VALUE may be NULL). */
@@ -67,10 +66,12 @@ struct srv_reply {
 };
 
 /* A JSON error {"error": MESSAGE} with STATUS. */
-void srv_error(struct srv_reply *r, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void srv_error(struct srv_reply *r, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* The REST API: /list and /data/<id>/... split into path segments SEG. */
-void srv_api(struct srv_state *st, char *const *seg, int nseg, const struct srv_query *q, struct srv_reply *r);
+void srv_api(struct srv_state *st, char *const *seg, int nseg, const struct srv_query *q,
+	     struct srv_reply *r);
 
 /* Serves ST on the listening socket FD (of address family FAMILY) until
  * SIGINT, SIGTERM or SIGHUP.  Returns 0, or -1 after an error message. */
