@@ -3,7 +3,7 @@
  *
  * Fed the events of one process in stream order, it tracks live blocks, the
  * global peak, temporaries and per-site totals with the semantics of
- * docs/interface.md:
+ * the interface (man/memtrace-report.1):
  *   - realloc is one allocation of the new size and one free of the old block;
  *   - peak_bytes is the maximum of the live requested bytes; a site's
  *     peak_bytes is what it had live at the moment of the global peak

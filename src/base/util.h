@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-/* Exit statuses of every subcommand but record (interface.md). */
+/* Exit statuses of every subcommand but record (memtrace(1), EXIT STATUS). */
 #define MT_EXIT_OK 0
 #define MT_EXIT_RUNTIME 1
 #define MT_EXIT_USAGE 2

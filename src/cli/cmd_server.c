@@ -1,7 +1,7 @@
 /*
  * cmd_server.c - `memtrace server [--listen ADDR:PORT] FILE...`: loads the
  * recordings, symbolizes their call sites once, and serves them over HTTP
- * (server.c) with bytehound's REST API (server_api.c) until stopped.
+ * (server/server.c) with bytehound's REST API (server/api*.c) until stopped.
  */
 #include "commands.h"
 #include "options.h"

@@ -1,5 +1,5 @@
 /*
- * recorder.c - see recorder.h.
+ * writer.c - see writer.h.
  */
 #include "writer.h"
 #include "compact.h"

@@ -2,7 +2,7 @@
  * format.c - writing the chunked recording file (format.h).
  *
  * Linked into the shim as well: it uses no stdio and no heap, only the
- * caller's buffers and raw write(2).  The reader is format_reader.c.
+ * caller's buffers and raw write(2).  The reader is reader.c.
  */
 #include "format.h"
 

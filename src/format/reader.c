@@ -1,5 +1,5 @@
 /*
- * format_reader.c - reading the chunked recording file (format.h): chunks are
+ * reader.c - reading the chunked recording file (format.h): chunks are
  * checked (length, CRC) and decompressed one at a time; damage at the end of
  * the file is truncation, damage with data after it is corruption.
  */

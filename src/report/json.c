@@ -1,5 +1,5 @@
 /*
- * json.c - `memtrace report --json`: the schema of docs/interface.md
+ * json.c - `memtrace report --json`: the schema of man/memtrace-report.1
  * ("memtrace_report": 1).  Keys are only ever added, never renamed.
  */
 #include "report.h"

@@ -20,7 +20,7 @@
  * What a traced process costs: one uprobe trap per call of an allocator
  * function and one more at the return of those that allocate (free has none;
  * operator new has its entry's): about 2.8 us per malloc/free pair on the
- * project's VM (tests/unit/bpf/bench_bpf.c; the traps about 1.8 us of it, the
+ * project's VM (tests/unit/capture/bpf/bench_bpf.c; the traps about 1.8 us of it, the
  * programs 1.1 us), 4.4-5.3x native wall time for `record` of the sqlite3
  * workload, attaching and detaching included (medians of 5 interleaved runs,
  * load average 1 to 4).  A process that is not traced pays nothing: probes
@@ -33,7 +33,7 @@
  * 1.5 s.  uprobe_multi links also need only CAP_BPF and CAP_PERFMON; the
  * perf-event ones need CAP_SYS_ADMIN.
  *
- * Figures follow docs/interface.md: sizes are the requested sizes; realloc
+ * Figures follow the interface (man/memtrace-report.1): sizes are the requested sizes; realloc
  * is one allocation and one free; a failed realloc frees nothing;
  * realloc(p, 0) returning NULL is a free; realloc(NULL, n) is an
  * allocation; calls an allocator makes to its own entry points (glibc's

@@ -35,7 +35,7 @@
  * Instruction lengths must be exact: a breakpoint in the middle of an
  * instruction would corrupt it.  The decoder knows a small set of common
  * forms completely (prefixes, ModRM, SIB, displacement, immediate) and
- * refuses everything else; tests/unit/bpf checks its boundaries against
+ * refuses everything else; tests/unit/capture/bpf checks its boundaries against
  * objdump's over every exported function of libc.  Other architectures are
  * probed at the entry.
  */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 struct mt_web_asset {
-	const char *name;	   /* file name in src/web, e.g. "report.js" */
+	const char *name;	   /* file name in src/export/web, e.g. "report.js" */
 	const char *type;	   /* MIME type */
 	const unsigned char *data; /* followed by a NUL byte */
 	size_t len;
