@@ -17,7 +17,7 @@ set -eu
 # llvm and bpftool build the BPF objects and their skeletons.
 build_pkgs="build-essential gcc g++ meson ninja-build pkg-config
   libelf-dev libdw-dev zlib1g-dev libunwind-dev libzstd-dev
-  libbpf-dev bpftool clang llvm libmicrohttpd-dev clang-format"
+  libbpf-dev bpftool clang llvm libmicrohttpd-dev libpcre2-dev clang-format"
 # Tests: python3 drives them; valgrind and sqlite3 are the real-world
 # reference (tests/realworld); heaptrack is the format export's reference;
 # elfutils (eu-readelf, eu-addr2line) and file check the binaries they build.

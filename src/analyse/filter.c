@@ -61,7 +61,7 @@ const char mt_filter_help[] =
 	"  --function-regex RE, --negative-function-regex RE\n"
 	"  --source-regex RE, --negative-source-regex RE\n"
 	"                              a function (source file) of the stack matches RE;\n"
-	"                              negative: none does (POSIX extended regexes)\n"
+	"                              negative: none does (PCRE2 regexes)\n"
 	"  --group-interval-min TIME, --group-interval-max TIME\n"
 	"                              first to last allocation of the call site\n"
 	"  --group-allocations-min N, --group-allocations-max N\n"
@@ -76,7 +76,7 @@ void mt_filter_free(struct mt_filter *f)
 {
 	for (int i = 0; i < 4; i++)
 		if (f->re_set[i])
-			regfree(&f->re[i]);
+			pcre2_code_free(f->re[i]);
 	memset(f, 0, sizeof *f);
 }
 
@@ -110,6 +110,41 @@ static int parse_bound(struct mt_fbound *b, enum kind kind, const char *v)
 	return 0;
 }
 
+/* Compiles VALUE, the regex of KEY, into *RE: 0, or -1 with a message.
+ * The length cap bounds the compiled code too (PCRE2 refuses a pattern
+ * whose compiled form outgrows its 64 KiB link size, such as a group
+ * repeated {1,32000} times). */
+static int compile_re(pcre2_code **re, const char *key, const char *value, char *err, size_t errlen)
+{
+	int code;
+	PCRE2_SIZE off;
+	if (!value) {
+		snprintf(err, errlen, "%s: not a regular expression: no value", key);
+		return -1;
+	}
+	if (strlen(value) > MT_FILTER_RE_MAX) {
+		snprintf(err, errlen, "%s: the regular expression is longer than %d bytes", key,
+			 MT_FILTER_RE_MAX);
+		return -1;
+	}
+	pcre2_compile_context *cc = pcre2_compile_context_create(NULL);
+	if (!cc)
+		mt_oom(4096);
+	pcre2_set_max_pattern_length(cc, MT_FILTER_RE_MAX);
+	pcre2_set_parens_nest_limit(cc, 64);
+	*re = pcre2_compile((PCRE2_SPTR)value, PCRE2_ZERO_TERMINATED, PCRE2_NO_AUTO_CAPTURE, &code,
+			    &off, cc);
+	pcre2_compile_context_free(cc);
+	if (!*re) {
+		PCRE2_UCHAR why[160];
+		pcre2_get_error_message(code, why, sizeof why);
+		snprintf(err, errlen, "%s: not a regular expression: %s (at offset %zu)", key,
+			 (const char *)why, (size_t)off);
+		return -1;
+	}
+	return 0;
+}
+
 int mt_filter_set(struct mt_filter *f, const char *key, const char *value, char *err, size_t errlen)
 {
 	if (!strcmp(key, "lifetime")) {
@@ -131,16 +166,10 @@ int mt_filter_set(struct mt_filter *f, const char *key, const char *value, char 
 		if (strcmp(key, re_keys[i]))
 			continue;
 		if (f->re_set[i])
-			regfree(&f->re[i]);
+			pcre2_code_free(f->re[i]);
 		f->re_set[i] = 0;
-		int rc = value ? regcomp(&f->re[i], value, REG_EXTENDED | REG_NOSUB) : REG_BADPAT;
-		if (rc) {
-			char why[128] = "no value";
-			if (value)
-				regerror(rc, &f->re[i], why, sizeof why);
-			snprintf(err, errlen, "%s: not a regular expression: %s", key, why);
+		if (compile_re(&f->re[i], key, value, err, errlen) < 0)
 			return -1;
-		}
 		f->re_set[i] = 1;
 		f->active = 1;
 		return 0;
@@ -212,19 +241,29 @@ static uint64_t at(const struct mt_fbound *b, uint64_t start, uint64_t end)
 	return start + (uint64_t)d;
 }
 
-/* Is any of the N frames' function (WHICH 0) or file (1) matched by RE? */
-static int any_frame(const regex_t *re, const struct mt_frame *fr, int n, int which)
+/* What one preparation matches with: the limits, and room for a match. */
+struct matcher {
+	pcre2_match_context *mc;
+	pcre2_match_data *md;
+};
+
+/* Is any of the N frames' function (WHICH 0) or file (1) matched by RE?
+ * A match that runs into the limits counts as none. */
+static int any_frame(const pcre2_code *re, const struct matcher *m, const struct mt_frame *fr,
+		     int n, int which)
 {
 	for (int i = 0; i < n; i++) {
 		const char *s = which ? fr[i].file : fr[i].function;
-		if (s && regexec(re, s, 0, NULL, 0) == 0)
+		if (s &&
+		    pcre2_match(re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, m->md, m->mc) >= 0)
 			return 1;
 	}
 	return 0;
 }
 
 static int site_passes(const struct mt_filter *f, const struct mt_process *p,
-		       struct mt_symbolizer *sym, uint32_t site, uint64_t run)
+		       struct mt_symbolizer *sym, const struct matcher *m, uint32_t site,
+		       uint64_t run)
 {
 	const struct mt_site_stats *s = &p->col.sites[site];
 	if (f->group_allocations_min.set || f->group_allocations_max.set)
@@ -262,7 +301,7 @@ static int site_passes(const struct mt_filter *f, const struct mt_process *p,
 	for (int i = 0; i < 4; i++) {
 		if (!f->re_set[i])
 			continue;
-		int hit = any_frame(&f->re[i], fr, n, i & 1);
+		int hit = any_frame(f->re[i], m, fr, n, i & 1);
 		if (i < 2 ? !hit : hit)
 			return 0;
 	}
@@ -290,8 +329,18 @@ void mt_filter_prepare(struct mt_filter_proc *fp, const struct mt_filter *f,
 		if (!sym && (f->depth_min.set || f->depth_max.set))
 			sym = own = mt_process_symbolizer(p);
 	}
+	/* per preparation, so that threads each have their own */
+	struct matcher m = { .mc = pcre2_match_context_create(NULL),
+			     .md = pcre2_match_data_create(1, NULL) };
+	if (!m.mc || !m.md)
+		mt_oom(4096);
+	pcre2_set_match_limit(m.mc, MT_FILTER_RE_STEPS);
+	pcre2_set_depth_limit(m.mc, MT_FILTER_RE_STEPS);
+	pcre2_set_heap_limit(m.mc, MT_FILTER_RE_HEAP / 1024);
 	for (uint32_t s = 0; s < fp->nsites; s++)
-		fp->site_ok[s] = (uint8_t)site_passes(f, p, sym, s, fp->end_ts - start);
+		fp->site_ok[s] = (uint8_t)site_passes(f, p, sym, &m, s, fp->end_ts - start);
+	pcre2_match_data_free(m.md);
+	pcre2_match_context_free(m.mc);
 	if (own)
 		mt_sym_free(own);
 }

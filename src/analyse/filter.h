@@ -12,7 +12,8 @@
 #ifndef MEMTRACE_FILTER_H
 #define MEMTRACE_FILTER_H
 
-#include <regex.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,9 +46,19 @@ struct mt_filter {
 	struct mt_fbound group_interval_min, group_interval_max;
 	struct mt_fbound group_allocations_min, group_allocations_max;
 	struct mt_fbound group_leaked_min, group_leaked_max;
-	regex_t re[4]; /* function, source, negative function, negative source */
+	pcre2_code *re[4]; /* function, source, negative function, negative source */
 	int re_set[4];
 };
+
+/* The regexes are PCRE2's, compiled and matched with bounds, because a
+ * pattern may come from anyone who reaches the server: no longer than
+ * MT_FILTER_RE_MAX bytes, and a match that would take more than
+ * MT_FILTER_RE_STEPS steps (or MT_FILTER_RE_HEAP bytes of backtracking
+ * memory) counts as no match.  POSIX ERE patterns mean the same in PCRE2
+ * but for back-references and a few escapes. */
+#define MT_FILTER_RE_MAX 1024
+#define MT_FILTER_RE_STEPS 100000
+#define MT_FILTER_RE_HEAP (1u << 20)
 
 /* One allocation, from its allocation to its free (or the end). */
 struct mt_life {
