@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,7 +35,11 @@ static const char usage_text[] =
 static const char epilogue[] =
 	"\n"
 	"Only this machine can connect unless ADDR says otherwise: the data shows\n"
-	"what the traced programs did.  SIGINT or SIGTERM stops the server.\n"
+	"what the traced programs did.  Off loopback every request must carry the\n"
+	"access token: open the URL printed at start (it sets a cookie), or send\n"
+	"`Authorization: Bearer TOKEN`.  Requests sent by pages of other sites are\n"
+	"refused.  A recording that does not load is skipped (and listed with its\n"
+	"error).  SIGINT or SIGTERM stops the server.\n"
 	"Endpoints and their parameters: memtrace-server(1).\n";
 
 static int set_port(const char *v, char *port, size_t len)
@@ -79,6 +84,14 @@ static int is_loopback(const struct sockaddr_storage *ss)
 	if (ss->ss_family == AF_INET6)
 		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
 	return 0;
+}
+
+static int is_wildcard(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == htonl(INADDR_ANY);
+	return ss->ss_family == AF_INET6 &&
+	       IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)ss)->sin6_addr);
 }
 
 /* The URL a browser on this machine opens for the bound address SS. */
@@ -128,7 +141,7 @@ static int open_listener(struct srv_state *st, const char *host, const char *por
 		/* a restarted server may take the port of one that just stopped;
 		 * a server still running keeps it (bind fails) */
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 511) < 0) {
 			err = err ? err : errno;
 			close(fd);
 			fd = -1;
@@ -146,6 +159,14 @@ static int open_listener(struct srv_state *st, const char *host, const char *por
 	socklen_t sl = sizeof ss;
 	getsockname(fd, (struct sockaddr *)&ss, &sl);
 	st->loopback = is_loopback(&ss);
+	st->wildcard = is_wildcard(&ss);
+	snprintf(st->host, sizeof st->host, "%s", host);
+	if (ss.ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, st->bound,
+			  sizeof st->bound);
+	else
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, st->bound,
+			  sizeof st->bound);
 	make_url(st, &ss);
 	return fd;
 }
@@ -187,12 +208,15 @@ static void symbolize(struct srv_proc *sp, const struct mt_process *p, const cha
 	}
 }
 
+/* Loads PATH as recording ID: 0, or -1 after a warning, with the error
+ * kept for /list. */
 static int load_file(struct srv_file *f, size_t id, const char *path)
 {
 	char err[512];
 	f->path = path;
 	if (mt_select_load(&f->sel, path, NULL, err, sizeof err) < 0) {
-		mt_error("%s", err);
+		mt_warning("%zu: %s; not served", id, err);
+		f->error = xstrdup(err);
 		return -1;
 	}
 	if (f->sel.all.truncated)
@@ -233,16 +257,44 @@ static void free_files(struct srv_state *st)
 			free(sp->site_len);
 		}
 		free(f->procs);
-		if (f->path)
+		if (f->path && !f->error)
 			mt_select_free(&f->sel);
+		free(f->error);
 	}
 	free(st->files);
 }
 
-/* Where to listen: --listen, --interface, --port. */
+/* Where to listen (--listen, --interface, --port), the access token
+ * (--token) and a request's time budget (--timeout). */
 struct listen_at {
 	char host[256], port[8];
+	const char *token;
+	unsigned timeout_s;
 };
+
+#define TOKEN_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+
+static int opt_token(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	struct listen_at *at = o->target;
+	(void)arg;
+	if (!val || strlen(val) < 16 || strlen(val) > 64 || strspn(val, TOKEN_CHARS) != strlen(val))
+		return mt_usage_error(cmd, "--token: 16 to 64 letters, digits, '-' or '_'");
+	at->token = val;
+	return 0;
+}
+
+static int opt_timeout(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	struct listen_at *at = o->target;
+	uint64_t n;
+	(void)arg;
+	if (!val || mt_parse_u64(val, &n) || n < 1 || n > 86400)
+		return mt_usage_error(cmd, "--timeout: '%s' is not seconds from 1 to 86400",
+				      val ? val : "");
+	at->timeout_s = (unsigned)n;
+	return 0;
+}
 
 static int opt_listen(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
 {
@@ -287,36 +339,80 @@ static int add_file(void *ctx, const char *cmd, const char *arg)
 	return 0;
 }
 
+/* The access token of a server off loopback: --token, MEMTRACE_TOKEN, or
+ * 128 random bits.  Returns 0, or -1 after an error message. */
+static int make_token(struct srv_state *st, const char *given, char *buf, size_t len)
+{
+	const char *env = getenv("MEMTRACE_TOKEN");
+	if (!given && env && *env)
+		given = env;
+	if (given) {
+		size_t n = strlen(given);
+		if (n < 16 || n >= len || strspn(given, TOKEN_CHARS) != n) {
+			mt_error("the access token must be 16 to %zu letters, digits, '-' or '_'",
+				 len - 1);
+			return -1;
+		}
+		snprintf(buf, len, "%s", given);
+	} else {
+		unsigned char r[16];
+		if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+			mt_error("cannot make an access token: %s", strerror(errno));
+			return -1;
+		}
+		for (size_t i = 0; i < sizeof r; i++)
+			snprintf(buf + 2 * i, len - 2 * i, "%02x", r[i]);
+	}
+	st->token = buf;
+	size_t u = strlen(st->url);
+	snprintf(st->url + u, sizeof st->url - u, "?token=%s", buf);
+	return 0;
+}
+
 /* Loads the recordings, then serves them until stopped. */
 static int serve(const struct listen_at *at, const struct file_list *fl)
 {
-	struct srv_state st = { 0 };
+	struct srv_state st = { .timeout_s = at->timeout_s };
+	char token[80];
 	int family = AF_INET, status = MT_EXIT_RUNTIME;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t loaded = 0;
 	mt_catch_stop_signals();
 	/* the port first: a busy one is known before minutes of loading */
 	int fd = open_listener(&st, at->host, at->port, &family);
 	if (fd < 0)
 		return MT_EXIT_RUNTIME;
-	pthread_mutex_init(&st.heavy, NULL);
+	if (!st.loopback && make_token(&st, at->token, token, sizeof token) < 0) {
+		close(fd);
+		return MT_EXIT_RUNTIME;
+	}
+	st.nworkers = ncpu < 2 ? 2 : ncpu > 16 ? 16 : (unsigned)ncpu;
+	pthread_mutex_init(&st.symlock, NULL);
+	sem_init(&st.slots, 0, st.nworkers);
 	st.files = xcalloc(fl->n, sizeof *st.files);
-	for (size_t i = 0; i < fl->n; i++) {
-		if (mt_stop || load_file(&st.files[i], i, fl->v[i]) < 0) {
-			close(fd);
-			status = mt_stop ? MT_EXIT_OK : MT_EXIT_RUNTIME;
-			goto done;
-		}
-		st.nfiles++;
+	/* a file that does not load is listed with its error; the others
+	 * are served */
+	for (size_t i = 0; i < fl->n && !mt_stop; i++, st.nfiles++)
+		loaded += load_file(&st.files[i], i, fl->v[i]) == 0;
+	if (mt_stop || !loaded) {
+		close(fd);
+		if (!mt_stop)
+			mt_error("no recording loaded: %s%s", st.files[0].error,
+				 fl->n > 1 ? " (and the others neither)" : "");
+		status = mt_stop ? MT_EXIT_OK : MT_EXIT_RUNTIME;
+		goto done;
 	}
 	status = srv_run(&st, fd, family) == 0 ? MT_EXIT_OK : MT_EXIT_RUNTIME;
 done:
 	free_files(&st);
-	pthread_mutex_destroy(&st.heavy);
+	sem_destroy(&st.slots);
+	pthread_mutex_destroy(&st.symlock);
 	return status;
 }
 
 int cmd_server(int argc, char **argv)
 {
-	struct listen_at at = { .host = "127.0.0.1", .port = "8080" };
+	struct listen_at at = { .host = "127.0.0.1", .port = "8080", .timeout_s = 60 };
 	struct file_list fl = { .v = xcalloc((size_t)argc, sizeof *fl.v) };
 	const struct mt_option opts[] = {
 		{ .shortopt = "-l",
@@ -341,6 +437,19 @@ int cmd_server(int argc, char **argv)
 		  .type = MT_OPT_CALLBACK,
 		  .target = &at,
 		  .cb = opt_port },
+		{ .longopt = "--token",
+		  .argh = "TOKEN",
+		  .help = "the access token of a server off loopback (default:\n"
+			  "$MEMTRACE_TOKEN, or a random one, printed at start)",
+		  .type = MT_OPT_CALLBACK,
+		  .target = &at,
+		  .cb = opt_token },
+		{ .longopt = "--timeout",
+		  .argh = "SECONDS",
+		  .help = "a request's time budget (default 60)",
+		  .type = MT_OPT_CALLBACK,
+		  .target = &at,
+		  .cb = opt_timeout },
 		{ .type = MT_OPT_END },
 	};
 	const struct mt_cmdline cl = { .cmd = "server",

@@ -18,8 +18,10 @@
 #include "base/util.h"
 #include "base/json.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- routing ---- */
 
@@ -45,8 +47,6 @@ static const struct endpoint endpoints[] = {
 	  .type = "application/json",
 	  .param = api_param_timeline,
 	  .run = api_run_timeline },
-	{ .name = "mmaps", .heavy = 0, .type = "application/json", .run = api_run_mmaps },
-	{ .name = "mallopts", .heavy = 0, .type = "application/json", .run = api_run_mallopts },
 	{ .name = "export/flamegraph.pl",
 	  .heavy = 1,
 	  .type = "text/plain; charset=utf-8",
@@ -158,104 +158,132 @@ static int has_pid(const struct mt_recording *rec, long pid)
 	return pid < 0;
 }
 
-/* Runs X's endpoint on its selection; the answer goes to X->r. */
-static void answer(struct req *x)
+/* Waits for a slot among the workers that read recordings again, until
+ * the request's time budget runs out: 0, or -1 after srv_error. */
+static int take_slot(struct req *x)
 {
-	struct srv_reply *r = x->r;
-	int locked = x->ep->heavy || x->filt.active;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += x->st->timeout_s;
+	while (sem_timedwait(&x->st->slots, &until) < 0) {
+		if (errno == ETIMEDOUT || x->st->stopping) {
+			srv_error(x->r, 503, "the server is busy: no worker was free within %u s",
+				  x->st->timeout_s);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int srv_api_run(struct req *x, FILE *out)
+{
+	int heavy = x->ep->heavy || x->filt.active;
 	char err[512];
-	if (locked)
-		pthread_mutex_lock(&x->st->heavy);
+	if (heavy && take_slot(x) < 0)
+		return -1;
 	x->sel = &x->file->sel;
+	x->out = out;
+	int rc = -1;
 	if (x->filt.active) {
 		if (mt_select_load(&x->fsel, x->file->path, &x->filt, err, sizeof err) < 0) {
-			if (locked)
-				pthread_mutex_unlock(&x->st->heavy);
-			srv_error(r, 500, "%s", err);
-			return;
+			srv_error(x->r, 500, "%s", err);
+			goto cleanup;
 		}
 		x->sel = &x->fsel;
 	}
-	char *body = NULL;
-	size_t len = 0;
-	int rc = -1;
-	if ((x->out = open_memstream(&body, &len))) {
-		rc = x->ep->run(x);
-		if (fclose(x->out) != 0 && rc == 0) {
-			srv_error(r, 500, "out of memory");
-			rc = -1;
-		}
-	} else {
-		srv_error(r, 500, "out of memory");
-	}
+	rc = x->ep->run(x);
 	if (x->filt.active)
 		mt_select_free(&x->fsel);
-	if (locked)
-		pthread_mutex_unlock(&x->st->heavy);
-	if (rc == 0) {
-		r->status = 200;
-		r->type = x->ep->type;
-		r->body = body;
-		r->len = len;
-	} else {
-		free(body);
+cleanup:
+	if (heavy)
+		sem_post(&x->st->slots);
+	return rc;
+}
+
+void srv_api_set_reply(struct req *x, struct srv_reply *r)
+{
+	x->r = r;
+}
+
+void srv_api_free(struct req *x)
+{
+	if (x) {
+		mt_filter_free(&x->filt);
+		free(x);
 	}
 }
 
-static void api_data(struct srv_state *st, char *const *seg, int nseg, const struct srv_query *q,
-		     struct srv_reply *r)
+static struct req *api_data(struct srv_state *st, char *const *seg, int nseg,
+			    const struct srv_query *q, struct srv_reply *r)
 {
-	struct req x = { .st = st,
-			 .r = r,
-			 .pid = -1,
-			 .sort = -1,
-			 .desc = -1,
-			 .count = UINT64_MAX,
-			 .view = MT_VIEW_SUMMARY,
-			 .threshold = 0.5,
-			 .weight = MT_W_BYTES,
-			 .buckets = UINT64_MAX };
+	struct req *x = xmalloc(sizeof *x);
+	*x = (struct req){ .st = st,
+			   .r = r,
+			   .pid = -1,
+			   .sort = -1,
+			   .desc = -1,
+			   .count = UINT64_MAX,
+			   .view = MT_VIEW_SUMMARY,
+			   .threshold = 0.5,
+			   .weight = MT_W_BYTES,
+			   .buckets = UINT64_MAX };
+	mt_filter_init(&x->filt);
 	if (nseg < 3) {
 		srv_error(r, 404, "no such path: /data/<id>/<endpoint>");
-		return;
+		goto fail;
 	}
-	if (!(x.file = find_file(st, seg[1], &x.id))) {
+	if (!(x->file = find_file(st, seg[1], &x->id))) {
 		srv_error(r, 404, "no recording '%s': ids are 0 to %zu, or last", seg[1],
 			  st->nfiles - 1);
-		return;
+		goto fail;
+	}
+	if (x->file->error) {
+		srv_error(r, 404, "recording %zu did not load: %s", x->id, x->file->error);
+		goto fail;
+	}
+	/* bytehound's mmaps and mallopts: memtrace records neither */
+	if (nseg == 3 && (!strcmp(seg[2], "mmaps") || !strcmp(seg[2], "mallopts"))) {
+		srv_error(r, 404, "recording %zu holds no %s calls: memtrace does not record them",
+			  x->id, seg[2][1] == 'm' ? "mmap" : "mallopt");
+		goto fail;
 	}
 	char name[64];
 	int export = !strcmp(seg[2], "export") && nseg >= 4;
 	snprintf(name, sizeof name, "%s%s%s", seg[2], export ? "/" : "", export ? seg[3] : "");
-	for (const struct endpoint *e = endpoints; e->name && !x.ep; e++)
+	for (const struct endpoint *e = endpoints; e->name && !x->ep; e++)
 		if (!strcmp(e->name, name))
-			x.ep = e;
+			x->ep = e;
 	/* an export may end in a download name, as bytehound's do */
-	if (!x.ep || nseg > (export ? 5 : 3) || (nseg == 5 && !good_filename(seg[4]))) {
+	if (!x->ep || nseg > (export ? 5 : 3) || (nseg == 5 && !good_filename(seg[4]))) {
 		srv_error(r, 404, "no such endpoint");
-		return;
+		goto fail;
 	}
 	if (nseg == 5)
 		snprintf(r->filename, sizeof r->filename, "%s", seg[4]);
 	else if (export && !strcmp(seg[3], "heaptrack"))
-		snprintf(r->filename, sizeof r->filename, "heaptrack.memtrace.%zu", x.id);
-	mt_filter_init(&x.filt);
-	if (parse_params(&x, q) == 0) {
-		if (!has_pid(&x.file->sel.all, x.pid))
-			srv_error(r, 404, "recording %zu has no process %ld", x.id, x.pid);
-		else
-			answer(&x);
+		snprintf(r->filename, sizeof r->filename, "heaptrack.memtrace.%zu", x->id);
+	if (parse_params(x, q) < 0)
+		goto fail;
+	if (!has_pid(&x->file->sel.all, x->pid)) {
+		srv_error(r, 404, "recording %zu has no process %ld", x->id, x->pid);
+		goto fail;
 	}
-	mt_filter_free(&x.filt);
+	r->status = 200;
+	r->type = x->ep->type;
+	return x;
+fail:
+	srv_api_free(x);
+	return NULL;
 }
 
-void srv_api(struct srv_state *st, char *const *seg, int nseg, const struct srv_query *q,
-	     struct srv_reply *r)
+struct req *srv_api(struct srv_state *st, char *const *seg, int nseg, const struct srv_query *q,
+		    struct srv_reply *r)
 {
 	if (!strcmp(seg[0], "list") && nseg == 1)
 		api_list(st, q, r);
 	else if (!strcmp(seg[0], "data"))
-		api_data(st, seg, nseg, q, r);
+		return api_data(st, seg, nseg, q, r);
 	else
 		srv_error(r, 404, "no such path");
+	return NULL;
 }

@@ -1,7 +1,7 @@
 /*
  * api.h - what the REST API's files share: a request and its endpoint, the
  * helpers every endpoint family uses, and the families' endpoints
- * (api_list.c: /list, summary, mmaps, mallopts; api_allocations.c:
+ * (api_list.c: /list, summary; api_allocations.c:
  * allocations, allocation_groups; api_export.c: allocation_ascii_tree,
  * timeline, the exports and the GUI's report).  api.c routes /list and
  * /data/<id>/ENDPOINT to them.  Calls go one way: server.c -> api.c ->
@@ -24,7 +24,7 @@ struct req;
 
 struct endpoint {
 	const char *name;
-	int heavy; /* reads the file again or symbolizes: under st->heavy */
+	int heavy; /* reads the file again: takes one of st->slots */
 	const char *type;
 	/* its own parameter KEY: 1 taken, 0 not its own, -1 after srv_error */
 	int (*param)(struct req *x, const char *key, const char *value);
@@ -90,8 +90,6 @@ int api_replay_run(struct req *x, const struct mt_replay_ops *ops);
 /* api_list.c */
 void api_list(struct srv_state *st, const struct srv_query *q, struct srv_reply *r);
 int api_run_summary(struct req *x);
-int api_run_mmaps(struct req *x);
-int api_run_mallopts(struct req *x);
 
 /* api_allocations.c */
 int api_run_allocations(struct req *x);

@@ -32,7 +32,20 @@ int api_run_tree(struct req *x)
 			fprintf(x->out, "process %u: %s\n", p->pid, p->exe ? p->exe : "?");
 		size_t n;
 		uint32_t *sites = mt_rank_sites(p, x->view, 1, &n);
-		mt_print_tree(x->out, p, x->file->procs[i].sym, sites, n, x->view, x->threshold);
+		/* the file's symbolizer: one request at a time (server.h), and
+		 * never held while a slow client reads (a tree is one line a site
+		 * at most) */
+		char *tree = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&tree, &len);
+		if (!m)
+			mt_oom(4096);
+		pthread_mutex_lock(&x->st->symlock);
+		mt_print_tree(m, p, x->file->procs[i].sym, sites, n, x->view, x->threshold);
+		pthread_mutex_unlock(&x->st->symlock);
+		fclose(m);
+		fwrite(tree, 1, len, x->out);
+		free(tree);
 		free(sites);
 	}
 	return 0;

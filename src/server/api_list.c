@@ -1,8 +1,8 @@
 /*
  * api_list.c - the REST API's overviews: /list (every loaded recording,
  * bytehound's list plus memtrace's figures), /data/<id>/summary (the
- * figures of `memtrace report --json` per process), and the mmaps and
- * mallopts endpoints, which memtrace recordings have nothing for.
+ * figures of `memtrace report --json` per process).  A recording that did
+ * not load is listed with its error.
  */
 #include "api.h"
 #include "report/report.h"
@@ -40,6 +40,14 @@ static void process_identity(FILE *f, const struct mt_process *p, int first, con
 
 static void list_file(FILE *f, size_t id, const struct srv_file *file)
 {
+	if (file->error) {
+		fprintf(f, "  {\"id\": %zu, \"file\": ", id);
+		mt_json_str(f, file->path);
+		fputs(", \"error\": ", f);
+		mt_json_str(f, file->error);
+		fputs("}", f);
+		return;
+	}
 	const struct mt_recording *rec = &file->sel.all;
 	const struct mt_process *first = root_process(rec);
 	uint64_t allocs = 0, bytes = 0, frees = 0, lcount = 0, lbytes = 0, start = UINT64_MAX,
@@ -154,20 +162,5 @@ int api_run_summary(struct req *x)
 		fputc('}', f);
 	}
 	fputs("\n]}\n", f);
-	return 0;
-}
-
-/* ---- /data/<id>/mmaps, /data/<id>/mallopts ---- */
-
-int api_run_mmaps(struct req *x)
-{
-	fputs("{\"mmaps\": [], \"note\": \"memtrace recordings hold no mmap calls\"}\n", x->out);
-	return 0;
-}
-
-int api_run_mallopts(struct req *x)
-{
-	fputs("{\"mallopts\": [], \"note\": \"memtrace recordings hold no mallopt calls\"}\n",
-	      x->out);
 	return 0;
 }

@@ -1,7 +1,9 @@
 /*
  * server.c - the HTTP side of `memtrace server`, on libmicrohttpd: methods,
- * the Host check, path splitting (no path ever reaches the file system),
- * query parameters, static pages and the replies of the API (api.c).
+ * who may ask (the Host, Origin and Sec-Fetch-Site checks, the access
+ * token), path splitting (no path ever reaches the file system), query
+ * parameters, static pages, and the answers of the API (api.c), streamed
+ * from a thread of their own.
  */
 #include "server.h"
 #include "base/util.h"
@@ -9,6 +11,12 @@
 #include "export/web/web.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <microhttpd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -122,44 +130,133 @@ static void serve_recording(struct srv_state *st, const char *id, const struct s
 	serve_page(title, q, 0, r);
 }
 
-/* ---- requests ---- */
+/* ---- who may ask ---- */
 
-/* Is HOST a name of this machine's loopback interface?  A server bound to
- * loopback answers only those, so that a web page cannot reach it through
- * a DNS name rebound to 127.0.0.1. */
-static int loopback_host(const char *host)
+/* The name HOST (a Host header) gives, without port, brackets or a final
+ * dot, into NAME. */
+static void host_name(const char *host, char *name, size_t len)
 {
-	char h[256];
+	char h[256], *n = h, *end;
 	snprintf(h, sizeof h, "%s", host);
-	char *name = h, *end;
 	if (h[0] == '[') {
-		name = h + 1;
-		if (!(end = strchr(name, ']')))
-			return 0;
-		*end = 0;
+		n = h + 1;
+		if ((end = strchr(n, ']')))
+			*end = 0;
 	} else if ((end = strrchr(h, ':'))) {
 		*end = 0;
 	}
-	size_t n = strlen(name);
-	if (n && name[n - 1] == '.')
-		name[--n] = 0;
+	size_t k = strlen(n);
+	if (k && n[k - 1] == '.')
+		n[--k] = 0;
+	snprintf(name, len, "%s", n);
+}
+
+static int ip_literal(const char *name, int *loopback)
+{
 	struct in_addr a4;
 	struct in6_addr a6;
-	if (inet_pton(AF_INET, name, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (inet_pton(AF_INET6, name, &a6) == 1)
-		return IN6_IS_ADDR_LOOPBACK(&a6);
-	return !strcasecmp(name, "localhost") ||
-	       (n > 10 && !strcasecmp(name + n - 10, ".localhost"));
+	if (inet_pton(AF_INET, name, &a4) == 1) {
+		*loopback = (ntohl(a4.s_addr) >> 24) == 127;
+		return 1;
+	}
+	if (inet_pton(AF_INET6, name, &a6) == 1) {
+		*loopback = IN6_IS_ADDR_LOOPBACK(&a6);
+		return 1;
+	}
+	return 0;
 }
+
+/* May a request name HOST?  Loopback names always; otherwise the address
+ * the server was told to listen on or is bound to, and on a wildcard
+ * address any address literal.  Never another name: a web page can point
+ * a name of its own at this machine (DNS rebinding), not an address. */
+static int allowed_host(const struct srv_state *st, const char *host)
+{
+	char name[256];
+	int lo = 0;
+	host_name(host, name, sizeof name);
+	size_t n = strlen(name);
+	if (ip_literal(name, &lo))
+		return lo || st->wildcard || !strcasecmp(name, st->bound) ||
+		       !strcasecmp(name, st->host);
+	if (!strcasecmp(name, "localhost") || (n > 10 && !strcasecmp(name + n - 10, ".localhost")))
+		return 1;
+	return !st->loopback && !strcasecmp(name, st->host);
+}
+
+/* Did a page of another site send this request?  A browser names the page
+ * in Origin (scripts' requests) and tells where it comes from in
+ * Sec-Fetch-Site (every request, <img> included).  Only this server's own
+ * pages, and a user typing or opening a URL, may ask; a link from
+ * elsewhere may open the GUI's pages, which fetch the data themselves. */
+static const char *foreign(struct MHD_Connection *c, const char *url, const char *host)
+{
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	const char *site = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
+	const char *mode = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Mode");
+	if (origin && (!host || strncasecmp(origin, "http://", 7) || strcasecmp(origin + 7, host)))
+		return "Origin";
+	if (site && strcmp(site, "same-origin") && strcmp(site, "none")) {
+		int page = !strcmp(url, "/") || !strncmp(url, "/ui/", 4);
+		if (!page || !mode || strcmp(mode, "navigate"))
+			return "Sec-Fetch-Site";
+	}
+	return NULL;
+}
+
+/* Compares in a time that does not tell how much of a guess was right. */
+static int same_secret(const char *given, const char *token)
+{
+	size_t n = strlen(token);
+	unsigned char d = 0;
+	if (strlen(given) != n)
+		return 0; /* the length is no secret: it is always the same */
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)(given[i] ^ token[i]);
+	return !d;
+}
+
+/* Does the request carry the access token (a server not on loopback)?  In
+ * an Authorization: Bearer header (scripts), the memtrace_token cookie
+ * (the GUI's own requests), or the token parameter (the URL printed at
+ * start), which the answer then sets as the cookie. */
+static int has_token(const struct srv_state *st, struct MHD_Connection *c, const char *param,
+		     struct srv_reply *r)
+{
+	if (!st->token)
+		return 1;
+	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "memtrace_token");
+	if (auth && !strncasecmp(auth, "Bearer ", 7) && same_secret(auth + 7, st->token))
+		return 1;
+	if (cookie && same_secret(cookie, st->token))
+		return 1;
+	if (param && same_secret(param, st->token)) {
+		r->set_cookie = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- requests ---- */
+
+/* The query parameters, but the token, which is no parameter of the API. */
+struct params {
+	struct srv_query q;
+	const char *token;
+};
 
 static enum MHD_Result add_param(void *cls, enum MHD_ValueKind kind, const char *key,
 				 const char *value)
 {
 	(void)kind;
-	struct srv_query *q = cls;
-	q->v = xrealloc(q->v, (q->n + 1) * sizeof *q->v);
-	q->v[q->n++] = (struct srv_param){ key, value };
+	struct params *p = cls;
+	if (!strcmp(key, "token")) {
+		p->token = value ? value : "";
+		return MHD_YES;
+	}
+	p->q.v = xrealloc(p->q.v, (p->q.n + 1) * sizeof *p->q.v);
+	p->q.v[p->q.n++] = (struct srv_param){ key, value };
 	return MHD_YES;
 }
 
@@ -186,15 +283,17 @@ static int split_path(char *path, char **seg, int max)
 	}
 }
 
-static void handle(struct srv_state *st, const char *url, const struct srv_query *q,
-		   struct srv_reply *r)
+/* Answers in R, or returns the API request to run (srv_api). */
+static struct req *handle(struct srv_state *st, const char *url, const struct srv_query *q,
+			  struct srv_reply *r)
 {
 	char *path = xstrdup(url), *seg[MAX_SEGMENTS];
+	struct req *x = NULL;
 	int n = split_path(path, seg, MAX_SEGMENTS);
 	if (n < 0)
 		srv_error(r, 404, "no such path");
 	else if (n > 0 && (!strcmp(seg[0], "list") || !strcmp(seg[0], "data")))
-		srv_api(st, seg, n, q, r);
+		x = srv_api(st, seg, n, q, r);
 	else if (n == 0)
 		serve_page("memtrace server", q, 1, r);
 	else if (n == 2 && !strcmp(seg[0], "static"))
@@ -204,9 +303,38 @@ static void handle(struct srv_state *st, const char *url, const struct srv_query
 	else
 		srv_error(r, 404, "no such path");
 	free(path);
+	return x;
 }
 
-static enum MHD_Result send_reply(struct MHD_Connection *c, struct srv_reply *r)
+static void add_headers(struct MHD_Response *resp, const struct srv_state *st,
+			const struct srv_reply *r)
+{
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				r->type ? r->type : "text/plain");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (r->policy)
+		MHD_add_response_header(resp, "Content-Security-Policy", r->policy);
+	if (r->status == 405)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	if (r->status == 401)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					"Bearer realm=\"memtrace\"");
+	if (r->set_cookie && st->token) {
+		char cookie[200];
+		snprintf(cookie, sizeof cookie,
+			 "memtrace_token=%s; Path=/; HttpOnly; SameSite=Strict", st->token);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, cookie);
+	}
+	if (r->filename[0]) {
+		char disp[200];
+		snprintf(disp, sizeof disp, "attachment; filename=\"%s\"", r->filename);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disp);
+	}
+}
+
+static enum MHD_Result send_reply(struct MHD_Connection *c, const struct srv_state *st,
+				  struct srv_reply *r)
 {
 	struct MHD_Response *resp =
 		r->len ? MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE) :
@@ -217,22 +345,188 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct srv_reply *r)
 	}
 	if (!r->len)
 		free(r->body);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-				r->type ? r->type : "text/plain");
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-	if (r->policy)
-		MHD_add_response_header(resp, "Content-Security-Policy", r->policy);
-	if (r->status == 405)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	if (r->filename[0]) {
-		char disp[200];
-		snprintf(disp, sizeof disp, "attachment; filename=\"%s\"", r->filename);
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disp);
-	}
+	add_headers(resp, st, r);
 	enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
 	MHD_destroy_response(resp);
 	return ret;
+}
+
+/* ---- answers streamed from a thread of their own ---- */
+
+/* What comes before streaming starts: an answer that fits is sent whole
+ * (and an error found on the way is still an error status). */
+#define HEAD_BYTES (64 * 1024)
+
+/* An API request running in its thread, writing to a pipe; the connection
+ * reads the other end.  Both hold a reference. */
+struct job {
+	struct srv_state *st;
+	struct req *x;
+	struct srv_reply r; /* the thread's error, read once the pipe ends */
+	int rfd, wfd;
+	int rc;	  /* the run's result, set before the pipe closes */
+	int refs; /* atomic */
+	struct timespec deadline;
+	char *head;
+	size_t nhead, headpos;
+};
+
+static void job_unref(struct job *j)
+{
+	if (__atomic_sub_fetch(&j->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	srv_api_free(j->x);
+	free(j->r.body);
+	free(j->head);
+	free(j);
+}
+
+/* The connection is done with J: the thread's writes fail from here on. */
+static void job_drop(void *cls)
+{
+	struct job *j = cls;
+	close(j->rfd);
+	job_unref(j);
+}
+
+static void *job_thread(void *arg)
+{
+	struct job *j = arg;
+	FILE *out = fdopen(j->wfd, "w");
+	int rc = -1;
+	if (out) {
+		setvbuf(out, NULL, _IOFBF, 64 * 1024);
+		rc = srv_api_run(j->x, out);
+	} else {
+		srv_error(&j->r, 500, "out of memory");
+	}
+	__atomic_store_n(&j->rc, rc, __ATOMIC_RELEASE);
+	if (out)
+		fclose(out);
+	else
+		close(j->wfd);
+	__atomic_sub_fetch(&j->st->busy, 1, __ATOMIC_ACQ_REL);
+	job_unref(j);
+	return NULL;
+}
+
+static long ms_left(const struct timespec *until)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (until->tv_sec - now.tv_sec) * 1000 + (until->tv_nsec - now.tv_nsec) / 1000000;
+}
+
+/* Up to LEN bytes of J's answer: their count, 0 at its end, -1 when the
+ * time budget ran out or the server stops. */
+static ssize_t job_read(struct job *j, char *buf, size_t len)
+{
+	for (;;) {
+		ssize_t n = read(j->rfd, buf, len);
+		if (n >= 0)
+			return n;
+		if (errno != EINTR && errno != EAGAIN)
+			return -1;
+		long ms = ms_left(&j->deadline);
+		if (ms <= 0 || j->st->stopping)
+			return -1;
+		struct pollfd p = { .fd = j->rfd, .events = POLLIN };
+		poll(&p, 1, ms < 250 ? (int)ms : 250);
+	}
+}
+
+static ssize_t job_produce(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)pos;
+	struct job *j = cls;
+	if (j->headpos < j->nhead) {
+		size_t n = j->nhead - j->headpos < max ? j->nhead - j->headpos : max;
+		memcpy(buf, j->head + j->headpos, n);
+		j->headpos += n;
+		return (ssize_t)n;
+	}
+	ssize_t n = job_read(j, buf, max);
+	if (n > 0)
+		return n;
+	/* an answer cut short ends the connection, not the chunked body:
+	 * the client sees it is incomplete */
+	if (n == 0 && __atomic_load_n(&j->rc, __ATOMIC_ACQUIRE) == 0)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static struct job *job_start(struct srv_state *st, struct req *x)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return NULL;
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	struct job *j = xcalloc(1, sizeof *j);
+	*j = (struct job){ .st = st, .x = x, .rfd = fds[0], .wfd = fds[1], .rc = -1, .refs = 2 };
+	srv_api_set_reply(x, &j->r);
+	clock_gettime(CLOCK_MONOTONIC, &j->deadline);
+	j->deadline.tv_sec += st->timeout_s;
+	pthread_attr_t attr;
+	pthread_t t;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	__atomic_add_fetch(&st->busy, 1, __ATOMIC_ACQ_REL);
+	int rc = pthread_create(&t, &attr, job_thread, j);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		__atomic_sub_fetch(&st->busy, 1, __ATOMIC_ACQ_REL);
+		close(fds[0]);
+		close(fds[1]);
+		free(j);
+		return NULL;
+	}
+	return j;
+}
+
+/* Runs API request X in a thread of its own; R holds its status, type and
+ * download name.  An answer of up to HEAD_BYTES goes out whole; a longer
+ * one streams as it is written, in constant memory. */
+static enum MHD_Result serve_job(struct MHD_Connection *c, struct srv_state *st, struct req *x,
+				 struct srv_reply *r)
+{
+	struct job *j = job_start(st, x);
+	if (!j) {
+		srv_api_free(x);
+		srv_error(r, 503, "cannot start a request: %s", strerror(errno));
+		return send_reply(c, st, r);
+	}
+	j->head = xmalloc(HEAD_BYTES);
+	ssize_t n = 1;
+	while (j->nhead < HEAD_BYTES &&
+	       (n = job_read(j, j->head + j->nhead, HEAD_BYTES - j->nhead)) > 0)
+		j->nhead += (size_t)n;
+	if (n < 0) {
+		srv_error(r, 503, "%s",
+			  st->stopping ?
+				  "the server is stopping" :
+				  "the answer takes longer than the time budget of a request");
+	} else if (n == 0 && __atomic_load_n(&j->rc, __ATOMIC_ACQUIRE) != 0) {
+		free(r->body);
+		*r = j->r;
+		j->r.body = NULL;
+	} else if (n == 0) {
+		r->body = j->head;
+		r->len = j->nhead;
+		j->head = NULL;
+	} else {
+		struct MHD_Response *resp = MHD_create_response_from_callback(
+			MHD_SIZE_UNKNOWN, 64 * 1024, job_produce, j, job_drop);
+		if (!resp) {
+			job_drop(j);
+			return MHD_NO;
+		}
+		add_headers(resp, st, r);
+		enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
+		MHD_destroy_response(resp);
+		return ret;
+	}
+	job_drop(j);
+	return send_reply(c, st, r);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -244,8 +538,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	static int seen;
 	struct srv_state *st = cls;
 	struct srv_reply r = { 0 };
-	struct srv_query q = { NULL, 0 };
+	struct params p = { 0 };
 	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	const char *why;
 	int get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
 	/* A GET is answered on the second call: an answer queued on the first
 	 * is "early" and costs the connection its keep-alive.  Other methods
@@ -261,15 +556,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (!get) {
 		srv_error(&r, 405, "method %s is not allowed: the API is read-only (GET, HEAD)",
 			  method);
-	} else if (st->loopback && host && !loopback_host(host)) {
-		srv_error(&r, 403, "Host '%s' is refused: this server answers loopback names only",
-			  host);
+	} else if (host && !allowed_host(st, host)) {
+		srv_error(&r, 403, "Host '%s' is refused: this server answers %s", host,
+			  st->loopback ? "loopback names only" : "its own address only");
+	} else if ((why = foreign(c, url, host))) {
+		srv_error(&r, 403, "refused: a page of another site sent this request (%s)", why);
 	} else {
-		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_param, &q);
-		handle(st, url, &q, &r);
-		free(q.v);
+		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_param, &p);
+		struct req *x = NULL;
+		if (!has_token(st, c, p.token, &r))
+			srv_error(&r, 401,
+				  "this server needs its access token: the URL printed at start, "
+				  "or an Authorization: Bearer header");
+		else
+			x = handle(st, url, &p.q, &r);
+		free(p.q.v);
+		if (x)
+			return serve_job(c, st, x, &r);
 	}
-	return send_reply(c, &r);
+	return send_reply(c, st, &r);
 }
 
 static void on_log(void *cls, const char *fmt, va_list ap)
@@ -281,9 +586,46 @@ static void on_log(void *cls, const char *fmt, va_list ap)
 	mt_warning("http: %s", msg);
 }
 
+/* Room for many connections: idle ones must never lock a client out. */
+static unsigned connection_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 256;
+	if (rl.rlim_cur < rl.rlim_max && rl.rlim_cur < 8192) {
+		rl.rlim_cur = rl.rlim_max < 8192 ? rl.rlim_max : 8192;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	/* each connection: its socket, and a pipe while it runs a request */
+	rlim_t n = rl.rlim_cur > 256 ? (rl.rlim_cur - 64) / 3 : 64;
+	return n > 2048 ? 2048 : (unsigned)n;
+}
+
+/* Waits for SIGINT, SIGTERM or SIGHUP; then stops within a second, even
+ * with a long request under way. */
+static void wait_for_stop(struct srv_state *st, const sigset_t *old)
+{
+	sigset_t wait = *old;
+	sigdelset(&wait, SIGINT);
+	sigdelset(&wait, SIGTERM);
+	sigdelset(&wait, SIGHUP);
+	while (!mt_stop)
+		sigsuspend(&wait);
+	st->stopping = 1;
+	for (int i = 0; i < 50 && __atomic_load_n(&st->busy, __ATOMIC_ACQUIRE); i++)
+		usleep(10000);
+	if (__atomic_load_n(&st->busy, __ATOMIC_ACQUIRE)) {
+		/* a request thread cannot be interrupted, and the recordings it
+		 * reads must not be freed under it: the process ends here */
+		fflush(stdout);
+		fflush(stderr);
+		_exit(MT_EXIT_OK);
+	}
+}
+
 int srv_run(struct srv_state *st, int fd, int family)
 {
-	sigset_t stop, old, wait;
+	sigset_t stop, old;
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
@@ -296,11 +638,17 @@ int srv_run(struct srv_state *st, int fd, int family)
 			 MHD_USE_AUTO | MHD_USE_ERROR_LOG;
 	if (family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	/* Idle and slow clients are dropped after 10 s.  A client elsewhere
+	 * may hold a share of the connections only; on loopback every client
+	 * has the same address, so there the total must be enough. */
+	unsigned limit = connection_limit();
+	unsigned per_ip = st->loopback ? 0 : limit / 8;
 	/* the logger first, or libmicrohttpd's own may speak before it is set */
 	struct MHD_Daemon *d = MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, st, MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
-		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)128,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300, MHD_OPTION_END);
+		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, limit,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned)10, MHD_OPTION_END);
 	if (!d) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		close(fd);
@@ -310,13 +658,8 @@ int srv_run(struct srv_state *st, int fd, int family)
 	printf("memtrace: serving %zu recording%s at %s (Ctrl-C stops)\n", st->nfiles,
 	       st->nfiles == 1 ? "" : "s", st->url);
 	fflush(stdout);
-	wait = old;
-	sigdelset(&wait, SIGINT);
-	sigdelset(&wait, SIGTERM);
-	sigdelset(&wait, SIGHUP);
-	while (!mt_stop)
-		sigsuspend(&wait);
-	/* waits for the requests under way; closes the listening socket */
+	wait_for_stop(st, &old);
+	/* closes the connections and the listening socket */
 	MHD_stop_daemon(d);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return 0;

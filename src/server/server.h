@@ -2,19 +2,25 @@
  * server.h - `memtrace server`: what the HTTP plumbing (server.c), the REST
  * API (api.c and its api_*.c) and the command (cmd_server.c) share.
  *
- * Thread model: libmicrohttpd runs one thread per connection.  The loaded
- * recordings and their symbolized sites are read-only once serving starts,
- * so requests that only read them run in parallel.  A symbolizer's caches
- * are not thread-safe, and reading a recording file again (filters,
- * replays, exports) costs a load's memory: both run under srv_state.heavy,
- * one at a time.  The exports and rankings keep their state per call.
+ * Thread model: libmicrohttpd runs one thread per connection, which parses
+ * the request; an API request then runs in a thread of its own writing to a
+ * pipe, and the connection streams what comes out of it (server.c), so no
+ * answer is ever held whole in memory.  The loaded recordings and their
+ * symbolized sites are read-only once serving starts; exports, filters and
+ * rankings keep their state per call, so requests run in parallel.
+ * Reading a recording file again (filters, replays, exports) costs a load's
+ * memory: at most srv_state.nworkers of those run at once (srv_state.slots).
+ * A symbolizer's caches are not thread-safe: the one loaded with a file is
+ * used under srv_state.symlock.
  */
 #ifndef MEMTRACE_SERVER_H
 #define MEMTRACE_SERVER_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "analyse/select.h"
 #include "analyse/sites.h"
@@ -33,6 +39,7 @@ struct srv_proc {
 
 struct srv_file {
 	const char *path;
+	char *error;		 /* it did not load: why (the rest is empty) */
 	struct mt_selection sel; /* unfiltered: sel.all is the whole recording */
 	struct srv_proc *procs;	 /* per process of sel.all, same order */
 };
@@ -40,9 +47,18 @@ struct srv_file {
 struct srv_state {
 	struct srv_file *files;
 	size_t nfiles;
-	pthread_mutex_t heavy;
-	int loopback;  /* listening on a loopback address only: Host is checked */
-	char url[128]; /* where to point a browser */
+	pthread_mutex_t symlock; /* srv_proc.sym */
+	sem_t slots;		 /* heavy requests running at once */
+	unsigned nworkers;
+	unsigned timeout_s; /* a request's time budget */
+	int loopback;	    /* listening on a loopback address only */
+	int wildcard;	    /* listening on every address (0.0.0.0, ::) */
+	char host[256];	    /* the address as given, and as bound: Host may name them */
+	char bound[64];
+	const char *token; /* non-loopback: what every request must carry */
+	char url[400];	   /* where to point a browser */
+	volatile int stopping;
+	int busy; /* request threads running (atomic) */
 };
 
 /* A query parameter, as libmicrohttpd decoded it (VALUE may be NULL). */
@@ -58,6 +74,7 @@ struct srv_query {
 /* What a handler answers.  BODY is malloc'ed (or NULL when LEN is 0). */
 struct srv_reply {
 	int status;
+	int set_cookie; /* the token came as a parameter: hand it over as a cookie */
 	const char *type;
 	char *body;
 	size_t len;
@@ -69,9 +86,17 @@ struct srv_reply {
 void srv_error(struct srv_reply *r, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The REST API: /list and /data/<id>/... split into path segments SEG. */
-void srv_api(struct srv_state *st, char *const *seg, int nseg, const struct srv_query *q,
-	     struct srv_reply *r);
+/* The REST API: /list and /data/<id>/... split into path segments SEG.
+ * /list is answered in R at once.  A /data request is parsed: its answer
+ * is then written by srv_api_run, in another thread; NULL after an error
+ * in R (or for /list). */
+struct req *srv_api(struct srv_state *st, char *const *seg, int nseg, const struct srv_query *q,
+		    struct srv_reply *r);
+/* Writes the answer of X to OUT: 0, or -1 after srv_error in X's reply. */
+int srv_api_run(struct req *x, FILE *out);
+void srv_api_free(struct req *x);
+/* From here on X's errors go to R (the thread's own reply). */
+void srv_api_set_reply(struct req *x, struct srv_reply *r);
 
 /* Serves ST on the listening socket FD (of address family FAMILY) until
  * SIGINT, SIGTERM or SIGHUP.  Returns 0, or -1 after an error message. */

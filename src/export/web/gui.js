@@ -51,6 +51,13 @@
 
 	function listRow(f) {
 		var href = '/ui/' + f.id;
+		// a file that did not load: its name and why, nothing to open
+		if (f.error)
+			return M.el('tr', { class: 'failed' },
+				M.el('td', { class: 'num', text: String(f.id) }),
+				M.el('td', { class: 'fn', text: f.error }),
+				M.el('td', { class: 'where', title: f.file, text: f.file }),
+				M.el('td', { colspan: '5' }));
 		return M.el('tr', null,
 			M.el('td', { class: 'num', text: String(f.id) }),
 			M.el('td', { class: 'fn' },
