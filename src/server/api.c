@@ -37,8 +37,9 @@ static const struct endpoint endpoints[] = {
 	  .type = "application/json",
 	  .param = api_param_groups,
 	  .run = api_run_groups },
+	/* the loaded figures, symbolized under st->symlock: no reading */
 	{ .name = "allocation_ascii_tree",
-	  .heavy = 1,
+	  .heavy = 0,
 	  .type = "text/plain; charset=utf-8",
 	  .param = api_param_tree,
 	  .run = api_run_tree },
