@@ -1002,8 +1002,7 @@ int mt_bpf_rescan(struct mt_bpf *b)
 		mt_ptrmap_xinit(&w.seen, 64);
 		if (mtb_map_walk(b->fd_sites, sizeof(struct mtb_site_key), sizeof(struct mtb_site),
 				 gone_cb, &w) == 0)
-			for (size_t i = 0; i < w.n; i++)
-				mtb_drop_process(b, w.gone[i]);
+			mtb_drop_processes(b, w.gone, w.n);
 		free(w.gone);
 		mt_ptrmap_destroy(&w.seen);
 	}
