@@ -921,7 +921,8 @@ static int scan_all(struct mt_bpf *b, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot read /proc: %s", strerror(errno));
 		return -1;
 	}
-	while ((de = readdir(d))) {
+	/* a stop signal ends a long scan: the session ends at once after */
+	while (!mt_stop && (de = readdir(d))) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 		int nalloc;
