@@ -115,6 +115,10 @@ int cmd_attach(int argc, char **argv)
 	if (mt_pids_running(pids.v, pids.n) < 0)
 		return MT_EXIT_RUNTIME;
 
+	/* Caught before tracing begins: a stop signal while the processes are
+	 * scanned ends the session as soon as they are, detached and
+	 * reported as at any other time. */
+	mt_catch_stop_signals();
 	struct mt_session ss;
 	int r = mt_session_start(&ss, &maps, output, 0, pids.v, pids.n, "attach");
 	if (r < 0) {
@@ -123,7 +127,6 @@ int cmd_attach(int argc, char **argv)
 			unlink(output);
 		return MT_EXIT_RUNTIME;
 	}
-	mt_catch_stop_signals();
 	mt_note("attached to %zu process%s; Ctrl-C to stop and print the leaks", pids.n,
 		pids.n == 1 ? "" : "es");
 

@@ -136,10 +136,13 @@ int cmd_sweep(int argc, char **argv)
 	int st = mt_options_bpf(&cl, &maps, argc, argv);
 	if (st != MT_OPTS_GO_ON)
 		return st;
+	/* Caught before tracing begins: a stop signal while the processes are
+	 * scanned ends the session as soon as they are, detached and
+	 * reported as at any other time. */
+	mt_catch_stop_signals();
 	struct mt_session ss;
 	if (mt_session_start(&ss, &maps, output, 1, NULL, 0, "sweep") < 0)
 		return MT_EXIT_RUNTIME;
-	mt_catch_stop_signals();
 	struct mt_watch *live = mt_watch_new(ss.b);
 	struct sweep_clock c = { .duration = duration, .progress = isatty(2) };
 	struct mt_session_loop loop = {
@@ -158,6 +161,10 @@ int cmd_sweep(int argc, char **argv)
 	mt_watch_snapshot(live, (uint64_t)(min_age * 1e9), &snap);
 	for (size_t i = 0; i < snap.nprocs; i++)
 		snap.procs[i]->end_ts = (uint64_t)(c.elapsed * 1e9);
+	/* The figures are in: every process runs untraced again before the
+	 * report is symbolized, which takes seconds on a busy machine. */
+	mt_watch_free(live);
+	int rc = mt_session_close(&ss);
 	if (json) {
 		struct mt_report_opts ro = { .view = MT_VIEW_LEAKS,
 					     .json = 1,
@@ -169,6 +176,5 @@ int cmd_sweep(int argc, char **argv)
 		print_text(&snap, (long)top, c.elapsed, min_age);
 	}
 	mt_recording_free(&snap);
-	mt_watch_free(live);
-	return mt_session_close(&ss);
+	return rc;
 }

@@ -87,10 +87,13 @@ int cmd_top(int argc, char **argv)
 	if (mt_pids_running(pids.v, pids.n) < 0)
 		return MT_EXIT_RUNTIME;
 
+	/* Caught before tracing begins: a stop signal while the processes are
+	 * scanned ends the session as soon as they are, detached and
+	 * reported as at any other time. */
+	mt_catch_stop_signals();
 	struct mt_session ss;
 	if (mt_session_start(&ss, &maps, NULL, all, pids.v, pids.n, "trace") < 0)
 		return MT_EXIT_RUNTIME;
-	mt_catch_stop_signals();
 	struct top_snapshots t = {
 		.live = mt_watch_new(ss.b),
 		.tp = mt_top_new(),

@@ -38,7 +38,7 @@ int mt_session_start(struct mt_session *s, const struct mt_bpf_opts *maps, const
 		return -1;
 	}
 	int r = all ? mt_bpf_trace_all(s->b, err, sizeof err) : 0;
-	for (size_t i = 0; !r && i < npids; i++)
+	for (size_t i = 0; !r && !mt_stop && i < npids; i++)
 		r = mt_bpf_trace_pid(s->b, pids[i], err, sizeof err);
 	if (r < 0) {
 		mt_error("%s", err);

@@ -8,9 +8,12 @@
  *
  * An object is known by the device and inode /proc/PID/maps gives, so the
  * same libc mapped by many processes, or at several paths (containers), is
- * analysed once.  It is opened through /proc/PID/map_files/, which names
- * exactly the mapped file even when it was deleted or lives in another
- * mount namespace, or else through /proc/PID/root/PATH.
+ * analysed once.  It is opened with mt_proc_open_object (procmaps.h):
+ * through /proc/PID/map_files/, which names exactly the mapped file even
+ * when it was deleted or lives in another mount namespace, or else by its
+ * path resolved inside the process's root; only a regular file of the
+ * mapped inode is read, and the kernel gets that file (/proc/self/fd/N),
+ * never a path the process's owner could make name something else.
  *
  * Probes are attached per (object, process) with the process as the perf
  * event's pid filter: the kernel then puts breakpoints into that process
@@ -41,6 +44,7 @@
 
 #include "base/hash.h"
 #include "base/util.h"
+#include "procmaps.h"
 
 /* ---- objects ---------------------------------------------------------- */
 
@@ -219,6 +223,12 @@ static int of_pid(const struct mtb_attach *a, pid_t pid)
 	return a->pid == pid;
 }
 
+/* Whether OBJ has probes for PID already (or for every process). */
+static int attached(struct mt_bpf *b, uint32_t obj, pid_t pid)
+{
+	return att_find(b, obj, pid) || (pid != -1 && att_find(b, obj, -1));
+}
+
 /* BPF_LINK_CREATE of a uprobe_multi link, by hand (libbpf 1.1 predates
  * it): the layout of union bpf_attr's link_create in Linux 6.6. */
 struct umulti_attr {
@@ -258,7 +268,7 @@ static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *
 	uint32_t cnt[4] = { 0 };
 	int e = 0;
 
-	if (att_find(b, obj, pid) || (pid != -1 && att_find(b, obj, -1)))
+	if (attached(b, obj, pid))
 		return 0;
 	for (int ret = 1; ret >= 0 && !e; ret--) {
 		for (int f = 0; f < MTB_SYM_COUNT; f++) {
@@ -406,6 +416,38 @@ struct unreadable {
 	int is_libc;
 };
 
+/* The object PID maps at [LO, HI) from inode INO, named NAME, opened as
+ * mt_proc_open_object opens it; -1 if it cannot be, with one warning when
+ * it was refused (a FIFO, a symbolic link, another file planted where the
+ * process's owner decides what a path names).  UNREAD (may be NULL) gets
+ * it, libc first. */
+static int open_mapped(pid_t pid, uint64_t lo, uint64_t hi, uint64_t ino, const char *name,
+		       struct unreadable *unread)
+{
+	char why[128];
+	int fd = mt_proc_open_object(pid, lo, hi, ino, name, why, sizeof(why));
+
+	if (fd >= 0)
+		return fd;
+	int e = errno;
+	const char *base = strrchr(name, '/');
+	int is_libc = base && !strncmp(base, "/libc.so", 8);
+
+	if (why[0])
+		mt_proc_warn_skipped(pid, name, why);
+	if (unread && (!unread->err || (is_libc && !unread->is_libc))) {
+		if (why[0])
+			snprintf(unread->path, sizeof(unread->path), "%s (%s)", name, why);
+		else
+			snprintf(unread->path, sizeof(unread->path), "/proc/%d/root%s", (int)pid,
+				 name);
+		unread->err = e;
+		unread->is_libc = is_libc;
+	}
+	errno = e;
+	return -1;
+}
+
 /* Reads /proc/PID/maps; every executable file mapping not seen before is
  * analysed, and allocator objects get probes for ATTACH_PID (PID, or -1 for
  * every process).  *NALLOC counts the allocator objects mapped; UNREAD (may
@@ -453,59 +495,35 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc,
 		last_dev = dev;
 		last_ino = ino;
 
-		char mapfile[96], rootpath[PATH_MAX + 32];
-		snprintf(mapfile, sizeof(mapfile), "/proc/%d/map_files/%llx-%llx", (int)pid, lo,
-			 hi);
-		snprintf(rootpath, sizeof(rootpath), "/proc/%d/root%s", (int)pid, name);
-		const char *open_path = mapfile;
 		int obj = obj_find(b, dev, ino);
-
+		if (obj >= 0 && !b->objs[obj].allocator)
+			continue;
+		if (obj >= 0 && attached(b, (uint32_t)obj, attach_pid)) {
+			++*nalloc;
+			continue;
+		}
+		int fd = open_mapped(pid, lo, hi, ino, name, unread);
+		if (fd < 0)
+			continue; /* not remembered: it may be readable later */
 		if (obj < 0) {
-			int fd = open(mapfile, O_RDONLY | O_CLOEXEC);
-			if (fd < 0) {
-				struct stat st;
-				open_path = rootpath;
-				fd = open(rootpath, O_RDONLY | O_CLOEXEC);
-				if (fd < 0) {
-					/* Not analysed, not remembered: whether it can
-					 * be read depends on the process. */
-					int e = errno;
-					const char *base = strrchr(name, '/');
-					int is_libc = base && !strncmp(base, "/libc.so", 8);
-
-					if (unread &&
-					    (!unread->err || (is_libc && !unread->is_libc))) {
-						snprintf(unread->path, sizeof(unread->path), "%s",
-							 rootpath);
-						unread->err = e;
-						unread->is_libc = is_libc;
-					}
-					continue;
-				}
-				if (fstat(fd, &st) || (uint64_t)st.st_ino != ino) {
-					close(fd);
-					fd = -1; /* not the mapped file any more */
-				}
-			}
 			/* Its path without " (deleted)". */
 			char *del = strstr(name, " (deleted)");
 			if (del && !del[10])
 				*del = 0;
 			obj = obj_add(b, dev, ino, name, fd);
-			if (fd >= 0)
-				close(fd);
-		} else if (b->objs[obj].allocator && access(mapfile, R_OK) != 0) {
-			open_path = rootpath;
 		}
-		if (!b->objs[obj].allocator)
+		if (!b->objs[obj].allocator) {
+			close(fd);
 			continue;
-		++*nalloc;
-		int r = attach_object(b, (uint32_t)obj, attach_pid, open_path, err, errlen);
-		if (r < 0 && open_path == mapfile) {
-			/* map_files can be refused to the kernel's path walk
-			 * where it is not to us: try the plain path. */
-			r = attach_object(b, (uint32_t)obj, attach_pid, rootpath, err, errlen);
 		}
+		++*nalloc;
+		/* The kernel is given the file we checked, not a path it would
+		 * resolve again (in the process's root, or through symbolic
+		 * links). */
+		char fdpath[64];
+		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+		int r = attach_object(b, (uint32_t)obj, attach_pid, fdpath, err, errlen);
+		close(fd);
 		if (r < 0) {
 			ret = -1;
 			break;
@@ -921,7 +939,8 @@ static int scan_all(struct mt_bpf *b, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot read /proc: %s", strerror(errno));
 		return -1;
 	}
-	while ((de = readdir(d))) {
+	/* a stop signal ends a long scan: the session ends at once after */
+	while (!mt_stop && (de = readdir(d))) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 		int nalloc;
@@ -1002,8 +1021,7 @@ int mt_bpf_rescan(struct mt_bpf *b)
 		mt_ptrmap_xinit(&w.seen, 64);
 		if (mtb_map_walk(b->fd_sites, sizeof(struct mtb_site_key), sizeof(struct mtb_site),
 				 gone_cb, &w) == 0)
-			for (size_t i = 0; i < w.n; i++)
-				mtb_drop_process(b, w.gone[i]);
+			mtb_drop_processes(b, w.gone, w.n);
 		free(w.gone);
 		mt_ptrmap_destroy(&w.seen);
 	}

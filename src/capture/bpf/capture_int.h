@@ -229,6 +229,8 @@ int mtb_map_walk(int fd, size_t ksz, size_t vsz,
 		 int (*fn)(void *ctx, const void *key, const void *val), void *ctx);
 /* Drops every entry of process TGID from the maps (not its stats). */
 void mtb_drop_process(struct mt_bpf *b, uint32_t tgid);
+/* The same for the N processes TGID[], in one walk of each map. */
+void mtb_drop_processes(struct mt_bpf *b, const uint32_t *tgid, size_t n);
 /* Fresh counters for a process traced anew. */
 void mtb_reset_stats(struct mt_bpf *b, uint32_t tgid);
 /* Frees the call slots of threads that no longer exist: their calls are

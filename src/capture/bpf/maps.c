@@ -328,8 +328,12 @@ void mtb_reap_dead_threads(struct mt_bpf *b)
 
 /* ---- dropping a process ----------------------------------------------- */
 
+/* Every process of a rescan that found several gone is dropped in one walk
+ * of each map: one walk per process made a sweep on a busy machine (where
+ * compilers come and go by the dozen) spend minutes in its rescans, deaf
+ * to Ctrl-C. */
 struct drop_walk {
-	uint32_t tgid;
+	const struct mt_ptrmap *tgids; /* tgid + 1 -> 1 */
 	size_t ksz;
 	size_t tgid_off;
 	char *keys;
@@ -340,10 +344,11 @@ static int drop_cb(void *ctx, const void *key, const void *val)
 {
 	struct drop_walk *w = ctx;
 	uint32_t t;
+	uint64_t v;
 
 	(void)val;
 	memcpy(&t, (const char *)key + w->tgid_off, sizeof(t));
-	if (t != w->tgid)
+	if (!mt_ptrmap_get(w->tgids, (uint64_t)t + 1, &v))
 		return 0;
 	mt_grow(&w->keys, &w->cap, (w->n + 1) * w->ksz - 1, 1);
 	memcpy(w->keys + w->n * w->ksz, key, w->ksz);
@@ -351,9 +356,10 @@ static int drop_cb(void *ctx, const void *key, const void *val)
 	return 0;
 }
 
-static void drop_keys(int fd, size_t ksz, size_t vsz, size_t tgid_off, uint32_t tgid)
+static void drop_keys(int fd, size_t ksz, size_t vsz, size_t tgid_off,
+		      const struct mt_ptrmap *tgids)
 {
-	struct drop_walk w = { .tgid = tgid, .ksz = ksz, .tgid_off = tgid_off };
+	struct drop_walk w = { .tgids = tgids, .ksz = ksz, .tgid_off = tgid_off };
 
 	if (mtb_map_walk(fd, ksz, vsz, drop_cb, &w) == 0)
 		for (size_t i = 0; i < w.n; i++)
@@ -361,19 +367,36 @@ static void drop_keys(int fd, size_t ksz, size_t vsz, size_t tgid_off, uint32_t 
 	free(w.keys);
 }
 
-void mtb_drop_process(struct mt_bpf *b, uint32_t tgid)
+void mtb_drop_processes(struct mt_bpf *b, const uint32_t *tgid, size_t n)
 {
+	struct mt_ptrmap set;
+	uint64_t v;
+	size_t slots = 16;
+
+	if (!n)
+		return;
+	while (slots < 2 * n)
+		slots *= 2;
+	mt_ptrmap_xinit(&set, slots);
+	for (size_t i = 0; i < n; i++)
+		mt_ptrmap_xput(&set, (uint64_t)tgid[i] + 1, 1);
 	drop_keys(b->fd_live, sizeof(struct mtb_live_key), sizeof(struct mtb_live),
-		  offsetof(struct mtb_live_key, tgid), tgid);
+		  offsetof(struct mtb_live_key, tgid), &set);
 	drop_keys(b->fd_sites, sizeof(struct mtb_site_key), sizeof(struct mtb_site),
-		  offsetof(struct mtb_site_key, tgid), tgid);
+		  offsetof(struct mtb_site_key, tgid), &set);
 	for (uint32_t i = 0; i < b->nslots; i++) {
 		struct mtb_call *c = &b->calls[i];
 		uint64_t own = __atomic_load_n(&c->own, __ATOMIC_ACQUIRE);
 
-		if (own && c->tgid == tgid)
+		if (own && mt_ptrmap_get(&set, (uint64_t)c->tgid + 1, &v))
 			release_slot(c, own);
 	}
+	mt_ptrmap_destroy(&set);
+}
+
+void mtb_drop_process(struct mt_bpf *b, uint32_t tgid)
+{
+	mtb_drop_processes(b, &tgid, 1);
 }
 
 void mtb_set_trace_all(struct mt_bpf *b, int on)

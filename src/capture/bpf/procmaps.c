@@ -3,28 +3,35 @@
  *
  * An object's load bias is found from its first mapping: the mapping of file
  * offset OFF at address START lies in the PT_LOAD segment that contains OFF,
- * so bias = START - (p_vaddr + OFF - p_offset).  Files are opened through
- * /proc/PID/root so that objects of processes in containers are read from
- * the container's file system.
+ * so bias = START - (p_vaddr + OFF - p_offset).
+ *
+ * Objects are opened with mt_proc_open_object, never by the path the maps
+ * give: that path is resolved by whoever reads it, and in a chroot or a
+ * container it is the process's owner who decides what it names.  Root's
+ * `memtrace -p` on a jailed process used to open a FIFO planted there (and
+ * hang for good) or follow a symbolic link out to any host file.
  */
 #include "procmaps.h"
+#include "base/hash.h"
+#include "base/ptrmap.h"
 #include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-int mt_elf_bias(const char *path, uint64_t start, uint64_t offset, uint64_t *bias,
-		uint8_t *build_id, size_t *build_id_len)
+int mt_elf_bias(int fd, uint64_t start, uint64_t offset, uint64_t *bias, uint8_t *build_id,
+		size_t *build_id_len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
 	elf_version(EV_CURRENT);
 	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
 	int r = -1;
@@ -60,8 +67,128 @@ int mt_elf_bias(const char *path, uint64_t start, uint64_t offset, uint64_t *bia
 out:
 	if (e)
 		elf_end(e);
-	close(fd);
 	return r;
+}
+
+/* ---- opening another process's objects --------------------------------- */
+
+static const char *file_kind(mode_t m)
+{
+	return S_ISLNK(m)  ? "a symbolic link" :
+	       S_ISFIFO(m) ? "a FIFO" :
+	       S_ISSOCK(m) ? "a socket" :
+	       S_ISCHR(m)  ? "a character device" :
+	       S_ISBLK(m)  ? "a block device" :
+	       S_ISDIR(m)  ? "a directory" :
+			     "not a regular file";
+}
+
+/* The file PFD (O_PATH) names, opened for reading once it is known to be a
+ * regular file of inode INO and of a sane size.  Reopening through
+ * /proc/self/fd reaches that very inode; nothing else is opened. */
+static int reopen_checked(int pfd, uint64_t ino, char *why, size_t whylen)
+{
+	struct stat st, st2;
+	char self[64];
+
+	if (fstat(pfd, &st) < 0)
+		return -1;
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "%s, not a regular file", file_kind(st.st_mode));
+		errno = EINVAL;
+		return -1;
+	}
+	/* the inode only: /proc/PID/maps gives the device of the file under an
+	 * overlay or a btrfs subvolume, where stat gives the upper one */
+	if ((uint64_t)st.st_ino != ino) {
+		snprintf(why, whylen, "not the file it maps (inode %llu, not %llu)",
+			 (unsigned long long)st.st_ino, (unsigned long long)ino);
+		errno = ESTALE;
+		return -1;
+	}
+	if ((uint64_t)st.st_size > MT_OBJECT_MAX_BYTES) {
+		snprintf(why, whylen, "larger than %llu GiB",
+			 (unsigned long long)(MT_OBJECT_MAX_BYTES >> 30));
+		errno = EFBIG;
+		return -1;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	int fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev) {
+		close(fd);
+		snprintf(why, whylen, "changed while it was opened");
+		errno = ESTALE;
+		return -1;
+	}
+	return fd;
+}
+
+/* PATH (as we see it: the maps are written from our root) resolved inside
+ * the root of process PID, looked at without opening it: O_PATH. */
+static int open_in_root(pid_t pid, const char *path, char *why, size_t whylen)
+{
+	char rootlink[64], rootname[PATH_MAX];
+	snprintf(rootlink, sizeof(rootlink), "/proc/%d/root", (int)pid);
+	int rfd = open(rootlink, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return -1;
+	/* A chroot's paths are ours, its root's name in front: inside its
+	 * root they are the rest.  (A container's are its own already.) */
+	const char *rel = path;
+	ssize_t n = readlink(rootlink, rootname, sizeof(rootname) - 1);
+	if (n > 1 && (size_t)n < sizeof(rootname) - 1 && !strncmp(path, rootname, (size_t)n) &&
+	    path[n] == '/')
+		rel = path + n;
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int pfd = (int)syscall(SYS_openat2, rfd, rel, &how, sizeof(how));
+	int e = errno;
+	close(rfd);
+	if (pfd < 0 && e == ENOSYS)
+		snprintf(why, whylen, "cannot be opened safely without openat2 (Linux 5.6)");
+	errno = e;
+	return pfd;
+}
+
+int mt_proc_open_object(pid_t pid, uint64_t lo, uint64_t hi, uint64_t ino, const char *path,
+			char *why, size_t whylen)
+{
+	char mapfile[96];
+	why[0] = 0;
+	snprintf(mapfile, sizeof(mapfile), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)lo, (unsigned long long)hi);
+	/* the magic link to the inode mapped: the one thing followed */
+	int pfd = open(mapfile, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		pfd = open_in_root(pid, path, why, whylen);
+	if (pfd < 0)
+		return -1;
+	int fd = reopen_checked(pfd, ino, why, whylen);
+	int e = errno;
+	close(pfd);
+	errno = e;
+	return fd;
+}
+
+void mt_proc_warn_skipped(pid_t pid, const char *path, const char *why)
+{
+	static struct mt_ptrmap warned; /* hash(pid, path) | 1 -> 1 */
+	uint64_t h = mt_hash64((uint64_t)pid);
+	uint64_t v;
+
+	for (const char *c = path; *c; c++)
+		h = mt_hash_combine(h, (unsigned char)*c);
+	h |= 1;
+	if (!warned.keys)
+		mt_ptrmap_xinit(&warned, 64);
+	if (mt_ptrmap_get(&warned, h, &v))
+		return;
+	mt_ptrmap_xput(&warned, h, 1);
+	mt_warning("process %d: skipping %s: %s", (int)pid, path, why);
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -101,11 +228,11 @@ int mt_pinfo_read(struct mt_pinfo *pi, pid_t pid)
 		return -1;
 	size_t cap = 0;
 	while (fgets(line, sizeof line, f)) {
-		unsigned long long lo, hi, off;
-		char perms[8], file[4096];
+		unsigned long long lo, hi, off, ino;
+		char perms[8], file[4096], why[128];
 		file[0] = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &lo, &hi, perms, &off,
-			   file) < 4)
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %llu %4095[^\n]", &lo, &hi, perms, &off,
+			   &ino, file) < 5)
 			continue;
 		if (file[0] != '/' || strstr(file, " (deleted)"))
 			continue;
@@ -119,10 +246,16 @@ int mt_pinfo_read(struct mt_pinfo *pi, pid_t pid)
 			continue;
 		}
 		/* a new object: its first mapping gives the bias */
-		char real[4200];
-		snprintf(real, sizeof real, "/proc/%d/root%s", (int)pid, file);
+		/* Skipped quietly when refused: attach.c warns about the
+		 * executable objects, and data files (fonts, devices) need
+		 * no word. */
 		struct mt_pmod nm = { .start = lo, .end = hi };
-		if (mt_elf_bias(real, lo, off, &nm.bias, nm.build_id, &nm.build_id_len) < 0)
+		int fd = mt_proc_open_object(pid, lo, hi, ino, file, why, sizeof why);
+		if (fd < 0)
+			continue;
+		int r = mt_elf_bias(fd, lo, off, &nm.bias, nm.build_id, &nm.build_id_len);
+		close(fd);
+		if (r < 0)
 			continue; /* not an ELF object (fonts, locale archives...) */
 		nm.path = xstrdup(file);
 		mt_grow(&pi->mods, &cap, pi->nmods, sizeof *pi->mods);

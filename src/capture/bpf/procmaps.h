@@ -39,9 +39,32 @@ int mt_pid_alive(pid_t pid);
 /* 0 if every one of PIDS runs; else says "no process N" and returns -1. */
 int mt_pids_running(const pid_t *pids, size_t n);
 
-/* Load bias and build-id of the ELF file at PATH mapped at START with file
- * offset OFFSET.  Returns 0 or -1. */
-int mt_elf_bias(const char *path, uint64_t start, uint64_t offset, uint64_t *bias,
-		uint8_t *build_id, size_t *build_id_len);
+/* Load bias and build-id of the ELF file open on FD, mapped at START with
+ * file offset OFFSET.  Returns 0 or -1. */
+int mt_elf_bias(int fd, uint64_t start, uint64_t offset, uint64_t *bias, uint8_t *build_id,
+		size_t *build_id_len);
+
+/* Objects larger than this are not read (no ELF object is; a planted file
+ * could be sparse and endless). */
+#define MT_OBJECT_MAX_BYTES (4ull << 30)
+
+/* Opens, read-only, the object process PID maps at [LO, HI) from inode INO
+ * (as its maps give them), named PATH there.  The process's owner controls
+ * what PATH names (a chroot's paths resolve in the jail, a container's in
+ * its own mounts), so PATH is never opened as it is: the very inode mapped
+ * is opened through /proc/PID/map_files/LO-HI when allowed (CAP_SYS_ADMIN),
+ * else PATH is resolved inside the process's root (openat2 RESOLVE_IN_ROOT,
+ * no magic link, no symbolic link at the end).  Either way the file is
+ * first looked at through an O_PATH descriptor, so that a FIFO or a device
+ * is never opened, and it must be a regular file of inode INO, at most
+ * MT_OBJECT_MAX_BYTES long.  Returns the descriptor, or -1 with errno; when
+ * a file was there but refused, WHY says why ("" when it is simply missing
+ * or unreadable). */
+int mt_proc_open_object(pid_t pid, uint64_t lo, uint64_t hi, uint64_t ino, const char *path,
+			char *why, size_t whylen);
+
+/* Says once per process and path that PATH of process PID is skipped, and
+ * WHY. */
+void mt_proc_warn_skipped(pid_t pid, const char *path, const char *why);
 
 #endif
