@@ -25,11 +25,13 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* From the C++ runtime the binary links with; declared here so that this
  * file stays plain C. */
@@ -356,28 +358,38 @@ static void open_module(struct mt_symbolizer *s, struct module *m)
 {
 	if (is_pseudo_path(m->path))
 		return;
-	/* stat first: libdwfl would try to map a directory or a FIFO, and
-	 * errno makes a better message than libdwfl's own. */
+	/* Opened here, not by libdwfl: O_NONBLOCK so that a FIFO planted at a
+	 * module's path (a jailed process owns its paths) cannot hang the
+	 * report, and fstat on what was opened, not a stat before the open
+	 * that a swap could outrun.  errno also makes a better message than
+	 * libdwfl's own. */
+	int fd = open(m->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
-	if (stat(m->path, &st) != 0) {
+	if (fd < 0 || fstat(fd, &st) != 0) {
 		char what[256];
 		snprintf(what, sizeof what, "cannot open: %s", strerror(errno));
 		add_warning(s, m->path, what);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		add_warning(s, m->path, "cannot open: not a regular file");
+		close(fd);
 		return;
 	}
 	m->dwfl = dwfl_begin(&offline_callbacks);
 	if (!m->dwfl) {
 		add_warning(s, m->path, "cannot open: libdwfl failed");
+		close(fd);
 		return;
 	}
-	/* fd -1: libdwfl opens the file and owns the descriptor.  add_p_vaddr
-	 * true makes BIAS the module's bias proper (false would take it for
-	 * the address of the first segment). */
-	m->mod = dwfl_report_elf(m->dwfl, m->path, m->path, -1, m->bias, true);
+	/* libdwfl owns FD once the module is made (and leaves it to us when it
+	 * is not).  add_p_vaddr true makes BIAS the module's bias proper
+	 * (false would take it for the address of the first segment). */
+	m->mod = dwfl_report_elf(m->dwfl, m->path, m->path, fd, m->bias, true);
+	if (!m->mod)
+		close(fd);
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	const char *why = NULL;
 	char what[256];
