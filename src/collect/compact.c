@@ -45,16 +45,21 @@ static uint8_t *room(struct mt_compact *c, size_t n)
 	return c->out + c->len;
 }
 
-void mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len)
+size_t mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len)
 {
 	struct mt_event *ev = &c->ev;
+	const uint8_t *at = records;
 	c->dec.p = records;
 	c->dec.end = records + len;
 	while (mt_dec_next(&c->dec, ev) > 0) {
-		uint8_t *w = room(c, ev->type == MT_REC_ALLOC || ev->type == MT_REC_FREE ||
-						     ev->type == MT_REC_REALLOC ?
-					     2 * MT_REC_MAX_SMALL :
-					     mt_event_size(ev));
+		size_t need = ev->type == MT_REC_ALLOC || ev->type == MT_REC_FREE ||
+					      ev->type == MT_REC_REALLOC ?
+				      2 * MT_REC_MAX_SMALL :
+				      mt_event_size(ev);
+		/* no real record comes near; a client's could be any size */
+		if (need > sizeof c->out)
+			break;
+		uint8_t *w = room(c, need);
 		uint8_t *s = w;
 		uint64_t serial;
 		switch (ev->type) {
@@ -86,9 +91,11 @@ void mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len)
 			w = mt_enc_passthrough(&c->enc, w, ev);
 		}
 		c->len += (size_t)(w - s);
+		at = c->dec.p;
 	}
 	if (c->len) {
 		c->emit(c->ctx, c->out, c->len);
 		c->len = 0;
 	}
+	return (size_t)(at - records);
 }

@@ -16,8 +16,10 @@ struct mt_compact;
 typedef void (*mt_compact_emit_fn)(void *ctx, const uint8_t *records, size_t len);
 
 struct mt_compact *mt_compact_new(mt_compact_emit_fn emit, void *ctx);
-/* Feeds whole records; what they become is passed to emit before return. */
-void mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len);
+/* Feeds whole records; what they become is passed to emit before return.
+ * Returns how many bytes were taken: less than LEN if a record was
+ * malformed (or too large to re-encode), where the stream must end. */
+size_t mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len);
 void mt_compact_free(struct mt_compact *c);
 
 #endif

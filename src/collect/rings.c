@@ -7,44 +7,75 @@
  * drained into chunks at least every 250 ms, so a crash of either side
  * loses under a second.  A process's connection hangs up when it exits or
  * execs: then the rest of its ring and its losses are written.
+ *
+ * The socket's name is public, so a connection is taken only from a process
+ * of the command's (see accept_conn), and what a client hands over is
+ * untrusted: its memfd must be sealed at the size it claims, and its ring's
+ * positions and records are checked on every drain.  A client that fails a
+ * check loses its own events, with a warning; the recording goes on.
  */
 #include "rings.h"
 #include "format/ring.h"
 #include "base/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5 */
+#endif
 
 /* One traced process of the shim: its ring and its stream in the file. */
 struct conn {
 	int fd;
 	struct mt_ring_hdr *ring;
 	uint64_t size;
-	uint32_t pid;
+	uint64_t tail; /* ours: the ring's copy is the client's to overwrite */
+	uint32_t pid;  /* the kernel's word for it (SO_PEERCRED), not the hello's */
 	struct mt_stream *stream;
 };
+
+#define MAX_UIDS 16
 
 struct mt_rings {
 	int lfd;
 	struct conn **v;
 	size_t n, cap;
+	uint8_t token[MT_TOKEN_LEN];
+	/* the uids the command's processes were seen to run as */
+	uid_t uids[MAX_UIDS];
+	size_t nuids;
 };
 
 struct mt_rings *mt_rings_listen(char *name, size_t namelen, char *err, size_t errlen)
 {
 	struct timespec now;
+	uint8_t token[MT_TOKEN_LEN];
+	if (getrandom(token, sizeof token, 0) != (ssize_t)sizeof token) {
+		snprintf(err, errlen, "cannot make the recorder socket's token: %s",
+			 strerror(errno));
+		return NULL;
+	}
 	clock_gettime(CLOCK_REALTIME, &now);
-	snprintf(name, namelen, "@memtrace-%d-%ld", (int)getpid(), (long)now.tv_nsec);
+	/* The name is public (/proc/net/unix); what follows '#' reaches only
+	 * the command, through its environment. */
+	int n = snprintf(name, namelen, "@memtrace-%d-%ld", (int)getpid(), (long)now.tv_nsec);
+	size_t slen = (size_t)n;
+	for (int i = 0; i < MT_TOKEN_LEN && (size_t)n + 3 < namelen; i++)
+		n += snprintf(name + n, namelen - (size_t)n, "%s%02x", i ? "" : "#", token[i]);
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	size_t slen = strlen(name);
 	if (slen > sizeof sa.sun_path)
 		slen = sizeof sa.sun_path;
 	memcpy(sa.sun_path, name, slen);
@@ -61,24 +92,38 @@ struct mt_rings *mt_rings_listen(char *name, size_t namelen, char *err, size_t e
 	}
 	struct mt_rings *s = xcalloc(1, sizeof *s);
 	s->lfd = fd;
+	memcpy(s->token, token, sizeof token);
+	/* the command starts as our uid; a setuid image adds its own below */
+	s->uids[s->nuids++] = geteuid();
 	return s;
 }
 
-static void drain(struct conn *c, int final)
+/* Copies what the process committed since the last drain into its stream.
+ * Returns NULL, or why its ring cannot be read on: the client writes the
+ * header and data while we read, so head is read once, bounded by the ring
+ * (so [tail, head) lies in the doubled mapping), and every record goes
+ * through the stream's decoder, which stops at a malformed one. */
+static const char *drain(struct conn *c)
 {
 	uint64_t head = __atomic_load_n(&c->ring->head, __ATOMIC_ACQUIRE);
-	uint64_t tail = c->ring->tail;
-	mt_stream_feed(c->stream, mt_ring_data(c->ring) + (tail & (c->size - 1)), head - tail,
-		       final);
+	uint64_t len = head - c->tail;
+	if (len > c->size)
+		return "its buffer's positions are out of bounds";
+	if (mt_stream_feed(c->stream, mt_ring_data(c->ring) + (c->tail & (c->size - 1)),
+			   (size_t)len, 0) < 0)
+		return "a malformed record in its buffer";
+	c->tail = head;
 	__atomic_store_n(&c->ring->tail, head, __ATOMIC_RELEASE);
+	return NULL;
 }
 
-/* Receives a process's hello and the memfd of its ring; returns the memfd,
- * or -1 (with HELLO incomplete) if what came was no hello. */
-static int recv_hello(int fd, struct mt_hello *hello)
+/* Receives a process's hello and the memfd of its ring, waiting up to
+ * WAIT_MS for it; returns the memfd, or -1 (with HELLO incomplete) if what
+ * came was no hello.  Any other descriptor sent along is closed. */
+static int recv_hello(int fd, struct mt_hello *hello, int wait_ms)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(4 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = { .iov_base = hello, .iov_len = sizeof *hello };
@@ -88,14 +133,24 @@ static int recv_hello(int fd, struct mt_hello *hello)
 			      .msg_controllen = sizeof u.buf };
 	/* the hello is sent right after connect; wait briefly for it */
 	struct pollfd pf = { .fd = fd, .events = POLLIN };
-	poll(&pf, 1, 1000);
+	poll(&pf, 1, wait_ms);
 	ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
 	int memfd = -1;
-	if (cm && cm->cmsg_type == SCM_RIGHTS)
-		memcpy(&memfd, CMSG_DATA(cm), sizeof memfd);
-	if (n != (ssize_t)sizeof *hello || hello->magic != MT_RING_MAGIC || memfd < 0 ||
-	    hello->size == 0 || (hello->size & (hello->size - 1))) {
+	for (struct cmsghdr *cm = n < 0 ? NULL : CMSG_FIRSTHDR(&msg); cm;
+	     cm = CMSG_NXTHDR(&msg, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < nfd; i++) {
+			int f;
+			memcpy(&f, CMSG_DATA(cm) + i * sizeof f, sizeof f);
+			if (memfd < 0)
+				memfd = f;
+			else
+				close(f);
+		}
+	}
+	if (n != (ssize_t)sizeof *hello || hello->magic != MT_RING_MAGIC || memfd < 0) {
 		if (memfd >= 0)
 			close(memfd);
 		return -1;
@@ -103,45 +158,153 @@ static int recv_hello(int fd, struct mt_hello *hello)
 	return memfd;
 }
 
-static void accept_conn(struct mt_rings *s, struct mt_recorder *r)
+/* The parent of PID from /proc/PID/stat, or 0. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "pid (comm) S ppid ...": comm may hold anything, ')' included */
+	char *p = strrchr(buf, ')');
+	int ppid;
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
+}
+
+/* Whether the peer on FD, PID, is CMD or descends from it.  The links are
+ * read from /proc while the peer lives; its pidfd (where the kernel gives
+ * one) then says it still does, so the pid was not reused meanwhile. */
+static int of_command(int fd, pid_t pid, pid_t cmd)
+{
+	int found = 0;
+	pid_t p = pid;
+	for (int hops = 0; p > 1 && hops < 4096 && !found; hops++) {
+		found = p == cmd;
+		p = parent_of(p);
+	}
+	int pidfd = -1;
+	socklen_t len = sizeof pidfd;
+	if (found && getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0) {
+		found = syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+		close(pidfd);
+	}
+	return found;
+}
+
+static int uid_known(const struct mt_rings *s, uid_t uid)
+{
+	for (size_t i = 0; i < s->nuids; i++)
+		if (s->uids[i] == uid)
+			return 1;
+	return 0;
+}
+
+static int token_matches(const struct mt_rings *s, const struct mt_hello *hello)
+{
+	uint8_t diff = 0;
+	for (int i = 0; i < MT_TOKEN_LEN; i++)
+		diff |= (uint8_t)(s->token[i] ^ hello->token[i]);
+	return diff == 0;
+}
+
+/* Whether the memfd can be mapped as a ring of SIZE data bytes: it must be
+ * sealed against shrinking (or it could pull pages from under the mapping)
+ * and as large as it claims. */
+static const char *check_ring(int memfd, uint64_t size)
+{
+	struct stat st;
+	int seals = fcntl(memfd, F_GET_SEALS);
+	if (seals < 0 || (seals & MT_RING_SEALS) != MT_RING_SEALS)
+		return "its buffer is not a memfd sealed against resizing";
+	if (size < MT_RING_HDR || size > MT_RING_MAX_SIZE || (size & (size - 1)))
+		return "its buffer's size is not a power of two from 4 KiB to 1 GiB";
+	if (fstat(memfd, &st) < 0 || (uint64_t)st.st_size != MT_RING_HDR + size)
+		return "its buffer is not the size it claims";
+	return NULL;
+}
+
+/* A process connected: it is recorded if it is one of the command's (CMD's)
+ * and hands over a ring that can be read safely. */
+static void accept_conn(struct mt_rings *s, struct mt_recorder *r, pid_t cmd)
 {
 	int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
+	struct ucred cred;
+	socklen_t clen = sizeof cred;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
+		close(fd);
+		return;
+	}
+	/* A descendant is the command's, whatever uid it switched to.  One
+	 * that exited (and was reaped) or was orphaned before we looked is
+	 * known by the token it inherited, and must run as a uid the
+	 * command's processes were seen with. */
+	int ours = of_command(fd, cred.pid, cmd);
+	if (ours && !uid_known(s, cred.uid) && s->nuids < MAX_UIDS)
+		s->uids[s->nuids++] = cred.uid;
 	struct mt_hello hello;
-	int memfd = recv_hello(fd, &hello);
+	int memfd = recv_hello(fd, &hello, ours ? 1000 : 50);
+	if (!ours && (memfd < 0 || !token_matches(s, &hello) || !uid_known(s, cred.uid))) {
+		mt_warning("refused a connection from pid %d (uid %u): not a process of the "
+			   "recorded command",
+			   (int)cred.pid, (unsigned)cred.uid);
+		goto refuse;
+	}
 	if (memfd < 0) {
-		mt_warning("a process connected with a malformed hello; ignored");
-		close(fd);
-		return;
+		mt_warning("pid %d connected with a malformed hello; ignored", (int)cred.pid);
+		goto refuse;
 	}
-	struct mt_ring_hdr *ring = mt_ring_map(memfd, hello.size);
-	close(memfd);
+	const char *why = check_ring(memfd, hello.size);
+	struct mt_ring_hdr *ring = why ? NULL : mt_ring_map(memfd, hello.size);
 	if (!ring) {
-		mt_warning("cannot map the event buffer of pid %u: %s", hello.pid, strerror(errno));
-		close(fd);
-		return;
+		mt_warning("pid %d is not recorded: %s", (int)cred.pid,
+			   why ? why : "cannot map its event buffer");
+		goto refuse;
 	}
+	close(memfd);
 	mt_grow(&s->v, &s->cap, s->n, sizeof *s->v);
 	struct conn *c = xmalloc(sizeof *c);
 	*c = (struct conn){
 		.fd = fd,
 		.ring = ring,
 		.size = hello.size,
-		.pid = hello.pid,
+		.tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE),
+		.pid = (uint32_t)cred.pid,
 		.stream = mt_stream_new(r),
 	};
 	s->v[s->n++] = c;
+	return;
+refuse:
+	if (memfd >= 0)
+		close(memfd);
+	close(fd);
 }
 
-/* The connection's process is gone (or exec'd): write out all it left. */
-static void close_conn(struct mt_rings *s, size_t k, int have_status, int status)
+/* The connection's process is gone (or exec'd), or WHY (not NULL) its ring
+ * cannot be read on: write out all it left and forget it. */
+static void close_conn(struct mt_rings *s, size_t k, int have_status, int status, const char *why)
 {
 	struct conn *c = s->v[k];
-	drain(c, 0);
+	if (!why)
+		why = drain(c);
 	uint64_t lost[MT_LOST_KIND_COUNT];
 	for (int i = 0; i < MT_LOST_KIND_COUNT; i++)
 		lost[i] = c->ring->lost[i];
+	if (why) {
+		/* its stream ends here: at least one event of it is lost */
+		mt_warning("pid %u: %s; its events from there on are not recorded", c->pid, why);
+		if (lost[MT_LOST_CONSUMER_GONE] != UINT64_MAX)
+			lost[MT_LOST_CONSUMER_GONE]++;
+	}
 	int64_t st = WIFEXITED(status) ? WEXITSTATUS(status) : -(int64_t)WTERMSIG(status);
 	mt_stream_end(c->stream, lost, have_status, st);
 	mt_ring_unmap(c->ring, c->size);
@@ -157,19 +320,26 @@ int mt_rings_run(struct mt_rings *s, struct mt_recorder *r, pid_t pid)
 		/* Rings are drained on a 5 ms beat; only new connections wake us. */
 		struct pollfd pl = { .fd = s->lfd, .events = POLLIN };
 		if (poll(&pl, 1, 5) > 0 && (pl.revents & POLLIN))
-			accept_conn(s, r);
+			/* once reaped, the command's pid could be another's */
+			accept_conn(s, r, reaped ? 0 : pid);
 		if (!reaped && waitpid(pid, &status, WNOHANG) == pid)
 			reaped = 1;
 		for (size_t k = s->n; k-- > 0;) {
 			struct conn *c = s->v[k];
-			drain(c, 0);
+			const char *why = drain(c);
+			if (why) {
+				/* hung up on: it costs that process its events, no
+				 * one else's */
+				close_conn(s, k, 0, status, why);
+				continue;
+			}
 			struct pollfd p = { .fd = c->fd, .events = POLLRDHUP };
 			if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
 				/* The command's own connection ends when it exits or
 				 * execs; its exit status goes in once it is known. */
 				if (c->pid == (uint32_t)pid && !reaped)
 					continue;
-				close_conn(s, k, c->pid == (uint32_t)pid, status);
+				close_conn(s, k, c->pid == (uint32_t)pid, status, NULL);
 			}
 		}
 		if (reaped && s->n == 0) {

@@ -150,18 +150,20 @@ void mt_stream_tick(struct mt_stream *s)
 		write_chunk(s);
 }
 
-void mt_stream_feed(struct mt_stream *s, const uint8_t *records, size_t len, int final)
+int mt_stream_feed(struct mt_stream *s, const uint8_t *records, size_t len, int final)
 {
+	size_t used = len;
 	/* With culling, feed even when nothing is new: pending allocations age
 	 * into the file while the process is idle. */
 	if (s->cull)
-		mt_cull_feed(s->cull, records, len, mt_now_ns(), final);
+		used = mt_cull_feed(s->cull, records, len, mt_now_ns(), final);
 	else if (len)
-		mt_compact_feed(s->compact, records, len);
+		used = mt_compact_feed(s->compact, records, len);
 	if (final)
 		write_chunk(s);
 	else
 		mt_stream_tick(s);
+	return used == len ? 0 : -1;
 }
 
 void mt_stream_end(struct mt_stream *s, const uint64_t lost[MT_LOST_KIND_COUNT], int have_exit,

@@ -27,8 +27,10 @@ int mt_recorder_close(struct mt_recorder *r);
 const char *mt_recorder_path(const struct mt_recorder *r);
 
 struct mt_stream *mt_stream_new(struct mt_recorder *r);
-/* Feeds whole records; FINAL flushes everything pending. */
-void mt_stream_feed(struct mt_stream *s, const uint8_t *records, size_t len, int final);
+/* Feeds whole records; FINAL flushes everything pending.  Returns -1 if a
+ * record was malformed: what came before it is kept, the rest is not, and
+ * the stream should end (its decoder state is no longer the sender's). */
+int mt_stream_feed(struct mt_stream *s, const uint8_t *records, size_t len, int final);
 /* Time passes: writes a chunk if the last one is old enough. */
 void mt_stream_tick(struct mt_stream *s);
 /* Ends the stream: LOST counters and, with HAVE_EXIT, the exit status

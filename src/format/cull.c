@@ -302,14 +302,20 @@ static int cull_free(struct mt_cull *c, uint64_t ts, uint64_t ptr, uint64_t *las
 	return 1;
 }
 
-void mt_cull_feed(struct mt_cull *c, const uint8_t *records, size_t len, uint64_t now, int final)
+size_t mt_cull_feed(struct mt_cull *c, const uint8_t *records, size_t len, uint64_t now, int final)
 {
 	struct mt_event *ev = &c->ev;
+	const uint8_t *at = records;
 	c->dec.p = records;
 	c->dec.end = records + len;
 	while (records && mt_dec_next(&c->dec, ev) > 0) {
-		if (ev->type == MT_REC_ALLOC || ev->type == MT_REC_REALLOC ||
-		    ev->type == MT_REC_FREE) {
+		int alloc = ev->type == MT_REC_ALLOC || ev->type == MT_REC_REALLOC ||
+			    ev->type == MT_REC_FREE;
+		/* no real record comes near; a recorder's client could send any */
+		if (!alloc && mt_event_size(ev) > sizeof c->out)
+			break;
+		at = c->dec.p;
+		if (alloc) {
 			uint64_t *last = last_alloc(c, ev->tid);
 			struct entry e = { (uint8_t)ev->type, (uint8_t)ev->fn, 0,	0,
 					   ev->tid,	      ev->ts,	       ev->ptr, ev->old_ptr,
@@ -354,4 +360,5 @@ void mt_cull_feed(struct mt_cull *c, const uint8_t *records, size_t len, uint64_
 	if (final || c->dirty || c->peak_dirty)
 		emit_aggregates(c);
 	flush_out(c);
+	return (size_t)(at - records);
 }

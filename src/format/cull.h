@@ -26,8 +26,10 @@ typedef void (*mt_cull_emit_fn)(void *ctx, const uint8_t *records, size_t len);
 struct mt_cull *mt_cull_new(uint64_t threshold_ns, mt_cull_emit_fn emit, void *ctx);
 void mt_cull_set_pending_limit(struct mt_cull *c, uint64_t entries);
 /* Feeds whole records; NOW is the current time on the stream's clock.  With
- * FINAL everything pending is emitted, then the aggregates. */
-void mt_cull_feed(struct mt_cull *c, const uint8_t *records, size_t len, uint64_t now, int final);
+ * FINAL everything pending is emitted, then the aggregates.  Returns how
+ * many bytes were taken: less than LEN if a record was malformed (or too
+ * large to re-encode), where the stream must end. */
+size_t mt_cull_feed(struct mt_cull *c, const uint8_t *records, size_t len, uint64_t now, int final);
 void mt_cull_free(struct mt_cull *c);
 
 #endif

@@ -7,11 +7,13 @@
  * traced process, holding its channel lock) advances `head` after each whole
  * record; the consumer copies [tail, head) out and advances `tail`.  Because
  * the consumer holds its own mapping, whatever the traced process committed
- * survives its death, SIGKILL included.
+ * survives its death, SIGKILL included.  To the recorder, the header and
+ * everything in the data area are untrusted input (collect/rings.c).
  */
 #ifndef MEMTRACE_RING_H
 #define MEMTRACE_RING_H
 
+#include <fcntl.h>
 #include <stdint.h>
 #include <sys/mman.h>
 
@@ -20,6 +22,14 @@
 #define MT_RING_MAGIC 0x31474e4952544dull /* "MTRING1" */
 #define MT_RING_HDR 4096ull
 #define MT_RING_DEFAULT_SIZE (32ull << 20)
+/* The recorder maps no larger ring (a client could ask for any size). */
+#define MT_RING_MAX_SIZE (1ull << 30)
+/* The recorder maps only a memfd that can no longer change size: one that
+ * shrank under its mapping would kill it with SIGBUS. */
+#define MT_RING_SEALS (F_SEAL_SHRINK | F_SEAL_GROW)
+/* The secret `memtrace record` puts after '#' in MEMTRACE_CONNECT, in hex;
+ * only processes that inherited it from the command know it. */
+#define MT_TOKEN_LEN 16
 
 struct mt_ring_hdr {
 	uint64_t magic;
@@ -30,11 +40,14 @@ struct mt_ring_hdr {
 	_Alignas(64) volatile uint64_t lost[MT_LOST_KIND_COUNT];
 };
 
-/* The hello message sent over the recorder's socket, with the memfd. */
+/* The hello message sent over the recorder's socket, with the memfd.  The
+ * recorder trusts none of it: the peer's pid and uid are the kernel's
+ * (SO_PEERCRED), the size must match the sealed memfd's. */
 struct mt_hello {
 	uint64_t magic;
 	uint32_t pid, ppid;
 	uint64_t size;
+	uint8_t token[MT_TOKEN_LEN];
 };
 
 /* Maps the ring in FD (header + SIZE data bytes) with the data area doubled.

@@ -18,6 +18,7 @@
 #include "format/ring.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -84,10 +85,13 @@ static void z_free(voidpf opaque, voidpf p)
 
 static int make_ring(uint64_t want)
 {
-	int fd = (int)syscall(SYS_memfd_create, "memtrace-ring", 1u /* MFD_CLOEXEC */);
+	int fd = (int)syscall(SYS_memfd_create, "memtrace-ring",
+			      3u /* MFD_CLOEXEC | MFD_ALLOW_SEALING */);
 	if (fd < 0)
 		return -1;
-	if (ftruncate(fd, (off_t)(MT_RING_HDR + want)) < 0)
+	/* sealed at its size: the recorder maps no ring that could shrink */
+	if (ftruncate(fd, (off_t)(MT_RING_HDR + want)) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, MT_RING_SEALS) < 0)
 		goto fail;
 	ring = mt_ring_map(fd, want);
 	if (!ring)
@@ -105,10 +109,44 @@ fail:
 	return -1;
 }
 
+/* The length of MEMTRACE_CONNECT's socket name: what precedes '#'. */
+static size_t connect_name_len(void)
+{
+	const char *hash = strchr(mt_cfg.connect, '#');
+	return hash ? (size_t)(hash - mt_cfg.connect) : strlen(mt_cfg.connect);
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* The token after '#' (all zero when there is none or it is malformed: the
+ * recorder then admits this process by its ancestry alone). */
+static void connect_token(uint8_t token[MT_TOKEN_LEN])
+{
+	const char *hex = mt_cfg.connect + connect_name_len();
+	memset(token, 0, MT_TOKEN_LEN);
+	if (*hex++ != '#')
+		return;
+	for (int i = 0; i < MT_TOKEN_LEN; i++) {
+		int hi = hex_digit(hex[2 * i]), lo = hi < 0 ? -1 : hex_digit(hex[2 * i + 1]);
+		if (lo < 0) {
+			memset(token, 0, MT_TOKEN_LEN);
+			return;
+		}
+		token[i] = (uint8_t)(hi << 4 | lo);
+	}
+}
+
 static int connect_recorder(int memfd, uint32_t ppid)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	size_t n = strlen(mt_cfg.connect);
+	size_t n = connect_name_len();
 	if (n + 1 > sizeof sa.sun_path)
 		return -1;
 	/* '@' names a socket in the abstract namespace, as ss(8) prints them. */
@@ -124,6 +162,7 @@ static int connect_recorder(int memfd, uint32_t ppid)
 	struct mt_hello hello = {
 		.magic = MT_RING_MAGIC, .pid = (uint32_t)getpid(), .ppid = ppid, .size = size
 	};
+	connect_token(hello.token);
 	struct iovec iov = { .iov_base = &hello, .iov_len = sizeof hello };
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -213,8 +252,9 @@ int mt_channel_open(uint32_t ppid)
 		sock = connect_recorder(fd, ppid);
 		close(fd);
 		if (sock < 0) {
-			mt_log(1, "cannot reach the recorder at %s: %s", mt_cfg.connect,
-			       strerror(errno));
+			/* the name only: the token is not for logs */
+			mt_log(1, "cannot reach the recorder at %.*s: %s", (int)connect_name_len(),
+			       mt_cfg.connect, strerror(errno));
 			return -1;
 		}
 		return 0;
