@@ -3,7 +3,11 @@
  *
  * The live table is open addressing on the block address with linear probing
  * and backward-shift deletion (no tombstones), so a long run of malloc/free
- * pairs never degrades it.
+ * pairs never degrades it.  Address 0 marks an empty slot, and no allocator
+ * returns it: a recording that says otherwise is damaged, and its events at
+ * address 0 are left out (free(NULL) does nothing either).  The tables are
+ * made on first use, so a process with no events (a file can name thousands
+ * of empty streams) costs only its struct.
  */
 #include "figures.h"
 #include "base/hash.h"
@@ -15,10 +19,6 @@
 void mt_col_init(struct mt_collector *c)
 {
 	memset(c, 0, sizeof *c);
-	c->live_mask = 1023;
-	c->live = xcalloc(c->live_mask + 1, sizeof *c->live);
-	c->threads_mask = 63;
-	c->threads = xcalloc(c->threads_mask + 1, sizeof *c->threads);
 }
 
 void mt_col_destroy(struct mt_collector *c)
@@ -42,9 +42,9 @@ void mt_col_reserve_site(struct mt_collector *c, uint32_t site)
 static void live_grow(struct mt_collector *c)
 {
 	struct mt_live *old = c->live;
-	size_t n = c->live_mask + 1;
-	c->live_mask = n * 2 - 1;
-	c->live = xcalloc(n * 2, sizeof *c->live);
+	size_t n = old ? c->live_mask + 1 : 0, m = n ? n * 2 : 16;
+	c->live_mask = m - 1;
+	c->live = xcalloc(m, sizeof *c->live);
 	for (size_t i = 0; i < n; i++) {
 		if (!old[i].ptr)
 			continue;
@@ -58,6 +58,8 @@ static void live_grow(struct mt_collector *c)
 
 static struct mt_live *live_find(struct mt_collector *c, uint64_t ptr)
 {
+	if (!c->live || !ptr)
+		return NULL;
 	for (size_t i = mt_hash64(ptr) & c->live_mask;; i = (i + 1) & c->live_mask) {
 		if (c->live[i].ptr == ptr)
 			return &c->live[i];
@@ -83,10 +85,15 @@ static void live_remove(struct mt_collector *c, struct mt_live *e)
 	c->live_used--;
 }
 
-/* Threads are keyed by tid + 1 so that a zeroed slot is empty. */
+/* Threads are keyed by tid + 1 so that a zeroed slot is empty (no kernel
+ * gives tid 2^32 - 1, which shares the key of the one below it). */
 static struct mt_thread_last *thread(struct mt_collector *c, uint32_t tid)
 {
-	uint32_t key = tid + 1;
+	uint32_t key = tid == UINT32_MAX ? tid : tid + 1;
+	if (!c->threads) {
+		c->threads_mask = 3;
+		c->threads = xcalloc(c->threads_mask + 1, sizeof *c->threads);
+	}
 	for (size_t i = mt_hash64(key) & c->threads_mask;; i = (i + 1) & c->threads_mask) {
 		struct mt_thread_last *t = &c->threads[i];
 		if (t->tid == key)
@@ -163,7 +170,7 @@ static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t
 		e->site = site;
 		e->ts = ts;
 	} else {
-		if ((c->live_used + 1) * 4 > (c->live_mask + 1) * 3)
+		if (!c->live || (c->live_used + 1) * 4 > (c->live_mask + 1) * 3)
 			live_grow(c);
 		size_t i = mt_hash64(ptr) & c->live_mask;
 		while (c->live[i].ptr)
@@ -222,24 +229,29 @@ void mt_col_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t pt
 {
 	c->seq++;
 	stamp_time(c, ts);
-	on_alloc(c, tid, ts, ptr, size, site, fn);
+	if (ptr)
+		on_alloc(c, tid, ts, ptr, size, site, fn);
 }
 
 void mt_col_free(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr)
 {
 	c->seq++;
 	stamp_time(c, ts);
-	on_free(c, tid, ptr);
+	if (ptr)
+		on_free(c, tid, ptr);
 }
 
+/* realloc(NULL, n) is malloc, and realloc to NULL only freed the block. */
 void mt_col_realloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t old, uint64_t ptr,
 		    uint64_t size, uint32_t site, int fn)
 {
 	c->seq++;
 	stamp_time(c, ts);
-	on_free(c, tid, old);
+	if (old)
+		on_free(c, tid, old);
 	c->seq++;
-	on_alloc(c, tid, ts, ptr, size, site, fn);
+	if (ptr)
+		on_alloc(c, tid, ts, ptr, size, site, fn);
 }
 
 void mt_col_touch(struct mt_collector *c, uint32_t tid, uint64_t ts)
@@ -299,7 +311,7 @@ void mt_col_finish(struct mt_collector *c)
 void mt_col_each_live(struct mt_collector *c, void (*fn)(void *ctx, const struct mt_live *),
 		      void *ctx)
 {
-	for (size_t i = 0; i <= c->live_mask; i++)
+	for (size_t i = 0; c->live && i <= c->live_mask; i++)
 		if (c->live[i].ptr)
 			fn(ctx, &c->live[i]);
 }

@@ -11,7 +11,9 @@
  *     its peak figure the first time it changes after a new global peak);
  *   - temporary: freed by the next allocator event on the same thread;
  *   - leaked: live when the stream ends;
- *   - a free of an unknown block is an unmatched free, not an error.
+ *   - a free of an unknown block is an unmatched free, not an error;
+ *   - address 0 is no block: a free of it does nothing (free(NULL)), and an
+ *     allocation at it (which only a damaged file holds) is left out.
  * Memory is bounded by the live blocks, threads and sites, not by events.
  */
 #ifndef MEMTRACE_FIGURES_H

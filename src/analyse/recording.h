@@ -51,7 +51,9 @@ struct mt_process {
 	uint32_t *site_off, *site_len;
 	const char **site_object; /* allocator object of each site, or NULL */
 	char **objects;		  /* the distinct object paths (owned) */
-	size_t nobjects;
+	size_t nobjects, objects_cap;
+	uint32_t *objects_index; /* hash of objects: index + 1 */
+	size_t objects_mask;
 	size_t site_cap;
 	struct mt_collector col;
 
@@ -61,6 +63,7 @@ struct mt_process {
 		uint32_t site;
 	} * ids;
 	size_t ids_mask, ids_used;
+	uint32_t id0_site;    /* site + 1 of stack id 0 (0: none yet) */
 	uint32_t *by_content; /* site + 1, 0 = empty */
 	size_t content_mask;
 
@@ -89,6 +92,8 @@ struct mt_recording {
 	const char *path;
 	struct mt_process **procs;
 	size_t nprocs, procs_cap;
+	uint32_t *streams; /* stream number -> index in procs + 1 (hash) */
+	size_t streams_mask;
 	uint64_t file_size;
 	int truncated;
 	char why[200];

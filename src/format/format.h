@@ -26,6 +26,10 @@
 #define MT_CHUNK_MAGIC 0x4b43544du /* "MTCK" little-endian */
 #define MT_CHUNK_HEADER_SIZE 24
 #define MT_CHUNK_MAX_RAW (64u << 20)
+/* The most a compressed chunk expands (plus 4 KB): zlib's own limit is
+ * 1032, and record streams come nowhere near it, so a chunk that claims more
+ * is damaged, or made to take a reader's memory and time. */
+#define MT_CHUNK_MAX_RATIO 1032u
 #define MT_CHUNK_FLAG_ZLIB 1u
 #define MT_CHUNK_FLAG_ZSTD 2u /* written by the recorder: a third smaller than zlib, as fast */
 
@@ -68,7 +72,9 @@ struct mt_file_reader {
 	int corrupt;	 /* a damaged chunk with more data after it */
 	char why[160];	 /* what was wrong, when truncated */
 	uint64_t offset; /* of the next chunk */
+	uint64_t chunk;	 /* of the chunk mt_file_next returned last */
 	uint64_t size;	 /* of the file */
+	int sized;	 /* a regular file, whose size is known */
 	uint8_t *raw, *comp;
 	size_t raw_cap, comp_cap;
 	z_stream zs;
