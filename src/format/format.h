@@ -26,10 +26,6 @@
 #define MT_CHUNK_MAGIC 0x4b43544du /* "MTCK" little-endian */
 #define MT_CHUNK_HEADER_SIZE 24
 #define MT_CHUNK_MAX_RAW (64u << 20)
-/* The most a compressed chunk expands (plus 4 KB): zlib's own limit is
- * 1032, and record streams come nowhere near it, so a chunk that claims more
- * is damaged, or made to take a reader's memory and time. */
-#define MT_CHUNK_MAX_RATIO 1032u
 #define MT_CHUNK_FLAG_ZLIB 1u
 #define MT_CHUNK_FLAG_ZSTD 2u /* written by the recorder: a third smaller than zlib, as fast */
 

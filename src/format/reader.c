@@ -107,8 +107,7 @@ int mt_file_next(struct mt_file_reader *r, uint32_t *stream, const uint8_t **dat
 	uint32_t flags = get32(h + 20);
 	uint64_t end = r->offset + MT_CHUNK_HEADER_SIZE + clen;
 	if (rawlen > MT_CHUNK_MAX_RAW || clen > mt_chunk_bound(rawlen) ||
-	    (flags != 0 && flags != MT_CHUNK_FLAG_ZLIB && flags != MT_CHUNK_FLAG_ZSTD) ||
-	    (flags && rawlen > (uint64_t)clen * MT_CHUNK_MAX_RATIO + 4096))
+	    (flags != 0 && flags != MT_CHUNK_FLAG_ZLIB && flags != MT_CHUNK_FLAG_ZSTD))
 		return damaged(r, "implausible chunk header", r->offset + sizeof h);
 	/* Memory follows the file: no buffer for more than the file holds. */
 	if (r->sized && end > r->size)
