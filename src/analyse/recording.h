@@ -6,6 +6,13 @@
  * stream, merges stacks that are the same into one site, and runs the
  * collector.  Memory stays bounded by live blocks and sites; events are not
  * kept.  A truncated file yields what it holds, with `truncated` set.
+ *
+ * A file is input from anyone: every table grows only with what the stream
+ * holds (a process is its struct until its first event, about 0.6 KB for a
+ * 25-byte chunk), streams and object paths are found by hash, and values no
+ * writer produces (address 0, stack id 0, argv of empty strings) cost no
+ * more than others.  A malformed record is an error that names the file,
+ * the chunk's offset and the record's byte.
  */
 #ifndef MEMTRACE_RECORDING_H
 #define MEMTRACE_RECORDING_H

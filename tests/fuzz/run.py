@@ -10,7 +10,7 @@ timeout-*, leak-*), which are kept when the run fails so that they can be
 added to the corpus once fixed.  The seed and the number of runs are fixed,
 so a run finds the same things on every machine.
 
-  run.py TARGET CORPUS WORK [RUNS]     (RUNS: 400000; FUZZ_RUNS overrides)
+  run.py TARGET CORPUS WORK [RUNS]     (RUNS: 1000000; FUZZ_RUNS overrides)
 """
 import os
 import shutil
@@ -20,7 +20,7 @@ import sys
 
 def main():
     target, corpus, work = sys.argv[1:4]
-    runs = int(os.environ.get('FUZZ_RUNS') or (sys.argv[4] if len(sys.argv) > 4 else 400000))
+    runs = int(os.environ.get('FUZZ_RUNS') or (sys.argv[4] if len(sys.argv) > 4 else 1000000))
     shutil.rmtree(work, ignore_errors=True)
     scratch = os.path.join(work, 'new')
     os.makedirs(scratch)
