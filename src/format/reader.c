@@ -109,7 +109,11 @@ int mt_file_next(struct mt_file_reader *r, uint32_t *stream, const uint8_t **dat
 	if (rawlen > MT_CHUNK_MAX_RAW || clen > mt_chunk_bound(rawlen) ||
 	    (flags != 0 && flags != MT_CHUNK_FLAG_ZLIB && flags != MT_CHUNK_FLAG_ZSTD))
 		return damaged(r, "implausible chunk header", r->offset + sizeof h);
-	/* Memory follows the file: no buffer for more than the file holds. */
+	/* Memory follows the file: no buffer for more than the file holds (or
+	 * holds by now, if it is still being written). */
+	struct stat st;
+	if (r->sized && end > r->size && fstat(fileno(r->f), &st) == 0)
+		r->size = (uint64_t)st.st_size;
 	if (r->sized && end > r->size)
 		return damaged(r, "incomplete chunk", end);
 	if (grow(&r->comp, &r->comp_cap, clen + 1) ||
