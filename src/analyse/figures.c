@@ -15,10 +15,31 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+uint64_t mt_hash_salt(void)
+{
+	uint64_t s;
+	if (getrandom(&s, sizeof s, GRND_NONBLOCK) != (ssize_t)sizeof s) {
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		s = mt_hash64((uint64_t)t.tv_nsec ^ (uint64_t)(uintptr_t)&t ^
+			      ((uint64_t)t.tv_sec << 32));
+	}
+	return s;
+}
+
+/* Where KEY's search starts in a table of MASK + 1 slots. */
+static inline size_t home(const struct mt_collector *c, uint64_t key, size_t mask)
+{
+	return mt_hash64(key ^ c->salt) & mask;
+}
 
 void mt_col_init(struct mt_collector *c)
 {
 	memset(c, 0, sizeof *c);
+	c->salt = mt_hash_salt();
 }
 
 void mt_col_destroy(struct mt_collector *c)
@@ -48,7 +69,7 @@ static void live_grow(struct mt_collector *c)
 	for (size_t i = 0; i < n; i++) {
 		if (!old[i].ptr)
 			continue;
-		size_t j = mt_hash64(old[i].ptr) & c->live_mask;
+		size_t j = home(c, old[i].ptr, c->live_mask);
 		while (c->live[j].ptr)
 			j = (j + 1) & c->live_mask;
 		c->live[j] = old[i];
@@ -60,7 +81,7 @@ static struct mt_live *live_find(struct mt_collector *c, uint64_t ptr)
 {
 	if (!c->live || !ptr)
 		return NULL;
-	for (size_t i = mt_hash64(ptr) & c->live_mask;; i = (i + 1) & c->live_mask) {
+	for (size_t i = home(c, ptr, c->live_mask);; i = (i + 1) & c->live_mask) {
 		if (c->live[i].ptr == ptr)
 			return &c->live[i];
 		if (!c->live[i].ptr)
@@ -74,9 +95,9 @@ static void live_remove(struct mt_collector *c, struct mt_live *e)
 	for (size_t j = (i + 1) & c->live_mask;; j = (j + 1) & c->live_mask) {
 		if (!c->live[j].ptr)
 			break;
-		size_t home = mt_hash64(c->live[j].ptr) & c->live_mask;
+		size_t h = home(c, c->live[j].ptr, c->live_mask);
 		/* move j into the hole at i if its home is not in (i, j] */
-		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
 			c->live[i] = c->live[j];
 			i = j;
 		}
@@ -94,7 +115,7 @@ static struct mt_thread_last *thread(struct mt_collector *c, uint32_t tid)
 		c->threads_mask = 3;
 		c->threads = xcalloc(c->threads_mask + 1, sizeof *c->threads);
 	}
-	for (size_t i = mt_hash64(key) & c->threads_mask;; i = (i + 1) & c->threads_mask) {
+	for (size_t i = home(c, key, c->threads_mask);; i = (i + 1) & c->threads_mask) {
 		struct mt_thread_last *t = &c->threads[i];
 		if (t->tid == key)
 			return t;
@@ -113,7 +134,7 @@ static struct mt_thread_last *thread(struct mt_collector *c, uint32_t tid)
 		for (size_t k = 0; k < n; k++) {
 			if (!old[k].tid)
 				continue;
-			size_t j = mt_hash64(old[k].tid) & c->threads_mask;
+			size_t j = home(c, old[k].tid, c->threads_mask);
 			while (c->threads[j].tid)
 				j = (j + 1) & c->threads_mask;
 			c->threads[j] = old[k];
@@ -172,7 +193,7 @@ static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t
 	} else {
 		if (!c->live || (c->live_used + 1) * 4 > (c->live_mask + 1) * 3)
 			live_grow(c);
-		size_t i = mt_hash64(ptr) & c->live_mask;
+		size_t i = home(c, ptr, c->live_mask);
 		while (c->live[i].ptr)
 			i = (i + 1) & c->live_mask;
 		c->live[i] = (struct mt_live){ ptr, size, ts, site, 0 };

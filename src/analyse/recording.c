@@ -16,7 +16,7 @@
  * name tens of thousands of them, and each chunk names its own. */
 static void streams_put(struct mt_recording *rec, uint32_t stream, uint32_t index)
 {
-	size_t i = mt_hash64(stream) & rec->streams_mask;
+	size_t i = mt_hash64(stream ^ rec->salt) & rec->streams_mask;
 	while (rec->streams[i])
 		i = (i + 1) & rec->streams_mask;
 	rec->streams[i] = index + 1;
@@ -25,12 +25,14 @@ static void streams_put(struct mt_recording *rec, uint32_t stream, uint32_t inde
 static struct mt_process *process_for(struct mt_recording *rec, uint32_t stream)
 {
 	if (rec->streams) {
-		size_t i = mt_hash64(stream) & rec->streams_mask;
+		size_t i = mt_hash64(stream ^ rec->salt) & rec->streams_mask;
 		for (; rec->streams[i]; i = (i + 1) & rec->streams_mask)
 			if (rec->procs[rec->streams[i] - 1]->stream == stream)
 				return rec->procs[rec->streams[i] - 1];
 	}
 	if ((rec->nprocs + 1) * 2 > (rec->streams ? rec->streams_mask + 1 : 0)) {
+		if (!rec->streams)
+			rec->salt = mt_hash_salt();
 		free(rec->streams);
 		rec->streams_mask = rec->streams ? rec->streams_mask * 2 + 1 : 15;
 		rec->streams = xcalloc(rec->streams_mask + 1, sizeof *rec->streams);
@@ -42,14 +44,15 @@ static struct mt_process *process_for(struct mt_recording *rec, uint32_t stream)
 	struct mt_process *p = xcalloc(1, sizeof *p);
 	p->stream = stream;
 	mt_col_init(&p->col);
+	p->salt = p->col.salt;
 	streams_put(rec, stream, (uint32_t)rec->nprocs);
 	rec->procs[rec->nprocs++] = p;
 	return p;
 }
 
-static uint64_t hash_frames(const uint64_t *f, unsigned n)
+static uint64_t hash_frames(const struct mt_process *p, const uint64_t *f, unsigned n)
 {
-	uint64_t h = n;
+	uint64_t h = n ^ p->salt;
 	for (unsigned i = 0; i < n; i++)
 		h = mt_hash_combine(h, f[i]);
 	return h;
@@ -65,7 +68,7 @@ static void content_grow(struct mt_process *p)
 	p->by_content = xcalloc(n, sizeof *p->by_content);
 	for (uint32_t s = 0; s < p->col.nsites; s++) {
 		const uint64_t *f = p->frames + p->site_off[s];
-		size_t i = hash_frames(f, p->site_len[s]) & p->content_mask;
+		size_t i = hash_frames(p, f, p->site_len[s]) & p->content_mask;
 		while (p->by_content[i])
 			i = (i + 1) & p->content_mask;
 		p->by_content[i] = s + 1;
@@ -77,7 +80,7 @@ static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned
 {
 	if (!p->by_content)
 		content_grow(p);
-	size_t i = hash_frames(f, n) & p->content_mask;
+	size_t i = hash_frames(p, f, n) & p->content_mask;
 	for (;; i = (i + 1) & p->content_mask) {
 		uint32_t s = p->by_content[i];
 		if (!s)
@@ -124,7 +127,7 @@ static void ids_put(struct mt_process *p, uint64_t id, uint32_t site)
 				ids_put(p, old[i].id, old[i].site);
 		free(old);
 	}
-	size_t i = mt_hash64(id) & p->ids_mask;
+	size_t i = mt_hash64(id ^ p->salt) & p->ids_mask;
 	while (p->ids[i].id && p->ids[i].id != id)
 		i = (i + 1) & p->ids_mask;
 	if (!p->ids[i].id)
@@ -138,7 +141,7 @@ static uint32_t site_of(struct mt_process *p, uint64_t id)
 {
 	if (!id && p->id0_site)
 		return p->id0_site - 1;
-	for (size_t i = mt_hash64(id) & p->ids_mask; id && p->ids && p->ids[i].id;
+	for (size_t i = mt_hash64(id ^ p->salt) & p->ids_mask; id && p->ids && p->ids[i].id;
 	     i = (i + 1) & p->ids_mask)
 		if (p->ids[i].id == id)
 			return p->ids[i].site;
@@ -225,9 +228,9 @@ struct mt_process *mt_process_add(struct mt_recording *rec, uint32_t pid, uint32
 	return p;
 }
 
-static uint64_t hash_bytes(const char *s, size_t len)
+static uint64_t hash_bytes(const struct mt_process *p, const char *s, size_t len)
 {
-	uint64_t h = len;
+	uint64_t h = len ^ p->salt;
 	for (size_t i = 0; i < len; i++)
 		h = mt_hash_combine(h, (uint8_t)s[i]);
 	return h;
@@ -237,7 +240,7 @@ static uint64_t hash_bytes(const char *s, size_t len)
  * crafted one can name one per record. */
 static const char *object_intern(struct mt_process *p, const char *path, size_t len)
 {
-	uint64_t h = hash_bytes(path, len);
+	uint64_t h = hash_bytes(p, path, len);
 	size_t i = h & p->objects_mask;
 	for (; p->objects_index && p->objects_index[i]; i = (i + 1) & p->objects_mask) {
 		const char *o = p->objects[p->objects_index[i] - 1];
@@ -250,7 +253,7 @@ static const char *object_intern(struct mt_process *p, const char *path, size_t 
 		p->objects_index = xcalloc(p->objects_mask + 1, sizeof *p->objects_index);
 		for (size_t k = 0; k < p->nobjects; k++) {
 			const char *o = p->objects[k];
-			size_t j = hash_bytes(o, strlen(o)) & p->objects_mask;
+			size_t j = hash_bytes(p, o, strlen(o)) & p->objects_mask;
 			while (p->objects_index[j])
 				j = (j + 1) & p->objects_mask;
 			p->objects_index[j] = (uint32_t)k + 1;

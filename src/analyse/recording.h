@@ -71,6 +71,7 @@ struct mt_process {
 	} * ids;
 	size_t ids_mask, ids_used;
 	uint32_t id0_site;    /* site + 1 of stack id 0 (0: none yet) */
+	uint64_t salt;	      /* of these hashes and the content one (mt_hash_salt) */
 	uint32_t *by_content; /* site + 1, 0 = empty */
 	size_t content_mask;
 
@@ -101,6 +102,7 @@ struct mt_recording {
 	size_t nprocs, procs_cap;
 	uint32_t *streams; /* stream number -> index in procs + 1 (hash) */
 	size_t streams_mask;
+	uint64_t salt; /* of that hash */
 	uint64_t file_size;
 	int truncated;
 	char why[200];

@@ -2,7 +2,7 @@
  * test_damaged.c - the recording reader (analyse/recording.c, format/
  * reader.c) on damaged and crafted files: each gives figures or a one-line
  * error that names the file (and, for damage, the offset), never a crash,
- * and memory in proportion to what the file holds.  Recordings are written
+ * memory in proportion to what the file holds, and no time quadratic in it.  Recordings are written
  * here record by record with the codec's encoders; the inputs the fuzzer
  * once broke the reader with (tests/fuzz/corpus/regress-*) are loaded too.
  *
@@ -159,6 +159,56 @@ static void test_many_streams(void)
 	mt_recording_free(&r);
 }
 
+/* The inverse of mt_hash64: the address whose hash is H. */
+static uint64_t unhash(uint64_t h)
+{
+	uint64_t c = 0xff51afd7ed558ccdull, inv = c;
+	for (int i = 0; i < 6; i++) /* Newton: inverse of c modulo 2^64 */
+		inv *= 2 - c * inv;
+	h ^= h >> 33;
+	h *= inv;
+	return h ^ (h >> 33);
+}
+
+/* 70,000 blocks whose addresses all hash to slot 0 of any table of up to
+ * 2^32 slots (under 1 MB): with an unkeyed hash every lookup scanned them
+ * all (10 s in `report`); keyed, the load takes milliseconds. */
+static void test_flood(void)
+{
+	size_t cap = 2u << 20, nblocks = 70000;
+	uint8_t *rec = malloc(cap), *buf = malloc(cap + 256), *p = rec;
+	struct mt_enc e = { 0 };
+	uint64_t frames[1] = { 0x401000 };
+	p = mt_enc_stack(p, 1, frames, 1);
+	for (size_t i = 1; i <= nblocks; i++)
+		p = mt_enc_alloc(&e, p, MT_FN_MALLOC, i, unhash((uint64_t)i << 32), 16, 1);
+	for (size_t i = 1; i <= nblocks; i += 2)
+		p = mt_enc_free(&e, p, nblocks + i, unhash((uint64_t)i << 32));
+	size_t n = header(buf);
+	chunk(buf, &n, 0, rec, (size_t)(p - rec), NULL, 0, 0);
+	save(buf, n);
+
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct mt_recording r = { 0 };
+	char err[512] = "";
+	int rc = mt_recording_load(&r, path, err, sizeof err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("%zu colliding blocks in a %zu-byte file: %.2f s\n", nblocks, n, secs);
+	CHECK(rc == 0);
+	CHECK(secs < 2);
+	if (!rc) {
+		CHECK_EQ(r.procs[0]->col.t.allocations, nblocks);
+		CHECK_EQ(r.procs[0]->col.t.frees, nblocks / 2);
+		CHECK_EQ(r.procs[0]->col.t.unmatched_frees, 0);
+		CHECK_EQ(r.procs[0]->col.t.live_count, nblocks / 2);
+		mt_recording_free(&r);
+	}
+	free(rec);
+	free(buf);
+}
+
 /* Damage gives an error that says where: a malformed record in a chunk
  * whose CRC is right, named by the chunk's offset and the record's byte. */
 static void test_malformed_record(void)
@@ -243,6 +293,7 @@ int main(int argc, char **argv)
 	test_address_zero();
 	test_malformed_record();
 	test_expansion();
+	test_flood();
 	test_regressions(argc > 2 ? argv[2] : "corpus");
 	unlink(path);
 	if (failures) {
