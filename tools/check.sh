@@ -2,7 +2,8 @@
 # tools/check.sh: set up, build and run every test (README's second command):
 # the normal build, then memtrace itself built with AddressSanitizer and
 # UndefinedBehaviorSanitizer (the shim stays unsanitized: it runs inside
-# other programs).  Exits non-zero if any test failed.
+# other programs), then the recording reader fuzzed (tests/fuzz, built with
+# clang).  Exits non-zero if any test failed.
 set -u
 cd "$(dirname "$0")/.."
 sh tools/setup.sh || exit 1
@@ -16,4 +17,9 @@ meson test -C build --print-errorlogs --num-processes 2 || status=1
 quiet ninja -C build-asan || exit 1
 ASAN_OPTIONS=detect_leaks=1 meson test -C build-asan --print-errorlogs --num-processes 2 \
 	--suite unit --suite groundtruth --suite export --suite server --suite security || status=1
+# The recording reader under libFuzzer (clang): a fixed number of runs from a
+# fixed seed over tests/fuzz/corpus.  Only the fuzz target is built there.
+[ -d build-fuzz ] || quiet env CC=clang CXX=clang++ meson setup build-fuzz -Dfuzz=true || exit 1
+quiet ninja -C build-fuzz tests/fuzz/fuzz_recording || exit 1
+meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz || status=1
 exit $status

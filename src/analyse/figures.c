@@ -3,7 +3,11 @@
  *
  * The live table is open addressing on the block address with linear probing
  * and backward-shift deletion (no tombstones), so a long run of malloc/free
- * pairs never degrades it.
+ * pairs never degrades it.  Address 0 marks an empty slot, and no allocator
+ * returns it: a recording that says otherwise is damaged, and its events at
+ * address 0 are left out (free(NULL) does nothing either).  The tables are
+ * made on first use, so a process with no events (a file can name thousands
+ * of empty streams) costs only its struct.
  */
 #include "figures.h"
 #include "base/hash.h"
@@ -11,14 +15,31 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+uint64_t mt_hash_salt(void)
+{
+	uint64_t s;
+	if (getrandom(&s, sizeof s, GRND_NONBLOCK) != (ssize_t)sizeof s) {
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		s = mt_hash64((uint64_t)t.tv_nsec ^ (uint64_t)(uintptr_t)&t ^
+			      ((uint64_t)t.tv_sec << 32));
+	}
+	return s;
+}
+
+/* Where KEY's search starts in a table of MASK + 1 slots. */
+static inline size_t home(const struct mt_collector *c, uint64_t key, size_t mask)
+{
+	return mt_hash64(key ^ c->salt) & mask;
+}
 
 void mt_col_init(struct mt_collector *c)
 {
 	memset(c, 0, sizeof *c);
-	c->live_mask = 1023;
-	c->live = xcalloc(c->live_mask + 1, sizeof *c->live);
-	c->threads_mask = 63;
-	c->threads = xcalloc(c->threads_mask + 1, sizeof *c->threads);
+	c->salt = mt_hash_salt();
 }
 
 void mt_col_destroy(struct mt_collector *c)
@@ -42,13 +63,13 @@ void mt_col_reserve_site(struct mt_collector *c, uint32_t site)
 static void live_grow(struct mt_collector *c)
 {
 	struct mt_live *old = c->live;
-	size_t n = c->live_mask + 1;
-	c->live_mask = n * 2 - 1;
-	c->live = xcalloc(n * 2, sizeof *c->live);
+	size_t n = old ? c->live_mask + 1 : 0, m = n ? n * 2 : 16;
+	c->live_mask = m - 1;
+	c->live = xcalloc(m, sizeof *c->live);
 	for (size_t i = 0; i < n; i++) {
 		if (!old[i].ptr)
 			continue;
-		size_t j = mt_hash64(old[i].ptr) & c->live_mask;
+		size_t j = home(c, old[i].ptr, c->live_mask);
 		while (c->live[j].ptr)
 			j = (j + 1) & c->live_mask;
 		c->live[j] = old[i];
@@ -58,7 +79,9 @@ static void live_grow(struct mt_collector *c)
 
 static struct mt_live *live_find(struct mt_collector *c, uint64_t ptr)
 {
-	for (size_t i = mt_hash64(ptr) & c->live_mask;; i = (i + 1) & c->live_mask) {
+	if (!c->live || !ptr)
+		return NULL;
+	for (size_t i = home(c, ptr, c->live_mask);; i = (i + 1) & c->live_mask) {
 		if (c->live[i].ptr == ptr)
 			return &c->live[i];
 		if (!c->live[i].ptr)
@@ -72,9 +95,9 @@ static void live_remove(struct mt_collector *c, struct mt_live *e)
 	for (size_t j = (i + 1) & c->live_mask;; j = (j + 1) & c->live_mask) {
 		if (!c->live[j].ptr)
 			break;
-		size_t home = mt_hash64(c->live[j].ptr) & c->live_mask;
+		size_t h = home(c, c->live[j].ptr, c->live_mask);
 		/* move j into the hole at i if its home is not in (i, j] */
-		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
 			c->live[i] = c->live[j];
 			i = j;
 		}
@@ -83,11 +106,16 @@ static void live_remove(struct mt_collector *c, struct mt_live *e)
 	c->live_used--;
 }
 
-/* Threads are keyed by tid + 1 so that a zeroed slot is empty. */
+/* Threads are keyed by tid + 1 so that a zeroed slot is empty (no kernel
+ * gives tid 2^32 - 1, which shares the key of the one below it). */
 static struct mt_thread_last *thread(struct mt_collector *c, uint32_t tid)
 {
-	uint32_t key = tid + 1;
-	for (size_t i = mt_hash64(key) & c->threads_mask;; i = (i + 1) & c->threads_mask) {
+	uint32_t key = tid == UINT32_MAX ? tid : tid + 1;
+	if (!c->threads) {
+		c->threads_mask = 3;
+		c->threads = xcalloc(c->threads_mask + 1, sizeof *c->threads);
+	}
+	for (size_t i = home(c, key, c->threads_mask);; i = (i + 1) & c->threads_mask) {
 		struct mt_thread_last *t = &c->threads[i];
 		if (t->tid == key)
 			return t;
@@ -106,7 +134,7 @@ static struct mt_thread_last *thread(struct mt_collector *c, uint32_t tid)
 		for (size_t k = 0; k < n; k++) {
 			if (!old[k].tid)
 				continue;
-			size_t j = mt_hash64(old[k].tid) & c->threads_mask;
+			size_t j = home(c, old[k].tid, c->threads_mask);
 			while (c->threads[j].tid)
 				j = (j + 1) & c->threads_mask;
 			c->threads[j] = old[k];
@@ -163,9 +191,9 @@ static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t
 		e->site = site;
 		e->ts = ts;
 	} else {
-		if ((c->live_used + 1) * 4 > (c->live_mask + 1) * 3)
+		if (!c->live || (c->live_used + 1) * 4 > (c->live_mask + 1) * 3)
 			live_grow(c);
-		size_t i = mt_hash64(ptr) & c->live_mask;
+		size_t i = home(c, ptr, c->live_mask);
 		while (c->live[i].ptr)
 			i = (i + 1) & c->live_mask;
 		c->live[i] = (struct mt_live){ ptr, size, ts, site, 0 };
@@ -222,24 +250,29 @@ void mt_col_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t pt
 {
 	c->seq++;
 	stamp_time(c, ts);
-	on_alloc(c, tid, ts, ptr, size, site, fn);
+	if (ptr)
+		on_alloc(c, tid, ts, ptr, size, site, fn);
 }
 
 void mt_col_free(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr)
 {
 	c->seq++;
 	stamp_time(c, ts);
-	on_free(c, tid, ptr);
+	if (ptr)
+		on_free(c, tid, ptr);
 }
 
+/* realloc(NULL, n) is malloc, and realloc to NULL only freed the block. */
 void mt_col_realloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t old, uint64_t ptr,
 		    uint64_t size, uint32_t site, int fn)
 {
 	c->seq++;
 	stamp_time(c, ts);
-	on_free(c, tid, old);
+	if (old)
+		on_free(c, tid, old);
 	c->seq++;
-	on_alloc(c, tid, ts, ptr, size, site, fn);
+	if (ptr)
+		on_alloc(c, tid, ts, ptr, size, site, fn);
 }
 
 void mt_col_touch(struct mt_collector *c, uint32_t tid, uint64_t ts)
@@ -299,7 +332,7 @@ void mt_col_finish(struct mt_collector *c)
 void mt_col_each_live(struct mt_collector *c, void (*fn)(void *ctx, const struct mt_live *),
 		      void *ctx)
 {
-	for (size_t i = 0; i <= c->live_mask; i++)
+	for (size_t i = 0; c->live && i <= c->live_mask; i++)
 		if (c->live[i].ptr)
 			fn(ctx, &c->live[i]);
 }

@@ -11,7 +11,9 @@
  *     its peak figure the first time it changes after a new global peak);
  *   - temporary: freed by the next allocator event on the same thread;
  *   - leaked: live when the stream ends;
- *   - a free of an unknown block is an unmatched free, not an error.
+ *   - a free of an unknown block is an unmatched free, not an error;
+ *   - address 0 is no block: a free of it does nothing (free(NULL)), and an
+ *     allocation at it (which only a damaged file holds) is left out.
  * Memory is bounded by the live blocks, threads and sites, not by events.
  */
 #ifndef MEMTRACE_FIGURES_H
@@ -63,8 +65,14 @@ struct mt_collector {
 	struct mt_totals t;
 	uint64_t seq, peak_seq;
 	uint64_t true_peak_bytes, true_peak_count, true_peak_ts;
+	uint64_t salt; /* of the tables' hash (mt_hash_salt) */
 	int finished;
 };
+
+/* A random key for a table's hash: block addresses, stack ids and stream
+ * numbers come from files, and a file whose keys all fall into one slot of
+ * an unkeyed table makes every lookup scan it (70,000 blocks: 10 s). */
+uint64_t mt_hash_salt(void);
 
 void mt_col_init(struct mt_collector *c);
 void mt_col_destroy(struct mt_collector *c);

@@ -6,31 +6,53 @@
 #include "format/format.h"
 #include "base/util.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+/* Streams are found through a hash of their number: a file of a few MB can
+ * name tens of thousands of them, and each chunk names its own. */
+static void streams_put(struct mt_recording *rec, uint32_t stream, uint32_t index)
+{
+	size_t i = mt_hash64(stream ^ rec->salt) & rec->streams_mask;
+	while (rec->streams[i])
+		i = (i + 1) & rec->streams_mask;
+	rec->streams[i] = index + 1;
+}
+
 static struct mt_process *process_for(struct mt_recording *rec, uint32_t stream)
 {
-	for (size_t i = 0; i < rec->nprocs; i++)
-		if (rec->procs[i]->stream == stream)
-			return rec->procs[i];
+	if (rec->streams) {
+		size_t i = mt_hash64(stream ^ rec->salt) & rec->streams_mask;
+		for (; rec->streams[i]; i = (i + 1) & rec->streams_mask)
+			if (rec->procs[rec->streams[i] - 1]->stream == stream)
+				return rec->procs[rec->streams[i] - 1];
+	}
+	if ((rec->nprocs + 1) * 2 > (rec->streams ? rec->streams_mask + 1 : 0)) {
+		if (!rec->streams)
+			rec->salt = mt_hash_salt();
+		free(rec->streams);
+		rec->streams_mask = rec->streams ? rec->streams_mask * 2 + 1 : 15;
+		rec->streams = xcalloc(rec->streams_mask + 1, sizeof *rec->streams);
+		for (size_t k = 0; k < rec->nprocs; k++)
+			streams_put(rec, rec->procs[k]->stream, (uint32_t)k);
+	}
 	mt_grow(&rec->procs, &rec->procs_cap, rec->nprocs, sizeof *rec->procs);
+	/* no table of its own yet: a stream may hold nothing but a record or two */
 	struct mt_process *p = xcalloc(1, sizeof *p);
 	p->stream = stream;
-	p->ids_mask = 255;
-	p->ids = xcalloc(p->ids_mask + 1, sizeof *p->ids);
-	p->content_mask = 255;
-	p->by_content = xcalloc(p->content_mask + 1, sizeof *p->by_content);
 	mt_col_init(&p->col);
+	p->salt = p->col.salt;
+	streams_put(rec, stream, (uint32_t)rec->nprocs);
 	rec->procs[rec->nprocs++] = p;
 	return p;
 }
 
-static uint64_t hash_frames(const uint64_t *f, unsigned n)
+static uint64_t hash_frames(const struct mt_process *p, const uint64_t *f, unsigned n)
 {
-	uint64_t h = n;
+	uint64_t h = n ^ p->salt;
 	for (unsigned i = 0; i < n; i++)
 		h = mt_hash_combine(h, f[i]);
 	return h;
@@ -40,13 +62,13 @@ static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned
 
 static void content_grow(struct mt_process *p)
 {
-	size_t n = p->content_mask + 1;
+	size_t n = p->by_content ? (p->content_mask + 1) * 2 : 16;
 	free(p->by_content);
-	p->content_mask = n * 2 - 1;
-	p->by_content = xcalloc(n * 2, sizeof *p->by_content);
+	p->content_mask = n - 1;
+	p->by_content = xcalloc(n, sizeof *p->by_content);
 	for (uint32_t s = 0; s < p->col.nsites; s++) {
 		const uint64_t *f = p->frames + p->site_off[s];
-		size_t i = hash_frames(f, p->site_len[s]) & p->content_mask;
+		size_t i = hash_frames(p, f, p->site_len[s]) & p->content_mask;
 		while (p->by_content[i])
 			i = (i + 1) & p->content_mask;
 		p->by_content[i] = s + 1;
@@ -56,7 +78,9 @@ static void content_grow(struct mt_process *p)
 /* Site of the stack F[0..N): an existing one with the same frames, or a new one. */
 static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned n, int insert)
 {
-	size_t i = hash_frames(f, n) & p->content_mask;
+	if (!p->by_content)
+		content_grow(p);
+	size_t i = hash_frames(p, f, n) & p->content_mask;
 	for (;; i = (i + 1) & p->content_mask) {
 		uint32_t s = p->by_content[i];
 		if (!s)
@@ -88,18 +112,22 @@ static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned
 
 static void ids_put(struct mt_process *p, uint64_t id, uint32_t site)
 {
-	if ((p->ids_used + 1) * 2 > p->ids_mask + 1) {
-		size_t n = p->ids_mask + 1;
+	if (!id) { /* 0 marks an empty slot: stack id 0 has a field of its own */
+		p->id0_site = site + 1;
+		return;
+	}
+	if (!p->ids || (p->ids_used + 1) * 2 > p->ids_mask + 1) {
+		size_t n = p->ids ? p->ids_mask + 1 : 0;
 		__typeof__(p->ids) old = p->ids;
-		p->ids_mask = n * 2 - 1;
-		p->ids = xcalloc(n * 2, sizeof *p->ids);
+		p->ids_mask = n ? n * 2 - 1 : 15;
+		p->ids = xcalloc(p->ids_mask + 1, sizeof *p->ids);
 		p->ids_used = 0;
 		for (size_t i = 0; i < n; i++)
 			if (old[i].id)
 				ids_put(p, old[i].id, old[i].site);
 		free(old);
 	}
-	size_t i = mt_hash64(id) & p->ids_mask;
+	size_t i = mt_hash64(id ^ p->salt) & p->ids_mask;
 	while (p->ids[i].id && p->ids[i].id != id)
 		i = (i + 1) & p->ids_mask;
 	if (!p->ids[i].id)
@@ -111,7 +139,10 @@ static void ids_put(struct mt_process *p, uint64_t id, uint32_t site)
 /* Site of stack id ID; an id never defined gets an empty stack of its own. */
 static uint32_t site_of(struct mt_process *p, uint64_t id)
 {
-	for (size_t i = mt_hash64(id) & p->ids_mask; p->ids[i].id; i = (i + 1) & p->ids_mask)
+	if (!id && p->id0_site)
+		return p->id0_site - 1;
+	for (size_t i = mt_hash64(id ^ p->salt) & p->ids_mask; id && p->ids && p->ids[i].id;
+	     i = (i + 1) & p->ids_mask)
 		if (p->ids[i].id == id)
 			return p->ids[i].site;
 	uint64_t none = 0;
@@ -121,6 +152,9 @@ static uint32_t site_of(struct mt_process *p, uint64_t id)
 	return s;
 }
 
+/* argv is kept as one copy of the NUL-separated blob with pointers into it:
+ * a blob of N NULs (N empty arguments) costs 9N bytes, not an allocation
+ * each. */
 static void set_identity(struct mt_process *p, const char *exe, size_t exelen, const char *argv,
 			 size_t argvlen, const char *backend, size_t backendlen)
 {
@@ -128,19 +162,22 @@ static void set_identity(struct mt_process *p, const char *exe, size_t exelen, c
 	free(p->backend);
 	p->exe = xstrndup(exe, exelen);
 	p->backend = xstrndup(backend, backendlen);
-	for (int i = 0; i < p->argc; i++)
-		free(p->argv[i]);
+	if (p->argc)
+		free(p->argv[0]);
 	free(p->argv);
 	p->argc = 0;
 	p->argv = NULL;
-	size_t cap = 0;
-	for (size_t o = 0; o < argvlen;) {
-		const char *a = argv + o;
-		size_t n = strnlen(a, argvlen - o);
-		mt_grow(&p->argv, &cap, (size_t)p->argc, sizeof *p->argv);
-		p->argv[p->argc++] = xstrndup(a, n);
-		o += n + 1;
-	}
+	size_t n = 0;
+	for (size_t o = 0; o < argvlen; o += strnlen(argv + o, argvlen - o) + 1)
+		n++;
+	if (!n || n > INT_MAX)
+		return;
+	char *blob = xmalloc(argvlen + 1);
+	memcpy(blob, argv, argvlen);
+	blob[argvlen] = 0;
+	p->argv = xmalloc(n * sizeof *p->argv);
+	for (size_t o = 0; o < argvlen; o += strlen(blob + o) + 1)
+		p->argv[p->argc++] = blob + o;
 }
 
 static void set_process(struct mt_process *p, const struct mt_event *ev)
@@ -191,17 +228,49 @@ struct mt_process *mt_process_add(struct mt_recording *rec, uint32_t pid, uint32
 	return p;
 }
 
+static uint64_t hash_bytes(const struct mt_process *p, const char *s, size_t len)
+{
+	uint64_t h = len ^ p->salt;
+	for (size_t i = 0; i < len; i++)
+		h = mt_hash_combine(h, (uint8_t)s[i]);
+	return h;
+}
+
+/* Object paths are interned through a hash: real recordings name a few, a
+ * crafted one can name one per record. */
+static const char *object_intern(struct mt_process *p, const char *path, size_t len)
+{
+	uint64_t h = hash_bytes(p, path, len);
+	size_t i = h & p->objects_mask;
+	for (; p->objects_index && p->objects_index[i]; i = (i + 1) & p->objects_mask) {
+		const char *o = p->objects[p->objects_index[i] - 1];
+		if (strlen(o) == len && !memcmp(o, path, len))
+			return o;
+	}
+	if ((p->nobjects + 1) * 2 > (p->objects_index ? p->objects_mask + 1 : 0)) {
+		free(p->objects_index);
+		p->objects_mask = p->objects_index ? p->objects_mask * 2 + 1 : 15;
+		p->objects_index = xcalloc(p->objects_mask + 1, sizeof *p->objects_index);
+		for (size_t k = 0; k < p->nobjects; k++) {
+			const char *o = p->objects[k];
+			size_t j = hash_bytes(p, o, strlen(o)) & p->objects_mask;
+			while (p->objects_index[j])
+				j = (j + 1) & p->objects_mask;
+			p->objects_index[j] = (uint32_t)k + 1;
+		}
+		i = h & p->objects_mask;
+		while (p->objects_index[i])
+			i = (i + 1) & p->objects_mask;
+	}
+	mt_grow(&p->objects, &p->objects_cap, p->nobjects, sizeof *p->objects);
+	p->objects[p->nobjects] = xstrndup(path, len);
+	p->objects_index[i] = (uint32_t)++p->nobjects;
+	return p->objects[p->nobjects - 1];
+}
+
 void mt_process_site_object(struct mt_process *p, uint32_t site, const char *path, size_t len)
 {
-	const char *found = NULL;
-	for (size_t i = 0; i < p->nobjects && !found; i++)
-		if (strlen(p->objects[i]) == len && !memcmp(p->objects[i], path, len))
-			found = p->objects[i];
-	if (!found) {
-		p->objects = xrealloc(p->objects, (p->nobjects + 1) * sizeof *p->objects);
-		found = p->objects[p->nobjects++] = xstrndup(path, len);
-	}
-	p->site_object[site] = found;
+	p->site_object[site] = object_intern(p, path, len);
 }
 
 uint32_t mt_process_site(struct mt_process *p, const uint64_t *frames, unsigned n)
@@ -233,9 +302,10 @@ static void feed(struct mt_process *p, const struct mt_load_hook *hook, const st
 	}
 }
 
-/* Decodes one chunk of P's stream.  Returns 0, or -1 if it is malformed. */
+/* Decodes one chunk of P's stream.  Returns 0, or -1 if it is malformed,
+ * with the offset of the bad record in the chunk's data in *BAD. */
 static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, const uint8_t *data,
-			size_t len)
+			size_t len, size_t *bad)
 {
 	struct mt_event ev; /* on the stack: loads may run in several threads (the server) */
 	struct mt_dec d = { data, data + len, p->dec_state };
@@ -289,6 +359,7 @@ static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, c
 		}
 	}
 	p->dec_state = d.st;
+	*bad = (size_t)(d.p - data);
 	return r < 0 ? -1 : 0;
 }
 
@@ -325,12 +396,13 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 			}
 		}
 		struct mt_process *p = process_for(rec, stream);
-		if (decode_chunk(p, hook, data, len) < 0) {
+		size_t bad;
+		if (decode_chunk(p, hook, data, len, &bad) < 0) {
 			/* the chunk's checksum was right, so the writer wrote this */
 			r.truncated = r.corrupt = 1;
 			snprintf(r.why, sizeof r.why,
-				 "a malformed record in the chunk before offset %llu",
-				 (unsigned long long)r.offset);
+				 "a malformed record at byte %zu of the chunk at offset %llu", bad,
+				 (unsigned long long)r.chunk);
 			break;
 		}
 	}
@@ -370,8 +442,8 @@ void mt_recording_free(struct mt_recording *rec)
 		}
 		for (size_t m = 0; m < p->nmarkers; m++)
 			free(p->markers[m].text);
-		for (int a = 0; a < p->argc; a++)
-			free(p->argv[a]);
+		if (p->argc)
+			free(p->argv[0]);
 		free(p->argv);
 		free(p->modules);
 		free(p->markers);
@@ -384,12 +456,14 @@ void mt_recording_free(struct mt_recording *rec)
 		for (size_t o = 0; o < p->nobjects; o++)
 			free(p->objects[o]);
 		free(p->objects);
+		free(p->objects_index);
 		free(p->ids);
 		free(p->by_content);
 		mt_col_destroy(&p->col);
 		free(p);
 	}
 	free(rec->procs);
+	free(rec->streams);
 	memset(rec, 0, sizeof *rec);
 }
 

@@ -6,6 +6,13 @@
  * stream, merges stacks that are the same into one site, and runs the
  * collector.  Memory stays bounded by live blocks and sites; events are not
  * kept.  A truncated file yields what it holds, with `truncated` set.
+ *
+ * A file is input from anyone: every table grows only with what the stream
+ * holds (a process is its struct until its first event, about 0.6 KB for a
+ * 25-byte chunk), streams and object paths are found by hash, and values no
+ * writer produces (address 0, stack id 0, argv of empty strings) cost no
+ * more than others.  A malformed record is an error that names the file,
+ * the chunk's offset and the record's byte.
  */
 #ifndef MEMTRACE_RECORDING_H
 #define MEMTRACE_RECORDING_H
@@ -51,7 +58,9 @@ struct mt_process {
 	uint32_t *site_off, *site_len;
 	const char **site_object; /* allocator object of each site, or NULL */
 	char **objects;		  /* the distinct object paths (owned) */
-	size_t nobjects;
+	size_t nobjects, objects_cap;
+	uint32_t *objects_index; /* hash of objects: index + 1 */
+	size_t objects_mask;
 	size_t site_cap;
 	struct mt_collector col;
 
@@ -61,6 +70,8 @@ struct mt_process {
 		uint32_t site;
 	} * ids;
 	size_t ids_mask, ids_used;
+	uint32_t id0_site;    /* site + 1 of stack id 0 (0: none yet) */
+	uint64_t salt;	      /* of these hashes and the content one (mt_hash_salt) */
 	uint32_t *by_content; /* site + 1, 0 = empty */
 	size_t content_mask;
 
@@ -89,6 +100,9 @@ struct mt_recording {
 	const char *path;
 	struct mt_process **procs;
 	size_t nprocs, procs_cap;
+	uint32_t *streams; /* stream number -> index in procs + 1 (hash) */
+	size_t streams_mask;
+	uint64_t salt; /* of that hash */
 	uint64_t file_size;
 	int truncated;
 	char why[200];

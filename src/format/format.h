@@ -68,7 +68,9 @@ struct mt_file_reader {
 	int corrupt;	 /* a damaged chunk with more data after it */
 	char why[160];	 /* what was wrong, when truncated */
 	uint64_t offset; /* of the next chunk */
+	uint64_t chunk;	 /* of the chunk mt_file_next returned last */
 	uint64_t size;	 /* of the file */
+	int sized;	 /* a regular file, whose size is known */
 	uint8_t *raw, *comp;
 	size_t raw_cap, comp_cap;
 	z_stream zs;

@@ -32,6 +32,7 @@ int mt_file_open(struct mt_file_reader *r, const char *path, char *err, size_t e
 		goto fail;
 	}
 	r->size = (uint64_t)st.st_size;
+	r->sized = S_ISREG(st.st_mode);
 	uint8_t h[MT_FILE_HEADER_SIZE];
 	size_t n = fread(h, 1, sizeof h, r->f);
 	if (n == 0) {
@@ -108,7 +109,15 @@ int mt_file_next(struct mt_file_reader *r, uint32_t *stream, const uint8_t **dat
 	if (rawlen > MT_CHUNK_MAX_RAW || clen > mt_chunk_bound(rawlen) ||
 	    (flags != 0 && flags != MT_CHUNK_FLAG_ZLIB && flags != MT_CHUNK_FLAG_ZSTD))
 		return damaged(r, "implausible chunk header", r->offset + sizeof h);
-	if (grow(&r->comp, &r->comp_cap, clen + 1) || grow(&r->raw, &r->raw_cap, rawlen + 1))
+	/* Memory follows the file: no buffer for more than the file holds (or
+	 * holds by now, if it is still being written). */
+	struct stat st;
+	if (r->sized && end > r->size && fstat(fileno(r->f), &st) == 0)
+		r->size = (uint64_t)st.st_size;
+	if (r->sized && end > r->size)
+		return damaged(r, "incomplete chunk", end);
+	if (grow(&r->comp, &r->comp_cap, clen + 1) ||
+	    (flags && grow(&r->raw, &r->raw_cap, rawlen + 1)))
 		return damaged(r, "out of memory for a chunk", end);
 	if (fread(r->comp, 1, clen, r->f) != clen)
 		return damaged(r, "incomplete chunk", end);
@@ -138,6 +147,7 @@ int mt_file_next(struct mt_file_reader *r, uint32_t *stream, const uint8_t **dat
 			return damaged(r, "stored chunk of the wrong size", end);
 		*data = r->comp;
 	}
+	r->chunk = r->offset;
 	r->offset += MT_CHUNK_HEADER_SIZE + clen;
 	*stream = get32(h + 4);
 	*len = rawlen;

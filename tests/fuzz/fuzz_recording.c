@@ -6,7 +6,7 @@
  * uses; symbolization is not run (it reads the files a recording names).
  *
  * Built only with -Dfuzz=true and clang (tests/fuzz/meson.build); tests/fuzz/
- * run.sh builds it and runs it over the seed corpus for a fixed budget.
+ * run.py runs it over the seed corpus (tests/fuzz/corpus) for a fixed budget.
  */
 #include "analyse/recording.h"
 
