@@ -1,5 +1,5 @@
 /*
- * recorder.c - see recorder.h.
+ * writer.c - see writer.h.
  */
 #include "writer.h"
 #include "compact.h"
@@ -36,6 +36,16 @@ struct mt_stream {
 	uint64_t last_write;
 	struct mt_cull *cull; /* records -> cull -> compact -> buf */
 	struct mt_compact *compact;
+	/* After a chunk could not be written (a full disk) the stream cannot
+	 * go on: it decodes from its start, and past a gap its records would
+	 * name other blocks and stacks.  Its later chunks are only counted,
+	 * and what they held that needs no state (the loss, the exit, the
+	 * PROCESS record if the file has none) waits in PENDING for a chunk
+	 * small enough to fit. */
+	int dropped;
+	int started; /* the stream's PROCESS record is in the file */
+	struct mt_salvage pending;
+	uint8_t *process; /* pending.process, copied out of buf */
 };
 
 uint64_t mt_now_ns(void)
@@ -91,22 +101,84 @@ int mt_recorder_close(struct mt_recorder *r)
 	return failed ? -1 : 0;
 }
 
-static void write_chunk(struct mt_stream *s)
+/* Writes one chunk of stream ID; the first failure is reported. */
+static int put_chunk(struct mt_recorder *r, uint32_t id, const uint8_t *raw, size_t len)
 {
-	struct mt_recorder *r = s->r;
-	if (!s->len)
-		return;
-	size_t need = mt_chunk_bound(s->len);
+	size_t need = mt_chunk_bound(len);
 	if (need > r->scratch_len) {
 		free(r->scratch);
 		r->scratch = xmalloc(need);
 		r->scratch_len = need;
 	}
-	if (mt_chunk_write_zstd(r->fd, r->zc, s->id, s->buf, s->len, r->scratch, r->scratch_len) <
-	    0) {
-		if (!r->failed)
-			mt_error("cannot write %s: %s", r->path, strerror(errno));
-		r->failed = 1;
+	if (mt_chunk_write_zstd(r->fd, r->zc, id, raw, len, r->scratch, r->scratch_len) == 0)
+		return 0;
+	if (!r->failed)
+		mt_error("cannot write %s: %s (what does not fit is counted as lost)", r->path,
+			 strerror(errno));
+	r->failed = 1;
+	return -1;
+}
+
+/* Counts the events of the chunk in s->buf, which will not be written, and
+ * keeps what it held that a later chunk can still carry. */
+static void drop(struct mt_stream *s)
+{
+	struct mt_salvage sv = { 0 }, *p = &s->pending;
+	mt_chunk_salvage(s->buf, s->len, &sv);
+	p->events += sv.events;
+	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
+		p->lost[k] += sv.lost[k];
+	if (sv.have_exit) {
+		p->have_exit = 1;
+		p->exit_ts = sv.exit_ts;
+		p->exit_status = sv.exit_status;
+	}
+	if (sv.process && !s->started && !s->process) {
+		s->process = xmalloc(sv.process_len);
+		memcpy(s->process, sv.process, sv.process_len);
+		p->process = s->process;
+		p->process_len = sv.process_len;
+	}
+	s->dropped = 1;
+}
+
+/* Writes what dropped chunks left pending, as one chunk of records that need
+ * no stream state: the space a failed chunk held was given back, so a small
+ * chunk often fits right away, and the loss is in the file however the
+ * recording ends. */
+static void write_pending(struct mt_stream *s)
+{
+	struct mt_salvage *p = &s->pending;
+	size_t plen = p->process ? p->process_len : 0;
+	uint8_t *buf = xmalloc(plen + 16 * (MT_LOST_KIND_COUNT + 1) + 32), *w = buf;
+	if (plen)
+		memcpy(w, p->process, plen);
+	w += plen;
+	p->lost[MT_LOST_WRITE_FAILED] += p->events;
+	p->events = 0;
+	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
+		if (p->lost[k])
+			w = mt_enc_lost(w, (unsigned)k, p->lost[k]);
+	if (p->have_exit)
+		w = mt_enc_exit(w, p->exit_ts, p->exit_status);
+	if (w > buf && put_chunk(s->r, s->id, buf, (size_t)(w - buf)) == 0) {
+		s->started |= plen != 0;
+		free(s->process);
+		s->process = NULL;
+		*p = (struct mt_salvage){ 0 };
+	}
+	free(buf);
+}
+
+static void write_chunk(struct mt_stream *s)
+{
+	if (!s->len)
+		return;
+	if (!s->dropped && put_chunk(s->r, s->id, s->buf, s->len) == 0) {
+		s->started = 1;
+	} else {
+		drop(s);
+		write_pending(s);
 	}
 	s->len = 0;
 	s->last_write = mt_now_ns();
@@ -174,8 +246,13 @@ void mt_stream_end(struct mt_stream *s, const uint64_t lost[MT_LOST_KIND_COUNT],
 			w = mt_enc_lost(w, (unsigned)k, lost[k]);
 	if (have_exit)
 		w = mt_enc_exit(w, mt_now_ns(), exit_status);
+	/* after a dropped chunk this only adds to what is pending, and one
+	 * more try writes it */
 	append(s, tail, (size_t)(w - tail));
 	write_chunk(s);
+	if (s->dropped)
+		write_pending(s);
+	free(s->process);
 	mt_cull_free(s->cull);
 	mt_compact_free(s->compact);
 	free(s->buf);

@@ -86,11 +86,13 @@ enum mt_lost_kind {
 	MT_LOST_MISSED_RETURN, /* an entry probe whose return was never seen */
 	MT_LOST_STACK,	       /* a stack could not be captured */
 	MT_LOST_CONSUMER_GONE, /* the recorder died; events after it were dropped */
+	MT_LOST_WRITE_FAILED,  /* the file could not be written (disk full): the
+				* events of the chunks that did not reach it */
 	MT_LOST_KIND_COUNT
 };
 
 static const char *const mt_lost_names[MT_LOST_KIND_COUNT] = {
-	"buffer_full", "map_full", "missed_return", "stack_error", "consumer_gone",
+	"buffer_full", "map_full", "missed_return", "stack_error", "consumer_gone", "write_failed",
 };
 
 #define MT_MAX_FRAMES 128

@@ -111,7 +111,54 @@ int mt_chunk_put(int fd, uint8_t *out, uint32_t stream, size_t len, uint32_t cle
 	put32(out + 12, clen);
 	put32(out + 16, (uint32_t)crc32(0, out + MT_CHUNK_HEADER_SIZE, clen));
 	put32(out + 20, flags);
-	return write_all(fd, out, MT_CHUNK_HEADER_SIZE + clen);
+	/* A chunk is whole or absent: one cut short (a full disk) is taken
+	 * back, so that the file stays readable to its last chunk and a later,
+	 * smaller chunk can still follow it.  What cannot seek (a pipe,
+	 * /dev/null) keeps what it got. */
+	off_t at = lseek(fd, 0, SEEK_CUR);
+	if (write_all(fd, out, MT_CHUNK_HEADER_SIZE + clen) == 0)
+		return 0;
+	int e = errno;
+	if (at >= 0 && ftruncate(fd, at) == 0)
+		lseek(fd, at, SEEK_SET);
+	errno = e;
+	return -1;
+}
+
+void mt_chunk_salvage(const uint8_t *raw, size_t len, struct mt_salvage *s)
+{
+	/* The stream's state before this chunk is unknown here: a serial far
+	 * above any real one lets compact frees decode, and the figures that
+	 * depend on the state (times, addresses) are not used. */
+	struct mt_dec d = { .p = raw, .end = raw + len, .st = { .serial = UINT64_MAX >> 1 } };
+	struct mt_event ev;
+	for (const uint8_t *at = d.p; mt_dec_next(&d, &ev) > 0; at = d.p) {
+		switch (ev.type) {
+		case MT_REC_ALLOC:
+		case MT_REC_FREE:
+		case MT_REC_REALLOC:
+		case MT_REC_MARKER:
+			s->events++;
+			break;
+		case MT_REC_CULLED:
+			s->events += ev.count;
+			break;
+		case MT_REC_LOST:
+			if (ev.value < MT_LOST_KIND_COUNT)
+				s->lost[ev.value] += ev.count;
+			break;
+		case MT_REC_PROCESS:
+			/* may start with THREAD records: harmless anywhere */
+			s->process = at;
+			s->process_len = (size_t)(d.p - at);
+			break;
+		case MT_REC_EXIT:
+			s->have_exit = 1;
+			s->exit_ts = ev.ts;
+			s->exit_status = ev.status;
+			break;
+		}
+	}
 }
 
 int mt_chunk_write(int fd, z_stream *zs, uint32_t stream, const void *raw, size_t len,

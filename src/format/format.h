@@ -3,9 +3,10 @@
  *
  * A chunk carries a piece of one process's record stream (codec.h),
  * zlib-compressed, with its own length and CRC, and always ends on a record
- * boundary.  Writers append whole chunks and never seek, so after a crash of
- * the traced program or of memtrace every chunk written so far is readable,
- * and a reader meeting a short or damaged chunk reports the file truncated.
+ * boundary.  Writers append whole chunks (one whose write fails is taken
+ * back), so after a crash of the traced program or of memtrace, or on a full
+ * disk, every chunk written so far is readable, and a reader meeting a short
+ * or damaged chunk reports the file truncated.
  * Layout in man/memtrace-format.5.
  *
  * Chunks are compressed with zstd by `memtrace record` and with zlib by the
@@ -19,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <zlib.h>
+
+#include "codec.h"
 
 #define MT_FILE_MAGIC "MEMTRACE"
 #define MT_FILE_VERSION 1
@@ -44,7 +47,8 @@ size_t mt_chunk_bound(size_t len);
 
 /* Compresses RAW[0..LEN) with ZS (deflateInit'ed by the caller; reset here)
  * into SCRATCH (at least mt_chunk_bound(LEN) bytes) and writes the chunk to FD.
- * Returns 0, or -1 with errno set. */
+ * Returns 0, or -1 with errno set and, in a file that can seek, nothing of
+ * the chunk left behind. */
 int mt_chunk_write(int fd, z_stream *zs, uint32_t stream, const void *raw, size_t len,
 		   void *scratch, size_t scratch_len);
 
@@ -56,6 +60,24 @@ int mt_chunk_write_zstd(int fd, void *cctx, uint32_t stream, const void *raw, si
 /* Writes the header of a chunk whose CLEN compressed bytes already sit in
  * OUT after room for the header, then the whole chunk. */
 int mt_chunk_put(int fd, uint8_t *out, uint32_t stream, size_t len, uint32_t clen, uint32_t flags);
+/* What the records of a chunk that could not be written held: the loss to
+ * count, and the records that need no stream state (LOST, EXIT, PROCESS) to
+ * be written again in a later chunk. */
+struct mt_salvage {
+	uint64_t events; /* allocations, frees, reallocations and markers; a
+			  * CULLED summary counts its allocations */
+	uint64_t lost[MT_LOST_KIND_COUNT];
+	const uint8_t *process; /* its PROCESS record (inside the chunk) */
+	size_t process_len;
+	int have_exit;
+	uint64_t exit_ts;
+	int64_t exit_status;
+};
+
+/* Adds what RAW[0..LEN), whole records of one stream, held to S.  Uses no
+ * heap (the shim calls it). */
+void mt_chunk_salvage(const uint8_t *raw, size_t len, struct mt_salvage *s);
+
 /* Decompresses a zstd chunk of exactly DSTLEN bytes: 0, or -1. */
 int mt_zstd_decompress(void *dst, size_t dstlen, const void *src, size_t srclen);
 
