@@ -55,13 +55,20 @@ uint64_t mt_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-struct mt_recorder *mt_recorder_open(const char *path, uint64_t cull_ns, char *err, size_t errlen)
+static struct mt_recorder *open_recorder(const char *path, int made_up, uint64_t cull_ns, char *err,
+					 size_t errlen)
 {
 	struct mt_recorder *r = xcalloc(1, sizeof *r);
-	r->fd = mt_file_create(path);
+	r->fd = made_up ? mt_file_create_new(path) : mt_file_create(path);
 	if (r->fd < 0) {
-		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		int e = errno;
+		const char *why = mt_file_refused(path, e);
+		if (why)
+			snprintf(err, errlen, "%s %s", path, why);
+		else
+			snprintf(err, errlen, "cannot create %s: %s", path, strerror(e));
 		free(r);
+		errno = e;
 		return NULL;
 	}
 	/* zstd at level 9: on the compact records it costs a few ms per MB and
@@ -78,6 +85,17 @@ struct mt_recorder *mt_recorder_open(const char *path, uint64_t cull_ns, char *e
 	r->path = xstrdup(path);
 	r->cull_ns = cull_ns;
 	return r;
+}
+
+struct mt_recorder *mt_recorder_open(const char *path, uint64_t cull_ns, char *err, size_t errlen)
+{
+	return open_recorder(path, 0, cull_ns, err, errlen);
+}
+
+struct mt_recorder *mt_recorder_open_new(const char *path, uint64_t cull_ns, char *err,
+					 size_t errlen)
+{
+	return open_recorder(path, 1, cull_ns, err, errlen);
 }
 
 const char *mt_recorder_path(const struct mt_recorder *r)

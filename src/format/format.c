@@ -39,14 +39,16 @@ static int write_all(int fd, const void *buf, size_t len)
 /* Opens PATH for writing without ever changing what it names beyond its
  * content: a symbolic link is not followed (root must not be steered into
  * another file), a new file is created 0600 (recordings hold addresses and
- * command lines), and an existing file keeps its mode and owner.  An
- * existing regular file is truncated only when TRUNCATE says the user named
- * it; a character device (/dev/null) is written as it is; a FIFO, socket or
- * directory is refused (EINVAL, EISDIR) rather than waited on. */
+ * command lines), and an existing file keeps its mode and owner.  Only a
+ * name the user gave (TRUNCATE) may exist: an existing regular file is then
+ * truncated, a character device (/dev/null) is written as it is, and a
+ * FIFO, socket or directory is refused (EINVAL, EISDIR) rather than waited
+ * on. */
 static int open_output(const char *path, int truncate)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd >= 0 || errno != EEXIST)
+	/* a made-up name that exists was put there by someone else: leave it */
+	if (fd >= 0 || errno != EEXIST || !truncate)
 		return fd;
 	fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
@@ -56,7 +58,7 @@ static int open_output(const char *path, int truncate)
 	if (fstat(fd, &st) < 0)
 		e = errno;
 	else if (S_ISREG(st.st_mode))
-		e = !truncate ? EEXIST : ftruncate(fd, 0) < 0 ? errno : 0;
+		e = ftruncate(fd, 0) < 0 ? errno : 0;
 	else if (!S_ISCHR(st.st_mode))
 		e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
 	else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
@@ -95,6 +97,26 @@ int mt_file_create(const char *path)
 int mt_file_create_new(const char *path)
 {
 	return create(path, 0);
+}
+
+const char *mt_file_refused(const char *path, int err)
+{
+	struct stat st;
+	/* ELOOP: O_NOFOLLOW met a link; ENXIO: a FIFO without a reader or a
+	 * socket; EINVAL: a FIFO with one */
+	if (err != ELOOP && err != ENXIO && err != EINVAL && err != EISDIR && err != EEXIST)
+		return NULL;
+	if (lstat(path, &st) < 0)
+		return NULL;
+	if (S_ISLNK(st.st_mode))
+		return "is a symbolic link: not followed";
+	if (S_ISFIFO(st.st_mode))
+		return "is a FIFO: not written";
+	if (S_ISSOCK(st.st_mode))
+		return "is a socket: not written";
+	if (S_ISDIR(st.st_mode))
+		return "is a directory: not written";
+	return err == EEXIST ? "exists: not overwritten" : NULL;
 }
 
 size_t mt_chunk_bound(size_t len)

@@ -38,9 +38,13 @@
  * it is; a symbolic link (ELOOP), FIFO, socket (EINVAL) or directory
  * (EISDIR) is refused.  Returns the fd or -1 with errno set. */
 int mt_file_create(const char *path);
-/* The same for a name memtrace made up: an existing file is never
- * truncated (EEXIST). */
+/* The same for a name memtrace made up: whatever exists at PATH (a file,
+ * or a link planted by another user) is left alone (EEXIST). */
 int mt_file_create_new(const char *path);
+/* Why PATH was refused with ERR, in words ("is a symbolic link: not
+ * followed"), or NULL when ERR is not about what PATH is (strerror says
+ * it). */
+const char *mt_file_refused(const char *path, int err);
 
 /* Bound on the compressed size of a chunk of LEN raw bytes, header included. */
 size_t mt_chunk_bound(size_t len);

@@ -147,7 +147,8 @@ fail:
 	return -1;
 }
 
-static int open_output(void)
+/* MADE_UP: the name is the shim's default, not MEMTRACE_OUTPUT. */
+static int open_output(int made_up)
 {
 	if (!scratch) {
 		scratch_len = mt_chunk_bound(size);
@@ -164,7 +165,24 @@ static int open_output(void)
 		if (cull)
 			mt_cull_set_pending_limit(cull, mt_cfg.cull_pending);
 	}
-	out_fd = mt_file_create(out_path);
+	if (!made_up) {
+		out_fd = mt_file_create(out_path);
+		return out_fd;
+	}
+	/* A name the shim made up, in a directory others may write to: what is
+	 * there already (a file, a link planted by another user) is left
+	 * alone, and memtrace.EXE.PID.N.mtrace, the next free N, taken. */
+	mt_expand_path(out_path, sizeof out_path, MT_OUTPUT_STEM);
+	size_t n = strlen(out_path);
+	for (unsigned i = 0; i < 100; i++) {
+		if (i)
+			snprintf(out_path + n, sizeof out_path - n, ".%u.mtrace", i);
+		else
+			snprintf(out_path + n, sizeof out_path - n, ".mtrace");
+		out_fd = mt_file_create_new(out_path);
+		if (out_fd >= 0 || errno != EEXIST)
+			break;
+	}
 	return out_fd;
 }
 
@@ -223,7 +241,10 @@ int mt_channel_open(uint32_t ppid)
 	char prev[sizeof out_path];
 	memcpy(prev, out_path, sizeof prev);
 	mt_expand_path(out_path, sizeof out_path, mt_cfg.output);
-	if (prev[0] && strcmp(prev, out_path) == 0) {
+	int made_up = strcmp(mt_cfg.output, MT_OUTPUT_DEFAULT) == 0;
+	if (made_up) {
+		/* open_output finds a free name */
+	} else if (prev[0] && strcmp(prev, out_path) == 0) {
 		/* A followed child whose pattern has no %p: keep files apart. */
 		size_t n = strlen(out_path);
 		mt_expand_path(out_path + n, sizeof out_path - n, ".%p");
@@ -234,8 +255,12 @@ int mt_channel_open(uint32_t ppid)
 		for (unsigned i = 1; i < 1000 && access(out_path, F_OK) == 0; i++)
 			snprintf(out_path + n, sizeof out_path - n, ".%u", i);
 	}
-	if (open_output() < 0) {
-		mt_log(1, "cannot create %s: %s", out_path, strerror(errno));
+	if (open_output(made_up) < 0) {
+		const char *why = mt_file_refused(out_path, errno);
+		if (why)
+			mt_log(1, "%s %s", out_path, why);
+		else
+			mt_log(1, "cannot create %s: %s", out_path, strerror(errno));
 		return -1;
 	}
 	mt_log(3, "writing to %s", out_path);
