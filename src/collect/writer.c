@@ -38,14 +38,19 @@ struct mt_stream {
 	struct mt_compact *compact;
 	/* After a chunk could not be written (a full disk) the stream cannot
 	 * go on: it decodes from its start, and past a gap its records would
-	 * name other blocks and stacks.  Its later chunks are only counted,
-	 * and what they held that needs no state (the loss, the exit, the
-	 * PROCESS record if the file has none) waits in PENDING for a chunk
-	 * small enough to fit. */
+	 * name other blocks and stacks.  Its later chunks are only counted.
+	 * The count, with what the dropped chunks held that needs no stream
+	 * state (the exit, the PROCESS record if the file has none), goes in
+	 * a chunk of its own, stored uncompressed and of a fixed size: placed
+	 * once, as soon as it fits (the space a failed chunk held was given
+	 * back, so usually at once), then rewritten in place, where it needs
+	 * no more room however the recording ends. */
 	int dropped;
 	int started; /* the stream's PROCESS record is in the file */
-	struct mt_salvage pending;
-	uint8_t *process; /* pending.process, copied out of buf */
+	struct mt_salvage lost;
+	uint8_t *process; /* lost.process, copied out of buf */
+	int64_t loss_at;  /* offset of the loss chunk; -1: not placed yet */
+	size_t loss_len;
 };
 
 uint64_t mt_now_ns(void)
@@ -138,10 +143,10 @@ static int put_chunk(struct mt_recorder *r, uint32_t id, const uint8_t *raw, siz
 }
 
 /* Counts the events of the chunk in s->buf, which will not be written, and
- * keeps what it held that a later chunk can still carry. */
+ * keeps what it held that the loss chunk can carry. */
 static void drop(struct mt_stream *s)
 {
-	struct mt_salvage sv = { 0 }, *p = &s->pending;
+	struct mt_salvage sv = { 0 }, *p = &s->lost;
 	mt_chunk_salvage(s->buf, s->len, &sv);
 	p->events += sv.events;
 	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
@@ -151,39 +156,66 @@ static void drop(struct mt_stream *s)
 		p->exit_ts = sv.exit_ts;
 		p->exit_status = sv.exit_status;
 	}
-	if (sv.process && !s->started && !s->process) {
+	/* (the PROCESS record opens a stream's first chunk: it is known before
+	 * the loss chunk is placed, which keeps that chunk's size) */
+	if (sv.process && !s->started && !s->process && s->loss_at < 0) {
 		s->process = xmalloc(sv.process_len);
 		memcpy(s->process, sv.process, sv.process_len);
-		p->process = s->process;
 		p->process_len = sv.process_len;
 	}
 	s->dropped = 1;
 }
 
-/* Writes what dropped chunks left pending, as one chunk of records that need
- * no stream state: the space a failed chunk held was given back, so a small
- * chunk often fits right away, and the loss is in the file however the
- * recording ends. */
-static void write_pending(struct mt_stream *s)
+/* The loss chunk's records into OUT (room for MT_CHUNK_HEADER_SIZE before
+ * them), always as many bytes: every kind with a fixed-width count, and the
+ * exit or padding of its size. */
+static size_t loss_records(const struct mt_stream *s, uint8_t *out)
 {
-	struct mt_salvage *p = &s->pending;
-	size_t plen = p->process ? p->process_len : 0;
-	uint8_t *buf = xmalloc(plen + 16 * (MT_LOST_KIND_COUNT + 1) + 32), *w = buf;
-	if (plen)
-		memcpy(w, p->process, plen);
-	w += plen;
-	p->lost[MT_LOST_WRITE_FAILED] += p->events;
-	p->events = 0;
-	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
-		if (p->lost[k])
-			w = mt_enc_lost(w, (unsigned)k, p->lost[k]);
-	if (p->have_exit)
-		w = mt_enc_exit(w, p->exit_ts, p->exit_status);
-	if (w > buf && put_chunk(s->r, s->id, buf, (size_t)(w - buf)) == 0) {
-		s->started |= plen != 0;
-		free(s->process);
-		s->process = NULL;
-		*p = (struct mt_salvage){ 0 };
+	const struct mt_salvage *p = &s->lost;
+	uint8_t *w = out + MT_CHUNK_HEADER_SIZE;
+	if (s->process) {
+		memcpy(w, s->process, p->process_len);
+		w += p->process_len;
+	}
+	for (int k = 0; k < MT_LOST_KIND_COUNT; k++) {
+		*w++ = MT_REC_LOST;
+		*w++ = (uint8_t)k;
+		w = mt_put_uv_wide(w, p->lost[k] + (k == MT_LOST_WRITE_FAILED ? p->events : 0));
+	}
+	if (p->have_exit) {
+		*w++ = MT_REC_EXIT;
+		w = mt_put_uv_wide(w, p->exit_ts);
+		w = mt_put_uv_wide(w, ((uint64_t)p->exit_status << 1) ^
+					      (uint64_t)(p->exit_status >> 63));
+	} else {
+		*w++ = MT_REC_EXT;
+		*w++ = MT_EXT_PAD;
+		*w++ = 2 * MT_UV_WIDE - 2;
+		memset(w, 0, 2 * MT_UV_WIDE - 2);
+		w += 2 * MT_UV_WIDE - 2;
+	}
+	return (size_t)(w - out) - MT_CHUNK_HEADER_SIZE;
+}
+
+/* Places or rewrites the loss chunk.  An output that cannot seek (a pipe)
+ * gets it once, at the end (FINAL), since it could not be rewritten. */
+static void write_loss(struct mt_stream *s, int final)
+{
+	struct mt_recorder *r = s->r;
+	uint8_t *buf = xmalloc(MT_CHUNK_HEADER_SIZE + s->lost.process_len +
+			       (2 + MT_UV_WIDE) * MT_LOST_KIND_COUNT + 1 + 2 * MT_UV_WIDE);
+	size_t len = loss_records(s, buf);
+	if (s->loss_at >= 0 && len == s->loss_len) {
+		if (mt_chunk_rewrite(r->fd, (uint64_t)s->loss_at, buf, s->id, len) < 0 &&
+		    !r->failed)
+			mt_error("cannot write %s: %s", r->path, strerror(errno));
+	} else if (s->loss_at < 0) {
+		off_t at = lseek(r->fd, 0, SEEK_CUR);
+		if ((at >= 0 || final) &&
+		    mt_chunk_put(r->fd, buf, s->id, len, (uint32_t)len, 0) == 0) {
+			s->loss_at = at >= 0 ? at : INT64_MAX; /* a pipe: once */
+			s->loss_len = len;
+		}
 	}
 	free(buf);
 }
@@ -196,7 +228,7 @@ static void write_chunk(struct mt_stream *s)
 		s->started = 1;
 	} else {
 		drop(s);
-		write_pending(s);
+		write_loss(s, 0);
 	}
 	s->len = 0;
 	s->last_write = mt_now_ns();
@@ -228,6 +260,7 @@ struct mt_stream *mt_stream_new(struct mt_recorder *r)
 	s->cap = CHUNK_TARGET + (1u << 20);
 	s->buf = xmalloc(s->cap);
 	s->last_write = mt_now_ns();
+	s->loss_at = -1;
 	s->compact = mt_compact_new(append, s);
 	if (r->cull_ns && !(s->cull = mt_cull_new(r->cull_ns, cull_out, s)))
 		mt_oom(sizeof(struct mt_cull *));
@@ -264,12 +297,12 @@ void mt_stream_end(struct mt_stream *s, const uint64_t lost[MT_LOST_KIND_COUNT],
 			w = mt_enc_lost(w, (unsigned)k, lost[k]);
 	if (have_exit)
 		w = mt_enc_exit(w, mt_now_ns(), exit_status);
-	/* after a dropped chunk this only adds to what is pending, and one
-	 * more try writes it */
+	/* after a dropped chunk these go into the loss chunk, which a last
+	 * try places if it never could before */
 	append(s, tail, (size_t)(w - tail));
 	write_chunk(s);
 	if (s->dropped)
-		write_pending(s);
+		write_loss(s, 1);
 	free(s->process);
 	mt_cull_free(s->cull);
 	mt_compact_free(s->compact);

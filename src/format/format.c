@@ -125,7 +125,7 @@ size_t mt_chunk_bound(size_t len)
 	return MT_CHUNK_HEADER_SIZE + len + (len >> 7) + 1024;
 }
 
-int mt_chunk_put(int fd, uint8_t *out, uint32_t stream, size_t len, uint32_t clen, uint32_t flags)
+static void chunk_header(uint8_t *out, uint32_t stream, size_t len, uint32_t clen, uint32_t flags)
 {
 	put32(out, MT_CHUNK_MAGIC);
 	put32(out + 4, stream);
@@ -133,6 +133,26 @@ int mt_chunk_put(int fd, uint8_t *out, uint32_t stream, size_t len, uint32_t cle
 	put32(out + 12, clen);
 	put32(out + 16, (uint32_t)crc32(0, out + MT_CHUNK_HEADER_SIZE, clen));
 	put32(out + 20, flags);
+}
+
+int mt_chunk_rewrite(int fd, uint64_t at, uint8_t *out, uint32_t stream, size_t len)
+{
+	chunk_header(out, stream, len, (uint32_t)len, 0);
+	size_t n = MT_CHUNK_HEADER_SIZE + len;
+	ssize_t w;
+	do
+		w = pwrite(fd, out, n, (off_t)at);
+	while (w < 0 && errno == EINTR);
+	if (w == (ssize_t)n)
+		return 0;
+	if (w >= 0)
+		errno = ENOSPC;
+	return -1;
+}
+
+int mt_chunk_put(int fd, uint8_t *out, uint32_t stream, size_t len, uint32_t clen, uint32_t flags)
+{
+	chunk_header(out, stream, len, clen, flags);
 	/* A chunk is whole or absent: one cut short (a full disk) is taken
 	 * back, so that the file stays readable to its last chunk and a later,
 	 * smaller chunk can still follow it.  What cannot seek (a pipe,

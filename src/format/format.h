@@ -82,6 +82,10 @@ struct mt_salvage {
  * heap (the shim calls it). */
 void mt_chunk_salvage(const uint8_t *raw, size_t len, struct mt_salvage *s);
 
+/* Writes over the stored (uncompressed) chunk at offset AT a stored chunk of
+ * the same LEN bytes, which sit in OUT after room for the header: 0, or -1
+ * with errno set. */
+int mt_chunk_rewrite(int fd, uint64_t at, uint8_t *out, uint32_t stream, size_t len);
 /* Decompresses a zstd chunk of exactly DSTLEN bytes: 0, or -1. */
 int mt_zstd_decompress(void *dst, size_t dstlen, const void *src, size_t srclen);
 
