@@ -166,45 +166,14 @@ static void drop(struct mt_stream *s)
 	s->dropped = 1;
 }
 
-/* The loss chunk's records into OUT (room for MT_CHUNK_HEADER_SIZE before
- * them), always as many bytes: every kind with a fixed-width count, and the
- * exit or padding of its size. */
-static size_t loss_records(const struct mt_stream *s, uint8_t *out)
-{
-	const struct mt_salvage *p = &s->lost;
-	uint8_t *w = out + MT_CHUNK_HEADER_SIZE;
-	if (s->process) {
-		memcpy(w, s->process, p->process_len);
-		w += p->process_len;
-	}
-	for (int k = 0; k < MT_LOST_KIND_COUNT; k++) {
-		*w++ = MT_REC_LOST;
-		*w++ = (uint8_t)k;
-		w = mt_put_uv_wide(w, p->lost[k] + (k == MT_LOST_WRITE_FAILED ? p->events : 0));
-	}
-	if (p->have_exit) {
-		*w++ = MT_REC_EXIT;
-		w = mt_put_uv_wide(w, p->exit_ts);
-		w = mt_put_uv_wide(w, ((uint64_t)p->exit_status << 1) ^
-					      (uint64_t)(p->exit_status >> 63));
-	} else {
-		*w++ = MT_REC_EXT;
-		*w++ = MT_EXT_PAD;
-		*w++ = 2 * MT_UV_WIDE - 2;
-		memset(w, 0, 2 * MT_UV_WIDE - 2);
-		w += 2 * MT_UV_WIDE - 2;
-	}
-	return (size_t)(w - out) - MT_CHUNK_HEADER_SIZE;
-}
-
 /* Places or rewrites the loss chunk.  An output that cannot seek (a pipe)
  * gets it once, at the end (FINAL), since it could not be rewritten. */
 static void write_loss(struct mt_stream *s, int final)
 {
 	struct mt_recorder *r = s->r;
-	uint8_t *buf = xmalloc(MT_CHUNK_HEADER_SIZE + s->lost.process_len +
-			       (2 + MT_UV_WIDE) * MT_LOST_KIND_COUNT + 1 + 2 * MT_UV_WIDE);
-	size_t len = loss_records(s, buf);
+	size_t plen = s->process ? s->lost.process_len : 0;
+	uint8_t *buf = xmalloc(MT_CHUNK_HEADER_SIZE + MT_LOSS_SIZE(plen));
+	size_t len = mt_loss_records(&s->lost, s->process, plen, buf + MT_CHUNK_HEADER_SIZE);
 	if (s->loss_at >= 0 && len == s->loss_len) {
 		if (mt_chunk_rewrite(r->fd, (uint64_t)s->loss_at, buf, s->id, len) < 0 &&
 		    !r->failed)

@@ -222,3 +222,31 @@ int mt_chunk_write(int fd, z_stream *zs, uint32_t stream, const void *raw, size_
 	uint32_t clen = (uint32_t)(scratch_len - MT_CHUNK_HEADER_SIZE - zs->avail_out);
 	return mt_chunk_put(fd, out, stream, len, clen, MT_CHUNK_FLAG_ZLIB);
 }
+
+size_t mt_loss_records(const struct mt_salvage *s, const uint8_t *process, size_t process_len,
+		       uint8_t *out)
+{
+	uint8_t *w = out;
+	if (process_len)
+		memcpy(w, process, process_len);
+	w += process_len;
+	for (int k = 0; k < MT_LOST_KIND_COUNT; k++) {
+		*w++ = MT_REC_LOST;
+		*w++ = (uint8_t)k;
+		w = mt_put_uv_wide(w, s->lost[k] + (k == MT_LOST_WRITE_FAILED ? s->events : 0));
+	}
+	if (s->have_exit) {
+		*w++ = MT_REC_EXIT;
+		w = mt_put_uv_wide(w, s->exit_ts);
+		w = mt_put_uv_wide(w, ((uint64_t)s->exit_status << 1) ^
+					      (uint64_t)(s->exit_status >> 63));
+	} else {
+		/* the EXIT record's room, until it is known */
+		*w++ = MT_REC_EXT;
+		*w++ = MT_EXT_PAD;
+		*w++ = 2 * MT_UV_WIDE - 2;
+		memset(w, 0, 2 * MT_UV_WIDE - 2);
+		w += 2 * MT_UV_WIDE - 2;
+	}
+	return (size_t)(w - out);
+}

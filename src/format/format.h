@@ -82,6 +82,15 @@ struct mt_salvage {
  * heap (the shim calls it). */
 void mt_chunk_salvage(const uint8_t *raw, size_t len, struct mt_salvage *s);
 
+/* The records of a chunk that says what a full disk cost (S) and carries
+ * PROCESS (the stream's PROCESS record, when the file has none), into OUT:
+ * always MT_LOSS_SIZE(PROCESS_LEN) bytes, every kind's count in a fixed
+ * width and the EXIT record or padding of its size, so that the chunk can
+ * be rewritten in place as the figures grow. */
+#define MT_LOSS_SIZE(process_len) \
+	((process_len) + (2 + MT_UV_WIDE) * MT_LOST_KIND_COUNT + 1 + 2 * MT_UV_WIDE)
+size_t mt_loss_records(const struct mt_salvage *s, const uint8_t *process, size_t process_len,
+		       uint8_t *out);
 /* Writes over the stored (uncompressed) chunk at offset AT a stored chunk of
  * the same LEN bytes, which sit in OUT after room for the header: 0, or -1
  * with errno set. */

@@ -17,6 +17,9 @@ larger than that, so its writes fail with ENOSPC.  Checked:
     the same run recorded to a roomy directory has at least as many
     allocations and frees, and the events shown plus those counted lost are
     exactly that run's.
+The standalone shim (MEMTRACE_OUTPUT in the same tmpfs) is held to the
+same: the program runs on, and the file is whole, readable and counts its
+loss exactly.
 """
 import json
 import os
@@ -25,6 +28,7 @@ import sys
 import tempfile
 
 MEMTRACE = os.environ['MEMTRACE']
+SHIM = os.environ['MEMTRACE_SHIM']
 CHURN = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tools', 'bench', 'churn.c')
 N = 5000000
 failures = []
@@ -78,6 +82,12 @@ def main():
             size = os.path.getsize(out)
             rj, procs = report_json(out)
             text = subprocess.run([MEMTRACE, 'report', out], capture_output=True, text=True)
+            os.unlink(out)
+            # the standalone shim, into the same small file system
+            shim_out = os.path.join(mnt, 'shim.mtrace')
+            env = dict(os.environ, LD_PRELOAD=SHIM, MEMTRACE_OUTPUT=shim_out)
+            s = subprocess.run([prog, str(N)], env=env, capture_output=True, text=True)
+            sj, shim_procs = report_json(shim_out)
         finally:
             subprocess.run(['umount', mnt])
 
@@ -110,6 +120,17 @@ def main():
     lost_line = [line for line in text.stdout.splitlines() if 'lost events' in line]
     check(text.returncode == 0 and len(lost_line) == 1 and 'write_failed' in lost_line[0],
           'the text report\'s lost line names the kind: %r' % lost_line)
+    check(s.returncode == 7 and s.stdout == 'done %d\n' % N,
+          'shim: the program runs on, its status unchanged (rc %d)' % s.returncode)
+    check(sj.returncode == 0 and shim_procs is not None and len(shim_procs) == 1
+          and 'truncated' not in sj.stderr, 'shim: the file is whole and readable (%s)' % sj.stderr.strip())
+    if shim_procs:
+        p = shim_procs[0]
+        t, lost = p['totals'], p['lost_events']
+        print('shim: shown %d allocations, %d frees; lost %d' % (t['allocations'], t['frees'], lost))
+        check(lost > 0 and p['lost_by_kind'].get('write_failed') == lost, 'shim: the loss is counted as write_failed')
+        check(t['allocations'] + t['frees'] + lost == truth['allocations'] + truth['frees'],
+              'shim: shown + lost = every event')
     print('%d failed' % len(failures))
     return 1 if failures else 0
 
