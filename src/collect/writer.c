@@ -174,7 +174,9 @@ static void write_loss(struct mt_stream *s, int final)
 	size_t plen = s->process ? s->lost.process_len : 0;
 	uint8_t *buf = xmalloc(MT_CHUNK_HEADER_SIZE + MT_LOSS_SIZE(plen));
 	size_t len = mt_loss_records(&s->lost, s->process, plen, buf + MT_CHUNK_HEADER_SIZE);
-	if (s->loss_at >= 0 && len == s->loss_len) {
+	if (s->loss_at == INT64_MAX) {
+		/* placed in a pipe: it stays as it is */
+	} else if (s->loss_at >= 0 && len == s->loss_len) {
 		if (mt_chunk_rewrite(r->fd, (uint64_t)s->loss_at, buf, s->id, len) < 0 &&
 		    !r->failed)
 			mt_error("cannot write %s: %s", r->path, strerror(errno));
