@@ -29,6 +29,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -255,6 +256,39 @@ fail:
 	return -1;
 }
 
+/* Creates the recording under the name record makes up when -o is not
+ * given, memtrace.COMMAND.PID.mtrace in the current directory.  Whatever
+ * is there already, a file or a link another user planted in a shared
+ * directory, is never followed nor overwritten: the next free name of
+ * memtrace.COMMAND.PID.N.mtrace is taken instead.  PATH gets the name. */
+static struct mt_recorder *open_default(char *path, size_t len, const char *exe, pid_t pid,
+					uint64_t cull_ns, char *err, size_t errlen)
+{
+	char *copy = xstrdup(exe);
+	const char *base = basename(copy);
+	struct mt_recorder *r = NULL;
+	for (unsigned i = 0; i < 100 && !r; i++) {
+		if (i)
+			snprintf(path, len, "memtrace.%s.%d.%u.mtrace", base, (int)pid, i);
+		else
+			snprintf(path, len, "memtrace.%s.%d.mtrace", base, (int)pid);
+		r = mt_recorder_open_new(path, cull_ns, err, errlen);
+		if (!r && errno != EEXIST)
+			break;
+	}
+	free(copy);
+	return r;
+}
+
+/* A recording that holds nothing is removed, but only if it is a regular
+ * file: -o may name a character device (/dev/null), which stays. */
+static void remove_output(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+		unlink(path);
+}
+
 static pid_t child_pid;
 
 static void on_signal(int sig)
@@ -342,12 +376,13 @@ int cmd_record(int argc, char **argv)
 	};
 	if ((pid = start_command(&l, &go, &errfd)) < 0)
 		goto cleanup;
-	if (!ro.output) {
-		snprintf(defpath, sizeof defpath, "memtrace.%s.%d.mtrace", basename(exe), (int)pid);
+	uint64_t cull_ns = ro.cull ? (ro.cull_ms ? ro.cull_ms : 1) * 1000000ull : 0;
+	if (ro.output) {
+		r = mt_recorder_open(ro.output, cull_ns, err, sizeof err);
+	} else {
+		r = open_default(defpath, sizeof defpath, exe, pid, cull_ns, err, sizeof err);
 		ro.output = defpath;
 	}
-	r = mt_recorder_open(ro.output, ro.cull ? (ro.cull_ms ? ro.cull_ms : 1) * 1000000ull : 0,
-			     err, sizeof err);
 	if (!r || (b && mt_bpf_record_attach(b, pid, exe, err, sizeof err) < 0)) {
 		mt_error("%s", err);
 		goto cleanup;
@@ -372,7 +407,7 @@ int cmd_record(int argc, char **argv)
 	r = NULL;
 	if (exec_errno) {
 		mt_error("cannot run %s: %s", cmd[0], strerror(exec_errno));
-		unlink(ro.output);
+		remove_output(ro.output);
 		status = exec_errno == ENOENT ? 127 : 126;
 	} else if (!failed) {
 		print_summary(ro.output, ro.quiet);
@@ -386,7 +421,7 @@ cleanup:
 	}
 	if (r) {
 		mt_recorder_close(r);
-		unlink(ro.output);
+		remove_output(ro.output);
 	}
 	mt_bpf_close(b);
 	mt_rings_close(rings);

@@ -36,6 +36,21 @@ struct mt_stream {
 	uint64_t last_write;
 	struct mt_cull *cull; /* records -> cull -> compact -> buf */
 	struct mt_compact *compact;
+	/* After a chunk could not be written (a full disk) the stream cannot
+	 * go on: it decodes from its start, and past a gap its records would
+	 * name other blocks and stacks.  Its later chunks are only counted.
+	 * The count, with what the dropped chunks held that needs no stream
+	 * state (the exit, the PROCESS record if the file has none), goes in
+	 * a chunk of its own, stored uncompressed and of a fixed size: placed
+	 * once, as soon as it fits (the space a failed chunk held was given
+	 * back, so usually at once), then rewritten in place, where it needs
+	 * no more room however the recording ends. */
+	int dropped;
+	int started; /* the stream's PROCESS record is in the file */
+	struct mt_salvage lost;
+	uint8_t *process; /* lost.process, copied out of buf */
+	int64_t loss_at;  /* offset of the loss chunk; -1: not placed yet */
+	size_t loss_len;
 };
 
 uint64_t mt_now_ns(void)
@@ -45,13 +60,20 @@ uint64_t mt_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-struct mt_recorder *mt_recorder_open(const char *path, uint64_t cull_ns, char *err, size_t errlen)
+static struct mt_recorder *open_recorder(const char *path, int made_up, uint64_t cull_ns, char *err,
+					 size_t errlen)
 {
 	struct mt_recorder *r = xcalloc(1, sizeof *r);
-	r->fd = mt_file_create(path);
+	r->fd = made_up ? mt_file_create_new(path) : mt_file_create(path);
 	if (r->fd < 0) {
-		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		int e = errno;
+		const char *why = mt_file_refused(path, e);
+		if (why)
+			snprintf(err, errlen, "%s %s", path, why);
+		else
+			snprintf(err, errlen, "cannot create %s: %s", path, strerror(e));
 		free(r);
+		errno = e;
 		return NULL;
 	}
 	/* zstd at level 9: on the compact records it costs a few ms per MB and
@@ -68,6 +90,17 @@ struct mt_recorder *mt_recorder_open(const char *path, uint64_t cull_ns, char *e
 	r->path = xstrdup(path);
 	r->cull_ns = cull_ns;
 	return r;
+}
+
+struct mt_recorder *mt_recorder_open(const char *path, uint64_t cull_ns, char *err, size_t errlen)
+{
+	return open_recorder(path, 0, cull_ns, err, errlen);
+}
+
+struct mt_recorder *mt_recorder_open_new(const char *path, uint64_t cull_ns, char *err,
+					 size_t errlen)
+{
+	return open_recorder(path, 1, cull_ns, err, errlen);
 }
 
 const char *mt_recorder_path(const struct mt_recorder *r)
@@ -91,22 +124,82 @@ int mt_recorder_close(struct mt_recorder *r)
 	return failed ? -1 : 0;
 }
 
-static void write_chunk(struct mt_stream *s)
+/* Writes one chunk of stream ID; the first failure is reported. */
+static int put_chunk(struct mt_recorder *r, uint32_t id, const uint8_t *raw, size_t len)
 {
-	struct mt_recorder *r = s->r;
-	if (!s->len)
-		return;
-	size_t need = mt_chunk_bound(s->len);
+	size_t need = mt_chunk_bound(len);
 	if (need > r->scratch_len) {
 		free(r->scratch);
 		r->scratch = xmalloc(need);
 		r->scratch_len = need;
 	}
-	if (mt_chunk_write_zstd(r->fd, r->zc, s->id, s->buf, s->len, r->scratch, r->scratch_len) <
-	    0) {
-		if (!r->failed)
+	if (mt_chunk_write_zstd(r->fd, r->zc, id, raw, len, r->scratch, r->scratch_len) == 0)
+		return 0;
+	if (!r->failed)
+		mt_error("cannot write %s: %s (what does not fit is counted as lost)", r->path,
+			 strerror(errno));
+	r->failed = 1;
+	return -1;
+}
+
+/* Counts the events of the chunk in s->buf, which will not be written, and
+ * keeps what it held that the loss chunk can carry. */
+static void drop(struct mt_stream *s)
+{
+	struct mt_salvage sv = { 0 }, *p = &s->lost;
+	mt_chunk_salvage(s->buf, s->len, &sv);
+	p->events += sv.events;
+	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
+		p->lost[k] += sv.lost[k];
+	if (sv.have_exit) {
+		p->have_exit = 1;
+		p->exit_ts = sv.exit_ts;
+		p->exit_status = sv.exit_status;
+	}
+	/* (the PROCESS record opens a stream's first chunk: it is known before
+	 * the loss chunk is placed, which keeps that chunk's size) */
+	if (sv.process && !s->started && !s->process && s->loss_at < 0) {
+		s->process = xmalloc(sv.process_len);
+		memcpy(s->process, sv.process, sv.process_len);
+		p->process_len = sv.process_len;
+	}
+	s->dropped = 1;
+}
+
+/* Places or rewrites the loss chunk.  An output that cannot seek (a pipe)
+ * gets it once, at the end (FINAL), since it could not be rewritten. */
+static void write_loss(struct mt_stream *s, int final)
+{
+	struct mt_recorder *r = s->r;
+	size_t plen = s->process ? s->lost.process_len : 0;
+	uint8_t *buf = xmalloc(MT_CHUNK_HEADER_SIZE + MT_LOSS_SIZE(plen));
+	size_t len = mt_loss_records(&s->lost, s->process, plen, buf + MT_CHUNK_HEADER_SIZE);
+	if (s->loss_at == INT64_MAX) {
+		/* placed in a pipe: it stays as it is */
+	} else if (s->loss_at >= 0 && len == s->loss_len) {
+		if (mt_chunk_rewrite(r->fd, (uint64_t)s->loss_at, buf, s->id, len) < 0 &&
+		    !r->failed)
 			mt_error("cannot write %s: %s", r->path, strerror(errno));
-		r->failed = 1;
+	} else if (s->loss_at < 0) {
+		off_t at = lseek(r->fd, 0, SEEK_CUR);
+		if ((at >= 0 || final) &&
+		    mt_chunk_put(r->fd, buf, s->id, len, (uint32_t)len, 0) == 0) {
+			s->loss_at = at >= 0 ? at : INT64_MAX; /* a pipe: once */
+			s->loss_len = len;
+		}
+	}
+	free(buf);
+}
+
+static void write_chunk(struct mt_stream *s)
+{
+	if (!s->len)
+		return;
+	if (!s->dropped && put_chunk(s->r, s->id, s->buf, s->len) == 0) {
+		s->started = 1;
+	} else {
+		drop(s);
+		write_loss(s, 0);
 	}
 	s->len = 0;
 	s->last_write = mt_now_ns();
@@ -138,6 +231,7 @@ struct mt_stream *mt_stream_new(struct mt_recorder *r)
 	s->cap = CHUNK_TARGET + (1u << 20);
 	s->buf = xmalloc(s->cap);
 	s->last_write = mt_now_ns();
+	s->loss_at = -1;
 	s->compact = mt_compact_new(append, s);
 	if (r->cull_ns && !(s->cull = mt_cull_new(r->cull_ns, cull_out, s)))
 		mt_oom(sizeof(struct mt_cull *));
@@ -176,8 +270,13 @@ void mt_stream_end(struct mt_stream *s, const uint64_t lost[MT_LOST_KIND_COUNT],
 			w = mt_enc_lost(w, (unsigned)k, lost[k]);
 	if (have_exit)
 		w = mt_enc_exit(w, mt_now_ns(), exit_status);
+	/* after a dropped chunk these go into the loss chunk, which a last
+	 * try places if it never could before */
 	append(s, tail, (size_t)(w - tail));
 	write_chunk(s);
+	if (s->dropped)
+		write_loss(s, 1);
+	free(s->process);
 	mt_cull_free(s->cull);
 	mt_compact_free(s->compact);
 	free(s->buf);

@@ -1,5 +1,5 @@
 /*
- * recorder.h - writing record streams into a recording file.
+ * writer.h - writing record streams into a recording file.
  *
  * A recorder owns the output file; each traced process gets a stream.  What
  * a backend captures (the shim's ring, the BPF loader's events) is fed in as
@@ -19,9 +19,14 @@
 struct mt_recorder;
 struct mt_stream;
 
-/* Creates PATH (0600).  CULL_NS > 0 culls allocations freed younger than
- * that.  Returns NULL with a one-line reason in ERR. */
+/* Creates PATH (0600), a name the user gave (mt_file_create).  CULL_NS > 0
+ * culls allocations freed younger than that.  Returns NULL with a one-line
+ * reason in ERR and errno set. */
 struct mt_recorder *mt_recorder_open(const char *path, uint64_t cull_ns, char *err, size_t errlen);
+/* The same for a name memtrace made up (mt_file_create_new): if anything
+ * exists at PATH, NULL with errno EEXIST. */
+struct mt_recorder *mt_recorder_open_new(const char *path, uint64_t cull_ns, char *err,
+					 size_t errlen);
 /* Closes the file; returns -1 if any write failed (already reported). */
 int mt_recorder_close(struct mt_recorder *r);
 const char *mt_recorder_path(const struct mt_recorder *r);

@@ -55,6 +55,8 @@ enum mt_ext {
 			       * jemalloc, a static executable...) */
 	MT_EXT_PEAK = 1,      /* ts (absolute), bytes, count: the true peak when culling
 			  * hid some allocations from the stream */
+	MT_EXT_PAD = 127,     /* nothing: room kept in a chunk rewritten in place
+			       * (the recorder's count of what a full disk cost) */
 };
 
 /* The key a compact record's block has in place of an address. */
@@ -86,11 +88,13 @@ enum mt_lost_kind {
 	MT_LOST_MISSED_RETURN, /* an entry probe whose return was never seen */
 	MT_LOST_STACK,	       /* a stack could not be captured */
 	MT_LOST_CONSUMER_GONE, /* the recorder died; events after it were dropped */
+	MT_LOST_WRITE_FAILED,  /* the file could not be written (disk full): the
+				* events of the chunks that did not reach it */
 	MT_LOST_KIND_COUNT
 };
 
 static const char *const mt_lost_names[MT_LOST_KIND_COUNT] = {
-	"buffer_full", "map_full", "missed_return", "stack_error", "consumer_gone",
+	"buffer_full", "map_full", "missed_return", "stack_error", "consumer_gone", "write_failed",
 };
 
 #define MT_MAX_FRAMES 128
@@ -103,6 +107,20 @@ static const char *const mt_lost_names[MT_LOST_KIND_COUNT] = {
 static inline uint8_t *mt_put_uv(uint8_t *p, uint64_t v)
 {
 	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* V in exactly MT_UV_WIDE bytes (a varint padded with continuation bytes,
+ * which every decoder reads as V): a record whose size must not change
+ * when its figures do. */
+#define MT_UV_WIDE 10
+static inline uint8_t *mt_put_uv_wide(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < MT_UV_WIDE - 1; i++) {
 		*p++ = (uint8_t)(v | 0x80);
 		v >>= 7;
 	}

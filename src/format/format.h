@@ -3,9 +3,10 @@
  *
  * A chunk carries a piece of one process's record stream (codec.h),
  * zlib-compressed, with its own length and CRC, and always ends on a record
- * boundary.  Writers append whole chunks and never seek, so after a crash of
- * the traced program or of memtrace every chunk written so far is readable,
- * and a reader meeting a short or damaged chunk reports the file truncated.
+ * boundary.  Writers append whole chunks (one whose write fails is taken
+ * back), so after a crash of the traced program or of memtrace, or on a full
+ * disk, every chunk written so far is readable, and a reader meeting a short
+ * or damaged chunk reports the file truncated.
  * Layout in man/memtrace-format.5.
  *
  * Chunks are compressed with zstd by `memtrace record` and with zlib by the
@@ -19,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <zlib.h>
+
+#include "codec.h"
 
 #define MT_FILE_MAGIC "MEMTRACE"
 #define MT_FILE_VERSION 1
@@ -35,16 +38,21 @@
  * it is; a symbolic link (ELOOP), FIFO, socket (EINVAL) or directory
  * (EISDIR) is refused.  Returns the fd or -1 with errno set. */
 int mt_file_create(const char *path);
-/* The same for a name memtrace made up: an existing file is never
- * truncated (EEXIST). */
+/* The same for a name memtrace made up: whatever exists at PATH (a file,
+ * or a link planted by another user) is left alone (EEXIST). */
 int mt_file_create_new(const char *path);
+/* Why PATH was refused with ERR, in words ("is a symbolic link: not
+ * followed"), or NULL when ERR is not about what PATH is (strerror says
+ * it). */
+const char *mt_file_refused(const char *path, int err);
 
 /* Bound on the compressed size of a chunk of LEN raw bytes, header included. */
 size_t mt_chunk_bound(size_t len);
 
 /* Compresses RAW[0..LEN) with ZS (deflateInit'ed by the caller; reset here)
  * into SCRATCH (at least mt_chunk_bound(LEN) bytes) and writes the chunk to FD.
- * Returns 0, or -1 with errno set. */
+ * Returns 0, or -1 with errno set and, in a file that can seek, nothing of
+ * the chunk left behind. */
 int mt_chunk_write(int fd, z_stream *zs, uint32_t stream, const void *raw, size_t len,
 		   void *scratch, size_t scratch_len);
 
@@ -56,6 +64,37 @@ int mt_chunk_write_zstd(int fd, void *cctx, uint32_t stream, const void *raw, si
 /* Writes the header of a chunk whose CLEN compressed bytes already sit in
  * OUT after room for the header, then the whole chunk. */
 int mt_chunk_put(int fd, uint8_t *out, uint32_t stream, size_t len, uint32_t clen, uint32_t flags);
+/* What the records of a chunk that could not be written held: the loss to
+ * count, and the records that need no stream state (LOST, EXIT, PROCESS) to
+ * be written again in a later chunk. */
+struct mt_salvage {
+	uint64_t events; /* allocations, frees, reallocations and markers; a
+			  * CULLED summary counts its allocations */
+	uint64_t lost[MT_LOST_KIND_COUNT];
+	const uint8_t *process; /* its PROCESS record (inside the chunk) */
+	size_t process_len;
+	int have_exit;
+	uint64_t exit_ts;
+	int64_t exit_status;
+};
+
+/* Adds what RAW[0..LEN), whole records of one stream, held to S.  Uses no
+ * heap (the shim calls it). */
+void mt_chunk_salvage(const uint8_t *raw, size_t len, struct mt_salvage *s);
+
+/* The records of a chunk that says what a full disk cost (S) and carries
+ * PROCESS (the stream's PROCESS record, when the file has none), into OUT:
+ * always MT_LOSS_SIZE(PROCESS_LEN) bytes, every kind's count in a fixed
+ * width and the EXIT record or padding of its size, so that the chunk can
+ * be rewritten in place as the figures grow. */
+#define MT_LOSS_SIZE(process_len) \
+	((process_len) + (2 + MT_UV_WIDE) * MT_LOST_KIND_COUNT + 1 + 2 * MT_UV_WIDE)
+size_t mt_loss_records(const struct mt_salvage *s, const uint8_t *process, size_t process_len,
+		       uint8_t *out);
+/* Writes over the stored (uncompressed) chunk at offset AT a stored chunk of
+ * the same LEN bytes, which sit in OUT after room for the header: 0, or -1
+ * with errno set. */
+int mt_chunk_rewrite(int fd, uint64_t at, uint8_t *out, uint32_t stream, size_t len);
 /* Decompresses a zstd chunk of exactly DSTLEN bytes: 0, or -1. */
 int mt_zstd_decompress(void *dst, size_t dstlen, const void *src, size_t srclen);
 

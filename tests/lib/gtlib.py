@@ -315,6 +315,57 @@ def chunks(path):
     return out
 
 
+# The fields of each record type (codec.h): v a varint (signed ones too),
+# b a length-prefixed byte string; STACK (4) is a count and that many varints.
+_FIELDS = {0: 'vb', 1: 'vvvv', 2: 'vv', 3: 'vvvvv', 5: 'v', 6: 'vvvbb', 7: 'vvvvbbb', 8: 'vvb',
+           9: 'vv', 10: 'vvvv', 11: 'vv', 12: '', 13: 'vvv', 14: 'vv', 15: 'vvvv'}
+
+
+def records(path):
+    """The records of a recording's zlib or stored chunks (the standalone
+    shim's; `memtrace record` writes zstd, which Python cannot read without
+    a module of its own), in the order they were written: [(type, fields)]
+    with the allocator function in the high bits of the type dropped."""
+    import zlib
+    data = open(path, 'rb').read()
+    out = []
+    for off, n in chunks(path):
+        flags = int.from_bytes(data[off + 20:off + 24], 'little')
+        body = data[off + 24:off + n]
+        if flags & 2:
+            raise RuntimeError(f'{path}: a zstd chunk at offset {off}')
+        raw = zlib.decompress(body) if flags & 1 else body
+        i = 0
+
+        def uv():
+            nonlocal i
+            v, shift = 0, 0
+            while True:
+                b = raw[i]
+                i += 1
+                v |= (b & 0x7f) << shift
+                shift += 7
+                if not b & 0x80:
+                    return v
+        while i < len(raw):
+            typ = raw[i] & 15
+            i += 1
+            if typ == 4:
+                fields = [uv(), uv()]
+                fields += [uv() for _ in range(fields[1])]
+            else:
+                fields = []
+                for f in _FIELDS[typ]:
+                    if f == 'v':
+                        fields.append(uv())
+                    else:
+                        ln = uv()
+                        fields.append(raw[i:i + ln])
+                        i += ln
+            out.append((typ, fields))
+    return out
+
+
 def stderr_lines(text):
     return [l for l in text.splitlines() if l.strip()]
 

@@ -9,6 +9,8 @@ never the real one):
   - an existing regular file is truncated and keeps its mode;
   - a symbolic link is not followed: its target is untouched, exit 125;
   - a FIFO and a directory are refused with a one-line error, exit 125;
+  - the errors say what is wrong in words ("is a symbolic link: not
+    followed", "is a FIFO: not written"), not ELOOP's or ENXIO's strerror;
   - a new file is created with mode 0600.
 """
 import os
@@ -74,11 +76,14 @@ def main():
               'its target is untouched')
         check(r.stderr.count('\n') == 1 and r.stderr.startswith('memtrace: error:') and 'link.mtrace' in r.stderr,
               'one line naming the file: %r' % r.stderr)
+        check('is a symbolic link: not followed' in r.stderr, 'saying what is wrong in words: %r' % r.stderr)
 
         fifo = os.path.join(d, 'fifo')
         os.mkfifo(fifo)
         r = record(fifo)
         check(r.returncode == 125 and 'fifo' in r.stderr, 'a FIFO is refused, not waited on (rc %d)' % r.returncode)
+        check(r.stderr.count('\n') == 1 and 'fifo is a FIFO: not written' in r.stderr,
+              'saying what is wrong in words: %r' % r.stderr)
         r = record(d)
         check(r.returncode == 125 and r.stderr.startswith('memtrace: error:'), 'a directory is refused')
 

@@ -44,6 +44,16 @@ static uint8_t *scratch;
 static size_t scratch_len;
 static char out_path[4096];
 static uint64_t last_flush, commits;
+/* Standalone, after a chunk could not be written (a full disk): the stream
+ * decodes from its start, so nothing more of it is written; the events are
+ * counted in a loss chunk of a fixed size, placed once it fits and then
+ * rewritten in place (as the recorder does, collect/writer.c). */
+static int started, dropped;
+static struct mt_salvage lost;
+static uint8_t lost_process[2048]; /* the PROCESS record, if the file has none */
+static size_t lost_process_len;
+static off_t loss_at = -1;
+static int loss_placed;
 static struct mt_cull *cull; /* standalone with MEMTRACE_CULL_TEMPORARY_ALLOCATIONS */
 static uint8_t *cbuf;	     /* what the culler let through, not yet written */
 static size_t clen, ccap;
@@ -186,7 +196,8 @@ fail:
 	return -1;
 }
 
-static int open_output(void)
+/* MADE_UP: the name is the shim's default, not MEMTRACE_OUTPUT. */
+static int open_output(int made_up)
 {
 	if (!scratch) {
 		scratch_len = mt_chunk_bound(size);
@@ -203,7 +214,24 @@ static int open_output(void)
 		if (cull)
 			mt_cull_set_pending_limit(cull, mt_cfg.cull_pending);
 	}
-	out_fd = mt_file_create(out_path);
+	if (!made_up) {
+		out_fd = mt_file_create(out_path);
+		return out_fd;
+	}
+	/* A name the shim made up, in a directory others may write to: what is
+	 * there already (a file, a link planted by another user) is left
+	 * alone, and memtrace.EXE.PID.N.mtrace, the next free N, taken. */
+	mt_expand_path(out_path, sizeof out_path, MT_OUTPUT_STEM);
+	size_t n = strlen(out_path);
+	for (unsigned i = 0; i < 100; i++) {
+		if (i)
+			snprintf(out_path + n, sizeof out_path - n, ".%u.mtrace", i);
+		else
+			snprintf(out_path + n, sizeof out_path - n, ".mtrace");
+		out_fd = mt_file_create_new(out_path);
+		if (out_fd >= 0 || errno != EEXIST)
+			break;
+	}
 	return out_fd;
 }
 
@@ -263,7 +291,10 @@ int mt_channel_open(uint32_t ppid)
 	char prev[sizeof out_path];
 	memcpy(prev, out_path, sizeof prev);
 	mt_expand_path(out_path, sizeof out_path, mt_cfg.output);
-	if (prev[0] && strcmp(prev, out_path) == 0) {
+	int made_up = strcmp(mt_cfg.output, MT_OUTPUT_DEFAULT) == 0;
+	if (made_up) {
+		/* open_output finds a free name */
+	} else if (prev[0] && strcmp(prev, out_path) == 0) {
 		/* A followed child whose pattern has no %p: keep files apart. */
 		size_t n = strlen(out_path);
 		mt_expand_path(out_path + n, sizeof out_path - n, ".%p");
@@ -274,8 +305,12 @@ int mt_channel_open(uint32_t ppid)
 		for (unsigned i = 1; i < 1000 && access(out_path, F_OK) == 0; i++)
 			snprintf(out_path + n, sizeof out_path - n, ".%u", i);
 	}
-	if (open_output() < 0) {
-		mt_log(1, "cannot create %s: %s", out_path, strerror(errno));
+	if (open_output(made_up) < 0) {
+		const char *why = mt_file_refused(out_path, errno);
+		if (why)
+			mt_log(1, "%s %s", out_path, why);
+		else
+			mt_log(1, "cannot create %s: %s", out_path, strerror(errno));
 		return -1;
 	}
 	mt_log(3, "writing to %s", out_path);
@@ -283,10 +318,48 @@ int mt_channel_open(uint32_t ppid)
 	return 0;
 }
 
+/* Places or rewrites the loss chunk; an output that cannot seek gets it
+ * once, when the program ends (FINAL). */
+static void write_loss(int final)
+{
+	uint8_t *out = scratch; /* free: the chunk it held was not written */
+	size_t len =
+		mt_loss_records(&lost, lost_process, lost_process_len, out + MT_CHUNK_HEADER_SIZE);
+	if (loss_placed) {
+		if (loss_at >= 0)
+			mt_chunk_rewrite(out_fd, (uint64_t)loss_at, out, 0, len);
+		return;
+	}
+	off_t at = lseek(out_fd, 0, SEEK_CUR);
+	if ((at >= 0 || final) && mt_chunk_put(out_fd, out, 0, len, (uint32_t)len, 0) == 0) {
+		loss_placed = 1;
+		loss_at = at;
+	}
+}
+
 static void write_chunk(const uint8_t *p, size_t n)
 {
-	if (n && mt_chunk_write(out_fd, &zs, 0, p, n, scratch, scratch_len) < 0)
-		mt_log(1, "writing %s failed: %s", out_path, strerror(errno));
+	if (!n)
+		return;
+	if (!dropped && mt_chunk_write(out_fd, &zs, 0, p, n, scratch, scratch_len) == 0) {
+		started = 1;
+		return;
+	}
+	if (!dropped)
+		mt_log(1, "writing %s failed: %s (what does not fit is counted as lost)", out_path,
+		       strerror(errno));
+	dropped = 1;
+	struct mt_salvage sv = { 0 };
+	mt_chunk_salvage(p, n, &sv);
+	lost.events += sv.events;
+	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
+		lost.lost[k] += sv.lost[k];
+	if (sv.process && !started && loss_at < 0 && !lost_process_len &&
+	    sv.process_len <= sizeof lost_process) {
+		memcpy(lost_process, sv.process, sv.process_len);
+		lost_process_len = sv.process_len;
+	}
+	write_loss(0);
 }
 
 static void cull_emit(void *ctx, const uint8_t *p, size_t n)
@@ -317,6 +390,8 @@ static void drain_to_file(int final)
 	} else {
 		write_chunk(data + (tail & mask), head - tail);
 	}
+	if (final && dropped)
+		write_loss(1);
 	ring->tail = head;
 	last_flush = mt_now();
 }
@@ -390,6 +465,10 @@ void mt_channel_after_fork_child(int follow)
 	if (out_fd >= 0)
 		close(out_fd);
 	sock = out_fd = -1;
+	started = dropped = loss_placed = 0;
+	lost = (struct mt_salvage){ 0 };
+	lost_process_len = 0;
+	loss_at = -1;
 	if (cull) {
 		mt_cull_free(cull);
 		cull = NULL;

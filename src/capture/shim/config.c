@@ -63,7 +63,7 @@ void mt_config_load(void)
 {
 	struct mt_config *c = &mt_cfg;
 	const char *out = env("OUTPUT");
-	snprintf(c->output, sizeof c->output, "%s", out && *out ? out : "memtrace.%e.%p.mtrace");
+	snprintf(c->output, sizeof c->output, "%s", out && *out ? out : MT_OUTPUT_DEFAULT);
 	c->connect = getenv("MEMTRACE_CONNECT");
 	c->follow_forks = env_bool("FOLLOW_FORKS", 0) || env_bool("TRACK_CHILD_PROCESSES", 0);
 	c->cull = env_bool("CULL_TEMPORARY_ALLOCATIONS", 0);

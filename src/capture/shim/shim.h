@@ -57,6 +57,10 @@ MT_HIDDEN int mt_read_self_exe(char *buf, size_t len); /* length, or -1 */
 MT_HIDDEN size_t mt_read_self_cmdline(char *buf, size_t len);
 /* Expands %p (pid), %t (time), %e (executable name), %n (counter) into OUT. */
 MT_HIDDEN int mt_expand_path(char *out, size_t len, const char *pattern);
+/* The output name when MEMTRACE_OUTPUT is unset: the shim made it up, so
+ * channel.c never overwrites what is there (STEM + [.N] + .mtrace). */
+#define MT_OUTPUT_STEM "memtrace.%e.%p"
+#define MT_OUTPUT_DEFAULT MT_OUTPUT_STEM ".mtrace"
 
 /* config.c: the MEMTRACE_* (and MEMORY_PROFILER_*) environment. */
 struct mt_config {

@@ -3,16 +3,21 @@
  * file (format.c): every record type survives a round trip with its exact
  * fields and stream state; a file cut anywhere in its last chunk reads back
  * every earlier chunk and reports the truncation; damaged and foreign files
- * are refused with a reason.
+ * are refused with a reason; a chunk cut short is taken back, and what a
+ * chunk that could not be written held is counted and carried in a loss
+ * chunk of a fixed size; made-up names never take what exists.
  */
 #include "format/codec.h"
 #include "format/format.h"
 #include "../check.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -194,9 +199,100 @@ static void test_file(const char *dir)
 	close(fd);
 }
 
+/* What a chunk that could not be written held, and the fixed-size chunk
+ * that carries it instead. */
+static void test_loss(void)
+{
+	size_t len = encode_all();
+	struct mt_salvage sv = {0};
+	static struct mt_event ev;
+	mt_chunk_salvage(buf, len, &sv);
+	/* alloc, realloc, free, 2 nalloc, nfree, nrealloc, marker; CULLED 100 */
+	CHECK(sv.events == 108 && sv.lost[MT_LOST_STACK] == 3 && sv.lost[MT_LOST_BUFFER_FULL] == 0);
+	CHECK(sv.have_exit && sv.exit_status == -9 && sv.exit_ts == 6000000000ull);
+	CHECK(sv.process == buf && sv.process_len > 0);
+
+	static uint8_t out[4096], out2[4096];
+	size_t n = mt_loss_records(&sv, sv.process, sv.process_len, out);
+	CHECK(n == MT_LOSS_SIZE(sv.process_len));
+	struct mt_dec d = {out, out + n};
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_PROCESS && ev.pid == 1234);
+	uint64_t lost[MT_LOST_KIND_COUNT] = {0};
+	int r;
+	while ((r = mt_dec_next(&d, &ev)) == 1 && ev.type == MT_REC_LOST)
+		lost[ev.value] += ev.count;
+	CHECK(lost[MT_LOST_WRITE_FAILED] == 108 && lost[MT_LOST_STACK] == 3 && lost[MT_LOST_MAP_FULL] == 0);
+	CHECK(r == 1 && ev.type == MT_REC_EXIT && ev.status == -9 && ev.ts == 6000000000ull);
+	CHECK(mt_dec_next(&d, &ev) == 0);
+
+	/* before the exit is known: padding of its size, which readers skip */
+	struct mt_salvage early = {.events = 1u << 30};
+	size_t n2 = mt_loss_records(&early, NULL, 0, out2);
+	CHECK(n2 == MT_LOSS_SIZE(0) && n2 + sv.process_len == n);
+	struct mt_dec e = {out2, out2 + n2};
+	int losts = 0;
+	while ((r = mt_dec_next(&e, &ev)) == 1) {
+		CHECK(ev.type == MT_REC_LOST);
+		losts++;
+		if (ev.value == MT_LOST_WRITE_FAILED)
+			CHECK(ev.count == 1u << 30);
+	}
+	CHECK(r == 0 && losts == MT_LOST_KIND_COUNT);
+}
+
+/* Made-up names never take what is there; a chunk cut short is taken back. */
+static void test_create(const char *dir)
+{
+	char path[512], link[512];
+	snprintf(path, sizeof path, "%s/format-new.mtrace", dir);
+	snprintf(link, sizeof link, "%s/format-link.mtrace", dir);
+	unlink(path);
+	unlink(link);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && write(fd, "theirs", 6) == 6);
+	close(fd);
+	CHECK(symlink(path, link) == 0);
+	errno = 0;
+	CHECK(mt_file_create_new(path) < 0 && errno == EEXIST);
+	CHECK(mt_file_create_new(link) < 0 && errno == EEXIST);
+	struct stat st;
+	CHECK(stat(path, &st) == 0 && st.st_size == 6);
+	const char *why = mt_file_refused(link, ELOOP);
+	CHECK(why && !strcmp(why, "is a symbolic link: not followed"));
+	CHECK(mt_file_refused(path, ENOSPC) == NULL);
+
+	/* a file size limit cuts the second chunk short: it is taken back */
+	unlink(path);
+	fd = mt_file_create_new(path);
+	CHECK(fd >= 0);
+	size_t len = encode_all();
+	static uint8_t out[1 << 16];
+	memcpy(out + MT_CHUNK_HEADER_SIZE, buf, len);
+	CHECK(mt_chunk_put(fd, out, 0, len, (uint32_t)len, 0) == 0);
+	off_t whole = lseek(fd, 0, SEEK_CUR);
+	struct rlimit old, lim;
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = (rlim_t)whole + len / 2;
+	signal(SIGXFSZ, SIG_IGN);
+	CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+	CHECK(mt_chunk_put(fd, out, 0, len, (uint32_t)len, 0) < 0 && errno == EFBIG);
+	setrlimit(RLIMIT_FSIZE, &old);
+	CHECK(fstat(fd, &st) == 0 && st.st_size == whole && lseek(fd, 0, SEEK_CUR) == whole);
+	CHECK(mt_chunk_put(fd, out, 1, len, (uint32_t)len, 0) == 0);
+	close(fd);
+	int truncated;
+	char err[256];
+	CHECK(count_chunks(path, &truncated, err) == 2 && !truncated);
+	unlink(path);
+	unlink(link);
+}
+
 int main(int argc, char **argv)
 {
 	test_codec();
+	test_loss();
+	test_create(argc > 1 ? argv[1] : "/tmp");
 	test_file(argc > 1 ? argv[1] : "/tmp");
 	if (failures)
 		fprintf(stderr, "%d checks failed\n", failures);
