@@ -248,22 +248,28 @@ struct matcher {
 };
 
 /* Is any of the N frames' function (WHICH 0) or file (1) matched by RE?
- * A match that runs into the limits counts as none. */
+ * 1 or 0; -1 when a match ran into the limits: the pattern is too costly,
+ * and the caller refuses it rather than guess. */
 static int any_frame(const pcre2_code *re, const struct matcher *m, const struct mt_frame *fr,
 		     int n, int which)
 {
 	for (int i = 0; i < n; i++) {
 		const char *s = which ? fr[i].file : fr[i].function;
-		if (s &&
-		    pcre2_match(re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, m->md, m->mc) >= 0)
+		if (!s)
+			continue;
+		int rc = pcre2_match(re, (PCRE2_SPTR)s, PCRE2_ZERO_TERMINATED, 0, 0, m->md, m->mc);
+		if (rc >= 0)
 			return 1;
+		if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
+		    rc == PCRE2_ERROR_HEAPLIMIT)
+			return -1;
 	}
 	return 0;
 }
 
 static int site_passes(const struct mt_filter *f, const struct mt_process *p,
 		       struct mt_symbolizer *sym, const struct matcher *m, uint32_t site,
-		       uint64_t run)
+		       uint64_t run, const char **too_costly)
 {
 	const struct mt_site_stats *s = &p->col.sites[site];
 	if (f->group_allocations_min.set || f->group_allocations_max.set)
@@ -302,6 +308,10 @@ static int site_passes(const struct mt_filter *f, const struct mt_process *p,
 		if (!f->re_set[i])
 			continue;
 		int hit = any_frame(f->re[i], m, fr, n, i & 1);
+		if (hit < 0) {
+			*too_costly = re_keys[i];
+			return 0;
+		}
 		if (i < 2 ? !hit : hit)
 			return 0;
 	}
@@ -338,7 +348,8 @@ void mt_filter_prepare(struct mt_filter_proc *fp, const struct mt_filter *f,
 	pcre2_set_depth_limit(m.mc, MT_FILTER_RE_STEPS);
 	pcre2_set_heap_limit(m.mc, MT_FILTER_RE_HEAP / 1024);
 	for (uint32_t s = 0; s < fp->nsites; s++)
-		fp->site_ok[s] = (uint8_t)site_passes(f, p, sym, &m, s, fp->end_ts - start);
+		fp->site_ok[s] =
+			(uint8_t)site_passes(f, p, sym, &m, s, fp->end_ts - start, &fp->too_costly);
 	pcre2_match_data_free(m.md);
 	pcre2_match_context_free(m.mc);
 	if (own)

@@ -73,6 +73,8 @@ struct mt_filter_proc {
 	uint8_t *site_ok; /* site-level verdicts */
 	size_t nsites;
 	uint64_t from_ts, to_ts, end_ts;
+	const char *too_costly; /* the regex key whose pattern ran into PCRE2's
+				 * limits on some frame, or NULL */
 };
 
 void mt_filter_init(struct mt_filter *f);

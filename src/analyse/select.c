@@ -173,6 +173,7 @@ static int culled_counts(void *ctx, struct mt_process *p)
 int mt_select_load(struct mt_selection *s, const char *path, const struct mt_filter *f, char *err,
 		   size_t errlen)
 {
+	int rc = -1;
 	memset(s, 0, sizeof *s);
 	s->path = path;
 	if (mt_recording_load(&s->all, path, err, errlen) < 0)
@@ -187,6 +188,14 @@ int mt_select_load(struct mt_selection *s, const char *path, const struct mt_fil
 	}
 	for (size_t i = 0; i < s->all.nprocs; i++) {
 		mt_filter_prepare(&s->procs[i].fp, f, s->all.procs[i], NULL);
+		if (s->procs[i].fp.too_costly) {
+			snprintf(err, errlen,
+				 "%s: the pattern is too costly to match (it ran into PCRE2's "
+				 "match limits); make it simpler",
+				 s->procs[i].fp.too_costly);
+			rc = MT_SELECT_BAD_FILTER;
+			goto fail;
+		}
 		mt_blocks_init(&s->procs[i].lives);
 		reset_maps(&s->procs[i]);
 	}
@@ -205,7 +214,7 @@ int mt_select_load(struct mt_selection *s, const char *path, const struct mt_fil
 	return 0;
 fail:
 	mt_select_free(s);
-	return -1;
+	return rc;
 }
 
 void mt_select_free(struct mt_selection *s)

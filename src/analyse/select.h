@@ -25,7 +25,10 @@ struct mt_selection {
 	struct mt_sel_proc *procs; /* per process of `all`, same order */
 };
 
-/* Loads PATH through F (may be NULL).  Returns 0, or -1 with a reason in ERR. */
+/* Loads PATH through F (may be NULL).  Returns 0, or a negative value with a
+ * reason in ERR: MT_SELECT_BAD_FILTER when the filter is at fault (a regex
+ * too costly to match: the server answers 400), -1 for the file. */
+#define MT_SELECT_BAD_FILTER (-2)
 int mt_select_load(struct mt_selection *s, const char *path, const struct mt_filter *f, char *err,
 		   size_t errlen);
 void mt_select_free(struct mt_selection *s);

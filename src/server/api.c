@@ -186,8 +186,9 @@ int srv_api_run(struct req *x, FILE *out)
 	x->out = out;
 	int rc = -1;
 	if (x->filt.active) {
-		if (mt_select_load(&x->fsel, x->file->path, &x->filt, err, sizeof err) < 0) {
-			srv_error(x->r, 500, "%s", err);
+		int lr = mt_select_load(&x->fsel, x->file->path, &x->filt, err, sizeof err);
+		if (lr < 0) {
+			srv_error(x->r, lr == MT_SELECT_BAD_FILTER ? 400 : 500, "%s", err);
 			goto cleanup;
 		}
 		x->sel = &x->fsel;

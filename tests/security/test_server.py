@@ -186,6 +186,12 @@ for (i, b), (st, secs, err) in sorted(answers.items()):
 st, _, body = get(port, '/data/0/allocation_groups?function_regex=' + 'a' * 5000)
 t.eq(st, 400, 'a 5000-byte regex: 400')
 t.check('longer than' in error_of(body), f'a 5000-byte regex: the error says why ({error_of(body)!r})')
+# A pattern that is short but runs into PCRE2's match limits on real frames:
+# refused as too costly (400), not taken as matching nothing.
+st, _, body = get(port, '/data/0/allocation_groups?' + urllib.parse.urlencode({'function_regex': r'^(\w*)*\d'}))
+t.eq(st, 400, 'a catastrophic regex: 400')
+t.check('too costly' in error_of(body) and 'function_regex' in error_of(body),
+        f'a catastrophic regex: the error names the parameter and says why ({error_of(body)!r})')
 stop(proc)
 proc, port, _ = start([small, large])
 if proc is None:
