@@ -141,9 +141,12 @@ t.eq(d.get('total_count'), 3, 'allocations size_min=50000: total_count')
 t.eq([leaf(x['backtrace']) for x in a], ['site_a', 'site_c', 'site_b'], 'allocations size_min=50000: leaf functions')
 if len(a) == 3:
     t.eq([x['deallocation'] is None for x in a], [False, False, True], 'site_b is never freed, a and c are')
-    t.check(0.25 <= a[0]['timestamp_s'] <= 0.5, f'site_a allocates about 300 ms in ({a[0]["timestamp_s"]})')
-    t.check(0.25 <= a[0]['deallocation']['lifetime_s'] <= 0.5,
-            f'site_a lives about 300 ms ({a[0]["deallocation"]})')
+    # Sleeps only get longer under load: lower bounds from peak.c's 300 ms
+    # sleeps, upper bounds from the run's own recorded duration.
+    run_s = pp.get('duration_s') or 0
+    t.check(0.25 <= a[0]['timestamp_s'] <= run_s, f'site_a allocates after 300 ms, within the run ({a[0]["timestamp_s"]})')
+    t.check(0.25 <= a[0]['deallocation']['lifetime_s'] <= run_s,
+            f'site_a lives at least 300 ms, within the run ({a[0]["deallocation"]})')
     t.eq(a[0]['pid'], pp.get('pid'), 'allocations: pid')
     t.eq(a[0]['thread'], pp.get('pid'), 'allocations: thread (the main thread)')
     t.eq(a[0]['backtrace'][1]['function'], 'main', 'allocations: site_a is called by main')
