@@ -302,20 +302,116 @@ static void feed(struct mt_process *p, const struct mt_load_hook *hook, const st
 	}
 }
 
-/* Decodes one chunk of P's stream.  Returns 0, or -1 if it is malformed,
- * with the offset of the bad record in the chunk's data in *BAD. */
+static __thread struct mt_budget *t_budget;
+
+void mt_budget_set(struct mt_budget *b)
+{
+	t_budget = b;
+}
+
+struct mt_budget *mt_budget_get(void)
+{
+	return t_budget;
+}
+
+static uint64_t process_bytes(const struct mt_process *p)
+{
+	const struct mt_collector *c = &p->col;
+	uint64_t n = p->frames_cap * sizeof *p->frames;
+	n += p->site_cap * (sizeof *p->site_off + sizeof *p->site_len + sizeof *p->site_object);
+	n += (p->ids ? p->ids_mask + 1 : 0) * sizeof *p->ids;
+	n += (p->by_content ? p->content_mask + 1 : 0) * sizeof *p->by_content;
+	n += c->sites_cap * sizeof *c->sites;
+	n += (c->live ? c->live_mask + 1 : 0) * sizeof *c->live;
+	n += (c->threads ? c->threads_mask + 1 : 0) * sizeof *c->threads;
+	return n + sizeof *p;
+}
+
+uint64_t mt_recording_bytes(const struct mt_recording *rec)
+{
+	uint64_t n = rec->procs_cap * sizeof *rec->procs;
+	for (size_t i = 0; i < rec->nprocs; i++)
+		n += process_bytes(rec->procs[i]);
+	return n;
+}
+
+/* Whether the thread's budget B stops the load now: cancelled, or out of
+ * time.  Cheap enough for every few thousand events. */
+static int budget_stops(struct mt_budget *b)
+{
+	if ((b->cancel && *b->cancel) || (b->cancel2 && *b->cancel2)) {
+		b->exceeded = MT_BUDGET_CANCELLED;
+		return 1;
+	}
+	if (b->deadline_ns) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec >=
+		    b->deadline_ns) {
+			b->exceeded = MT_BUDGET_TIME;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int mt_budget_stopped(void)
+{
+	struct mt_budget *b = t_budget;
+	if (!b)
+		return 0;
+	if (b->exceeded != MT_BUDGET_OK)
+		return 1;
+	/* the clock every 256 calls: a site's symbols cost more than that */
+	static __thread unsigned calls;
+	if ((b->cancel && *b->cancel) || (b->cancel2 && *b->cancel2) || (++calls & 255) == 0)
+		return budget_stops(b);
+	return 0;
+}
+
+/* Whether the thread's budget lets the load go on after a chunk of P; the
+ * tables are counted per process, so a chunk costs one process's sum. */
+static int within_budget(struct mt_recording *rec, struct mt_process *p, uint64_t *bytes)
+{
+	struct mt_budget *b = t_budget;
+	if (!b)
+		return 1;
+	if (budget_stops(b))
+		return 0;
+	uint64_t pb = process_bytes(p);
+	*bytes += pb - p->counted_bytes;
+	p->counted_bytes = pb;
+	if (b->max_bytes &&
+	    b->spent + *bytes + rec->procs_cap * sizeof *rec->procs > b->max_bytes) {
+		b->exceeded = MT_BUDGET_MEMORY;
+		return 0;
+	}
+	return 1;
+}
+
+/* Decodes one chunk of P's stream.  Returns 0, 1 when the thread's budget
+ * stopped it, or -1 if it is malformed, with the offset of the bad record in
+ * the chunk's data in *BAD. */
 static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, const uint8_t *data,
 			size_t len, size_t *bad)
 {
 	struct mt_event ev; /* on the stack: loads may run in several threads (the server) */
 	struct mt_dec d = { data, data + len, p->dec_state };
 	int r;
+	unsigned n = 0;
 	while ((r = mt_dec_next(&d, &ev)) > 0) {
 		switch (ev.type) {
 		case MT_REC_ALLOC:
 		case MT_REC_FREE:
 		case MT_REC_REALLOC:
 			feed(p, hook, &ev);
+			/* a chunk can hold a million events, and a hook may
+			 * write out each: the budget looks in between too */
+			if (__builtin_expect((++n & 0x3fff) == 0, 0) && t_budget &&
+			    budget_stops(t_budget)) {
+				p->dec_state = d.st;
+				return 1;
+			}
 			break;
 		case MT_REC_STACK:
 			ids_put(p, ev.stack, content_lookup(p, ev.frames, ev.nframes, 1));
@@ -386,6 +482,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int progress = isatty(2), shown = 0;
 	unsigned chunks = 0;
+	uint64_t bytes = 0;
 	while (mt_file_next(&r, &stream, &data, &len) > 0) {
 		if (progress && (++chunks & 7) == 0) {
 			clock_gettime(CLOCK_MONOTONIC, &t);
@@ -397,13 +494,27 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 		}
 		struct mt_process *p = process_for(rec, stream);
 		size_t bad;
-		if (decode_chunk(p, hook, data, len, &bad) < 0) {
+		int dr = decode_chunk(p, hook, data, len, &bad);
+		if (dr < 0) {
 			/* the chunk's checksum was right, so the writer wrote this */
 			r.truncated = r.corrupt = 1;
 			snprintf(r.why, sizeof r.why,
 				 "a malformed record at byte %zu of the chunk at offset %llu", bad,
 				 (unsigned long long)r.chunk);
 			break;
+		}
+		if (dr > 0 || !within_budget(rec, p, &bytes)) {
+			snprintf(err, errlen, "%s: %s", path,
+				 t_budget->exceeded == MT_BUDGET_MEMORY ?
+					 "reading it takes more memory than the budget allows" :
+				 t_budget->exceeded == MT_BUDGET_TIME ?
+					 "reading it takes longer than the time budget allows" :
+					 "reading it was cancelled");
+			if (shown)
+				fprintf(stderr, "\r\033[K");
+			mt_file_close(&r);
+			mt_recording_free(rec);
+			return -1;
 		}
 	}
 	if (shown)
@@ -423,6 +534,8 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 		if (!p->end_ts || p->end_ts < p->col.t.last_ts)
 			p->end_ts = p->col.t.last_ts > p->start_ts ? p->col.t.last_ts : p->start_ts;
 	}
+	if (t_budget)
+		t_budget->spent += mt_recording_bytes(rec);
 	if (rec->nprocs == 0 && rec->truncated) {
 		snprintf(err, errlen, "%s is truncated and holds no complete data (%s)", path,
 			 rec->why);

@@ -46,6 +46,7 @@ struct mt_process {
 	int64_t exit_status; /* >= 0: exit code, < 0: -signal */
 	uint64_t lost[MT_LOST_KIND_COUNT];
 	uint64_t events;
+	uint64_t counted_bytes; /* its tables when the budget last looked */
 
 	struct mt_module *modules;
 	size_t nmodules, modules_cap;
@@ -116,6 +117,31 @@ void mt_recording_free(struct mt_recording *rec);
 /* The same, with every allocation event shown to HOOK first. */
 int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 			     const struct mt_load_hook *hook, char *err, size_t errlen);
+
+/* What the loads of one thread may spend: the server's request threads
+ * set one, so that a request whose client left, whose time ran out, or whose
+ * tables grow past its share of memory stops reading at the next chunk
+ * instead of computing an answer nobody will read.  It belongs to the thread
+ * rather than to each call because every view and export loads through
+ * here, and none of them has a reason to know about budgets. */
+struct mt_budget {
+	const volatile int *cancel, *cancel2; /* set: stop (either may be NULL) */
+	uint64_t deadline_ns;		      /* CLOCK_MONOTONIC; 0: none */
+	uint64_t max_bytes;		      /* the tables of the loads; 0: no cap */
+	uint64_t spent;			      /* the tables of the loads done so far, counted whole
+			 * even when freed since: a bound, not a measure */
+	/* set by the load that stopped: */
+	enum { MT_BUDGET_OK, MT_BUDGET_CANCELLED, MT_BUDGET_TIME, MT_BUDGET_MEMORY } exceeded;
+};
+/* B for this thread's loads from now on (NULL: none). */
+void mt_budget_set(struct mt_budget *b);
+struct mt_budget *mt_budget_get(void);
+/* Whether this thread's budget says to stop (cancelled or out of time):
+ * for loops that do not load, between their steps. */
+int mt_budget_stopped(void);
+/* What the tables of REC take now, about (the arrays and hashes that grow
+ * with the input; not the strings). */
+uint64_t mt_recording_bytes(const struct mt_recording *rec);
 
 /* Building a recording in memory, for figures that were not read from a file
  * (the BPF maps of `memtrace sweep` and `top`), so that they are reported by

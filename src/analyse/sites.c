@@ -102,6 +102,11 @@ int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32
 	const uint64_t *pcs = p->frames + p->site_off[site];
 	uint32_t n = p->site_len[site];
 	int k = 0;
+	/* Symbolizing is what a loop over sites spends its time on: when the
+	 * request behind it is gone, every site has no frames and the loop
+	 * runs out at once. */
+	if (mt_budget_stopped())
+		return 0;
 	for (uint32_t i = 0; i < n && k < max; i++) {
 		if (pcs[i] == 0) {
 			out[k++] = (struct mt_frame){ .function = NULL, .address = 0 };

@@ -1,5 +1,6 @@
 /*
- * json.c - JSON strings from untrusted bytes (see json.h).
+ * json.c - JSON strings, and text for a terminal, from untrusted bytes (see
+ * json.h).
  */
 #include "json.h"
 
@@ -77,4 +78,54 @@ void mt_json_str(FILE *f, const char *s)
 void mt_json_str_html(FILE *f, const char *s)
 {
 	write_str(f, s, 1);
+}
+
+/* Whether the sequence of LEN bytes at P may reach a terminal as it is:
+ * well-formed, and no C0 or C1 control (ESC and CSI start escape sequences
+ * that can rewrite the screen, set the window title or worse). */
+static int printable(const unsigned char *p, int len)
+{
+	if (!len)
+		return 0;
+	if (len == 1)
+		return *p >= 0x20 && *p != 0x7f;
+	return !(len == 2 && p[0] == 0xc2 && p[1] < 0xa0); /* U+0080..U+009F */
+}
+
+size_t mt_text_safe(char *out, size_t cap, const char *s)
+{
+	size_t o = 0;
+	if (!cap)
+		return 0;
+	for (const unsigned char *p = (const unsigned char *)s; s && *p;) {
+		int len = mt_utf8_len(p);
+		if (printable(p, len)) {
+			if (o + (size_t)len >= cap)
+				break;
+			for (int i = 0; i < len; i++)
+				out[o++] = (char)p[i];
+			p += len;
+		} else {
+			if (o + 4 >= cap)
+				break;
+			snprintf(out + o, cap - o, "\\x%02x", *p);
+			o += 4;
+			p++;
+		}
+	}
+	out[o] = 0;
+	return o;
+}
+
+void mt_text_str(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; s && *p;) {
+		int len = mt_utf8_len(p);
+		if (printable(p, len)) {
+			fwrite(p, 1, (size_t)len, f);
+			p += len;
+		} else {
+			fprintf(f, "\\x%02x", *p++);
+		}
+	}
 }

@@ -20,6 +20,7 @@
 #include "collect/bpf_record.h"
 #include "collect/rings.h"
 #include "collect/writer.h"
+#include "base/json.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -323,11 +324,11 @@ static void print_summary(const char *path, int quiet)
 	for (size_t i = 0; i < rec.nprocs; i++) {
 		struct mt_process *p = rec.procs[i];
 		const struct mt_totals *t = &p->col.t;
-		char a[32], b[32], c[32], d[32];
-		mt_note("pid %u (%s): %s allocations (%s), %s frees, %s temporary", p->pid,
-			p->exe ? p->exe : "?", mt_fmt_count(t->allocations, a),
-			mt_fmt_bytes(t->allocated_bytes, b), mt_fmt_count(t->frees, c),
-			mt_fmt_count(t->temporary, d));
+		char a[32], b[32], c[32], d[32], exe[256];
+		mt_text_safe(exe, sizeof exe, p->exe ? p->exe : "?");
+		mt_note("pid %u (%s): %s allocations (%s), %s frees, %s temporary", p->pid, exe,
+			mt_fmt_count(t->allocations, a), mt_fmt_bytes(t->allocated_bytes, b),
+			mt_fmt_count(t->frees, c), mt_fmt_count(t->temporary, d));
 		mt_note("pid %u: peak %s at %.3f s; leaked %s in %s allocations", p->pid,
 			mt_fmt_bytes(t->peak_bytes, a),
 			t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0,

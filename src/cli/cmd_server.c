@@ -8,6 +8,7 @@
 #include "analyse/sites.h"
 #include "report/report.h"
 #include "server/server.h"
+#include "base/json.h"
 #include "base/util.h"
 
 #include <arpa/inet.h>
@@ -235,9 +236,14 @@ static int load_file(struct srv_file *f, size_t id, const char *path)
 		fprintf(stderr, "\r\033[K");
 	char a[32];
 	const struct mt_process *p = rec->nprocs ? rec->procs[0] : NULL;
-	fprintf(stderr, "memtrace: %zu: %s: ", id, path);
-	if (p)
-		fprintf(stderr, "pid %u %s, ", p->pid, p->exe ? p->exe : "?");
+	fprintf(stderr, "memtrace: %zu: ", id);
+	mt_text_str(stderr, path);
+	fputs(": ", stderr);
+	if (p) {
+		fprintf(stderr, "pid %u ", p->pid);
+		mt_text_str(stderr, p->exe ? p->exe : "?");
+		fputs(", ", stderr);
+	}
 	if (rec->nprocs > 1)
 		fprintf(stderr, "%zu more processes, ", rec->nprocs - 1);
 	fprintf(stderr, "%s allocations\n", mt_fmt_count(allocs, a));
@@ -270,6 +276,7 @@ struct listen_at {
 	char host[256], port[8];
 	const char *token;
 	unsigned timeout_s;
+	uint64_t request_mib; /* 0: the default */
 };
 
 #define TOKEN_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
@@ -294,6 +301,29 @@ static int opt_timeout(const char *cmd, const struct mt_option *o, const char *a
 				      val ? val : "");
 	at->timeout_s = (unsigned)n;
 	return 0;
+}
+
+static int opt_request_memory(const char *cmd, const struct mt_option *o, const char *arg,
+			      const char *val)
+{
+	struct listen_at *at = o->target;
+	uint64_t n;
+	(void)arg;
+	if (!val || mt_parse_u64(val, &n) || n < 16 || n > (1u << 24))
+		return mt_usage_error(cmd, "--request-memory: '%s' is not MiB from 16 to 16777216",
+				      val ? val : "");
+	at->request_mib = n;
+	return 0;
+}
+
+/* A request's memory budget when none is given: a quarter of the machine
+ * shared by the workers that may run at once, from 256 MiB to 4 GiB. */
+static uint64_t default_request_bytes(unsigned nworkers)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	uint64_t b = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 4 / nworkers :
+					     (1ull << 30);
+	return b < (256ull << 20) ? 256ull << 20 : b > (4ull << 30) ? 4ull << 30 : b;
 }
 
 static int opt_listen(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
@@ -389,11 +419,17 @@ static int serve(const struct listen_at *at, const struct file_list *fl)
 	st.nworkers = ncpu < 2 ? 2 : ncpu > 16 ? 16 : (unsigned)ncpu;
 	pthread_mutex_init(&st.symlock, NULL);
 	sem_init(&st.slots, 0, st.nworkers);
+	st.request_bytes = at->request_mib ? at->request_mib << 20 :
+					     default_request_bytes(st.nworkers);
 	st.files = xcalloc(fl->n, sizeof *st.files);
 	/* a file that does not load is listed with its error; the others
 	 * are served */
+	/* a stop signal ends the loading at the next chunk */
+	struct mt_budget startup = { .cancel = &mt_stop };
+	mt_budget_set(&startup);
 	for (size_t i = 0; i < fl->n && !mt_stop; i++, st.nfiles++)
 		loaded += load_file(&st.files[i], i, fl->v[i]) == 0;
+	mt_budget_set(NULL);
 	if (mt_stop || !loaded) {
 		close(fd);
 		if (!mt_stop)
@@ -450,6 +486,13 @@ int cmd_server(int argc, char **argv)
 		  .type = MT_OPT_CALLBACK,
 		  .target = &at,
 		  .cb = opt_timeout },
+		{ .longopt = "--request-memory",
+		  .argh = "MIB",
+		  .help = "what the readings of one request may take (default:\n"
+			  "a quarter of the memory, shared by the workers)",
+		  .type = MT_OPT_CALLBACK,
+		  .target = &at,
+		  .cb = opt_request_memory },
 		{ .type = MT_OPT_END },
 	};
 	const struct mt_cmdline cl = { .cmd = "server",

@@ -12,6 +12,7 @@
 #include "collect/session.h"
 #include "analyse/sites.h"
 #include "report/report.h"
+#include "base/json.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -65,22 +66,13 @@ static void print_text(struct mt_recording *snap, long top, double duration, dou
 	for (size_t i = 0; i < n && (long)i < top; i++) {
 		struct mt_process *p = v[i].p;
 		const struct mt_site_stats *st = &p->col.sites[v[i].site];
-		printf("\n%s in %s block%s, pid %u (%s):\n", mt_fmt_bytes(st->live_bytes, a),
-		       mt_fmt_count(st->live_count, b), st->live_count == 1 ? "" : "s", p->pid,
-		       p->exe ? p->exe : "?");
+		printf("\n%s in %s block%s, pid %u (", mt_fmt_bytes(st->live_bytes, a),
+		       mt_fmt_count(st->live_count, b), st->live_count == 1 ? "" : "s", p->pid);
+		mt_text_str(stdout, p->exe ? p->exe : "?");
+		fputs("):\n", stdout);
 		struct mt_symbolizer *sym = mt_process_symbolizer(p);
 		int k = mt_site_frames(p, sym, v[i].site, fr, MT_SYM_MAX_FRAMES);
-		for (int j = 0; j < k && j < 8; j++) {
-			if (fr[j].function)
-				printf("    %s", fr[j].function);
-			else
-				printf("    0x%llx", (unsigned long long)fr[j].address);
-			if (fr[j].file)
-				printf(" [%s:%d]", fr[j].file, fr[j].line);
-			else if (fr[j].module)
-				printf(" (%s)", fr[j].module);
-			putchar('\n');
-		}
+		mt_print_frames(stdout, fr, k, 8, "    ");
 		mt_sym_free(sym);
 	}
 	if ((long)n > top)

@@ -2,6 +2,7 @@
  * report.c - the text views of `memtrace report`.
  */
 #include "report.h"
+#include "base/json.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -14,18 +15,24 @@ int mt_report_wants(const struct mt_report_opts *o, const struct mt_process *p)
 
 /* ---- text ---- */
 
-static void print_frames(FILE *f, const struct mt_frame *fr, int n, int max, const char *indent)
+void mt_print_frames(FILE *f, const struct mt_frame *fr, int n, int max, const char *indent)
 {
 	for (int i = 0; i < n && i < max; i++) {
 		const struct mt_frame *x = &fr[i];
+		fputs(indent, f);
 		if (x->function)
-			fprintf(f, "%s%s", indent, x->function);
+			mt_text_str(f, x->function);
 		else
-			fprintf(f, "%s0x%llx", indent, (unsigned long long)x->address);
-		if (x->file)
-			fprintf(f, " [%s:%d]", x->file, x->line);
-		else if (x->module)
-			fprintf(f, " (%s)", x->module);
+			fprintf(f, "0x%llx", (unsigned long long)x->address);
+		if (x->file) {
+			fputs(" [", f);
+			mt_text_str(f, x->file);
+			fprintf(f, ":%d]", x->line);
+		} else if (x->module) {
+			fputs(" (", f);
+			mt_text_str(f, x->module);
+			fputc(')', f);
+		}
 		if (x->inlined)
 			fputs(" (inlined)", f);
 		fputc('\n', f);
@@ -36,9 +43,12 @@ static void print_frames(FILE *f, const struct mt_frame *fr, int n, int max, con
 
 static void process_header(FILE *f, const struct mt_process *p)
 {
-	fprintf(f, "process %u: %s", p->pid, p->exe ? p->exe : "?");
-	for (int i = 1; i < p->argc && i < 8; i++)
-		fprintf(f, " %s", p->argv[i]);
+	fprintf(f, "process %u: ", p->pid);
+	mt_text_str(f, p->exe ? p->exe : "?");
+	for (int i = 1; i < p->argc && i < 8; i++) {
+		fputc(' ', f);
+		mt_text_str(f, p->argv[i]);
+	}
 	if (p->argc > 8)
 		fputs(" ...", f);
 	fprintf(f, "\n  backend %s, %.3f s", p->backend ? p->backend : "?", mt_process_duration(p));
@@ -136,7 +146,7 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 			break;
 		}
 		int k = mt_site_frames(p, sym, sites[i], fr, MT_SYM_MAX_FRAMES);
-		print_frames(f, fr, k, 8, "    ");
+		mt_print_frames(f, fr, k, 8, "    ");
 	}
 	if ((long)n > limit)
 		fprintf(f, "  ... and %zu more sites (use -n)\n", n - (size_t)limit);

@@ -28,6 +28,9 @@ int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opt
 int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o);
 
 void mt_json_frames(FILE *f, const struct mt_frame *fr, int n);
+/* Up to MAX of the N frames FR, one a line after INDENT, escaped for a
+ * terminal; "... K more frames" for the rest. */
+void mt_print_frames(FILE *f, const struct mt_frame *fr, int n, int max, const char *indent);
 /* Who a process is, as keys without braces: "pid", "ppid", "exe", "argv"
  * and "backend", SEP between them (", " or a line break and indent); with
  * HTML, its strings safe inside a <script> element (mt_json_str_html). */

@@ -165,15 +165,18 @@ void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double t
 			double rate = rows[r].rate;
 			const char *exe =
 				p->exe && strrchr(p->exe, '/') ? strrchr(p->exe, '/') + 1 : p->exe;
+			char safe[17];
+			mt_text_safe(safe, sizeof safe, exe ? exe : "?");
 			fprintf(f, "%12s %10s %10s %8u  %-16.16s ", mt_fmt_bytes(rows[r].bytes, a),
 				mt_fmt_count(rows[r].count, b),
-				mt_fmt_count((uint64_t)(rate + 0.5), c), p->pid, exe ? exe : "?");
+				mt_fmt_count((uint64_t)(rate + 0.5), c), p->pid, safe);
 			int k = mt_site_frames(p, mt_top_symbolizer(t, p), rows[r].site, fr,
 					       MT_SYM_MAX_FRAMES);
 			for (int j = 0; j < k && j < 4; j++) {
-				if (fr[j].function)
-					fprintf(f, "%s%s", j ? " < " : "", fr[j].function);
-				else
+				if (fr[j].function) {
+					fputs(j ? " < " : "", f);
+					mt_text_str(f, fr[j].function);
+				} else
 					fprintf(f, "%s0x%llx", j ? " < " : "",
 						(unsigned long long)fr[j].address);
 			}

@@ -8,6 +8,7 @@
  */
 #include "report.h"
 #include "analyse/sites.h"
+#include "base/json.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -42,18 +43,29 @@ static size_t child(struct tree *t, size_t parent, const char *label)
 
 static void label(char *buf, size_t len, const struct mt_frame *f)
 {
-	int o;
+	/* names and paths come from the traced program's files: escaped for
+	 * the terminal as they are copied */
+	size_t o;
 	if (f->function)
-		o = snprintf(buf, len, "%s", f->function);
+		o = mt_text_safe(buf, len, f->function);
 	else
-		o = snprintf(buf, len, "0x%llx", (unsigned long long)f->address);
-	if (o < 0 || (size_t)o >= len)
+		o = (size_t)snprintf(buf, len, "0x%llx", (unsigned long long)f->address);
+	if (o + 3 >= len)
 		return;
-	if (f->file)
-		snprintf(buf + o, len - (size_t)o, " [%s:%d]%s", f->file, f->line,
-			 f->inlined ? " (inlined)" : "");
-	else if (f->module)
-		snprintf(buf + o, len - (size_t)o, " (%s)", f->module);
+	if (f->file) {
+		memcpy(buf + o, " [", 3);
+		o += 2;
+		o += mt_text_safe(buf + o, len - o, f->file);
+		if (o < len)
+			snprintf(buf + o, len - o, ":%d]%s", f->line,
+				 f->inlined ? " (inlined)" : "");
+	} else if (f->module) {
+		memcpy(buf + o, " (", 3);
+		o += 2;
+		o += mt_text_safe(buf + o, len - o, f->module);
+		if (o + 1 < len)
+			memcpy(buf + o, ")", 2);
+	}
 }
 
 static int by_weight(const void *a, const void *b, void *arg)

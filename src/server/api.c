@@ -163,17 +163,51 @@ static int has_pid(const struct mt_recording *rec, long pid)
  * the request's time budget runs out: 0, or -1 after srv_error. */
 static int take_slot(struct req *x)
 {
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += x->st->timeout_s;
-	while (sem_timedwait(&x->st->slots, &until) < 0) {
-		if (errno == ETIMEDOUT || x->st->stopping) {
+	/* in steps of 250 ms: a client that leaves stops waiting too */
+	const struct mt_budget *b = mt_budget_get();
+	for (unsigned waited_ms = 0;; waited_ms += 250) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 250 * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (sem_timedwait(&x->st->slots, &until) == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (x->st->stopping || (b && b->cancel && *b->cancel)) {
+			srv_error(x->r, 503, "the request was cancelled");
+			return -1;
+		}
+		if (waited_ms >= x->st->timeout_s * 1000u) {
 			srv_error(x->r, 503, "the server is busy: no worker was free within %u s",
 				  x->st->timeout_s);
 			return -1;
 		}
 	}
-	return 0;
+}
+
+/* A reading or a loop that stopped on the request's budget is the server's refusal
+ * (503, saying which budget), not a fault of the file (500). */
+static int over_budget(struct req *x, int rc)
+{
+	const struct mt_budget *b = mt_budget_get();
+	if (!b || b->exceeded == MT_BUDGET_OK)
+		return rc;
+	if (b->exceeded == MT_BUDGET_MEMORY)
+		srv_error(x->r, 503,
+			  "the answer needs more memory than a request may take (%llu MiB; see "
+			  "memtrace server --request-memory)",
+			  (unsigned long long)(b->max_bytes >> 20));
+	else if (b->exceeded == MT_BUDGET_TIME)
+		srv_error(x->r, 503, "the answer takes longer than the time budget of a request");
+	else
+		srv_error(x->r, 503, "the request was cancelled");
+	/* loops stopped by the budget may have finished with less than the
+	 * answer: it is an error even when they returned 0 */
+	return -1;
 }
 
 int srv_api_run(struct req *x, FILE *out)
@@ -197,6 +231,7 @@ int srv_api_run(struct req *x, FILE *out)
 	if (x->filt.active)
 		mt_select_free(&x->fsel);
 cleanup:
+	rc = over_budget(x, rc);
 	if (heavy)
 		sem_post(&x->st->slots);
 	return rc;

@@ -7,6 +7,7 @@
  */
 #include "api.h"
 #include "report/report.h"
+#include "base/json.h"
 #include "base/util.h"
 #include "export/web/web.h"
 
@@ -28,8 +29,11 @@ int api_run_tree(struct req *x)
 		const struct mt_process *p = rec->procs[i];
 		if (!api_wants(x, p))
 			continue;
-		if (several > 1)
-			fprintf(x->out, "process %u: %s\n", p->pid, p->exe ? p->exe : "?");
+		if (several > 1) {
+			fprintf(x->out, "process %u: ", p->pid);
+			mt_text_str(x->out, p->exe ? p->exe : "?");
+			fputc('\n', x->out);
+		}
 		size_t n;
 		uint32_t *sites = mt_rank_sites(p, x->view, 1, &n);
 		/* the file's symbolizer: one request at a time (server.h), and

@@ -367,6 +367,8 @@ struct job {
 	int rc;	  /* the run's result, set before the pipe closes */
 	int refs; /* atomic */
 	struct timespec deadline;
+	int dropped;		 /* the connection is gone: stop computing */
+	struct mt_budget budget; /* what the thread's readings may spend */
 	char *head;
 	size_t nhead, headpos;
 };
@@ -385,6 +387,7 @@ static void job_unref(struct job *j)
 static void job_drop(void *cls)
 {
 	struct job *j = cls;
+	__atomic_store_n(&j->dropped, 1, __ATOMIC_RELEASE);
 	close(j->rfd);
 	job_unref(j);
 }
@@ -396,7 +399,9 @@ static void *job_thread(void *arg)
 	int rc = -1;
 	if (out) {
 		setvbuf(out, NULL, _IOFBF, 64 * 1024);
+		mt_budget_set(&j->budget);
 		rc = srv_api_run(j->x, out);
+		mt_budget_set(NULL);
 	} else {
 		srv_error(&j->r, 500, "out of memory");
 	}
@@ -466,6 +471,13 @@ static struct job *job_start(struct srv_state *st, struct req *x)
 	srv_api_set_reply(x, &j->r);
 	clock_gettime(CLOCK_MONOTONIC, &j->deadline);
 	j->deadline.tv_sec += st->timeout_s;
+	j->budget = (struct mt_budget){
+		.cancel = &j->dropped,
+		.cancel2 = &st->stopping,
+		.deadline_ns = (uint64_t)j->deadline.tv_sec * 1000000000ull +
+			       (uint64_t)j->deadline.tv_nsec,
+		.max_bytes = st->request_bytes,
+	};
 	pthread_attr_t attr;
 	pthread_t t;
 	pthread_attr_init(&attr);

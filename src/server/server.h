@@ -50,10 +50,11 @@ struct srv_state {
 	pthread_mutex_t symlock; /* srv_proc.sym */
 	sem_t slots;		 /* heavy requests running at once */
 	unsigned nworkers;
-	unsigned timeout_s; /* a request's time budget */
-	int loopback;	    /* listening on a loopback address only */
-	int wildcard;	    /* listening on every address (0.0.0.0, ::) */
-	char host[256];	    /* the address as given, and as bound: Host may name them */
+	unsigned timeout_s;	/* a request's time budget */
+	uint64_t request_bytes; /* and its memory budget (the readings' tables) */
+	int loopback;		/* listening on a loopback address only */
+	int wildcard;		/* listening on every address (0.0.0.0, ::) */
+	char host[256];		/* the address as given, and as bound: Host may name them */
 	char bound[64];
 	const char *token; /* non-loopback: what every request must carry */
 	char url[400];	   /* where to point a browser */

@@ -342,4 +342,47 @@ if t.check(proc is not None, 'a server on 0.0.0.0 with MEMTRACE_TOKEN starts'):
     t.eq(st, 401, 'MEMTRACE_TOKEN: a request without it: 401')
     stop(proc)
 
+# ---- a request's memory budget, and requests nobody waits for anymore ------------
+
+def cpu_s(pid):
+    """User + system CPU seconds of process PID so far."""
+    with open(f'/proc/{pid}/stat') as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+# 400,000 live Python strings, each a malloc block (PYTHONMALLOC=malloc):
+# the tables of a filtered reading of it outgrow 16 MiB; the small
+# recording's do not.
+py = os.path.realpath(sys.executable)
+many, _ = t.record([py, '-c', 'x = [str(i) * 3 for i in range(400000)]'], out=t.path('many.mtrace'),
+                   env=dict(os.environ, PYTHONMALLOC='malloc'), timeout=120)
+proc, port, _ = start([many, small], extra=['--request-memory', '16'])
+if t.check(proc is not None, f'a server with --request-memory 16 starts ({_!r})'):
+    st, _, body = get(port, '/data/0/allocation_groups?function_regex=.')
+    t.eq(st, 503, 'a filtered request whose tables outgrow --request-memory 16: 503')
+    t.check('--request-memory' in error_of(body), f'... naming the option ({error_of(body)!r})')
+    st, _, _ = get(port, '/data/1/allocation_groups?function_regex=.')
+    t.eq(st, 200, 'the same request on a small recording fits the budget: 200')
+    st, _, _ = get(port, '/data/0/summary')
+    t.eq(st, 200, 'the server goes on serving after a refusal')
+    stop(proc)
+proc, port, _ = start([many], extra=['--request-memory', '1024'])
+if t.check(proc is not None, f'a server with --request-memory 1024 starts ({_!r})'):
+    st, _, _ = get(port, '/data/0/allocation_groups?function_regex=.')
+    t.eq(st, 200, 'the same request within a larger budget: 200')
+    # An export of about 700 MB (10 s) whose client leaves after its
+    # first bytes: the server stops working on it at its next chunk.
+    s = socket.create_connection(('127.0.0.1', port))
+    s.sendall(f'GET /data/0/export/json?function_regex=. HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n'.encode())
+    got = s.recv(65536)
+    s.close()
+    t.check(got.startswith(b'HTTP/1.1 200'), f'the export starts ({got[:40]!r})')
+    time.sleep(0.5)
+    c0 = cpu_s(proc.pid)
+    time.sleep(2)
+    used = cpu_s(proc.pid) - c0
+    t.check(used < 0.3, f'an abandoned request stops: the server used {used:.2f} s of CPU in the 2 s after')
+    stop(proc)
+
 t.finish()
