@@ -7,6 +7,7 @@
 
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);

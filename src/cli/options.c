@@ -204,28 +204,46 @@ static int filters(void *filter, const char *cmd, int argc, char **argv, int *i)
 	return mt_filter_arg(filter, cmd, argc, argv, i);
 }
 
-static int one_recording(void *path, const char *cmd, const char *arg)
+/* The recordings of mt_options_recordings: at most MAX. */
+struct files {
+	const char **v;
+	size_t n, max;
+};
+
+static int some_recordings(void *ctx, const char *cmd, const char *arg)
 {
-	const char **file = path;
-	if (*file)
-		return mt_usage_error(cmd, "more than one recording given ('%s' and '%s')", *file,
-				      arg);
-	*file = arg;
+	struct files *fs = ctx;
+	if (fs->n == fs->max)
+		return fs->max == 1 ?
+			       mt_usage_error(cmd, "more than one recording given ('%s' and '%s')",
+					      fs->v[0], arg) :
+			       mt_usage_error(cmd, "more than %zu recordings given ('%s')", fs->max,
+					      arg);
+	fs->v[fs->n++] = arg;
 	return 0;
 }
 
-int mt_options_recording(const struct mt_cmdline *c, struct mt_filter *filter, const char **file,
-			 int argc, char **argv)
+int mt_options_recordings(const struct mt_cmdline *c, struct mt_filter *filter, const char **files,
+			  size_t max, size_t *n, int argc, char **argv)
 {
+	struct files fs = { files, 0, max };
 	struct mt_cmdline rc = *c;
 	rc.filter_help = 1;
 	rc.operands = MT_OPERANDS_EVERY;
 	rc.hook = filters;
 	rc.hook_ctx = filter;
-	rc.operand = one_recording;
-	rc.operand_ctx = file;
+	rc.operand = some_recordings;
+	rc.operand_ctx = &fs;
 	int st = mt_options_parse(&rc, argc, argv, NULL);
 	if (st != MT_OPTS_GO_ON)
 		mt_filter_free(filter);
+	*n = fs.n;
 	return st;
+}
+
+int mt_options_recording(const struct mt_cmdline *c, struct mt_filter *filter, const char **file,
+			 int argc, char **argv)
+{
+	size_t n;
+	return mt_options_recordings(c, filter, file, 1, &n, argc, argv);
 }

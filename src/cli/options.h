@@ -148,5 +148,8 @@ int mt_options_bpf(const struct mt_cmdline *c, struct mt_bpf_opts *maps, int arg
  * freed when the command is to exit). */
 int mt_options_recording(const struct mt_cmdline *c, struct mt_filter *filter, const char **file,
 			 int argc, char **argv);
+/* The same for up to MAX recordings, their paths into FILES[0..*N). */
+int mt_options_recordings(const struct mt_cmdline *c, struct mt_filter *filter, const char **files,
+			  size_t max, size_t *n, int argc, char **argv);
 
 #endif

@@ -48,5 +48,16 @@ void mt_json_markers(FILE *f, const struct mt_process *p);
 /* tree.c: memtrail-style text trees of sites, leaf outwards. */
 void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
 		   const uint32_t *sites, size_t nsites, enum mt_view view, double threshold);
+/* The same for the sites SITES of a diff, weights signed (NEW - BASE). */
+struct mt_diff;
+void mt_print_diff_tree(FILE *f, const struct mt_diff *d, const uint32_t *sites, size_t nsites,
+			enum mt_view view, double threshold);
+
+/* diff.c: `memtrace diff` of D (BASE and NEW's sites matched), ranked by
+ * growth in O's view. */
+int mt_report_diff_text(FILE *f, const struct mt_diff *d, const char *base, const char *new,
+			const struct mt_report_opts *o);
+int mt_report_diff_json(FILE *f, const struct mt_diff *d, const struct mt_recording *base,
+			const struct mt_recording *new, const struct mt_report_opts *o);
 
 #endif

@@ -5,8 +5,13 @@
  * then each level is one caller further out, so the tree reads from where
  * memory was asked for towards main.  Branches worth less than the threshold
  * (a percentage of the total) are folded into one line.
+ *
+ * The same tree shows a diff (`memtrace diff`): weights are then NEW minus
+ * BASE, signed, branches are sorted by growth and folded by the size of
+ * their change, whichever its sign.
  */
 #include "report.h"
+#include "analyse/diff.h"
 #include "analyse/sites.h"
 #include "base/json.h"
 #include "base/util.h"
@@ -16,13 +21,14 @@
 
 struct node {
 	char *label;
-	uint64_t weight, bytes, count;
-	size_t first_child, next; /* indices, 0 = none (node 0 is the root) */
+	int64_t weight, bytes, count; /* a diff's may be negative */
+	size_t first_child, next;     /* indices, 0 = none (node 0 is the root) */
 };
 
 struct tree {
 	struct node *n;
 	size_t len, cap;
+	int diff; /* weights are changes: shown signed */
 };
 
 static size_t child(struct tree *t, size_t parent, const char *label)
@@ -71,14 +77,43 @@ static void label(char *buf, size_t len, const struct mt_frame *f)
 static int by_weight(const void *a, const void *b, void *arg)
 {
 	const struct node *n = arg;
-	uint64_t wa = n[*(const size_t *)a].weight, wb = n[*(const size_t *)b].weight;
+	int64_t wa = n[*(const size_t *)a].weight, wb = n[*(const size_t *)b].weight;
 	return wa == wb ? 0 : wa > wb ? -1 : 1;
 }
 
-static void describe(FILE *f, const struct node *n, uint64_t total, enum mt_view v)
+static uint64_t magnitude(int64_t w)
 {
-	char a[32], b[32];
+	return w < 0 ? (uint64_t)0 - (uint64_t)w : (uint64_t)w;
+}
+
+/* A figure of a diff: "+1.2 KB", "-3", "0". */
+static const char *signed_fig(int64_t v, int bytes, char *buf)
+{
+	char a[32];
+	snprintf(buf, 40, "%s%s",
+		 v > 0 ? "+" :
+		 v < 0 ? "-" :
+			 "",
+		 bytes ? mt_fmt_bytes(magnitude(v), a) : mt_fmt_count(magnitude(v), a));
+	return buf;
+}
+
+static void describe(FILE *f, const struct tree *t, const struct node *n, uint64_t total,
+		     enum mt_view v)
+{
+	char a[40], b[40];
 	double pct = total ? 100.0 * (double)n->weight / (double)total : 0.0;
+	if (t->diff) {
+		if (v == MT_VIEW_TEMPORARY)
+			fprintf(f, "%s: %s\n", signed_fig(n->count, 0, a), n->label);
+		else if (v == MT_VIEW_FREQUENCY)
+			fprintf(f, "%s calls (%s): %s\n", signed_fig(n->count, 0, a),
+				signed_fig(n->bytes, 1, b), n->label);
+		else
+			fprintf(f, "%s (%sx): %s\n", signed_fig(n->bytes, 1, a),
+				signed_fig(n->count, 0, b), n->label);
+		return;
+	}
 	if (v == MT_VIEW_TEMPORARY)
 		fprintf(f, "%.2f%% (%sx): %s\n", pct, mt_fmt_count(n->count, a), n->label);
 	else if (v == MT_VIEW_FREQUENCY)
@@ -102,19 +137,21 @@ static void print(FILE *f, struct tree *t, size_t node, char *prefix, size_t ple
 	for (size_t c = t->n[node].first_child; c; c = t->n[c].next)
 		kids[nk++] = c;
 	qsort_r(kids, nk, sizeof *kids, by_weight, t->n);
-	size_t shown = nk, folded_n = 0;
-	uint64_t folded_w = 0;
-	for (size_t i = 0; i < nk; i++)
-		if (total && 100.0 * (double)t->n[kids[i]].weight / (double)total < threshold) {
-			shown = i;
-			for (size_t j = i; j < nk; j++)
-				folded_w += t->n[kids[j]].weight, folded_n++;
-			break;
-		}
+	/* the branches below the threshold, whatever their place (a diff's
+	 * shrinkages sort last), are folded into one line */
+	size_t shown = 0, folded_n = 0;
+	int64_t folded_w = 0;
+	for (size_t i = 0; i < nk; i++) {
+		const struct node *k = &t->n[kids[i]];
+		if (total && 100.0 * (double)magnitude(k->weight) / (double)total < threshold)
+			folded_w += k->weight, folded_n++;
+		else
+			kids[shown++] = kids[i];
+	}
 	for (size_t i = 0; i < shown; i++) {
 		int last = i + 1 == shown && !folded_n;
 		fprintf(f, "%.*s-> ", (int)plen, prefix);
-		describe(f, &t->n[kids[i]], total, v);
+		describe(f, t, &t->n[kids[i]], total, v);
 		if (plen + 2 < 1024) {
 			memcpy(prefix + plen, last ? "  " : "| ", 2);
 			print(f, t, kids[i], prefix, plen + 2, total, v, threshold);
@@ -122,29 +159,31 @@ static void print(FILE *f, struct tree *t, size_t node, char *prefix, size_t ple
 		if (!last && t->n[kids[i]].first_child)
 			fprintf(f, "%.*s| \n", (int)plen, prefix);
 	}
-	if (folded_n)
+	if (folded_n && t->diff) {
+		char a[40];
+		fprintf(f, "%.*s-> %s: %zu more call site%s changed by less than %.2f%% each\n",
+			(int)plen, prefix,
+			signed_fig(folded_w, v != MT_VIEW_TEMPORARY && v != MT_VIEW_FREQUENCY, a),
+			folded_n, folded_n > 1 ? "s" : "", threshold);
+	} else if (folded_n) {
 		fprintf(f, "%.*s-> %.2f%%: %zu more call site%s below the %.2f%% threshold\n",
 			(int)plen, prefix, total ? 100.0 * (double)folded_w / (double)total : 0.0,
 			folded_n, folded_n > 1 ? "s" : "", threshold);
+	}
 	free(kids);
 }
 
-/* Adds site SITE of P to T: its weight on every node of its path, from the
- * allocator function outwards to main. */
-static void add_site(struct tree *t, const struct mt_process *p, struct mt_symbolizer *sym,
-		     uint32_t site, enum mt_view view)
+/* Adds a site with frames FR[0..K) to T: its weight W, BYTES and COUNT on
+ * every node of its path, from allocator function FN outwards to main. */
+static void add_path(struct tree *t, int fn, const struct mt_frame *fr, int k, int64_t w,
+		     int64_t bytes, int64_t count)
 {
-	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	char buf[2048];
-	const struct mt_site_stats *s = &p->col.sites[site];
-	struct mt_amount a = mt_site_amount(s, view);
-	uint64_t w = mt_amount_measure(a, view);
-	size_t cur = child(t, 0, mt_fn_names[s->fn]);
+	size_t cur = child(t, 0, mt_fn_names[fn]);
 	size_t path[MT_SYM_MAX_FRAMES + 2];
 	size_t depth = 0;
 	path[depth++] = 0;
 	path[depth++] = cur;
-	int k = mt_site_frames(p, sym, site, fr, MT_SYM_MAX_FRAMES);
 	for (int j = 0; j < k; j++) {
 		label(buf, sizeof buf, &fr[j]);
 		cur = child(t, cur, buf);
@@ -155,9 +194,20 @@ static void add_site(struct tree *t, const struct mt_process *p, struct mt_symbo
 	}
 	for (size_t d = 0; d < depth; d++) {
 		t->n[path[d]].weight += w;
-		t->n[path[d]].bytes += a.bytes;
-		t->n[path[d]].count += a.count;
+		t->n[path[d]].bytes += bytes;
+		t->n[path[d]].count += count;
 	}
+}
+
+static void add_site(struct tree *t, const struct mt_process *p, struct mt_symbolizer *sym,
+		     uint32_t site, enum mt_view view)
+{
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
+	const struct mt_site_stats *s = &p->col.sites[site];
+	struct mt_amount a = mt_site_amount(s, view);
+	int k = mt_site_frames(p, sym, site, fr, MT_SYM_MAX_FRAMES);
+	add_path(t, s->fn, fr, k, (int64_t)mt_amount_measure(a, view), (int64_t)a.bytes,
+		 (int64_t)a.count);
 }
 
 /* The tree's first line: the process's total in VIEW. */
@@ -183,19 +233,51 @@ static void print_total(FILE *f, const struct mt_totals *tot, enum mt_view view)
 	}
 }
 
+static void tree_init(struct tree *t, int diff)
+{
+	*t = (struct tree){ .diff = diff };
+	mt_grow(&t->n, &t->cap, 0, sizeof *t->n);
+	t->n[0] = (struct node){ .label = xstrdup("") };
+	t->len = 1;
+}
+
+static void tree_free(struct tree *t)
+{
+	for (size_t i = 0; i < t->len; i++)
+		free(t->n[i].label);
+	free(t->n);
+}
+
 void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
 		   const uint32_t *sites, size_t nsites, enum mt_view view, double threshold)
 {
-	struct tree t = { 0 };
-	mt_grow(&t.n, &t.cap, 0, sizeof *t.n);
-	t.n[0] = (struct node){ .label = xstrdup("") };
-	t.len = 1;
+	struct tree t;
+	tree_init(&t, 0);
 	for (size_t i = 0; i < nsites; i++)
 		add_site(&t, p, sym, sites[i], view);
 	print_total(f, &p->col.t, view);
 	char prefix[1100] = "  ";
 	print(f, &t, 0, prefix, 2, mt_total_measure(&p->col.t, view), view, threshold);
-	for (size_t i = 0; i < t.len; i++)
-		free(t.n[i].label);
-	free(t.n);
+	tree_free(&t);
+}
+
+void mt_print_diff_tree(FILE *f, const struct mt_diff *d, const uint32_t *sites, size_t nsites,
+			enum mt_view view, double threshold)
+{
+	struct tree t;
+	tree_init(&t, 1);
+	/* percentages of the whole change, growth and shrinkage alike */
+	uint64_t moved = 0;
+	for (size_t i = 0; i < nsites; i++) {
+		const struct mt_diff_site *s = &d->sites[sites[i]];
+		struct mt_amount a = mt_site_amount(&s->new, view),
+				 b = mt_site_amount(&s->base, view);
+		int64_t w = mt_diff_measure(s, view);
+		moved += magnitude(w);
+		add_path(&t, s->fn, s->frames, s->nframes, w, (int64_t)a.bytes - (int64_t)b.bytes,
+			 (int64_t)a.count - (int64_t)b.count);
+	}
+	char prefix[1100] = "  ";
+	print(f, &t, 0, prefix, 2, moved, view, threshold);
+	tree_free(&t);
 }

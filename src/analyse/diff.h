@@ -1,0 +1,59 @@
+/*
+ * diff.h - two recordings side by side: call sites matched by what their
+ * frames say, not by where the code was loaded.
+ *
+ * `memtrace diff BASE NEW` asks what grew between two runs, which may be two
+ * builds, with the code at other addresses (ASLR, a changed binary).  A site
+ * is keyed by its allocator function and, frame by frame, the function and
+ * the module's file name (lines and addresses left out: they move between
+ * builds); a frame with no symbol is keyed by its offset in its module.  The
+ * sites of every process of a recording that read the same are one diff
+ * site, their figures summed; so are the totals.
+ */
+#ifndef MEMTRACE_DIFF_H
+#define MEMTRACE_DIFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "recording.h"
+#include "sites.h"
+
+struct mt_diff_site {
+	struct mt_site_stats base, new; /* summed; all 0 where the side has none */
+	int fn;				/* allocator function */
+	struct mt_frame *frames;	/* leaf first, strings owned by the diff */
+	int nframes;
+};
+
+struct mt_diff {
+	struct mt_totals base, new; /* summed over processes */
+	struct mt_diff_site *sites;
+	size_t n, cap;
+	/* key -> site index + 1 (open addressing) */
+	struct {
+		uint64_t hash;
+		uint32_t site;
+		char *key;
+	} * index;
+	size_t mask;
+	char **strings; /* owned copies of frame strings */
+	size_t nstrings, strings_cap;
+};
+
+/* Matches the sites of BASE and NEW.  Returns 0 (it cannot fail but for
+ * memory, which exits). */
+int mt_diff_build(struct mt_diff *d, const struct mt_recording *base,
+		  const struct mt_recording *new);
+void mt_diff_free(struct mt_diff *d);
+
+/* NEW's amount and measure minus BASE's in VIEW (sites.h), signed. */
+int64_t mt_diff_measure(const struct mt_diff_site *s, enum mt_view view);
+int64_t mt_diff_total_measure(const struct mt_diff *d, enum mt_view view);
+
+/* Indices of the sites, by growth in VIEW's measure, the largest first and
+ * the largest shrinkage last; with CHANGED only those whose measure moved.
+ * *n is set. */
+uint32_t *mt_diff_rank(const struct mt_diff *d, enum mt_view view, int changed, size_t *n);
+
+#endif

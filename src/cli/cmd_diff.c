@@ -1,0 +1,130 @@
+/*
+ * cmd_diff.c - `memtrace diff`: what grew (or shrank) between two
+ * recordings, call site by call site (analyse/diff.h, report/diff.c).
+ */
+#include "commands.h"
+#include "options.h"
+#include "analyse/diff.h"
+#include "analyse/select.h"
+#include "report/report.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+
+static const char usage_text[] =
+	"usage: memtrace diff [VIEW] [options] BASE NEW\n"
+	"\n"
+	"Shows, per call site, NEW minus BASE: allocations, bytes, leaks, peak,\n"
+	"temporaries.  Sites are matched by their frames' functions and modules,\n"
+	"not addresses, so two builds or two runs match.  VIEW ranks them:\n"
+	"  --summary      by bytes allocated (default)\n"
+	"  --leaks        by bytes leaked\n"
+	"  --peak         by bytes live at the peak\n"
+	"  --temporary    by temporary allocations\n"
+	"  --frequency    by calls to the allocator\n"
+	"\n"
+	"options:\n";
+
+static const char epilogue[] =
+	"\n"
+	"With filters, both recordings count only the allocations they match.\n"
+	"Figures are summed over the processes of each recording.\n";
+
+static int opt_view(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	int *views = o->target;
+	(void)cmd, (void)arg, (void)val;
+	views[0] = o->value;
+	views[1]++;
+	return 0;
+}
+
+static int opt_threshold(const char *cmd, const struct mt_option *o, const char *arg,
+			 const char *val)
+{
+	double *pct = o->target;
+	(void)arg;
+	if (!val || mt_parse_double(val, pct) || *pct < 0 || *pct > 100)
+		return mt_usage_error(cmd, "--threshold needs a percentage between 0 and 100");
+	return 0;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct mt_report_opts o = { .view = MT_VIEW_SUMMARY, .threshold = 0.5, .pid = -1 };
+	const char *files[2] = { 0 };
+	size_t nfiles = 0;
+	uint64_t limit = 0;
+	int views[2] = { MT_VIEW_SUMMARY, 0 }; /* the last one, how many */
+	static struct mt_filter filt;
+	mt_filter_init(&filt);
+#define VIEW(name, v)                                                                      \
+	{                                                                                  \
+		.longopt = name, .type = MT_OPT_CALLBACK, .target = views, .cb = opt_view, \
+		.value = v, .flags = MT_OPTF_NOARG                                         \
+	}
+	const struct mt_option opts[] = {
+		VIEW("--summary", MT_VIEW_SUMMARY),
+		VIEW("--leaks", MT_VIEW_LEAKS),
+		VIEW("--peak", MT_VIEW_PEAK),
+		VIEW("--temporary", MT_VIEW_TEMPORARY),
+		VIEW("--frequency", MT_VIEW_FREQUENCY),
+		MT_OPT_JSON(&o.json, "print JSON: the report's schema, with \"diff\" members"),
+		MT_OPT_TOP(&limit, 100000000, "show only the N sites that grew most"),
+		{ .longopt = "--threshold",
+		  .argh = "PCT",
+		  .help = "fold tree branches whose change is below PCT percent\n"
+			  "of the whole change (default 0.5)",
+		  .type = MT_OPT_CALLBACK,
+		  .target = &o.threshold,
+		  .cb = opt_threshold },
+		{ .type = MT_OPT_END },
+	};
+#undef VIEW
+	const struct mt_cmdline cl = {
+		.cmd = "diff", .opts = opts, .usage = usage_text, .col = 21, .epilogue = epilogue
+	};
+	int st = mt_options_recordings(&cl, &filt, files, 2, &nfiles, argc, argv);
+	if (st != MT_OPTS_GO_ON)
+		return st;
+	if (views[1] > 1)
+		st = mt_usage_error(
+			"diff",
+			"choose one view of --summary, --leaks, --peak, --temporary, --frequency");
+	else if (nfiles < 2)
+		st = mt_usage_error("diff", "two recordings are needed: BASE NEW");
+	if (st != MT_OPTS_GO_ON) {
+		mt_filter_free(&filt);
+		return st;
+	}
+	o.view = (enum mt_view)views[0];
+	o.limit = (long)limit;
+	struct mt_selection sel[2];
+	char err[512];
+	int loaded = 0;
+	for (; loaded < 2; loaded++) {
+		if (mt_select_load(&sel[loaded], files[loaded], &filt, err, sizeof err) < 0) {
+			mt_error("%s", err);
+			break;
+		}
+		if (sel[loaded].matched.truncated)
+			mt_warning("%s is truncated (%s); comparing what it holds", files[loaded],
+				   sel[loaded].matched.why);
+	}
+	int r = 1;
+	if (loaded == 2) {
+		struct mt_diff d;
+		mt_diff_build(&d, &sel[0].matched, &sel[1].matched);
+		r = o.json ? mt_report_diff_json(stdout, &d, &sel[0].matched, &sel[1].matched, &o) :
+			     mt_report_diff_text(stdout, &d, files[0], files[1], &o);
+		mt_diff_free(&d);
+	}
+	while (loaded--)
+		mt_select_free(&sel[loaded]);
+	mt_filter_free(&filt);
+	if (r == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+		mt_error("cannot write the diff: output error");
+		return MT_EXIT_RUNTIME;
+	}
+	return r ? MT_EXIT_RUNTIME : MT_EXIT_OK;
+}

@@ -1,0 +1,73 @@
+"""`memtrace diff` of two runs of grow.c (K = 3, then K = 10); see grow.c
+for why every signed figure is what it is."""
+import json
+
+SRC = 'grow.c'
+
+# site -> the signed figures NEW - BASE
+WANT = {
+    'leak_grows': dict(allocations=7, allocated_bytes=7000, frees=0, leaked_allocations=7,
+                       leaked_bytes=7000, temporary_allocations=0),
+    'steady': dict(allocations=0, allocated_bytes=0, frees=0, leaked_allocations=0, leaked_bytes=0,
+                   temporary_allocations=0),
+    'leak_shrinks': dict(allocations=-7, allocated_bytes=-350, frees=0, leaked_allocations=-7,
+                         leaked_bytes=-350, temporary_allocations=0),
+    'keep_one': dict(allocations=0, allocated_bytes=0, frees=0, leaked_allocations=0, leaked_bytes=0,
+                     temporary_allocations=0),
+}
+BASE = {'leak_grows': (3, 3000), 'steady': (5, 1500), 'leak_shrinks': (17, 850), 'keep_one': (1, 700)}
+NEW = {'leak_grows': (10, 10000), 'steady': (5, 1500), 'leak_shrinks': (10, 500), 'keep_one': (1, 700)}
+
+
+def leaf(site):
+    fr = site.get('frames') or [{}]
+    return fr[0].get('function')
+
+
+def run(t, prog):
+    base, _ = t.record([prog, '3'], out=t.path('base.mtrace'))
+    new, _ = t.record([prog, '10'], out=t.path('new.mtrace'))
+    rc, so, se = t.run([t.memtrace, 'diff', '--leaks', '--json', base, new], what='memtrace diff')
+    t.eq(rc, 0, f'diff --json: exit status (stderr {se[-300:]!r})')
+    doc = json.loads(so) if rc == 0 else {}
+    t.eq(doc.get('diff'), {'base': base, 'new': new}, 'diff member names both recordings')
+    p = (doc.get('processes') or [{}])[0]
+    tot = p.get('totals', {})
+    t.eq((tot.get('allocations'), tot.get('leaked_allocations'), tot.get('leaked_bytes')), (0, 0, 6650),
+         'totals: new - base (allocations, leaked_allocations, leaked_bytes)')
+    t.eq((tot.get('diff', {}).get('base', {}).get('leaked_bytes'),
+          tot.get('diff', {}).get('new', {}).get('leaked_bytes')), (3850, 10500), 'totals.diff: each side')
+    sites = {leaf(s): s for s in p.get('sites', [])}
+    t.eq(sorted(k for k in sites if k in WANT), sorted(WANT), 'every site of the program is matched once')
+    for fn, want in WANT.items():
+        s = sites.get(fn, {})
+        for k, v in want.items():
+            t.eq(s.get(k), v, f'{fn}: {k} (new - base)')
+        d = s.get('diff', {})
+        t.eq((d.get('base', {}).get('allocations'), d.get('base', {}).get('allocated_bytes')), BASE[fn],
+             f'{fn}: diff.base (allocations, bytes)')
+        t.eq((d.get('new', {}).get('allocations'), d.get('new', {}).get('allocated_bytes')), NEW[fn],
+             f'{fn}: diff.new (allocations, bytes)')
+    order = [leaf(s) for s in p.get('sites', []) if leaf(s) in WANT]
+    t.eq(order[0] if order else None, 'leak_grows', 'ranked by growth of leaked bytes: leak_grows first')
+    t.eq(order[-1] if order else None, 'leak_shrinks', '... and the shrinking leak last')
+    # the text tree: signed figures, the unchanged sites left out
+    rc, so, _ = t.run([t.memtrace, 'diff', '--leaks', base, new], what='memtrace diff')
+    t.eq(rc, 0, 'diff (text): exit status')
+    t.check('leaks, new minus base: +6.65 KB' in so, f'text: the whole change ({so[:400]!r})')
+    t.check('+7.00 KB (+7x): leak_grows' in so, 'text: leak_grows +7,000 B in 7 blocks')
+    t.check('-350 B (-7x): leak_shrinks' in so, 'text: leak_shrinks -350 B in 7 blocks')
+    t.check('steady' not in so and 'keep_one' not in so, 'text: unchanged sites are not in the tree')
+    # the same recording against itself: nothing changed
+    rc, so, _ = t.run([t.memtrace, 'diff', '--json', base, base], what='memtrace diff')
+    doc = json.loads(so) if rc == 0 else {}
+    p = (doc.get('processes') or [{}])[0]
+    t.check(p.get('sites') and all(s.get('allocations') == 0 and s.get('leaked_bytes') == 0
+                                   for s in p['sites']), 'a recording against itself: every site 0')
+    # usage errors
+    rc, _, se = t.run([t.memtrace, 'diff', base], what='memtrace diff')
+    t.eq(rc, 2, 'one recording: usage error (2)')
+    t.check('BASE NEW' in se, f'... saying two are needed ({se.strip()!r})')
+    rc, _, se = t.run([t.memtrace, 'diff', base, t.path('missing.mtrace')], what='memtrace diff')
+    t.eq(rc, 1, 'a missing recording: exit 1')
+    t.check('missing.mtrace' in se and len(se.strip().splitlines()) == 1, f'... one line naming it ({se!r})')

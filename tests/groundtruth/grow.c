@@ -1,0 +1,59 @@
+/*
+ * grow.c - a program whose leak grows with its argument K, for
+ * `memtrace diff` of two runs.
+ *
+ *   function     per run                                  leaked
+ *   leak_grows   K blocks of 1000 B, never freed          K x 1000 B
+ *   steady       5 blocks of 300 B, each freed at once    0 (5 allocations, 5 frees)
+ *   leak_shrinks 20 - K blocks of 50 B, never freed       (20 - K) x 50 B
+ *   keep_one     1 block of 700 B, freed at the end       0
+ *
+ * So `memtrace diff` of the runs with K = 3 (base) and K = 10 (new) gives,
+ * by construction: leak_grows +7 allocations, +7,000 B allocated and leaked;
+ * steady 0 in every figure; leak_shrinks -7 allocations, -350 B; keep_one 0.
+ * Totals: base 3 + 5 + 17 + 1 = 26 allocations, new 10 + 5 + 10 + 1 = 26;
+ * leaked base 3,000 + 850 = 3,850 B, new 10,000 + 500 = 10,500 B.
+ * The blocks of steady are freed by the next allocator call (a free right
+ * after the malloc): 5 temporaries in each run.
+ */
+#include "gt.h"
+
+NOINLINE void leak_grows(int k)
+{
+	for (int i = 0; i < GT_N(k); i++)
+		gt_keep(malloc(1000)); /* @site:leak_grows */
+}
+
+NOINLINE void steady(void)
+{
+	for (int i = 0; i < GT_N(5); i++) {
+		void *p = malloc(300); /* @site:steady */
+		gt_keep(p);
+		free(p);
+	}
+}
+
+NOINLINE void leak_shrinks(int k)
+{
+	for (int i = 0; i < GT_N(20 - k); i++)
+		gt_keep(malloc(50)); /* @site:leak_shrinks */
+}
+
+NOINLINE void *keep_one(void)
+{
+	return malloc(700); /* @site:keep_one */
+}
+
+int main(int argc, char **argv)
+{
+	GT_REQUIRE(argc == 2);
+	int k = atoi(argv[1]);
+	GT_REQUIRE(k >= 0 && k <= 20);
+	void *kept = keep_one();
+	gt_keep(kept);
+	leak_grows(k);
+	steady();
+	leak_shrinks(k);
+	free(kept);
+	return 0;
+}
