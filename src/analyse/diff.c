@@ -149,6 +149,8 @@ static void add_totals(struct mt_totals *to, const struct mt_totals *t)
 	to->temporary += t->temporary;
 	to->unmatched_frees += t->unmatched_frees;
 	to->culled += t->culled;
+	to->suppressed_count += t->suppressed_count;
+	to->suppressed_bytes += t->suppressed_bytes;
 }
 
 static void add_side(struct mt_diff *d, const struct mt_recording *rec, int is_new)

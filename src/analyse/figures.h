@@ -40,6 +40,8 @@ struct mt_totals {
 	uint64_t peak_bytes, peak_count, peak_ts;
 	uint64_t temporary, unmatched_frees, culled;
 	uint64_t first_ts, last_ts;
+	/* leaked blocks a suppression took out of live_* (analyse/suppress.h) */
+	uint64_t suppressed_count, suppressed_bytes;
 };
 
 struct mt_live {

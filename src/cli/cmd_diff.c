@@ -52,7 +52,7 @@ static int opt_threshold(const char *cmd, const struct mt_option *o, const char 
 int cmd_diff(int argc, char **argv)
 {
 	struct mt_report_opts o = { .view = MT_VIEW_SUMMARY, .threshold = 0.5, .pid = -1 };
-	const char *files[2] = { 0 };
+	const char *files[2] = { 0 }, *supp = NULL;
 	size_t nfiles = 0;
 	uint64_t limit = 0;
 	int views[2] = { MT_VIEW_SUMMARY, 0 }; /* the last one, how many */
@@ -78,6 +78,7 @@ int cmd_diff(int argc, char **argv)
 		  .type = MT_OPT_CALLBACK,
 		  .target = &o.threshold,
 		  .cb = opt_threshold },
+		MT_OPT_SUPPRESSIONS(&supp),
 		{ .type = MT_OPT_END },
 	};
 #undef VIEW
@@ -105,6 +106,10 @@ int cmd_diff(int argc, char **argv)
 	for (; loaded < 2; loaded++) {
 		if (mt_select_load(&sel[loaded], files[loaded], &filt, err, sizeof err) < 0) {
 			mt_error("%s", err);
+			break;
+		}
+		if (mt_suppress_file(supp, &sel[loaded].matched) < 0) {
+			mt_select_free(&sel[loaded]);
 			break;
 		}
 		if (sel[loaded].matched.truncated)

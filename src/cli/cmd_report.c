@@ -57,7 +57,7 @@ int cmd_report(int argc, char **argv)
 	struct mt_report_opts o = {
 		.view = MT_VIEW_SUMMARY, .threshold = 0.5, .limit = 0, .pid = -1
 	};
-	const char *file = NULL;
+	const char *file = NULL, *supp = NULL;
 	uint64_t limit = 0;
 	struct views views = { .last = MT_VIEW_SUMMARY, .n = 0 };
 	static struct mt_filter filt; /* reachable from here until exit, freed at the end */
@@ -91,6 +91,7 @@ int cmd_report(int argc, char **argv)
 		  .target = &o.threshold,
 		  .cb = opt_threshold },
 		MT_OPT_RECPID(&o.pid, "only the process PID of a multi-process recording"),
+		MT_OPT_SUPPRESSIONS(&supp),
 		{ .type = MT_OPT_END },
 	};
 #undef VIEW
@@ -116,6 +117,11 @@ int cmd_report(int argc, char **argv)
 		return MT_EXIT_RUNTIME;
 	}
 	struct mt_recording *rec = &sel.matched;
+	if (mt_suppress_file(supp, rec) < 0) {
+		mt_select_free(&sel);
+		mt_filter_free(&filt);
+		return MT_EXIT_RUNTIME;
+	}
 	if (rec->truncated)
 		mt_warning("%s is truncated (%s); showing what it holds", file, rec->why);
 	int found = o.pid < 0;

@@ -3,6 +3,7 @@
  */
 #include "options.h"
 #include "analyse/filter.h"
+#include "analyse/suppress.h"
 #include "base/util.h"
 
 #include <stdio.h>
@@ -202,6 +203,21 @@ int mt_options_bpf(const struct mt_cmdline *c, struct mt_bpf_opts *maps, int arg
 static int filters(void *filter, const char *cmd, int argc, char **argv, int *i)
 {
 	return mt_filter_arg(filter, cmd, argc, argv, i);
+}
+
+int mt_suppress_file(const char *path, struct mt_recording *rec)
+{
+	if (!path)
+		return 0;
+	char err[512];
+	struct mt_suppressions *s = mt_supp_load(path, err, sizeof err);
+	if (!s) {
+		mt_error("%s", err);
+		return -1;
+	}
+	mt_supp_apply(s, rec);
+	mt_supp_free(s);
+	return 0;
 }
 
 /* The recordings of mt_options_recordings: at most MAX. */

@@ -138,6 +138,20 @@ int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *nex
 		.flags = MT_OPTF_NONEMPTY                                                \
 	}
 
+#define MT_OPT_SUPPRESSIONS(path)                                                              \
+	{                                                                                      \
+		.longopt = "--suppressions", .argh = "FILE",                                   \
+		.help = "leaks matched by FILE's leak:PATTERN lines\n"                         \
+			"(LeakSanitizer's syntax) are not counted as leaks",                   \
+		.type = MT_OPT_STRING, .target = (path), .err = "--suppressions needs a file", \
+		.flags = MT_OPTF_NONEMPTY                                                      \
+	}
+
+/* Applies the suppressions file PATH (may be NULL: none) to REC.  0, or -1
+ * after a one-line error. */
+struct mt_recording;
+int mt_suppress_file(const char *path, struct mt_recording *rec);
+
 /* mt_options_parse for a BPF command (attach, top, sweep): C's options,
  * then the map sizes every one takes into MAPS: --max-live N (live blocks)
  * and --max-stacks N (distinct stacks). */

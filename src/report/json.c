@@ -69,14 +69,16 @@ void mt_json_totals(FILE *f, const struct mt_process *p)
 		"        \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"peak_time_s\": %.6f,\n"
 		"        \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
 		"        \"temporary_allocations\": %llu, \"unmatched_frees\": %llu,\n"
-		"        \"culled_allocations\": %llu}",
+		"        \"culled_allocations\": %llu,\n"
+		"        \"suppressed_allocations\": %llu, \"suppressed_bytes\": %llu}",
 		(unsigned long long)t->allocations, (unsigned long long)t->frees,
 		(unsigned long long)t->allocated_bytes, (unsigned long long)t->peak_bytes,
 		(unsigned long long)t->peak_count,
 		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0,
 		(unsigned long long)t->live_count, (unsigned long long)t->live_bytes,
 		(unsigned long long)t->temporary, (unsigned long long)t->unmatched_frees,
-		(unsigned long long)t->culled);
+		(unsigned long long)t->culled, (unsigned long long)t->suppressed_count,
+		(unsigned long long)t->suppressed_bytes);
 }
 
 /* A site's figures by their names in the schema, each with whether a line

@@ -84,18 +84,23 @@ static void print_totals(FILE *f, const struct mt_process *p)
 		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0);
 	fprintf(f, "  leaked:          %s in %s allocations\n", mt_fmt_bytes(t->live_bytes, a),
 		mt_fmt_count(t->live_count, b));
+	if (t->suppressed_count)
+		fprintf(f, "  suppressed:      %s in %s leaked allocations (--suppressions)\n",
+			mt_fmt_bytes(t->suppressed_bytes, a), mt_fmt_count(t->suppressed_count, b));
 	if (t->unmatched_frees)
 		fprintf(f, "  unmatched frees: %s\n", mt_fmt_count(t->unmatched_frees, a));
 	if (t->culled)
 		fprintf(f,
 			"  culled:          %s short-lived allocations (in the totals, not in the stream)\n",
 			mt_fmt_count(t->culled, a));
-	for (size_t i = 0; i < p->nmarkers; i++)
-		fprintf(f, "  marker:          %.3f s: %s\n",
+	for (size_t i = 0; i < p->nmarkers; i++) {
+		fprintf(f, "  marker:          %.3f s: ",
 			p->markers[i].ts > p->start_ts ?
 				(double)(p->markers[i].ts - p->start_ts) / 1e9 :
-				0.0,
-			p->markers[i].text);
+				0.0);
+		mt_text_str(f, p->markers[i].text);
+		fputc('\n', f);
+	}
 	uint64_t lost = mt_process_lost(p);
 	fprintf(f, "  lost events:     %s", mt_fmt_count(lost, a));
 	print_lost_kinds(f, p);

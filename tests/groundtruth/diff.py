@@ -71,3 +71,39 @@ def run(t, prog):
     rc, _, se = t.run([t.memtrace, 'diff', base, t.path('missing.mtrace')], what='memtrace diff')
     t.eq(rc, 1, 'a missing recording: exit 1')
     t.check('missing.mtrace' in se and len(se.strip().splitlines()) == 1, f'... one line naming it ({se!r})')
+    suppressions(t, base, new)
+
+
+def suppressions(t, base, new):
+    """--suppressions (LeakSanitizer's syntax) on report and diff: a
+    suppressed site's leaks leave the leak figures, counted apart."""
+    def supp(name, text):
+        path = t.path(name)
+        with open(path, 'w') as f:
+            f.write(text)
+        return path
+
+    def leaks(path, s):
+        rc, so, se = t.run([t.memtrace, 'report', '--json', '--suppressions', s, path], what='report')
+        p = (json.loads(so).get('processes') or [{}])[0] if rc == 0 else {}
+        tot = p.get('totals', {})
+        return rc, (tot.get('leaked_bytes'), tot.get('leaked_allocations'),
+                    tot.get('suppressed_bytes'), tot.get('suppressed_allocations')), se
+    by_function = supp('function.supp', '# a comment, then a blank line\n\nleak:leak_grows\n')
+    rc, got, _ = leaks(base, by_function)
+    t.eq(got, (850, 17, 3000, 3), 'suppressed by function: leaked and suppressed (bytes, blocks)')
+    rc, got, _ = leaks(base, supp('module.supp', 'leak:*gt-grow$\n'))
+    t.eq(got, (0, 0, 3850, 20), 'suppressed by module (a * pattern anchored at the end): every leak')
+    rc, got, _ = leaks(base, supp('file.supp', 'leak:grow.c\n'))
+    t.eq(got, (0, 0, 3850, 20), 'suppressed by source file: every leak')
+    rc, got, _ = leaks(base, supp('none.supp', 'leak:^grows\n'))
+    t.eq(got, (3850, 20, 0, 0), 'an anchored pattern that matches no frame: nothing suppressed')
+    rc, _, se = leaks(base, supp('bad.supp', 'leak:x\nrace:leak_grows\n'))
+    t.eq(rc, 1, 'a line that is not leak:PATTERN: exit 1')
+    t.check('bad.supp:2' in se, f'... naming the file and line ({se.strip()!r})')
+    rc, so, _ = t.run([t.memtrace, 'diff', '--leaks', '--json', '--suppressions', by_function, base, new],
+                      what='diff')
+    p = (json.loads(so).get('processes') or [{}])[0] if rc == 0 else {}
+    s = {leaf(x): x for x in p.get('sites', [])}
+    t.eq((s.get('leak_grows', {}).get('leaked_bytes'), s.get('leak_shrinks', {}).get('leaked_bytes')), (0, -350),
+         'diff --suppressions: the suppressed site leaks nothing on either side')
