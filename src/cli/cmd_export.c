@@ -68,7 +68,7 @@ int cmd_export(int argc, char **argv)
 	static struct mt_filter filt; /* reachable until exit; freed at the end */
 	struct mt_export_ctx x = { .pid = -1, .weight = MT_W_BYTES, .out = stdout };
 	const struct mt_exporter *fmt = NULL;
-	const char *file = NULL, *out = NULL;
+	const char *file = NULL, *out = NULL, *base = NULL;
 	int r;
 	mt_filter_init(&filt);
 	const struct mt_option opts[] = {
@@ -92,6 +92,14 @@ int cmd_export(int argc, char **argv)
 		  .help = "json: one entry per call site instead of per allocation",
 		  .type = MT_OPT_FLAG,
 		  .target = &x.per_site },
+		{ .longopt = "--base",
+		  .argh = "BASE",
+		  .help = "svg: a differential flamegraph, widths from FILE,\n"
+			  "red where it grew since BASE, blue where it shrank",
+		  .type = MT_OPT_STRING,
+		  .target = &base,
+		  .err = "--base needs a recording",
+		  .flags = MT_OPTF_NONEMPTY },
 		MT_OPT_RECPID(&x.pid, "only process PID of a multi-process recording (formats\n"
 				      "with one process per file take the first by default)"),
 		{ .type = MT_OPT_END },
@@ -106,6 +114,9 @@ int cmd_export(int argc, char **argv)
 		return mt_usage_error("export", "no --format given");
 	if (!file)
 		return mt_usage_error("export", "no recording given");
+	if (base && strcmp(fmt->name, "svg"))
+		return mt_usage_error("export", "--base draws a differential svg flamegraph: "
+						"use it with --format svg");
 	if (!out && fmt->binary && isatty(1))
 		return mt_usage_error(
 			"export", "the %s format is binary: give -o FILE or redirect the output",
@@ -119,6 +130,16 @@ int cmd_export(int argc, char **argv)
 		return MT_EXIT_RUNTIME;
 	}
 	x.sel = &sel;
+	struct mt_selection bsel;
+	if (base) {
+		if (mt_select_load(&bsel, base, &filt, err, sizeof err) < 0) {
+			mt_error("%s", err);
+			mt_select_free(&sel);
+			mt_filter_free(&filt);
+			return MT_EXIT_RUNTIME;
+		}
+		x.base = &bsel;
+	}
 	if (sel.all.truncated)
 		mt_warning("%s is truncated (%s); exporting what it holds", file, sel.all.why);
 	int found = x.pid < 0;
@@ -160,6 +181,8 @@ int cmd_export(int argc, char **argv)
 	status = r == 0 ? MT_EXIT_OK : MT_EXIT_RUNTIME;
 done:
 	free(tmp);
+	if (x.base)
+		mt_select_free(x.base);
 	mt_select_free(&sel);
 	mt_filter_free(&filt);
 	return status;

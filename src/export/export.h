@@ -29,7 +29,8 @@ struct mt_export_ctx {
 	int weight_set; /* --weight given */
 	int per_site;	/* json: per-site aggregates instead of every allocation */
 	FILE *out;
-	const char *out_path; /* NULL: stdout */
+	const char *out_path;	   /* NULL: stdout */
+	struct mt_selection *base; /* --base: svg draws NEW's widths coloured by change */
 };
 
 struct mt_exporter {

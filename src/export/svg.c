@@ -7,6 +7,12 @@
  * expression matches and says what share of the total they hold.  The
  * script and style are src/export/web/svg-flamegraph.{js,css}, embedded.
  *
+ * With --base, a differential flamegraph (as flamegraph.pl's difffolded
+ * draws one): widths are the recording's, and each frame is red where it
+ * grew since the base recording and blue where it shrank, the deeper the
+ * larger the change; every process of each recording is merged, since
+ * their pids differ between runs.
+ *
  * Memory: the tree holds at most one node per frame of each site; the
  * symbolizers of the processes stay loaded until the file is written, since
  * the nodes point into their strings.
@@ -40,6 +46,7 @@ struct node {
 	int line_lo, line_hi;
 	unsigned depth : 16, kind : 4, several_files : 1;
 	uint64_t value;
+	uint64_t base; /* --base: the same frame's value in the base recording */
 };
 
 struct tree {
@@ -138,13 +145,15 @@ static void merge_location(struct node *n, const struct mt_frame *f)
 		n->line_hi = f->line;
 }
 
+/* Adds W to the value (or, for the base recording, to the base) of every
+ * node on the path of FR[0..N), made where missing. */
 static void add_site(struct tree *t, uint32_t top, const struct mt_frame *fr, int n, uint64_t w,
-		     const char *exe)
+		     const char *exe, int base)
 {
 	char buf[300];
 	uint32_t cur = top;
 	for (uint32_t a = top;; a = t->n[a].parent) {
-		t->n[a].value += w;
+		*(base ? &t->n[a].base : &t->n[a].value) += w;
 		if (!a)
 			break;
 	}
@@ -152,7 +161,7 @@ static void add_site(struct tree *t, uint32_t top, const struct mt_frame *fr, in
 		const char *name = mt_frame_name(&fr[k], buf, sizeof buf);
 		cur = child(t, cur, name, name == buf, frame_kind(&fr[k], exe));
 		merge_location(&t->n[cur], &fr[k]);
-		t->n[cur].value += w;
+		*(base ? &t->n[cur].base : &t->n[cur].value) += w;
 	}
 }
 
@@ -293,7 +302,27 @@ struct emit {
 	uint64_t total;
 	const char *unit;
 	const char *what; /* the root's location line: what the widths measure */
+	int diff;	  /* --base: colour by change */
+	uint64_t most;	  /* the largest change of a drawn frame */
 };
+
+static uint64_t change(const struct node *n)
+{
+	return n->value > n->base ? n->value - n->base : n->base - n->value;
+}
+
+/* A frame of a differential graph: white when unchanged, red as it grew,
+ * blue as it shrank, the colour as deep as its change is large next to the
+ * largest. */
+static void diff_fill(FILE *f, const struct emit *e, const struct node *n)
+{
+	double k = e->most ? (double)change(n) / (double)e->most : 0;
+	int fade = (int)(225 * (1 - k) + 0.5);
+	if (n->value >= n->base)
+		fprintf(f, "rgb(255,%d,%d)", 30 + fade, 30 + fade);
+	else
+		fprintf(f, "rgb(%d,%d,255)", 30 + fade, 30 + fade);
+}
 
 static double px(const struct emit *e, uint64_t v)
 {
@@ -338,6 +367,9 @@ static void emit_node(const struct emit *e, uint32_t i, uint64_t offset, unsigne
 	xml_put(e->f, n->name, -1);
 	fprintf(e->f, "\n%s %s (%.2f%%)\n", mt_fmt_count(n->value, num), e->unit,
 		100.0 * (double)n->value / (double)e->total);
+	if (e->diff)
+		fprintf(e->f, "%s%s since the base\n", n->value >= n->base ? "+" : "-",
+			mt_fmt_count(change(n), num));
 	if (i == 0)
 		fputs(e->what, e->f);
 	else
@@ -345,7 +377,10 @@ static void emit_node(const struct emit *e, uint32_t i, uint64_t offset, unsigne
 	fprintf(e->f,
 		"</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"",
 		x, y, w, ROW - 1);
-	frame_fill(e->f, n);
+	if (e->diff)
+		diff_fill(e->f, e, n);
+	else
+		frame_fill(e->f, n);
 	fputs("\"/>", e->f);
 	long fit = (long)((w - 6) / CHAR_W);
 	fprintf(e->f, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + ROW - 4.5);
@@ -379,8 +414,16 @@ static void asset(FILE *f, const char *name)
 static void write_svg(struct mt_export_ctx *x, const struct tree *t, const struct mt_process *only)
 {
 	FILE *f = x->out;
-	struct emit e = { f, t, t->n[0].value, mt_weight_unit(x->weight),
-			  weight_titles[x->weight] };
+	struct emit e = { f,
+			  t,
+			  t->n[0].value,
+			  mt_weight_unit(x->weight),
+			  weight_titles[x->weight],
+			  x->base != NULL,
+			  0 };
+	for (size_t i = 1; e.diff && i < t->nn; i++)
+		if (change(&t->n[i]) > e.most && px(&e, t->n[i].value) >= MIN_WIDTH)
+			e.most = change(&t->n[i]);
 	unsigned maxd = e.total ? drawn_depth(&e, 0) : 0;
 	int height = TOP + (int)(maxd + 1) * ROW + BOTTOM;
 	char num[32];
@@ -395,7 +438,8 @@ static void write_svg(struct mt_export_ctx *x, const struct tree *t, const struc
 	asset(f, "svg-flamegraph.css");
 	fprintf(f, "]]></style>\n<rect class=\"bg\" x=\"0\" y=\"0\" width=\"%d\" height=\"%d\"/>\n",
 		WIDTH, height);
-	fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\">%s: %s %s</text>\n", WIDTH / 2, e.what,
+	fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\">%s%s: %s %s</text>\n", WIDTH / 2, e.what,
+		e.diff ? ", red: grew since the base, blue: shrank" : "",
 		mt_fmt_count(e.total, num), e.unit);
 	fprintf(f, "<text id=\"subtitle\" x=\"%d\" y=\"44\">", WIDTH / 2);
 	if (only) {
@@ -429,9 +473,10 @@ int mt_export_svg(struct mt_export_ctx *x, char *err, size_t errlen)
 {
 	(void)err;
 	(void)errlen;
-	struct mt_recording *rec = &x->sel->matched;
+	struct mt_recording *rec = &x->sel->matched, *brec = x->base ? &x->base->matched : NULL;
 	struct tree t = { 0 };
-	struct mt_symbolizer **syms = xcalloc(rec->nprocs + 1, sizeof *syms);
+	size_t nb = brec ? brec->nprocs : 0;
+	struct mt_symbolizer **syms = xcalloc(rec->nprocs + nb + 1, sizeof *syms);
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	const struct mt_process *only = NULL;
 	size_t nsel = 0;
@@ -440,13 +485,16 @@ int mt_export_svg(struct mt_export_ctx *x, char *err, size_t errlen)
 			nsel++, only = rec->procs[i];
 	new_node(&t, 0, "all", K_ROOT);
 	rehash(&t);
-	for (size_t i = 0; i < rec->nprocs; i++) {
-		const struct mt_process *p = rec->procs[i];
-		if (!mt_export_wants(x, p))
+	/* the base's processes after the recording's, into the nodes' base */
+	for (size_t i = 0; i < rec->nprocs + nb; i++) {
+		int base = i >= rec->nprocs;
+		const struct mt_process *p = base ? brec->procs[i - rec->nprocs] : rec->procs[i];
+		if (!base && !mt_export_wants(x, p))
 			continue;
-		/* several processes: a frame for each, above its stacks */
+		/* several processes: a frame for each, above its stacks (not in
+		 * a differential graph, whose runs have other pids) */
 		uint32_t top = 0;
-		if (nsel > 1) {
+		if (nsel > 1 && !brec) {
 			char name[300];
 			snprintf(name, sizeof name, "%s [%u]", base_name(p->exe), p->pid);
 			top = child(&t, 0, name, 1, K_PROCESS);
@@ -458,13 +506,13 @@ int mt_export_svg(struct mt_export_ctx *x, char *err, size_t errlen)
 			if (!w)
 				continue;
 			int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
-			add_site(&t, top, fr, n, w, p->exe);
+			add_site(&t, top, fr, n, w, p->exe, base);
 		}
 	}
 	sort_children(&t);
-	write_svg(x, &t, nsel == 1 ? only : NULL);
+	write_svg(x, &t, nsel == 1 && !brec ? only : NULL);
 	tree_free(&t);
-	for (size_t i = 0; i < rec->nprocs; i++)
+	for (size_t i = 0; i < rec->nprocs + nb; i++)
 		if (syms[i])
 			mt_sym_free(syms[i]);
 	free(syms);

@@ -53,6 +53,10 @@ struct mt_diff;
 void mt_print_diff_tree(FILE *f, const struct mt_diff *d, const uint32_t *sites, size_t nsites,
 			enum mt_view view, double threshold);
 
+/* gate.c: record's --fail-on-leak: 1 when REC's processes leaked more than
+ * MAX_BYTES (with 0: any block), after printing the leak trees to F. */
+int mt_leak_gate(FILE *f, struct mt_recording *rec, uint64_t max_bytes);
+
 /* diff.c: `memtrace diff` of D (BASE and NEW's sites matched), ranked by
  * growth in O's view. */
 int mt_report_diff_text(FILE *f, const struct mt_diff *d, const char *base, const char *new,

@@ -72,6 +72,32 @@ def run(t, prog):
     t.eq(rc, 1, 'a missing recording: exit 1')
     t.check('missing.mtrace' in se and len(se.strip().splitlines()) == 1, f'... one line naming it ({se!r})')
     suppressions(t, base, new)
+    flamegraph(t, base, new)
+
+
+def flamegraph(t, base, new):
+    """export --format svg --base: widths from NEW, red where a frame grew,
+    blue where it shrank, the change in each frame's title."""
+    import re
+    out = t.path('diff.svg')
+    rc, _, se = t.run([t.memtrace, 'export', '--format', 'svg', '--weight', 'leaked', '--base', base,
+                       '-o', out, new], what='export svg --base')
+    t.eq(rc, 0, f'export --base: exit status ({se.strip()!r})')
+    svg = open(out).read() if rc == 0 else ''
+    frames = {m.group(1).split('\n')[0]: (m.group(1), m.group(2)) for m in re.finditer(
+        r'<g class="f"[^>]*><title>(.*?)</title><rect[^>]*fill="rgb\(([0-9,]*)\)"', svg, re.S)}
+    title, fill = frames.get('leak_grows', ('', '0,0,0'))
+    r, g, b = map(int, fill.split(','))
+    t.check('10,000 bytes' in title and '+7,000 since the base' in title,
+            f'leak_grows: its width is NEW\'s 10,000 B leaked, +7,000 since the base ({title!r})')
+    t.check(r == 255 and g < 100 and b < 100, f'leak_grows: deep red, the largest change ({fill})')
+    title, fill = frames.get('leak_shrinks', ('', '0,0,0'))
+    r, g, b = map(int, fill.split(','))
+    t.check('500 bytes' in title and '-350 since the base' in title, f'leak_shrinks: -350 ({title!r})')
+    t.check(b == 255 and r < 255 and r == g, f'leak_shrinks: blue, shrank ({fill})')
+    t.check('steady' not in frames, 'steady leaks nothing in either run: no frame')
+    rc, _, se = t.run([t.memtrace, 'export', '--format', 'folded', '--base', base, new], what='export')
+    t.eq(rc, 2, '--base with another format than svg: usage error')
 
 
 def suppressions(t, base, new):

@@ -1,0 +1,40 @@
+/*
+ * gate.c - record's leak gate (`memtrace record --fail-on-leak`): whether a
+ * recording leaked more than a CI job allows, and the leak trees that say
+ * where, as LeakSanitizer prints its report on stderr before exiting 23.
+ */
+#include "report.h"
+#include "analyse/sites.h"
+#include "base/json.h"
+#include "base/util.h"
+
+#include <stdlib.h>
+
+int mt_leak_gate(FILE *f, struct mt_recording *rec, uint64_t max_bytes)
+{
+	uint64_t bytes = 0, count = 0;
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		bytes += rec->procs[i]->col.t.live_bytes;
+		count += rec->procs[i]->col.t.live_count;
+	}
+	if (bytes <= max_bytes && !(max_bytes == 0 && count))
+		return 0;
+	char a[32], b[32], c[32];
+	fprintf(f, "memtrace: leak gate: %s leaked in %s allocations, more than the %s allowed\n",
+		mt_fmt_bytes(bytes, a), mt_fmt_count(count, b), mt_fmt_bytes(max_bytes, c));
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		const struct mt_process *p = rec->procs[i];
+		if (!p->col.t.live_count)
+			continue;
+		fprintf(f, "\nprocess %u: ", p->pid);
+		mt_text_str(f, p->exe ? p->exe : "?");
+		fputc('\n', f);
+		size_t n;
+		uint32_t *sites = mt_rank_sites(p, MT_VIEW_LEAKS, 1, &n);
+		struct mt_symbolizer *sym = mt_process_symbolizer(p);
+		mt_print_tree(f, p, sym, sites, n, MT_VIEW_LEAKS, 0.0);
+		mt_sym_free(sym);
+		free(sites);
+	}
+	return 1;
+}
