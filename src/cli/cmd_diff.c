@@ -30,45 +30,21 @@ static const char epilogue[] =
 	"With filters, both recordings count only the allocations they match.\n"
 	"Figures are summed over the processes of each recording.\n";
 
-static int opt_view(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
-{
-	int *views = o->target;
-	(void)cmd, (void)arg, (void)val;
-	views[0] = o->value;
-	views[1]++;
-	return 0;
-}
-
-static int opt_threshold(const char *cmd, const struct mt_option *o, const char *arg,
-			 const char *val)
-{
-	double *pct = o->target;
-	(void)arg;
-	if (!val || mt_parse_double(val, pct) || *pct < 0 || *pct > 100)
-		return mt_usage_error(cmd, "--threshold needs a percentage between 0 and 100");
-	return 0;
-}
-
 int cmd_diff(int argc, char **argv)
 {
 	struct mt_report_opts o = { .view = MT_VIEW_SUMMARY, .threshold = 0.5, .pid = -1 };
 	const char *files[2] = { 0 }, *supp = NULL;
 	size_t nfiles = 0;
 	uint64_t limit = 0;
-	int views[2] = { MT_VIEW_SUMMARY, 0 }; /* the last one, how many */
+	struct mt_views views = { .last = MT_VIEW_SUMMARY, .n = 0 };
 	static struct mt_filter filt;
 	mt_filter_init(&filt);
-#define VIEW(name, v)                                                                      \
-	{                                                                                  \
-		.longopt = name, .type = MT_OPT_CALLBACK, .target = views, .cb = opt_view, \
-		.value = v, .flags = MT_OPTF_NOARG                                         \
-	}
 	const struct mt_option opts[] = {
-		VIEW("--summary", MT_VIEW_SUMMARY),
-		VIEW("--leaks", MT_VIEW_LEAKS),
-		VIEW("--peak", MT_VIEW_PEAK),
-		VIEW("--temporary", MT_VIEW_TEMPORARY),
-		VIEW("--frequency", MT_VIEW_FREQUENCY),
+		MT_OPT_VIEW("--summary", &views, MT_VIEW_SUMMARY),
+		MT_OPT_VIEW("--leaks", &views, MT_VIEW_LEAKS),
+		MT_OPT_VIEW("--peak", &views, MT_VIEW_PEAK),
+		MT_OPT_VIEW("--temporary", &views, MT_VIEW_TEMPORARY),
+		MT_OPT_VIEW("--frequency", &views, MT_VIEW_FREQUENCY),
 		MT_OPT_JSON(&o.json, "print JSON: the report's schema, with \"diff\" members"),
 		MT_OPT_TOP(&limit, 100000000, "show only the N sites that grew most"),
 		{ .longopt = "--threshold",
@@ -77,18 +53,17 @@ int cmd_diff(int argc, char **argv)
 			  "of the whole change (default 0.5)",
 		  .type = MT_OPT_CALLBACK,
 		  .target = &o.threshold,
-		  .cb = opt_threshold },
+		  .cb = mt_opt_threshold },
 		MT_OPT_SUPPRESSIONS(&supp),
 		{ .type = MT_OPT_END },
 	};
-#undef VIEW
 	const struct mt_cmdline cl = {
 		.cmd = "diff", .opts = opts, .usage = usage_text, .col = 21, .epilogue = epilogue
 	};
 	int st = mt_options_recordings(&cl, &filt, files, 2, &nfiles, argc, argv);
 	if (st != MT_OPTS_GO_ON)
 		return st;
-	if (views[1] > 1)
+	if (views.n > 1)
 		st = mt_usage_error(
 			"diff",
 			"choose one view of --summary, --leaks, --peak, --temporary, --frequency");
@@ -98,7 +73,7 @@ int cmd_diff(int argc, char **argv)
 		mt_filter_free(&filt);
 		return st;
 	}
-	o.view = (enum mt_view)views[0];
+	o.view = (enum mt_view)views.last;
 	o.limit = (long)limit;
 	struct mt_selection sel[2];
 	char err[512];

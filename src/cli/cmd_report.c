@@ -26,32 +26,6 @@ static const char epilogue[] =
 	"\n"
 	"With filters, every figure counts only the allocations they match.\n";
 
-/* The view options given: the last, and how many (one at most). */
-struct views {
-	enum mt_view last;
-	int n;
-};
-
-/* --summary, --leaks, ...: O->value is the view. */
-static int opt_view(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
-{
-	struct views *v = o->target;
-	(void)cmd, (void)arg, (void)val;
-	v->last = (enum mt_view)o->value;
-	v->n++;
-	return 0;
-}
-
-static int opt_threshold(const char *cmd, const struct mt_option *o, const char *arg,
-			 const char *val)
-{
-	double *pct = o->target;
-	(void)arg;
-	if (!val || mt_parse_double(val, pct) || *pct < 0 || *pct > 100)
-		return mt_usage_error(cmd, "--threshold needs a percentage between 0 and 100");
-	return 0;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	struct mt_report_opts o = {
@@ -59,21 +33,16 @@ int cmd_report(int argc, char **argv)
 	};
 	const char *file = NULL, *supp = NULL;
 	uint64_t limit = 0;
-	struct views views = { .last = MT_VIEW_SUMMARY, .n = 0 };
+	struct mt_views views = { .last = MT_VIEW_SUMMARY, .n = 0 };
 	static struct mt_filter filt; /* reachable from here until exit, freed at the end */
 	mt_filter_init(&filt);
 	/* the views have no .help: usage_text lists them under VIEW */
-#define VIEW(name, v)                                                                       \
-	{                                                                                   \
-		.longopt = name, .type = MT_OPT_CALLBACK, .target = &views, .cb = opt_view, \
-		.value = v, .flags = MT_OPTF_NOARG                                          \
-	}
 	const struct mt_option opts[] = {
-		VIEW("--summary", MT_VIEW_SUMMARY),
-		VIEW("--leaks", MT_VIEW_LEAKS),
-		VIEW("--peak", MT_VIEW_PEAK),
-		VIEW("--temporary", MT_VIEW_TEMPORARY),
-		VIEW("--frequency", MT_VIEW_FREQUENCY),
+		MT_OPT_VIEW("--summary", &views, MT_VIEW_SUMMARY),
+		MT_OPT_VIEW("--leaks", &views, MT_VIEW_LEAKS),
+		MT_OPT_VIEW("--peak", &views, MT_VIEW_PEAK),
+		MT_OPT_VIEW("--temporary", &views, MT_VIEW_TEMPORARY),
+		MT_OPT_VIEW("--frequency", &views, MT_VIEW_FREQUENCY),
 		MT_OPT_JSON(&o.json, "print the JSON report (schema: memtrace-report(1))"),
 		{ .shortopt = "-n",
 		  .longopt = "--top",
@@ -89,19 +58,18 @@ int cmd_report(int argc, char **argv)
 		  .help = "fold tree branches below PCT percent (default 0.5)",
 		  .type = MT_OPT_CALLBACK,
 		  .target = &o.threshold,
-		  .cb = opt_threshold },
+		  .cb = mt_opt_threshold },
 		MT_OPT_RECPID(&o.pid, "only the process PID of a multi-process recording"),
 		MT_OPT_SUPPRESSIONS(&supp),
 		{ .type = MT_OPT_END },
 	};
-#undef VIEW
 	const struct mt_cmdline cl = {
 		.cmd = "report", .opts = opts, .usage = usage_text, .col = 21, .epilogue = epilogue
 	};
 	int st = mt_options_recording(&cl, &filt, &file, argc, argv);
 	if (st != MT_OPTS_GO_ON)
 		return st;
-	o.view = views.last;
+	o.view = (enum mt_view)views.last;
 	o.limit = (long)limit;
 	if (views.n > 1)
 		return mt_usage_error(

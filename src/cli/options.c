@@ -205,6 +205,24 @@ static int filters(void *filter, const char *cmd, int argc, char **argv, int *i)
 	return mt_filter_arg(filter, cmd, argc, argv, i);
 }
 
+int mt_opt_view(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	struct mt_views *v = o->target;
+	(void)cmd, (void)arg, (void)val;
+	v->last = o->value;
+	v->n++;
+	return 0;
+}
+
+int mt_opt_threshold(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	double *pct = o->target;
+	(void)arg;
+	if (!val || mt_parse_double(val, pct) || *pct < 0 || *pct > 100)
+		return mt_usage_error(cmd, "--threshold needs a percentage between 0 and 100");
+	return 0;
+}
+
 int mt_suppress_file(const char *path, struct mt_recording *rec)
 {
 	if (!path)

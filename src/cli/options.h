@@ -152,6 +152,21 @@ int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *nex
 struct mt_recording;
 int mt_suppress_file(const char *path, struct mt_recording *rec);
 
+/* The view options of report and diff (--summary, --leaks, ...): each sets
+ * views->last to its .value and counts itself in views->n. */
+struct mt_views {
+	int last, n;
+};
+int mt_opt_view(const char *cmd, const struct mt_option *o, const char *arg, const char *val);
+#define MT_OPT_VIEW(name, views, v)                                                             \
+	{                                                                                       \
+		.longopt = name, .type = MT_OPT_CALLBACK, .target = (views), .cb = mt_opt_view, \
+		.value = v, .flags = MT_OPTF_NOARG                                              \
+	}
+/* --threshold PCT of the tree views: a percentage into the double at
+ * o->target. */
+int mt_opt_threshold(const char *cmd, const struct mt_option *o, const char *arg, const char *val);
+
 /* mt_options_parse for a BPF command (attach, top, sweep): C's options,
  * then the map sizes every one takes into MAPS: --max-live N (live blocks)
  * and --max-stacks N (distinct stacks). */
