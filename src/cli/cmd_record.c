@@ -205,6 +205,11 @@ static void exec_command(const struct launch *l, int go, int errfd)
 		sprintf(pre, "%s%s%s", l->shim, old && *old ? ":" : "", old && *old ? old : "");
 		setenv("LD_PRELOAD", pre, 1);
 		setenv("MEMTRACE_CONNECT", l->sockname, 1);
+		/* the process the shim traces through every exec without -f
+		 * (ten digits: a wrapper's child rewrites it in place) */
+		char main_pid[16];
+		snprintf(main_pid, sizeof main_pid, "%010d", (int)getpid());
+		setenv("MEMTRACE_MAIN", main_pid, 1);
 		setenv("MEMTRACE_FOLLOW_FORKS", l->follow ? "1" : "0", 1);
 		/* bytehound's name for it would override -f's absence */
 		unsetenv("MEMTRACE_TRACK_CHILD_PROCESSES");
