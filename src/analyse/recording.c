@@ -433,16 +433,16 @@ const char *mt_process_name(const struct mt_process *p)
 const char *mt_signal_name(int sig)
 {
 	static const char *const names[] = {
-		[SIGHUP] = "SIGHUP",   [SIGINT] = "SIGINT",	[SIGQUIT] = "SIGQUIT",
-		[SIGILL] = "SIGILL",   [SIGTRAP] = "SIGTRAP",	[SIGABRT] = "SIGABRT",
-		[SIGBUS] = "SIGBUS",   [SIGFPE] = "SIGFPE",	[SIGKILL] = "SIGKILL",
-		[SIGUSR1] = "SIGUSR1", [SIGSEGV] = "SIGSEGV",	[SIGUSR2] = "SIGUSR2",
-		[SIGPIPE] = "SIGPIPE", [SIGALRM] = "SIGALRM",	[SIGTERM] = "SIGTERM",
-		[SIGSTKFLT] = "SIGSTKFLT", [SIGCHLD] = "SIGCHLD", [SIGCONT] = "SIGCONT",
-		[SIGSTOP] = "SIGSTOP", [SIGTSTP] = "SIGTSTP",	[SIGTTIN] = "SIGTTIN",
-		[SIGTTOU] = "SIGTTOU", [SIGURG] = "SIGURG",	[SIGXCPU] = "SIGXCPU",
-		[SIGXFSZ] = "SIGXFSZ", [SIGVTALRM] = "SIGVTALRM", [SIGPROF] = "SIGPROF",
-		[SIGWINCH] = "SIGWINCH", [SIGIO] = "SIGIO",	[SIGPWR] = "SIGPWR",
+		[SIGHUP] = "SIGHUP",	   [SIGINT] = "SIGINT",	      [SIGQUIT] = "SIGQUIT",
+		[SIGILL] = "SIGILL",	   [SIGTRAP] = "SIGTRAP",     [SIGABRT] = "SIGABRT",
+		[SIGBUS] = "SIGBUS",	   [SIGFPE] = "SIGFPE",	      [SIGKILL] = "SIGKILL",
+		[SIGUSR1] = "SIGUSR1",	   [SIGSEGV] = "SIGSEGV",     [SIGUSR2] = "SIGUSR2",
+		[SIGPIPE] = "SIGPIPE",	   [SIGALRM] = "SIGALRM",     [SIGTERM] = "SIGTERM",
+		[SIGSTKFLT] = "SIGSTKFLT", [SIGCHLD] = "SIGCHLD",     [SIGCONT] = "SIGCONT",
+		[SIGSTOP] = "SIGSTOP",	   [SIGTSTP] = "SIGTSTP",     [SIGTTIN] = "SIGTTIN",
+		[SIGTTOU] = "SIGTTOU",	   [SIGURG] = "SIGURG",	      [SIGXCPU] = "SIGXCPU",
+		[SIGXFSZ] = "SIGXFSZ",	   [SIGVTALRM] = "SIGVTALRM", [SIGPROF] = "SIGPROF",
+		[SIGWINCH] = "SIGWINCH",   [SIGIO] = "SIGIO",	      [SIGPWR] = "SIGPWR",
 		[SIGSYS] = "SIGSYS",
 	};
 	return sig > 0 && (size_t)sig < sizeof names / sizeof *names ? names[sig] : NULL;

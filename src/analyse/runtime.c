@@ -38,14 +38,16 @@ int mt_elf_is_go(const char *path)
 	    strs.sh_size > (1u << 20))
 		goto out;
 	char *names = malloc(strs.sh_size + 1);
-	if (!names || pread(fd, names, strs.sh_size, (off_t)strs.sh_offset) != (ssize_t)strs.sh_size) {
+	if (!names ||
+	    pread(fd, names, strs.sh_size, (off_t)strs.sh_offset) != (ssize_t)strs.sh_size) {
 		free(names);
 		goto out;
 	}
 	names[strs.sh_size] = 0;
 	for (unsigned i = 0; i < eh.e_shnum && !go; i++) {
 		Elf64_Shdr sh;
-		if (pread(fd, &sh, sizeof sh, (off_t)(eh.e_shoff + i * sizeof sh)) != (ssize_t)sizeof sh)
+		if (pread(fd, &sh, sizeof sh, (off_t)(eh.e_shoff + i * sizeof sh)) !=
+		    (ssize_t)sizeof sh)
 			break;
 		if (sh.sh_name < strs.sh_size)
 			go = !strcmp(names + sh.sh_name, ".go.buildinfo") ||

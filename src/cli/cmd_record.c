@@ -337,7 +337,8 @@ static const char *how_ended(const struct mt_process *p, pid_t cmd, int last_of_
 		if (name)
 			snprintf(buf, len, "killed by %s%s", name, core ? " (core dumped)" : "");
 		else
-			snprintf(buf, len, "killed by signal %d%s", sig, core ? " (core dumped)" : "");
+			snprintf(buf, len, "killed by signal %d%s", sig,
+				 core ? " (core dumped)" : "");
 	}
 	return buf;
 }
@@ -365,22 +366,26 @@ static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
 			last_of_cmd &= rec.procs[k]->pid != p->pid;
 		how_ended(p, cmd, last_of_cmd, wstatus, how, sizeof how);
 		{
-			mt_note("pid %u (%s%s): %s allocations (%s), %s frees, %s temporary", p->pid,
-				mt_process_name(p), rec.nprocs > 1 && p == main_p ? ", main" : "",
-				mt_fmt_count(t->allocations, a), mt_fmt_bytes(t->allocated_bytes, b),
-				mt_fmt_count(t->frees, c), mt_fmt_count(t->temporary, d));
-			mt_note("pid %u: peak %s at %.3f s; leaked %s in %s allocations; %s", p->pid,
-				mt_fmt_bytes(t->peak_bytes, a),
-				t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 :
-							   0.0,
-				mt_fmt_bytes(t->live_bytes, b), mt_fmt_count(t->live_count, c), how);
+			mt_note("pid %u (%s%s): %s allocations (%s), %s frees, %s temporary",
+				p->pid, mt_process_name(p),
+				rec.nprocs > 1 && p == main_p ? ", main" : "",
+				mt_fmt_count(t->allocations, a),
+				mt_fmt_bytes(t->allocated_bytes, b), mt_fmt_count(t->frees, c),
+				mt_fmt_count(t->temporary, d));
+			mt_note("pid %u: peak %s at %.3f s; leaked %s in %s allocations; %s",
+				p->pid, mt_fmt_bytes(t->peak_bytes, a),
+				t->peak_ts > p->start_ts ?
+					(double)(t->peak_ts - p->start_ts) / 1e9 :
+					0.0,
+				mt_fmt_bytes(t->live_bytes, b), mt_fmt_count(t->live_count, c),
+				how);
 		}
 		if (p->exited && p->exit_status < 0)
 			mt_warning("pid %u (%s) was %s", p->pid, mt_process_name(p), how);
 		uint64_t lost = mt_process_lost(p);
 		if (lost)
-			mt_warning("pid %u (%s): %s events were lost; figures are lower bounds", p->pid,
-				   mt_process_name(p), mt_fmt_count(lost, a));
+			mt_warning("pid %u (%s): %s events were lost; figures are lower bounds",
+				   p->pid, mt_process_name(p), mt_fmt_count(lost, a));
 		if (p->exec_outcome == MT_EXEC_UNTRACED + 1)
 			mt_warning("pid %u (%s) exec'd %s, which was not traced: %s%s", p->pid,
 				   mt_process_name(p), p->exec_path,
@@ -388,14 +393,14 @@ static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
 				   geteuid() == 0 ? "; --backend=bpf can trace it" : "");
 		const char *rt = mt_process_runtime(p);
 		if (rt)
-			mt_warning("pid %u (%s) is a %s program: %s", p->pid, mt_process_name(p), rt,
-				   mt_runtime_hint(rt));
+			mt_warning("pid %u (%s) is a %s program: %s", p->pid, mt_process_name(p),
+				   rt, mt_runtime_hint(rt));
 	}
 	if (rec.truncated)
 		mt_warning("%s is truncated (%s)", path, rec.why);
 	char sz[32];
 	mt_note("recording written to %s (%s); see: memtrace report %s", path,
-			mt_fmt_bytes(rec.file_size, sz), path);
+		mt_fmt_bytes(rec.file_size, sz), path);
 	mt_recording_free(&rec);
 }
 

@@ -58,9 +58,9 @@ struct conn {
 	int fd;
 	struct mt_ring_hdr *ring;
 	uint64_t size;
-	uint64_t tail; /* ours: the ring's copy is the client's to overwrite */
-	uint32_t pid;  /* the kernel's word for it (SO_PEERCRED), not the hello's */
-	int pidfd;     /* or -1: how its exit status is learnt when it is not ours */
+	uint64_t tail;	  /* ours: the ring's copy is the client's to overwrite */
+	uint32_t pid;	  /* the kernel's word for it (SO_PEERCRED), not the hello's */
+	int pidfd;	  /* or -1: how its exit status is learnt when it is not ours */
 	uint64_t hung_up; /* when it hung up (mt_now_ns), waiting for its status */
 	struct mt_stream *stream;
 };

@@ -341,8 +341,8 @@ static inline uint8_t *mt_enc_main(uint8_t *p)
 }
 
 /* At most 64 + PATHLEN + WHYLEN bytes; absolute time. */
-static inline uint8_t *mt_enc_exec(uint8_t *p, uint64_t ts, enum mt_exec outcome,
-				   const char *path, size_t pathlen, const char *why, size_t whylen)
+static inline uint8_t *mt_enc_exec(uint8_t *p, uint64_t ts, enum mt_exec outcome, const char *path,
+				   size_t pathlen, const char *why, size_t whylen)
 {
 	uint8_t head[32], *h = mt_put_uv(head, ts);
 	h = mt_put_uv(h, (uint64_t)outcome);

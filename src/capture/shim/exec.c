@@ -98,7 +98,8 @@ static int preloads_shim(const char *value)
 		size_t n = strcspn(p, ": ");
 		const char *base = memrchr(p, '/', n);
 		base = base ? base + 1 : p;
-		if ((size_t)(p + n - base) == sizeof self - 1 && !memcmp(base, self, sizeof self - 1))
+		if ((size_t)(p + n - base) == sizeof self - 1 &&
+		    !memcmp(base, self, sizeof self - 1))
 			return 1;
 		p += n;
 		while (*p == ':' || *p == ' ')
@@ -158,7 +159,8 @@ static const char *image_blocks_shim(const char *path, int depth)
 		size_t i = 2, o = 0;
 		while (i < (size_t)n && (s[i] == ' ' || s[i] == '\t'))
 			i++;
-		while (i < (size_t)n && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && o + 1 < sizeof interp)
+		while (i < (size_t)n && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' &&
+		       o + 1 < sizeof interp)
 			interp[o++] = s[i++];
 		interp[o] = 0;
 		if (o && depth < 2)
@@ -170,7 +172,8 @@ static const char *image_blocks_shim(const char *path, int depth)
 			int interp = 0;
 			for (unsigned i = 0; i < eh.e_phnum && i < 256 && !interp; i++) {
 				Elf64_Phdr ph;
-				if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) !=
+				if (pread(fd, &ph, sizeof ph,
+					  (off_t)(eh.e_phoff + i * sizeof ph)) !=
 				    (ssize_t)sizeof ph)
 					break;
 				interp = ph.p_type == PT_INTERP;
