@@ -7,6 +7,7 @@
 #include "base/util.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -278,6 +279,20 @@ uint32_t mt_process_site(struct mt_process *p, const uint64_t *frames, unsigned 
 	return content_lookup(p, frames, n, 1);
 }
 
+static void set_exec(struct mt_process *p, const struct mt_event *ev)
+{
+	free(p->exec_path);
+	free(p->exec_why);
+	p->exec_path = p->exec_why = NULL;
+	p->exec_outcome = 0;
+	if (ev->value == MT_EXEC_FAILED || ev->value > MT_EXEC_FAILED)
+		return; /* the image went on */
+	p->exec_outcome = (int)ev->value + 1;
+	p->exec_ts = ev->ts;
+	p->exec_path = xstrndup(ev->path.s, ev->path.len);
+	p->exec_why = ev->text.len ? xstrndup(ev->text.s, ev->text.len) : NULL;
+}
+
 /* An allocation event, through the hook's gate when there is one. */
 static void feed(struct mt_process *p, const struct mt_load_hook *hook, const struct mt_event *ev)
 {
@@ -449,7 +464,11 @@ static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, c
 			if (ev.ext == MT_EXT_ALLOCATOR)
 				mt_process_site_object(p, site_of(p, ev.stack), ev.path.s,
 						       ev.path.len);
-			else
+			else if (ev.ext == MT_EXT_MAIN)
+				p->main_role = 1;
+			else if (ev.ext == MT_EXT_EXEC)
+				set_exec(p, &ev);
+			else if (ev.ext == MT_EXT_PEAK)
 				mt_col_true_peak(&p->col, ev.ts, ev.bytes, ev.count);
 			break;
 		}
@@ -457,6 +476,72 @@ static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, c
 	p->dec_state = d.st;
 	*bad = (size_t)(d.p - data);
 	return r < 0 ? -1 : 0;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct mt_process *p = *(struct mt_process *const *)a,
+				*q = *(struct mt_process *const *)b;
+	if (p->unix_ns != q->unix_ns)
+		return p->unix_ns < q->unix_ns ? -1 : 1;
+	return p->stream < q->stream ? -1 : p->stream > q->stream;
+}
+
+/* Streams come in the order their first chunk was written, which for short
+ * processes is when they ended: processes are listed in the order they
+ * started instead.  (Stream numbers break ties, so two loads of one file
+ * list them alike.) */
+static void sort_by_start(struct mt_recording *rec)
+{
+	if (rec->nprocs < 2)
+		return;
+	qsort(rec->procs, rec->nprocs, sizeof *rec->procs, by_start);
+	memset(rec->streams, 0, (rec->streams_mask + 1) * sizeof *rec->streams);
+	for (size_t k = 0; k < rec->nprocs; k++)
+		streams_put(rec, rec->procs[k]->stream, (uint32_t)k);
+}
+
+struct mt_process *mt_recording_main(const struct mt_recording *rec)
+{
+	struct mt_process *m = NULL;
+	for (size_t i = 0; i < rec->nprocs; i++)
+		if (rec->procs[i]->main_role)
+			m = rec->procs[i]; /* in start order: the last is the latest */
+	for (size_t i = 0; !m && i < rec->nprocs; i++) {
+		int parent_in = 0;
+		for (size_t k = 0; k < rec->nprocs && !parent_in; k++)
+			parent_in = k != i && rec->procs[k]->pid == rec->procs[i]->ppid;
+		if (!parent_in)
+			m = rec->procs[i];
+	}
+	return m ? m : rec->nprocs ? rec->procs[0] : NULL;
+}
+
+const char *mt_process_name(const struct mt_process *p)
+{
+	const char *s = p->argc && p->argv[0][0] ? p->argv[0] : p->exe;
+	if (!s || !*s)
+		return "?";
+	const char *slash = strrchr(s, '/');
+	return slash && slash[1] ? slash + 1 : s;
+}
+
+const char *mt_signal_name(int sig)
+{
+	static const char *const names[] = {
+		[SIGHUP] = "SIGHUP",	   [SIGINT] = "SIGINT",	      [SIGQUIT] = "SIGQUIT",
+		[SIGILL] = "SIGILL",	   [SIGTRAP] = "SIGTRAP",     [SIGABRT] = "SIGABRT",
+		[SIGBUS] = "SIGBUS",	   [SIGFPE] = "SIGFPE",	      [SIGKILL] = "SIGKILL",
+		[SIGUSR1] = "SIGUSR1",	   [SIGSEGV] = "SIGSEGV",     [SIGUSR2] = "SIGUSR2",
+		[SIGPIPE] = "SIGPIPE",	   [SIGALRM] = "SIGALRM",     [SIGTERM] = "SIGTERM",
+		[SIGSTKFLT] = "SIGSTKFLT", [SIGCHLD] = "SIGCHLD",     [SIGCONT] = "SIGCONT",
+		[SIGSTOP] = "SIGSTOP",	   [SIGTSTP] = "SIGTSTP",     [SIGTTIN] = "SIGTTIN",
+		[SIGTTOU] = "SIGTTOU",	   [SIGURG] = "SIGURG",	      [SIGXCPU] = "SIGXCPU",
+		[SIGXFSZ] = "SIGXFSZ",	   [SIGVTALRM] = "SIGVTALRM", [SIGPROF] = "SIGPROF",
+		[SIGWINCH] = "SIGWINCH",   [SIGIO] = "SIGIO",	      [SIGPWR] = "SIGPWR",
+		[SIGSYS] = "SIGSYS",
+	};
+	return sig > 0 && (size_t)sig < sizeof names / sizeof *names ? names[sig] : NULL;
 }
 
 int mt_recording_load(struct mt_recording *rec, const char *path, char *err, size_t errlen)
@@ -536,6 +621,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	}
 	if (t_budget)
 		t_budget->spent += mt_recording_bytes(rec);
+	sort_by_start(rec);
 	if (rec->nprocs == 0 && rec->truncated) {
 		snprintf(err, errlen, "%s is truncated and holds no complete data (%s)", path,
 			 rec->why);
@@ -562,6 +648,8 @@ void mt_recording_free(struct mt_recording *rec)
 		free(p->markers);
 		free(p->exe);
 		free(p->backend);
+		free(p->exec_path);
+		free(p->exec_why);
 		free(p->frames);
 		free(p->site_off);
 		free(p->site_len);

@@ -44,6 +44,12 @@ struct mt_process {
 	uint64_t unix_ns, start_ts, end_ts;
 	int exited;	     /* an EXIT record was seen */
 	int64_t exit_status; /* >= 0: exit code, < 0: -signal */
+	int main_role;	     /* the recorded command, or what it became (EXT_MAIN) */
+	/* The image ended by an exec (an EXEC record not followed by one saying
+	 * it failed): of EXEC_PATH, traced as another entry or not (WHY). */
+	int exec_outcome; /* enum mt_exec + 1; 0: no exec */
+	char *exec_path, *exec_why;
+	uint64_t exec_ts;
 	uint64_t lost[MT_LOST_KIND_COUNT];
 	uint64_t events;
 	uint64_t counted_bytes; /* its tables when the budget last looked */
@@ -99,6 +105,7 @@ struct mt_load_hook {
 
 struct mt_recording {
 	const char *path;
+	/* in the order the processes started (then by stream) */
 	struct mt_process **procs;
 	size_t nprocs, procs_cap;
 	uint32_t *streams; /* stream number -> index in procs + 1 (hash) */
@@ -156,6 +163,17 @@ void mt_process_add_module(struct mt_process *p, const char *path, uint64_t bias
 void mt_process_site_object(struct mt_process *p, uint32_t site, const char *path, size_t len);
 /* The site of the stack FRAMES[0..N) (return addresses, leaf first). */
 uint32_t mt_process_site(struct mt_process *p, const uint64_t *frames, unsigned n);
+
+/* The recording's main process: the last to start of those that were the
+ * command (through its execs, or a wrapper's child); in a recording without
+ * that mark, the first whose parent is not in it.  NULL when empty. */
+struct mt_process *mt_recording_main(const struct mt_recording *rec);
+/* What a process is called: the last part of its argv[0] (a program run
+ * through a link, such as Debian's redis-server, goes by the link's name),
+ * else of its executable; "?" when neither is known. */
+const char *mt_process_name(const struct mt_process *p);
+/* "SIGSEGV" for 11, or NULL for a number that is no signal's. */
+const char *mt_signal_name(int sig);
 
 /* Total of every kind of loss of a process. */
 uint64_t mt_process_lost(const struct mt_process *p);

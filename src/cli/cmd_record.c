@@ -17,6 +17,7 @@
 #include "options.h"
 #include "target.h"
 #include "analyse/recording.h"
+#include "analyse/runtime.h"
 #include "collect/bpf_record.h"
 #include "collect/rings.h"
 #include "collect/writer.h"
@@ -206,6 +207,11 @@ static void exec_command(const struct launch *l, int go, int errfd)
 		sprintf(pre, "%s%s%s", l->shim, old && *old ? ":" : "", old && *old ? old : "");
 		setenv("LD_PRELOAD", pre, 1);
 		setenv("MEMTRACE_CONNECT", l->sockname, 1);
+		/* the process the shim traces through every exec without -f
+		 * (ten digits: a wrapper's child rewrites it in place) */
+		char main_pid[16];
+		snprintf(main_pid, sizeof main_pid, "%010d", (int)getpid());
+		setenv("MEMTRACE_MAIN", main_pid, 1);
 		setenv("MEMTRACE_FOLLOW_FORKS", l->follow ? "1" : "0", 1);
 		/* bytehound's name for it would override -f's absence */
 		unsetenv("MEMTRACE_TRACK_CHILD_PROCESSES");
@@ -311,32 +317,89 @@ static void pass_signals_to(pid_t pid)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static void print_summary(const char *path, int quiet)
+/* How process P ended, into BUF: an exit status, a signal by name (core
+ * dumped: from WSTATUS, ours to know for the command, CMD), an exec. */
+static const char *how_ended(const struct mt_process *p, pid_t cmd, int last_of_cmd, int wstatus,
+			     char *buf, size_t len)
 {
-	if (quiet)
-		return;
+	if (p->exec_outcome == MT_EXEC_TRACED + 1)
+		snprintf(buf, len, "replaced by %s (exec)", p->exec_path);
+	else if (p->exec_outcome)
+		snprintf(buf, len, "replaced by %s (exec, not traced)", p->exec_path);
+	else if (!p->exited)
+		snprintf(buf, len, "ended (exit status unknown)");
+	else if (p->exit_status >= 0)
+		snprintf(buf, len, "exited with status %lld", (long long)p->exit_status);
+	else {
+		int sig = (int)-p->exit_status;
+		const char *name = mt_signal_name(sig);
+		int core = p->pid == (uint32_t)cmd && last_of_cmd && WIFSIGNALED(wstatus) &&
+			   WCOREDUMP(wstatus);
+		if (name)
+			snprintf(buf, len, "killed by %s%s", name, core ? " (core dumped)" : "");
+		else
+			snprintf(buf, len, "killed by signal %d%s", sig,
+				 core ? " (core dumped)" : "");
+	}
+	return buf;
+}
+
+/* The figures of every traced process, how each ended, and where they are
+ * incomplete: events lost, an exec that went untraced, a runtime whose heap
+ * memtrace cannot see. */
+static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
+{
 	struct mt_recording rec;
 	char err[512];
+	if (quiet)
+		return;
 	if (mt_recording_load(&rec, path, err, sizeof err) < 0) {
 		mt_warning("%s", err);
 		return;
 	}
+	const struct mt_process *main_p = mt_recording_main(&rec);
 	for (size_t i = 0; i < rec.nprocs; i++) {
 		struct mt_process *p = rec.procs[i];
 		const struct mt_totals *t = &p->col.t;
-		char a[32], b[32], c[32], d[32], exe[256];
-		mt_text_safe(exe, sizeof exe, p->exe ? p->exe : "?");
-		mt_note("pid %u (%s): %s allocations (%s), %s frees, %s temporary", p->pid, exe,
-			mt_fmt_count(t->allocations, a), mt_fmt_bytes(t->allocated_bytes, b),
-			mt_fmt_count(t->frees, c), mt_fmt_count(t->temporary, d));
-		mt_note("pid %u: peak %s at %.3f s; leaked %s in %s allocations", p->pid,
-			mt_fmt_bytes(t->peak_bytes, a),
-			t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0,
-			mt_fmt_bytes(t->live_bytes, b), mt_fmt_count(t->live_count, c));
+		char a[32], b[32], c[32], d[32], raw[PATH_MAX + 64], how[PATH_MAX + 64], name[256];
+		int last_of_cmd = 1;
+		for (size_t k = i + 1; k < rec.nprocs; k++)
+			last_of_cmd &= rec.procs[k]->pid != p->pid;
+		how_ended(p, cmd, last_of_cmd, wstatus, raw, sizeof raw);
+		/* names and paths from the program: escaped for the terminal */
+		mt_text_safe(how, sizeof how, raw);
+		mt_text_safe(name, sizeof name, mt_process_name(p));
+		{
+			mt_note("pid %u (%s%s): %s allocations (%s), %s frees, %s temporary",
+				p->pid, name, rec.nprocs > 1 && p == main_p ? ", main" : "",
+				mt_fmt_count(t->allocations, a),
+				mt_fmt_bytes(t->allocated_bytes, b), mt_fmt_count(t->frees, c),
+				mt_fmt_count(t->temporary, d));
+			mt_note("pid %u: peak %s at %.3f s; leaked %s in %s allocations; %s",
+				p->pid, mt_fmt_bytes(t->peak_bytes, a),
+				t->peak_ts > p->start_ts ?
+					(double)(t->peak_ts - p->start_ts) / 1e9 :
+					0.0,
+				mt_fmt_bytes(t->live_bytes, b), mt_fmt_count(t->live_count, c),
+				how);
+		}
+		if (p->exited && p->exit_status < 0)
+			mt_warning("pid %u (%s) was %s", p->pid, name, how);
 		uint64_t lost = mt_process_lost(p);
 		if (lost)
-			mt_warning("pid %u: %s events were lost; figures are lower bounds", p->pid,
-				   mt_fmt_count(lost, a));
+			mt_warning("pid %u (%s): %s events were lost; figures are lower bounds",
+				   p->pid, name, mt_fmt_count(lost, a));
+		if (p->exec_outcome == MT_EXEC_UNTRACED + 1) {
+			mt_text_safe(raw, sizeof raw, p->exec_path ? p->exec_path : "?");
+			mt_warning("pid %u (%s) exec'd %s, which was not traced: %s%s", p->pid,
+				   name, raw,
+				   p->exec_why ? p->exec_why : "the shim cannot load there",
+				   geteuid() == 0 ? "; --backend=bpf can trace it" : "");
+		}
+		const char *rt = mt_process_runtime(p);
+		if (rt)
+			mt_warning("pid %u (%s) is a %s program: %s", p->pid, name, rt,
+				   mt_runtime_hint(rt));
 	}
 	if (rec.truncated)
 		mt_warning("%s is truncated (%s)", path, rec.why);
@@ -354,7 +417,7 @@ int cmd_record(int argc, char **argv)
 	struct mt_recorder *r = NULL;
 	char shim[PATH_MAX], sockname[108], err[PATH_MAX + 128], defpath[PATH_MAX];
 	int status = EXIT_FAILED, go = -1, errfd = -1, wstatus, exec_errno = 0, failed;
-	pid_t pid = -1;
+	pid_t pid = -1, cmd_pid = -1;
 
 	mt_set_fail_status(EXIT_FAILED);
 	int first = parse_args(&ro, argc, argv);
@@ -397,6 +460,7 @@ int cmd_record(int argc, char **argv)
 	pass_signals_to(pid);
 
 	wstatus = b ? mt_bpf_record_run(b, r, pid) : mt_rings_run(rings, r, pid);
+	cmd_pid = pid;
 	pid = -1; /* reaped */
 	mt_bpf_close(b);
 	b = NULL;
@@ -411,7 +475,7 @@ int cmd_record(int argc, char **argv)
 		remove_output(ro.output);
 		status = exec_errno == ENOENT ? 127 : 126;
 	} else if (!failed) {
-		print_summary(ro.output, ro.quiet);
+		print_summary(ro.output, ro.quiet, cmd_pid, wstatus);
 		status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
 	}
 cleanup:

@@ -2,25 +2,48 @@
  * bpf_record.c - see bpf_record.h.
  *
  * Probes go on the objects the command will map, filtered by its pid,
- * before it is let go; ptrace stops it at exit (and nowhere else that
- * matters), while its address space still exists, so that every object it
- * mapped is described even if it lived for a millisecond.
+ * before it is let go; ptrace stops it at exit, while its address space
+ * still exists, so that every object it mapped is described even if it
+ * lived for a millisecond, and at every exec, where the old image's entry
+ * ends and the probes are placed again for the new image (a wrapper such as
+ * env, a static program it runs), before it runs.
  */
 #include "bpf_record.h"
 #include "bpf_stream.h"
 
+#include "base/util.h"
+
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
+/* A script runs its interpreter: the program whose probes matter.  Copies
+ * the "#!" line's path into OUT and returns it, or returns EXE. */
+static const char *interpreter_of(const char *exe, char *out, size_t len)
+{
+	FILE *f = fopen(exe, "re");
+	char line[PATH_MAX + 3];
+	if (!f)
+		return exe;
+	int ok = fgets(line, sizeof line, f) && !strncmp(line, "#!", 2);
+	fclose(f);
+	if (!ok || sscanf(line + 2, " %4095s", out) != 1 || strlen(out) >= len)
+		return exe;
+	return out;
+}
+
 int mt_bpf_record_attach(struct mt_bpf *b, pid_t pid, const char *exe, char *err, size_t errlen)
 {
+	char interp[PATH_MAX];
+	exe = interpreter_of(exe, interp, sizeof interp);
 	if (mt_bpf_trace_exec(b, pid, exe, err, errlen) < 0)
 		return -1;
-	if (ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL) < 0) {
+	if (ptrace(PTRACE_SEIZE, pid, 0,
+		   PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL) < 0) {
 		snprintf(err, errlen, "cannot follow %s to its exit (ptrace: %s)", exe,
 			 strerror(errno));
 		return -1;
@@ -30,13 +53,25 @@ int mt_bpf_record_attach(struct mt_bpf *b, pid_t pid, const char *exe, char *err
 
 /* PID stopped with wait status ST: describes its address space at its exit,
  * keeps a group stop until SIGCONT, delivers any other signal. */
-static void on_stop(struct mt_bpf *b, struct mt_bpf_streams *streams, pid_t pid, int st)
+static void on_stop(struct mt_bpf *b, struct mt_bpf_streams *streams, pid_t pid, int st, int *execs)
 {
 	int event = st >> 16, sig = WSTOPSIG(st);
 	if (event == PTRACE_EVENT_EXIT) {
 		/* the address space is still there: describe it */
 		mt_bpf_poll(b, 0, mt_bpf_streams_event, streams);
 		mt_bpf_streams_rescan(streams);
+		ptrace(PTRACE_CONT, pid, 0, 0);
+	} else if (event == PTRACE_EVENT_EXEC) {
+		/* the old image's events are in the ring: they end its entry */
+		char link[64], exe[PATH_MAX], err[PATH_MAX + 128];
+		snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+		ssize_t n = readlink(link, exe, sizeof exe - 1);
+		exe[n > 0 ? n : 0] = 0;
+		mt_bpf_poll(b, 0, mt_bpf_streams_event, streams);
+		mt_bpf_streams_exec(streams, b, (uint32_t)pid, exe);
+		/* the first is the command's own, probed before it was let go */
+		if (n > 0 && (*execs)++ && mt_bpf_trace_exec(b, pid, exe, err, sizeof err) < 0)
+			mt_warning("pid %d exec'd %s, which is not traced: %s", (int)pid, exe, err);
 		ptrace(PTRACE_CONT, pid, 0, 0);
 	} else if (event == PTRACE_EVENT_STOP) {
 		/* A group stop (SIGSTOP and friends) is kept, listening for
@@ -55,8 +90,9 @@ static void on_stop(struct mt_bpf *b, struct mt_bpf_streams *streams, pid_t pid,
 int mt_bpf_record_run(struct mt_bpf *b, struct mt_recorder *r, pid_t pid)
 {
 	struct mt_bpf_streams *streams = mt_bpf_streams_new(r, b);
+	mt_bpf_streams_set_main(streams, (uint32_t)pid);
 	uint64_t next_scan = mt_now_ns() + 1000000000ull;
-	int status = 0;
+	int status = 0, execs = 0;
 	for (;;) {
 		mt_bpf_poll(b, 5, mt_bpf_streams_event, streams);
 		mt_bpf_streams_flush(streams);
@@ -74,7 +110,7 @@ int mt_bpf_record_run(struct mt_bpf *b, struct mt_recorder *r, pid_t pid)
 			break;
 		}
 		if (WIFSTOPPED(st))
-			on_stop(b, streams, pid, st);
+			on_stop(b, streams, pid, st, &execs);
 	}
 	mt_bpf_poll(b, 0, mt_bpf_streams_event, streams);
 	int64_t code = WIFEXITED(status) ? WEXITSTATUS(status) : -(int64_t)WTERMSIG(status);

@@ -25,7 +25,8 @@ struct proc {
 struct mt_bpf_streams {
 	struct mt_recorder *rec;
 	struct mt_bpf *b;
-	uint64_t t0; /* when tracing began (CLOCK_MONOTONIC) */
+	uint64_t t0;	   /* when tracing began (CLOCK_MONOTONIC) */
+	uint32_t main_pid; /* the recorded command's process (0: none) */
 	struct proc **procs;
 	size_t n, cap;
 };
@@ -92,7 +93,9 @@ static void emit_modules(struct proc *p)
  * larger, and no figure needs them. */
 #define TS_GRAIN 1000000ull
 
-static struct proc *proc_for(struct mt_bpf_streams *s, uint32_t pid, uint64_t ts)
+/* The stream of PID, begun if need be; an image that starts at an exec
+ * (AT_EXEC) starts at TS, not when the process did. */
+static struct proc *proc_for_image(struct mt_bpf_streams *s, uint32_t pid, uint64_t ts, int at_exec)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (s->procs[i]->pid == pid)
@@ -114,7 +117,7 @@ static struct proc *proc_for(struct mt_bpf_streams *s, uint32_t pid, uint64_t ts
 	 * the start of tracing if it ran before (not its first event, which
 	 * may come long after). */
 	uint64_t start = have && pi.start_ns > s->t0 ? pi.start_ns : s->t0;
-	if (start > ts)
+	if (start > ts || at_exec)
 		start = ts;
 	uint64_t now = (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec;
 	uint64_t unix_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec -
@@ -127,8 +130,22 @@ static struct proc *proc_for(struct mt_bpf_streams *s, uint32_t pid, uint64_t ts
 			      start - start % TS_GRAIN, "bpf", exe, strlen(exe), argv, argv_len));
 	if (have)
 		mt_pinfo_free(&pi);
+	if (pid == s->main_pid) {
+		w = room(p, 16);
+		put(p, mt_enc_main(w));
+	}
 	emit_modules(p);
 	return p;
+}
+
+static struct proc *proc_for(struct mt_bpf_streams *s, uint32_t pid, uint64_t ts)
+{
+	return proc_for_image(s, pid, ts, 0);
+}
+
+void mt_bpf_streams_set_main(struct mt_bpf_streams *s, uint32_t pid)
+{
+	s->main_pid = pid;
 }
 
 void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *e)
@@ -217,6 +234,25 @@ void mt_bpf_streams_end(struct mt_bpf_streams *s, struct mt_bpf *b, uint32_t pid
 	for (size_t i = s->n; i-- > 0;)
 		if (!pid || s->procs[i]->pid == pid)
 			end_proc(s, i, b, have_exit, exit_status);
+}
+
+void mt_bpf_streams_exec(struct mt_bpf_streams *s, struct mt_bpf *b, uint32_t pid, const char *path)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	uint64_t ts = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	ts -= ts % TS_GRAIN;
+	for (size_t i = s->n; i-- > 0;)
+		if (s->procs[i]->pid == pid) {
+			struct proc *p = s->procs[i];
+			size_t len = strlen(path);
+			uint8_t *w = room(p, 64 + len);
+			put(p, mt_enc_exec(w, ts, MT_EXEC_TRACED, path, len, "", 0));
+			end_proc(s, i, b, 0, 0);
+		}
+	/* Named now, while /proc shows this image: its first event may be
+	 * read after the next exec. */
+	proc_for_image(s, pid, ts, 1);
 }
 
 void mt_bpf_streams_free(struct mt_bpf_streams *s)

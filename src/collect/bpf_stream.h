@@ -29,6 +29,12 @@ void mt_bpf_streams_rescan(struct mt_bpf_streams *s);
  * with HAVE_EXIT, its exit status; every stream when PID is 0. */
 void mt_bpf_streams_end(struct mt_bpf_streams *s, struct mt_bpf *b, uint32_t pid, int have_exit,
 			int64_t exit_status);
+/* PID (the command's, through its execs) is the recording's main process. */
+void mt_bpf_streams_set_main(struct mt_bpf_streams *s, uint32_t pid);
+/* PID exec'd PATH (and is stopped there): its entry, if any, ends here (an
+ * EXEC record), and the new image's starts, named as /proc shows it now. */
+void mt_bpf_streams_exec(struct mt_bpf_streams *s, struct mt_bpf *b, uint32_t pid,
+			 const char *path);
 void mt_bpf_streams_free(struct mt_bpf_streams *s);
 
 #endif

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -37,13 +38,30 @@
 #define SO_PEERPIDFD 77 /* Linux 6.5 */
 #endif
 
+/* A pidfd's exit status, kept by the kernel once the process is reaped by
+ * whoever its parent is (Linux 6.15; the layout of <linux/pidfd.h>, which
+ * older headers lack). */
+struct pidfd_exit_info {
+	uint64_t mask, cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	int32_t exit_code; /* a wait status */
+};
+#define PIDFD_INFO_EXIT_ (1ull << 3)
+#define PIDFD_GET_INFO_ _IOWR(0xFF, 11, struct pidfd_exit_info)
+
+/* How long a process that hung up is given to be reaped by its parent, so
+ * that its exit status is known. */
+#define EXIT_WAIT_NS 2000000000ull
+
 /* One traced process of the shim: its ring and its stream in the file. */
 struct conn {
 	int fd;
 	struct mt_ring_hdr *ring;
 	uint64_t size;
-	uint64_t tail; /* ours: the ring's copy is the client's to overwrite */
-	uint32_t pid;  /* the kernel's word for it (SO_PEERCRED), not the hello's */
+	uint64_t tail;	  /* ours: the ring's copy is the client's to overwrite */
+	uint32_t pid;	  /* the kernel's word for it (SO_PEERCRED), not the hello's */
+	int pidfd;	  /* or -1: how its exit status is learnt when it is not ours */
+	uint64_t hung_up; /* when it hung up (mt_now_ns), waiting for its status */
 	struct mt_stream *stream;
 };
 
@@ -181,8 +199,9 @@ static pid_t parent_of(pid_t pid)
 
 /* Whether the peer on FD, PID, is CMD or descends from it.  The links are
  * read from /proc while the peer lives; its pidfd (where the kernel gives
- * one) then says it still does, so the pid was not reused meanwhile. */
-static int of_command(int fd, pid_t pid, pid_t cmd)
+ * one, in *PIDFD) then says it still does, so the pid was not reused
+ * meanwhile. */
+static int of_command(int fd, pid_t pid, pid_t cmd, int *pidfd)
 {
 	int found = 0;
 	pid_t p = pid;
@@ -190,13 +209,27 @@ static int of_command(int fd, pid_t pid, pid_t cmd)
 		found = p == cmd;
 		p = parent_of(p);
 	}
-	int pidfd = -1;
-	socklen_t len = sizeof pidfd;
-	if (found && getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0) {
-		found = syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
-		close(pidfd);
-	}
+	socklen_t len = sizeof *pidfd;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, pidfd, &len) < 0)
+		*pidfd = -1;
+	if (found && *pidfd >= 0)
+		found = syscall(SYS_pidfd_send_signal, *pidfd, 0, NULL, 0) == 0;
 	return found;
+}
+
+/* The exit status of the process of PIDFD once it has been reaped: 1 with
+ * *STATUS set, 0 not yet, -1 never (no pidfd, or a kernel before 6.15). */
+static int pidfd_status(int pidfd, int *status)
+{
+	struct pidfd_exit_info info = { .mask = PIDFD_INFO_EXIT_ };
+	if (pidfd < 0)
+		return -1;
+	if (ioctl(pidfd, PIDFD_GET_INFO_, &info) < 0)
+		return errno == ESRCH ? 0 : -1;
+	if (!(info.mask & PIDFD_INFO_EXIT_))
+		return 0;
+	*status = info.exit_code;
+	return 1;
 }
 
 static int uid_known(const struct mt_rings *s, uid_t uid)
@@ -231,6 +264,8 @@ static const char *check_ring(int memfd, uint64_t size)
 	return NULL;
 }
 
+static void close_conn(struct mt_rings *s, size_t k, int have_status, int status, const char *why);
+
 /* A process connected: it is recorded if it is one of the command's (CMD's)
  * and hands over a ring that can be read safely. */
 static void accept_conn(struct mt_rings *s, struct mt_recorder *r, pid_t cmd)
@@ -248,7 +283,8 @@ static void accept_conn(struct mt_rings *s, struct mt_recorder *r, pid_t cmd)
 	 * that exited (and was reaped) or was orphaned before we looked is
 	 * known by the token it inherited, and must run as a uid the
 	 * command's processes were seen with. */
-	int ours = of_command(fd, cred.pid, cmd);
+	int pidfd = -1;
+	int ours = of_command(fd, cred.pid, cmd, &pidfd);
 	if (ours && !uid_known(s, cred.uid) && s->nuids < MAX_UIDS)
 		s->uids[s->nuids++] = cred.uid;
 	struct mt_hello hello;
@@ -271,6 +307,11 @@ static void accept_conn(struct mt_rings *s, struct mt_recorder *r, pid_t cmd)
 		goto refuse;
 	}
 	close(memfd);
+	/* The same pid again: the process exec'd, and its old image (which
+	 * hung up as it did) is over; it did not exit. */
+	for (size_t k = s->n; k-- > 0;)
+		if (s->v[k]->pid == (uint32_t)cred.pid)
+			close_conn(s, k, 0, 0, NULL);
 	mt_grow(&s->v, &s->cap, s->n, sizeof *s->v);
 	struct conn *c = xmalloc(sizeof *c);
 	*c = (struct conn){
@@ -279,6 +320,7 @@ static void accept_conn(struct mt_rings *s, struct mt_recorder *r, pid_t cmd)
 		.size = hello.size,
 		.tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE),
 		.pid = (uint32_t)cred.pid,
+		.pidfd = pidfd,
 		.stream = mt_stream_new(r),
 	};
 	s->v[s->n++] = c;
@@ -286,6 +328,8 @@ static void accept_conn(struct mt_rings *s, struct mt_recorder *r, pid_t cmd)
 refuse:
 	if (memfd >= 0)
 		close(memfd);
+	if (pidfd >= 0)
+		close(pidfd);
 	close(fd);
 }
 
@@ -309,6 +353,8 @@ static void close_conn(struct mt_rings *s, size_t k, int have_status, int status
 	mt_stream_end(c->stream, lost, have_status, st);
 	mt_ring_unmap(c->ring, c->size);
 	close(c->fd);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
 	free(c);
 	s->v[k] = s->v[--s->n];
 }
@@ -334,12 +380,26 @@ int mt_rings_run(struct mt_rings *s, struct mt_recorder *r, pid_t pid)
 				continue;
 			}
 			struct pollfd p = { .fd = c->fd, .events = POLLRDHUP };
-			if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-				/* The command's own connection ends when it exits or
-				 * execs; its exit status goes in once it is known. */
-				if (c->pid == (uint32_t)pid && !reaped)
+			if (c->hung_up ||
+			    (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))) {
+				/* A connection ends when its process exits or execs;
+				 * the exit status goes in once it is known: the
+				 * command's when we reap it, another's when its
+				 * parent has (the pidfd tells).  An exec shows as a
+				 * new connection from the same pid (accept_conn). */
+				if (c->pid == (uint32_t)pid) {
+					if (reaped)
+						close_conn(s, k, 1, status, NULL);
 					continue;
-				close_conn(s, k, c->pid == (uint32_t)pid, status, NULL);
+				}
+				uint64_t now = mt_now_ns();
+				if (!c->hung_up)
+					c->hung_up = now;
+				int st, got = pidfd_status(c->pidfd, &st);
+				if (got > 0)
+					close_conn(s, k, 1, st, NULL);
+				else if (got < 0 || now - c->hung_up > EXIT_WAIT_NS)
+					close_conn(s, k, 0, 0, NULL);
 			}
 		}
 		if (reaped && s->n == 0) {

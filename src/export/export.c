@@ -35,12 +35,13 @@ const struct mt_process *mt_export_one_process(const struct mt_export_ctx *x, co
 					       size_t *idx)
 {
 	const struct mt_recording *rec = &x->sel->matched;
+	const struct mt_process *m = x->pid < 0 ? mt_recording_main(rec) : NULL;
 	for (size_t i = 0; i < rec->nprocs; i++)
-		if (mt_export_wants(x, rec->procs[i])) {
-			if (x->pid < 0 && rec->nprocs > 1)
-				mt_note("%s holds one process: exporting pid %u, the first of %zu "
-					"(--pid chooses another)",
-					format, rec->procs[i]->pid, rec->nprocs);
+		if (m ? rec->procs[i] == m : mt_export_wants(x, rec->procs[i])) {
+			if (m && rec->nprocs > 1)
+				mt_note("%s holds one process: exporting pid %u (%s), the main one of "
+					"%zu (--pid chooses another)",
+					format, m->pid, mt_process_name(m), rec->nprocs);
 			*idx = i;
 			return rec->procs[i];
 		}

@@ -57,6 +57,19 @@ enum mt_ext {
 			  * hid some allocations from the stream */
 	MT_EXT_PAD = 127,     /* nothing: room kept in a chunk rewritten in place
 			       * (the recorder's count of what a full disk cost) */
+	MT_EXT_MAIN = 3,      /* nothing: this process is the recorded command, or
+			       * what it became (an exec, a wrapper's child); the
+			       * last to start of these is the recording's main one */
+	MT_EXT_EXEC = 4,      /* ts (absolute), outcome (enum mt_exec), path, why:
+			       * the image is being replaced by PATH */
+};
+
+/* What an EXEC record says of the image that follows. */
+enum mt_exec {
+	MT_EXEC_TRACED,	  /* it will be traced: a process entry of its own follows */
+	MT_EXEC_UNTRACED, /* it cannot be traced (WHY says why: a cleared
+			   * environment, a static or set-user-ID program) */
+	MT_EXEC_FAILED,	  /* the exec before this one returned: the image goes on */
 };
 
 /* The key a compact record's block has in place of an address. */
@@ -320,6 +333,31 @@ static inline uint8_t *mt_enc_allocator(uint8_t *p, uint64_t stack, const char *
 	return p + len;
 }
 
+static inline uint8_t *mt_enc_main(uint8_t *p)
+{
+	*p++ = MT_REC_EXT;
+	p = mt_put_uv(p, MT_EXT_MAIN);
+	return mt_put_uv(p, 0);
+}
+
+/* At most 64 + PATHLEN + WHYLEN bytes; absolute time. */
+static inline uint8_t *mt_enc_exec(uint8_t *p, uint64_t ts, enum mt_exec outcome, const char *path,
+				   size_t pathlen, const char *why, size_t whylen)
+{
+	uint8_t head[32], *h = mt_put_uv(head, ts);
+	h = mt_put_uv(h, (uint64_t)outcome);
+	h = mt_put_uv(h, pathlen);
+	*p++ = MT_REC_EXT;
+	p = mt_put_uv(p, MT_EXT_EXEC);
+	p = mt_put_uv(p, (size_t)(h - head) + pathlen + whylen);
+	memcpy(p, head, (size_t)(h - head));
+	p += h - head;
+	memcpy(p, path, pathlen);
+	p += pathlen;
+	memcpy(p, why, whylen);
+	return p + whylen;
+}
+
 /* Absolute time: the recorder appends it without knowing the stream's state. */
 static inline uint8_t *mt_enc_exit(uint8_t *p, uint64_t ts, int64_t status)
 {
@@ -350,7 +388,7 @@ struct mt_event {
 	uint32_t pid, ppid;
 	uint64_t unix_ns;
 	struct mt_str backend, exe, argv;
-	/* MARKER, LOST, CULLED, EXIT */
+	/* MARKER, LOST, CULLED, EXIT; EXT_EXEC: value the outcome, path, text why */
 	uint64_t value, count, bytes, temporary;
 	int64_t status;
 	struct mt_str text;
@@ -515,6 +553,19 @@ again:
 			ev->path.len = (size_t)(b.end - b.p);
 			return 1;
 		}
+		if (u == MT_EXT_MAIN)
+			return 1;
+		if (u == MT_EXT_EXEC) {
+			uint64_t plen;
+			if (mt_get_uv(&b, &ev->ts) || mt_get_uv(&b, &ev->value) ||
+			    mt_get_uv(&b, &plen) || plen > (uint64_t)(b.end - b.p))
+				goto bad;
+			ev->path.s = (const char *)b.p;
+			ev->path.len = (size_t)plen;
+			ev->text.s = (const char *)b.p + plen;
+			ev->text.len = (size_t)(b.end - b.p) - (size_t)plen;
+			return 1;
+		}
 		goto again; /* a kind from a later version: step over it */
 	}
 	case MT_REC_NALLOC:
@@ -587,6 +638,11 @@ static inline uint8_t *mt_enc_passthrough(struct mt_enc *e, uint8_t *w, const st
 	case MT_REC_EXT:
 		if (ev->ext == MT_EXT_ALLOCATOR)
 			return mt_enc_allocator(w, ev->stack, ev->path.s, ev->path.len);
+		if (ev->ext == MT_EXT_MAIN)
+			return mt_enc_main(w);
+		if (ev->ext == MT_EXT_EXEC)
+			return mt_enc_exec(w, ev->ts, (enum mt_exec)ev->value, ev->path.s,
+					   ev->path.len, ev->text.s, ev->text.len);
 		return mt_enc_peak(w, ev->ts, ev->bytes, ev->count);
 	default:
 		return w;

@@ -53,7 +53,9 @@ void mt_json_argv(FILE *f, const struct mt_process *p, int html)
 
 void mt_json_identity(FILE *f, const struct mt_process *p, const char *sep, int html)
 {
-	fprintf(f, "\"pid\": %u, \"ppid\": %u%s\"exe\": ", p->pid, p->ppid, sep);
+	fprintf(f, "\"pid\": %u, \"ppid\": %u%s\"name\": ", p->pid, p->ppid, sep);
+	json_str(f, mt_process_name(p), html);
+	fprintf(f, "%s\"exe\": ", sep);
 	json_str(f, p->exe, html);
 	fprintf(f, "%s\"argv\": ", sep);
 	mt_json_argv(f, p, html);
@@ -137,13 +139,28 @@ void mt_json_markers(FILE *f, const struct mt_process *p)
 	fputc(']', f);
 }
 
-static void process_json(FILE *f, const struct mt_process *p, const struct mt_report_opts *o)
+static void process_json(FILE *f, const struct mt_process *p, const struct mt_process *main,
+			 const struct mt_report_opts *o)
 {
 	fputs("    {\n      ", f);
 	mt_json_identity(f, p, ",\n      ", 0);
 	fprintf(f, ",\n      \"duration_s\": %.6f,\n", mt_process_duration(p));
 	if (p->exited)
 		fprintf(f, "      \"exit_status\": %lld,\n", (long long)p->exit_status);
+	if (p->exited && p->exit_status < 0 && mt_signal_name((int)-p->exit_status))
+		fprintf(f, "      \"signal\": \"%s\",\n", mt_signal_name((int)-p->exit_status));
+	if (p->exec_outcome) {
+		fputs("      \"exec\": {\"path\": ", f);
+		mt_json_str(f, p->exec_path);
+		fprintf(f, ", \"traced\": %s, \"why\": ",
+			p->exec_outcome == MT_EXEC_TRACED + 1 ? "true" : "false");
+		if (p->exec_why)
+			mt_json_str(f, p->exec_why);
+		else
+			fputs("null", f);
+		fputs("},\n", f);
+	}
+	fprintf(f, "      \"main\": %s,\n", p == main ? "true" : "false");
 	fputs("      \"totals\": ", f);
 	mt_json_totals(f, p);
 	fputs(",\n      ", f);
@@ -196,7 +213,7 @@ int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opt
 	for (size_t i = 0; i < rec->nprocs; i++)
 		if (mt_report_wants(o, rec->procs[i])) {
 			fputs(shown++ ? ",\n" : "", f);
-			process_json(f, rec->procs[i], o);
+			process_json(f, rec->procs[i], mt_recording_main(rec), o);
 		}
 	fputs("\n  ]\n}\n", f);
 	return 0;

@@ -41,9 +41,11 @@ void mt_print_frames(FILE *f, const struct mt_frame *fr, int n, int max, const c
 		fprintf(f, "%s... %d more frames\n", indent, n - max);
 }
 
-static void process_header(FILE *f, const struct mt_process *p)
+static void process_header(FILE *f, const struct mt_process *p, int is_main)
 {
-	fprintf(f, "process %u: ", p->pid);
+	fprintf(f, "process %u (", p->pid);
+	mt_text_str(f, mt_process_name(p));
+	fprintf(f, "%s): ", is_main ? ", main" : "");
 	mt_text_str(f, p->exe ? p->exe : "?");
 	for (int i = 1; i < p->argc && i < 8; i++) {
 		fputc(' ', f);
@@ -52,9 +54,17 @@ static void process_header(FILE *f, const struct mt_process *p)
 	if (p->argc > 8)
 		fputs(" ...", f);
 	fprintf(f, "\n  backend %s, %.3f s", p->backend ? p->backend : "?", mt_process_duration(p));
+	if (p->exec_outcome)
+		fprintf(f, ", replaced by exec of %s%s%s", p->exec_path,
+			p->exec_why ? " (not traced: " : "", p->exec_why ? p->exec_why : "");
+	if (p->exec_outcome && p->exec_why)
+		fputc(')', f);
 	if (p->exited) {
+		const char *sig = mt_signal_name((int)-p->exit_status);
 		if (p->exit_status >= 0)
 			fprintf(f, ", exit status %lld", (long long)p->exit_status);
+		else if (sig)
+			fprintf(f, ", killed by %s", sig);
 		else
 			fprintf(f, ", killed by signal %lld", (long long)-p->exit_status);
 	}
@@ -179,11 +189,11 @@ static void tree_view(FILE *f, const struct mt_process *p, struct mt_symbolizer 
 }
 
 static void process_text(FILE *f, const struct mt_process *p, const struct mt_report_opts *o,
-			 int first)
+			 int first, int is_main)
 {
 	if (!first)
 		fputc('\n', f);
-	process_header(f, p);
+	process_header(f, p, is_main);
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
 	if (o->view == MT_VIEW_SUMMARY) {
 		print_totals(f, p);
@@ -207,6 +217,7 @@ int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opt
 	int shown = 0;
 	for (size_t i = 0; i < rec->nprocs; i++)
 		if (mt_report_wants(o, rec->procs[i]))
-			process_text(f, rec->procs[i], o, !shown++);
+			process_text(f, rec->procs[i], o, !shown++,
+				     rec->nprocs > 1 && rec->procs[i] == mt_recording_main(rec));
 	return 0;
 }

@@ -13,20 +13,6 @@
 
 /* ---- /list ---- */
 
-/* The process the recording was started on: the one whose parent is not
- * in it (a child followed with --follow-forks may come first). */
-static const struct mt_process *root_process(const struct mt_recording *rec)
-{
-	for (size_t i = 0; i < rec->nprocs; i++) {
-		int parent_in = 0;
-		for (size_t k = 0; k < rec->nprocs && !parent_in; k++)
-			parent_in = k != i && rec->procs[k]->pid == rec->procs[i]->ppid;
-		if (!parent_in)
-			return rec->procs[i];
-	}
-	return rec->nprocs ? rec->procs[0] : NULL;
-}
-
 /* A process's object up to its start time: who it is.  INDENT opens the
  * object's line, TIME_SEP goes before "start_time". */
 static void process_identity(FILE *f, const struct mt_process *p, int first, const char *indent,
@@ -49,7 +35,7 @@ static void list_file(FILE *f, size_t id, const struct srv_file *file)
 		return;
 	}
 	const struct mt_recording *rec = &file->sel.all;
-	const struct mt_process *first = root_process(rec);
+	const struct mt_process *first = mt_recording_main(rec);
 	uint64_t allocs = 0, bytes = 0, frees = 0, lcount = 0, lbytes = 0, start = UINT64_MAX,
 		 end = 0;
 	uint32_t depth = 0;

@@ -69,6 +69,19 @@ def run(t, segv):
         if 'exit_status' in p:
             t.check(p['exit_status'] in (-11, 139), f'exit_status {p["exit_status"]!r} says SIGSEGV (-11 or 139)')
 
+    # the summary names the crash on stderr (not only `report`)
+    out = t.path('segv-loud.mtrace')
+    rc, so, se = t.run([t.memtrace, 'record', '-o', out, '--', segv])
+    t.eq(rc, 128 + signal.SIGSEGV, 'memtrace record (not quiet) -- a program dying of SIGSEGV')
+    named = [ln for ln in stderr_lines(se) if ln.startswith('memtrace: warning:') and 'killed by SIGSEGV' in ln]
+    t.eq(len(named), 1, f'one warning naming SIGSEGV on stderr ({stderr_lines(se)})')
+    if named:
+        t.check('(gt-segv)' in named[0], f'the warning names the program: {named[0]!r}')
+    rep = t.report(out)
+    p = t.only_process(rep)
+    if p is not None:
+        t.eq(p.get('signal'), 'SIGSEGV', 'report: "signal"')
+
     # usage errors: 2, and an error line naming the option first
     rc, se, out = record(t, ['true'], opts=['--gt-no-such-option'])
     t.eq(rc, 2, 'memtrace record --gt-no-such-option')

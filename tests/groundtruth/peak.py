@@ -23,7 +23,11 @@ TOTALS = dict(allocations=14, frees=9, allocated_bytes=261999, peak_bytes=156000
 
 
 def check_recording(t, rep, label):
-    p = t.only_process(rep)
+    check_process(t, t.only_process(rep), label)
+
+
+def check_process(t, p, label):
+    """The figures of gt-peak's entry P (None: already failed)."""
     if p is None:
         return
     t.check_totals(p, label=f'{label} totals', **TOTALS)

@@ -38,7 +38,11 @@ def load(name):
 
 
 def run_bpf(t, mod, args):
-    """The bpf axis: the program (ARGS[0]) through both backends, compared."""
+    """The bpf axis: the program (ARGS[0]) through both backends, compared;
+    or the case's own run_bpf, for a case about more than one program."""
+    if hasattr(mod, 'run_bpf'):
+        mod.run_bpf(t, *args)
+        return
     opts = getattr(mod, 'BPF', None)
     if opts is None:
         t.fail(f'case {t.name} has no bpf axis (its module sets no BPF)')

@@ -11,6 +11,17 @@
  * records of all threads into one stream.  The lock is a spinlock: it is held
  * for tens of nanoseconds, and a pthread mutex could call into code that
  * allocates.
+ *
+ * A child made without glibc's fork (a raw clone or clone3, as runtimes and
+ * sandboxes make them) runs no atfork handler: it would write into its
+ * parent's ring, which it shares.  The lock therefore lives in a page the
+ * kernel zeroes in any child that does not share our memory
+ * (MADV_WIPEONFORK), next to a flag saying the ring is this process's: the
+ * child finds the lock free and the flag clear the first time it takes the
+ * lock, and becomes a process of its own (or untraced) before it writes
+ * anything.  This costs nothing on the hot path beyond the load of a word
+ * on the line the lock already brought in; getpid() would be a system call
+ * per event.
  */
 #include "shim.h"
 #include "format/cull.h"
@@ -25,6 +36,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -33,7 +45,15 @@
 
 struct mt_enc mt_enc_state;
 
-static atomic_int lock;
+struct fork_guard {
+	atomic_int lock;
+	int live; /* the ring is this process's: cleared in a child by the kernel */
+};
+/* Until the wiped page is set up (or if the kernel has no MADV_WIPEONFORK:
+ * before 4.14), a guard that never says "child". */
+static struct fork_guard boot_guard = { 0, 1 };
+static struct fork_guard *guard = &boot_guard;
+static void (*new_process)(void);
 static struct mt_ring_hdr *ring;
 static uint8_t *data;
 static uint64_t size, mask, head;
@@ -62,12 +82,37 @@ static void cull_emit(void *ctx, const uint8_t *p, size_t n);
 static void start_flusher(void);
 static void mt_channel_flush_partial(void);
 
+void mt_channel_guard_init(void (*on_new_process)(void))
+{
+	struct fork_guard *g = mt_map(4096);
+	new_process = on_new_process;
+	if (!g)
+		return;
+	if (madvise(g, 4096, MADV_WIPEONFORK) < 0) {
+		mt_log(3, "no MADV_WIPEONFORK (%s): a child made by a raw clone is not told apart",
+		       strerror(errno));
+		munmap(g, 4096);
+		return;
+	}
+	g->live = 1;
+	guard = g;
+}
+
 void mt_channel_lock(void)
 {
+	struct fork_guard *g = guard;
 	for (unsigned spins = 0;; spins++) {
-		if (!atomic_load_explicit(&lock, memory_order_relaxed) &&
-		    !atomic_exchange_explicit(&lock, 1, memory_order_acquire))
-			return;
+		if (!atomic_load_explicit(&g->lock, memory_order_relaxed) &&
+		    !atomic_exchange_explicit(&g->lock, 1, memory_order_acquire)) {
+			if (likely(g->live) || !ring)
+				return;
+			/* A child that no fork handler saw (we are its only
+			 * thread, and hold the lock as those handlers expect):
+			 * the ring is the parent's.  The handler unlocks. */
+			new_process();
+			spins = 0;
+			continue;
+		}
 		if (spins < 64)
 			mt_cpu_relax();
 		else
@@ -77,7 +122,12 @@ void mt_channel_lock(void)
 
 void mt_channel_unlock(void)
 {
-	atomic_store_explicit(&lock, 0, memory_order_release);
+	atomic_store_explicit(&guard->lock, 0, memory_order_release);
+}
+
+uint32_t mt_channel_pid(void)
+{
+	return ring ? ring->pid : 0;
 }
 
 static voidpf z_alloc(voidpf opaque, uInt items, uInt sz)
@@ -285,6 +335,7 @@ int mt_channel_open(uint32_t ppid)
 			       mt_cfg.connect, strerror(errno));
 			return -1;
 		}
+		guard->live = 1;
 		return 0;
 	}
 	close(fd);
@@ -315,6 +366,7 @@ int mt_channel_open(uint32_t ppid)
 	}
 	mt_log(3, "writing to %s", out_path);
 	start_flusher();
+	guard->live = 1;
 	return 0;
 }
 

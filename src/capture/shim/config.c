@@ -65,6 +65,7 @@ void mt_config_load(void)
 	const char *out = env("OUTPUT");
 	snprintf(c->output, sizeof c->output, "%s", out && *out ? out : MT_OUTPUT_DEFAULT);
 	c->connect = getenv("MEMTRACE_CONNECT");
+	c->main_pid = (uint32_t)env_u64("MAIN", 0);
 	c->follow_forks = env_bool("FOLLOW_FORKS", 0) || env_bool("TRACK_CHILD_PROCESSES", 0);
 	c->cull = env_bool("CULL_TEMPORARY_ALLOCATIONS", 0);
 	c->cull_ns = env_u64("TEMPORARY_ALLOCATION_LIFETIME_THRESHOLD", 10000) * 1000000ull;

@@ -37,6 +37,12 @@ extern void *__libc_valloc(size_t);
 extern void *__libc_pvalloc(size_t);
 
 static int initialized;
+/* This image is the recorded command's, or what it became (MEMTRACE_MAIN is
+ * our pid): traced without --follow-forks, and named the main process. */
+static int main_role;
+/* A wrapper that runs the program in a child and waits (timeout): the
+ * child it forks takes over the main role (self.c: mt_is_waiting_wrapper). */
+static int hands_over;
 static __thread int t_busy; /* inside the shim: allocations pass through */
 static __thread uint32_t t_tid;
 static void *(*real_dlopen)(const char *, int);
@@ -261,22 +267,52 @@ EXPORT void _Exit(int status)
 	_exit(status);
 }
 
-/* Standalone, what is buffered would die with the image: write it out first.
- * (glibc's execl* and posix_spawn reach execve without the PLT; the flusher
- * thread bounds what they can lose to half a second.) */
-#define EXEC_HOOK(name, params, args)                                  \
+/* An exec ends this image's entry.  What the new image will be is written
+ * first (exec.c: traced as an entry of its own, or not, and why), so that
+ * `memtrace record` can say which program went untraced; standalone, what
+ * is buffered is written out, or it would die with the image.  If the exec
+ * returns, the image goes on and says so.  (glibc's execl* and posix_spawn
+ * reach execve without the PLT: the first are seen when the new image
+ * starts, or not at all; the second run in a child.) */
+static void exec_note(const char *file, int search, char *const envp[])
+{
+	if (!initialized || mt_channel_pid() != (uint32_t)getpid())
+		return; /* not traced, or a vfork child: its parent's ring */
+	int busy = t_busy;
+	t_busy = 1;
+	mt_exec_note(file, search, envp, main_role);
+	t_busy = busy;
+	mt_channel_flush();
+}
+
+static void exec_failed(const char *file)
+{
+	if (!initialized || mt_channel_pid() != (uint32_t)getpid())
+		return;
+	int saved = errno, busy = t_busy;
+	t_busy = 1;
+	mt_exec_failed(file);
+	t_busy = busy;
+	errno = saved;
+}
+
+#define EXEC_HOOK(name, params, file, search, envp, args)              \
 	EXPORT int name params                                         \
 	{                                                              \
 		static int(*real) params;                              \
 		if (!real)                                             \
 			real = (int(*) params)dlsym(RTLD_NEXT, #name); \
-		mt_channel_flush();                                    \
-		return real args;                                      \
+		exec_note(file, search, envp);                         \
+		int r = real args;                                     \
+		exec_failed(file);                                     \
+		return r;                                              \
 	}
-EXEC_HOOK(execve, (const char *path, char *const argv[], char *const envp[]), (path, argv, envp))
-EXEC_HOOK(execv, (const char *path, char *const argv[]), (path, argv))
-EXEC_HOOK(execvp, (const char *file, char *const argv[]), (file, argv))
-EXEC_HOOK(execvpe, (const char *file, char *const argv[], char *const envp[]), (file, argv, envp))
+EXEC_HOOK(execve, (const char *path, char *const argv[], char *const envp[]), path, 0, envp,
+	  (path, argv, envp))
+EXEC_HOOK(execv, (const char *path, char *const argv[]), path, 0, environ, (path, argv))
+EXEC_HOOK(execvp, (const char *file, char *const argv[]), file, 1, environ, (file, argv))
+EXEC_HOOK(execvpe, (const char *file, char *const argv[], char *const envp[]), file, 1, envp,
+	  (file, argv, envp))
 
 /* A program may mark moments of its run ("request 1 done"); reports list
  * them with their times.  Declare it weak to run with and without the shim:
@@ -316,11 +352,15 @@ static void write_process_record(void)
 	clock_gettime(CLOCK_REALTIME, &rt);
 	mt_channel_lock();
 	uint8_t *w = mt_channel_reserve(128 + (size_t)exelen + alen);
-	if (w)
-		mt_channel_commit(mt_enc_process(
-			&mt_enc_state, w, (uint32_t)getpid(), (uint32_t)getppid(),
-			(uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec, mt_now(),
-			"preload", exe, (size_t)exelen, argv ? argv : "", alen));
+	if (w) {
+		w = mt_enc_process(&mt_enc_state, w, (uint32_t)getpid(), (uint32_t)getppid(),
+				   (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
+				   mt_now(), "preload", exe, (size_t)exelen, argv ? argv : "",
+				   alen);
+		if (main_role)
+			w = mt_enc_main(w);
+		mt_channel_commit(w);
+	}
 	mt_channel_unlock();
 }
 
@@ -334,10 +374,16 @@ static void after_fork_parent(void)
 	mt_channel_unlock();
 }
 
+/* Also called for a child made without glibc's fork (channel.c), on its
+ * first event, with the channel lock held. */
 static void after_fork_child(void)
 {
 	t_tid = 0;
 	mt_enabled = 0;
+	if (main_role && hands_over)
+		mt_main_handover(); /* the program the wrapper runs is the main one */
+	else
+		main_role = 0;
 	mt_channel_after_fork_child(mt_cfg.follow_forks);
 	mt_channel_unlock();
 	if (mt_cfg.follow_forks) {
@@ -398,9 +444,19 @@ __attribute__((constructor(101))) static void mt_init(void)
 	mt_log_open();
 	if (mt_cfg.precise_timestamps)
 		mt_clock = CLOCK_MONOTONIC;
-	if (!mt_cfg.follow_forks)
+	/* Without -f the command's process is traced through every exec (a
+	 * wrapper such as env or sh -c "exec ..." runs the program in the same
+	 * process), and no other process: one that finds itself here is a
+	 * child's exec, and takes the shim out of what it passes on. */
+	main_role = mt_main_claim();
+	if (!main_role && !mt_cfg.follow_forks) {
 		unexport_shim();
+		t_busy = 0;
+		return;
+	}
+	hands_over = main_role && mt_is_waiting_wrapper();
 	mt_stacktab_init(mt_cfg.backtrace_cache_size);
+	mt_channel_guard_init(after_fork_child);
 	if (mt_channel_open((uint32_t)getppid()) < 0) {
 		t_busy = 0;
 		return;

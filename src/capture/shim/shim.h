@@ -66,6 +66,9 @@ MT_HIDDEN int mt_expand_path(char *out, size_t len, const char *pattern);
 struct mt_config {
 	char output[4096];   /* output path pattern (standalone mode) */
 	const char *connect; /* MEMTRACE_CONNECT: recorder socket (record mode) */
+	/* MEMTRACE_MAIN: the pid of the command's process (0: unset); the
+	 * program it runs, through every exec, is traced without -f */
+	uint32_t main_pid;
 	int follow_forks;
 	int cull;	       /* cull temporary allocations */
 	uint64_t cull_ns;      /* lifetime threshold */
@@ -87,7 +90,15 @@ MT_HIDDEN void mt_log(int level, const char *fmt, ...) __attribute__((format(pri
 
 /* channel.c: where records go (ring shared with `memtrace record`, or a file). */
 MT_HIDDEN int mt_channel_open(uint32_t ppid);
+/* Before mt_channel_open: sets up the lock's page, which tells a child made
+ * without glibc's fork (raw clone, clone3) from its parent.  Such a child's
+ * first mt_channel_lock calls ON_NEW_PROCESS with the lock held, as glibc's
+ * fork calls the atfork child handler; the handler must unlock. */
+MT_HIDDEN void mt_channel_guard_init(void (*on_new_process)(void));
 MT_HIDDEN void mt_channel_lock(void);
+/* The pid that opened the channel (0: none): a vfork child, which shares
+ * our memory and ring, is not it. */
+MT_HIDDEN uint32_t mt_channel_pid(void);
 MT_HIDDEN void mt_channel_unlock(void);
 /* With the lock held: room for MAX more bytes; returns where to write. */
 MT_HIDDEN uint8_t *mt_channel_reserve(size_t max);
@@ -96,6 +107,16 @@ MT_HIDDEN void mt_channel_commit(uint8_t *end);
 MT_HIDDEN void mt_channel_flush(void); /* standalone: write out what is buffered */
 MT_HIDDEN void mt_channel_after_fork_child(int follow);
 MT_HIDDEN extern struct mt_enc mt_enc_state; /* guarded by the channel lock */
+
+/* exec.c: which process is the command's (MEMTRACE_MAIN), and what an
+ * exec makes of the image. */
+MT_HIDDEN int mt_main_claim(void);	   /* at start: whether this image has the role */
+MT_HIDDEN void mt_main_handover(void);	   /* in a wrapper's child: it takes the role */
+MT_HIDDEN int mt_is_waiting_wrapper(void); /* timeout, time...: the child is the program */
+/* Before an exec of FILE (looked up in PATH when SEARCH) with ENVP: an EXEC
+ * record saying whether the new image will be traced, and if not why. */
+MT_HIDDEN void mt_exec_note(const char *file, int search, char *const envp[], int main_role);
+MT_HIDDEN void mt_exec_failed(const char *file); /* the exec returned */
 
 /* modules.c: the loaded objects, emitted as MODULE records. */
 MT_HIDDEN void mt_modules_emit_new(void); /* takes the channel lock itself */

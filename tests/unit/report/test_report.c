@@ -48,7 +48,7 @@ static void test_text(void)
 {
 	struct mt_report_opts o = {.view = MT_VIEW_SUMMARY, .pid = -1, .threshold = 1};
 	char *t = report(&o);
-	CHECK(has(t, "process 100: /bin/fixture -x\n"));
+	CHECK(has(t, "process 100 (fixture): /bin/fixture -x\n"));
 	CHECK(has(t, "backend preload, 0.100 s, exit status 0\n"));
 	CHECK(has(t, "allocations:     5 (13.4 KB)\n"));
 	CHECK(has(t, "frees:           3\n"));
