@@ -18,9 +18,11 @@
 #include "target.h"
 #include "analyse/recording.h"
 #include "analyse/runtime.h"
+#include "analyse/suppress.h"
 #include "collect/bpf_record.h"
 #include "collect/rings.h"
 #include "collect/writer.h"
+#include "report/report.h"
 #include "base/json.h"
 #include "base/util.h"
 
@@ -53,6 +55,10 @@ struct record_opts {
 	const char *output, *backend;
 	int follow, quiet, cull;
 	uint64_t cull_ms;
+	/* the leak gate: --fail-on-leak[=BYTES], --leak-exit-code, --suppressions */
+	int gate;
+	uint64_t gate_bytes, leak_exit;
+	const char *supp;
 };
 
 /* -o: record's error names the option as it was spelled. */
@@ -80,6 +86,16 @@ static int opt_cull(const char *cmd, const struct mt_option *o, const char *arg,
 	ro->cull = 1;
 	if (val && mt_parse_u64(val, &ro->cull_ms))
 		return mt_usage_error(cmd, "--cull-temporary takes milliseconds, not '%s'", val);
+	return 0;
+}
+
+static int opt_gate(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	struct record_opts *ro = o->target;
+	(void)arg;
+	ro->gate = 1;
+	if (val && mt_parse_u64(val, &ro->gate_bytes))
+		return mt_usage_error(cmd, "--fail-on-leak takes a number of bytes, not '%s'", val);
 	return 0;
 }
 
@@ -118,6 +134,23 @@ static int parse_args(struct record_opts *ro, int argc, char **argv)
 		  .target = ro,
 		  .flags = MT_OPTF_EQ_ONLY,
 		  .cb = opt_cull },
+		{ .longopt = "--fail-on-leak",
+		  .argh = "[=BYTES]",
+		  .help = "when COMMAND exits with 0 but leaked more than BYTES\n"
+			  "(default 0), print the leaks and exit with the\n"
+			  "--leak-exit-code (a CI job's leak gate)",
+		  .type = MT_OPT_CALLBACK,
+		  .target = ro,
+		  .flags = MT_OPTF_EQ_ONLY,
+		  .cb = opt_gate },
+		{ .longopt = "--leak-exit-code",
+		  .argh = "N",
+		  .help = "the gate's exit status (default 23, as LeakSanitizer)",
+		  .type = MT_OPT_COUNT,
+		  .target = &ro->leak_exit,
+		  .max = 255,
+		  .err = "--leak-exit-code needs a status from 1 to 255" },
+		MT_OPT_SUPPRESSIONS(&ro->supp),
 		{ .shortopt = "-q",
 		  .longopt = "--quiet",
 		  .help = "print nothing but errors",
@@ -138,6 +171,9 @@ static int parse_args(struct record_opts *ro, int argc, char **argv)
 		return -st;
 	if (next >= argc)
 		return -mt_usage_error("record", "no command to run");
+	if ((ro->supp || ro->leak_exit) && !ro->gate)
+		return -mt_usage_error("record", "--suppressions and --leak-exit-code go with "
+						 "--fail-on-leak");
 	return next;
 }
 
@@ -347,6 +383,27 @@ static const char *how_ended(const struct mt_process *p, pid_t cmd, int last_of_
 /* The figures of every traced process, how each ended, and where they are
  * incomplete: events lost, an exec that went untraced, a runtime whose heap
  * memtrace cannot see. */
+/* The leak gate: STATUS (the command's) when it failed or leaked no more
+ * than allowed, else the gate's status after the leak trees on stderr. */
+static int leak_gate(const struct record_opts *ro, int status)
+{
+	struct mt_recording rec;
+	char err[512];
+	if (!ro->gate || status != 0)
+		return status; /* a failing program's own status wins */
+	if (mt_recording_load(&rec, ro->output, err, sizeof err) < 0) {
+		mt_error("%s", err);
+		return EXIT_FAILED;
+	}
+	if (mt_suppress_file(ro->supp, &rec) < 0) {
+		mt_recording_free(&rec);
+		return EXIT_FAILED;
+	}
+	int leaked = mt_leak_gate(stderr, &rec, ro->gate_bytes);
+	mt_recording_free(&rec);
+	return leaked ? (int)ro->leak_exit : status;
+}
+
 static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
 {
 	struct mt_recording rec;
@@ -412,6 +469,7 @@ static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts ro = { .backend = "auto", .cull_ms = 10000 };
+	struct mt_suppressions *supp_check;
 	struct mt_bpf *b = NULL;
 	struct mt_rings *rings = NULL;
 	struct mt_recorder *r = NULL;
@@ -424,6 +482,16 @@ int cmd_record(int argc, char **argv)
 	if (first <= 0)
 		return -first;
 	char **cmd = argv + first;
+	/* a suppressions file that cannot be read is known before the run */
+	if (ro.supp) {
+		if (!(supp_check = mt_supp_load(ro.supp, err, sizeof err))) {
+			mt_error("%s", err);
+			return MT_EXIT_USAGE;
+		}
+		mt_supp_free(supp_check);
+	}
+	if (!ro.leak_exit)
+		ro.leak_exit = 23;
 	char *exe = mt_resolve_command(cmd[0]);
 	if (!exe) {
 		mt_error("cannot run %s: command not found", cmd[0]);
@@ -477,6 +545,7 @@ int cmd_record(int argc, char **argv)
 	} else if (!failed) {
 		print_summary(ro.output, ro.quiet, cmd_pid, wstatus);
 		status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
+		status = leak_gate(&ro, status);
 	}
 cleanup:
 	/* a failure before the command ran: it must not run untraced */
