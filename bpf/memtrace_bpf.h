@@ -14,8 +14,8 @@
 #include <linux/types.h>
 #endif
 
-/* Function ids: the first nine are enum mt_fn (codec.h) in the same order
- * (the loader checks that at compile time); free is the tenth. */
+/* Function ids: the first twelve are enum mt_fn (codec.h) in the same order
+ * (the loader checks that at compile time); free comes after them. */
 #define MTB_FN_MALLOC 0
 #define MTB_FN_CALLOC 1
 #define MTB_FN_REALLOC 2
@@ -25,11 +25,14 @@
 #define MTB_FN_MEMALIGN 6
 #define MTB_FN_VALLOC 7
 #define MTB_FN_PVALLOC 8
-#define MTB_FN_FREE 9
-#define MTB_FN_COUNT 10
+#define MTB_FN_MALLOCX 9
+#define MTB_FN_RALLOCX 10
+#define MTB_FN_XALLOCX 11
+#define MTB_FN_FREE 12
+#define MTB_FN_COUNT 13
 /* C++'s operator new, any variant: an entry probe only (mt_new), which
  * gives the allocator call it makes the stack of new's caller. */
-#define MTB_FN_NEW 10
+#define MTB_FN_NEW 13
 
 /* A probe's BPF cookie: bits 0-7 the function id, 8-31 the allocator
  * object's index in the loader's table; with MTB_COOKIE_ARGREGS, bits

@@ -73,12 +73,18 @@ enum mt_fn {
 	MT_FN_MEMALIGN,
 	MT_FN_VALLOC,
 	MT_FN_PVALLOC,
+	/* jemalloc's own API; the other libraries' (tc_malloc, mi_zalloc...)
+	 * are reported as the C function they stand for.  At most 16 codes:
+	 * the tag byte holds 4 bits. */
+	MT_FN_MALLOCX,
+	MT_FN_RALLOCX,
+	MT_FN_XALLOCX, /* a REALLOC of a block to itself: resized in place */
 	MT_FN_COUNT
 };
 
 static const char *const mt_fn_names[MT_FN_COUNT] = {
-	"malloc",	 "calloc",   "realloc", "reallocarray", "posix_memalign",
-	"aligned_alloc", "memalign", "valloc",	"pvalloc",
+	"malloc",   "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
+	"memalign", "valloc", "pvalloc", "mallocx",	 "rallocx",	   "xallocx",
 };
 
 /* What a LOST record counts; every kind is shown in every report. */

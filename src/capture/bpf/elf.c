@@ -23,6 +23,9 @@ const char *const mtb_sym_name[MTB_SYM_COUNT] = {
 	"memalign",
 	"valloc",
 	"pvalloc",
+	"mallocx",
+	"rallocx",
+	"xallocx",
 	"free",
 	/* operator new(size_t) and new[], then with nothrow_t, align_val_t,
 	 * both (Itanium C++ ABI, 64-bit size_t) */
@@ -39,7 +42,7 @@ const char *const mtb_sym_name[MTB_SYM_COUNT] = {
 #define MAX_PLACES 6
 
 /* Arguments of each function (SysV: %rdi, %rsi, %rdx). */
-static const unsigned fn_nargs[MTB_FN_COUNT] = { 1, 2, 2, 3, 3, 2, 2, 1, 1, 1 };
+static const unsigned fn_nargs[MTB_FN_COUNT] = { 1, 2, 2, 3, 3, 2, 2, 1, 1, 1, 2, 2, 1 };
 
 #if defined(__x86_64__)
 static int32_t le32(const uint8_t *p)
