@@ -350,17 +350,61 @@ static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, c
 		case MT_REC_MODULES_RESET:
 			break;
 		case MT_REC_EXT:
-			if (ev.ext == MT_EXT_ALLOCATOR)
+			if (ev.ext == MT_EXT_ALLOCATOR) {
 				mt_process_site_object(p, site_of(p, ev.stack), ev.path.s,
 						       ev.path.len);
-			else
+			} else if (ev.ext == MT_EXT_HEAP) {
+				free(p->heap);
+				free(p->heap_object);
+				p->heap = xstrndup(ev.text.s, ev.text.len);
+				p->heap_object = ev.path.len ? xstrndup(ev.path.s, ev.path.len) :
+							       NULL;
+			} else {
 				mt_col_true_peak(&p->col, ev.ts, ev.bytes, ev.count);
+			}
 			break;
 		}
 	}
 	p->dec_state = d.st;
 	*bad = (size_t)(d.p - data);
 	return r < 0 ? -1 : 0;
+}
+
+const char *mt_heap_name_of(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (strstr(base, "jemalloc"))
+		return "jemalloc";
+	if (strstr(base, "tcmalloc"))
+		return "tcmalloc";
+	if (strstr(base, "mimalloc"))
+		return "mimalloc";
+	if (!strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5))
+		return "glibc";
+	return "unknown";
+}
+
+/* A recording that does not name the allocator (BPF backend): the object
+ * the most allocations went to. */
+static void guess_heap(struct mt_process *p)
+{
+	if (p->heap || !p->nobjects)
+		return;
+	uint64_t *n = xcalloc(p->nobjects, sizeof *n);
+	for (size_t s = 0; s < p->col.nsites && s < p->site_cap; s++)
+		for (size_t o = 0; p->site_object[s] && o < p->nobjects; o++)
+			if (p->site_object[s] == p->objects[o]) {
+				n[o] += p->col.sites[s].allocations;
+				break;
+			}
+	size_t best = 0;
+	for (size_t o = 1; o < p->nobjects; o++)
+		if (n[o] > n[best])
+			best = o;
+	free(n);
+	p->heap = xstrdup(mt_heap_name_of(p->objects[best]));
+	p->heap_object = xstrdup(p->objects[best]);
 }
 
 int mt_recording_load(struct mt_recording *rec, const char *path, char *err, size_t errlen)
@@ -420,6 +464,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		struct mt_process *p = rec->procs[i];
 		mt_col_finish(&p->col);
+		guess_heap(p);
 		if (!p->end_ts || p->end_ts < p->col.t.last_ts)
 			p->end_ts = p->col.t.last_ts > p->start_ts ? p->col.t.last_ts : p->start_ts;
 	}
@@ -449,6 +494,8 @@ void mt_recording_free(struct mt_recording *rec)
 		free(p->markers);
 		free(p->exe);
 		free(p->backend);
+		free(p->heap);
+		free(p->heap_object);
 		free(p->frames);
 		free(p->site_off);
 		free(p->site_len);

@@ -57,7 +57,12 @@ struct mt_process {
 	size_t nframes, frames_cap;
 	uint32_t *site_off, *site_len;
 	const char **site_object; /* allocator object of each site, or NULL */
-	char **objects;		  /* the distinct object paths (owned) */
+	/* The allocator the process used: glibc, jemalloc, tcmalloc, mimalloc
+	 * or unknown, and its object; NULL when the recording does not say (the
+	 * shim says it; for the BPF backend it is the object of the sites with
+	 * the most allocations). */
+	char *heap, *heap_object;
+	char **objects; /* the distinct object paths (owned) */
 	size_t nobjects, objects_cap;
 	uint32_t *objects_index; /* hash of objects: index + 1 */
 	size_t objects_mask;
@@ -130,6 +135,10 @@ void mt_process_add_module(struct mt_process *p, const char *path, uint64_t bias
 void mt_process_site_object(struct mt_process *p, uint32_t site, const char *path, size_t len);
 /* The site of the stack FRAMES[0..N) (return addresses, leaf first). */
 uint32_t mt_process_site(struct mt_process *p, const uint64_t *frames, unsigned n);
+
+/* The allocator that the object at PATH is, by its file name (glibc,
+ * jemalloc, tcmalloc, mimalloc; "unknown" for anything else). */
+const char *mt_heap_name_of(const char *path);
 
 /* Total of every kind of loss of a process. */
 uint64_t mt_process_lost(const struct mt_process *p);

@@ -393,6 +393,20 @@ EXPORT void memtrace_marker(const char *text)
 
 /* ---- start-up, fork, signals ----------------------------------------- */
 
+/* Which allocator the hooks forward to (next.c), after the PROCESS record. */
+static void write_heap_record(void)
+{
+	if (mt_next_glibc < 0)
+		mt_next_resolve();
+	const char *name = mt_next_heap_name(), *path = mt_next_heap_path();
+	size_t nlen = strlen(name), plen = strlen(path);
+	mt_channel_lock();
+	uint8_t *w = mt_channel_reserve(32 + nlen + plen);
+	if (w)
+		mt_channel_commit(mt_enc_heap(w, name, nlen, path, plen));
+	mt_channel_unlock();
+}
+
 static void write_process_record(void)
 {
 	char exe[4096];
@@ -412,6 +426,7 @@ static void write_process_record(void)
 			(uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec, mt_now(),
 			"preload", exe, (size_t)exelen, argv ? argv : "", alen));
 	mt_channel_unlock();
+	write_heap_record();
 }
 
 static void before_fork(void)
