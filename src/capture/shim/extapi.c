@@ -394,6 +394,34 @@ EXT_RESIZE(mi_heap_realloc_aligned, (void *h, void *p, size_t n, size_t a), (h, 
 EXT_RESIZE(mi_heap_rezalloc_aligned, (void *h, void *p, size_t n, size_t a), (h, p, n, a),
 	   MT_FN_REALLOC, p, n, rz_hpnx, .heap = h, .x = a)
 
+/* A call of the library's own that is no event of the program's, with
+ * whatever it allocates for itself through our hooks left out (mimalloc
+ * allocates a heap's bookkeeping with its own mi_heap_malloc). */
+#define EXT_QUIET(ret, name, params, args) \
+	EXPORT ret name params             \
+	{                                  \
+		REAL(ret(*) params, #name) \
+		if (!HAVE_REAL())          \
+			return (ret)0;     \
+		int b_ = mt_ext_enter();   \
+		ret r_ = real_ args;       \
+		mt_ext_leave(b_);          \
+		return r_;                 \
+	}
+
+EXT_QUIET(void *, mi_heap_new, (void), ())
+EXT_QUIET(void *, mi_heap_new_in_arena, (int arena), (arena))
+
+EXPORT void mi_heap_delete(void *h)
+{
+	REAL(void (*)(void *), "mi_heap_delete")
+	if (!HAVE_REAL())
+		return;
+	int b = mt_ext_enter();
+	real_(h);
+	mt_ext_leave(b);
+}
+
 /* mi_heap_destroy frees every block of the heap at once, without a call
  * per block: each is recorded as freed first, by visiting them. */
 static _Bool destroy_visit(const void *heap, const void *area, void *block, size_t size, void *arg)

@@ -132,6 +132,19 @@ int mt_next_resolve(void)
 		n.realloc = __libc_realloc;
 		n.memalign = __libc_memalign;
 	}
+	/* A function the next malloc's object does not define (jemalloc has no
+	 * pvalloc) would be found further on, in glibc: a block of the wrong
+	 * heap.  Made from that object's memalign instead. */
+	Dl_info mi;
+	if (dladdr((void *)n.malloc, &mi)) {
+		void **own[] = { (void **)&n.aligned_alloc, (void **)&n.posix_memalign,
+				 (void **)&n.valloc, (void **)&n.pvalloc };
+		for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+			Dl_info fi;
+			if (*own[i] && (!dladdr(*own[i], &fi) || fi.dli_fbase != mi.dli_fbase))
+				*own[i] = NULL;
+		}
+	}
 	int glibc = n.malloc == __libc_malloc && n.free == __libc_free &&
 		    n.calloc == __libc_calloc && n.realloc == __libc_realloc &&
 		    n.memalign == __libc_memalign && n.valloc == __libc_valloc &&
