@@ -3,8 +3,9 @@ import jemalloc
 
 SRC = 'mimalloc.c'
 # mi_heap_destroy frees its blocks without a call per block: the shim asks
-# mimalloc for them; the BPF backend cannot (see memtrace-record(1))
-BPF = None
+# mimalloc for them; the BPF backend cannot (man/memtrace-record.1), so
+# the bpf axis runs the program with "no-destroy" (mimalloc.c)
+BPF = dict(object_prefix='libmimalloc.so', args=('no-destroy',))
 
 FN = {'do_mi_malloc': 'malloc', 'do_mi_zalloc': 'calloc', 'do_mi_calloc': 'calloc',
       'do_mi_aligned': 'aligned_alloc', 'do_mi_src': 'malloc', 'do_mi_heap': 'malloc',

@@ -4,8 +4,9 @@ import jemalloc
 SRC = 'tcmalloc.c'
 # tc_new and tc_delete are tcmalloc's operator new and delete, which the BPF
 # backend does not probe (a return probe on a function that throws is
-# fatal): its figures are compared on the other sites by tcmalloc_bpf
-BPF = None
+# fatal), nor tc_free_sized, its sized delete: the bpf axis runs the program
+# with "c-api", which leaves them out (tcmalloc.c)
+BPF = dict(object_prefix='libtcmalloc', args=('c-api',))
 
 FN = {'do_tc_malloc': 'malloc', 'do_tc_calloc': 'calloc', 'do_tc_memalign': 'memalign',
       'do_tc_posix_memalign': 'posix_memalign', 'do_tc_src': 'malloc',
