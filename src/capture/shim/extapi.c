@@ -219,7 +219,16 @@ static void *xa_call(void *p, size_t n, void *c)
 JEMALLOC_API()
 JEMALLOC_API(je_)
 
-/* ---- tcmalloc (gperftools) ---------------------------------------------- */
+/* A jemalloc built with the je_ prefix names its malloc & co. so too. */
+EXT_ALLOC(je_malloc, (size_t n), (n), MT_FN_MALLOC, n, mt_next_malloc(n))
+EXT_ALLOC(je_calloc, (size_t n, size_t m), (n, m), MT_FN_CALLOC, mul_or_max(n, m),
+	  mt_next_calloc(n, m))
+EXT_ALLOC(je_memalign, (size_t a, size_t n), (a, n), MT_FN_MEMALIGN, n, mt_next_memalign(a, n))
+EXT_ALLOC(je_aligned_alloc, (size_t a, size_t n), (a, n), MT_FN_ALIGNED_ALLOC, n,
+	  mt_next_aligned_alloc(a, n))
+EXT_ALLOC(je_valloc, (size_t n), (n), MT_FN_VALLOC, n, mt_next_valloc(n))
+EXT_RESIZE(je_realloc, (void *p, size_t n), (p, n), MT_FN_REALLOC, p, n, rz_pn, .x = 0)
+EXT_FREE(je_free, (void *p), (p), p)
 
 /* posix_memalign's shape: the block through OUT, 0 or an error number. */
 #define EXT_PMA(name, fn)                                                        \
@@ -237,6 +246,10 @@ JEMALLOC_API(je_)
 		}                                                                \
 		return r_;                                                       \
 	}
+
+EXT_PMA(je_posix_memalign, MT_FN_POSIX_MEMALIGN)
+
+/* ---- tcmalloc (gperftools) ---------------------------------------------- */
 
 EXT_ALLOC(tc_malloc, (size_t n), (n), MT_FN_MALLOC, n, mt_next_malloc(n))
 EXT_ALLOC(tc_malloc_skip_new_handler, (size_t n), (n), MT_FN_MALLOC, n, mt_next_malloc(n))
