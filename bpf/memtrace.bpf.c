@@ -6,11 +6,14 @@
  * allocator object with a BPF cookie naming the object and the function:
  *
  *   mt_entry   at the entry of malloc, calloc, realloc, reallocarray,
- *              posix_memalign, aligned_alloc, memalign, valloc, pvalloc:
- *              saves the arguments in the thread's call slot;
+ *              posix_memalign, aligned_alloc, memalign, valloc, pvalloc,
+ *              jemalloc's mallocx, rallocx, xallocx, and the allocator
+ *              libraries' other functions (src/capture/bpf/extsyms.h,
+ *              their arguments placed as the cookie says): saves the
+ *              arguments in the thread's call slot;
  *   mt_return  at their return: pairs with the entry, takes the stack,
  *              updates the live and per-site maps, emits the event;
- *   mt_free    at the entry of free;
+ *   mt_free    at the entry of free (and sdallocx, tc_free, mi_free_size...);
  *   mt_new     at the entry of C++'s operator new (every variant): the
  *              allocator call it makes gets the stack of new's caller.
  * (operator delete is not probed: it frees with free(), which is.)
