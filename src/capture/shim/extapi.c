@@ -469,3 +469,119 @@ EXPORT void mi_heap_destroy(void *h)
 	real_(h);
 	mt_ext_leave(b);
 }
+
+/* ---- C++'s operator new and delete ------------------------------------ */
+
+/* jemalloc, tcmalloc and mimalloc define C++'s operator new and delete
+ * themselves, and a program that links or preloads one gets those, which
+ * do not call malloc: the shim interposes them too.  When the next
+ * definition is the allocator library's, its calls are recorded here (as
+ * malloc or aligned_alloc, and free), with the thread inside the shim
+ * across the call (some call our hooks on their way: mimalloc's aligned
+ * new is its mi_new_aligned); when it is the C++ runtime's, which
+ * allocates with malloc and frees with free (hooked), the call is only
+ * passed on.
+ *
+ * A throwing new must not leave the thread marked inside the shim if it
+ * throws: it is made as the library's nothrow variant (which never
+ * throws), and only if that fails (memory exhausted, after the new_handler
+ * was tried) as the throwing one, outside the shim, which then throws or
+ * succeeds. */
+static const char nothrow_tag; /* std::nothrow: an empty object's address */
+
+#define CXX_NOTHROW(name, params, args, fn, size)                    \
+	EXPORT void *name params                                     \
+	{                                                            \
+		REAL(void *(*)params, #name)                         \
+		static int own_ = -1;                                \
+		if (!HAVE_REAL())                                    \
+			return mt_next_malloc(size);                 \
+		if (unlikely(own_ < 0))                              \
+			own_ = mt_next_in_heap((const void *)real_); \
+		if (!own_)                                           \
+			return real_ args;                           \
+		int b_ = mt_ext_enter();                             \
+		void *p_ = real_ args;                               \
+		mt_ext_leave(b_);                                    \
+		mt_ext_alloc(fn, p_, size);                          \
+		return p_;                                           \
+	}
+
+#define CXX_NEW(name, params, args, fn, size, nothrow, nparams, nargs) \
+	EXPORT void *name params                                       \
+	{                                                              \
+		REAL(void *(*)params, #name)                           \
+		static int own_ = -1;                                  \
+		if (!HAVE_REAL())                                      \
+			return mt_next_malloc(size);                   \
+		if (unlikely(own_ < 0))                                \
+			own_ = mt_next_in_heap((const void *)real_);   \
+		if (!own_)                                             \
+			return real_ args;                             \
+		static void *(*nt_)nparams;                            \
+		if (unlikely(!nt_)) {                                  \
+			int b_ = mt_ext_enter();                       \
+			nt_ = (void *(*)nparams)mt_next_sym(nothrow);  \
+			mt_ext_leave(b_);                              \
+		}                                                      \
+		void *p_ = NULL;                                       \
+		if (nt_ && mt_next_in_heap((const void *)nt_)) {       \
+			int b_ = mt_ext_enter();                       \
+			p_ = nt_ nargs;                                \
+			mt_ext_leave(b_);                              \
+		}                                                      \
+		if (!p_)                                               \
+			p_ = real_ args;                               \
+		mt_ext_alloc(fn, p_, size);                            \
+		return p_;                                             \
+	}
+
+#define CXX_DELETE(name, params, args)                               \
+	EXPORT void name params                                      \
+	{                                                            \
+		REAL(void(*) params, #name)                          \
+		static int own_ = -1;                                \
+		if (!HAVE_REAL()) {                                  \
+			mt_next_free(p);                             \
+			return;                                      \
+		}                                                    \
+		if (unlikely(own_ < 0))                              \
+			own_ = mt_next_in_heap((const void *)real_); \
+		if (!own_) {                                         \
+			real_ args;                                  \
+			return;                                      \
+		}                                                    \
+		if (p)                                               \
+			mt_ext_free(p);                              \
+		int b_ = mt_ext_enter();                             \
+		real_ args;                                          \
+		mt_ext_leave(b_);                                    \
+	}
+
+/* Itanium C++ ABI names, 64-bit size_t: new, new[]; nothrow, aligned. */
+CXX_NOTHROW(_ZnwmRKSt9nothrow_t, (size_t n, const void *nt), (n, nt), MT_FN_MALLOC, n)
+CXX_NOTHROW(_ZnamRKSt9nothrow_t, (size_t n, const void *nt), (n, nt), MT_FN_MALLOC, n)
+CXX_NOTHROW(_ZnwmSt11align_val_tRKSt9nothrow_t, (size_t n, size_t a, const void *nt), (n, a, nt),
+	    MT_FN_ALIGNED_ALLOC, n)
+CXX_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t, (size_t n, size_t a, const void *nt), (n, a, nt),
+	    MT_FN_ALIGNED_ALLOC, n)
+CXX_NEW(_Znwm, (size_t n), (n), MT_FN_MALLOC, n, "_ZnwmRKSt9nothrow_t", (size_t, const void *),
+	(n, &nothrow_tag))
+CXX_NEW(_Znam, (size_t n), (n), MT_FN_MALLOC, n, "_ZnamRKSt9nothrow_t", (size_t, const void *),
+	(n, &nothrow_tag))
+CXX_NEW(_ZnwmSt11align_val_t, (size_t n, size_t a), (n, a), MT_FN_ALIGNED_ALLOC, n,
+	"_ZnwmSt11align_val_tRKSt9nothrow_t", (size_t, size_t, const void *), (n, a, &nothrow_tag))
+CXX_NEW(_ZnamSt11align_val_t, (size_t n, size_t a), (n, a), MT_FN_ALIGNED_ALLOC, n,
+	"_ZnamSt11align_val_tRKSt9nothrow_t", (size_t, size_t, const void *), (n, a, &nothrow_tag))
+CXX_DELETE(_ZdlPv, (void *p), (p))
+CXX_DELETE(_ZdaPv, (void *p), (p))
+CXX_DELETE(_ZdlPvm, (void *p, size_t n), (p, n))
+CXX_DELETE(_ZdaPvm, (void *p, size_t n), (p, n))
+CXX_DELETE(_ZdlPvRKSt9nothrow_t, (void *p, const void *nt), (p, nt))
+CXX_DELETE(_ZdaPvRKSt9nothrow_t, (void *p, const void *nt), (p, nt))
+CXX_DELETE(_ZdlPvSt11align_val_t, (void *p, size_t a), (p, a))
+CXX_DELETE(_ZdaPvSt11align_val_t, (void *p, size_t a), (p, a))
+CXX_DELETE(_ZdlPvmSt11align_val_t, (void *p, size_t n, size_t a), (p, n, a))
+CXX_DELETE(_ZdaPvmSt11align_val_t, (void *p, size_t n, size_t a), (p, n, a))
+CXX_DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, (void *p, size_t a, const void *nt), (p, a, nt))
+CXX_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, (void *p, size_t a, const void *nt), (p, a, nt))

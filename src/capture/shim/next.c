@@ -36,6 +36,7 @@ struct mt_next mt_next;
 int mt_next_glibc = -1;
 static __thread int t_resolving;
 static char heap_path[1024];
+static const void *heap_base;
 static const char *heap_name = "unknown";
 
 /* ---- the bootstrap buffer --------------------------------------------- */
@@ -98,6 +99,7 @@ static void name_heap(void)
 		n = sizeof heap_path - 1;
 	memcpy(heap_path, info.dli_fname, n);
 	heap_path[n] = 0;
+	heap_base = info.dli_fbase;
 	if (heap_defines("mallocx", info.dli_fbase) || heap_defines("je_mallocx", info.dli_fbase))
 		heap_name = "jemalloc";
 	else if (heap_defines("tc_malloc", info.dli_fbase))
@@ -157,6 +159,14 @@ int mt_next_resolve(void)
 		glibc = 0;
 	__atomic_store_n(&mt_next_glibc, glibc, __ATOMIC_RELEASE);
 	return 0;
+}
+
+int mt_next_in_heap(const void *fn)
+{
+	Dl_info info;
+	if (mt_next_glibc < 0)
+		mt_next_resolve();
+	return fn && heap_base && dladdr((void *)fn, &info) && info.dli_fbase == heap_base;
 }
 
 const char *mt_next_heap_name(void)

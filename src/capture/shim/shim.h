@@ -76,6 +76,7 @@ MT_HIDDEN int mt_next_boot_owns(const void *p);
 MT_HIDDEN size_t mt_next_boot_size(const void *p);
 MT_HIDDEN const char *mt_next_heap_name(void); /* glibc, jemalloc, tcmalloc, mimalloc, unknown */
 MT_HIDDEN const char *mt_next_heap_path(void); /* the object that defines it, or "" */
+MT_HIDDEN int mt_next_in_heap(const void *fn); /* FN lies in that object */
 MT_HIDDEN void *mt_next_malloc(size_t n);
 MT_HIDDEN void mt_next_free(void *p);
 MT_HIDDEN void *mt_next_calloc(size_t n, size_t m);
