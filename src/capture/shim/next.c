@@ -7,9 +7,10 @@
  * and glibc serves only when it is the allocator.  Those definitions are
  * found with dlsym(RTLD_NEXT) on the first call of any hook (the loader
  * itself calls malloc before any constructor runs, so this cannot wait for
- * one).  When every one of them is glibc's own __libc_* function, the hooks
- * call those directly, as they always did (mt_next_glibc): no indirect call,
- * no cost.
+ * one).  When every one of them is the __libc_* function the shim's own
+ * references bind to (glibc's; or mimalloc's and tcmalloc's, which define
+ * those names too, as aliases of their malloc & co.), the hooks call those
+ * directly, as they always did (mt_next_glibc): no indirect call, no cost.
  *
  * dlsym may itself allocate (its error strings); calls made on the resolving
  * thread while it runs are served from a small static buffer, whose blocks
