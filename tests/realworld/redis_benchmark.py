@@ -83,7 +83,13 @@ def main():
         t.check(tot.get('allocations', 0) > REQUESTS,
                 f'allocations ({tot.get("allocations")}) exceed the {REQUESTS} SET requests')
         t.check(tot.get('frees', 0) > 0, f'frees ({tot.get("frees")}) are counted')
-        t.eq(p.get('lost_events'), 0, 'lost events')
+        lost = p.get('lost_by_kind', {})
+        if backend == 'bpf':
+            # a stack the kernel's stack map could not take (a bucket taken
+            # by another stack) keeps its event, with its caller alone
+            t.note(f'stack_error: {lost.get("stack_error")}')
+            lost = {k: v for k, v in lost.items() if k != 'stack_error'}
+        t.eq({k: v for k, v in lost.items() if v}, {}, 'lost events, by kind')
     t.finish()
 
 
