@@ -6,11 +6,14 @@
  * allocator object with a BPF cookie naming the object and the function:
  *
  *   mt_entry   at the entry of malloc, calloc, realloc, reallocarray,
- *              posix_memalign, aligned_alloc, memalign, valloc, pvalloc:
- *              saves the arguments in the thread's call slot;
+ *              posix_memalign, aligned_alloc, memalign, valloc, pvalloc,
+ *              jemalloc's mallocx, rallocx, xallocx, and the allocator
+ *              libraries' other functions (src/capture/bpf/extsyms.h,
+ *              their arguments placed as the cookie says): saves the
+ *              arguments in the thread's call slot;
  *   mt_return  at their return: pairs with the entry, takes the stack,
  *              updates the live and per-site maps, emits the event;
- *   mt_free    at the entry of free;
+ *   mt_free    at the entry of free (and sdallocx, tc_free, mi_free_size...);
  *   mt_new     at the entry of C++'s operator new (every variant): the
  *              allocator call it makes gets the stack of new's caller.
  * (operator delete is not probed: it frees with free(), which is.)
@@ -345,7 +348,10 @@ static __always_inline __u64 arg(struct pt_regs *ctx, __u64 cookie, int i)
 {
 	if (cookie & MTB_COOKIE_ARGREGS)
 		return reg_by_number(ctx, MTB_COOKIE_REG(cookie, i));
-	return i == 0 ? PT_REGS_PARM1(ctx) : i == 1 ? PT_REGS_PARM2(ctx) : PT_REGS_PARM3(ctx);
+	return i == 0 ? PT_REGS_PARM1(ctx) :
+	       i == 1 ? PT_REGS_PARM2(ctx) :
+	       i == 2 ? PT_REGS_PARM3(ctx) :
+			PT_REGS_PARM4(ctx);
 }
 
 static __always_inline __u64 mul_or_max(__u64 a, __u64 b)
@@ -415,12 +421,53 @@ int mt_entry(struct pt_regs *ctx)
 
 	/* a0, a1 per function: size (malloc, valloc, pvalloc, aligned_alloc,
 	 * memalign, calloc: the product); old block and size (realloc,
-	 * reallocarray); out-pointer and size (posix_memalign).  Only the
-	 * arguments used are read: from moved registers each is a helper call. */
+	 * reallocarray, rallocx, xallocx); out-pointer and size
+	 * (posix_memalign).  Only the arguments used are read: from moved
+	 * registers each is a helper call.  An allocator library's function
+	 * whose arguments are elsewhere says where (MTB_LA_*). */
 	__u64 a0 = 0, a1 = 0;
+	__u32 layout = fn == MTB_FN_NEW ? 0 : MTB_COOKIE_LAYOUT(cookie);
 
-	switch (fn) {
+	switch (layout) {
+	case 0:
+		break;
+	case MTB_LA_SIZE0:
+		a0 = arg(ctx, cookie, 0);
+		break;
+	case MTB_LA_SIZE1:
+		a0 = arg(ctx, cookie, 1);
+		break;
+	case MTB_LA_PROD0:
+		a0 = mul_or_max(arg(ctx, cookie, 0), arg(ctx, cookie, 1));
+		break;
+	case MTB_LA_PROD1:
+		a0 = mul_or_max(arg(ctx, cookie, 1), arg(ctx, cookie, 2));
+		break;
+	case MTB_LA_PTRSIZE0:
+		a0 = arg(ctx, cookie, 0);
+		a1 = arg(ctx, cookie, 1);
+		break;
+	case MTB_LA_PTRSIZE1:
+		a0 = arg(ctx, cookie, 1);
+		a1 = arg(ctx, cookie, 2);
+		break;
+	case MTB_LA_PTRPROD0:
+		a0 = arg(ctx, cookie, 0);
+		a1 = mul_or_max(arg(ctx, cookie, 1), arg(ctx, cookie, 2));
+		break;
+	case MTB_LA_PTRPROD1:
+		a0 = arg(ctx, cookie, 1);
+		a1 = mul_or_max(arg(ctx, cookie, 2), arg(ctx, cookie, 3));
+		break;
+	default:
+		return 0;
+	}
+
+	switch (layout ? MTB_FN_COUNT : fn) {
+	case MTB_FN_COUNT: /* read above */
+		break;
 	case MTB_FN_MALLOC:
+	case MTB_FN_MALLOCX:
 	case MTB_FN_VALLOC:
 	case MTB_FN_PVALLOC:
 		a0 = arg(ctx, cookie, 0);
@@ -429,6 +476,8 @@ int mt_entry(struct pt_regs *ctx)
 		a0 = mul_or_max(arg(ctx, cookie, 0), arg(ctx, cookie, 1));
 		break;
 	case MTB_FN_REALLOC:
+	case MTB_FN_RALLOCX:
+	case MTB_FN_XALLOCX:
 		a0 = arg(ctx, cookie, 0);
 		a1 = arg(ctx, cookie, 1);
 		break;
@@ -461,7 +510,8 @@ int mt_entry(struct pt_regs *ctx)
 	c->nested = 0;
 	c->old_valid = 0;
 	c->via_new = made_by_new(ctx, c, tgid, tid, sp, now);
-	if ((fn == MTB_FN_REALLOC || fn == MTB_FN_REALLOCARRAY) && a0) {
+	if ((fn == MTB_FN_REALLOC || fn == MTB_FN_REALLOCARRAY || fn == MTB_FN_RALLOCX ||
+	     fn == MTB_FN_XALLOCX) && a0) {
 		struct mtb_live old;
 
 		if (live_take(tgid, a0, &old)) {
@@ -537,6 +587,44 @@ static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32
 	return kstack;
 }
 
+/* The real size jemalloc (default configuration: 16-byte quantum, four
+ * size classes per doubling) gives a request of S bytes. */
+static __always_inline __u64 je_usable(__u64 s)
+{
+	if (s <= 8)
+		return 8;
+	if (s <= 128)
+		return (s + 15) & ~15ull;
+	__u64 x = s - 1;
+	__u32 lg = 0;
+
+	if (x >> 32) {
+		lg += 32;
+		x >>= 32;
+	}
+	if (x >> 16) {
+		lg += 16;
+		x >>= 16;
+	}
+	if (x >> 8) {
+		lg += 8;
+		x >>= 8;
+	}
+	if (x >> 4) {
+		lg += 4;
+		x >>= 4;
+	}
+	if (x >> 2) {
+		lg += 2;
+		x >>= 2;
+	}
+	if (x >> 1)
+		lg += 1;
+	__u64 delta = 1ull << (lg - 2);
+
+	return (s + delta - 1) & ~(delta - 1);
+}
+
 SEC("uretprobe")
 int mt_return(struct pt_regs *ctx)
 {
@@ -591,8 +679,31 @@ int mt_return(struct pt_regs *ctx)
 			emit(MTB_REC_ALLOC, fn, object, pid_tgid, ptr, 0, p.a1, kstack, caller);
 		return 0;
 	}
+	case MTB_FN_XALLOCX: {
+		/* In place or not at all; RET is the block's real size.  It
+		 * was resized if that is not the size jemalloc gives the old
+		 * requested size (je_usable: what sallocx says of a block of
+		 * mallocx without alignment, the shim's before-size). */
+		__u64 ptr = p.a0, size = p.a1;
+		struct mtb_live_key lk = { .ptr = ptr, .tgid = tgid };
+
+		if (!p.old_valid || !size)
+			return 0;
+		if (ret == je_usable(p.old_size)) {
+			struct mtb_live lv = { .size = p.old_size, .kstack = p.old_kstack, .ts = p.old_ts };
+
+			bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
+			return 0;
+		}
+		site_release(tgid, p.old_size, p.old_kstack, p.old_ts, now);
+		kstack = record_alloc(ctx, tgid, object, fn, ptr, size, now, kstack);
+		if (events_mode)
+			emit(MTB_REC_REALLOC, fn, object, pid_tgid, ptr, ptr, size, kstack, caller);
+		return 0;
+	}
 	case MTB_FN_REALLOC:
-	case MTB_FN_REALLOCARRAY: {
+	case MTB_FN_REALLOCARRAY:
+	case MTB_FN_RALLOCX: {
 		__u64 old = p.a0, size = p.a1;
 
 		if (!old) {

@@ -14,8 +14,8 @@
 #include <linux/types.h>
 #endif
 
-/* Function ids: the first nine are enum mt_fn (codec.h) in the same order
- * (the loader checks that at compile time); free is the tenth. */
+/* Function ids: the first twelve are enum mt_fn (codec.h) in the same order
+ * (the loader checks that at compile time); free comes after them. */
 #define MTB_FN_MALLOC 0
 #define MTB_FN_CALLOC 1
 #define MTB_FN_REALLOC 2
@@ -25,11 +25,14 @@
 #define MTB_FN_MEMALIGN 6
 #define MTB_FN_VALLOC 7
 #define MTB_FN_PVALLOC 8
-#define MTB_FN_FREE 9
-#define MTB_FN_COUNT 10
+#define MTB_FN_MALLOCX 9
+#define MTB_FN_RALLOCX 10
+#define MTB_FN_XALLOCX 11
+#define MTB_FN_FREE 12
+#define MTB_FN_COUNT 13
 /* C++'s operator new, any variant: an entry probe only (mt_new), which
  * gives the allocator call it makes the stack of new's caller. */
-#define MTB_FN_NEW 10
+#define MTB_FN_NEW 13
 
 /* A probe's BPF cookie: bits 0-7 the function id, 8-31 the allocator
  * object's index in the loader's table; with MTB_COOKIE_ARGREGS, bits
@@ -52,6 +55,23 @@
 #define MTB_COOKIE_SIZE_MAX ((1u << 18) - 1)
 #define MTB_COOKIE_WITH_SIZE(n) ((__u64)((n) < MTB_COOKIE_SIZE_MAX ? (n) : MTB_COOKIE_SIZE_MAX) << 46)
 #define MTB_COOKIE_SIZE(c) ((__u32)((c) >> 46))
+/* The entry probes of other functions (an allocator library's own API:
+ * mi_heap_malloc(heap, size)...) say in bits 46-51 where their arguments
+ * are, if not where the function they are reported as has them: size is
+ * argument 0 or 1 (SIZE), or the product of arguments 0 and 1, or 1 and 2
+ * (PROD); a block and its new size (PTRSIZE), or a block and the product of
+ * the next two (PTRPROD), from argument 0 or 1.  Such probes are at the
+ * function's entry: the arguments are in the calling convention's places. */
+#define MTB_LA_SIZE0 1
+#define MTB_LA_SIZE1 2
+#define MTB_LA_PROD0 3
+#define MTB_LA_PROD1 4
+#define MTB_LA_PTRSIZE0 5
+#define MTB_LA_PTRSIZE1 6
+#define MTB_LA_PTRPROD0 7
+#define MTB_LA_PTRPROD1 8
+#define MTB_COOKIE_WITH_LAYOUT(l) ((__u64)(l) << 46)
+#define MTB_COOKIE_LAYOUT(c) ((__u32)(((c) >> 46) & 63))
 
 /* enum bpf_attach_type's BPF_TRACE_UPROBE_MULTI (Linux 6.6), which older
  * UAPI headers do not have. */

@@ -26,7 +26,13 @@ build_pkgs="build-essential gcc g++ meson ninja-build pkg-config
 # The exports are read back by their real consumers: heaptrack_print,
 # `go tool pprof` (golang-go), ms_print (valgrind), and Chromium driven by
 # playwright-core from npm (nodejs, npm) for the HTML report.
-test_pkgs="python3 valgrind heaptrack sqlite3 elfutils file zstd golang-go chromium nodejs"
+# The allocator libraries the ground-truth cases link and preload (jemalloc,
+# mimalloc, gperftools tcmalloc: libgoogle-perftools-dev carries
+# libtcmalloc_minimal.so), and redis, a real program linked to jemalloc
+# (tests/realworld).
+test_pkgs="python3 valgrind heaptrack sqlite3 elfutils file zstd golang-go chromium nodejs
+  libjemalloc-dev libmimalloc-dev libtcmalloc-minimal4 libgoogle-perftools-dev
+  redis-server redis-tools"
 # Bench only: /usr/bin/time and perf for digging into a regression.
 bench_pkgs="time linux-perf"
 

@@ -461,15 +461,22 @@ static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, c
 		case MT_REC_MODULES_RESET:
 			break;
 		case MT_REC_EXT:
-			if (ev.ext == MT_EXT_ALLOCATOR)
+			if (ev.ext == MT_EXT_ALLOCATOR) {
 				mt_process_site_object(p, site_of(p, ev.stack), ev.path.s,
 						       ev.path.len);
-			else if (ev.ext == MT_EXT_MAIN)
+			} else if (ev.ext == MT_EXT_MAIN) {
 				p->main_role = 1;
-			else if (ev.ext == MT_EXT_EXEC)
+			} else if (ev.ext == MT_EXT_EXEC) {
 				set_exec(p, &ev);
-			else if (ev.ext == MT_EXT_PEAK)
+			} else if (ev.ext == MT_EXT_HEAP) {
+				free(p->heap);
+				free(p->heap_object);
+				p->heap = xstrndup(ev.text.s, ev.text.len);
+				p->heap_object = ev.path.len ? xstrndup(ev.path.s, ev.path.len) :
+							       NULL;
+			} else if (ev.ext == MT_EXT_PEAK) {
 				mt_col_true_peak(&p->col, ev.ts, ev.bytes, ev.count);
+			}
 			break;
 		}
 	}
@@ -544,6 +551,43 @@ const char *mt_signal_name(int sig)
 	return sig > 0 && (size_t)sig < sizeof names / sizeof *names ? names[sig] : NULL;
 }
 
+const char *mt_heap_name_of(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (strstr(base, "jemalloc"))
+		return "jemalloc";
+	if (strstr(base, "tcmalloc"))
+		return "tcmalloc";
+	if (strstr(base, "mimalloc"))
+		return "mimalloc";
+	if (!strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5))
+		return "glibc";
+	return "unknown";
+}
+
+/* A recording that does not name the allocator (BPF backend): the object
+ * the most allocations went to. */
+static void guess_heap(struct mt_process *p)
+{
+	if (p->heap || !p->nobjects)
+		return;
+	uint64_t *n = xcalloc(p->nobjects, sizeof *n);
+	for (size_t s = 0; s < p->col.nsites && s < p->site_cap; s++)
+		for (size_t o = 0; p->site_object[s] && o < p->nobjects; o++)
+			if (p->site_object[s] == p->objects[o]) {
+				n[o] += p->col.sites[s].allocations;
+				break;
+			}
+	size_t best = 0;
+	for (size_t o = 1; o < p->nobjects; o++)
+		if (n[o] > n[best])
+			best = o;
+	free(n);
+	p->heap = xstrdup(mt_heap_name_of(p->objects[best]));
+	p->heap_object = xstrdup(p->objects[best]);
+}
+
 int mt_recording_load(struct mt_recording *rec, const char *path, char *err, size_t errlen)
 {
 	return mt_recording_load_hooked(rec, path, NULL, err, errlen);
@@ -616,6 +660,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		struct mt_process *p = rec->procs[i];
 		mt_col_finish(&p->col);
+		guess_heap(p);
 		if (!p->end_ts || p->end_ts < p->col.t.last_ts)
 			p->end_ts = p->col.t.last_ts > p->start_ts ? p->col.t.last_ts : p->start_ts;
 	}
@@ -650,6 +695,8 @@ void mt_recording_free(struct mt_recording *rec)
 		free(p->backend);
 		free(p->exec_path);
 		free(p->exec_why);
+		free(p->heap);
+		free(p->heap_object);
 		free(p->frames);
 		free(p->site_off);
 		free(p->site_len);

@@ -64,7 +64,12 @@ struct mt_process {
 	size_t nframes, frames_cap;
 	uint32_t *site_off, *site_len;
 	const char **site_object; /* allocator object of each site, or NULL */
-	char **objects;		  /* the distinct object paths (owned) */
+	/* The allocator the process used: glibc, jemalloc, tcmalloc, mimalloc
+	 * or unknown, and its object; NULL when the recording does not say (the
+	 * shim says it; for the BPF backend it is the object of the sites with
+	 * the most allocations). */
+	char *heap, *heap_object;
+	char **objects; /* the distinct object paths (owned) */
 	size_t nobjects, objects_cap;
 	uint32_t *objects_index; /* hash of objects: index + 1 */
 	size_t objects_mask;
@@ -174,6 +179,9 @@ struct mt_process *mt_recording_main(const struct mt_recording *rec);
 const char *mt_process_name(const struct mt_process *p);
 /* "SIGSEGV" for 11, or NULL for a number that is no signal's. */
 const char *mt_signal_name(int sig);
+/* The allocator that the object at PATH is, by its file name (glibc,
+ * jemalloc, tcmalloc, mimalloc; "unknown" for anything else). */
+const char *mt_heap_name_of(const char *path);
 
 /* Total of every kind of loss of a process. */
 uint64_t mt_process_lost(const struct mt_process *p);

@@ -55,6 +55,8 @@ enum mt_ext {
 			       * jemalloc, a static executable...) */
 	MT_EXT_PEAK = 1,      /* ts (absolute), bytes, count: the true peak when culling
 			  * hid some allocations from the stream */
+	MT_EXT_HEAP = 5,      /* name (string), path: the allocator the whole process
+			       * used (shim: the next malloc after it) */
 	MT_EXT_PAD = 127,     /* nothing: room kept in a chunk rewritten in place
 			       * (the recorder's count of what a full disk cost) */
 	MT_EXT_MAIN = 3,      /* nothing: this process is the recorded command, or
@@ -86,12 +88,18 @@ enum mt_fn {
 	MT_FN_MEMALIGN,
 	MT_FN_VALLOC,
 	MT_FN_PVALLOC,
+	/* jemalloc's own API; the other libraries' (tc_malloc, mi_zalloc...)
+	 * are reported as the C function they stand for.  At most 16 codes:
+	 * the tag byte holds 4 bits. */
+	MT_FN_MALLOCX,
+	MT_FN_RALLOCX,
+	MT_FN_XALLOCX, /* a REALLOC of a block to itself: resized in place */
 	MT_FN_COUNT
 };
 
 static const char *const mt_fn_names[MT_FN_COUNT] = {
-	"malloc",	 "calloc",   "realloc", "reallocarray", "posix_memalign",
-	"aligned_alloc", "memalign", "valloc",	"pvalloc",
+	"malloc",   "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
+	"memalign", "valloc", "pvalloc", "mallocx",	 "rallocx",	   "xallocx",
 };
 
 /* What a LOST record counts; every kind is shown in every report. */
@@ -358,6 +366,22 @@ static inline uint8_t *mt_enc_exec(uint8_t *p, uint64_t ts, enum mt_exec outcome
 	return p + whylen;
 }
 
+/* NAME: glibc, jemalloc, tcmalloc, mimalloc or unknown; PATH: its object. */
+static inline uint8_t *mt_enc_heap(uint8_t *p, const char *name, size_t nlen, const char *path,
+				   size_t plen)
+{
+	uint8_t head[16], *h = mt_put_uv(head, nlen);
+	*p++ = MT_REC_EXT;
+	p = mt_put_uv(p, MT_EXT_HEAP);
+	p = mt_put_uv(p, (size_t)(h - head) + nlen + plen);
+	memcpy(p, head, (size_t)(h - head));
+	p += h - head;
+	memcpy(p, name, nlen);
+	p += nlen;
+	memcpy(p, path, plen);
+	return p + plen;
+}
+
 /* Absolute time: the recorder appends it without knowing the stream's state. */
 static inline uint8_t *mt_enc_exit(uint8_t *p, uint64_t ts, int64_t status)
 {
@@ -566,6 +590,13 @@ again:
 			ev->text.len = (size_t)(b.end - b.p) - (size_t)plen;
 			return 1;
 		}
+		if (u == MT_EXT_HEAP) {
+			if (mt_get_str(&b, &ev->text))
+				goto bad;
+			ev->path.s = (const char *)b.p;
+			ev->path.len = (size_t)(b.end - b.p);
+			return 1;
+		}
 		goto again; /* a kind from a later version: step over it */
 	}
 	case MT_REC_NALLOC:
@@ -643,6 +674,8 @@ static inline uint8_t *mt_enc_passthrough(struct mt_enc *e, uint8_t *w, const st
 		if (ev->ext == MT_EXT_EXEC)
 			return mt_enc_exec(w, ev->ts, (enum mt_exec)ev->value, ev->path.s,
 					   ev->path.len, ev->text.s, ev->text.len);
+		if (ev->ext == MT_EXT_HEAP)
+			return mt_enc_heap(w, ev->text.s, ev->text.len, ev->path.s, ev->path.len);
 		return mt_enc_peak(w, ev->ts, ev->bytes, ev->count);
 	default:
 		return w;

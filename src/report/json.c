@@ -61,6 +61,10 @@ void mt_json_identity(FILE *f, const struct mt_process *p, const char *sep, int 
 	mt_json_argv(f, p, html);
 	fprintf(f, "%s\"backend\": ", sep);
 	json_str(f, p->backend, html);
+	fprintf(f, "%s\"allocator\": ", sep);
+	json_str(f, p->heap, html);
+	fprintf(f, "%s\"allocator_object\": ", sep);
+	json_str(f, p->heap_object, html);
 }
 
 void mt_json_totals(FILE *f, const struct mt_process *p)

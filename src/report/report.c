@@ -69,6 +69,9 @@ static void process_header(FILE *f, const struct mt_process *p, int is_main)
 			fprintf(f, ", killed by signal %lld", (long long)-p->exit_status);
 	}
 	fputc('\n', f);
+	if (p->heap)
+		fprintf(f, "  allocator %s%s%s%s\n", p->heap, p->heap_object ? " (" : "",
+			p->heap_object ? p->heap_object : "", p->heap_object ? ")" : "");
 }
 
 /* " (kind: N)" for each kind of loss P had. */

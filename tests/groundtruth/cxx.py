@@ -26,8 +26,11 @@ ALIGNED_ALLOCATORS = ('aligned_alloc', 'posix_memalign', 'memalign')
 EXC_BYTES = 48 + 128  # sizeof(Error) + __cxa_refcounted_exception on x86-64
 
 
-def run(t, prog):
-    _, p = t.record_process([prog])
+def run(t, prog, env=None):
+    """ENV: more environment for the program (preloaded.py: an allocator
+    library in LD_PRELOAD, whose own operator new the shim must see)."""
+    rec, _ = t.record([prog], env=env)
+    p = t.only_process(t.report(rec))
     if p is None:
         return
 

@@ -31,7 +31,7 @@ def by_leaf(proc, leaves=None):
     return out
 
 
-def same_as_shim(t, prog, args=(), temporaries=True):
+def same_as_shim(t, prog, args=(), temporaries=True, object_prefix='libc.so'):
     """Records PROG with the shim and with BPF: the same figures per leaf
     function of the program's own code.  (Totals are not compared: BPF also
     sees what the C and C++ runtimes allocate before the shim is initialized,
@@ -48,11 +48,13 @@ def same_as_shim(t, prog, args=(), temporaries=True):
     own = [s for s in t.own_sites(ps, prog)]
     leaves = {(s.get('frames') or [{}])[0].get('function') for s in own} - {None}
     t.check(len(leaves) > 0, 'the shim found sites in the program')
-    # the report names the allocator object each site called: libc here
+    # the report names the allocator object each site called (libc, unless
+    # the program links another allocator: OBJECT_PREFIX), and the process's
     objs = {s.get('allocator_object') for s in pb.get('sites', [])
             if (s.get('frames') or [{}])[0].get('function') in leaves}
-    t.check(len(objs) >= 1 and all(o and os.path.basename(o).startswith('libc.so') for o in objs),
-            f'allocator_object of the program\'s sites is libc: {objs}')
+    t.check(len(objs) >= 1 and all(o and os.path.basename(o).startswith(object_prefix) for o in objs),
+            f'allocator_object of the program\'s sites is {object_prefix}*: {objs}')
+    t.eq(pb.get('allocator'), ps.get('allocator'), 'the process\'s allocator: BPF against the shim')
     ls, lb = by_leaf(ps, leaves), by_leaf(pb, leaves)
     for f in sorted(leaves):
         want, got = ls.get(f), lb.get(f)

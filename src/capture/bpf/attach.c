@@ -288,6 +288,8 @@ static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *
 			if (fn == MTB_FN_NEW)
 				cookie |= MTB_COOKIE_WITH_SIZE(o->syms.size[f]) |
 					  (o->syms.entry_frame[f] ? MTB_COOKIE_ENTRY_FRAME : 0);
+			else if (!ret)
+				cookie |= MTB_COOKIE_WITH_LAYOUT(mtb_sym_layout(f));
 			if (b->multi) {
 				offsets[k][cnt[k]] = o->syms.probe[f];
 				cookies[k][cnt[k]++] = cookie;

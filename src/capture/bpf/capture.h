@@ -9,7 +9,10 @@
  * stack of new's caller, frames[0] the return address into the code that
  * called new, whether or not libstdc++ has frame pointers.  operator delete
  * frees with free().  An allocator library's own new (jemalloc, tcmalloc,
- * mimalloc) allocates without calling its malloc: not seen.
+ * mimalloc) allocates without calling its malloc: not seen.  The allocator
+ * libraries' own APIs are probed too (extsyms.h: jemalloc's mallocx,
+ * rallocx, xallocx, sdallocx, dallocx; tcmalloc's tc_*; mimalloc's mi_*),
+ * reported as mallocx, rallocx, xallocx or the C function they stand for.
  *
  * Life cycle: mt_bpf_open (loads the programs), then any number of
  * mt_bpf_trace_pid / mt_bpf_trace_exec / mt_bpf_trace_all, mt_bpf_rescan

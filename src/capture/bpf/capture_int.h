@@ -14,6 +14,7 @@
 
 #include "base/ptrmap.h"
 #include "capture.h"
+#include "extsyms.h"
 #include "memtrace_bpf.h"
 
 /* ---- elf.c ------------------------------------------------------------ */
@@ -23,11 +24,24 @@
  * whose probes are mt_new's (function id MTB_FN_NEW).  operator delete is
  * not among them: it frees with free(). */
 #define MTB_SYM_NEW MTB_FN_COUNT
-#define MTB_SYM_COUNT (MTB_FN_COUNT + 8)
+/* then the allocator libraries' own entry points (extsyms.h) */
+#define MTB_SYM_EXT (MTB_FN_COUNT + 8)
+#define MTB_SYM_COUNT (MTB_SYM_EXT + MTB_SYM_EXT_COUNT)
 extern const char *const mtb_sym_name[MTB_SYM_COUNT];
+/* The function id and argument layout (MTB_LA_*) of each extsyms.h entry. */
+struct mtb_sym_ext {
+	int fn, layout;
+};
+extern const struct mtb_sym_ext mtb_sym_ext[MTB_SYM_EXT_COUNT];
 static inline int mtb_sym_fn(int sym)
 {
-	return sym < MTB_SYM_NEW ? sym : MTB_FN_NEW;
+	return sym < MTB_SYM_NEW ? sym :
+	       sym < MTB_SYM_EXT ? MTB_FN_NEW :
+				   mtb_sym_ext[sym - MTB_SYM_EXT].fn;
+}
+static inline int mtb_sym_layout(int sym)
+{
+	return sym < MTB_SYM_EXT ? 0 : mtb_sym_ext[sym - MTB_SYM_EXT].layout;
 }
 
 /* The symbols an ELF object defines, and where to probe each.  Operator

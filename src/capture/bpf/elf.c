@@ -14,32 +14,28 @@
 #include <string.h>
 
 const char *const mtb_sym_name[MTB_SYM_COUNT] = {
-	"malloc",
-	"calloc",
-	"realloc",
-	"reallocarray",
-	"posix_memalign",
-	"aligned_alloc",
-	"memalign",
-	"valloc",
-	"pvalloc",
-	"free",
+	"malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
+	"memalign", "valloc", "pvalloc", "mallocx", "rallocx", "xallocx", "free",
 	/* operator new(size_t) and new[], then with nothrow_t, align_val_t,
 	 * both (Itanium C++ ABI, 64-bit size_t) */
-	"_Znwm",
-	"_Znam",
-	"_ZnwmRKSt9nothrow_t",
-	"_ZnamRKSt9nothrow_t",
-	"_ZnwmSt11align_val_t",
-	"_ZnamSt11align_val_t",
-	"_ZnwmSt11align_val_tRKSt9nothrow_t",
+	"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t",
+	"_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t",
 	"_ZnamSt11align_val_tRKSt9nothrow_t",
+#define MTB_EXT_NAME(name, fn, layout) name,
+	MTB_EXT_SYMS(MTB_EXT_NAME)
+#undef MTB_EXT_NAME
+};
+
+const struct mtb_sym_ext mtb_sym_ext[MTB_SYM_EXT_COUNT] = {
+#define MTB_EXT_FN(name, fn, layout) { fn, layout },
+	MTB_EXT_SYMS(MTB_EXT_FN)
+#undef MTB_EXT_FN
 };
 
 #define MAX_PLACES 6
 
 /* Arguments of each function (SysV: %rdi, %rsi, %rdx). */
-static const unsigned fn_nargs[MTB_FN_COUNT] = { 1, 2, 2, 3, 3, 2, 2, 1, 1, 1 };
+static const unsigned fn_nargs[MTB_FN_COUNT] = { 1, 2, 2, 3, 3, 2, 2, 1, 1, 1, 2, 2, 1 };
 
 #if defined(__x86_64__)
 static int32_t le32(const uint8_t *p)
@@ -110,7 +106,7 @@ static int sym_by_name(const char *name)
 
 static int any_new(const struct mtb_elf_syms *out)
 {
-	for (int f = MTB_SYM_NEW; f < MTB_SYM_COUNT; f++)
+	for (int f = MTB_SYM_NEW; f < MTB_SYM_EXT; f++)
 		if (out->found[f])
 			return 1;
 	return 0;
@@ -149,10 +145,97 @@ static void scan_symtab(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, struct mtb_elf_syms
 	}
 }
 
-/* Does the object define anything to probe? */
+/* Does the object define anything to probe?  (A je_-prefixed jemalloc
+ * defines no malloc.) */
 static int any_probe(const struct mtb_elf_syms *out)
 {
-	return out->found[MTB_FN_MALLOC] || out->found[MTB_FN_FREE] || any_new(out);
+	if (out->found[MTB_FN_MALLOC] || out->found[MTB_FN_FREE] || any_new(out))
+		return 1;
+	for (int f = MTB_SYM_EXT; f < MTB_SYM_COUNT; f++)
+		if (out->found[f] && mtb_sym_fn(f) != MTB_FN_BLOCK)
+			return 1;
+	return 0;
+}
+
+/* The link-time address range of the sections whose name starts with
+ * .plt (.plt, .plt.sec, .plt.got), into LO/HI (0, 0 if none). */
+static void plt_range(Elf *e, uint64_t *lo, uint64_t *hi)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	*lo = *hi = 0;
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(e, shstrndx, sh.sh_name)) ||
+		    strncmp(name, ".plt", 4) || !sh.sh_size)
+			continue;
+		if (!*hi || sh.sh_addr < *lo)
+			*lo = sh.sh_addr;
+		if (sh.sh_addr + sh.sh_size > *hi)
+			*hi = sh.sh_addr + sh.sh_size;
+	}
+}
+
+/* An allocator library's function that is a jump to another (endbr64
+ * aside), through the PLT or to a function probed here, is not probed:
+ * the function it jumps to counts the call (extsyms.h). */
+static void drop_jumps(Elf *e, struct mtb_elf_syms *out, const uint8_t *file, size_t fsize)
+{
+#if defined(__x86_64__)
+	uint64_t lo, hi;
+
+	plt_range(e, &lo, &hi);
+	for (int f = MTB_SYM_EXT; f < MTB_SYM_COUNT; f++) {
+		if (!out->found[f] || out->alias_of[f] >= 0 || !file || out->offset[f] + 9 > fsize)
+			continue;
+		const uint8_t *p = file + out->offset[f];
+		uint64_t at = out->vaddr[f], to;
+
+		if (!memcmp(p, "\xf3\x0f\x1e\xfa", 4)) {
+			p += 4;
+			at += 4;
+		}
+		if (p[0] == 0xe9)
+			to = at + 5 + (int64_t)le32(p + 1);
+		else if (p[0] == 0xeb)
+			to = at + 2 + (int64_t)(int8_t)p[1];
+		else
+			continue;
+		int probed = to >= lo && to < hi;
+
+		for (int g = 0; g < MTB_SYM_COUNT && !probed; g++)
+			probed = g != f && out->found[g] && out->vaddr[g] == to;
+		if (probed)
+			out->found[f] = 0;
+	}
+#else
+	(void)e;
+	(void)out;
+	(void)file;
+	(void)fsize;
+#endif
+}
+
+/* Names at the address of an operator delete (or new) are not probed
+ * (extsyms.h); the blocking names themselves never are. */
+static void block_operators(struct mtb_elf_syms *out)
+{
+	for (int b = MTB_SYM_NEW; b < MTB_SYM_COUNT; b++) {
+		if (!out->found[b] || (b >= MTB_SYM_EXT && mtb_sym_fn(b) != MTB_FN_BLOCK))
+			continue;
+		for (int f = MTB_SYM_EXT; f < MTB_SYM_COUNT; f++)
+			if (out->found[f] && mtb_sym_fn(f) != MTB_FN_BLOCK &&
+			    out->vaddr[f] == out->vaddr[b])
+				out->found[f] = 0;
+	}
+	for (int f = MTB_SYM_EXT; f < MTB_SYM_COUNT; f++)
+		if (mtb_sym_fn(f) == MTB_FN_BLOCK)
+			out->found[f] = 0;
 }
 
 /* .dynsym first (what the object exports), then .symtab (static
@@ -230,7 +313,7 @@ static void find_aliases(struct mtb_elf_syms *out)
  * walk adds it (is_uprobe_at_func_entry)? */
 static void new_entry_frames(struct mtb_elf_syms *out, const uint8_t *file, size_t fsize)
 {
-	for (int f = MTB_SYM_NEW; f < MTB_SYM_COUNT; f++) {
+	for (int f = MTB_SYM_NEW; f < MTB_SYM_EXT; f++) {
 		if (!out->found[f] || out->alias_of[f] >= 0)
 			continue;
 		snprintf(out->why[f], sizeof(out->why[f]), "entry");
@@ -357,10 +440,11 @@ int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
 	 * shim's unwinder reads with the kernel's trampoline. */
 	if (out->memtrace_shim)
 		goto cleanup;
+	block_operators(out);
 	/* An allocator library's own operator new does not call its malloc:
 	 * not probed (see capture_int.h). */
 	if (out->found[MTB_FN_MALLOC] && !out->executable)
-		for (int f = MTB_SYM_NEW; f < MTB_SYM_COUNT; f++)
+		for (int f = MTB_SYM_NEW; f < MTB_SYM_EXT; f++)
 			out->found[f] = 0;
 	if (!any_probe(out))
 		goto cleanup;
@@ -377,6 +461,7 @@ int mtb_elf_analyze(int fd, struct mtb_elf_syms *out)
 	const uint8_t *file = (const uint8_t *)elf_rawfile(e, &fsize);
 	struct places pl = { .n = { 0 } };
 
+	drop_jumps(e, out, file, fsize);
 	new_entry_frames(out, file, fsize);
 	find_places(out, file, fsize, &pl);
 	find_jumps_into(e, out, file, fsize, &pl);

@@ -2,9 +2,11 @@
  * preload.c - libmemtrace-preload.so: the allocator hooks, and the start-up,
  * fork and signal handling around them.
  *
- * Each hook calls glibc's own allocator (__libc_malloc and friends, so no
- * dlsym bootstrap is needed and user blocks are exactly what glibc returns:
- * no headers, no padding), then, if tracing is on and the thread is not
+ * Each hook calls the allocator the process would have used without the
+ * shim (next.c: glibc's own __libc_malloc and friends, called directly, or
+ * the jemalloc, tcmalloc or mimalloc that comes next in lookup order; user
+ * blocks are exactly what it returns: no headers, no padding), then, if
+ * tracing is on and the thread is not
  * already inside the shim, captures the stack and appends one record to the
  * channel.  A free is recorded before the block is released and an
  * allocation after it is obtained, and a realloc is recorded while the
@@ -50,6 +52,24 @@ static int (*real_dlclose)(void *);
 
 #define EXPORT __attribute__((visibility("default")))
 #define INLINE static inline __attribute__((always_inline))
+
+/* The next allocator's call: glibc's DIRECT one when it is glibc, else
+ * OTHER (next.c) with the thread inside the shim, so that what that
+ * allocator calls of ours on its way (mimalloc's malloc -> mi_malloc, both
+ * interposed) passes through unrecorded: each event counts once. */
+#define NEXT(direct, other)                      \
+	({                                       \
+		__typeof__(direct) r_;           \
+		if (likely(mt_next_glibc > 0)) { \
+			r_ = direct;             \
+		} else {                         \
+			int b_ = t_busy;         \
+			t_busy = 1;              \
+			r_ = other;              \
+			t_busy = b_;             \
+		}                                \
+		r_;                              \
+	})
 
 INLINE uint32_t tid(void)
 {
@@ -116,7 +136,8 @@ INLINE void record_free(void *p)
 
 EXPORT void *malloc(size_t n)
 {
-	void *p = unlikely(mt_cfg.zero_memory) ? __libc_calloc(1, n) : __libc_malloc(n);
+	void *p = unlikely(mt_cfg.zero_memory) ? NEXT(__libc_calloc(1, n), mt_next_calloc(1, n)) :
+						 NEXT(__libc_malloc(n), mt_next_malloc(n));
 	if (likely(p))
 		RECORD_ALLOC(MT_FN_MALLOC, p, n);
 	return p;
@@ -125,12 +146,19 @@ EXPORT void *malloc(size_t n)
 EXPORT void free(void *p)
 {
 	record_free(p);
-	__libc_free(p);
+	if (likely(mt_next_glibc > 0)) {
+		__libc_free(p);
+	} else {
+		int busy = t_busy;
+		t_busy = 1;
+		mt_next_free(p);
+		t_busy = busy;
+	}
 }
 
 EXPORT void *calloc(size_t n, size_t m)
 {
-	void *p = __libc_calloc(n, m);
+	void *p = NEXT(__libc_calloc(n, m), mt_next_calloc(n, m));
 	if (likely(p))
 		RECORD_ALLOC(MT_FN_CALLOC, p, n * m);
 	return p;
@@ -139,17 +167,21 @@ EXPORT void *calloc(size_t n, size_t m)
 INLINE void *do_realloc(int fn, void *old, size_t n)
 {
 	if (!old) {
-		void *p = __libc_realloc(NULL, n);
+		void *p = NEXT(__libc_realloc(NULL, n), mt_next_realloc(NULL, n));
 		if (p)
 			RECORD_ALLOC(fn, p, n);
 		return p;
 	}
 	if (!mt_enabled || t_busy)
-		return __libc_realloc(old, n);
+		return NEXT(__libc_realloc(old, n), mt_next_realloc(old, n));
 	if (n == 0) {
-		/* glibc frees the block and returns NULL */
+		/* glibc, jemalloc and tcmalloc free the block and return NULL;
+		 * mimalloc returns a new block of size 0 */
 		record_free(old);
-		return __libc_realloc(old, 0);
+		void *p = NEXT(__libc_realloc(old, 0), mt_next_realloc(old, 0));
+		if (p)
+			RECORD_ALLOC(fn, p, 0);
+		return p;
 	}
 	uint64_t pcs[MT_MAX_FRAMES];
 	t_busy = 1;
@@ -158,7 +190,7 @@ INLINE void *do_realloc(int fn, void *old, size_t n)
 	/* Held across the call: the old block must not be handed to another
 	 * thread's malloc before this realloc is in the stream. */
 	mt_channel_lock();
-	void *p = __libc_realloc(old, n);
+	void *p = NEXT(__libc_realloc(old, n), mt_next_realloc(old, n));
 	if (p) /* a failed realloc leaves the old block live: nothing to record */
 		emit_alloc(fn, old, p, n, pcs, depth, ts);
 	mt_channel_unlock();
@@ -186,10 +218,12 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	if (align % sizeof(void *) || (align & (align - 1)) || !align)
 		return EINVAL;
 	int saved = errno;
-	void *p = __libc_memalign(align, n);
-	if (!p) {
+	void *p = NULL;
+	int r = NEXT(((p = __libc_memalign(align, n)) ? 0 : ENOMEM),
+		     mt_next_posix_memalign(&p, align, n));
+	if (r) {
 		errno = saved;
-		return ENOMEM;
+		return r;
 	}
 	*out = p;
 	RECORD_ALLOC(MT_FN_POSIX_MEMALIGN, p, n);
@@ -198,7 +232,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 
 EXPORT void *aligned_alloc(size_t align, size_t n)
 {
-	void *p = __libc_memalign(align, n);
+	void *p = NEXT(__libc_memalign(align, n), mt_next_aligned_alloc(align, n));
 	if (likely(p))
 		RECORD_ALLOC(MT_FN_ALIGNED_ALLOC, p, n);
 	return p;
@@ -206,7 +240,7 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
 
 EXPORT void *memalign(size_t align, size_t n)
 {
-	void *p = __libc_memalign(align, n);
+	void *p = NEXT(__libc_memalign(align, n), mt_next_memalign(align, n));
 	if (likely(p))
 		RECORD_ALLOC(MT_FN_MEMALIGN, p, n);
 	return p;
@@ -214,7 +248,7 @@ EXPORT void *memalign(size_t align, size_t n)
 
 EXPORT void *valloc(size_t n)
 {
-	void *p = __libc_valloc(n);
+	void *p = NEXT(__libc_valloc(n), mt_next_valloc(n));
 	if (likely(p))
 		RECORD_ALLOC(MT_FN_VALLOC, p, n);
 	return p;
@@ -222,9 +256,65 @@ EXPORT void *valloc(size_t n)
 
 EXPORT void *pvalloc(size_t n)
 {
-	void *p = __libc_pvalloc(n);
+	void *p = NEXT(__libc_pvalloc(n), mt_next_pvalloc(n));
 	if (likely(p))
 		RECORD_ALLOC(MT_FN_PVALLOC, p, n);
+	return p;
+}
+
+/* ---- for extapi.c: the allocators' own APIs (shim.h) ------------------ */
+
+int mt_ext_enter(void)
+{
+	int busy = t_busy;
+	t_busy = 1;
+	return busy;
+}
+
+void mt_ext_leave(int saved)
+{
+	t_busy = saved;
+}
+
+__attribute__((noinline)) void mt_ext_alloc(int fn, void *p, size_t n)
+{
+	if (likely(p))
+		RECORD_ALLOC(fn, p, n);
+}
+
+__attribute__((noinline)) void mt_ext_free(void *p)
+{
+	record_free(p);
+}
+
+__attribute__((noinline)) void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call,
+					      void *ctx)
+{
+	if (!mt_enabled || t_busy) {
+		int busy = mt_ext_enter();
+		void *p = call(old, n, ctx);
+		mt_ext_leave(busy);
+		return p;
+	}
+	if (n == 0) {
+		record_free(old);
+		t_busy = 1;
+		void *p = call(old, 0, ctx);
+		t_busy = 0;
+		if (p)
+			RECORD_ALLOC(fn, p, 0);
+		return p;
+	}
+	uint64_t pcs[MT_MAX_FRAMES];
+	t_busy = 1;
+	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
+	uint64_t ts = mt_now();
+	mt_channel_lock();
+	void *p = call(old, n, ctx);
+	if (p)
+		emit_alloc(fn, old, p, n, pcs, depth, ts);
+	mt_channel_unlock();
+	t_busy = 0;
 	return p;
 }
 
@@ -339,6 +429,20 @@ EXPORT void memtrace_marker(const char *text)
 
 /* ---- start-up, fork, signals ----------------------------------------- */
 
+/* Which allocator the hooks forward to (next.c), after the PROCESS record. */
+static void write_heap_record(void)
+{
+	if (mt_next_glibc < 0)
+		mt_next_resolve();
+	const char *name = mt_next_heap_name(), *path = mt_next_heap_path();
+	size_t nlen = strlen(name), plen = strlen(path);
+	mt_channel_lock();
+	uint8_t *w = mt_channel_reserve(32 + nlen + plen);
+	if (w)
+		mt_channel_commit(mt_enc_heap(w, name, nlen, path, plen));
+	mt_channel_unlock();
+}
+
 static void write_process_record(void)
 {
 	char exe[4096];
@@ -362,6 +466,7 @@ static void write_process_record(void)
 		mt_channel_commit(w);
 	}
 	mt_channel_unlock();
+	write_heap_record();
 }
 
 static void before_fork(void)

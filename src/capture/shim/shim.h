@@ -7,11 +7,12 @@
  * allocation hot path that is not needed to capture the event.
  *
  * The sections below are in call order: a file calls only the files whose
- * sections come before its own, so calls run one way, from preload.c (the
- * hooks and start-up, which calls them all and offers nothing here) down to
- * arena.c, state.c, self.c and config.c, which call no other file of the
- * shim.  stacktab.c and the unwinder (unwind.h) are called only from
- * preload.c.
+ * sections come before its own, so calls run one way, from extapi.c (the
+ * allocators' own APIs: jemalloc's mallocx, mi_malloc, tc_malloc...), which
+ * calls preload.c's mt_ext_* (the last section), and preload.c (the hooks
+ * and start-up, which calls all the others) down to next.c, arena.c,
+ * state.c, self.c and config.c, which call no other file of the shim.
+ * stacktab.c and the unwinder (unwind.h) are called only from preload.c.
  */
 #ifndef MEMTRACE_SHIM_H
 #define MEMTRACE_SHIM_H
@@ -33,7 +34,58 @@
 #define mt_cpu_relax() __asm__ __volatile__("yield" ::: "memory")
 #else
 #define mt_cpu_relax() __asm__ __volatile__("" ::: "memory")
+/* preload.c, for extapi.c: the recording the hooks do, for an allocator's
+ * own entry points.  Called by extapi.c's hooks (their caller's stack is
+ * recorded, the hook's frame lying in the shim is dropped when reports
+ * symbolize).  Between mt_ext_enter and mt_ext_leave the thread is inside
+ * the shim: calls that the allocator makes to our hooks (mimalloc's malloc
+ * calling mi_malloc) pass through unrecorded, so each event counts once. */
+MT_HIDDEN int mt_ext_enter(void); /* returns what mt_ext_leave restores */
+MT_HIDDEN void mt_ext_leave(int saved);
+MT_HIDDEN void mt_ext_alloc(int fn, void *p, size_t n);
+MT_HIDDEN void mt_ext_free(void *p);
+/* Resizes OLD (not NULL) to N with CALL(OLD, N, CTX) and records it as a
+ * REALLOC by FN, with the channel lock held across the call (as realloc).
+ * A NULL result with N > 0 is a failure; with N == 0 the block is freed. */
+typedef void *(*mt_resize_fn)(void *old, size_t n, void *ctx);
+MT_HIDDEN void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call, void *ctx);
+
 #endif
+
+/* next.c: the allocator the process would have used without the shim (the
+ * next malloc in lookup order), and what it is.  mt_next_glibc: 1 when that
+ * is glibc's __libc_* functions, which the hooks then call directly; 0 when
+ * it is another (or the bootstrap buffer was used), -1 before the first call
+ * resolved it.  The mt_next_* calls resolve on first use. */
+struct mt_next {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+};
+MT_HIDDEN extern struct mt_next mt_next;
+MT_HIDDEN extern int mt_next_glibc;
+MT_HIDDEN int mt_next_resolve(void);	       /* -1 when called back while resolving */
+MT_HIDDEN void *mt_next_sym(const char *name); /* dlsym(RTLD_NEXT, NAME) */
+MT_HIDDEN int mt_next_boot_owns(const void *p);
+MT_HIDDEN size_t mt_next_boot_size(const void *p);
+MT_HIDDEN const char *mt_next_heap_name(void); /* glibc, jemalloc, tcmalloc, mimalloc, unknown */
+MT_HIDDEN const char *mt_next_heap_path(void); /* the object that defines it, or "" */
+MT_HIDDEN int mt_next_in_heap(const void *fn); /* FN lies in that object */
+MT_HIDDEN void *mt_next_malloc(size_t n);
+MT_HIDDEN void mt_next_free(void *p);
+MT_HIDDEN void *mt_next_calloc(size_t n, size_t m);
+MT_HIDDEN void *mt_next_realloc(void *old, size_t n);
+MT_HIDDEN void *mt_next_memalign(size_t align, size_t n);
+MT_HIDDEN void *mt_next_aligned_alloc(size_t align, size_t n);
+MT_HIDDEN int mt_next_posix_memalign(void **out, size_t align, size_t n);
+MT_HIDDEN void *mt_next_valloc(size_t n);
+MT_HIDDEN void *mt_next_pvalloc(size_t n);
 
 /* arena.c: memory that never comes from the traced heap. */
 MT_HIDDEN void *mt_arena_alloc(size_t size); /* zeroed, 16-byte aligned */
@@ -127,5 +179,21 @@ MT_HIDDEN void mt_stacktab_init(uint64_t capacity);
 MT_HIDDEN void mt_stacktab_reset(void);
 /* Returns the stack's id; *is_new is set when it has not been emitted yet. */
 MT_HIDDEN uint64_t mt_stacktab_intern(const uint64_t *pcs, unsigned n, int *is_new);
+
+/* preload.c, for extapi.c: the recording the hooks do, for an allocator's
+ * own entry points.  Called by extapi.c's hooks (their caller's stack is
+ * recorded, the hook's frame lying in the shim is dropped when reports
+ * symbolize).  Between mt_ext_enter and mt_ext_leave the thread is inside
+ * the shim: calls that the allocator makes to our hooks (mimalloc's malloc
+ * calling mi_malloc) pass through unrecorded, so each event counts once. */
+MT_HIDDEN int mt_ext_enter(void); /* returns what mt_ext_leave restores */
+MT_HIDDEN void mt_ext_leave(int saved);
+MT_HIDDEN void mt_ext_alloc(int fn, void *p, size_t n);
+MT_HIDDEN void mt_ext_free(void *p);
+/* Resizes OLD (not NULL) to N with CALL(OLD, N, CTX) and records it as a
+ * REALLOC by FN, with the channel lock held across the call (as realloc).
+ * A NULL result with N > 0 is a failure; with N == 0 the block is freed. */
+typedef void *(*mt_resize_fn)(void *old, size_t n, void *ctx);
+MT_HIDDEN void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call, void *ctx);
 
 #endif

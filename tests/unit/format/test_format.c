@@ -47,6 +47,9 @@ static size_t encode_all(void)
 	p = mt_enc_lost(p, MT_LOST_STACK, 3);
 	p = mt_enc_culled(p, 7, 100, 6400, 40);
 	p = mt_enc_peak(p, 5000000700ull, 123456, 78);
+	p = mt_enc_heap(p, "jemalloc", 8, "/usr/lib/libjemalloc.so.2", 25);
+	p = mt_enc_alloc(&e, p, MT_FN_MALLOCX, 5000000800ull, 0x6000, 77, 7);
+	p = mt_enc_realloc(&e, p, MT_FN_XALLOCX, 5000000900ull, 0x6000, 0x6000, 33, 7);
 	p = mt_enc_exit(p, 6000000000ull, -9);
 	return (size_t)(p - buf);
 }
@@ -81,6 +84,14 @@ static void test_codec(void)
 	      ev.temporary == 40);
 	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_EXT && ev.ext == MT_EXT_PEAK);
 	CHECK(ev.ts == 5000000700ull && ev.bytes == 123456 && ev.count == 78);
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_EXT && ev.ext == MT_EXT_HEAP);
+	CHECK(ev.text.len == 8 && !memcmp(ev.text.s, "jemalloc", 8) && ev.path.len == 25 &&
+	      !memcmp(ev.path.s, "/usr/lib/libjemalloc.so.2", 25));
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_ALLOC && ev.fn == MT_FN_MALLOCX && ev.size == 77);
+	CHECK(!strcmp(mt_fn_names[ev.fn], "mallocx"));
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_REALLOC && ev.fn == MT_FN_XALLOCX &&
+	      ev.old_ptr == 0x6000 && ev.ptr == 0x6000 && ev.size == 33);
+	CHECK(!strcmp(mt_fn_names[ev.fn], "xallocx") && MT_FN_COUNT <= 16);
 	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_EXIT && ev.status == -9 && ev.ts == 6000000000ull);
 	CHECK(mt_dec_next(&d, &ev) == 0);
 
@@ -207,8 +218,9 @@ static void test_loss(void)
 	struct mt_salvage sv = {0};
 	static struct mt_event ev;
 	mt_chunk_salvage(buf, len, &sv);
-	/* alloc, realloc, free, 2 nalloc, nfree, nrealloc, marker; CULLED 100 */
-	CHECK(sv.events == 108 && sv.lost[MT_LOST_STACK] == 3 && sv.lost[MT_LOST_BUFFER_FULL] == 0);
+	/* alloc, realloc, free, 2 nalloc, nfree, nrealloc, marker, mallocx,
+	 * xallocx; CULLED 100 */
+	CHECK(sv.events == 110 && sv.lost[MT_LOST_STACK] == 3 && sv.lost[MT_LOST_BUFFER_FULL] == 0);
 	CHECK(sv.have_exit && sv.exit_status == -9 && sv.exit_ts == 6000000000ull);
 	CHECK(sv.process == buf && sv.process_len > 0);
 
@@ -221,7 +233,7 @@ static void test_loss(void)
 	int r;
 	while ((r = mt_dec_next(&d, &ev)) == 1 && ev.type == MT_REC_LOST)
 		lost[ev.value] += ev.count;
-	CHECK(lost[MT_LOST_WRITE_FAILED] == 108 && lost[MT_LOST_STACK] == 3 && lost[MT_LOST_MAP_FULL] == 0);
+	CHECK(lost[MT_LOST_WRITE_FAILED] == 110 && lost[MT_LOST_STACK] == 3 && lost[MT_LOST_MAP_FULL] == 0);
 	CHECK(r == 1 && ev.type == MT_REC_EXIT && ev.status == -9 && ev.ts == 6000000000ull);
 	CHECK(mt_dec_next(&d, &ev) == 0);
 
