@@ -10,7 +10,9 @@
  * All record writing happens with the channel lock held, which also orders
  * records of all threads into one stream.  The lock is a spinlock: it is held
  * for tens of nanoseconds, and a pthread mutex could call into code that
- * allocates.
+ * allocates.  It knows its owner, so that a signal handler that interrupted
+ * the thread holding it can tell, and hold its events back (preload.c)
+ * instead of spinning on a lock that cannot be released under it.
  */
 #include "shim.h"
 #include "format/cull.h"
@@ -33,7 +35,11 @@
 
 struct mt_enc mt_enc_state;
 
-static atomic_int lock;
+static _Atomic uintptr_t lock; /* 0, or the owner's token */
+/* A thread's token is the address of this variable of its own: unique among
+ * live threads, known without a system call, and the same in a fork child,
+ * whose one thread continues the forking one. */
+static __thread char t_token;
 static struct mt_ring_hdr *ring;
 static uint8_t *data;
 static uint64_t size, mask, head;
@@ -64,9 +70,12 @@ static void mt_channel_flush_partial(void);
 
 void mt_channel_lock(void)
 {
+	uintptr_t self = (uintptr_t)&t_token;
 	for (unsigned spins = 0;; spins++) {
+		uintptr_t free_ = 0;
 		if (!atomic_load_explicit(&lock, memory_order_relaxed) &&
-		    !atomic_exchange_explicit(&lock, 1, memory_order_acquire))
+		    atomic_compare_exchange_strong_explicit(
+			    &lock, &free_, self, memory_order_acquire, memory_order_relaxed))
 			return;
 		if (spins < 64)
 			mt_cpu_relax();
@@ -78,6 +87,11 @@ void mt_channel_lock(void)
 void mt_channel_unlock(void)
 {
 	atomic_store_explicit(&lock, 0, memory_order_release);
+}
+
+int mt_channel_held_here(void)
+{
+	return atomic_load_explicit(&lock, memory_order_relaxed) == (uintptr_t)&t_token;
 }
 
 static voidpf z_alloc(voidpf opaque, uInt items, uInt sz)

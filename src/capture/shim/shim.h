@@ -89,6 +89,9 @@ MT_HIDDEN void mt_log(int level, const char *fmt, ...) __attribute__((format(pri
 MT_HIDDEN int mt_channel_open(uint32_t ppid);
 MT_HIDDEN void mt_channel_lock(void);
 MT_HIDDEN void mt_channel_unlock(void);
+/* Whether this thread holds the lock (a signal handler asks: the thread it
+ * interrupted may be holding it). */
+MT_HIDDEN int mt_channel_held_here(void);
 /* With the lock held: room for MAX more bytes; returns where to write. */
 MT_HIDDEN uint8_t *mt_channel_reserve(size_t max);
 /* With the lock held: the bytes up to END are complete records. */
