@@ -6,7 +6,10 @@
  * are drained on a 5 ms beat into one stream each; the writer cuts what is
  * drained into chunks at least every 250 ms, so a crash of either side
  * loses under a second.  A process's connection hangs up when it exits or
- * execs: then the rest of its ring and its losses are written.
+ * execs: then the rest of its ring and its losses are written.  It also
+ * hangs up when the program closes every descriptor (a daemon): while such
+ * a process lives on (its pidfd says), its ring is drained still, until it
+ * exits or connects anew (an exec).
  *
  * The socket's name is public, so a connection is taken only from a process
  * of the command's (see accept_conn), and what a client hands over is
@@ -44,6 +47,8 @@ struct conn {
 	uint64_t size;
 	uint64_t tail; /* ours: the ring's copy is the client's to overwrite */
 	uint32_t pid;  /* the kernel's word for it (SO_PEERCRED), not the hello's */
+	int pidfd;     /* the process (readable once it exits), or -1 */
+	int hung_up;   /* its connection ended while it lived on */
 	struct mt_stream *stream;
 };
 
@@ -179,6 +184,23 @@ static pid_t parent_of(pid_t pid)
 	return (pid_t)ppid;
 }
 
+/* A pidfd of the peer on FD (Linux 6.5), or -1. */
+static int peer_pidfd(int fd)
+{
+	int pidfd = -1;
+	socklen_t len = sizeof pidfd;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0)
+		return -1;
+	return pidfd;
+}
+
+/* Whether the process of C is alive (as far as its pidfd tells). */
+static int lives(const struct conn *c)
+{
+	struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
+	return c->pidfd >= 0 && poll(&p, 1, 0) == 0;
+}
+
 /* Whether the peer on FD, PID, is CMD or descends from it.  The links are
  * read from /proc while the peer lives; its pidfd (where the kernel gives
  * one) then says it still does, so the pid was not reused meanwhile. */
@@ -190,12 +212,11 @@ static int of_command(int fd, pid_t pid, pid_t cmd)
 		found = p == cmd;
 		p = parent_of(p);
 	}
-	int pidfd = -1;
-	socklen_t len = sizeof pidfd;
-	if (found && getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0) {
+	int pidfd = peer_pidfd(fd);
+	if (found && pidfd >= 0)
 		found = syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+	if (pidfd >= 0)
 		close(pidfd);
-	}
 	return found;
 }
 
@@ -230,6 +251,8 @@ static const char *check_ring(int memfd, uint64_t size)
 		return "its buffer is not the size it claims";
 	return NULL;
 }
+
+static void close_conn(struct mt_rings *s, size_t k, int have_status, int status, const char *why);
 
 /* A process connected: it is recorded if it is one of the command's (CMD's)
  * and hands over a ring that can be read safely. */
@@ -271,6 +294,11 @@ static void accept_conn(struct mt_rings *s, struct mt_recorder *r, pid_t cmd)
 		goto refuse;
 	}
 	close(memfd);
+	/* the same process again: it exec'd after it closed its descriptors;
+	 * what it left in the old ring is all there will be */
+	for (size_t k = s->n; k-- > 0;)
+		if (s->v[k]->hung_up && s->v[k]->pid == (uint32_t)cred.pid)
+			close_conn(s, k, 0, 0, NULL);
 	mt_grow(&s->v, &s->cap, s->n, sizeof *s->v);
 	struct conn *c = xmalloc(sizeof *c);
 	*c = (struct conn){
@@ -279,6 +307,7 @@ static void accept_conn(struct mt_rings *s, struct mt_recorder *r, pid_t cmd)
 		.size = hello.size,
 		.tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE),
 		.pid = (uint32_t)cred.pid,
+		.pidfd = peer_pidfd(fd),
 		.stream = mt_stream_new(r),
 	};
 	s->v[s->n++] = c;
@@ -309,6 +338,8 @@ static void close_conn(struct mt_rings *s, size_t k, int have_status, int status
 	mt_stream_end(c->stream, lost, have_status, st);
 	mt_ring_unmap(c->ring, c->size);
 	close(c->fd);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
 	free(c);
 	s->v[k] = s->v[--s->n];
 }
@@ -339,6 +370,10 @@ int mt_rings_run(struct mt_rings *s, struct mt_recorder *r, pid_t pid)
 				 * execs; its exit status goes in once it is known. */
 				if (c->pid == (uint32_t)pid && !reaped)
 					continue;
+				if (lives(c)) {
+					c->hung_up = 1;
+					continue;
+				}
 				close_conn(s, k, c->pid == (uint32_t)pid, status, NULL);
 			}
 		}

@@ -62,6 +62,24 @@ MT_HIDDEN int mt_expand_path(char *out, size_t len, const char *pattern);
 #define MT_OUTPUT_STEM "memtrace.%e.%p"
 #define MT_OUTPUT_DEFAULT MT_OUTPUT_STEM ".mtrace"
 
+/* fds.c: the shim's descriptors, high and out of the program's way. */
+struct rlimit;
+struct mt_fd_id {
+	uint64_t dev, ino; /* what the descriptor was when the shim opened it */
+};
+/* Raises RLIMIT_NOFILE's soft limit for the shim to open descriptors (1 if
+ * it did; put back with mt_fd_restore_limit). */
+MT_HIDDEN int mt_fd_lift_limit(struct rlimit *saved);
+MT_HIDDEN void mt_fd_restore_limit(const struct rlimit *saved);
+/* Moves FD high (close-on-exec) and notes what it is; returns its number. */
+MT_HIDDEN int mt_fd_place(int fd, struct mt_fd_id *id);
+/* Whether FD is still what ID says (the program may have closed it and
+ * opened a file of its own at that number). */
+MT_HIDDEN int mt_fd_is(int fd, const struct mt_fd_id *id);
+MT_HIDDEN void mt_fd_close(int fd, const struct mt_fd_id *id); /* only if still ours */
+/* Makes PATH absolute (a daemon changes directory before the shim reopens). */
+MT_HIDDEN void mt_fd_absolute(char *path, size_t len);
+
 /* config.c: the MEMTRACE_* (and MEMORY_PROFILER_*) environment. */
 struct mt_config {
 	char output[4096];   /* output path pattern (standalone mode) */
@@ -75,7 +93,8 @@ struct mt_config {
 	int precise_timestamps;
 	int zero_memory;
 	uint64_t backtrace_cache_size;
-	int log_level;	     /* 0 off, 1 error, 2 warn, 3 info, 4 debug, 5 trace */
+	int log_level;	     /* -1 off, 0 unset (only "not traced"), 1 error, 2 warn, 3 info,
+			* 4 debug, 5 trace */
 	const char *logfile; /* MEMTRACE_LOGFILE: path pattern, or NULL */
 };
 MT_HIDDEN extern struct mt_config mt_cfg;
