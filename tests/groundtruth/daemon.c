@@ -150,6 +150,7 @@ int main(int argc, char **argv)
 			_exit(32 + 2);
 		/* a daemon's child closes all but stdio again, then works */
 		syscall(SYS_close_range, 3u, ~0u, 0u);
+		gt_sleep_ms(100); /* (time for a recorder to see the hangup first) */
 		child_work();
 		if (!put(dir, "child.txt", 3, "child\n"))
 			_exit(32 + 1);
