@@ -2,6 +2,7 @@
  * recording.c - see recording.h.
  */
 #include "recording.h"
+#include "runtime.h"
 #include "base/hash.h"
 #include "format/format.h"
 #include "base/util.h"
@@ -420,6 +421,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		struct mt_process *p = rec->procs[i];
 		mt_col_finish(&p->col);
+		mt_process_runtime_held(p);
 		if (!p->end_ts || p->end_ts < p->col.t.last_ts)
 			p->end_ts = p->col.t.last_ts > p->start_ts ? p->col.t.last_ts : p->start_ts;
 	}

@@ -265,6 +265,8 @@ SITE_KEY_OF_TOTAL = {
     'allocated_bytes': 'allocated_bytes',
     'leaked_allocations': 'leaked_allocations',
     'leaked_bytes': 'leaked_bytes',
+    'runtime_held_allocations': 'runtime_held_allocations',
+    'runtime_held_bytes': 'runtime_held_bytes',
     'temporary_allocations': 'temporary_allocations',
     'culled_allocations': 'culled_allocations',
 }
