@@ -1,11 +1,23 @@
-"""A signal handler allocating at 1 kHz while main churns; see sighandler.c."""
+"""A signal handler allocating at 1 kHz while main churns; see sighandler.c.
+
+Usage: sighandler.py [shim] PROG."""
 from gtlib import marker_line, parse_kv
 
 SRC = 'sighandler.c'
 
 
-def run(t, prog):
-    rec, out = t.record([prog])
+def run(t, *args):
+    """run(t, PROG) under memtrace record; run(t, 'shim', PROG) under the
+    standalone shim, whose thread compresses its full buffer with the lock
+    held, so that many signals come while it holds it."""
+    if args[0] == 'shim':
+        prog = args[1]
+        rec = t.path('shim.mtrace')
+        rc, out, se = t.run([prog], env={'LD_PRELOAD': t.shim, 'MEMTRACE_OUTPUT': rec})
+        t.eq(rc, 0, f'exit status under the standalone shim (stderr {se.strip()[-300:]!r})')
+    else:
+        prog = args[0]
+        rec, out = t.record([prog])
     kv = parse_kv(out)
     n, c = kv.get('churn'), kv.get('calls')
     if not t.check(isinstance(n, int) and isinstance(c, int) and c >= 500,

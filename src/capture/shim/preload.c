@@ -136,8 +136,12 @@ INLINE void emit_free(void *p, uint64_t ts)
 /* A slot's kind is written last and cleared once written out: a slot a
  * handler did not fill (its queue came too late) is NONE, never stale. */
 enum { HELD_NONE, HELD_ALLOC, HELD_FREE, HELD_REALLOC };
-#define HELD_MAX 8
-#define HELD_QUEUES 64
+/* Room for the events of a few hundred handler runs: a standalone shim
+ * compressing its full buffer, or one waiting for a slow recorder, holds the
+ * lock for tens of milliseconds.  The pool is mapped without reserving
+ * memory: only the slots used are ever touched. */
+#define HELD_MAX 256
+#define HELD_QUEUES 16
 struct held {
 	uint8_t kind, fn;
 	uint16_t depth;
