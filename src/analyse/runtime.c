@@ -11,8 +11,8 @@
  * exit".  The rule is the same for both backends, and takes only blocks
  * still live at the end:
  *
- *   - a block whose allocating function (the leaf frame, past operator new
- *     and the like) is stdio's buffer allocator, _IO_file_doallocate or
+ *   - a block whose allocating function (the leaf frame: it calls malloc
+ *     itself) is stdio's buffer allocator, _IO_file_doallocate or
  *     _IO_wfile_doallocate: glibc frees the buffer of every stream in
  *     __libc_freeres, closed by the program or not (a stream it did not
  *     close still leaks its FILE, allocated elsewhere);
@@ -32,10 +32,13 @@
  * start alone would take the leaks of a program's library's constructor.
  */
 #include "runtime.h"
-#include "sites.h"
 
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Whether the object at PATH is part of the C or C++ runtime. */
 static int runtime_object(const char *path)
@@ -79,23 +82,67 @@ static int site_kind(const struct mt_process *p, uint32_t site)
 	return seen ? RUNTIME : FOREIGN;
 }
 
-/* Whether SITE allocates stdio buffers: its leaf function, symbolized. */
-static int stdio_site(const struct mt_process *p, struct mt_symbolizer **sym, uint32_t site)
+/* Where stdio's buffer allocators lie in a libc: their link-time ranges,
+ * read from the object's symbol tables (.dynsym exports them), which is
+ * much cheaper than loading the whole object into a symbolizer. */
+struct stdio_fns {
+	const struct mt_module *libc; /* the module they were read from, or NULL */
+	uint64_t lo[2], hi[2];
+	int n;
+};
+
+static void read_stdio_fns(const struct mt_module *m, struct stdio_fns *out)
+{
+	out->libc = m;
+	out->n = 0;
+	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	for (Elf_Scn *scn = NULL; e && (scn = elf_nextscn(e, scn)) && out->n < 2;) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize && out->n < 2; i++) {
+			GElf_Sym sym;
+			const char *name;
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size ||
+			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)))
+				continue;
+			if (strcmp(name, "_IO_file_doallocate") == 0 ||
+			    strcmp(name, "_IO_wfile_doallocate") == 0) {
+				out->lo[out->n] = sym.st_value;
+				out->hi[out->n++] = sym.st_value + sym.st_size;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+}
+
+/* Whether SITE allocates stdio buffers: its leaf frame lies in one of them
+ * (the allocator's own frames never come first in a stack). */
+static int stdio_site(const struct mt_process *p, struct stdio_fns *fns, uint32_t site)
 {
 	const uint64_t *pcs = p->frames + p->site_off[site];
 	if (!p->site_len[site] || !pcs[0])
 		return 0;
-	const struct mt_module *m = module_of(p, pcs[0] - 1);
+	uint64_t pc = pcs[0] - 1; /* the call, not the return address */
+	const struct mt_module *m = module_of(p, pc);
 	const char *base = m ? strrchr(m->path, '/') : NULL;
 	if (!base || strncmp(base + 1, "libc.so", 7) != 0)
 		return 0;
-	if (!*sym)
-		*sym = mt_process_symbolizer(p);
-	struct mt_frame f[8];
-	int n = mt_site_frames(p, *sym, site, f, 8);
-	return n > 0 && f[0].function &&
-	       (strcmp(f[0].function, "_IO_file_doallocate") == 0 ||
-		strcmp(f[0].function, "_IO_wfile_doallocate") == 0);
+	if (fns->libc != m)
+		read_stdio_fns(m, fns);
+	for (int i = 0; i < fns->n; i++)
+		if (pc - m->bias >= fns->lo[i] && pc - m->bias < fns->hi[i])
+			return 1;
+	return 0;
 }
 
 struct held_ctx {
@@ -118,7 +165,7 @@ void mt_process_runtime_held(struct mt_process *p)
 	if (!held)
 		return;
 	uint64_t start_end = UINT64_MAX;
-	struct mt_symbolizer *sym = NULL;
+	struct stdio_fns fns = { 0 };
 	int any = 0;
 	for (uint32_t i = 0; i < c->nsites; i++) {
 		const struct mt_site_stats *s = &c->sites[i];
@@ -127,14 +174,12 @@ void mt_process_runtime_held(struct mt_process *p)
 			start_end = s->first_seq;
 		if (!s->live_count)
 			continue;
-		if (stdio_site(p, &sym, i))
+		if (stdio_site(p, &fns, i))
 			held[i] = 1;
 		else if (kind == RUNTIME)
 			held[i] = 2;
 		any |= held[i];
 	}
-	if (sym)
-		mt_sym_free(sym);
 	if (any) {
 		struct held_ctx h = { held, start_end };
 		mt_col_runtime_held(c, is_held, &h);
