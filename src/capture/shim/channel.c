@@ -520,7 +520,10 @@ static void mt_channel_flush_partial(void)
 
 void mt_channel_flush(void)
 {
-	if (!ring || sock >= 0)
+	/* (called from a signal handler that interrupted this thread while it
+	 * held the lock, e.g. one that calls _exit or execve: what is buffered
+	 * cannot be written, but waiting for the lock would never end) */
+	if (!ring || sock >= 0 || mt_channel_held_here())
 		return;
 	mt_channel_lock();
 	drain_to_file(1);
