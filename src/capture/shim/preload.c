@@ -4,9 +4,11 @@
  *
  * Each hook calls glibc's own allocator (__libc_malloc and friends, so no
  * dlsym bootstrap is needed and user blocks are exactly what glibc returns:
- * no headers, no padding), then, if tracing is on and the thread is not
- * already inside the shim, captures the stack and appends one record to the
- * channel.  A free is recorded before the block is released and an
+ * no headers, no padding), then, if tracing is on, captures the stack and
+ * appends one record to the channel.  The first call starts the shim (it
+ * may come before its constructor); a call from a signal handler that
+ * interrupted the shim is recorded as well (see "signal handlers" below);
+ * the fast path is for a thread outside the shim with nothing held back.  A free is recorded before the block is released and an
  * allocation after it is obtained, and a realloc is recorded while the
  * channel lock is held around it, so that the order of records always
  * matches the order in which addresses were handed out, across threads.
