@@ -162,6 +162,11 @@ static inline void site_touch(struct mt_collector *c, struct mt_site_stats *s)
 	s->stamp = c->seq;
 }
 
+static inline uint32_t seq32(const struct mt_collector *c)
+{
+	return c->seq < UINT32_MAX ? (uint32_t)c->seq : UINT32_MAX;
+}
+
 static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr, uint64_t size,
 		     uint32_t site, int fn)
 {
@@ -177,6 +182,8 @@ static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t
 		s->max_size = size;
 	if (!s->first_ts)
 		s->first_ts = ts;
+	if (!s->first_seq)
+		s->first_seq = c->seq;
 	s->last_ts = ts;
 	site_touch(c, s);
 	s->live_bytes += size;
@@ -197,13 +204,14 @@ static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t
 		e->size = size;
 		e->site = site;
 		e->ts = ts;
+		e->seq = seq32(c);
 	} else {
 		if (!c->live || (c->live_used + 1) * 4 > (c->live_mask + 1) * 3)
 			live_grow(c);
 		size_t i = home(c, ptr, c->live_mask);
 		while (c->live[i].ptr)
 			i = (i + 1) & c->live_mask;
-		c->live[i] = (struct mt_live){ ptr, size, ts, site, 0 };
+		c->live[i] = (struct mt_live){ ptr, size, ts, site, seq32(c) };
 		c->live_used++;
 	}
 	c->t.allocations++;
@@ -334,6 +342,33 @@ void mt_col_finish(struct mt_collector *c)
 		c->t.peak_ts = c->true_peak_ts;
 	}
 	c->finished = 1;
+}
+
+void mt_col_runtime_held(struct mt_collector *c, int (*is_held)(void *ctx, const struct mt_live *b),
+			 void *ctx)
+{
+	for (size_t i = 0; c->live && i <= c->live_mask; i++) {
+		struct mt_live *e = &c->live[i];
+		if (!e->ptr || !is_held(ctx, e))
+			continue;
+		struct mt_site_stats *s = &c->sites[e->site];
+		s->live_bytes -= e->size;
+		s->live_count--;
+		s->held_bytes += e->size;
+		s->held_count++;
+		c->t.live_bytes -= e->size;
+		c->t.live_count--;
+		c->t.held_bytes += e->size;
+		c->t.held_count++;
+		live_remove(c, e);
+		i--; /* live_remove may move a later entry here */
+	}
+}
+
+int mt_col_is_live(const struct mt_collector *c, uint64_t ptr)
+{
+	/* (live_find only reads) */
+	return ptr && live_find((struct mt_collector *)c, ptr) != NULL;
 }
 
 void mt_col_each_live(struct mt_collector *c, void (*fn)(void *ctx, const struct mt_live *),

@@ -10,7 +10,8 @@
  *     (computed lazily, O(1) per event: a site's live bytes are copied into
  *     its peak figure the first time it changes after a new global peak);
  *   - temporary: freed by the next allocator event on the same thread;
- *   - leaked: live when the stream ends;
+ *   - leaked: live when the stream ends, except the blocks held by the
+ *     runtime (runtime.c): those are counted apart, as held;
  *   - a free of an unknown block is an unmatched free, not an error;
  *   - address 0 is no block: a free of it does nothing (free(NULL)), and an
  *     allocation at it (which only a damaged file holds) is left out.
@@ -30,8 +31,10 @@ struct mt_site_stats {
 	uint64_t culled; /* allocations known only from aggregates */
 	uint64_t stamp;	 /* event index of the last change */
 	uint64_t min_size, max_size;
-	uint64_t first_ts, last_ts; /* of its first and last allocation (0: none seen) */
-	int fn;			    /* allocator function of its first allocation */
+	uint64_t first_ts, last_ts;	 /* of its first and last allocation (0: none seen) */
+	uint64_t first_seq;		 /* event index of its first allocation (0: none seen) */
+	uint64_t held_count, held_bytes; /* after finish: held by the runtime at exit */
+	int fn;				 /* allocator function of its first allocation */
 };
 
 struct mt_totals {
@@ -42,6 +45,7 @@ struct mt_totals {
 	uint64_t first_ts, last_ts;
 	/* leaked blocks a suppression took out of live_* (analyse/suppress.h) */
 	uint64_t suppressed_count, suppressed_bytes;
+	uint64_t held_count, held_bytes; /* after finish: held by the runtime at exit */
 };
 
 struct mt_live {
@@ -49,7 +53,7 @@ struct mt_live {
 	uint64_t size;
 	uint64_t ts;
 	uint32_t site;
-	uint32_t pad;
+	uint32_t seq; /* event index of its allocation, at most UINT32_MAX */
 };
 
 struct mt_thread_last {
@@ -96,6 +100,15 @@ void mt_col_culled(struct mt_collector *c, uint32_t site, uint64_t count, uint64
 void mt_col_true_peak(struct mt_collector *c, uint64_t ts, uint64_t bytes, uint64_t count);
 /* Settles per-site peaks and the leak figures; no events after this. */
 void mt_col_finish(struct mt_collector *c);
+
+/* After finish: the leaked blocks IS_HELD picks are the runtime's (held
+ * by the C or C++ runtime until exit): counted as held, not as leaked. */
+void mt_col_runtime_held(struct mt_collector *c, int (*is_held)(void *ctx, const struct mt_live *b),
+			 void *ctx);
+
+/* Whether the block at PTR is live (after finish: leaked; a block the
+ * runtime holds is not). */
+int mt_col_is_live(const struct mt_collector *c, uint64_t ptr);
 
 /* Visits every live block (after finish: every leaked block). */
 void mt_col_each_live(struct mt_collector *c, void (*fn)(void *ctx, const struct mt_live *),

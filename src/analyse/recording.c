@@ -2,6 +2,8 @@
  * recording.c - see recording.h.
  */
 #include "recording.h"
+#include "held.h"
+#include "runtime.h"
 #include "base/hash.h"
 #include "format/format.h"
 #include "base/util.h"
@@ -661,6 +663,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 		struct mt_process *p = rec->procs[i];
 		mt_col_finish(&p->col);
 		guess_heap(p);
+		mt_process_runtime_held(p);
 		if (!p->end_ts || p->end_ts < p->col.t.last_ts)
 			p->end_ts = p->col.t.last_ts > p->start_ts ? p->col.t.last_ts : p->start_ts;
 	}

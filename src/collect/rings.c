@@ -6,7 +6,10 @@
  * are drained on a 5 ms beat into one stream each; the writer cuts what is
  * drained into chunks at least every 250 ms, so a crash of either side
  * loses under a second.  A process's connection hangs up when it exits or
- * execs: then the rest of its ring and its losses are written.
+ * execs: then the rest of its ring and its losses are written.  It also
+ * hangs up when the program closes every descriptor (a daemon): while such
+ * a process lives on (its pidfd says), its ring is drained still, until it
+ * exits or connects anew (an exec).
  *
  * The socket's name is public, so a connection is taken only from a process
  * of the command's (see accept_conn), and what a client hands over is
@@ -58,10 +61,11 @@ struct conn {
 	int fd;
 	struct mt_ring_hdr *ring;
 	uint64_t size;
-	uint64_t tail;	  /* ours: the ring's copy is the client's to overwrite */
-	uint32_t pid;	  /* the kernel's word for it (SO_PEERCRED), not the hello's */
-	int pidfd;	  /* or -1: how its exit status is learnt when it is not ours */
-	uint64_t hung_up; /* when it hung up (mt_now_ns), waiting for its status */
+	uint64_t tail; /* ours: the ring's copy is the client's to overwrite */
+	uint32_t pid;  /* the kernel's word for it (SO_PEERCRED), not the hello's */
+	int pidfd;     /* the process (readable once it exits), or -1 */
+	int hung_up;   /* its connection ended: it exited, exec'd or closed it */
+	uint64_t gone; /* when it was seen gone (mt_now_ns), waiting for its status */
 	struct mt_stream *stream;
 };
 
@@ -195,6 +199,13 @@ static pid_t parent_of(pid_t pid)
 	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
 		return 0;
 	return (pid_t)ppid;
+}
+
+/* Whether the process of C is alive (as far as its pidfd tells). */
+static int lives(const struct conn *c)
+{
+	struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
+	return c->pidfd >= 0 && poll(&p, 1, 0) == 0;
 }
 
 /* Whether the peer on FD, PID, is CMD or descends from it.  The links are
@@ -387,18 +398,23 @@ int mt_rings_run(struct mt_rings *s, struct mt_recorder *r, pid_t pid)
 				 * command's when we reap it, another's when its
 				 * parent has (the pidfd tells).  An exec shows as a
 				 * new connection from the same pid (accept_conn). */
+				c->hung_up = 1;
 				if (c->pid == (uint32_t)pid) {
 					if (reaped)
 						close_conn(s, k, 1, status, NULL);
 					continue;
 				}
+				/* a process that closed its descriptors (a daemon)
+				 * keeps its ring: it is read until the process ends */
+				if (lives(c))
+					continue;
 				uint64_t now = mt_now_ns();
-				if (!c->hung_up)
-					c->hung_up = now;
+				if (!c->gone)
+					c->gone = now;
 				int st, got = pidfd_status(c->pidfd, &st);
 				if (got > 0)
 					close_conn(s, k, 1, st, NULL);
-				else if (got < 0 || now - c->hung_up > EXIT_WAIT_NS)
+				else if (got < 0 || now - c->gone > EXIT_WAIT_NS)
 					close_conn(s, k, 0, 0, NULL);
 			}
 		}

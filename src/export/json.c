@@ -3,8 +3,9 @@
  * scripts: per process its totals, its call sites with their frames (the
  * frame objects of `memtrace report --json`), and
  *   - by default, every matched allocation: site, size, address, thread,
- *     when it was allocated and freed (null: leaked), in seconds since the
- *     process started.  An allocation is written when its free is seen, the
+ *     when it was allocated and freed (null: never), in seconds since the
+ *     process started, and for one never freed whether the C or C++
+ *     runtime held it (analyse/runtime.c: then it is no leak).  An allocation is written when its free is seen, the
  *     leaked ones at the end (in allocation order), so the array is ordered
  *     by free time and memory holds only the live blocks;
  *   - with --per-site, the figures of each call site instead.
@@ -95,8 +96,9 @@ static void write_block(struct jproc *jp, const struct mt_block *b, int freed, u
 	fputs(", \"freed_s\": ", jp->f);
 	if (freed)
 		put_secs(jp->f, jp->p, freed_ts);
-	else
-		fputs("null", jp->f);
+	else /* the collector counted the runtime's blocks apart */
+		fprintf(jp->f, "null, \"runtime_held\": %s",
+			mt_col_is_live(&jp->p->col, b->ptr) ? "false" : "true");
 	fputc('}', jp->f);
 }
 

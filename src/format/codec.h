@@ -111,11 +111,16 @@ enum mt_lost_kind {
 	MT_LOST_CONSUMER_GONE, /* the recorder died; events after it were dropped */
 	MT_LOST_WRITE_FAILED,  /* the file could not be written (disk full): the
 				* events of the chunks that did not reach it */
+	MT_LOST_SHIM_BUSY,     /* allocator calls the shim could not record: a
+				* signal handler's, beyond the few a thread holds
+				* back while it writes a record, or another
+				* thread's while the shim was starting */
 	MT_LOST_KIND_COUNT
 };
 
 static const char *const mt_lost_names[MT_LOST_KIND_COUNT] = {
-	"buffer_full", "map_full", "missed_return", "stack_error", "consumer_gone", "write_failed",
+	"buffer_full",	 "map_full",	 "missed_return", "stack_error",
+	"consumer_gone", "write_failed", "shim_busy",
 };
 
 #define MT_MAX_FRAMES 128

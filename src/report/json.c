@@ -74,6 +74,7 @@ void mt_json_totals(FILE *f, const struct mt_process *p)
 		"{\"allocations\": %llu, \"frees\": %llu, \"allocated_bytes\": %llu,\n"
 		"        \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"peak_time_s\": %.6f,\n"
 		"        \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
+		"        \"runtime_held_allocations\": %llu, \"runtime_held_bytes\": %llu,\n"
 		"        \"temporary_allocations\": %llu, \"unmatched_frees\": %llu,\n"
 		"        \"culled_allocations\": %llu,\n"
 		"        \"suppressed_allocations\": %llu, \"suppressed_bytes\": %llu}",
@@ -82,6 +83,7 @@ void mt_json_totals(FILE *f, const struct mt_process *p)
 		(unsigned long long)t->peak_count,
 		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0,
 		(unsigned long long)t->live_count, (unsigned long long)t->live_bytes,
+		(unsigned long long)t->held_count, (unsigned long long)t->held_bytes,
 		(unsigned long long)t->temporary, (unsigned long long)t->unmatched_frees,
 		(unsigned long long)t->culled, (unsigned long long)t->suppressed_count,
 		(unsigned long long)t->suppressed_bytes);
@@ -99,6 +101,8 @@ static const struct {
 	{ "frees", offsetof(struct mt_site_stats, frees), 0 },
 	{ "leaked_allocations", offsetof(struct mt_site_stats, live_count), 1 },
 	{ "leaked_bytes", offsetof(struct mt_site_stats, live_bytes), 0 },
+	{ "runtime_held_allocations", offsetof(struct mt_site_stats, held_count), 1 },
+	{ "runtime_held_bytes", offsetof(struct mt_site_stats, held_bytes), 0 },
 	{ "peak_bytes", offsetof(struct mt_site_stats, peak_bytes), 1 },
 	{ "peak_allocations", offsetof(struct mt_site_stats, peak_count), 0 },
 	{ "temporary_allocations", offsetof(struct mt_site_stats, temporary), 0 },

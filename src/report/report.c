@@ -97,6 +97,11 @@ static void print_totals(FILE *f, const struct mt_process *p)
 		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0);
 	fprintf(f, "  leaked:          %s in %s allocations\n", mt_fmt_bytes(t->live_bytes, a),
 		mt_fmt_count(t->live_count, b));
+	if (t->held_count)
+		fprintf(f,
+			"  runtime-held:    %s in %s allocations (kept by the C/C++ runtime until "
+			"exit, not leaks)\n",
+			mt_fmt_bytes(t->held_bytes, a), mt_fmt_count(t->held_count, b));
 	if (t->suppressed_count)
 		fprintf(f, "  suppressed:      %s in %s leaked allocations (--suppressions)\n",
 			mt_fmt_bytes(t->suppressed_bytes, a), mt_fmt_count(t->suppressed_count, b));

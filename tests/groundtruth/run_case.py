@@ -48,6 +48,13 @@ def run_bpf(t, mod, args):
         t.fail(f'case {t.name} has no bpf axis (its module sets no BPF)')
         return
     bpflib.same_as_shim(t, args[0], **opts)
+    # a case may compare more of the two recordings (its check_bpf)
+    extra = getattr(mod, 'check_bpf', None)
+    if extra:
+        ps = t.only_process(t.report(t.path('shim.mtrace')))
+        pb = t.only_process(t.report(t.path('bpf.mtrace')))
+        if ps is not None and pb is not None:
+            extra(t, ps, pb)
 
 
 def main():

@@ -14,7 +14,9 @@
  *                      3 s (the test kills `memtrace record` with SIGKILL
  *                      1.5 s after "ready"); late: 10 x malloc(100); prints
  *                      "done" and exits 0.  The program must go on unharmed
- *                      when its recorder is gone, and the recording must
+ *                      when its recorder is gone and finish with its own
+ *                      status, 0 (the test, made the reaper of orphans,
+ *                      waits for it), and the recording must
  *                      hold the 1000 blocks, written at least 1.25 s before
  *                      the recorder died.
  */

@@ -4,6 +4,7 @@ Usage: sigkill.py self|recorder|shim PROG
 
 shim: the standalone shim (LD_PRELOAD, MEMTRACE_OUTPUT) in a program killed
 after 1.5 s of quiet: its flusher thread must have written the 1000 blocks."""
+import ctypes
 import os
 import select
 import signal
@@ -50,13 +51,39 @@ def run_self(t, prog):
         t.note('no "exit_status" in the entry of the killed program (an extra key)')
 
 
+def subreaper():
+    """Makes this process the reaper of its orphaned descendants (the program,
+    once its recorder is killed), so that the program's own exit status can
+    be read.  False where prctl is not there."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def wait_orphan(pid, deadline):
+    """The exit status of PID (a descendant reparented to us), or None."""
+    while time.monotonic() < deadline:
+        try:
+            got, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if got == pid:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.05)
+    return None
+
+
 def run_recorder(t, prog):
     rec = t.path('rec.mtrace')
+    reaper = t.check(subreaper(), 'the test can reap the program once its recorder is gone (prctl)')
     m = subprocess.Popen([t.memtrace, 'record', '-o', rec, '--', prog, 'recorder'],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = b''
     deadline = time.monotonic() + 30
     prog_pid = None
+    reaped = False
     try:
         while b'ready' not in out and time.monotonic() < deadline:
             r, _, _ = select.select([m.stdout], [], [], 1)
@@ -83,8 +110,12 @@ def run_recorder(t, prog):
                 out += chunk
         t.check(b'done' in out, f'the program finished normally after its recorder was killed '
                 f'(output {out!r}; it hangs or died when the recorder is gone)')
+        if reaper:
+            status = wait_orphan(prog_pid, deadline)
+            t.eq(status, 0, 'the program\'s own exit status, its recorder gone')
+            reaped = status is not None
     finally:
-        if prog_pid:
+        if prog_pid and not reaped:
             try:
                 os.kill(prog_pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):

@@ -10,7 +10,9 @@
  * All record writing happens with the channel lock held, which also orders
  * records of all threads into one stream.  The lock is a spinlock: it is held
  * for tens of nanoseconds, and a pthread mutex could call into code that
- * allocates.
+ * allocates.  It knows its owner, so that a signal handler that interrupted
+ * the thread holding it can tell, and hold its events back (preload.c)
+ * instead of spinning on a lock that cannot be released under it.
  *
  * A child made without glibc's fork (a raw clone or clone3, as runtimes and
  * sandboxes make them) runs no atfork handler: it would write into its
@@ -37,6 +39,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -46,19 +49,26 @@
 struct mt_enc mt_enc_state;
 
 struct fork_guard {
-	atomic_int lock;
-	int live; /* the ring is this process's: cleared in a child by the kernel */
+	_Atomic uintptr_t lock; /* 0, or the owner's token */
+	int live;		/* the ring is this process's: cleared in a child by the kernel */
 };
 /* Until the wiped page is set up (or if the kernel has no MADV_WIPEONFORK:
  * before 4.14), a guard that never says "child". */
 static struct fork_guard boot_guard = { 0, 1 };
 static struct fork_guard *guard = &boot_guard;
 static void (*new_process)(void);
+/* A thread's token is the address of this variable of its own: unique among
+ * live threads, known without a system call, and the same in a fork child,
+ * whose one thread continues the forking one. */
+static __thread char t_token;
 static struct mt_ring_hdr *ring;
 static uint8_t *data;
 static uint64_t size, mask, head;
 static int sock = -1;	/* record mode: connection to the recorder */
 static int out_fd = -1; /* standalone: the recording file */
+/* What they are (fds.c): a program may close them and reuse the numbers. */
+static struct mt_fd_id sock_id, out_id;
+static pid_t recorder_pid; /* to tell it died once the program closed sock */
 static z_stream zs;
 static uint8_t *scratch;
 static size_t scratch_len;
@@ -101,9 +111,12 @@ void mt_channel_guard_init(void (*on_new_process)(void))
 void mt_channel_lock(void)
 {
 	struct fork_guard *g = guard;
+	uintptr_t self = (uintptr_t)&t_token;
 	for (unsigned spins = 0;; spins++) {
+		uintptr_t free_ = 0;
 		if (!atomic_load_explicit(&g->lock, memory_order_relaxed) &&
-		    !atomic_exchange_explicit(&g->lock, 1, memory_order_acquire)) {
+		    atomic_compare_exchange_strong_explicit(
+			    &g->lock, &free_, self, memory_order_acquire, memory_order_relaxed)) {
 			if (likely(g->live) || !ring)
 				return;
 			/* A child that no fork handler saw (we are its only
@@ -128,6 +141,11 @@ void mt_channel_unlock(void)
 uint32_t mt_channel_pid(void)
 {
 	return ring ? ring->pid : 0;
+}
+
+int mt_channel_held_here(void)
+{
+	return atomic_load_explicit(&guard->lock, memory_order_relaxed) == (uintptr_t)&t_token;
 }
 
 static voidpf z_alloc(voidpf opaque, uInt items, uInt sz)
@@ -223,6 +241,10 @@ static int connect_recorder(int memfd, uint32_t ppid)
 		.magic = MT_RING_MAGIC, .pid = (uint32_t)getpid(), .ppid = ppid, .size = size
 	};
 	connect_token(hello.token);
+	struct ucred cred;
+	socklen_t clen = sizeof cred;
+	if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
+		recorder_pid = cred.pid;
 	struct iovec iov = { .iov_base = &hello, .iov_len = sizeof hello };
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -240,7 +262,7 @@ static int connect_recorder(int memfd, uint32_t ppid)
 	memcpy(CMSG_DATA(c), &memfd, sizeof memfd);
 	if (sendmsg(s, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof hello)
 		goto fail;
-	return s;
+	return mt_fd_place(s, &sock_id);
 fail:
 	close(s);
 	return -1;
@@ -265,13 +287,14 @@ static int open_output(int made_up)
 			mt_cull_set_pending_limit(cull, mt_cfg.cull_pending);
 	}
 	if (!made_up) {
-		out_fd = mt_file_create(out_path);
+		out_fd = mt_fd_place(mt_file_create(out_path), &out_id);
 		return out_fd;
 	}
 	/* A name the shim made up, in a directory others may write to: what is
 	 * there already (a file, a link planted by another user) is left
 	 * alone, and memtrace.EXE.PID.N.mtrace, the next free N, taken. */
 	mt_expand_path(out_path, sizeof out_path, MT_OUTPUT_STEM);
+	mt_fd_absolute(out_path, sizeof out_path);
 	size_t n = strlen(out_path);
 	for (unsigned i = 0; i < 100; i++) {
 		if (i)
@@ -282,7 +305,7 @@ static int open_output(int made_up)
 		if (out_fd >= 0 || errno != EEXIST)
 			break;
 	}
-	return out_fd;
+	return out_fd = mt_fd_place(out_fd, &out_id);
 }
 
 /* Standalone, a thread writes out what is buffered twice a second, so that
@@ -318,11 +341,25 @@ static void start_flusher(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* A process the shim cannot trace says so, whatever MEMTRACE_LOG asks
+ * (short of "off"): its figures would otherwise be missing in silence. */
+static int channel_open(uint32_t ppid);
+
 int mt_channel_open(uint32_t ppid)
+{
+	struct rlimit saved;
+	int lifted = mt_fd_lift_limit(&saved);
+	int r = channel_open(ppid);
+	if (lifted)
+		mt_fd_restore_limit(&saved);
+	return r;
+}
+
+static int channel_open(uint32_t ppid)
 {
 	int fd = make_ring(mt_cfg.connect ? MT_RING_DEFAULT_SIZE : (8ull << 20));
 	if (fd < 0) {
-		mt_log(1, "cannot create the event buffer: %s", strerror(errno));
+		mt_log(0, "not traced: cannot create the event buffer: %s", strerror(errno));
 		return -1;
 	}
 	ring->ppid = ppid;
@@ -331,8 +368,8 @@ int mt_channel_open(uint32_t ppid)
 		close(fd);
 		if (sock < 0) {
 			/* the name only: the token is not for logs */
-			mt_log(1, "cannot reach the recorder at %.*s: %s", (int)connect_name_len(),
-			       mt_cfg.connect, strerror(errno));
+			mt_log(0, "not traced: cannot reach the recorder at %.*s: %s",
+			       (int)connect_name_len(), mt_cfg.connect, strerror(errno));
 			return -1;
 		}
 		guard->live = 1;
@@ -342,6 +379,7 @@ int mt_channel_open(uint32_t ppid)
 	char prev[sizeof out_path];
 	memcpy(prev, out_path, sizeof prev);
 	mt_expand_path(out_path, sizeof out_path, mt_cfg.output);
+	mt_fd_absolute(out_path, sizeof out_path);
 	int made_up = strcmp(mt_cfg.output, MT_OUTPUT_DEFAULT) == 0;
 	if (made_up) {
 		/* open_output finds a free name */
@@ -359,9 +397,9 @@ int mt_channel_open(uint32_t ppid)
 	if (open_output(made_up) < 0) {
 		const char *why = mt_file_refused(out_path, errno);
 		if (why)
-			mt_log(1, "%s %s", out_path, why);
+			mt_log(0, "not traced: %s %s", out_path, why);
 		else
-			mt_log(1, "cannot create %s: %s", out_path, strerror(errno));
+			mt_log(0, "not traced: cannot create %s: %s", out_path, strerror(errno));
 		return -1;
 	}
 	mt_log(3, "writing to %s", out_path);
@@ -370,10 +408,40 @@ int mt_channel_open(uint32_t ppid)
 	return 0;
 }
 
+/* Whether out_fd is still the recording: a program that closed it (and
+ * maybe opened a file of its own at its number) gets the recording opened
+ * again, at its end, if it is still the same file. */
+static int out_ready(void)
+{
+	if (out_fd < 0)
+		return 0;
+	if (mt_fd_is(out_fd, &out_id))
+		return 1;
+	struct rlimit saved;
+	int lifted = mt_fd_lift_limit(&saved);
+	struct mt_fd_id id;
+	int fd = mt_fd_place(open(out_path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW), &id);
+	if (lifted)
+		mt_fd_restore_limit(&saved);
+	if (fd >= 0 && id.dev == out_id.dev && id.ino == out_id.ino &&
+	    lseek(fd, 0, SEEK_END) >= 0) {
+		out_fd = fd;
+		return 1;
+	}
+	if (fd >= 0)
+		close(fd);
+	out_fd = -1;
+	mt_log(1, "%s was closed by the program and cannot be opened again: %s", out_path,
+	       strerror(errno));
+	return 0;
+}
+
 /* Places or rewrites the loss chunk; an output that cannot seek gets it
  * once, when the program ends (FINAL). */
 static void write_loss(int final)
 {
+	if (!out_ready())
+		return;
 	uint8_t *out = scratch; /* free: the chunk it held was not written */
 	size_t len =
 		mt_loss_records(&lost, lost_process, lost_process_len, out + MT_CHUNK_HEADER_SIZE);
@@ -393,7 +461,8 @@ static void write_chunk(const uint8_t *p, size_t n)
 {
 	if (!n)
 		return;
-	if (!dropped && mt_chunk_write(out_fd, &zs, 0, p, n, scratch, scratch_len) == 0) {
+	if (!dropped && out_ready() &&
+	    mt_chunk_write(out_fd, &zs, 0, p, n, scratch, scratch_len) == 0) {
 		started = 1;
 		return;
 	}
@@ -450,6 +519,8 @@ static void drain_to_file(int final)
 
 static int recorder_gone(void)
 {
+	if (!mt_fd_is(sock, &sock_id)) /* the program closed it */
+		return recorder_pid > 0 && kill(recorder_pid, 0) < 0 && errno == ESRCH;
 	struct pollfd p = { .fd = sock, .events = POLLRDHUP };
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
@@ -501,7 +572,10 @@ static void mt_channel_flush_partial(void)
 
 void mt_channel_flush(void)
 {
-	if (!ring || sock >= 0)
+	/* (called from a signal handler that interrupted this thread while it
+	 * held the lock, e.g. one that calls _exit or execve: what is buffered
+	 * cannot be written, but waiting for the lock would never end) */
+	if (!ring || sock >= 0 || mt_channel_held_here())
 		return;
 	mt_channel_lock();
 	drain_to_file(1);
@@ -512,10 +586,8 @@ void mt_channel_after_fork_child(int follow)
 {
 	/* Only the forking thread exists here, and it holds the lock (taken in
 	 * the prepare handler).  The parent's ring and file are the parent's. */
-	if (sock >= 0)
-		close(sock);
-	if (out_fd >= 0)
-		close(out_fd);
+	mt_fd_close(sock, &sock_id); /* unless the program put its own there */
+	mt_fd_close(out_fd, &out_id);
 	sock = out_fd = -1;
 	started = dropped = loss_placed = 0;
 	lost = (struct mt_salvage){ 0 };

@@ -48,12 +48,16 @@ static int env_bool(const char *name, int def)
 	return !(strcmp(v, "0") == 0 || strcasecmp(v, "false") == 0 || strcasecmp(v, "no") == 0);
 }
 
+/* Unset is 0: only what must be said (a process not traced, log.c);
+ * "off" is -1: nothing. */
 static int parse_level(const char *v)
 {
 	static const char *const names[] = { "off", "error", "warn", "info", "debug", "trace" };
 	if (!v)
 		return 0;
-	for (int i = 0; i < 6; i++)
+	if (strcasecmp(v, "off") == 0)
+		return -1;
+	for (int i = 1; i < 6; i++)
 		if (strcasecmp(v, names[i]) == 0)
 			return i;
 	return 2;

@@ -43,8 +43,7 @@ static const char *heap_name = "unknown";
 /* ---- the bootstrap buffer --------------------------------------------- */
 
 /* 64 KiB is far more than dlsym needs (it allocates only on errors). */
-#define BOOT_SIZE (64u << 10)
-static _Alignas(64) uint8_t boot[BOOT_SIZE];
+_Alignas(64) uint8_t mt_next_boot[MT_NEXT_BOOT_SIZE];
 static atomic_size_t boot_used;
 
 /* A block of SIZE bytes (zeroed: the buffer is never reused), aligned to
@@ -53,19 +52,20 @@ static void *boot_alloc(size_t align, size_t size)
 {
 	if (align < 16)
 		align = 16;
-	if (size > BOOT_SIZE || align > BOOT_SIZE / 4)
+	if (size > MT_NEXT_BOOT_SIZE || align > MT_NEXT_BOOT_SIZE / 4)
 		return NULL;
 	size_t need = size + align + 16, at = atomic_fetch_add(&boot_used, need);
-	if (at + need > BOOT_SIZE)
+	if (at + need > MT_NEXT_BOOT_SIZE)
 		return NULL;
-	uintptr_t p = ((uintptr_t)(boot + at) + 16 + align - 1) & ~(uintptr_t)(align - 1);
+	uintptr_t p = ((uintptr_t)(mt_next_boot + at) + 16 + align - 1) & ~(uintptr_t)(align - 1);
 	((size_t *)p)[-1] = size;
 	return (void *)p;
 }
 
 int mt_next_boot_owns(const void *p)
 {
-	return (const uint8_t *)p >= boot && (const uint8_t *)p < boot + BOOT_SIZE;
+	return (const uint8_t *)p >= mt_next_boot &&
+	       (const uint8_t *)p < mt_next_boot + MT_NEXT_BOOT_SIZE;
 }
 
 size_t mt_next_boot_size(const void *p)
@@ -155,9 +155,14 @@ int mt_next_resolve(void)
 	mt_next = n;
 	name_heap();
 	t_resolving = 0;
-	/* Blocks of the bootstrap buffer exist: every free must look. */
-	if (atomic_load(&boot_used))
+	/* tcmalloc and mimalloc define __libc_malloc & co. themselves: the
+	 * names match, the heap is theirs, and their calls to their own API
+	 * must pass through the hooks as one event (the NEXT path). */
+	if (strcmp(heap_name, "glibc"))
 		glibc = 0;
+	/* Blocks of the bootstrap buffer may exist (dlsym's messages while
+	 * the heap was named): the hooks that call glibc directly look for them
+	 * first (mt_boot_owns: two compares), so glibc stays the fast path. */
 	__atomic_store_n(&mt_next_glibc, glibc, __ATOMIC_RELEASE);
 	return 0;
 }

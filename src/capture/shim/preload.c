@@ -6,9 +6,11 @@
  * shim (next.c: glibc's own __libc_malloc and friends, called directly, or
  * the jemalloc, tcmalloc or mimalloc that comes next in lookup order; user
  * blocks are exactly what it returns: no headers, no padding), then, if
- * tracing is on and the thread is not
- * already inside the shim, captures the stack and appends one record to the
- * channel.  A free is recorded before the block is released and an
+ * tracing is on, captures the stack and appends one record to the channel.
+ * The first call starts the shim (it may come before its constructor); a
+ * call from a signal handler that interrupted the shim is recorded as well
+ * (see "signal handlers" below); the fast path is for a thread outside the
+ * shim with nothing held back.  A free is recorded before the block is released and an
  * allocation after it is obtained, and a realloc is recorded while the
  * channel lock is held around it, so that the order of records always
  * matches the order in which addresses were handed out, across threads.
@@ -22,10 +24,12 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,38 +42,90 @@ extern void *__libc_memalign(size_t, size_t);
 extern void *__libc_valloc(size_t);
 extern void *__libc_pvalloc(size_t);
 
-static int initialized;
+/* Start-up: the shim starts itself on the first allocator call (another
+ * library's constructor, or the loader, may allocate before the shim's own
+ * constructor runs), or at the latest in that constructor. */
+enum { INIT_NOT_YET, INIT_RUNNING, INIT_DONE };
+static int init_state;
+static int initialized;		/* INIT_DONE: the channel is open */
+static __thread int t_starting; /* this thread is starting the shim */
+/* Allocator calls of other threads while one starts the shim: not recorded,
+ * counted as lost (shim_busy) once the channel is open. */
+static unsigned long unrecorded_at_start;
+static void start_shim(void);
+
+/* Per thread, in one word so that the hot path tests them all with one
+ * load: whether the thread is inside the shim, whether it is inside the
+ * next allocator on the shim's behalf, and how many events a signal handler
+ * of the thread held back (below). */
+static __thread union {
+	uint64_t any;
+	struct {
+		uint16_t busy; /* recording an event: a nested call is a signal
+				* handler's, recorded (or held back) */
+		uint16_t pass; /* in the next allocator for a hook (NEXT): what it
+				* calls of ours is part of that one event, and
+				* passes through unrecorded */
+		uint32_t held; /* events held back, including those that did not fit */
+	} s;
+} t_in;
+#define t_busy t_in.s.busy
+#define t_pass t_in.s.pass
+#define t_held_n t_in.s.held
 /* This image is the recorded command's, or what it became (MEMTRACE_MAIN is
  * our pid): traced without --follow-forks, and named the main process. */
 static int main_role;
 /* A wrapper that runs the program in a child and waits (timeout): the
  * child it forks takes over the main role (self.c: mt_is_waiting_wrapper). */
 static int hands_over;
-static __thread int t_busy; /* inside the shim: allocations pass through */
 static __thread uint32_t t_tid;
 static void *(*real_dlopen)(const char *, int);
 static int (*real_dlclose)(void *);
 
 #define EXPORT __attribute__((visibility("default")))
 #define INLINE static inline __attribute__((always_inline))
+#define COLD static __attribute__((noinline, cold))
+/* After a call whose frame the stack must keep: no tail call into it (the
+ * slow paths unwind from their own frame, skipping exactly one). */
+#define NO_TAIL_CALL() __asm__ volatile("" ::: "memory")
 
 /* The next allocator's call: glibc's DIRECT one when it is glibc, else
- * OTHER (next.c) with the thread inside the shim, so that what that
- * allocator calls of ours on its way (mimalloc's malloc -> mi_malloc, both
- * interposed) passes through unrecorded: each event counts once. */
+ * OTHER (next.c) with the thread marked as passing through, so that what
+ * that allocator calls of ours on its way (mimalloc's malloc -> mi_malloc,
+ * both interposed; dlsym's allocations while next.c resolves) passes
+ * through unrecorded: each event counts once. */
 #define NEXT(direct, other)                      \
 	({                                       \
 		__typeof__(direct) r_;           \
 		if (likely(mt_next_glibc > 0)) { \
 			r_ = direct;             \
 		} else {                         \
-			int b_ = t_busy;         \
-			t_busy = 1;              \
+			uint16_t b_ = t_pass;    \
+			t_pass = 1;              \
 			r_ = other;              \
-			t_busy = b_;             \
+			t_pass = b_;             \
 		}                                \
 		r_;                              \
 	})
+
+/* Gives P back to the next allocator (the slow paths' frees, and free's). */
+INLINE void release(void *p)
+{
+	if (likely(mt_next_glibc > 0) && likely(!mt_boot_owns(p))) {
+		__libc_free(p);
+	} else {
+		uint16_t b = t_pass;
+		t_pass = 1;
+		mt_next_free(p);
+		t_pass = b;
+	}
+}
+
+/* The next allocator's realloc of a live block OLD (the bootstrap buffer's
+ * blocks are next.c's to move, whatever the allocator). */
+#define NEXT_REALLOC(old, n)                                                                  \
+	(likely(!mt_boot_owns(old)) ? NEXT(__libc_realloc(old, n), mt_next_realloc(old, n)) : \
+				      mt_next_realloc(old, n))
 
 INLINE uint32_t tid(void)
 {
@@ -102,11 +158,310 @@ INLINE void emit_alloc(int fn, void *old, void *p, size_t n, const uint64_t *pcs
 	mt_channel_commit(w);
 }
 
+/* The lock held: appends a FREE record. */
+INLINE void emit_free(void *p, uint64_t ts)
+{
+	uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
+	if (likely(w)) {
+		w = mt_enc_thread(&mt_enc_state, w, tid());
+		mt_channel_commit(mt_enc_free(&mt_enc_state, w, ts, (uint64_t)p));
+	}
+}
+
+/* ---- signal handlers: events held back --------------------------------
+ *
+ * A signal handler that allocates may interrupt its thread anywhere, also
+ * inside the shim.  If the thread is only capturing a stack (busy, lock not
+ * held), the handler records its event as usual: the stack table and the
+ * encoder are touched only under the channel lock.  If the thread holds the
+ * channel lock, the handler must not wait for it (it would wait forever), so
+ * it holds its event back in the thread's small queue, with its stack and
+ * time, and whoever next holds the lock on this thread writes the queue out
+ * before anything else of the thread, so records stay in the order the
+ * calls were made.  A held-back free does not release the block until its
+ * record is written (another thread could be handed the address and record
+ * it first), and a held-back realloc moves the block for the same reason.
+ * The queue lives in memory taken from a small pool when a handler first
+ * needs it and given back once written out, so that threads pay nothing for
+ * it until a handler of theirs holds an event back; writing it out is done
+ * with signals blocked, so no handler can hold more back meanwhile.  Events
+ * beyond HELD_MAX before the thread gets out of the shim, or with the pool
+ * empty, are counted as lost (shim_busy). */
+/* A slot's kind is written last and cleared once written out: a slot a
+ * handler did not fill (its queue came too late) is NONE, never stale. */
+enum { HELD_NONE, HELD_ALLOC, HELD_FREE, HELD_REALLOC };
+/* Room for the events of a few hundred handler runs: a standalone shim
+ * compressing its full buffer, or one waiting for a slow recorder, holds the
+ * lock for tens of milliseconds.  The pool is mapped without reserving
+ * memory: only the slots used are ever touched. */
+#define HELD_MAX 256
+#define HELD_QUEUES 16
+struct held {
+	uint8_t kind, fn;
+	uint16_t depth;
+	uint64_t ts;
+	void *old, *p;
+	size_t n;
+	uint64_t pcs[MT_MAX_FRAMES];
+};
+struct held_queue {
+	int taken;
+	struct held ev[HELD_MAX];
+};
+static struct held_queue *held_pool; /* HELD_QUEUES of them, mapped when first needed */
+static __thread struct held_queue *t_queue;
+
+/* The thread's queue, taken from the pool if it has none (NULL when the
+ * pool is empty).  Signal-safe: mmap and atomics only; a nested handler that
+ * took one first wins and this one goes back. */
+static struct held_queue *held_queue(void)
+{
+	struct held_queue *q = t_queue, *pool = __atomic_load_n(&held_pool, __ATOMIC_ACQUIRE);
+	if (q)
+		return q;
+	if (!pool) {
+		struct held_queue *m = mt_map(HELD_QUEUES * sizeof *m), *none = NULL;
+		if (!m)
+			return NULL;
+		if (__atomic_compare_exchange_n(&held_pool, &none, m, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			pool = m;
+		else {
+			munmap(m, HELD_QUEUES * sizeof *m);
+			pool = none;
+		}
+	}
+	for (int i = 0; i < HELD_QUEUES; i++) {
+		int free_ = 0;
+		if (!__atomic_load_n(&pool[i].taken, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&pool[i].taken, &free_, 1, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED)) {
+			struct held_queue *none = NULL;
+			if (__atomic_compare_exchange_n(&t_queue, &none, &pool[i], 0,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				return &pool[i];
+			__atomic_store_n(&pool[i].taken, 0, __ATOMIC_RELEASE);
+			return none;
+		}
+	}
+	return NULL;
+}
+
+/* A slot for an event held back, or NULL (the event is then counted as lost
+ * when the queue is written out).  A handler nested in this one takes the
+ * next slot. */
+static struct held *hold_slot(void)
+{
+	uint32_t i = __atomic_fetch_add(&t_held_n, 1, __ATOMIC_RELAXED);
+	struct held_queue *q = held_queue();
+	return q && i < HELD_MAX ? &q->ev[i] : NULL;
+}
+
+/* The lock held by this thread: writes out the events held back, oldest
+ * first, releases the blocks of held-back frees after their records, and
+ * gives the queue back. */
+static void emit_held_locked(void)
+{
+	uint32_t n = __atomic_load_n(&t_held_n, __ATOMIC_RELAXED);
+	if (likely(!n))
+		return;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	n = t_held_n; /* final now */
+	struct held_queue *q = t_queue;
+	uint32_t kept = 0;
+	for (uint32_t i = 0; q && i < n && i < HELD_MAX; i++) {
+		struct held *h = &q->ev[i];
+		if (h->kind == HELD_NONE)
+			continue;
+		kept++;
+		if (h->kind == HELD_FREE) {
+			emit_free(h->p, h->ts);
+			release(h->p);
+		} else {
+			emit_alloc(h->fn, h->kind == HELD_REALLOC ? h->old : NULL, h->p, h->n,
+				   h->pcs, h->depth, h->ts);
+			if (h->kind == HELD_REALLOC)
+				release(h->old);
+		}
+		h->kind = HELD_NONE;
+	}
+	if (n > kept) {
+		uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
+		if (w)
+			mt_channel_commit(mt_enc_lost(w, MT_LOST_SHIM_BUSY, n - kept));
+	}
+	t_held_n = 0;
+	if (q) {
+		t_queue = NULL;
+		__atomic_store_n(&q->taken, 0, __ATOMIC_RELEASE);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Called when the thread, outside the lock, finds events held back. */
+COLD void flush_held(void)
+{
+	if (!__atomic_load_n(&t_held_n, __ATOMIC_RELAXED) || mt_channel_held_here())
+		return;
+	uint32_t busy = t_busy;
+	t_busy = 1;
+	mt_channel_lock();
+	emit_held_locked();
+	mt_channel_unlock();
+	t_busy = busy;
+}
+
+/* Leaving the shim's recording: busy off, then what a handler held back
+ * meanwhile is written (a handler arriving in between finds the queue and
+ * writes it first itself). */
+INLINE void leave(void)
+{
+	t_busy = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (unlikely(t_held_n))
+		flush_held();
+}
+
+/* Whether an event that missed the fast path is to be recorded at all;
+ * starts the shim on the first call. */
+INLINE int wanted(void)
+{
+	if (t_pass)
+		return 0; /* part of an event a hook records */
+	if (likely(mt_enabled))
+		return 1;
+	if (init_state == INIT_DONE)
+		return 0; /* switched off (SIGUSR1/2, or the recorder is gone) */
+	if (t_starting)
+		return 0; /* the shim's own calls while it starts */
+	if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == INIT_NOT_YET)
+		start_shim();
+	else /* another thread is starting it: do not wait for that thread */
+		__atomic_fetch_add(&unrecorded_at_start, 1, __ATOMIC_RELAXED);
+	return mt_enabled;
+}
+
+/* The slow paths: called from the hooks when the fast path does not apply
+ * (shim not started or switched off, the thread inside the shim, events
+ * held back).  Each unwinds from its own frame, skipping the hook's. */
+COLD void slow_alloc(int fn, void *p, size_t n)
+{
+	if (!wanted())
+		return;
+	if (mt_channel_held_here()) {
+		struct held *h = hold_slot();
+		if (h) {
+			h->depth = (uint16_t)mt_unwind(h->pcs, MT_MAX_FRAMES, 1);
+			h->ts = mt_now();
+			h->fn = (uint8_t)fn;
+			h->p = p;
+			h->old = NULL;
+			h->n = n;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			h->kind = HELD_ALLOC;
+		}
+		return;
+	}
+	uint32_t busy = t_busy;
+	t_busy = 1;
+	uint64_t pcs[MT_MAX_FRAMES];
+	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
+	uint64_t ts = mt_now();
+	mt_channel_lock();
+	emit_held_locked();
+	emit_alloc(fn, NULL, p, n, pcs, depth, ts);
+	mt_channel_unlock();
+	t_busy = busy;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (unlikely(t_held_n))
+		flush_held();
+}
+
+/* Returns 1 when the free was held back: the caller must not release the
+ * block (emit_held_locked does, after its record). */
+COLD int slow_free(void *p)
+{
+	if (!wanted())
+		return 0;
+	if (mt_channel_held_here()) {
+		struct held *h = hold_slot();
+		if (!h)
+			return 0;
+		h->ts = mt_now();
+		h->p = p;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		h->kind = HELD_FREE;
+		return 1;
+	}
+	uint32_t busy = t_busy;
+	t_busy = 1;
+	uint64_t ts = mt_now();
+	mt_channel_lock();
+	emit_held_locked();
+	emit_free(p, ts);
+	mt_channel_unlock();
+	t_busy = busy;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (unlikely(t_held_n))
+		flush_held();
+	return 0;
+}
+
+/* A realloc of a live block (OLD set, N not 0) off the fast path. */
+COLD void *slow_realloc(int fn, void *old, size_t n)
+{
+	if (!wanted())
+		return NEXT_REALLOC(old, n);
+	if (mt_channel_held_here()) {
+		/* The old block must stay someone's until the record is out: a
+		 * new block for the caller, the old one released after. */
+		size_t have = mt_boot_owns(old) ?
+				      mt_next_boot_size(old) :
+				      malloc_usable_size(old); /* the next allocator's */
+		void *p = NEXT(__libc_malloc(n), mt_next_malloc(n));
+		if (!p)
+			return NULL;
+		memcpy(p, old, have < n ? have : n);
+		struct held *h = hold_slot();
+		if (!h) {
+			release(old);
+			return p;
+		}
+		h->depth = (uint16_t)mt_unwind(h->pcs, MT_MAX_FRAMES, 1);
+		h->ts = mt_now();
+		h->fn = (uint8_t)fn;
+		h->old = old;
+		h->p = p;
+		h->n = n;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		h->kind = HELD_REALLOC;
+		return p;
+	}
+	uint32_t busy = t_busy;
+	t_busy = 1;
+	uint64_t pcs[MT_MAX_FRAMES];
+	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
+	uint64_t ts = mt_now();
+	mt_channel_lock();
+	emit_held_locked();
+	void *p = NEXT_REALLOC(old, n);
+	if (p)
+		emit_alloc(fn, old, p, n, pcs, depth, ts);
+	mt_channel_unlock();
+	t_busy = busy;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (unlikely(t_held_n))
+		flush_held();
+	return p;
+}
+
 /* Records an allocation made by the hook this is inlined into: the stack
  * starts at that hook's caller. */
 #define RECORD_ALLOC(fn, p, n)                                          \
 	do {                                                            \
-		if (likely(mt_enabled) && !t_busy) {                    \
+		if (likely(mt_enabled) && likely(!t_in.any)) {          \
 			uint64_t pcs_[MT_MAX_FRAMES];                   \
 			t_busy = 1;                                     \
 			int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0); \
@@ -114,24 +469,31 @@ INLINE void emit_alloc(int fn, void *old, void *p, size_t n, const uint64_t *pcs
 			mt_channel_lock();                              \
 			emit_alloc(fn, NULL, p, n, pcs_, depth_, ts_);  \
 			mt_channel_unlock();                            \
-			t_busy = 0;                                     \
+			leave();                                        \
+		} else {                                                \
+			slow_alloc(fn, p, n);                           \
+			NO_TAIL_CALL();                                 \
 		}                                                       \
 	} while (0)
 
-INLINE void record_free(void *p)
+/* Records a free before the block is released; returns 0 when the caller
+ * must not release it (a signal handler's free, held back). */
+INLINE int record_free(void *p)
 {
-	if (likely(mt_enabled) && !t_busy && p) {
+	if (unlikely(!p))
+		return 1;
+	if (likely(mt_enabled) && likely(!t_in.any)) {
 		t_busy = 1;
 		uint64_t ts = mt_now();
 		mt_channel_lock();
-		uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
-		if (likely(w)) {
-			w = mt_enc_thread(&mt_enc_state, w, tid());
-			mt_channel_commit(mt_enc_free(&mt_enc_state, w, ts, (uint64_t)p));
-		}
+		emit_free(p, ts);
 		mt_channel_unlock();
-		t_busy = 0;
+		leave();
+		return 1;
 	}
+	int held = slow_free(p);
+	NO_TAIL_CALL();
+	return !held;
 }
 
 EXPORT void *malloc(size_t n)
@@ -145,15 +507,8 @@ EXPORT void *malloc(size_t n)
 
 EXPORT void free(void *p)
 {
-	record_free(p);
-	if (likely(mt_next_glibc > 0)) {
-		__libc_free(p);
-	} else {
-		int busy = t_busy;
-		t_busy = 1;
-		mt_next_free(p);
-		t_busy = busy;
-	}
+	if (record_free(p))
+		release(p);
 }
 
 EXPORT void *calloc(size_t n, size_t m)
@@ -172,15 +527,19 @@ INLINE void *do_realloc(int fn, void *old, size_t n)
 			RECORD_ALLOC(fn, p, n);
 		return p;
 	}
-	if (!mt_enabled || t_busy)
-		return NEXT(__libc_realloc(old, n), mt_next_realloc(old, n));
 	if (n == 0) {
 		/* glibc, jemalloc and tcmalloc free the block and return NULL;
 		 * mimalloc returns a new block of size 0 */
-		record_free(old);
-		void *p = NEXT(__libc_realloc(old, 0), mt_next_realloc(old, 0));
+		if (!record_free(old))
+			return NULL; /* held back: released once its record is out */
+		void *p = NEXT_REALLOC(old, 0);
 		if (p)
 			RECORD_ALLOC(fn, p, 0);
+		return p;
+	}
+	if (unlikely(!mt_enabled) || unlikely(t_in.any)) {
+		void *p = slow_realloc(fn, old, n);
+		NO_TAIL_CALL();
 		return p;
 	}
 	uint64_t pcs[MT_MAX_FRAMES];
@@ -190,11 +549,11 @@ INLINE void *do_realloc(int fn, void *old, size_t n)
 	/* Held across the call: the old block must not be handed to another
 	 * thread's malloc before this realloc is in the stream. */
 	mt_channel_lock();
-	void *p = NEXT(__libc_realloc(old, n), mt_next_realloc(old, n));
+	void *p = NEXT_REALLOC(old, n);
 	if (p) /* a failed realloc leaves the old block live: nothing to record */
 		emit_alloc(fn, old, p, n, pcs, depth, ts);
 	mt_channel_unlock();
-	t_busy = 0;
+	leave();
 	return p;
 }
 
@@ -266,14 +625,14 @@ EXPORT void *pvalloc(size_t n)
 
 int mt_ext_enter(void)
 {
-	int busy = t_busy;
-	t_busy = 1;
-	return busy;
+	int pass = t_pass;
+	t_pass = 1;
+	return pass;
 }
 
 void mt_ext_leave(int saved)
 {
-	t_busy = saved;
+	t_pass = (uint16_t)saved;
 }
 
 __attribute__((noinline)) void mt_ext_alloc(int fn, void *p, size_t n)
@@ -290,17 +649,17 @@ __attribute__((noinline)) void mt_ext_free(void *p)
 __attribute__((noinline)) void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call,
 					      void *ctx)
 {
-	if (!mt_enabled || t_busy) {
-		int busy = mt_ext_enter();
+	if (!mt_enabled || t_in.any) {
+		int pass = mt_ext_enter();
 		void *p = call(old, n, ctx);
-		mt_ext_leave(busy);
+		mt_ext_leave(pass);
 		return p;
 	}
 	if (n == 0) {
 		record_free(old);
-		t_busy = 1;
+		int pass = mt_ext_enter();
 		void *p = call(old, 0, ctx);
-		t_busy = 0;
+		mt_ext_leave(pass);
 		if (p)
 			RECORD_ALLOC(fn, p, 0);
 		return p;
@@ -310,11 +669,13 @@ __attribute__((noinline)) void *mt_ext_resize(int fn, void *old, size_t n, mt_re
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
 	uint64_t ts = mt_now();
 	mt_channel_lock();
+	int pass = mt_ext_enter();
 	void *p = call(old, n, ctx);
+	mt_ext_leave(pass);
 	if (p)
 		emit_alloc(fn, old, p, n, pcs, depth, ts);
 	mt_channel_unlock();
-	t_busy = 0;
+	leave();
 	return p;
 }
 
@@ -331,6 +692,8 @@ EXPORT void *dlopen(const char *file, int mode)
 		mt_unwind_modules_changed();
 		mt_modules_emit_new();
 		t_busy = busy;
+		if (unlikely(t_held_n))
+			flush_held();
 	}
 	return h;
 }
@@ -347,7 +710,12 @@ EXPORT int dlclose(void *h)
 
 EXPORT void _exit(int status)
 {
-	mt_channel_flush();
+	/* (from a signal handler that interrupted the thread holding the
+	 * channel lock, what is buffered cannot be written) */
+	if (!mt_channel_held_here()) {
+		flush_held();
+		mt_channel_flush();
+	}
 	syscall(SYS_exit_group, status);
 	__builtin_unreachable();
 }
@@ -411,7 +779,7 @@ EXEC_HOOK(execvpe, (const char *file, char *const argv[], char *const envp[]), f
 EXPORT void memtrace_marker(const char *text)
 {
 	static unsigned long counter;
-	if (!initialized || !text)
+	if (!initialized || !text || mt_channel_held_here())
 		return;
 	size_t n = strnlen(text, 1024);
 	int busy = t_busy;
@@ -425,6 +793,8 @@ EXPORT void memtrace_marker(const char *text)
 	}
 	mt_channel_unlock();
 	t_busy = busy;
+	if (unlikely(t_held_n))
+		flush_held();
 }
 
 /* ---- start-up, fork, signals ----------------------------------------- */
@@ -477,12 +847,36 @@ static void before_fork(void)
 static void after_fork_parent(void)
 {
 	mt_channel_unlock();
+	if (unlikely(t_held_n))
+		flush_held();
+}
+
+/* In a fork child: events a signal handler held back during the fork are
+ * the parent's to record; the child only releases its copies of the blocks
+ * whose release waited for a record. */
+static void drop_held(void)
+{
+	struct held_queue *q = t_queue;
+	uint32_t n = t_held_n;
+	for (uint32_t i = 0; q && i < n && i < HELD_MAX; i++) {
+		if (q->ev[i].kind == HELD_FREE)
+			release(q->ev[i].p);
+		else if (q->ev[i].kind == HELD_REALLOC)
+			release(q->ev[i].old);
+		q->ev[i].kind = HELD_NONE;
+	}
+	t_held_n = 0;
+	if (q) {
+		t_queue = NULL;
+		q->taken = 0;
+	}
 }
 
 /* Also called for a child made without glibc's fork (channel.c), on its
  * first event, with the channel lock held. */
 static void after_fork_child(void)
 {
+	drop_held();
 	t_tid = 0;
 	mt_enabled = 0;
 	if (main_role && hands_over)
@@ -542,9 +936,26 @@ static void unexport_shim(void)
 		unsetenv("LD_PRELOAD");
 }
 
-__attribute__((constructor(101))) static void mt_init(void)
+/* Starts the shim: on the first allocator call (often in another library's
+ * constructor: libstdc++ allocates its emergency exception pool there, before
+ * this library's constructor runs), else in the constructor below.  The
+ * environment is read directly, as ld.so set it up before any constructor.
+ * One thread starts it; the allocator calls it makes meanwhile pass
+ * unrecorded (t_starting), and those of other threads are counted as lost
+ * rather than made to wait for it (a thread waiting inside dlopen or setenv
+ * could hold a lock this one needs). */
+static void start_shim(void)
 {
-	t_busy = 1;
+	extern char **environ;
+	int expected = INIT_NOT_YET;
+	/* Called before libc has set up the environment (the loader's own calls,
+	 * if any): not yet, or MEMTRACE_* would seem unset. */
+	if (!environ)
+		return;
+	if (!__atomic_compare_exchange_n(&init_state, &expected, INIT_RUNNING, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return;
+	t_starting = 1;
 	mt_config_load();
 	mt_log_open();
 	if (mt_cfg.precise_timestamps)
@@ -563,7 +974,8 @@ __attribute__((constructor(101))) static void mt_init(void)
 	mt_stacktab_init(mt_cfg.backtrace_cache_size);
 	mt_channel_guard_init(after_fork_child);
 	if (mt_channel_open((uint32_t)getppid()) < 0) {
-		t_busy = 0;
+		__atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
+		t_starting = 0;
 		return;
 	}
 	write_process_record();
@@ -576,10 +988,28 @@ __attribute__((constructor(101))) static void mt_init(void)
 		sigaction(SIGUSR2, &sa, NULL);
 	initialized = 1;
 	mt_enabled = !mt_cfg.disabled_by_default;
-	t_busy = 0;
+	__atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
+	unsigned long missed = __atomic_exchange_n(&unrecorded_at_start, 0, __ATOMIC_RELAXED);
+	if (missed) {
+		mt_channel_lock();
+		uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
+		if (w)
+			mt_channel_commit(mt_enc_lost(w, MT_LOST_SHIM_BUSY, missed));
+		mt_channel_unlock();
+	}
+	t_starting = 0;
+}
+
+__attribute__((constructor(101))) static void mt_init(void)
+{
+	if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == INIT_NOT_YET)
+		start_shim();
 }
 
 __attribute__((destructor)) static void mt_fini(void)
 {
-	mt_channel_flush();
+	if (!mt_channel_held_here()) {
+		flush_held();
+		mt_channel_flush();
+	}
 }

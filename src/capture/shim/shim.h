@@ -73,6 +73,14 @@ MT_HIDDEN extern int mt_next_glibc;
 MT_HIDDEN int mt_next_resolve(void);	       /* -1 when called back while resolving */
 MT_HIDDEN void *mt_next_sym(const char *name); /* dlsym(RTLD_NEXT, NAME) */
 MT_HIDDEN int mt_next_boot_owns(const void *p);
+/* The bootstrap buffer, for the hooks' inline check before a block goes to
+ * glibc's free or realloc directly. */
+#define MT_NEXT_BOOT_SIZE (64u << 10)
+MT_HIDDEN extern uint8_t mt_next_boot[MT_NEXT_BOOT_SIZE];
+static inline int mt_boot_owns(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)mt_next_boot < MT_NEXT_BOOT_SIZE;
+}
 MT_HIDDEN size_t mt_next_boot_size(const void *p);
 MT_HIDDEN const char *mt_next_heap_name(void); /* glibc, jemalloc, tcmalloc, mimalloc, unknown */
 MT_HIDDEN const char *mt_next_heap_path(void); /* the object that defines it, or "" */
@@ -114,6 +122,24 @@ MT_HIDDEN int mt_expand_path(char *out, size_t len, const char *pattern);
 #define MT_OUTPUT_STEM "memtrace.%e.%p"
 #define MT_OUTPUT_DEFAULT MT_OUTPUT_STEM ".mtrace"
 
+/* fds.c: the shim's descriptors, high and out of the program's way. */
+struct rlimit;
+struct mt_fd_id {
+	uint64_t dev, ino; /* what the descriptor was when the shim opened it */
+};
+/* Raises RLIMIT_NOFILE's soft limit for the shim to open descriptors (1 if
+ * it did; put back with mt_fd_restore_limit). */
+MT_HIDDEN int mt_fd_lift_limit(struct rlimit *saved);
+MT_HIDDEN void mt_fd_restore_limit(const struct rlimit *saved);
+/* Moves FD high (close-on-exec) and notes what it is; returns its number. */
+MT_HIDDEN int mt_fd_place(int fd, struct mt_fd_id *id);
+/* Whether FD is still what ID says (the program may have closed it and
+ * opened a file of its own at that number). */
+MT_HIDDEN int mt_fd_is(int fd, const struct mt_fd_id *id);
+MT_HIDDEN void mt_fd_close(int fd, const struct mt_fd_id *id); /* only if still ours */
+/* Makes PATH absolute (a daemon changes directory before the shim reopens). */
+MT_HIDDEN void mt_fd_absolute(char *path, size_t len);
+
 /* config.c: the MEMTRACE_* (and MEMORY_PROFILER_*) environment. */
 struct mt_config {
 	char output[4096];   /* output path pattern (standalone mode) */
@@ -130,7 +156,8 @@ struct mt_config {
 	int precise_timestamps;
 	int zero_memory;
 	uint64_t backtrace_cache_size;
-	int log_level;	     /* 0 off, 1 error, 2 warn, 3 info, 4 debug, 5 trace */
+	int log_level;	     /* -1 off, 0 unset (only "not traced"), 1 error, 2 warn, 3 info,
+			* 4 debug, 5 trace */
 	const char *logfile; /* MEMTRACE_LOGFILE: path pattern, or NULL */
 };
 MT_HIDDEN extern struct mt_config mt_cfg;
@@ -152,6 +179,9 @@ MT_HIDDEN void mt_channel_lock(void);
  * our memory and ring, is not it. */
 MT_HIDDEN uint32_t mt_channel_pid(void);
 MT_HIDDEN void mt_channel_unlock(void);
+/* Whether this thread holds the lock (a signal handler asks: the thread it
+ * interrupted may be holding it). */
+MT_HIDDEN int mt_channel_held_here(void);
 /* With the lock held: room for MAX more bytes; returns where to write. */
 MT_HIDDEN uint8_t *mt_channel_reserve(size_t max);
 /* With the lock held: the bytes up to END are complete records. */

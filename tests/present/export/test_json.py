@@ -56,15 +56,21 @@ def check_allocations(proc, rp, what):
     tot = rp.get('totals', {})
     t.eq(len(allocs), tot.get('allocations'), f'{what}: one entry per allocation of the report')
     t.eq(sum(a['size'] for a in allocs), tot.get('allocated_bytes'), f'{what}: allocated bytes')
-    leaked = [a for a in allocs if a['freed_s'] is None]
-    t.eq(len(leaked), tot.get('leaked_allocations'), f'{what}: entries never freed = leaked allocations')
+    never = [a for a in allocs if a['freed_s'] is None]
+    leaked = [a for a in never if not a['runtime_held']]
+    held = [a for a in never if a['runtime_held']]
+    t.eq(len(leaked), tot.get('leaked_allocations'), f'{what}: entries never freed, not the runtime\'s = leaked')
     t.eq(sum(a['size'] for a in leaked), tot.get('leaked_bytes'), f'{what}: leaked bytes')
+    t.eq((len(held), sum(a['size'] for a in held)),
+         (tot.get('runtime_held_allocations'), tot.get('runtime_held_bytes')), f'{what}: runtime-held entries')
+    t.check(all('runtime_held' not in a for a in allocs if a['freed_s'] is not None),
+            f'{what}: "runtime_held" only on entries never freed')
     t.eq(proc.get('totals'), {k: tot.get(k) for k in proc.get('totals', {})}, f'{what}: totals = the report')
     ids = {s['id'] for s in proc.get('sites', [])}
     t.check(all(a['site'] in ids for a in allocs), f'{what}: every allocation names a listed site')
     freed = [a['freed_s'] for a in allocs if a['freed_s'] is not None]
     t.eq(freed, sorted(freed), f'{what}: entries ordered by free time')
-    t.eq(allocs[len(freed):], leaked, f'{what}: the leaked ones come last')
+    t.eq(allocs[len(freed):], never, f'{what}: the ones never freed come last')
     t.check(all(a['freed_s'] is None or a['freed_s'] >= a['allocated_s'] for a in allocs),
             f'{what}: nothing is freed before it is allocated')
     t.check(all(a['thread'] > 0 and isinstance(a['allocated_s'], float) for a in allocs), f'{what}: thread, time')
@@ -77,8 +83,8 @@ def check_allocations(proc, rp, what):
             continue
         t.eq(s['frames'], r['frames'], f'{what}: site {leaf(s)}: frames as the report\'s')
         mine = [a for a in allocs if a['site'] == s['id']]
-        t.eq((len(mine), sum(a['size'] for a in mine),
-              len([a for a in mine if a['freed_s'] is None]), sum(a['size'] for a in mine if a['freed_s'] is None)),
+        lk = [a for a in mine if a['freed_s'] is None and not a['runtime_held']]
+        t.eq((len(mine), sum(a['size'] for a in mine), len(lk), sum(a['size'] for a in lk)),
              (r['allocations'], r['allocated_bytes'], r['leaked_allocations'], r['leaked_bytes']),
              f'{what}: site {leaf(s)}: allocations, bytes, leaked, leaked bytes as the report')
 

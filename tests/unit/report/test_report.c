@@ -89,20 +89,24 @@ static void test_json(void)
 	CHECK(has(j, "\"totals\": {\"allocations\": 5, \"frees\": 3, \"allocated_bytes\": 13364,"));
 	CHECK(has(j, "\"peak_bytes\": 8200, \"peak_allocations\": 2, \"peak_time_s\": 0.060000,"));
 	CHECK(has(j, "\"leaked_allocations\": 2, \"leaked_bytes\": 8200,"));
+	CHECK(has(j, "\"runtime_held_allocations\": 0, \"runtime_held_bytes\": 0,"));
 	CHECK(has(j, "\"temporary_allocations\": 1, \"unmatched_frees\": 0,"));
 	CHECK(has(j, "\"lost_events\": 0"));
 	/* every site with its figures */
 	CHECK(has(j, "{\"allocations\": 2, \"allocated_bytes\": 13000, \"frees\": 1,\n"
 		     "         \"leaked_allocations\": 1, \"leaked_bytes\": 8000,\n"
+		     "         \"runtime_held_allocations\": 0, \"runtime_held_bytes\": 0,\n"
 		     "         \"peak_bytes\": 8000, \"peak_allocations\": 1, \"temporary_allocations\": 0,\n"
 		     "         \"culled_allocations\": 0, \"min_size\": 5000, \"max_size\": 8000,\n"
 		     "         \"allocator\": \"malloc\""));
 	CHECK(has(j, "{\"allocations\": 2, \"allocated_bytes\": 300, \"frees\": 1,\n"
 		     "         \"leaked_allocations\": 1, \"leaked_bytes\": 200,\n"
+		     "         \"runtime_held_allocations\": 0, \"runtime_held_bytes\": 0,\n"
 		     "         \"peak_bytes\": 200, \"peak_allocations\": 1, \"temporary_allocations\": 0,\n"
 		     "         \"culled_allocations\": 0, \"min_size\": 100, \"max_size\": 200,"));
 	CHECK(has(j, "{\"allocations\": 1, \"allocated_bytes\": 64, \"frees\": 1,\n"
 		     "         \"leaked_allocations\": 0, \"leaked_bytes\": 0,\n"
+		     "         \"runtime_held_allocations\": 0, \"runtime_held_bytes\": 0,\n"
 		     "         \"peak_bytes\": 0, \"peak_allocations\": 0, \"temporary_allocations\": 1,"));
 	CHECK(has(j, "\"frames\": [{\"function\": null, \"file\": null, \"line\": null, \"module\": null, "
 		     "\"address\": \"0x40120f\", \"inlined\": false}, {\"function\": null, \"file\": null, "
@@ -126,7 +130,8 @@ static void test_json(void)
 	CHECK(has(j, "\"leaked_bytes\": 8000,"));
 	CHECK(has(j, "\"address\": \"0x40110f\""));
 	CHECK(!strstr(j, "0x40100f") && !strstr(j, "0x40120f"));
-	CHECK(has(j, "\"leaked_allocations\": 2, \"leaked_bytes\": 8200,")); /* the totals stay whole */
+	CHECK(has(j, "\"leaked_allocations\": 2, \"leaked_bytes\": 8200,"));
+	CHECK(has(j, "\"runtime_held_allocations\": 0, \"runtime_held_bytes\": 0,")); /* the totals stay whole */
 	free(j);
 }
 

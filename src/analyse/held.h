@@ -1,0 +1,15 @@
+/*
+ * held.h - blocks the C and C++ runtimes hold until exit (libstdc++'s
+ * emergency pool, stdio buffers), counted apart from leaks; the rule is in
+ * held.c.
+ */
+#ifndef MEMTRACE_HELD_H
+#define MEMTRACE_HELD_H
+
+#include "recording.h"
+
+/* After the collector finished: moves the runtime's blocks among P's leaked
+ * ones to the held figures (site and totals held_count/held_bytes). */
+void mt_process_runtime_held(struct mt_process *p);
+
+#endif
