@@ -1,0 +1,62 @@
+/*
+ * where.c - see where.h.
+ */
+#include "where.h"
+#include "base/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+sqlite3_stmt *mt_where_prepare(sqlite3 *db, const char *columns, const char *cond, char *err,
+			       size_t errlen)
+{
+	if (strlen(cond) > MT_WHERE_MAX) {
+		snprintf(err, errlen, "the condition is longer than %d bytes", MT_WHERE_MAX);
+		return NULL;
+	}
+	size_t n = strlen(columns) + strlen(cond) + 80;
+	char *sql = xmalloc(n);
+	/* the newline ends a "--" comment at the condition's end */
+	snprintf(sql, n, "SELECT %s FROM allocations WHERE (%s\n) ORDER BY id", columns, cond);
+	sqlite3_stmt *st = NULL;
+	const char *tail = NULL;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, &tail) != SQLITE_OK) {
+		snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+		st = NULL;
+	} else if (tail && tail[strspn(tail, " \t\r\n;")]) {
+		snprintf(err, errlen, "'%s' is not one SQL expression", cond);
+		sqlite3_finalize(st);
+		st = NULL;
+	} else if (!st) {
+		snprintf(err, errlen, "the condition is empty");
+	}
+	free(sql);
+	return st;
+}
+
+int mt_where_bits(struct mt_qdb *q, const char *cond, uint64_t **bits, uint64_t *nbits, char *err,
+		  size_t errlen)
+{
+	sqlite3_stmt *st = mt_where_prepare(q->db, "id", cond, err, errlen);
+	if (!st)
+		return -1;
+	uint64_t n = q->rows.n;
+	uint64_t *b = xcalloc(n / 64 + 1, sizeof *b);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 id = sqlite3_column_int64(st, 0);
+		if (sqlite3_column_type(st, 0) == SQLITE_INTEGER && id >= 1 && (uint64_t)id <= n)
+			b[(uint64_t)(id - 1) / 64] |= 1ull << ((uint64_t)(id - 1) % 64);
+	}
+	if (rc != SQLITE_DONE) {
+		snprintf(err, errlen, "%s", sqlite3_errmsg(q->db));
+		sqlite3_finalize(st);
+		free(b);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	*bits = b;
+	*nbits = n;
+	return 0;
+}
