@@ -60,3 +60,29 @@ int mt_where_bits(struct mt_qdb *q, const char *cond, uint64_t **bits, uint64_t 
 	*nbits = n;
 	return 0;
 }
+
+int mt_where_filter(struct mt_filter *f, struct mt_qdb *q, char *err, size_t errlen)
+{
+	char why[400];
+	if (!f->where)
+		return 0;
+	free(f->where_bits);
+	f->where_bits = NULL;
+	if (mt_where_bits(q, f->where, &f->where_bits, &f->where_n, why, sizeof why) < 0) {
+		snprintf(err, errlen, "where: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+int mt_where_filter_file(struct mt_filter *f, const char *path, char *err, size_t errlen)
+{
+	struct mt_qdb q;
+	if (!f->where)
+		return 0;
+	if (mt_qdb_open(&q, path, err, errlen) < 0)
+		return -1;
+	int r = mt_where_filter(f, &q, err, errlen);
+	mt_qdb_close(&q);
+	return r;
+}

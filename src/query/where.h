@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "db.h"
+#include "analyse/filter.h"
 
 /* The longest condition taken (bytes). */
 #define MT_WHERE_MAX 8192
@@ -26,5 +27,13 @@ sqlite3_stmt *mt_where_prepare(sqlite3 *db, const char *columns, const char *con
  * -1 with ERR. */
 int mt_where_bits(struct mt_qdb *q, const char *cond, uint64_t **bits, uint64_t *nbits, char *err,
 		  size_t errlen);
+
+/* For a filter with a "where" condition: evaluates it over Q's tables into
+ * F's where_bits, so that loads through F (analyse/select.h) count only
+ * the allocations it matches.  Returns 0 (also when F has none), or -1
+ * with a one-line reason naming --where in ERR. */
+int mt_where_filter(struct mt_filter *f, struct mt_qdb *q, char *err, size_t errlen);
+/* The same, making the tables of the recording PATH for it. */
+int mt_where_filter_file(struct mt_filter *f, const char *path, char *err, size_t errlen);
 
 #endif
