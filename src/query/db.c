@@ -400,6 +400,7 @@ void mt_qdb_close(struct mt_qdb *q)
 	free(r->free_ts);
 	free(r->temporary);
 	free(q->site_base);
+	sqlite3_free(q->image);
 	mt_recording_free(&q->rec);
 	memset(q, 0, sizeof *q);
 }

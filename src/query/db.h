@@ -46,6 +46,8 @@ struct mt_qdb {
 	struct mt_qrows rows;
 	uint64_t *site_base; /* per process: the global id of its site 0 */
 	sqlite3 *db;
+	unsigned char *image; /* a copy of the ordinary tables (guard.h), or NULL */
+	sqlite3_int64 image_size;
 };
 
 /* Loads PATH and makes its tables in a new in-memory database.  Returns 0,
@@ -57,7 +59,9 @@ void mt_qdb_close(struct mt_qdb *q);
  * exists), as ordinary tables any SQLite reader opens.  0, or -1 with ERR. */
 int mt_qdb_save(struct mt_qdb *q, const char *path, char *err, size_t errlen);
 
-/* Registers the allocations table's module on DB (vtab.c). */
+/* Registers the allocations table's module on Q's database, or on DB,
+ * another connection that reads Q's rows (vtab.c). */
 int mt_qdb_vtab_register(struct mt_qdb *q);
+int mt_qdb_vtab_register_on(struct mt_qdb *q, sqlite3 *db);
 
 #endif

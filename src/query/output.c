@@ -13,6 +13,21 @@
 #define TABLE_SAMPLE 1000
 #define CELL_MAX 4096 /* a cell of the table format, escaped (longer ones are cut) */
 
+/* The row budget of mt_query_print_max: a step that would give one row
+ * too many ends the statement as an error. */
+static __thread uint64_t rows_left;
+static __thread int over_rows;
+
+static int step(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && rows_left != UINT64_MAX && rows_left-- == 0) {
+		over_rows = 1;
+		return SQLITE_ABORT;
+	}
+	return rc;
+}
+
 int mt_qformat_parse(const char *s)
 {
 	return !strcmp(s, "table") ? MT_QFMT_TABLE :
@@ -126,7 +141,7 @@ static int print_table(sqlite3_stmt *st, int ncol, FILE *f, int *rc)
 		sample[i] = (struct cell){ xstrdup(buf), text_width(buf), 0 };
 		widths[i] = sample[i].width;
 	}
-	while (nrows < TABLE_SAMPLE && (*rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while (nrows < TABLE_SAMPLE && (*rc = step(st)) == SQLITE_ROW) {
 		struct cell *row = sample + (nrows + 1) * (size_t)ncol;
 		for (int i = 0; i < ncol; i++) {
 			row[i] = make_cell(st, i);
@@ -149,7 +164,7 @@ static int print_table(sqlite3_stmt *st, int ncol, FILE *f, int *rc)
 		free(sample[k].s);
 	if (nrows == TABLE_SAMPLE) {
 		struct cell *row = sample;
-		while ((*rc = sqlite3_step(st)) == SQLITE_ROW) {
+		while ((*rc = step(st)) == SQLITE_ROW) {
 			for (int i = 0; i < ncol; i++)
 				row[i] = make_cell(st, i);
 			put_row(f, row, widths, ncol);
@@ -165,10 +180,18 @@ static int print_table(sqlite3_stmt *st, int ncol, FILE *f, int *rc)
 int mt_query_print(sqlite3 *db, sqlite3_stmt *st, enum mt_qformat fmt, FILE *f, char *err,
 		   size_t errlen)
 {
+	return mt_query_print_max(db, st, fmt, f, 0, err, errlen);
+}
+
+int mt_query_print_max(sqlite3 *db, sqlite3_stmt *st, enum mt_qformat fmt, FILE *f,
+		       uint64_t max_rows, char *err, size_t errlen)
+{
 	int ncol = sqlite3_column_count(st), rc = SQLITE_DONE;
+	rows_left = max_rows ? max_rows : UINT64_MAX;
+	over_rows = 0;
 	if (ncol == 0 || fmt == MT_QFMT_TABLE) {
 		if (ncol == 0)
-			while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			while ((rc = step(st)) == SQLITE_ROW)
 				;
 		else
 			print_table(st, ncol, f, &rc);
@@ -179,7 +202,7 @@ int mt_query_print(sqlite3 *db, sqlite3_stmt *st, enum mt_qformat fmt, FILE *f, 
 			csv_field(f, sqlite3_column_name(st, i));
 		}
 		fputs("\r\n", f);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		while ((rc = step(st)) == SQLITE_ROW) {
 			for (int i = 0; i < ncol; i++) {
 				if (i)
 					fputc(',', f);
@@ -196,7 +219,7 @@ int mt_query_print(sqlite3 *db, sqlite3_stmt *st, enum mt_qformat fmt, FILE *f, 
 	} else if (fmt == MT_QFMT_JSON) {
 		size_t n = 0;
 		fputc('[', f);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		while ((rc = step(st)) == SQLITE_ROW) {
 			fputs(n++ ? ",\n {" : "\n {", f);
 			for (int i = 0; i < ncol; i++) {
 				if (i)
@@ -217,7 +240,7 @@ int mt_query_print(sqlite3 *db, sqlite3_stmt *st, enum mt_qformat fmt, FILE *f, 
 			mt_json_str(f, sqlite3_column_name(st, i));
 		}
 		fputs("],\n \"rows\": [", f);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		while ((rc = step(st)) == SQLITE_ROW) {
 			fputs(n++ ? ",\n  [" : "\n  [", f);
 			for (int i = 0; i < ncol; i++) {
 				if (i)
@@ -230,7 +253,11 @@ int mt_query_print(sqlite3 *db, sqlite3_stmt *st, enum mt_qformat fmt, FILE *f, 
 	}
 	if (rc == SQLITE_DONE)
 		return 0;
-	snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+	if (over_rows)
+		snprintf(err, errlen, "the answer has more than %llu rows: add a LIMIT",
+			 (unsigned long long)max_rows);
+	else
+		snprintf(err, errlen, "%s", sqlite3_errmsg(db));
 	return -1;
 }
 

@@ -7,6 +7,7 @@
 
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 enum mt_qformat {
@@ -24,6 +25,9 @@ int mt_qformat_parse(const char *s);
  * one-line message in ERR. */
 int mt_query_print(sqlite3 *db, sqlite3_stmt *st, enum mt_qformat fmt, FILE *out, char *err,
 		   size_t errlen);
+/* The same, failing ("more than MAX_ROWS rows") at row MAX_ROWS + 1. */
+int mt_query_print_max(sqlite3 *db, sqlite3_stmt *st, enum mt_qformat fmt, FILE *out,
+		       uint64_t max_rows, char *err, size_t errlen);
 
 /* Prepares and runs each statement of SQL in turn, as mt_query_print.
  * Returns 0, or -1 at the first statement that fails, with its message in

@@ -242,7 +242,12 @@ static const sqlite3_module allocations_module = {
 
 int mt_qdb_vtab_register(struct mt_qdb *q)
 {
-	return sqlite3_create_module(q->db, "memtrace_allocations", &allocations_module, q) ==
+	return mt_qdb_vtab_register_on(q, q->db);
+}
+
+int mt_qdb_vtab_register_on(struct mt_qdb *q, sqlite3 *db)
+{
+	return sqlite3_create_module(db, "memtrace_allocations", &allocations_module, q) ==
 			       SQLITE_OK ?
 		       0 :
 		       -1;

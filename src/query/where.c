@@ -35,10 +35,10 @@ sqlite3_stmt *mt_where_prepare(sqlite3 *db, const char *columns, const char *con
 	return st;
 }
 
-int mt_where_bits(struct mt_qdb *q, const char *cond, uint64_t **bits, uint64_t *nbits, char *err,
-		  size_t errlen)
+int mt_where_bits(struct mt_qdb *q, sqlite3 *db, const char *cond, uint64_t **bits, uint64_t *nbits,
+		  char *err, size_t errlen)
 {
-	sqlite3_stmt *st = mt_where_prepare(q->db, "id", cond, err, errlen);
+	sqlite3_stmt *st = mt_where_prepare(db, "id", cond, err, errlen);
 	if (!st)
 		return -1;
 	uint64_t n = q->rows.n;
@@ -50,7 +50,7 @@ int mt_where_bits(struct mt_qdb *q, const char *cond, uint64_t **bits, uint64_t 
 			b[(uint64_t)(id - 1) / 64] |= 1ull << ((uint64_t)(id - 1) % 64);
 	}
 	if (rc != SQLITE_DONE) {
-		snprintf(err, errlen, "%s", sqlite3_errmsg(q->db));
+		snprintf(err, errlen, "%s", sqlite3_errmsg(db));
 		sqlite3_finalize(st);
 		free(b);
 		return -1;
@@ -63,12 +63,17 @@ int mt_where_bits(struct mt_qdb *q, const char *cond, uint64_t **bits, uint64_t 
 
 int mt_where_filter(struct mt_filter *f, struct mt_qdb *q, char *err, size_t errlen)
 {
+	return mt_where_filter_on(f, q, q->db, err, errlen);
+}
+
+int mt_where_filter_on(struct mt_filter *f, struct mt_qdb *q, sqlite3 *db, char *err, size_t errlen)
+{
 	char why[400];
 	if (!f->where)
 		return 0;
 	free(f->where_bits);
 	f->where_bits = NULL;
-	if (mt_where_bits(q, f->where, &f->where_bits, &f->where_n, why, sizeof why) < 0) {
+	if (mt_where_bits(q, db, f->where, &f->where_bits, &f->where_n, why, sizeof why) < 0) {
 		snprintf(err, errlen, "where: %s", why);
 		return -1;
 	}

@@ -25,14 +25,17 @@ sqlite3_stmt *mt_where_prepare(sqlite3 *db, const char *columns, const char *con
 /* The allocations of Q that COND matches, as bits indexed by id - 1, in
  * *BITS (xmalloc'd, *NBITS of them: every allocation of Q).  Returns 0, or
  * -1 with ERR. */
-int mt_where_bits(struct mt_qdb *q, const char *cond, uint64_t **bits, uint64_t *nbits, char *err,
-		  size_t errlen);
+int mt_where_bits(struct mt_qdb *q, sqlite3 *db, const char *cond, uint64_t **bits, uint64_t *nbits,
+		  char *err, size_t errlen);
 
 /* For a filter with a "where" condition: evaluates it over Q's tables into
  * F's where_bits, so that loads through F (analyse/select.h) count only
  * the allocations it matches.  Returns 0 (also when F has none), or -1
  * with a one-line reason naming --where in ERR. */
 int mt_where_filter(struct mt_filter *f, struct mt_qdb *q, char *err, size_t errlen);
+/* The same on DB, a connection to Q's tables (guard.h). */
+int mt_where_filter_on(struct mt_filter *f, struct mt_qdb *q, sqlite3 *db, char *err,
+		       size_t errlen);
 /* The same, making the tables of the recording PATH for it. */
 int mt_where_filter_file(struct mt_filter *f, const char *path, char *err, size_t errlen);
 
