@@ -12,18 +12,23 @@ half of it, 2 s.
   - a runaway statement (a recursive CTE without end) is stopped by its
     time budget with 408, and, while it runs, other requests (a summary,
     another statement) are answered: they finish before it does;
-  - where=SQL gives the report of the equivalent bytehound filter.
+  - where=SQL gives the report of the equivalent bytehound filter;
+  - the GUI's query console in Chromium (tests/present/browser/console.js):
+    a table, its CSV, errors, a condition shown as the report and as the
+    allocation list, a runaway statement stopped while a summary is served.
 """
 
 import csv
 import io
 import json
+import os
 import sys
 import threading
 import time
 import urllib.error
 import urllib.parse
 
+import exportlib
 import gtlib
 import serverlib
 
@@ -123,5 +128,43 @@ t.eq(st, 400, 'where with a bad column: status')
 t.check('no such column: nosuch' in body, f'where with a bad column: says so ({body!r})')
 st, ty, body = get('/data/0/report', where='size > 1 AND site_id IN (SELECT 1 FROM pragma_table_info(\'sites\'))')
 t.eq(st, 403, f'where with a PRAGMA function: refused ({body!r})')
+
+# ---- the console in Chromium ----
+shots = t.path('shots')
+os.makedirs(shots, exist_ok=True)
+f = exportlib.browser(t, 'console.js', BASE, shots)
+if f:
+    t.eq(f.get('state'), 'ready', '/ui/0: drawn')
+    t.eq(f.get('hasConsole'), 1, '/ui/0 has the query console')
+    lk = f.get('leaks', {})
+    t.eq((lk.get('state'), lk.get('columns'), lk.get('rows')), ('ready', ['n', 'bytes'], [['5', '54000']]),
+         'console: the leaks of gt-peak as a table')
+    t.eq(list(csv.reader(io.StringIO(f.get('csv', '')))), [['n', 'bytes'], ['5', '54000']],
+         'console: the CSV download')
+    t.eq(f.get('bad', {}).get('state'), 'error', 'console: a bad statement is an error')
+    t.check('syntax error' in f.get('bad', {}).get('status', ''), f'console: says why ({f.get("bad")})')
+    t.check('not allowed here: writing' in f.get('refused', {}).get('status', ''),
+            f'console: a write is refused ({f.get("refused")})')
+    ar = f.get('asReport', {})
+    t.eq(ar.get('state'), 'ready', 'show as flamegraph: drawn')
+    t.eq(ar.get('whereField'), 'size >= 50000', 'show as flamegraph: the filter form\'s where')
+    t.eq(ar.get('url'), BASE + '/ui/0?' + urllib.parse.urlencode({'where': 'size >= 50000'}),
+         'show as flamegraph: in the page\'s query')
+    t.eq(ar.get('rows'), ['site_a', 'site_c', 'site_b'], 'show as flamegraph: the call sites')
+    t.check(ar.get('site_a') is not None and ar.get('many_blocks') is None,
+            f'show as flamegraph: site_a drawn, many_blocks not ({ar.get("site_a")}, {ar.get("many_blocks")})')
+    t.check(all('where=size' in link for link in ar.get('links', [])) and ar.get('links'),
+            'show as flamegraph: the export links carry the condition')
+    al = f.get('asList', {})
+    t.eq(al.get('state'), 'ready', 'show allocation list: answered')
+    cols = al.get('columns') or []
+    t.eq(sorted(r[cols.index('size')] for r in al.get('rows', [])) if 'size' in cols else None,
+         ['100000', '50000', '90000'], 'show allocation list: the three big blocks')
+    t.eq(f.get('summaryStatus'), 200, 'console: a summary while the runaway statement runs')
+    t.eq(f.get('order'), ['summary', 'runaway'], 'console: the summary ends before the runaway statement')
+    ra = f.get('runaway', {})
+    t.eq(ra.get('state'), 'error', 'console: the runaway statement is stopped')
+    t.check('time budget' in ra.get('status', ''), f'console: says it ran out of time ({ra})')
+    t.eq(f.get('outside'), [], 'console: no request goes anywhere but the server')
 
 t.finish()
