@@ -54,10 +54,21 @@ static struct proc_state *state_of(struct load *l, struct mt_process *p, size_t 
 	return &l->ps[l->cur_idx];
 }
 
+/* The rows count in the thread's memory budget (the server's requests):
+ * past it, the load stops at its next look at the budget. */
+static void rows_budget(size_t cap)
+{
+	struct mt_budget *b = mt_budget_get();
+	uint64_t need = (uint64_t)cap * (3 * sizeof(uint32_t) + 4 * sizeof(uint64_t) + 1);
+	if (b && b->max_bytes && b->spent + need > b->max_bytes && b->exceeded == MT_BUDGET_OK)
+		b->exceeded = MT_BUDGET_MEMORY;
+}
+
 static size_t row_add(struct mt_qrows *r)
 {
 	if (r->n == r->cap) {
 		size_t c = r->cap ? r->cap * 2 : 4096;
+		rows_budget(c);
 		r->proc = xrealloc(r->proc, c * sizeof *r->proc);
 		r->tid = xrealloc(r->tid, c * sizeof *r->tid);
 		r->site = xrealloc(r->site, c * sizeof *r->site);
@@ -403,6 +414,17 @@ void mt_qdb_close(struct mt_qdb *q)
 	sqlite3_free(q->image);
 	mt_recording_free(&q->rec);
 	memset(q, 0, sizeof *q);
+}
+
+uint64_t mt_qdb_bytes(const struct mt_qdb *q)
+{
+	uint64_t per_row = 3 * sizeof(uint32_t) + 3 * sizeof(uint64_t) + 1 +
+			   (q->rows.addr ? sizeof(uint64_t) : 0);
+	int cache = 0, hi = 0;
+	if (q->db)
+		sqlite3_db_status(q->db, SQLITE_DBSTATUS_CACHE_USED, &cache, &hi, 0);
+	return (uint64_t)q->rows.cap * per_row + mt_recording_bytes(&q->rec) + (uint64_t)cache +
+	       (uint64_t)q->image_size;
 }
 
 int mt_qdb_save(struct mt_qdb *q, const char *path, char *err, size_t errlen)

@@ -59,10 +59,23 @@ static struct mt_qdb *file_qdb(struct req *x)
 {
 	char err[512];
 	struct mt_qdb *q;
+	int status = 500;
+	const struct mt_budget *b = mt_budget_get();
 	pthread_mutex_lock(&x->st->qlock);
 	if (!(q = x->file->qdb)) {
 		q = xmalloc(sizeof *q);
 		if (mt_qdb_open(q, x->file->path, err, sizeof err) < 0) {
+			free(q);
+			q = NULL;
+		} else if (b && b->max_bytes && mt_qdb_bytes(q) > b->max_bytes) {
+			/* kept for the server's life: a request's share is the most */
+			snprintf(
+				err, sizeof err,
+				"the tables need more memory than a request may take (%llu MiB; see "
+				"memtrace server --request-memory)",
+				(unsigned long long)(b->max_bytes >> 20));
+			status = 503;
+			mt_qdb_close(q);
 			free(q);
 			q = NULL;
 		} else if (mt_budget_stopped() || mt_qdb_make_image(q, err, sizeof err) < 0) {
@@ -76,7 +89,7 @@ static struct mt_qdb *file_qdb(struct req *x)
 	}
 	pthread_mutex_unlock(&x->st->qlock);
 	if (!q)
-		srv_error(x->r, 500, "%s", err);
+		srv_error(x->r, status, "%s", err);
 	return q;
 }
 

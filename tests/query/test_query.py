@@ -218,6 +218,43 @@ if 'peak' in progs and os.path.exists(peak):
     rc, so, se = t.run([t.memtrace, 'query', '--where-only', peak, '1); DROP TABLE sites; (1'])
     t.eq(rc, 1, '--where-only with two statements: exit status')
 
+    # on a terminal: a prompt, statements as they are typed, history (the
+    # up arrow brings the last statement back), Ctrl-D ends
+    import pty
+    import select
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(t.memtrace, [t.memtrace, 'query', '--format', 'csv', peak])
+    seen = b''
+
+    def read_until(token, limit=30):
+        global seen
+        import time
+        end = time.time() + limit
+        while token not in seen and time.time() < end:
+            r, _, _ = select.select([fd], [], [], 0.5)
+            if r:
+                try:
+                    seen += os.read(fd, 4096)
+                except OSError:
+                    break
+        return token in seen
+
+    t.check(read_until(b'memtrace> '), f'the prompt ({seen[-200:]!r})')
+    os.write(fd, b'SELECT count(*) * 1000 + 7 AS x\r')
+    t.check(read_until(b'...> '), f'a continuation prompt for an unfinished statement ({seen[-200:]!r})')
+    os.write(fd, b'FROM allocations;\r')
+    t.check(read_until(b'14007'), f'the statement ran at its semicolon ({seen[-200:]!r})')
+    seen = b''
+    os.write(fd, b'\x1b[A\r')  # up arrow: the same statement again
+    t.check(read_until(b'14007'), f'history: the up arrow brings it back ({seen[-200:]!r})')
+    os.write(fd, b'SELECT nosuch;\r')
+    t.check(read_until(b'no such column'), f'a bad statement at the prompt is reported ({seen[-200:]!r})')
+    os.write(fd, b'\x04')
+    _, status = os.waitpid(pid, 0)
+    t.eq(os.waitstatus_to_exitcode(status), 0, 'the prompt ends on Ctrl-D with status 0')
+    os.close(fd)
+
     # --save: an ordinary SQLite file, read back by the sqlite3 program
     db = t.path('peak.db')
     rc, so, se = t.run([t.memtrace, 'query', '--save', db, peak])
