@@ -256,14 +256,32 @@ if 'peak' in progs and os.path.exists(peak):
     t.check(read_until(b'...> '), f'a continuation prompt for an unfinished statement ({seen[-200:]!r})')
     os.write(fd, b'FROM allocations;\r')
     t.check(read_until(b'14007'), f'the statement ran at its semicolon ({seen[-200:]!r})')
+    seen = seen.split(b'14007', 1)[-1]
+    read_until(b'memtrace> ')
     seen = b''
     os.write(fd, b'\x1b[A\r')  # up arrow: the same statement again
     t.check(read_until(b'14007'), f'history: the up arrow brings it back ({seen[-200:]!r})')
+    seen = seen.split(b'14007', 1)[-1]
+    read_until(b'memtrace> ')
     os.write(fd, b'SELECT nosuch;\r')
     t.check(read_until(b'no such column'), f'a bad statement at the prompt is reported ({seen[-200:]!r})')
+    # Ctrl-D only once the next prompt is up: between statements the
+    # terminal is in cooked mode, where the kernel would take it
+    seen = seen.split(b'no such column', 1)[-1]
+    read_until(b'memtrace> ')
     os.write(fd, b'\x04')
-    _, status = os.waitpid(pid, 0)
-    t.eq(os.waitstatus_to_exitcode(status), 0, 'the prompt ends on Ctrl-D with status 0')
+    import time
+    status = None
+    for _ in range(300):
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            status = os.waitstatus_to_exitcode(st)
+            break
+        time.sleep(0.1)
+    if status is None:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    t.eq(status, 0, 'the prompt ends on Ctrl-D with status 0')
     os.close(fd)
 
     # --save: an ordinary SQLite file, read back by the sqlite3 program
