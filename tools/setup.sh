@@ -14,12 +14,14 @@
 set -eu
 
 # Build: compilers, meson, and the libraries meson.build looks for.  clang,
-# llvm and bpftool build the BPF objects and their skeletons.
+# llvm and bpftool build the BPF objects and their skeletons.  libsqlite3-dev
+# and libreadline-dev: `memtrace query` (SQL over a recording, its prompt).
 # libclang-rt-14-dev is clang's sanitizer and libFuzzer runtimes, for the
 # fuzz build (tests/fuzz, -Dfuzz=true) that tools/check.sh runs.
 build_pkgs="build-essential gcc g++ meson ninja-build pkg-config
   libelf-dev libdw-dev zlib1g-dev libunwind-dev libzstd-dev
-  libbpf-dev bpftool clang llvm libmicrohttpd-dev libpcre2-dev clang-format libclang-rt-14-dev"
+  libbpf-dev bpftool clang llvm libmicrohttpd-dev libpcre2-dev clang-format libclang-rt-14-dev
+  libsqlite3-dev libreadline-dev"
 # Tests: python3 drives them; valgrind and sqlite3 are the real-world
 # reference (tests/realworld); heaptrack is the format export's reference;
 # elfutils (eu-readelf, eu-addr2line) and file check the binaries they build.

@@ -65,7 +65,9 @@ const char mt_filter_help[] =
 	"  --group-interval-min TIME, --group-interval-max TIME\n"
 	"                              first to last allocation of the call site\n"
 	"  --group-allocations-min N, --group-allocations-max N\n"
-	"  --group-leaked-allocations-min N[%], --group-leaked-allocations-max N[%]\n";
+	"  --group-leaked-allocations-min N[%], --group-leaked-allocations-max N[%]\n"
+	"  --where SQL                 an SQL condition over the allocations table of\n"
+	"                              memtrace query (and its sites and frames)\n";
 
 void mt_filter_init(struct mt_filter *f)
 {
@@ -77,6 +79,8 @@ void mt_filter_free(struct mt_filter *f)
 	for (int i = 0; i < 4; i++)
 		if (f->re_set[i])
 			pcre2_code_free(f->re[i]);
+	free(f->where);
+	free(f->where_bits);
 	memset(f, 0, sizeof *f);
 }
 
@@ -147,6 +151,23 @@ static int compile_re(pcre2_code **re, const char *key, const char *value, char 
 
 int mt_filter_set(struct mt_filter *f, const char *key, const char *value, char *err, size_t errlen)
 {
+	if (!strcmp(key, "where")) {
+		if (!value || !value[strspn(value, " \t\r\n")]) {
+			snprintf(err, errlen, "where: no SQL condition");
+			return -1;
+		}
+		if (strlen(value) > MT_FILTER_WHERE_MAX) {
+			snprintf(err, errlen, "where: the condition is longer than %d bytes",
+				 MT_FILTER_WHERE_MAX);
+			return -1;
+		}
+		free(f->where);
+		free(f->where_bits);
+		f->where_bits = NULL;
+		f->where = xstrdup(value);
+		f->active = 1;
+		return 0;
+	}
 	if (!strcmp(key, "lifetime")) {
 		for (size_t i = 0; i < sizeof lifetimes / sizeof *lifetimes; i++)
 			if (value && !strcmp(value, lifetimes[i])) {

@@ -48,7 +48,18 @@ struct mt_filter {
 	struct mt_fbound group_leaked_min, group_leaked_max;
 	pcre2_code *re[4]; /* function, source, negative function, negative source */
 	int re_set[4];
+	/* "where": an SQL condition over the allocations table of `memtrace
+	 * query`.  analyse does not run SQL: whoever sets it evaluates it over
+	 * the recording (query/where.h) and sets WHERE_BITS, bit id - 1 for each
+	 * allocation it matches (ids: the allocations of the file in the order
+	 * the loader meets them, from 1), before loading through the filter. */
+	char *where;
+	uint64_t *where_bits; /* owned */
+	uint64_t where_n;
 };
+
+/* The longest "where" condition taken (bytes). */
+#define MT_FILTER_WHERE_MAX 8192
 
 /* The regexes are PCRE2's, compiled and matched with bounds, because a
  * pattern may come from anyone who reaches the server: no longer than

@@ -356,6 +356,9 @@ uint64_t mt_recording_bytes(const struct mt_recording *rec)
  * time.  Cheap enough for every few thousand events. */
 static int budget_stops(struct mt_budget *b)
 {
+	/* once over (the hook of a load may say so: query/db.c's rows), it stays */
+	if (b->exceeded != MT_BUDGET_OK)
+		return 1;
 	if ((b->cancel && *b->cancel) || (b->cancel2 && *b->cancel2)) {
 		b->exceeded = MT_BUDGET_CANCELLED;
 		return 1;

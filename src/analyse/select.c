@@ -69,10 +69,13 @@ static int bit(const struct mt_sel_proc *sp, uint64_t ord)
 /* ---- pass A: lives ---- */
 
 /* Sets the bit of block B's allocation if it matches, ended at END_TS
- * (FREED) or leaked. */
+ * (FREED) or leaked.  B's aux says whether its id is one of the filter's
+ * "where" (see life_begin). */
 static void life_ends(struct mt_sel_proc *sp, const struct mt_block *b, int freed, uint64_t end_ts,
 		      int temporary)
 {
+	if (sp->fp.f->where && !b->aux)
+		return;
 	struct mt_life l = { .ptr = b->ptr,
 			     .size = b->size,
 			     .ts = b->ts,
@@ -84,17 +87,32 @@ static void life_ends(struct mt_sel_proc *sp, const struct mt_block *b, int free
 		set_bit(sp, b->seq);
 }
 
-static void life_begin(struct mt_sel_proc *sp, const struct mt_event *ev, uint64_t ptr,
-		       uint64_t size, uint32_t site)
+/* Whether the allocation with id ID + 1 is one the "where" condition matched. */
+static int where_bit(const struct mt_filter *f, uint64_t id)
+{
+	return id < f->where_n && (f->where_bits[id >> 6] >> (id & 63) & 1);
+}
+
+static void life_begin(struct mt_selection *s, struct mt_sel_proc *sp, const struct mt_event *ev,
+		       uint64_t ptr, uint64_t size, uint32_t site)
 {
 	struct mt_block old;
 	uint64_t ord = sp->next_ord++;
+	/* ids count the blocks of the whole file in the order of its events,
+	 * as query/db.c numbers its rows */
+	uint32_t in_where = ptr && sp->fp.f->where ? (uint32_t)where_bit(sp->fp.f, s->where_next) :
+						     0;
+	if (ptr)
+		s->where_next++;
 	/* allocated again without a free we saw: the old one ends here */
 	if (mt_blocks_take(&sp->lives, ptr, &old))
 		life_ends(sp, &old, 1, ev->ts, 0);
-	mt_blocks_put(&sp->lives,
-		      &(struct mt_block){
-			      .ptr = ptr, .ts = ev->ts, .size = size, .seq = ord, .site = site });
+	mt_blocks_put(&sp->lives, &(struct mt_block){ .ptr = ptr,
+						      .ts = ev->ts,
+						      .size = size,
+						      .seq = ord,
+						      .site = site,
+						      .aux = in_where });
 	mt_ptrmap_xput(&sp->threads, (uint64_t)ev->tid + 1, ptr);
 }
 
@@ -116,7 +134,7 @@ static enum mt_gate pass_lives(void *ctx, struct mt_process *p, const struct mt_
 	if (ev->type == MT_REC_FREE || ev->type == MT_REC_REALLOC)
 		life_end(sp, ev, ev->type == MT_REC_FREE ? ev->ptr : ev->old_ptr);
 	if (ev->type != MT_REC_FREE)
-		life_begin(sp, ev, ev->ptr, ev->size, site);
+		life_begin(ctx, sp, ev, ev->ptr, ev->size, site);
 	return MT_GATE_SKIP; /* this load's own figures are not used */
 }
 
@@ -182,6 +200,11 @@ int mt_select_load(struct mt_selection *s, const char *path, const struct mt_fil
 	for (size_t i = 0; i < s->all.nprocs; i++)
 		s->procs[i].stream = s->all.procs[i]->stream;
 	s->filtered = f && f->active;
+	if (s->filtered && f->where && !f->where_bits) {
+		snprintf(err, errlen, "where: the condition was not evaluated");
+		rc = MT_SELECT_BAD_FILTER;
+		goto fail;
+	}
 	if (!s->filtered) {
 		s->matched = s->all;
 		return 0;

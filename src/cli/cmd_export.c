@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "options.h"
 #include "export/export.h"
+#include "query/where.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -124,7 +125,8 @@ int cmd_export(int argc, char **argv)
 
 	struct mt_selection sel;
 	char err[512];
-	if (mt_select_load(&sel, file, &filt, err, sizeof err) < 0) {
+	if (mt_where_filter_file(&filt, file, err, sizeof err) < 0 ||
+	    mt_select_load(&sel, file, &filt, err, sizeof err) < 0) {
 		mt_error("%s", err);
 		mt_filter_free(&filt);
 		return MT_EXIT_RUNTIME;

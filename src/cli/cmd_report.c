@@ -5,6 +5,7 @@
 #include "options.h"
 #include "report/report.h"
 #include "analyse/select.h"
+#include "query/where.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -79,7 +80,8 @@ int cmd_report(int argc, char **argv)
 		return mt_usage_error("report", "no recording given");
 	struct mt_selection sel;
 	char err[512];
-	if (mt_select_load(&sel, file, &filt, err, sizeof err) < 0) {
+	if (mt_where_filter_file(&filt, file, err, sizeof err) < 0 ||
+	    mt_select_load(&sel, file, &filt, err, sizeof err) < 0) {
 		mt_filter_free(&filt);
 		mt_error("%s", err);
 		return MT_EXIT_RUNTIME;

@@ -9,6 +9,7 @@
 #include "report/report.h"
 #include "server/server.h"
 #include "base/json.h"
+#include "query/db.h"
 #include "base/util.h"
 
 #include <arpa/inet.h>
@@ -263,6 +264,10 @@ static void free_files(struct srv_state *st)
 			free(sp->site_len);
 		}
 		free(f->procs);
+		if (f->qdb) {
+			mt_qdb_close(f->qdb);
+			free(f->qdb);
+		}
 		if (f->path && !f->error)
 			mt_select_free(&f->sel);
 		free(f->error);
@@ -418,6 +423,7 @@ static int serve(const struct listen_at *at, const struct file_list *fl)
 	}
 	st.nworkers = ncpu < 2 ? 2 : ncpu > 16 ? 16 : (unsigned)ncpu;
 	pthread_mutex_init(&st.symlock, NULL);
+	pthread_mutex_init(&st.qlock, NULL);
 	sem_init(&st.slots, 0, st.nworkers);
 	st.request_bytes = at->request_mib ? at->request_mib << 20 :
 					     default_request_bytes(st.nworkers);
@@ -443,6 +449,7 @@ done:
 	free_files(&st);
 	sem_destroy(&st.slots);
 	pthread_mutex_destroy(&st.symlock);
+	pthread_mutex_destroy(&st.qlock);
 	return status;
 }
 

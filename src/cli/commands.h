@@ -13,5 +13,6 @@ int cmd_top(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_server(int argc, char **argv);
+int cmd_query(int argc, char **argv);
 
 #endif

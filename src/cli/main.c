@@ -29,6 +29,9 @@ static const struct command commands[] = {
 	  .summary = "attach to running processes (same as memtrace -p PID)" },
 	{ .name = "top", .fn = cmd_top, .summary = "periodic top call sites of running processes" },
 	{ .name = "sweep", .fn = cmd_sweep, .summary = "look for leaks across the whole machine" },
+	{ .name = "query",
+	  .fn = cmd_query,
+	  .summary = "ask SQL questions of a recording (SQLite): allocations, sites, frames" },
 	{ .name = "export",
 	  .fn = cmd_export,
 	  .summary =

@@ -91,6 +91,11 @@ static const struct endpoint endpoints[] = {
 	  .type = "application/json",
 	  .param = api_param_weight,
 	  .run = api_run_report },
+	{ .name = "query",
+	  .heavy = 1,
+	  .type = "application/json",
+	  .param = api_param_query,
+	  .run = api_run_query },
 	{ .name = NULL },
 };
 
@@ -219,6 +224,8 @@ int srv_api_run(struct req *x, FILE *out)
 	x->sel = &x->file->sel;
 	x->out = out;
 	int rc = -1;
+	if (x->filt.where && api_where(x) < 0)
+		goto cleanup;
 	if (x->filt.active) {
 		int lr = mt_select_load(&x->fsel, x->file->path, &x->filt, err, sizeof err);
 		if (lr < 0) {
@@ -246,6 +253,7 @@ void srv_api_free(struct req *x)
 {
 	if (x) {
 		mt_filter_free(&x->filt);
+		free(x->sql);
 		free(x);
 	}
 }
@@ -306,7 +314,7 @@ static struct req *api_data(struct srv_state *st, char *const *seg, int nseg,
 		goto fail;
 	}
 	r->status = 200;
-	r->type = x->ep->type;
+	r->type = x->type ? x->type : x->ep->type;
 	return x;
 fail:
 	srv_api_free(x);

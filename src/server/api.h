@@ -51,6 +51,9 @@ struct req {
 	enum mt_weight weight;
 	int weight_set;
 	uint64_t buckets;
+	char *sql;	  /* query's statement */
+	int qformat;	  /* query's: an enum mt_qformat, 0 for its default (json) */
+	const char *type; /* the answer's content type, when not the endpoint's */
 };
 
 /* ---- helpers (api_shared.c) ---- */
@@ -96,6 +99,13 @@ int api_run_allocations(struct req *x);
 int api_param_allocations(struct req *x, const char *key, const char *v);
 int api_run_groups(struct req *x);
 int api_param_groups(struct req *x, const char *key, const char *v);
+
+/* api_query.c */
+int api_run_query(struct req *x);
+int api_param_query(struct req *x, const char *key, const char *v);
+/* Evaluates the filter's "where" condition (a guarded connection to the
+ * file's SQL tables): 0, or -1 after srv_error. */
+int api_where(struct req *x);
 
 /* api_export.c */
 int api_run_tree(struct req *x);

@@ -37,17 +37,21 @@ struct srv_proc {
 	uint32_t max_depth;
 };
 
+struct mt_qdb;
+
 struct srv_file {
 	const char *path;
 	char *error;		 /* it did not load: why (the rest is empty) */
 	struct mt_selection sel; /* unfiltered: sel.all is the whole recording */
 	struct srv_proc *procs;	 /* per process of sel.all, same order */
+	struct mt_qdb *qdb;	 /* its SQL tables, made by the first query (srv_state.qlock) */
 };
 
 struct srv_state {
 	struct srv_file *files;
 	size_t nfiles;
 	pthread_mutex_t symlock; /* srv_proc.sym */
+	pthread_mutex_t qlock;	 /* srv_file.qdb */
 	sem_t slots;		 /* heavy requests running at once */
 	unsigned nworkers;
 	unsigned timeout_s;	/* a request's time budget */

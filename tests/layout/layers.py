@@ -23,11 +23,13 @@ ALLOWED = {
     'capture/shim': {'format', 'base'},
     'capture/bpf': {'format', 'base'},
     'analyse': {'format', 'base'},
+    'query': {'analyse', 'format', 'base'},
     'collect': {'capture/bpf', 'analyse', 'format', 'base'},
     'report': {'analyse', 'format', 'base'},
     'export': {'report', 'analyse', 'format', 'base'},
-    'server': {'export', 'report', 'analyse', 'format', 'base'},
-    'cli': {'collect', 'capture/bpf', 'report', 'export', 'server', 'analyse', 'format', 'base'},
+    'server': {'export', 'report', 'query', 'analyse', 'format', 'base'},
+    'cli': {'collect', 'capture/bpf', 'report', 'export', 'server', 'query', 'analyse', 'format',
+            'base'},
 }
 GENERATED = {'config.h', 'memtrace.skel.h', 'memtrace_bpf.h'}
 

@@ -25,12 +25,13 @@ def _stop_servers():
             p.wait()
 
 
-def start(t, files, tries=20):
-    """Starts `memtrace server` on a random free high port; returns
+def start(t, files, tries=20, opts=()):
+    """Starts `memtrace server OPTS` on a random free high port; returns
     (process, port) once /list answers, or (None, None) after a failure."""
     for _ in range(tries):
         port = random.randint(20000, 60999)
-        p = subprocess.Popen([t.memtrace, 'server', '--listen', f'127.0.0.1:{port}', *files],
+        p = subprocess.Popen([t.memtrace, 'server', '--listen', f'127.0.0.1:{port}', *opts,
+                              *files],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         SERVERS.append(p)
         deadline = time.time() + 60

@@ -5,7 +5,7 @@
  * filter form whose fields are the API's filter parameters.  Submitting it
  * fetches the report again with them, redraws everything, keeps them in the
  * page's own query (so that a reload or a shared link shows the same) and
- * in the export links.
+ * in the export links.  The query console (console.js) goes under it.
  */
 (function (M) {
 	'use strict';
@@ -27,6 +27,7 @@
 		['negative_source_regex', 'Not source regex', 'text', 'no frame\'s file matches'],
 		['group_allocations_min', 'Site allocations min', 'text', 'count'],
 		['group_leaked_allocations_min', 'Site leaked min', 'text', 'count or %'],
+		['where', 'SQL where', 'text', 'e.g. size > 4096 AND free_s IS NULL'],
 	];
 
 	var EXPORTS = [
@@ -159,6 +160,7 @@
 				M.el('p', { class: 'hint', text: 'The API\'s allocation filters (memtrace-server(1)); ' +
 					'empty fields do not filter.' })),
 			M.el('div', { class: 'card-body' }, this.form, this.downloads));
+		this.console = M.QueryConsole ? new M.QueryConsole(this) : null;
 	}
 
 	Recording.prototype.links = function (q) {
@@ -211,6 +213,8 @@
 				text: 'memtrace' }));
 		}
 		main.insertBefore(this.panel, main.firstChild);
+		if (this.console)
+			main.insertBefore(this.console.card, this.panel.nextSibling);
 	};
 
 	function boot() {
