@@ -21,6 +21,8 @@
 struct proc_state {
 	struct mt_ptrmap live; /* block -> its row + 1 */
 	struct mt_ptrmap last; /* tid + 1 -> the block its last event allocated */
+	struct mt_process *p;  /* whose: the load lists processes in stream order,
+				* the recording (once loaded) in start order */
 };
 
 struct load {
@@ -45,6 +47,7 @@ static struct proc_state *state_of(struct load *l, struct mt_process *p, size_t 
 			l->ps = xrealloc(l->ps, l->nps * sizeof *l->ps);
 			memset(l->ps + n, 0, (l->nps - n) * sizeof *l->ps);
 		}
+		l->ps[i].p = p;
 		if (!l->ps[i].live.keys) {
 			mt_ptrmap_xinit(&l->ps[i].live, 1024);
 			mt_ptrmap_xinit(&l->ps[i].last, 16);
@@ -149,12 +152,14 @@ static const char *const ddl[] = {
 	" duration_s REAL, exit_status INTEGER, signal INTEGER, lost_events INTEGER,"
 	" allocations INTEGER, frees INTEGER, allocated_bytes INTEGER, peak_bytes INTEGER,"
 	" peak_allocations INTEGER, peak_s REAL, leaked_allocations INTEGER, leaked_bytes INTEGER,"
-	" temporary_allocations INTEGER, unmatched_frees INTEGER, culled_allocations INTEGER)",
+	" temporary_allocations INTEGER, unmatched_frees INTEGER, culled_allocations INTEGER,"
+	" runtime_held_allocations INTEGER, runtime_held_bytes INTEGER, process INTEGER)",
 	"CREATE TABLE %s.sites(id INTEGER PRIMARY KEY, pid INTEGER, site INTEGER,"
 	" allocations INTEGER, allocated_bytes INTEGER, frees INTEGER,"
 	" leaked_allocations INTEGER, leaked_bytes INTEGER, peak_bytes INTEGER,"
 	" peak_allocations INTEGER, temporary_allocations INTEGER, culled_allocations INTEGER,"
-	" min_size INTEGER, max_size INTEGER, allocator TEXT, allocator_object TEXT)",
+	" min_size INTEGER, max_size INTEGER, allocator TEXT, allocator_object TEXT,"
+	" runtime_held_allocations INTEGER, runtime_held_bytes INTEGER, process INTEGER)",
 	"CREATE TABLE %s.frames(site_id INTEGER, depth INTEGER, function TEXT, file TEXT,"
 	" line INTEGER, module TEXT, address INTEGER, inlined INTEGER,"
 	" PRIMARY KEY (site_id, depth)) WITHOUT ROWID",
@@ -163,7 +168,7 @@ static const char *const ddl[] = {
 static const char allocations_ddl[] =
 	"CREATE TABLE %s.allocations(id INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER,"
 	" site_id INTEGER, size INTEGER, address INTEGER, alloc_s REAL, free_s REAL,"
-	" temporary INTEGER, lifetime_s REAL)";
+	" temporary INTEGER, lifetime_s REAL, process INTEGER)";
 
 static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
 {
@@ -248,9 +253,9 @@ static int step_done(sqlite3 *db, sqlite3_stmt *st, char *err, size_t errlen)
 	return -1;
 }
 
-static int fill_process(struct mt_qdb *q, sqlite3_stmt *st, const struct mt_process *p, char *err,
-			size_t errlen)
+static int fill_process(struct mt_qdb *q, sqlite3_stmt *st, size_t pi, char *err, size_t errlen)
 {
+	const struct mt_process *p = q->rec.procs[pi];
 	const struct mt_totals *t = &p->col.t;
 	char *argv = argv_json(p);
 	int i = 1;
@@ -278,6 +283,9 @@ static int fill_process(struct mt_qdb *q, sqlite3_stmt *st, const struct mt_proc
 	bind_u64(st, i++, t->temporary);
 	bind_u64(st, i++, t->unmatched_frees);
 	bind_u64(st, i++, t->culled);
+	bind_u64(st, i++, t->held_count);
+	bind_u64(st, i++, t->held_bytes);
+	bind_u64(st, i++, pi);
 	int r = step_done(q->db, st, err, errlen);
 	free(argv);
 	return r;
@@ -310,6 +318,9 @@ static int fill_sites(struct mt_qdb *q, sqlite3_stmt *site_st, sqlite3_stmt *fra
 		bind_u64(site_st, i++, x->max_size);
 		bind_text(site_st, i++, mt_fn_names[x->fn]);
 		bind_text(site_st, i++, p->site_object ? p->site_object[s] : NULL);
+		bind_u64(site_st, i++, x->held_count);
+		bind_u64(site_st, i++, x->held_bytes);
+		bind_u64(site_st, i++, pi);
 		r = step_done(q->db, site_st, err, errlen);
 		int k = r ? 0 : mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 		for (int d = 0; d < k && r == 0; d++) {
@@ -337,9 +348,11 @@ static int fill(struct mt_qdb *q, char *err, size_t errlen)
 	if (exec(q->db, "BEGIN", err, errlen) < 0)
 		return -1;
 	if (sqlite3_prepare_v2(
-		    q->db, "INSERT INTO processes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		    q->db,
+		    "INSERT INTO processes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 		    -1, &proc_st, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(q->db, "INSERT INTO sites VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	    sqlite3_prepare_v2(q->db,
+			       "INSERT INTO sites VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 			       -1, &site_st, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(q->db, "INSERT INTO frames VALUES (?,?,?,?,?,?,?,?)", -1, &frame_st,
 			       NULL) != SQLITE_OK) {
@@ -347,7 +360,7 @@ static int fill(struct mt_qdb *q, char *err, size_t errlen)
 		goto out;
 	}
 	for (size_t i = 0; i < q->rec.nprocs; i++)
-		if (fill_process(q, proc_st, q->rec.procs[i], err, errlen) < 0 ||
+		if (fill_process(q, proc_st, i, err, errlen) < 0 ||
 		    fill_sites(q, site_st, frame_st, i, err, errlen) < 0)
 			goto out;
 	r = exec(q->db, "COMMIT", err, errlen);
@@ -364,6 +377,16 @@ int mt_qdb_open(struct mt_qdb *q, const char *path, char *err, size_t errlen)
 	struct load l = { .q = q };
 	struct mt_load_hook hook = { .event = on_event, .ctx = &l };
 	int r = mt_recording_load_hooked(&q->rec, path, &hook, err, errlen);
+	/* rows name their process by its index during the load; the loaded
+	 * recording lists processes in start order */
+	uint32_t *to = xcalloc(l.nps + 1, sizeof *to);
+	for (size_t i = 0; r == 0 && i < l.nps; i++)
+		for (size_t k = 0; k < q->rec.nprocs; k++)
+			if (q->rec.procs[k] == l.ps[i].p)
+				to[i] = (uint32_t)k;
+	for (size_t i = 0; r == 0 && i < q->rows.n; i++)
+		q->rows.proc[i] = to[q->rows.proc[i]];
+	free(to);
 	for (size_t i = 0; i < l.nps; i++) {
 		mt_ptrmap_destroy(&l.ps[i].live);
 		mt_ptrmap_destroy(&l.ps[i].last);

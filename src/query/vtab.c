@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { C_ID, C_PID, C_TID, C_SITE, C_SIZE, C_ADDR, C_ALLOC, C_FREE, C_TEMP, C_LIFE };
+enum { C_ID, C_PID, C_TID, C_SITE, C_SIZE, C_ADDR, C_ALLOC, C_FREE, C_TEMP, C_LIFE, C_PROCESS };
 
 struct tab {
 	sqlite3_vtab base;
@@ -32,7 +32,7 @@ static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, 
 	int rc = sqlite3_declare_vtab(
 		db, "CREATE TABLE x(id INTEGER, pid INTEGER, tid INTEGER, site_id INTEGER,"
 		    " size INTEGER, address INTEGER, alloc_s REAL, free_s REAL,"
-		    " temporary INTEGER, lifetime_s REAL)");
+		    " temporary INTEGER, lifetime_s REAL, process INTEGER)");
 	if (rc != SQLITE_OK)
 		return rc;
 	struct tab *t = sqlite3_malloc(sizeof *t);
@@ -173,6 +173,9 @@ static int x_column(sqlite3_vtab_cursor *vc, sqlite3_context *ctx, int col)
 		break;
 	case C_PID:
 		sqlite3_result_int64(ctx, p->pid);
+		break;
+	case C_PROCESS:
+		sqlite3_result_int64(ctx, r->proc[i]);
 		break;
 	case C_TID:
 		sqlite3_result_int64(ctx, r->tid[i]);
