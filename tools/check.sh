@@ -16,7 +16,8 @@ meson test -C build --print-errorlogs --num-processes 2 || status=1
 [ -d build-asan ] || quiet meson setup build-asan -Dsanitize=true || exit 1
 quiet ninja -C build-asan || exit 1
 ASAN_OPTIONS=detect_leaks=1 meson test -C build-asan --print-errorlogs --num-processes 2 \
-	--suite unit --suite groundtruth --suite export --suite server --suite security || status=1
+	--suite unit --suite groundtruth --suite export --suite server --suite security \
+	--suite query || status=1
 # The recording reader under libFuzzer (clang): a fixed number of runs from a
 # fixed seed over tests/fuzz/corpus.  Only the fuzz target is built there.
 [ -d build-fuzz ] || quiet env CC=clang CXX=clang++ meson setup build-fuzz -Dfuzz=true || exit 1

@@ -40,11 +40,7 @@ int cmd_diff(int argc, char **argv)
 	static struct mt_filter filt;
 	mt_filter_init(&filt);
 	const struct mt_option opts[] = {
-		MT_OPT_VIEW("--summary", &views, MT_VIEW_SUMMARY),
-		MT_OPT_VIEW("--leaks", &views, MT_VIEW_LEAKS),
-		MT_OPT_VIEW("--peak", &views, MT_VIEW_PEAK),
-		MT_OPT_VIEW("--temporary", &views, MT_VIEW_TEMPORARY),
-		MT_OPT_VIEW("--frequency", &views, MT_VIEW_FREQUENCY),
+		MT_OPT_VIEWS(&views),
 		MT_OPT_JSON(&o.json, "print JSON: the report's schema, with \"diff\" members"),
 		MT_OPT_TOP(&limit, 100000000, "show only the N sites that grew most"),
 		{ .longopt = "--threshold",

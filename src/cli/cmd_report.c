@@ -39,11 +39,7 @@ int cmd_report(int argc, char **argv)
 	mt_filter_init(&filt);
 	/* the views have no .help: usage_text lists them under VIEW */
 	const struct mt_option opts[] = {
-		MT_OPT_VIEW("--summary", &views, MT_VIEW_SUMMARY),
-		MT_OPT_VIEW("--leaks", &views, MT_VIEW_LEAKS),
-		MT_OPT_VIEW("--peak", &views, MT_VIEW_PEAK),
-		MT_OPT_VIEW("--temporary", &views, MT_VIEW_TEMPORARY),
-		MT_OPT_VIEW("--frequency", &views, MT_VIEW_FREQUENCY),
+		MT_OPT_VIEWS(&views),
 		MT_OPT_JSON(&o.json, "print the JSON report (schema: memtrace-report(1))"),
 		{ .shortopt = "-n",
 		  .longopt = "--top",

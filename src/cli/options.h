@@ -163,6 +163,13 @@ int mt_opt_view(const char *cmd, const struct mt_option *o, const char *arg, con
 		.longopt = name, .type = MT_OPT_CALLBACK, .target = (views), .cb = mt_opt_view, \
 		.value = v, .flags = MT_OPTF_NOARG                                              \
 	}
+/* The five views, in the order --help lists them. */
+#define MT_OPT_VIEWS(views)                                           \
+	MT_OPT_VIEW("--summary", views, MT_VIEW_SUMMARY),             \
+		MT_OPT_VIEW("--leaks", views, MT_VIEW_LEAKS),         \
+		MT_OPT_VIEW("--peak", views, MT_VIEW_PEAK),           \
+		MT_OPT_VIEW("--temporary", views, MT_VIEW_TEMPORARY), \
+		MT_OPT_VIEW("--frequency", views, MT_VIEW_FREQUENCY)
 /* --threshold PCT of the tree views: a percentage into the double at
  * o->target. */
 int mt_opt_threshold(const char *cmd, const struct mt_option *o, const char *arg, const char *val);

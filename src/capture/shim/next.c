@@ -25,14 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 
-extern void *__libc_malloc(size_t);
-extern void __libc_free(void *);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-extern void *__libc_valloc(size_t);
-extern void *__libc_pvalloc(size_t);
-
 struct mt_next mt_next;
 int mt_next_glibc = -1;
 static __thread int t_resolving;

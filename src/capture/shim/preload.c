@@ -34,14 +34,6 @@
 #include <time.h>
 #include <unistd.h>
 
-extern void *__libc_malloc(size_t);
-extern void __libc_free(void *);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-extern void *__libc_valloc(size_t);
-extern void *__libc_pvalloc(size_t);
-
 /* Start-up: the shim starts itself on the first allocator call (another
  * library's constructor, or the loader, may allocate before the shim's own
  * constructor runs), or at the latest in that constructor. */

@@ -95,6 +95,16 @@ MT_HIDDEN int mt_next_posix_memalign(void **out, size_t align, size_t n);
 MT_HIDDEN void *mt_next_valloc(size_t n);
 MT_HIDDEN void *mt_next_pvalloc(size_t n);
 
+/* glibc's allocator under its own names (the fast path, when it is the
+ * next allocator: next.c decides). */
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void *__libc_valloc(size_t);
+extern void *__libc_pvalloc(size_t);
+
 /* arena.c: memory that never comes from the traced heap. */
 MT_HIDDEN void *mt_arena_alloc(size_t size); /* zeroed, 16-byte aligned */
 MT_HIDDEN void *mt_map(size_t size);	     /* fresh anonymous mapping or NULL */
