@@ -115,9 +115,9 @@ int cmd_export(int argc, char **argv)
 		return mt_usage_error("export", "no --format given");
 	if (!file)
 		return mt_usage_error("export", "no recording given");
-	if (base && strcmp(fmt->name, "svg"))
-		return mt_usage_error("export", "--base draws a differential svg flamegraph: "
-						"use it with --format svg");
+	if (base && strcmp(fmt->name, "svg") && strcmp(fmt->name, "html"))
+		return mt_usage_error("export", "--base draws a differential flamegraph: "
+						"use it with --format svg or html");
 	if (!out && fmt->binary && isatty(1))
 		return mt_usage_error(
 			"export", "the %s format is binary: give -o FILE or redirect the output",

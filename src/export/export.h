@@ -30,7 +30,8 @@ struct mt_export_ctx {
 	int per_site;	/* json: per-site aggregates instead of every allocation */
 	FILE *out;
 	const char *out_path;	   /* NULL: stdout */
-	struct mt_selection *base; /* --base: svg draws NEW's widths coloured by change */
+	struct mt_selection *base; /* --base: svg and html draw NEW's widths
+				      * coloured by change */
 };
 
 struct mt_exporter {

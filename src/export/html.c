@@ -15,6 +15,10 @@
  * the sites that allocated the most, for its sparklines; the html export
  * leaves them out.  Memory is bounded by the live blocks, the sites and the
  * distinct frames, never by events.
+ *
+ * With --base, the page's flamegraph is differential: "diff" holds the call
+ * sites of both recordings matched by what their frames say (analyse/diff.h)
+ * with both sides' figures, and the page colours each frame by its change.
  */
 #include "export.h"
 #include "base/hash.h"
@@ -23,6 +27,7 @@
 #include "page.h"
 #include "export/web/web.h"
 #include "base/json.h"
+#include "analyse/diff.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -412,6 +417,79 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 	fputs("}", f);
 }
 
+/* ---- the differential flamegraph (--base) ---- */
+
+static void stats_json(FILE *f, const struct mt_site_stats *st)
+{
+	fprintf(f, "%llu,%llu,%llu,%llu,%llu,%llu,", (unsigned long long)st->allocations,
+		(unsigned long long)st->allocated_bytes, (unsigned long long)st->live_count,
+		(unsigned long long)st->live_bytes, (unsigned long long)st->peak_bytes,
+		(unsigned long long)st->temporary);
+}
+
+static int stats_empty(const struct mt_site_stats *st)
+{
+	return !st->allocations && !st->live_count && !st->peak_bytes;
+}
+
+/* "diff": the sites of every selected process of the recording and of
+ * every process of the base, matched by their frames' names (pids differ
+ * between runs, so the processes are merged), each with its figures in
+ * both; the shape of a process's sites, with base_* fields. */
+static void diff_json(FILE *f, struct mt_export_ctx *x)
+{
+	const struct mt_recording *rec = &x->sel->matched;
+	struct mt_recording now = *rec; /* the processes --pid selects */
+	now.procs = xcalloc(rec->nprocs + 1, sizeof *now.procs);
+	now.nprocs = 0;
+	const char *exe = NULL;
+	for (size_t i = 0; i < rec->nprocs; i++)
+		if (mt_export_wants(x, rec->procs[i])) {
+			now.procs[now.nprocs++] = rec->procs[i];
+			if (!exe)
+				exe = rec->procs[i]->exe;
+		}
+	struct mt_diff d = { 0 };
+	mt_diff_build(&d, &x->base->matched, &now);
+	fputs(",\n \"diff\": {\"base\": ", f);
+	mt_json_str_html(f, x->base->path);
+	fputs(", \"exe\": ", f);
+	if (exe)
+		mt_json_str_html(f, exe);
+	else
+		fputs("null", f);
+	fputs(",\n   \"site_fields\": [\"allocations\", \"allocated_bytes\", \"leaked_allocations\", "
+	      "\"leaked_bytes\", \"peak_bytes\", \"temporary_allocations\", \"base_allocations\", "
+	      "\"base_allocated_bytes\", \"base_leaked_allocations\", \"base_leaked_bytes\", "
+	      "\"base_peak_bytes\", \"base_temporary_allocations\", \"frames\"],\n   \"sites\": [",
+	      f);
+	/* the diff interns its strings: one address per content, as the
+	 * frame table needs */
+	struct frametabs ft = { 0 };
+	int first = 1;
+	for (size_t s = 0; s < d.n; s++) {
+		const struct mt_diff_site *ds = &d.sites[s];
+		if (stats_empty(&ds->new) && stats_empty(&ds->base))
+			continue;
+		fputs(first ? "\n    [" : ",\n    [", f);
+		first = 0;
+		stats_json(f, &ds->new);
+		stats_json(f, &ds->base);
+		fputc('[', f);
+		for (int k = 0; k < ds->nframes; k++)
+			fprintf(f, k ? ",%u" : "%u", frame_index(&ft, &ds->frames[k]));
+		fputs("]]", f);
+	}
+	fputc(']', f);
+	frames_json(f, &ft);
+	fputc('}', f);
+	key_free(&ft.files);
+	key_free(&ft.modules);
+	key_free(&ft.frames);
+	mt_diff_free(&d);
+	free(now.procs);
+}
+
 static void data_json(struct mt_export_ctx *x, struct timeline **tls)
 {
 	FILE *f = x->out;
@@ -430,7 +508,10 @@ static void data_json(struct mt_export_ctx *x, struct timeline **tls)
 			fputs(",\n", f);
 		process_json(f, rec->procs[i], tls[i]);
 	}
-	fputs("\n]}", f);
+	fputs("\n]", f);
+	if (x->base)
+		diff_json(f, x);
+	fputc('}', f);
 }
 
 /* ---- the page ---- */

@@ -96,8 +96,41 @@ def flamegraph(t, base, new):
     t.check('500 bytes' in title and '-350 since the base' in title, f'leak_shrinks: -350 ({title!r})')
     t.check(b == 255 and r < 255 and r == g, f'leak_shrinks: blue, shrank ({fill})')
     t.check('steady' not in frames, 'steady leaks nothing in either run: no frame')
+    html_flamegraph(t, base, new)
     rc, _, se = t.run([t.memtrace, 'export', '--format', 'folded', '--base', base, new], what='export')
-    t.eq(rc, 2, '--base with another format than svg: usage error')
+    t.eq(rc, 2, '--base with another format than svg or html: usage error')
+
+
+def html_flamegraph(t, base, new):
+    """export --format html --base: the page embeds, in its data's "diff",
+    the sites of both runs matched by their frames, each with NEW's figures
+    and BASE's (base_*), which its flamegraph colours by change."""
+    import re
+    out = t.path('diff.html')
+    rc, _, se = t.run([t.memtrace, 'export', '--format', 'html', '--weight', 'leaked', '--base', base,
+                       '-o', out, new], what='export html --base')
+    t.eq(rc, 0, f'export html --base: exit status ({se.strip()!r})')
+    page = open(out).read() if rc == 0 else ''
+    m = re.search(r'<script type="application/json" id="memtrace-data">(.*?)</script>', page, re.S)
+    data = json.loads(m.group(1)) if m else {}
+    diff = data.get('diff') or {}
+    t.eq(diff.get('base'), base, 'the data names the base recording')
+    fields = {k: i for i, k in enumerate(diff.get('site_fields', []))}
+    frames = diff.get('frames', [])
+    got = {}
+    for s in diff.get('sites', []):
+        idx = s[fields['frames']]
+        name = frames[idx[0]][0] if idx else ''
+        b, n = got.get(name, (0, 0))
+        got[name] = (b + s[fields['base_leaked_bytes']], n + s[fields['leaked_bytes']])
+    t.eq(got.get('leak_grows'), (3000, 10000), 'html diff: leak_grows leaked 3,000 B in BASE, 10,000 in NEW')
+    t.eq(got.get('leak_shrinks'), (850, 500), 'html diff: leak_shrinks leaked 850 B in BASE, 500 in NEW')
+    t.check('red grew since' in page and 'blue shrank' in page, 'the page says how it colours a diff')
+    rc, _, _ = t.run([t.memtrace, 'export', '--format', 'html', '-o', t.path('plain.html'), new],
+                     what='export html')
+    plain = open(t.path('plain.html')).read() if rc == 0 else ''
+    m = re.search(r'<script type="application/json" id="memtrace-data">(.*?)</script>', plain, re.S)
+    t.check(m and 'diff' not in json.loads(m.group(1)), 'without --base, no diff in the data')
 
 
 def suppressions(t, base, new):

@@ -7,6 +7,11 @@
  * figures, a click zooms into it, the search box highlights the frames a
  * regular expression matches.  The page draws it from embedded JSON, the
  * server's GUI from its REST API: it only ever sees the data object.
+ *
+ * A differential flamegraph (export --base): the sites carry base_* fields,
+ * the base recording's figures; widths stay the recording's, and each frame
+ * is red where it grew since the base, blue where it shrank, white when
+ * unchanged, as deep as its change next to the largest change drawn.
  */
 (function (M) {
 	'use strict';
@@ -19,6 +24,7 @@
 		return {
 			name: name, parent: parent, kind: kind, depth: parent ? parent.depth + 1 : 0,
 			kids: [], byName: new Map(), v: new Float64Array(M.weights.length),
+			b: new Float64Array(M.weights.length),
 			file: null, lo: 0, hi: 0, several: false, module: null,
 		};
 	}
@@ -44,8 +50,9 @@
 		var fields = M.weights.map(function (w) { return w.field; });
 		sites.forEach(function (s) {
 			var v = fields.map(function (k) { return s[k] || 0; });
+			var b = fields.map(function (k) { return s['base_' + k] || 0; });
 			var n = root;
-			add(n, v);
+			add(n, v, b);
 			for (var i = s.frames.length - 1; i >= 0; i--) {
 				var f = s.frames[i], c = n.byName.get(f.name);
 				if (!c) {
@@ -54,7 +61,7 @@
 					n.kids.push(c);
 				}
 				mergeLocation(c, f);
-				add(c, v);
+				add(c, v, b);
 				n = c;
 			}
 		});
@@ -69,9 +76,25 @@
 		return root;
 	}
 
-	function add(n, v) {
-		for (var i = 0; i < v.length; i++)
+	function add(n, v, b) {
+		for (var i = 0; i < v.length; i++) {
 			n.v[i] += v[i];
+			n.b[i] += b[i];
+		}
+	}
+
+	/* A frame of a differential graph: white unchanged, red grown, blue
+	 * shrunk, the colour as deep as K (its change / the largest drawn),
+	 * as the SVG export colours them. */
+	function diffColor(grew, k) {
+		var fade = Math.round(225 * (1 - k)) + 30;
+		return grew ? 'rgb(255,' + fade + ',' + fade + ')' : 'rgb(' + fade + ',' + fade + ',255)';
+	}
+
+	/* "+N since the base" of node N in weight W (index WI) */
+	function changeText(n, wi, w) {
+		var d = n.v[wi] - n.b[wi];
+		return (d >= 0 ? '+' : '\u2212') + M.fmt.value(Math.abs(d), w.unit) + ' since the base';
 	}
 
 	function location(n) {
@@ -145,7 +168,10 @@
 		M.onWidthChange(this.wrap, function () { self.draw(); });
 	}
 
-	Flamegraph.prototype.setSites = function (sites) {
+	/* SITES drawn; with DIFF, coloured by their change since the base
+	 * (their base_* fields). */
+	Flamegraph.prototype.setSites = function (sites, diff) {
+		this.diff = !!diff;
 		this.root = buildTree(sites);
 		this.zoomed = null;
 		this.hover = null;
@@ -257,6 +283,13 @@
 			ctx.fillText('Nothing to show: no ' + w.label.toLowerCase() + '.', width / 2, 1.5 * ROW);
 			return;
 		}
+		/* the largest change of a drawn frame, for the colours' depth */
+		this.most = 0;
+		for (var j = 0; this.diff && j < boxes.length; j++) {
+			var bn = boxes[j].n;
+			if (bn !== this.root)
+				this.most = Math.max(this.most, Math.abs(bn.v[this.wi] - bn.b[this.wi]));
+		}
 		var charW = ctx.measureText('abcdefghijklmnopqrstuvwxyz_ABCDEF::()0123').width / 42;
 		for (var i = 0; i < boxes.length; i++)
 			this.drawBox(ctx, boxes[i], charW);
@@ -275,7 +308,9 @@
 	Flamegraph.prototype.drawBox = function (ctx, b, charW) {
 		var y = this.y(b.row), n = b.n;
 		ctx.globalAlpha = b.faded ? 0.45 : 1;
-		ctx.fillStyle = this.re && this.re.test(n.name) ? MATCH : M.fmt.frameColor(n.name, n.kind);
+		var d = n.v[this.wi] - n.b[this.wi];
+		ctx.fillStyle = this.re && this.re.test(n.name) ? MATCH : this.diff ?
+			diffColor(d >= 0, this.most ? Math.abs(d) / this.most : 0) : M.fmt.frameColor(n.name, n.kind);
 		ctx.fillRect(b.x + 0.5, y + 0.5, Math.max(b.w - 1, 0.5), ROW - 1);
 		if (n === this.hover) {
 			ctx.strokeStyle = '#1f2328';
@@ -323,7 +358,8 @@
 		}
 		var w = M.weights[this.wi], total = this.root.v[this.wi];
 		this.details.textContent = n.name + ' \u2014 ' + M.fmt.value(n.v[this.wi], w.unit) + ' ' + w.what +
-			' (' + M.fmt.pct(n.v[this.wi], total) + ')' + (location(n) ? ' \u2014 ' + location(n) : '');
+			' (' + M.fmt.pct(n.v[this.wi], total) + ')' +
+			(this.diff ? ', ' + changeText(n, this.wi, w) : '') + (location(n) ? ' \u2014 ' + location(n) : '');
 		var rows = M.weights.map(function (x, i) {
 			return M.el('tr', { class: x === w ? 'cur' : null },
 				M.el('th', { text: x.label }),
@@ -334,6 +370,7 @@
 			location(n) ? M.el('div', { class: 'tip-where', text: location(n) }) : null,
 			M.el('div', { class: 'tip-share', text: M.fmt.pct(n.v[this.wi], total) + ' of the total' + (this.zoomed ?
 				', ' + M.fmt.pct(n.v[this.wi], this.zoomed.v[this.wi]) + ' of the zoomed frame' : '') }),
+			this.diff ? M.el('div', { class: 'tip-change', text: changeText(n, this.wi, w) }) : null,
 			M.el('table', null, rows));
 		this.tip.hidden = false;
 	};
@@ -367,5 +404,6 @@
 	};
 
 	M.buildTree = buildTree;
+	M.diffColor = diffColor;
 	M.Flamegraph = Flamegraph;
 })(Memtrace);

@@ -19,7 +19,12 @@
  *                     (from the server, a last field "live_series": the
  *                     site's live bytes over time, or null),
  *      "frame_fields": [...], "frames": [[name, file index, line, module
- *                     index, inlined, symbolized]], "files": [], "modules": []}]}
+ *                     index, inlined, symbolized]], "files": [], "modules": []}],
+ *    "diff" (export --base only): {"base": BASE's path, "exe", "site_fields",
+ *      "sites", "frame_fields", "frames", "files", "modules"} - the sites of
+ *      every process of both recordings matched by their frames, with
+ *      base_* fields (BASE's figures); the flamegraph draws them coloured
+ *      by change}
  *
  * Sites and frames are arrays named by *_fields to keep big recordings'
  * pages small; Memtrace.sites turns them into objects.
@@ -114,7 +119,9 @@
 
 		var summary = M.el('section', { class: 'card summary' });
 		var chart = section('Memory over time', 'Hover for the figures of an interval.');
-		var flame = section('Flamegraph', 'Widths are shares of the weight chosen. ' +
+		var flame = section('Flamegraph', (data.diff ? 'Differential: red grew since ' +
+			M.fmt.basename(data.diff.base) + ', blue shrank (the processes of both recordings merged). ' : '') +
+			'Widths are shares of the weight chosen. ' +
 			'Click a frame to zoom into it, hover for its figures.');
 		var table = section('Call sites', 'Click a column to sort, a row to see its whole stack.');
 		[summary, chart.el, flame.el, table.el].forEach(function (e) { main.appendChild(e); });
@@ -136,11 +143,14 @@
 				M.el('div', { class: 'figures' }, figures(p)));
 			var sites = M.sites(p);
 			r.chart.setProcess(p);
-			r.flame.setSites(sites);
+			if (!data.diff)
+				r.flame.setSites(sites);
 			r.table.setSites(sites);
 		};
 		if (picker)
 			picker.addEventListener('change', function () { r.select(+picker.value); });
+		if (data.diff)
+			r.flame.setSites(M.sites(data.diff), true);
 		r.select(0);
 		return r;
 	}
