@@ -95,7 +95,7 @@ int cmd_export(int argc, char **argv)
 		  .target = &x.per_site },
 		{ .longopt = "--base",
 		  .argh = "BASE",
-		  .help = "svg: a differential flamegraph, widths from FILE,\n"
+		  .help = "svg, html: a differential flamegraph, widths from FILE,\n"
 			  "red where it grew since BASE, blue where it shrank",
 		  .type = MT_OPT_STRING,
 		  .target = &base,
