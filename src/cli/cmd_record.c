@@ -20,6 +20,7 @@
 #include "analyse/runtime.h"
 #include "analyse/suppress.h"
 #include "collect/bpf_record.h"
+#include "collect/fallback.h"
 #include "collect/rings.h"
 #include "collect/writer.h"
 #include "report/report.h"
@@ -227,6 +228,7 @@ struct launch {
 	char **cmd;
 	const char *shim, *sockname;
 	int follow;
+	int fallback; /* the shim may ask for BPF where it cannot follow an exec */
 };
 
 /* In the forked child: waits for the go, then execs the command.  An exec
@@ -242,7 +244,12 @@ static void exec_command(const struct launch *l, int go, int errfd)
 		char *pre = xmalloc(strlen(l->shim) + (old ? strlen(old) : 0) + 2);
 		sprintf(pre, "%s%s%s", l->shim, old && *old ? ":" : "", old && *old ? old : "");
 		setenv("LD_PRELOAD", pre, 1);
-		setenv("MEMTRACE_CONNECT", l->sockname, 1);
+		/* "+bpf": the recorder can trace an image the shim
+		 * cannot follow (env -i, static) with BPF (fallback.h) */
+		char *connect = xmalloc(strlen(l->sockname) + 5);
+		sprintf(connect, "%s%s", l->sockname, l->fallback ? "+bpf" : "");
+		setenv("MEMTRACE_CONNECT", connect, 1);
+		free(connect);
 		/* the process the shim traces through every exec without -f
 		 * (ten digits: a wrapper's child rewrites it in place) */
 		char main_pid[16];
@@ -472,6 +479,7 @@ int cmd_record(int argc, char **argv)
 	struct mt_suppressions *supp_check;
 	struct mt_bpf *b = NULL;
 	struct mt_rings *rings = NULL;
+	struct mt_fallback *fb = NULL;
 	struct mt_recorder *r = NULL;
 	char shim[PATH_MAX], sockname[108], err[PATH_MAX + 128], defpath[PATH_MAX];
 	int status = EXIT_FAILED, go = -1, errfd = -1, wstatus, exec_errno = 0, failed;
@@ -503,9 +511,14 @@ int cmd_record(int argc, char **argv)
 		mt_error("%s", err);
 		goto cleanup;
 	}
-	const struct launch l = {
-		.cmd = cmd, .shim = b ? NULL : shim, .sockname = sockname, .follow = ro.follow
-	};
+	/* With the shim, by default (not --backend=preload): BPF where it
+	 * cannot follow the command through an exec, when we may use BPF. */
+	int fallback = !b && !strcmp(ro.backend, "auto") && mt_bpf_privileged();
+	const struct launch l = { .cmd = cmd,
+				  .shim = b ? NULL : shim,
+				  .sockname = sockname,
+				  .follow = ro.follow,
+				  .fallback = fallback };
 	if ((pid = start_command(&l, &go, &errfd)) < 0)
 		goto cleanup;
 	uint64_t cull_ns = ro.cull ? (ro.cull_ms ? ro.cull_ms : 1) * 1000000ull : 0;
@@ -519,6 +532,8 @@ int cmd_record(int argc, char **argv)
 		mt_error("%s", err);
 		goto cleanup;
 	}
+	if (fallback)
+		fb = mt_fallback_new(r);
 	if (write(go, "g", 1) != 1) {
 		mt_error("cannot start %s: %s", cmd[0], strerror(errno));
 		goto cleanup;
@@ -527,9 +542,11 @@ int cmd_record(int argc, char **argv)
 	go = -1;
 	pass_signals_to(pid);
 
-	wstatus = b ? mt_bpf_record_run(b, r, pid) : mt_rings_run(rings, r, pid);
+	wstatus = b ? mt_bpf_record_run(b, r, pid) : mt_rings_run(rings, r, pid, fb);
 	cmd_pid = pid;
 	pid = -1; /* reaped */
+	mt_fallback_end(fb, cmd_pid, wstatus);
+	fb = NULL;
 	mt_bpf_close(b);
 	b = NULL;
 	if (read(errfd, &exec_errno, sizeof exec_errno) != sizeof exec_errno)
@@ -557,6 +574,7 @@ cleanup:
 		mt_recorder_close(r);
 		remove_output(ro.output);
 	}
+	mt_fallback_end(fb, pid, 0);
 	mt_bpf_close(b);
 	mt_rings_close(rings);
 	if (go >= 0)

@@ -51,9 +51,8 @@ int mt_bpf_record_attach(struct mt_bpf *b, pid_t pid, const char *exe, char *err
 	return 0;
 }
 
-/* PID stopped with wait status ST: describes its address space at its exit,
- * keeps a group stop until SIGCONT, delivers any other signal. */
-static void on_stop(struct mt_bpf *b, struct mt_bpf_streams *streams, pid_t pid, int st, int *execs)
+void mt_bpf_record_stop(struct mt_bpf *b, struct mt_bpf_streams *streams, pid_t pid, int st,
+			int *execs)
 {
 	int event = st >> 16, sig = WSTOPSIG(st);
 	if (event == PTRACE_EVENT_EXIT) {
@@ -110,7 +109,7 @@ int mt_bpf_record_run(struct mt_bpf *b, struct mt_recorder *r, pid_t pid)
 			break;
 		}
 		if (WIFSTOPPED(st))
-			on_stop(b, streams, pid, st, &execs);
+			mt_bpf_record_stop(b, streams, pid, st, &execs);
 	}
 	mt_bpf_poll(b, 0, mt_bpf_streams_event, streams);
 	int64_t code = WIFEXITED(status) ? WEXITSTATUS(status) : -(int64_t)WTERMSIG(status);

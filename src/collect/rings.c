@@ -18,11 +18,13 @@
  * check loses its own events, with a warning; the recording goes on.
  */
 #include "rings.h"
+#include "fallback.h"
 #include "format/ring.h"
 #include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -370,7 +372,33 @@ static void close_conn(struct mt_rings *s, size_t k, int have_status, int status
 	s->v[k] = s->v[--s->n];
 }
 
-int mt_rings_run(struct mt_rings *s, struct mt_recorder *r, pid_t pid)
+/* A message on C's connection: the shim of the command's process (PID)
+ * asks, before an exec of a program it cannot follow ("F" and its path),
+ * for the BPF backend to take over; it waits for our answer, 'g' (go: the
+ * probes are in place) or 'n' (no), before its exec.  Another process, or
+ * one that asks again while followed, is told no. */
+static void on_message(struct conn *c, pid_t pid, struct mt_fallback *fb)
+{
+	char msg[PATH_MAX + 2], err[PATH_MAX + 256];
+	ssize_t n = recv(c->fd, msg, sizeof msg - 1, MSG_DONTWAIT);
+	if (n <= 0)
+		return;
+	msg[n] = 0;
+	char answer = 'n';
+	if (msg[0] == 'F' && n > 1 && strlen(msg) == (size_t)n && fb && c->pid == (uint32_t)pid) {
+		if (mt_fallback_attach(fb, pid, msg + 1, err, sizeof err) == 0)
+			answer = 'g';
+		else
+			mt_warning(
+				"pid %d: the BPF backend cannot trace %s in the shim's stead: %s",
+				(int)pid, msg + 1, err);
+	}
+	if (send(c->fd, &answer, 1, MSG_DONTWAIT | MSG_NOSIGNAL) != 1) {
+		/* it gave up waiting, or exited: its exec goes on untraced */
+	}
+}
+
+int mt_rings_run(struct mt_rings *s, struct mt_recorder *r, pid_t pid, struct mt_fallback *fb)
 {
 	int status = 0, reaped = 0;
 	for (;;) {
@@ -379,8 +407,18 @@ int mt_rings_run(struct mt_rings *s, struct mt_recorder *r, pid_t pid)
 		if (poll(&pl, 1, 5) > 0 && (pl.revents & POLLIN))
 			/* once reaped, the command's pid could be another's */
 			accept_conn(s, r, reaped ? 0 : pid);
-		if (!reaped && waitpid(pid, &status, WNOHANG) == pid)
-			reaped = 1;
+		mt_fallback_poll(fb);
+		int st;
+		if (!reaped && waitpid(pid, &st, WNOHANG) == pid) {
+			/* with the BPF fallback, the command is followed with
+			 * ptrace: its stops come here too */
+			if (WIFSTOPPED(st) && mt_fallback_active(fb)) {
+				mt_fallback_stopped(fb, pid, st);
+			} else {
+				status = st;
+				reaped = 1;
+			}
+		}
 		for (size_t k = s->n; k-- > 0;) {
 			struct conn *c = s->v[k];
 			const char *why = drain(c);
@@ -390,7 +428,9 @@ int mt_rings_run(struct mt_rings *s, struct mt_recorder *r, pid_t pid)
 				close_conn(s, k, 0, status, why);
 				continue;
 			}
-			struct pollfd p = { .fd = c->fd, .events = POLLRDHUP };
+			struct pollfd p = { .fd = c->fd, .events = POLLIN | POLLRDHUP };
+			if (!c->hung_up && poll(&p, 1, 0) > 0 && (p.revents & POLLIN))
+				on_message(c, pid, fb);
 			if (c->hung_up ||
 			    (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))) {
 				/* A connection ends when its process exits or execs;

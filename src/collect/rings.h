@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "fallback.h"
 #include "writer.h"
 
 struct mt_rings;
@@ -23,8 +24,10 @@ struct mt_rings *mt_rings_listen(char *name, size_t namelen, char *err, size_t e
  * of ours) has exited and every traced process has hung up.  Only PID and
  * its descendants are taken (or, once they are gone, processes holding the
  * token and running as a uid seen among them); others are refused with a
- * warning.  Returns PID's wait status. */
-int mt_rings_run(struct mt_rings *s, struct mt_recorder *r, pid_t pid);
+ * warning.  With FB (not NULL), PID's shim may ask for the BPF backend to
+ * trace an image it cannot follow (fallback.h).  Returns PID's wait
+ * status. */
+int mt_rings_run(struct mt_rings *s, struct mt_recorder *r, pid_t pid, struct mt_fallback *fb);
 /* Closes the socket (NULL is fine). */
 void mt_rings_close(struct mt_rings *s);
 

@@ -5,13 +5,17 @@ pyenv-style shim script that execs it.  Without --follow-forks.
 The wrapper's own image is an entry of its own, started first (same pid for
 the wrappers that exec; timeout's is the parent of gt-peak's), ending with
 an exec that was traced; gt-peak's entry is the main one, named gt-peak.
-`env -i` clears the environment, so gt-peak cannot load the shim: the
-summary on stderr names it and why, and only env is in the recording.
+`env -i` clears the environment, so gt-peak cannot load the shim: with
+--backend=preload (the shim alone, as without root) the summary on stderr
+names it and why, and only env is in the recording.
 
 Through the BPF backend (run_bpf, gt-wrappers-bpf) the same entries, each
 exec re-placing the probes for the new image: env -i is traced there, with
 gt-peak's exact totals.  (timeout is left out: the BPF backend follows no
-child.)
+child.)  And under the default backend as root, the fallback: the shim
+traces env, and before env's exec of gt-peak, which it cannot follow, the
+recorder puts the BPF backend in its place: gt-peak's entry (backend "bpf",
+same pid) has its exact totals, and nothing is said to be untraced.
 
 Usage: wrappers.py PROG (gt-peak)"""
 import os
@@ -26,7 +30,7 @@ def main_entry(t, procs, label):
     return mains[0] if mains else None
 
 
-def check_wrapped(t, prog, label, cmd, wrapper_name, same_pid, opts=()):
+def check_wrapped(t, prog, label, cmd, wrapper_name, same_pid, opts=(), bpf_program=None):
     rec, _ = t.record(cmd, opts=opts)
     rep = t.report(rec)
     if rep is None:
@@ -51,7 +55,12 @@ def check_wrapped(t, prog, label, cmd, wrapper_name, same_pid, opts=()):
         t.eq(second.get('ppid'), first.get('pid'), f'{label}: the program is the wrapper\'s child')
         t.eq(first.get('exit_status'), 0, f'{label}: the wrapper\'s exit_status')
     t.eq(second.get('exit_status'), 0, f'{label}: the program\'s exit_status')
-    if opts:
+    if bpf_program is None:
+        bpf_program = bool(opts)
+    if bpf_program:
+        t.eq(second.get('backend'), 'bpf', f'{label}: backend of the program\'s entry')
+        t.eq(first.get('backend'), 'bpf' if opts else 'preload', f'{label}: backend of the wrapper\'s entry')
+    if bpf_program:
         # BPF stacks of these programs (no frame pointers) differ: totals only
         t.check_totals(second, label=f'{label} totals', **peak.TOTALS)
         t.check_no_loss(second, label)
@@ -66,9 +75,11 @@ def run(t, prog):
     check_wrapped(t, prog, 'shim script', [shim_script(t, prog)], 'bash', True)
     check_wrapped(t, prog, 'timeout', ['timeout', '30', prog], 'timeout', False)
 
-    # env -i: not traced, and said so
+    # env -i: not traced, and said so (the shim alone: as root the default
+    # backend would put BPF in its place, run_bpf)
     rec = t.path('envi.mtrace')
-    rc, so, se = t.run([t.memtrace, 'record', '-o', rec, '--', 'env', '-i', prog], what='memtrace record')
+    rc, so, se = t.run([t.memtrace, 'record', '--backend=preload', '-o', rec, '--', 'env', '-i', prog],
+                       what='memtrace record')
     t.eq(rc, 0, 'env -i: exit status of memtrace record')
     warn = [ln for ln in stderr_lines(se) if ln.startswith('memtrace: warning:') and 'not traced' in ln]
     t.eq(len(warn), 1, f'env -i: one warning about an untraced program ({stderr_lines(se)})')
@@ -99,3 +110,9 @@ def run_bpf(t, prog):
     check_wrapped(t, prog, 'bpf nice', ['nice', prog], 'nice', True, bpf)
     check_wrapped(t, prog, 'bpf sh -c exec', ['sh', '-c', f'exec "{prog}"'], 'sh', True, bpf)
     check_wrapped(t, prog, 'bpf shim script', [shim_script(t, prog)], 'bash', True, bpf)
+    # the default backend: the shim for env, BPF in its place for gt-peak
+    check_wrapped(t, prog, 'fallback env -i', ['env', '-i', prog], 'env', True, bpf_program=True)
+    rec = t.path('fallback.mtrace')
+    rc, so, se = t.run([t.memtrace, 'record', '-o', rec, '--', 'env', '-i', prog], what='memtrace record')
+    warn = [ln for ln in stderr_lines(se) if ln.startswith('memtrace: warning:')]
+    t.eq(warn, [], 'fallback env -i: no warning')

@@ -26,6 +26,12 @@ SIGSEGV) and to drop a malformed record without a word.
               memtrace exits with the command's status, GT_PEAK's figures
               are exact (peak.py), and an accepted client's stream keeps its
               valid record and counts its loss.
+  fallback    while root records GT_PEAK, this script, as a client holding
+              the token, asks for the BPF backend to trace a program it is
+              about to execute, as the command's shim may (the '+bpf' of
+              MEMTRACE_CONNECT): it is told no, is not followed with
+              ptrace, and no entry of the BPF backend is recorded; GT_PEAK's
+              figures are exact.
 """
 import fcntl
 import mmap
@@ -166,6 +172,7 @@ class Client:
 
     def __init__(self, connect, claim, memfd_size, seal=True):
         name, _, token = connect.partition('#')
+        token = token.partition('+')[0]  # '+bpf': the recorder offers BPF in the shim's stead
         self.fd = os.memfd_create('hostile', os.MFD_ALLOW_SEALING)
         os.ftruncate(self.fd, memfd_size)
         if seal:
@@ -261,6 +268,63 @@ def hostile(t, gt_peak, mode, opts=()):
                 f'{others[0].get("lost_events")!r})')
 
 
+def tracer_of_self():
+    with open('/proc/self/status') as f:
+        for line in f:
+            if line.startswith('TracerPid:'):
+                return int(line.split()[1])
+    return None
+
+
+def fallback(t, gt_peak):
+    out = t.path('fallback.mtrace')
+    p, cmd, connect = start(t, [gt_peak], out)
+    if not cmd:
+        p.kill()
+        p.wait()
+        return
+    t.check(connect.endswith('+bpf'), f'fallback: MEMTRACE_CONNECT offers BPF as root ({connect!r})')
+    # in a child, which exits: the recorder reads a client's ring until then
+    r, w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            os.close(r)
+            c = Client(connect, 1 << 18, HDR + (1 << 18))
+            c.commit(process_record(os.getpid()))
+            c.sock.send(b'F' + os.path.realpath(gt_peak).encode())
+            c.sock.settimeout(5)
+            try:
+                answer = c.sock.recv(1)
+            except OSError:
+                answer = b'?'
+            os.write(w, answer + str(tracer_of_self()).encode())
+            c.close()
+        finally:
+            os._exit(0)
+    os.close(w)
+    got = b''
+    while True:
+        b = os.read(r, 64)
+        if not b:
+            break
+        got += b
+    os.close(r)
+    os.waitpid(child, 0)
+    t.eq(got[:1], b'n', 'fallback: a process other than the command is told no')
+    t.eq(got[1:], b'0', 'fallback: it is not followed with ptrace (its TracerPid)')
+    rc, se = finish(t, p, 'fallback')
+    t.eq(rc, 0, f'fallback: memtrace record exits with the command\'s status ({se.strip()[-600:]!r})')
+    rep = t.report(out)
+    if rep is None:
+        return
+    procs = t.processes(rep)
+    t.eq([q.get('backend') for q in procs if q.get('backend') != 'preload'], [],
+         'fallback: no entry of the BPF backend')
+    peak.check_recording(t, dict(rep, processes=[q for q in procs if q.get('pid') == cmd]),
+                         f'fallback: {os.path.basename(gt_peak)}')
+
+
 def main():
     if len(sys.argv) != 2:
         print('usage: test_channel.py GT_PEAK')
@@ -275,6 +339,7 @@ def main():
     # the records are decoded by the culler instead
     for mode in ('garbage', 'oversized'):
         hostile(t, sys.argv[1], mode, ('--cull-temporary=1',))
+    fallback(t, sys.argv[1])
     t.finish()
 
 

@@ -160,6 +160,12 @@ static int has_caps(int *sys_admin, int *bpf, int *perfmon)
 	return 0;
 }
 
+int mt_bpf_privileged(void)
+{
+	int admin = 0, bpf = 0, perfmon = 0;
+	return has_caps(&admin, &bpf, &perfmon) == 0 && (admin || (bpf && perfmon));
+}
+
 int mtb_check_support(const char *root, char *err, size_t errlen)
 {
 	char path[512];

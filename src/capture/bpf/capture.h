@@ -82,6 +82,10 @@ struct mt_bpf_opts {
 /* Loads the programs and creates the maps.  Fails with one line: not root
  * (or without CAP_BPF and CAP_PERFMON), no kernel BTF, no uprobe support,
  * kernel too old, or the verifier's complaint. */
+/* Whether this process has the privileges BPF needs (root, or CAP_BPF and
+ * CAP_PERFMON); the kernel may still lack what it needs (mt_bpf_open). */
+int mt_bpf_privileged(void);
+
 int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, size_t errlen);
 
 /* Traces the running process PID: every ELF object it maps that defines

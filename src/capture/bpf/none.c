@@ -10,6 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
+int mt_bpf_privileged(void)
+{
+	return 0;
+}
+
 int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, size_t errlen)
 {
 	(void)o;

@@ -64,6 +64,11 @@ static __thread char t_token;
 static struct mt_ring_hdr *ring;
 static uint8_t *data;
 static uint64_t size, mask, head;
+/* How long an exec waits for the recorder to put the BPF backend in place
+ * (placing the probes takes tens of milliseconds; opening BPF first, some
+ * hundreds). */
+#define FALLBACK_WAIT_NS 2000000000ull
+
 static int sock = -1;	/* record mode: connection to the recorder */
 static int out_fd = -1; /* standalone: the recording file */
 /* What they are (fds.c): a program may close them and reuse the numbers. */
@@ -266,6 +271,37 @@ static int connect_recorder(int memfd, uint32_t ppid)
 fail:
 	close(s);
 	return -1;
+}
+
+int mt_channel_ask_fallback(const char *path)
+{
+	/* "+bpf" after the token: the recorder can put the BPF backend in
+	 * our stead (as root); otherwise nobody would answer */
+	if (sock < 0 || !mt_cfg.connect || !strstr(mt_cfg.connect + connect_name_len(), "+bpf") ||
+	    !mt_fd_is(sock, &sock_id))
+		return 0;
+	char msg[4097];
+	size_t n = strnlen(path, sizeof msg - 2);
+	msg[0] = 'F';
+	memcpy(msg + 1, path, n);
+	if (send(sock, msg, n + 1, MSG_NOSIGNAL) != (ssize_t)(n + 1))
+		return 0;
+	/* Bounded: a recorder that does not answer in time leaves the
+	 * program untraced, as without the fallback, rather than stalled. */
+	uint64_t end = mt_now() + FALLBACK_WAIT_NS;
+	for (;;) {
+		uint64_t now = mt_now();
+		if (now >= end)
+			return 0;
+		struct pollfd p = { .fd = sock, .events = POLLIN };
+		int r = poll(&p, 1, (int)((end - now) / 1000000u) + 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || !(p.revents & POLLIN))
+			return 0;
+		char answer;
+		return recv(sock, &answer, 1, MSG_DONTWAIT) == 1 && answer == 'g';
+	}
 }
 
 /* MADE_UP: the name is the shim's default, not MEMTRACE_OUTPUT. */

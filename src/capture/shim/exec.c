@@ -12,7 +12,9 @@
  * Before an exec the shim writes what will become of the image: traced as
  * an entry of its own, or not, and why (its environment lost LD_PRELOAD,
  * the program is static, set-user-ID or 32-bit), so the recorder can say
- * which program went untraced.  All of this runs at start-up, fork and
+ * which program went untraced.  Under `memtrace record` as root, the
+ * command's process asks the recorder first to trace such an image with
+ * the BPF backend (collect/fallback.c), and waits for it.  All of this runs at start-up, fork and
  * exec, never per event: it may make system calls, but uses no heap.
  */
 #include "shim.h"
@@ -211,6 +213,11 @@ void mt_exec_note(const char *file, int search, char *const envp[], int main_rol
 		why = "its environment has no MEMTRACE_MAIN (cleared, as env -i does)";
 	else
 		why = image_blocks_shim(path, 0);
+	/* The command's image the shim cannot follow: as root the recorder
+	 * can trace it with the BPF backend, which it then says (a process
+	 * entry of its own follows, backend "bpf"). */
+	if (why && main_role && mt_channel_ask_fallback(path))
+		why = NULL;
 	write_exec(why ? MT_EXEC_UNTRACED : MT_EXEC_TRACED, path, why);
 }
 

@@ -198,6 +198,10 @@ MT_HIDDEN uint8_t *mt_channel_reserve(size_t max);
 MT_HIDDEN void mt_channel_commit(uint8_t *end);
 MT_HIDDEN void mt_channel_flush(void); /* standalone: write out what is buffered */
 MT_HIDDEN void mt_channel_after_fork_child(int follow);
+/* Before an exec of PATH, which the shim cannot follow: asks the recorder
+ * (if MEMTRACE_CONNECT says it offers) to trace it with the BPF backend,
+ * and waits, bounded, for its answer.  Returns 1 if it does. */
+MT_HIDDEN int mt_channel_ask_fallback(const char *path);
 MT_HIDDEN extern struct mt_enc mt_enc_state; /* guarded by the channel lock */
 
 /* exec.c: which process is the command's (MEMTRACE_MAIN), and what an
