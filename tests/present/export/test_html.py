@@ -108,7 +108,13 @@ if proc:
     # many[0..3] are freed at ~0.3 s, a, many[4], many[5], c and e at ~0.6 s
     t.eq(sum(frees[:len(frees) * 2 // 3]), 4, 'timeline: 4 frees in the first two thirds of the run')
     t.eq(leaked[-1], 54000, 'timeline: leaked at the end')
-    t.eq(heap[-1], 54000, 'timeline: heap in use at the end is what leaked')
+    # a bucket shows the most the heap held in it: when the frees at 0.6 s
+    # fall into the last bucket (the process exits right after them, so
+    # within its 2 ms or not, as the machine's load has it), that bucket
+    # still shows the peak they free from
+    t.check(heap[-1] == 54000 or (frees[-1] > 0 and 54000 < heap[-1] <= 156000),
+            f'timeline: heap in use at the end is what leaked (54000), or what the last '
+            f'bucket held before the frees in it (got {heap[-1]}, {frees[-1]} frees in it)')
     t.check(all(a <= b for a, b in zip(leaked, leaked[1:])), 'timeline: leaked only grows')
     t.check(abs(bs * len(heap) - proc['duration_s']) < 0.01 * proc['duration_s'] + 1e-6,
             f'timeline: buckets span the run ({bs} s x {len(heap)} vs {proc["duration_s"]} s)')
