@@ -529,7 +529,13 @@ int cmd_record(int argc, char **argv)
 		ro.output = defpath;
 	}
 	if (!r || (b && mt_bpf_record_attach(b, pid, exe, err, sizeof err) < 0)) {
-		mt_error("%s", err);
+		/* a Go program without cgo links no C allocator: say what it is
+		 * rather than that its symbols are missing */
+		if (r && mt_elf_is_go(exe))
+			mt_error("%s is a Go program that calls no C allocator (no cgo): %s", exe,
+				 mt_runtime_hint("Go"));
+		else
+			mt_error("%s", err);
 		goto cleanup;
 	}
 	if (fallback)
