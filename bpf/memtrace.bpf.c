@@ -419,18 +419,15 @@ int mt_entry(struct pt_regs *ctx)
 	if (!c || nested_call(c, tgid, tid, sp, now))
 		return 0;
 
-	/* a0, a1 per function: size (malloc, valloc, pvalloc, aligned_alloc,
-	 * memalign, calloc: the product); old block and size (realloc,
-	 * reallocarray, rallocx, xallocx); out-pointer and size
-	 * (posix_memalign).  Only the arguments used are read: from moved
-	 * registers each is a helper call.  An allocator library's function
-	 * whose arguments are elsewhere says where (MTB_LA_*). */
+	/* a0, a1 where the cookie's layout says (the loader knows each
+	 * function): size (malloc, valloc, pvalloc, aligned_alloc, memalign,
+	 * calloc: the product); old block and size (realloc, reallocarray,
+	 * rallocx, xallocx); out-pointer and size (posix_memalign).  Only the
+	 * arguments used are read: from moved registers each is a helper call. */
 	__u64 a0 = 0, a1 = 0;
 	__u32 layout = fn == MTB_FN_NEW ? 0 : MTB_COOKIE_LAYOUT(cookie);
 
 	switch (layout) {
-	case 0:
-		break;
 	case MTB_LA_SIZE0:
 		a0 = arg(ctx, cookie, 0);
 		break;
@@ -459,39 +456,9 @@ int mt_entry(struct pt_regs *ctx)
 		a0 = arg(ctx, cookie, 1);
 		a1 = mul_or_max(arg(ctx, cookie, 2), arg(ctx, cookie, 3));
 		break;
-	default:
-		return 0;
-	}
-
-	switch (layout ? MTB_FN_COUNT : fn) {
-	case MTB_FN_COUNT: /* read above */
-		break;
-	case MTB_FN_MALLOC:
-	case MTB_FN_MALLOCX:
-	case MTB_FN_VALLOC:
-	case MTB_FN_PVALLOC:
-		a0 = arg(ctx, cookie, 0);
-		break;
-	case MTB_FN_CALLOC:
-		a0 = mul_or_max(arg(ctx, cookie, 0), arg(ctx, cookie, 1));
-		break;
-	case MTB_FN_REALLOC:
-	case MTB_FN_RALLOCX:
-	case MTB_FN_XALLOCX:
-		a0 = arg(ctx, cookie, 0);
-		a1 = arg(ctx, cookie, 1);
-		break;
-	case MTB_FN_REALLOCARRAY:
-		a0 = arg(ctx, cookie, 0);
-		a1 = mul_or_max(arg(ctx, cookie, 1), arg(ctx, cookie, 2));
-		break;
-	case MTB_FN_POSIX_MEMALIGN:
+	case MTB_LA_PTR0SIZE2:
 		a0 = arg(ctx, cookie, 0);
 		a1 = arg(ctx, cookie, 2);
-		break;
-	case MTB_FN_ALIGNED_ALLOC:
-	case MTB_FN_MEMALIGN:
-		a0 = arg(ctx, cookie, 1);
 		break;
 	default:
 		return 0;

@@ -55,13 +55,13 @@
 #define MTB_COOKIE_SIZE_MAX ((1u << 18) - 1)
 #define MTB_COOKIE_WITH_SIZE(n) ((__u64)((n) < MTB_COOKIE_SIZE_MAX ? (n) : MTB_COOKIE_SIZE_MAX) << 46)
 #define MTB_COOKIE_SIZE(c) ((__u32)((c) >> 46))
-/* The entry probes of other functions (an allocator library's own API:
- * mi_heap_malloc(heap, size)...) say in bits 46-51 where their arguments
- * are, if not where the function they are reported as has them: size is
- * argument 0 or 1 (SIZE), or the product of arguments 0 and 1, or 1 and 2
- * (PROD); a block and its new size (PTRSIZE), or a block and the product of
- * the next two (PTRPROD), from argument 0 or 1.  Such probes are at the
- * function's entry: the arguments are in the calling convention's places. */
+/* Every entry probe but new's says in bits 46-51 where its function's
+ * arguments are (the loader knows each function, malloc's as well as an
+ * allocator library's mi_heap_malloc(heap, size)): size is argument 0 or 1
+ * (SIZE), or the product of arguments 0 and 1, or 1 and 2 (PROD); a block
+ * and its new size (PTRSIZE), or a block and the product of the next two
+ * (PTRPROD), from argument 0 or 1; posix_memalign's out-pointer and size
+ * (PTR0SIZE2). */
 #define MTB_LA_SIZE0 1
 #define MTB_LA_SIZE1 2
 #define MTB_LA_PROD0 3
@@ -70,6 +70,7 @@
 #define MTB_LA_PTRSIZE1 6
 #define MTB_LA_PTRPROD0 7
 #define MTB_LA_PTRPROD1 8
+#define MTB_LA_PTR0SIZE2 9
 #define MTB_COOKIE_WITH_LAYOUT(l) ((__u64)(l) << 46)
 #define MTB_COOKIE_LAYOUT(c) ((__u32)(((c) >> 46) & 63))
 

@@ -39,9 +39,28 @@ static inline int mtb_sym_fn(int sym)
 	       sym < MTB_SYM_EXT ? MTB_FN_NEW :
 				   mtb_sym_ext[sym - MTB_SYM_EXT].fn;
 }
+/* Where the arguments of SYM's entry are (MTB_LA_*): an extsyms.h entry
+ * says where it differs from the function it is reported as; the rest are
+ * where that function has them. */
 static inline int mtb_sym_layout(int sym)
 {
-	return sym < MTB_SYM_EXT ? 0 : mtb_sym_ext[sym - MTB_SYM_EXT].layout;
+	static const unsigned char by_fn[MTB_FN_FREE] = {
+		[MTB_FN_MALLOC] = MTB_LA_SIZE0,
+		[MTB_FN_CALLOC] = MTB_LA_PROD0,
+		[MTB_FN_REALLOC] = MTB_LA_PTRSIZE0,
+		[MTB_FN_REALLOCARRAY] = MTB_LA_PTRPROD0,
+		[MTB_FN_POSIX_MEMALIGN] = MTB_LA_PTR0SIZE2,
+		[MTB_FN_ALIGNED_ALLOC] = MTB_LA_SIZE1,
+		[MTB_FN_MEMALIGN] = MTB_LA_SIZE1,
+		[MTB_FN_VALLOC] = MTB_LA_SIZE0,
+		[MTB_FN_PVALLOC] = MTB_LA_SIZE0,
+		[MTB_FN_MALLOCX] = MTB_LA_SIZE0,
+		[MTB_FN_RALLOCX] = MTB_LA_PTRSIZE0,
+		[MTB_FN_XALLOCX] = MTB_LA_PTRSIZE0,
+	};
+	int fn = mtb_sym_fn(sym);
+	int own = sym < MTB_SYM_EXT ? 0 : mtb_sym_ext[sym - MTB_SYM_EXT].layout;
+	return own ? own : fn >= 0 && fn < MTB_FN_FREE ? by_fn[fn] : 0;
 }
 
 /* The symbols an ELF object defines, and where to probe each.  Operator

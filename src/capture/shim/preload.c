@@ -297,7 +297,7 @@ COLD void flush_held(void)
 {
 	if (!__atomic_load_n(&t_held_n, __ATOMIC_RELAXED) || mt_channel_held_here())
 		return;
-	uint32_t busy = t_busy;
+	uint16_t busy = t_busy;
 	t_busy = 1;
 	mt_channel_lock();
 	emit_held_locked();
@@ -308,12 +308,17 @@ COLD void flush_held(void)
 /* Leaving the shim's recording: busy off, then what a handler held back
  * meanwhile is written (a handler arriving in between finds the queue and
  * writes it first itself). */
-INLINE void leave(void)
+INLINE void leave_to(uint16_t busy)
 {
-	t_busy = 0;
+	t_busy = busy;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (unlikely(t_held_n))
 		flush_held();
+}
+
+INLINE void leave(void)
+{
+	leave_to(0);
 }
 
 /* Whether an event that missed the fast path is to be recorded at all;
@@ -356,7 +361,7 @@ COLD void slow_alloc(int fn, void *p, size_t n)
 		}
 		return;
 	}
-	uint32_t busy = t_busy;
+	uint16_t busy = t_busy;
 	t_busy = 1;
 	uint64_t pcs[MT_MAX_FRAMES];
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
@@ -365,10 +370,7 @@ COLD void slow_alloc(int fn, void *p, size_t n)
 	emit_held_locked();
 	emit_alloc(fn, NULL, p, n, pcs, depth, ts);
 	mt_channel_unlock();
-	t_busy = busy;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (unlikely(t_held_n))
-		flush_held();
+	leave_to(busy);
 }
 
 /* Returns 1 when the free was held back: the caller must not release the
@@ -387,17 +389,14 @@ COLD int slow_free(void *p)
 		h->kind = HELD_FREE;
 		return 1;
 	}
-	uint32_t busy = t_busy;
+	uint16_t busy = t_busy;
 	t_busy = 1;
 	uint64_t ts = mt_now();
 	mt_channel_lock();
 	emit_held_locked();
 	emit_free(p, ts);
 	mt_channel_unlock();
-	t_busy = busy;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (unlikely(t_held_n))
-		flush_held();
+	leave_to(busy);
 	return 0;
 }
 
@@ -431,7 +430,7 @@ COLD void *slow_realloc(int fn, void *old, size_t n)
 		h->kind = HELD_REALLOC;
 		return p;
 	}
-	uint32_t busy = t_busy;
+	uint16_t busy = t_busy;
 	t_busy = 1;
 	uint64_t pcs[MT_MAX_FRAMES];
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
@@ -442,10 +441,7 @@ COLD void *slow_realloc(int fn, void *old, size_t n)
 	if (p)
 		emit_alloc(fn, old, p, n, pcs, depth, ts);
 	mt_channel_unlock();
-	t_busy = busy;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (unlikely(t_held_n))
-		flush_held();
+	leave_to(busy);
 	return p;
 }
 
