@@ -3,6 +3,7 @@
  */
 #include "recording.h"
 #include "held.h"
+#include "objects.h"
 #include "runtime.h"
 #include "base/hash.h"
 #include "format/format.h"
@@ -626,6 +627,18 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 				shown = 1;
 			}
 		}
+		if (stream == MT_STREAM_OBJECTS) {
+			/* binaries, not a process: noted, read when symbolized */
+			if (!rec->embedded)
+				rec->embedded = mt_objects_new(path);
+			if (mt_objects_note(rec->embedded, r.chunk, data, len) == 0)
+				continue;
+			r.truncated = r.corrupt = 1;
+			snprintf(r.why, sizeof r.why,
+				 "a malformed embedded binary in the chunk at offset %llu",
+				 (unsigned long long)r.chunk);
+			break;
+		}
 		struct mt_process *p = process_for(rec, stream);
 		size_t bad;
 		int dr = decode_chunk(p, hook, data, len, &bad);
@@ -664,6 +677,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	}
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		struct mt_process *p = rec->procs[i];
+		p->embedded = rec->embedded;
 		mt_col_finish(&p->col);
 		guess_heap(p);
 		mt_process_runtime_held(p);
@@ -718,6 +732,7 @@ void mt_recording_free(struct mt_recording *rec)
 	}
 	free(rec->procs);
 	free(rec->streams);
+	mt_objects_free(rec->embedded);
 	memset(rec, 0, sizeof *rec);
 }
 

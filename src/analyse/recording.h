@@ -69,7 +69,8 @@ struct mt_process {
 	 * shim says it; for the BPF backend it is the object of the sites with
 	 * the most allocations). */
 	char *heap, *heap_object;
-	char **objects; /* the distinct object paths (owned) */
+	struct mt_objects *embedded; /* binaries in the recording (the recording's) */
+	char **objects;		     /* the distinct object paths (owned) */
 	size_t nobjects, objects_cap;
 	uint32_t *objects_index; /* hash of objects: index + 1 */
 	size_t objects_mask;
@@ -120,6 +121,7 @@ struct mt_recording {
 	int truncated;
 	char why[200];
 	const struct mt_load_hook *hook;
+	struct mt_objects *embedded; /* binaries in the recording, or NULL */
 };
 
 /* Loads PATH.  Returns 0, or -1 with a one-line reason in ERR (cannot open,

@@ -19,6 +19,7 @@
 #include "analyse/recording.h"
 #include "analyse/runtime.h"
 #include "analyse/suppress.h"
+#include "collect/embed.h"
 #include "collect/bpf_record.h"
 #include "collect/fallback.h"
 #include "collect/rings.h"
@@ -54,7 +55,7 @@ static const char epilogue[] =
 
 struct record_opts {
 	const char *output, *backend;
-	int follow, quiet, cull;
+	int follow, quiet, cull, embed;
 	uint64_t cull_ms;
 	/* the leak gate: --fail-on-leak[=BYTES], --leak-exit-code, --suppressions */
 	int gate;
@@ -152,6 +153,12 @@ static int parse_args(struct record_opts *ro, int argc, char **argv)
 		  .max = 255,
 		  .err = "--leak-exit-code needs a status from 1 to 255" },
 		MT_OPT_SUPPRESSIONS(&ro->supp),
+		{ .longopt = "--embed-binaries",
+		  .help = "put the binaries the processes mapped (and their\n"
+			  "debug files) into the recording, so that it can be\n"
+			  "reported on a machine that does not have them",
+		  .type = MT_OPT_FLAG,
+		  .target = &ro->embed },
 		{ .shortopt = "-q",
 		  .longopt = "--quiet",
 		  .help = "print nothing but errors",
@@ -561,6 +568,9 @@ int cmd_record(int argc, char **argv)
 	rings = NULL;
 	failed = mt_recorder_close(r) < 0;
 	r = NULL;
+	if (!failed && !exec_errno && ro.embed &&
+	    mt_embed_binaries(ro.output, ro.quiet, err, sizeof err) < 0)
+		mt_warning("%s", err); /* the recording stands without them */
 	if (exec_errno) {
 		mt_error("cannot run %s: %s", cmd[0], strerror(exec_errno));
 		remove_output(ro.output);

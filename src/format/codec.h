@@ -64,6 +64,19 @@ enum mt_ext {
 			       * last to start of these is the recording's main one */
 	MT_EXT_EXEC = 4,      /* ts (absolute), outcome (enum mt_exec), path, why:
 			       * the image is being replaced by PATH */
+	MT_EXT_OBJECT = 6,    /* kind (enum mt_object_kind), size, offset,
+			       * build-id, path, bytes: a piece of a binary the
+			       * processes mapped (record --embed-binaries), in
+			       * stream MT_STREAM_OBJECTS */
+};
+
+/* The stream that holds embedded binaries rather than a process's records. */
+#define MT_STREAM_OBJECTS 0xffffffffu
+
+/* What an embedded object is. */
+enum mt_object_kind {
+	MT_OBJECT_ELF = 0,   /* the mapped file itself */
+	MT_OBJECT_DEBUG = 1, /* its separate debug file (found by build-id) */
 };
 
 /* What an EXEC record says of the image that follows. */
@@ -387,6 +400,28 @@ static inline uint8_t *mt_enc_heap(uint8_t *p, const char *name, size_t nlen, co
 	return p + plen;
 }
 
+/* The head of an OBJECT record whose DLEN bytes of data the caller copies
+ * right after it: at most 48 + BLEN + PLEN bytes. */
+static inline uint8_t *mt_enc_object_head(uint8_t *p, enum mt_object_kind kind, uint64_t size,
+					  uint64_t offset, const uint8_t *build_id, size_t blen,
+					  const char *path, size_t plen, size_t dlen)
+{
+	uint8_t head[48], *h = mt_put_uv(head, (uint64_t)kind);
+	h = mt_put_uv(h, size);
+	h = mt_put_uv(h, offset);
+	h = mt_put_uv(h, blen);
+	*p++ = MT_REC_EXT;
+	p = mt_put_uv(p, MT_EXT_OBJECT);
+	uint8_t plen_bytes[10];
+	size_t plen_len = (size_t)(mt_put_uv(plen_bytes, plen) - plen_bytes);
+	p = mt_put_uv(p, (size_t)(h - head) + blen + plen_len + plen + dlen);
+	memcpy(p, head, (size_t)(h - head));
+	p += h - head;
+	memcpy(p, build_id, blen);
+	p += blen;
+	return mt_put_bytes(p, path, plen);
+}
+
 /* Absolute time: the recorder appends it without knowing the stream's state. */
 static inline uint8_t *mt_enc_exit(uint8_t *p, uint64_t ts, int64_t status)
 {
@@ -600,6 +635,18 @@ again:
 				goto bad;
 			ev->path.s = (const char *)b.p;
 			ev->path.len = (size_t)(b.end - b.p);
+			return 1;
+		}
+		if (u == MT_EXT_OBJECT) {
+			/* value: kind, size: the whole object's, ptr: this
+			 * piece's offset in it, text: the piece */
+			if (mt_get_uv(&b, &ev->value) || mt_get_uv(&b, &ev->size) ||
+			    mt_get_uv(&b, &ev->ptr) || mt_get_str(&b, &ev->build_id) ||
+			    mt_get_str(&b, &ev->path) || ev->ptr > ev->size ||
+			    (uint64_t)(b.end - b.p) > ev->size - ev->ptr)
+				goto bad;
+			ev->text.s = (const char *)b.p;
+			ev->text.len = (size_t)(b.end - b.p);
 			return 1;
 		}
 		goto again; /* a kind from a later version: step over it */

@@ -124,6 +124,10 @@ int mt_file_open(struct mt_file_reader *r, const char *path, char *err, size_t e
  * the file ended cleanly). */
 int mt_file_next(struct mt_file_reader *r, uint32_t *stream, const uint8_t **data, size_t *len);
 
+/* Makes the chunk at OFFSET (an r->chunk seen before) the next one: 0, or
+ * -1 with errno set. */
+int mt_file_seek(struct mt_file_reader *r, uint64_t offset);
+
 void mt_file_close(struct mt_file_reader *r);
 
 #endif
