@@ -10,6 +10,7 @@
 #include "server/server.h"
 #include "base/json.h"
 #include "query/db.h"
+#include "base/net.h"
 #include "base/util.h"
 
 #include <arpa/inet.h>
@@ -44,58 +45,6 @@ static const char epilogue[] =
 	"error).  SIGINT or SIGTERM stops the server.\n"
 	"Endpoints and their parameters: memtrace-server(1).\n";
 
-static int set_port(const char *v, char *port, size_t len)
-{
-	uint64_t n;
-	if (!v || strlen(v) > 5 || strspn(v, "0123456789") != strlen(v) || mt_parse_u64(v, &n) ||
-	    n > 65535)
-		return -1;
-	snprintf(port, len, "%s", v);
-	return 0;
-}
-
-/* "HOST:PORT", "[IPV6]:PORT", "PORT" (loopback) or "HOST" (port 8080). */
-static int parse_listen(const char *v, char *host, size_t hlen, char *port, size_t plen)
-{
-	const char *colon;
-	if (!v || !*v)
-		return -1;
-	if (strspn(v, "0123456789") == strlen(v))
-		return set_port(v, port, plen);
-	if (v[0] == '[') {
-		const char *end = strchr(v, ']');
-		if (!end || end == v + 1 || (end[1] && end[1] != ':') || (size_t)(end - v) > hlen)
-			return -1;
-		snprintf(host, hlen, "%.*s", (int)(end - v - 1), v + 1);
-		return end[1] ? set_port(end + 2, port, plen) : 0;
-	}
-	colon = strchr(v, ':');
-	if (colon && strchr(colon + 1, ':'))
-		return -1; /* a bare IPv6 address: its colons are ambiguous */
-	size_t n = colon ? (size_t)(colon - v) : strlen(v);
-	if (!n || n >= hlen)
-		return -1;
-	snprintf(host, hlen, "%.*s", (int)n, v);
-	return colon ? set_port(colon + 1, port, plen) : 0;
-}
-
-static int is_loopback(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
-	if (ss->ss_family == AF_INET6)
-		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
-	return 0;
-}
-
-static int is_wildcard(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == htonl(INADDR_ANY);
-	return ss->ss_family == AF_INET6 &&
-	       IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)ss)->sin6_addr);
-}
-
 /* The URL a browser on this machine opens for the bound address SS. */
 static void make_url(struct srv_state *st, const struct sockaddr_storage *ss)
 {
@@ -123,45 +72,16 @@ static void make_url(struct srv_state *st, const struct sockaddr_storage *ss)
  * error message. */
 static int open_listener(struct srv_state *st, const char *host, const char *port, int *family)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC,
-				  .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV },
-			*res, *ai;
-	int rc = getaddrinfo(host, port, &hints, &res);
-	if (rc) {
-		mt_error("cannot listen on %s:%s: %s", host, port, gai_strerror(rc));
-		return -1;
-	}
-	int fd = -1, err = 0;
-	for (ai = res; ai && fd < 0; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-		if (fd < 0) {
-			err = err ? err : errno;
-			continue;
-		}
-		int one = 1;
-		/* a restarted server may take the port of one that just stopped;
-		 * a server still running keeps it (bind fails) */
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 511) < 0) {
-			err = err ? err : errno;
-			close(fd);
-			fd = -1;
-			continue;
-		}
-		*family = ai->ai_family;
-	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		mt_error("cannot listen on %s:%s: %s", host, port,
-			 strerror(err ? err : EADDRNOTAVAIL));
-		return -1;
-	}
 	struct sockaddr_storage ss;
-	socklen_t sl = sizeof ss;
-	getsockname(fd, (struct sockaddr *)&ss, &sl);
-	st->loopback = is_loopback(&ss);
-	st->wildcard = is_wildcard(&ss);
+	char err[512];
+	int fd = mt_net_listen(host, port, &ss, err, sizeof err);
+	if (fd < 0) {
+		mt_error("%s", err);
+		return -1;
+	}
+	*family = ss.ss_family;
+	st->loopback = mt_net_is_loopback(&ss);
+	st->wildcard = mt_net_is_wildcard(&ss);
 	snprintf(st->host, sizeof st->host, "%s", host);
 	if (ss.ss_family == AF_INET6)
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, st->bound,
@@ -335,7 +255,7 @@ static int opt_listen(const char *cmd, const struct mt_option *o, const char *ar
 {
 	struct listen_at *at = o->target;
 	(void)arg;
-	if (parse_listen(val, at->host, sizeof at->host, at->port, sizeof at->port) < 0)
+	if (mt_net_parse(val, at->host, sizeof at->host, at->port, sizeof at->port) < 0)
 		return mt_usage_error(cmd, "--listen: '%s' is not ADDR:PORT", val ? val : "");
 	return 0;
 }
@@ -355,7 +275,7 @@ static int opt_port(const char *cmd, const struct mt_option *o, const char *arg,
 {
 	struct listen_at *at = o->target;
 	(void)arg;
-	if (set_port(val, at->port, sizeof at->port) < 0)
+	if (mt_net_port(val, at->port, sizeof at->port) < 0)
 		return mt_usage_error(cmd, "--port: '%s' is not a port number", val ? val : "");
 	return 0;
 }

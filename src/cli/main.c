@@ -39,6 +39,9 @@ static const struct command commands[] = {
 	{ .name = "server",
 	  .fn = cmd_server,
 	  .summary = "serve recordings over HTTP: bytehound's REST API and a web page" },
+	{ .name = "gather",
+	  .fn = cmd_gather,
+	  .summary = "take recordings from record --listen on other machines as they are made" },
 };
 
 static void usage(FILE *f)
