@@ -296,9 +296,21 @@ static void set_exec(struct mt_process *p, const struct mt_event *ev)
 	p->exec_why = ev->text.len ? xstrndup(ev->text.s, ev->text.len) : NULL;
 }
 
+/* Memory samples taken before TS get the heap in use as it is now.  A
+ * sample is placed by time, not by its place in the stream: the recorder
+ * takes it while the shim may still hold the events of the last
+ * milliseconds. */
+static void place_samples(struct mt_process *p, uint64_t ts)
+{
+	while (p->rss_placed < p->nrss && p->rss[p->rss_placed].ts < ts)
+		p->rss[p->rss_placed++].heap = p->col.t.live_bytes;
+}
+
 /* An allocation event, through the hook's gate when there is one. */
 static void feed(struct mt_process *p, const struct mt_load_hook *hook, const struct mt_event *ev)
 {
+	if (p->rss_placed != p->nrss)
+		place_samples(p, ev->ts);
 	uint32_t site = ev->type == MT_REC_FREE ? UINT32_MAX : site_of(p, ev->stack);
 	enum mt_gate g = hook ? hook->event(hook->ctx, p, ev, site) : MT_GATE_PASS;
 	struct mt_collector *c = &p->col;
@@ -480,6 +492,10 @@ static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, c
 				p->heap = xstrndup(ev.text.s, ev.text.len);
 				p->heap_object = ev.path.len ? xstrndup(ev.path.s, ev.path.len) :
 							       NULL;
+			} else if (ev.ext == MT_EXT_RSS) {
+				mt_grow(&p->rss, &p->rss_cap, p->nrss, sizeof *p->rss);
+				p->rss[p->nrss++] =
+					(struct mt_rss_sample){ .ts = ev.ts, .m = ev.rss };
 			} else if (ev.ext == MT_EXT_PEAK) {
 				mt_col_true_peak(&p->col, ev.ts, ev.bytes, ev.count);
 			}
@@ -678,6 +694,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		struct mt_process *p = rec->procs[i];
 		p->embedded = rec->embedded;
+		place_samples(p, UINT64_MAX);
 		mt_col_finish(&p->col);
 		guess_heap(p);
 		mt_process_runtime_held(p);
@@ -711,6 +728,7 @@ void mt_recording_free(struct mt_recording *rec)
 		free(p->argv);
 		free(p->modules);
 		free(p->markers);
+		free(p->rss);
 		free(p->exe);
 		free(p->backend);
 		free(p->exec_path);

@@ -30,6 +30,14 @@ struct mt_module {
 	size_t build_id_len;
 };
 
+/* A sample of the process's memory as the kernel counts it (MT_EXT_RSS),
+ * with the heap in use (live bytes) when it came in the stream. */
+struct mt_rss_sample {
+	uint64_t ts;
+	struct mt_rss m;
+	uint64_t heap;
+};
+
 struct mt_marker {
 	uint64_t ts, value;
 	char *text;
@@ -58,6 +66,9 @@ struct mt_process {
 	size_t nmodules, modules_cap;
 	struct mt_marker *markers;
 	size_t nmarkers, markers_cap;
+	struct mt_rss_sample *rss; /* in stream order (time order) */
+	size_t nrss, rss_cap;
+	size_t rss_placed; /* samples whose heap is known (loading) */
 
 	/* Sites: distinct stacks; frames of site i are frames[site_off[i] ..+site_len[i]] */
 	uint64_t *frames;

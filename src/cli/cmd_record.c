@@ -59,6 +59,7 @@ struct record_opts {
 	int follow, quiet, cull, embed, broadcast;
 	const char *listen, *token; /* --listen, --token: streaming to `gather` */
 	uint64_t cull_ms;
+	double rss_ms; /* --rss-interval; < 0: the default */
 	/* the leak gate: --fail-on-leak[=BYTES], --leak-exit-code, --suppressions */
 	int gate;
 	uint64_t gate_bytes, leak_exit;
@@ -100,6 +101,17 @@ static int opt_gate(const char *cmd, const struct mt_option *o, const char *arg,
 	ro->gate = 1;
 	if (val && mt_parse_u64(val, &ro->gate_bytes))
 		return mt_usage_error(cmd, "--fail-on-leak takes a number of bytes, not '%s'", val);
+	return 0;
+}
+
+static int opt_rss(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	struct record_opts *ro = o->target;
+	(void)arg;
+	if (!val || mt_parse_double(val, &ro->rss_ms) || ro->rss_ms < 0 || ro->rss_ms > 3600000)
+		return mt_usage_error(cmd,
+				      "--rss-interval takes milliseconds (0 to 3600000), not '%s'",
+				      val ? val : "");
 	return 0;
 }
 
@@ -161,6 +173,13 @@ static int parse_args(struct record_opts *ro, int argc, char **argv)
 			  "reported on a machine that does not have them",
 		  .type = MT_OPT_FLAG,
 		  .target = &ro->embed },
+		{ .longopt = "--rss-interval",
+		  .argh = "MS",
+		  .help = "sample each process's resident memory every MS\n"
+			  "milliseconds (default 10; 0: never)",
+		  .type = MT_OPT_CALLBACK,
+		  .target = ro,
+		  .cb = opt_rss },
 		{ .longopt = "--listen",
 		  .argh = "ADDR",
 		  .help = "stream the recording to `memtrace gather` as it is\n"
@@ -527,7 +546,7 @@ static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_opts ro = { .backend = "auto", .cull_ms = 10000 };
+	struct record_opts ro = { .backend = "auto", .cull_ms = 10000, .rss_ms = -1 };
 	struct mt_suppressions *supp_check;
 	struct mt_bpf *b = NULL;
 	struct mt_rings *rings = NULL;
@@ -581,6 +600,8 @@ int cmd_record(int argc, char **argv)
 		r = open_default(defpath, sizeof defpath, exe, pid, cull_ns, err, sizeof err);
 		ro.output = defpath;
 	}
+	if (r && ro.rss_ms >= 0)
+		mt_recorder_rss_interval(r, (uint64_t)(ro.rss_ms * 1e6));
 	if (r && ro.listen) {
 		const struct mt_listen_opts lo = { .addr = ro.listen,
 						   .token = ro.token,

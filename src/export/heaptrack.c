@@ -38,6 +38,8 @@
 #define ROW_CACHE_MAX (1u << 20)
 /* heaptrack 1.4.0, file format 3 */
 #define HT_HEADER "v 10400 3\n"
+/* The unit of 'R' lines (heaptrack reads /proc/self/statm, in pages). */
+#define HT_PAGE 4096
 
 /* ---- output: plain, gzip or zstd ---- */
 
@@ -199,6 +201,7 @@ struct ht {
 	struct mt_ptrmap live;	  /* block -> row */
 	struct mt_ptrmap threads; /* tid + 1 -> the block its last event allocated */
 	uint64_t base_ts, last_ms;
+	size_t next_rss; /* the next memory sample to write */
 };
 
 static uint64_t str_hash(const char *s)
@@ -344,13 +347,27 @@ static uint64_t row_of(struct ht *h, uint64_t size, uint32_t site)
 
 /* ---- events ---- */
 
-static void stamp(struct ht *h, uint64_t ts)
+static void stamp_ms(struct ht *h, uint64_t ts)
 {
 	uint64_t ms = ts > h->base_ts ? (ts - h->base_ts) / 1000000 : 0;
 	if (ms > h->last_ms) {
 		sink_printf(&h->out, "c %llx\n", (unsigned long long)ms);
 		h->last_ms = ms;
 	}
+}
+
+/* The time of the next event, after the memory samples taken before it:
+ * heaptrack's 'R' lines (resident pages, the page size in the 'I' line). */
+static void stamp(struct ht *h, uint64_t ts)
+{
+	const struct mt_process *p = h->p;
+	while (h->next_rss < p->nrss && p->rss[h->next_rss].ts <= ts) {
+		stamp_ms(h, p->rss[h->next_rss].ts);
+		sink_printf(&h->out, "R %llx\n",
+			    (unsigned long long)(p->rss[h->next_rss].m.rss / HT_PAGE));
+		h->next_rss++;
+	}
+	stamp_ms(h, ts);
 }
 
 static void emit_free(struct ht *h, uint64_t row, int temporary)
@@ -418,6 +435,10 @@ static void write_header(struct ht *h)
 		sink_text(&h->out, p->exe);
 	}
 	sink_putc(&h->out, '\n');
+	/* system information: the page size and the machine's pages */
+	if (p->nrss)
+		sink_printf(&h->out, "I %x %llx\n", HT_PAGE,
+			    (unsigned long long)(p->rss[0].m.ram / HT_PAGE));
 }
 
 #define HT_MAPS(h)                                                                                 \
@@ -470,6 +491,8 @@ int mt_export_heaptrack(struct mt_export_ctx *x, char *err, size_t errlen)
 	if (mt_select_replay(x->sel, &ops, err, errlen) < 0)
 		goto out;
 	uint64_t end = h->p->end_ts > h->p->col.t.last_ts ? h->p->end_ts : h->p->col.t.last_ts;
+	if (h->p->nrss && h->p->rss[h->p->nrss - 1].ts > end)
+		end = h->p->rss[h->p->nrss - 1].ts; /* the last samples too */
 	stamp(h, end);
 	sink_printf(&h->out, "# strings: %zx\n# ips: %llx\n", h->nstrs,
 		    (unsigned long long)h->nips);

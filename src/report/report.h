@@ -44,6 +44,8 @@ void mt_json_lost(FILE *f, const struct mt_process *p);
 /* A site's figures, as keys without braces ("allocations": ... "max_size": N). */
 void mt_json_site_figures(FILE *f, const struct mt_site_stats *s);
 void mt_json_markers(FILE *f, const struct mt_process *p);
+/* The process's memory samples summed up (analyse/resident.h), or null. */
+void mt_json_memory(FILE *f, const struct mt_process *p);
 
 /* tree.c: memtrail-style text trees of sites, leaf outwards. */
 void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
