@@ -588,9 +588,7 @@ const char *mt_heap_name_of(const char *path)
 	return "unknown";
 }
 
-/* A recording that does not name the allocator (BPF backend): the object
- * the most allocations went to. */
-static void guess_heap(struct mt_process *p)
+void mt_process_guess_heap(struct mt_process *p)
 {
 	if (p->heap || !p->nobjects)
 		return;
@@ -696,7 +694,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 		p->embedded = rec->embedded;
 		place_samples(p, UINT64_MAX);
 		mt_col_finish(&p->col);
-		guess_heap(p);
+		mt_process_guess_heap(p);
 		mt_process_runtime_held(p);
 		if (!p->end_ts || p->end_ts < p->col.t.last_ts)
 			p->end_ts = p->col.t.last_ts > p->start_ts ? p->col.t.last_ts : p->start_ts;
