@@ -35,56 +35,8 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Reads exactly N bytes, waiting at most 30 s for each piece (a recorder
- * that stops sending is gone): 0, or -1. */
-static int recv_all(int fd, void *p, size_t n)
-{
-	char *c = p;
-	while (n) {
-		struct pollfd pf = { .fd = fd, .events = POLLIN };
-		if (poll(&pf, 1, 30000) <= 0)
-			return -1;
-		ssize_t k = recv(fd, c, n, 0);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		c += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-static int recv_line(int fd, char *line, size_t len)
-{
-	for (size_t n = 0; n + 1 < len; n++) {
-		if (recv_all(fd, line + n, 1) < 0)
-			return -1;
-		if (line[n] == '\n') {
-			line[n] = '\0';
-			return 0;
-		}
-	}
-	return -1;
-}
-
-/* The end of the last whole chunk of the file open on FD. */
-static uint64_t last_boundary(int fd)
-{
-	struct stat st;
-	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < MT_FILE_HEADER_SIZE)
-		return 0;
-	uint64_t at = MT_FILE_HEADER_SIZE, size = (uint64_t)st.st_size;
-	uint8_t h[MT_CHUNK_HEADER_SIZE];
-	while (at + sizeof h <= size && pread(fd, h, sizeof h, (off_t)at) == (ssize_t)sizeof h) {
-		uint64_t clen = (uint64_t)h[12] | (uint64_t)h[13] << 8 | (uint64_t)h[14] << 16 |
-				(uint64_t)h[15] << 24;
-		if (at + sizeof h + clen > size)
-			break;
-		at += sizeof h + clen;
-	}
-	return at;
-}
+/* A recorder that stops sending for this long is gone. */
+#define WAIT_MS 30000
 
 static void sidecar_path(const struct mt_gather *g, char *out, size_t len)
 {
@@ -108,7 +60,7 @@ static int open_out(struct mt_gather *g, uint64_t *offset)
 		int fd = open(g->out, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 		if (fd >= 0) {
 			snprintf(g->session, sizeof g->session, "%s", line);
-			*offset = last_boundary(fd);
+			*offset = mt_wire_whole_chunks(fd, 0);
 			/* what came after the last whole chunk is asked for again */
 			if (ftruncate(fd, (off_t)*offset) != 0) {
 				snprintf(g->err, sizeof g->err, "%s: %s", g->out, strerror(errno));
@@ -158,7 +110,8 @@ static enum step one_connection(struct mt_gather *g, int out, uint64_t *offset, 
 			 (unsigned long long)*offset);
 	enum step st = LOST;
 	uint8_t *buf = NULL;
-	if (send(fd, line, (size_t)n, MSG_NOSIGNAL) != n || recv_line(fd, line, sizeof line) < 0) {
+	if (send(fd, line, (size_t)n, MSG_NOSIGNAL) != n ||
+	    mt_wire_line(fd, line, sizeof line, WAIT_MS) < 0) {
 		snprintf(g->err, sizeof g->err, "%s:%s closed the connection", g->host, g->port);
 		goto out;
 	}
@@ -186,10 +139,10 @@ static enum step one_connection(struct mt_gather *g, int out, uint64_t *offset, 
 	buf = xmalloc(MT_WIRE_FRAME_MAX);
 	for (;;) {
 		uint8_t h[9];
-		if (recv_all(fd, h, 1) < 0)
+		if (mt_wire_recv(fd, h, 1, WAIT_MS) < 0)
 			break;
 		if (h[0] == 'D') {
-			if (recv_all(fd, h + 1, 4) < 0)
+			if (mt_wire_recv(fd, h + 1, 4, WAIT_MS) < 0)
 				break;
 			uint32_t len = (uint32_t)h[1] | (uint32_t)h[2] << 8 | (uint32_t)h[3] << 16 |
 				       (uint32_t)h[4] << 24;
@@ -199,7 +152,7 @@ static enum step one_connection(struct mt_gather *g, int out, uint64_t *offset, 
 				st = FATAL;
 				goto out;
 			}
-			if (recv_all(fd, buf, len) < 0)
+			if (mt_wire_recv(fd, buf, len, WAIT_MS) < 0)
 				break;
 			if (pwrite(out, buf, len, (off_t)*offset) != (ssize_t)len) {
 				snprintf(g->err, sizeof g->err, "%s: %s", g->out, strerror(errno));
@@ -216,7 +169,7 @@ static enum step one_connection(struct mt_gather *g, int out, uint64_t *offset, 
 			}
 			continue;
 		}
-		if (h[0] == 'E' && recv_all(fd, h + 1, 8) == 0) {
+		if (h[0] == 'E' && mt_wire_recv(fd, h + 1, 8, WAIT_MS) == 0) {
 			uint64_t total = 0;
 			for (int i = 0; i < 8; i++)
 				total |= (uint64_t)h[1 + i] << (8 * i);

@@ -70,63 +70,10 @@ static int same_secret(const char *a, const char *b)
 	return d == 0;
 }
 
-static int send_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-	while (n) {
-		ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		c += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* One line from FD, within 5 s: 0, or -1. */
 static int read_line(int fd, char *line, size_t len)
 {
-	size_t n = 0;
-	while (n + 1 < len) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		if (poll(&p, 1, 5000) <= 0 || recv(fd, line + n, 1, 0) != 1)
-			return -1;
-		if (line[n] == '\n') {
-			line[n] = '\0';
-			return 0;
-		}
-		n++;
-	}
-	return -1;
-}
-
-/* The compressed length of the chunk whose header is H. */
-static uint32_t chunk_len(const uint8_t *h)
-{
-	return (uint32_t)h[12] | (uint32_t)h[13] << 8 | (uint32_t)h[14] << 16 |
-	       (uint32_t)h[15] << 24;
-}
-
-/* The end of the whole chunks of the file from the boundary AT on, as far
- * as it is written now (0 until the file header is). */
-static uint64_t whole_chunks(int file, uint64_t at)
-{
-	struct stat st;
-	if (fstat(file, &st) != 0)
-		return at;
-	uint64_t size = (uint64_t)st.st_size;
-	if (at < MT_FILE_HEADER_SIZE) {
-		if (size < MT_FILE_HEADER_SIZE)
-			return at;
-		at = MT_FILE_HEADER_SIZE;
-	}
-	uint8_t h[MT_CHUNK_HEADER_SIZE];
-	while (at + sizeof h <= size && pread(file, h, sizeof h, (off_t)at) == (ssize_t)sizeof h &&
-	       at + sizeof h + chunk_len(h) <= size)
-		at += sizeof h + chunk_len(h);
-	return at;
+	return mt_wire_line(fd, line, len, 5000);
 }
 
 /* Whether OFF is where a chunk starts (or the file's start). */
@@ -137,15 +84,15 @@ static int is_boundary(int file, uint64_t off)
 	uint64_t at = MT_FILE_HEADER_SIZE;
 	uint8_t h[MT_CHUNK_HEADER_SIZE];
 	while (at < off && pread(file, h, sizeof h, (off_t)at) == (ssize_t)sizeof h)
-		at += sizeof h + chunk_len(h);
-	return at == off && whole_chunks(file, 0) >= off;
+		at += sizeof h + mt_wire_chunk_len(h);
+	return at == off && mt_wire_whole_chunks(file, 0) >= off;
 }
 
 static void refuse(int fd, const char *why)
 {
 	char line[MT_WIRE_LINE_MAX];
 	int n = snprintf(line, sizeof line, "ERR %s\n", why);
-	send_all(fd, line, (size_t)n);
+	mt_wire_send(fd, line, (size_t)n);
 }
 
 /* Waits up to MS for the recording to grow or end, or the gatherer to
@@ -198,7 +145,7 @@ static void serve(struct mt_listener *l, int fd)
 		return;
 	}
 	int n = snprintf(line, sizeof line, "OK %s %s\n", l->session, l->name);
-	if (send_all(fd, line, (size_t)n) < 0)
+	if (mt_wire_send(fd, line, (size_t)n) < 0)
 		return;
 	for (;;) {
 		pthread_mutex_lock(&l->lock);
@@ -206,14 +153,15 @@ static void serve(struct mt_listener *l, int fd)
 		pthread_mutex_unlock(&l->lock);
 		if (stopping)
 			return;
-		uint64_t end = whole_chunks(l->file, off);
+		uint64_t end = mt_wire_whole_chunks(l->file, off);
 		if (off < end) {
 			uint32_t len = end - off < MT_WIRE_FRAME_MAX ? (uint32_t)(end - off) :
 								       MT_WIRE_FRAME_MAX;
 			uint8_t head[5] = { 'D', (uint8_t)len, (uint8_t)(len >> 8),
 					    (uint8_t)(len >> 16), (uint8_t)(len >> 24) };
 			if (pread(l->file, l->buf, len, (off_t)off) != (ssize_t)len ||
-			    send_all(fd, head, sizeof head) < 0 || send_all(fd, l->buf, len) < 0)
+			    mt_wire_send(fd, head, sizeof head) < 0 ||
+			    mt_wire_send(fd, l->buf, len) < 0)
 				return;
 			off += len;
 			continue;
@@ -222,8 +170,8 @@ static void serve(struct mt_listener *l, int fd)
 			uint8_t e[9] = { 'E' };
 			for (int i = 0; i < 8; i++)
 				e[1 + i] = (uint8_t)(off >> (8 * i));
-			if (send_all(fd, e, sizeof e) < 0 || read_line(fd, line, sizeof line) < 0 ||
-			    strcmp(line, "DONE") != 0)
+			if (mt_wire_send(fd, e, sizeof e) < 0 ||
+			    read_line(fd, line, sizeof line) < 0 || strcmp(line, "DONE") != 0)
 				return;
 			pthread_mutex_lock(&l->lock);
 			l->delivered = 1;

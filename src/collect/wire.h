@@ -34,4 +34,20 @@
 #define MT_WIRE_FRAME_MAX (1u << 20) /* bytes of file per D frame */
 #define MT_WIRE_LINE_MAX 512
 
+#include <stddef.h>
+#include <stdint.h>
+
+/* Sends all N bytes (no SIGPIPE): 0, or -1. */
+int mt_wire_send(int fd, const void *p, size_t n);
+/* Receives exactly N bytes, waiting at most MS for each piece: 0, or -1. */
+int mt_wire_recv(int fd, void *p, size_t n, int ms);
+/* One line, its newline replaced by a NUL: 0, or -1. */
+int mt_wire_line(int fd, char *line, size_t len, int ms);
+/* The compressed length in the chunk header H. */
+uint32_t mt_wire_chunk_len(const uint8_t *h);
+/* The end of the whole chunks of the recording open on FD from the chunk
+ * boundary AT on, as far as the file is written now (AT itself until its
+ * file header is). */
+uint64_t mt_wire_whole_chunks(int fd, uint64_t at);
+
 #endif
