@@ -82,6 +82,10 @@ struct mt_process {
 		uint32_t site;
 	} * ids;
 	size_t ids_mask, ids_used;
+	/* the same for the small ids writers give (1, 2, 3...): site + 1 at
+	 * [id], 0 = none; at most twice as long as the ids defined, plus 64K */
+	uint32_t *id_dense;
+	size_t id_dense_len, ids_defined;
 	uint32_t id0_site;    /* site + 1 of stack id 0 (0: none yet) */
 	uint64_t salt;	      /* of these hashes and the content one (mt_hash_salt) */
 	uint32_t *by_content; /* site + 1, 0 = empty */
