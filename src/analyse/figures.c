@@ -60,7 +60,17 @@ void mt_col_destroy(struct mt_collector *c)
 void mt_col_reserve_site(struct mt_collector *c, uint32_t site)
 {
 	size_t old = c->sites_cap;
-	mt_grow(&c->sites, &c->sites_cap, site, sizeof *c->sites);
+	if (site >= c->sites_cap) {
+		/* by a quarter: a table of 65,536 sites is 9 MB, and doubling
+		 * it for the few more most programs have would cost as much
+		 * again */
+		size_t n = c->sites_cap < 64 ? 64 : c->sites_cap + c->sites_cap / 4;
+		if (n <= site)
+			n = (size_t)site + 1;
+		c->sites = xrealloc(c->sites, n * sizeof *c->sites);
+		memset(c->sites + old, 0, (n - old) * sizeof *c->sites);
+		c->sites_cap = n;
+	}
 	for (size_t i = old; i < c->sites_cap; i++)
 		c->sites[i].min_size = UINT64_MAX;
 	if (site >= c->nsites)
@@ -182,10 +192,22 @@ static void win_grow(struct mt_collector *c)
 	free(old);
 }
 
-/* Makes the window reach serial S (>= win_base + its size): it doubles
- * while more than half of it is live, else its oldest quarter goes to the
- * hash table.  So it stays at most about twice the live blocks it holds,
- * and a block that outlives it is moved once.  A serial far ahead (only a
+/* Live blocks among the oldest N serials of the window. */
+static size_t win_live_oldest(const struct mt_collector *c, size_t n)
+{
+	size_t live = 0;
+	for (uint64_t s = c->win_base; s < c->win_base + n; s++)
+		live += c->win[s & c->win_mask].seq != 0;
+	return live;
+}
+
+/* Makes the window reach serial S (>= win_base + its size).  Its oldest
+ * thirty-second goes to the hash table, unless more than half of that is
+ * still live while more than a quarter of the whole is: then it doubles.
+ * So a window holds at least a quarter as many live blocks as its slots
+ * (16 bytes each) after it grows, a program that frees its blocks in about
+ * the order it made them (500,000 live: 512K slots) spills none, and a
+ * block that outlives it is moved once.  A serial far ahead (only a
  * crafted file skips serials) empties it and starts it again, small. */
 static void win_make_room(struct mt_collector *c, uint64_t s)
 {
@@ -201,10 +223,10 @@ static void win_make_room(struct mt_collector *c, uint64_t s)
 	}
 	while (s - c->win_base > c->win_mask) {
 		n = c->win_mask + 1;
-		if (c->win_used * 2 > n)
+		if (c->win_used * 4 > n && win_live_oldest(c, n / 32) * 2 > n / 32)
 			win_grow(c);
 		else
-			win_spill(c, c->win_base + n / 4);
+			win_spill(c, c->win_base + n / 32);
 	}
 }
 

@@ -98,12 +98,22 @@ static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned
 	uint32_t s = (uint32_t)p->col.nsites;
 	mt_col_reserve_site(&p->col, s);
 	size_t old_cap = p->site_cap;
-	mt_grow(&p->site_off, &p->site_cap, s, sizeof *p->site_off);
-	/* site_len and site_object grow with site_off */
-	p->site_len = xrealloc(p->site_len, p->site_cap * sizeof *p->site_len);
-	p->site_object = xrealloc(p->site_object, p->site_cap * sizeof *p->site_object);
-	memset(p->site_object + old_cap, 0, (p->site_cap - old_cap) * sizeof *p->site_object);
-	mt_grow(&p->frames, &p->frames_cap, p->nframes + n, sizeof *p->frames);
+	if (s >= p->site_cap) {
+		mt_grow(&p->site_off, &p->site_cap, s, sizeof *p->site_off);
+		/* site_len and site_object grow with site_off */
+		p->site_len = xrealloc(p->site_len, p->site_cap * sizeof *p->site_len);
+		p->site_object = xrealloc(p->site_object, p->site_cap * sizeof *p->site_object);
+		memset(p->site_object + old_cap, 0,
+		       (p->site_cap - old_cap) * sizeof *p->site_object);
+	}
+	if (p->nframes + n > p->frames_cap) {
+		/* by a quarter, as the sites' figures (figures.c) */
+		size_t c = p->frames_cap < 1024 ? 1024 : p->frames_cap + p->frames_cap / 4;
+		if (c < p->nframes + n)
+			c = p->nframes + n;
+		p->frames = xrealloc(p->frames, c * sizeof *p->frames);
+		p->frames_cap = c;
+	}
 	memcpy(p->frames + p->nframes, f, n * sizeof *f);
 	p->site_off[s] = (uint32_t)p->nframes;
 	p->site_len[s] = n;
