@@ -13,8 +13,10 @@
 #   record            memtrace record -q -o F -- scale: wall time, file size
 #   report            memtrace report --json F: wall time, peak RSS
 #   server            memtrace server --listen 127.0.0.1:PORT F: from start
-#                     to the first answer of /data/0/allocation_groups
-#                     (a grouped query), and its peak RSS
+#                     to the first answer of a grouped query (QUERY, default
+#                     /data/0/allocation_groups?count=100: the first page of
+#                     call sites by size, what one looks at first), and its
+#                     peak RSS
 #   export-json       memtrace export -f json -o OUT F: wall time, peak RSS
 #   heaptrack         heaptrack -o H scale (its script waits for its
 #   heaptrack_print   compressor) and heaptrack_print H: the peer, when
@@ -29,6 +31,7 @@
 #                   build-bench; build it with
 #                   meson setup build-bench --buildtype=release && ninja -C build-bench)
 #   -n, -l, -s, -d  the workload's parameters (above)
+#   --query QUERY   the server's grouped query (a path and parameters)
 #   --no-heaptrack  leave heaptrack out (it is left out, saying so, when absent)
 #   -k              keep the work directory (recordings, logs)
 #   --raw FILE      also write every run as "what round wall_s rss_kb bytes"
@@ -40,6 +43,7 @@ here=$root/tools
 rounds=3 build=${MEMTRACE_BUILD:-build-bench}
 allocs=10000000 live=500000 stacks=65536 depth=8
 use_heaptrack=1 keep=0 raw= quiet=0 ht_limit=600
+query='/data/0/allocation_groups?count=100'
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; }
 die() { echo "bench-read.sh: error: $*" >&2; exit 1; }
@@ -53,6 +57,7 @@ while [ $# -gt 0 ]; do
 	-l) live=$(number -l "${2:-}"); shift ;;
 	-s) stacks=$(number -s "${2:-}"); shift ;;
 	-d) depth=$(number -d "${2:-}"); shift ;;
+	--query) query=${2:?--query wants a path}; shift ;;
 	--no-heaptrack) use_heaptrack=0 ;;
 	-k) keep=1 ;;
 	--raw) raw=${2:?--raw wants a file}; shift ;;
@@ -122,7 +127,7 @@ run_variant() {
 		;;
 	report) measure -- "$memtrace" report --json "$rec" ;;
 	server)
-		measure --url "http://127.0.0.1:$port/data/0/allocation_groups" -- \
+		measure --url "http://127.0.0.1:$port$query" -- \
 			"$memtrace" server --listen "127.0.0.1:$port" "$rec"
 		;;
 	export-json) measure -- "$memtrace" export -f json -o "$work/export.json" "$rec" ;;
@@ -147,7 +152,7 @@ run_variant() {
 
 echo "memtrace $(git -C "$root" describe --always --dirty 2> /dev/null || echo '?') from $build;" \
 	"$(uname -sr), $(nproc) CPUs; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "workload: scale -n $allocs -l $live -s $stacks -d $depth"
+echo "workload: scale -n $allocs -l $live -s $stacks -d $depth; server query: $query"
 progress "warm-up"
 for v in "${variants[@]}"; do
 	run_variant "$v" warmup
