@@ -8,6 +8,7 @@
  * blocks is checked against the hash table: one sequence of events fed
  * with serial keys and with plain addresses must give the same figures.
  */
+#include "analyse/blockmap.h"
 #include "analyse/blocks.h"
 #include "analyse/figures.h"
 #include "format/codec.h"
@@ -139,7 +140,7 @@ static uint64_t rng(void)
  * Both tables of blocks (BL) see the same puts and takes (*TAKEN: found). */
 #define WN 300000
 static void feed_window(struct mt_collector *c, int serial, struct mt_blocks *bl,
-			uint64_t *taken)
+			uint64_t *taken, struct mt_blockmap *bm, uint64_t *sum)
 {
 	uint64_t next = 1;
 	rng_state = 88172645463325252ull;
@@ -151,6 +152,9 @@ static void feed_window(struct mt_collector *c, int serial, struct mt_blocks *bl
 		if (at[i]) {
 			mt_col_free(c, 1, i, key(serial, at[i]));
 			*taken += mt_blocks_take(bl, key(serial, at[i]), &(struct mt_block){ 0 });
+			uint64_t v = 0;
+			if (mt_blockmap_take(bm, key(serial, at[i]), &v))
+				*sum += v * 3 + 1;
 		}
 		if (i == WN / 2)
 			next += 5000000; /* a serial far ahead */
@@ -162,6 +166,7 @@ static void feed_window(struct mt_collector *c, int serial, struct mt_blocks *bl
 		mt_col_alloc(c, 1 + (uint32_t)(r >> 60), i, key(serial, n), 16 + (r >> 40) % 500,
 			     (uint32_t)((r >> 20) % 97), 0);
 		mt_blocks_put(bl, &(struct mt_block){ .ptr = key(serial, n), .seq = i });
+		mt_blockmap_put(bm, key(serial, n), i + 1);
 		if (life && i + life < WN + 20000 && !at[i + life])
 			at[i + life] = n;
 		if (r % 1000 == 7)
@@ -175,13 +180,16 @@ static void test_window(void)
 {
 	struct mt_collector w, h;
 	struct mt_blocks bw, bh;
-	uint64_t tw = 0, th = 0;
+	struct mt_blockmap mw, mh;
+	uint64_t tw = 0, th = 0, sw = 0, sh = 0;
+	mt_blockmap_init(&mw);
+	mt_blockmap_init(&mh);
 	mt_col_init(&w);
 	mt_col_init(&h);
 	mt_blocks_init(&bw);
 	mt_blocks_init(&bh);
-	feed_window(&w, 1, &bw, &tw);
-	feed_window(&h, 0, &bh, &th);
+	feed_window(&w, 1, &bw, &tw, &mw, &sw);
+	feed_window(&h, 0, &bh, &th, &mh, &sh);
 	CHECK(w.win != NULL && w.live_used > 0); /* both parts used */
 	CHECK(h.win == NULL);
 	CHECK_EQ(w.t.live_count, h.t.live_count);
@@ -213,6 +221,11 @@ static void test_window(void)
 	while (mt_blocks_next(&bw, &pos))
 		nw++;
 	CHECK_EQ(nw, bw.live);
+	/* and the block maps the same values */
+	CHECK_EQ(sw, sh);
+	CHECK(sw > 0 && mw.map.used > 0);
+	mt_blockmap_destroy(&mw);
+	mt_blockmap_destroy(&mh);
 	mt_blocks_destroy(&bw);
 	mt_blocks_destroy(&bh);
 	mt_col_destroy(&w);
