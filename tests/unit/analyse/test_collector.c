@@ -139,8 +139,8 @@ static uint64_t rng(void)
  * ahead, and see frees of spilled, unknown and doubly allocated blocks.
  * Both tables of blocks (BL) see the same puts and takes (*TAKEN: found). */
 #define WN 300000
-static void feed_window(struct mt_collector *c, int serial, struct mt_blocks *bl,
-			uint64_t *taken, struct mt_blockmap *bm, uint64_t *sum)
+static void feed_window(struct mt_collector *c, int serial, struct mt_blocks *bl, uint64_t *taken,
+			struct mt_blockmap *bm, uint64_t *sum)
 {
 	uint64_t next = 1;
 	rng_state = 88172645463325252ull;
