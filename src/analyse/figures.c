@@ -297,14 +297,19 @@ static inline int block_put(struct mt_collector *c, const struct mt_live *b, uin
 static struct mt_thread_last *thread(struct mt_collector *c, uint32_t tid)
 {
 	uint32_t key = tid == UINT32_MAX ? tid : tid + 1;
+	/* most events are of the thread before them */
+	if (c->threads && c->threads[c->thread_hint & c->threads_mask].tid == key)
+		return &c->threads[c->thread_hint & c->threads_mask];
 	if (!c->threads) {
 		c->threads_mask = 3;
 		c->threads = xcalloc(c->threads_mask + 1, sizeof *c->threads);
 	}
 	for (size_t i = home(c, key, c->threads_mask);; i = (i + 1) & c->threads_mask) {
 		struct mt_thread_last *t = &c->threads[i];
-		if (t->tid == key)
+		if (t->tid == key) {
+			c->thread_hint = i;
 			return t;
+		}
 		if (t->tid)
 			continue;
 		if ((c->threads_used + 1) * 2 <= c->threads_mask + 1) {

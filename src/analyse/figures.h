@@ -86,6 +86,7 @@ struct mt_collector {
 	size_t win_mask, win_used;
 	struct mt_thread_last *threads;
 	size_t threads_mask, threads_used;
+	size_t thread_hint; /* slot of the thread of the last event */
 	struct mt_totals t;
 	uint64_t seq, peak_seq;
 	uint64_t true_peak_bytes, true_peak_count, true_peak_ts;
