@@ -4,8 +4,9 @@
  * Every front end (report, the summary of record, exports, the server) reads
  * recordings through here: it walks the chunks, decodes each process's
  * stream, merges stacks that are the same into one site, and runs the
- * collector.  Memory stays bounded by live blocks and sites; events are not
- * kept.  A truncated file yields what it holds, with `truncated` set.
+ * collector.  Reading and decoding run on a second thread (chunks.h), a
+ * batch ahead of the figures.  Memory stays bounded by live blocks and
+ * sites; events are not kept.  A truncated file yields what it holds, with `truncated` set.
  *
  * A file is input from anyone: every table grows only with what the stream
  * holds (a process is its struct until its first event, about 0.6 KB for a
