@@ -4,8 +4,9 @@
  * Every front end (report, the summary of record, exports, the server) reads
  * recordings through here: it walks the chunks, decodes each process's
  * stream, merges stacks that are the same into one site, and runs the
- * collector.  Memory stays bounded by live blocks and sites; events are not
- * kept.  A truncated file yields what it holds, with `truncated` set.
+ * collector.  Reading and decoding run on a second thread (chunks.h), a
+ * batch ahead of the figures.  Memory stays bounded by live blocks and
+ * sites; events are not kept.  A truncated file yields what it holds, with `truncated` set.
  *
  * A file is input from anyone: every table grows only with what the stream
  * holds (a process is its struct until its first event, about 0.6 KB for a
@@ -94,6 +95,10 @@ struct mt_process {
 		uint32_t site;
 	} * ids;
 	size_t ids_mask, ids_used;
+	/* the same for the small ids writers give (1, 2, 3...): site + 1 at
+	 * [id], 0 = none; at most twice as long as the ids defined, plus 64K */
+	uint32_t *id_dense;
+	size_t id_dense_len, ids_defined;
 	uint32_t id0_site;    /* site + 1 of stack id 0 (0: none yet) */
 	uint64_t salt;	      /* of these hashes and the content one (mt_hash_salt) */
 	uint32_t *by_content; /* site + 1, 0 = empty */

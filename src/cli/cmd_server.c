@@ -8,6 +8,7 @@
 #include "analyse/sites.h"
 #include "report/report.h"
 #include "server/server.h"
+#include "base/hash.h"
 #include "base/json.h"
 #include "query/db.h"
 #include "base/net.h"
@@ -95,12 +96,59 @@ static int open_listener(struct srv_state *st, const char *host, const char *por
 
 /* ---- loading ---- */
 
+static uint64_t frame_hash(const struct mt_frame *f, uint64_t salt)
+{
+	uint64_t h = mt_hash64(f->address ^ ((uint64_t)f->inlined << 63) ^ salt);
+	h = mt_hash_combine(h, (uint64_t)(uintptr_t)f->function);
+	h = mt_hash_combine(h, (uint64_t)(uintptr_t)f->file);
+	h = mt_hash_combine(h, (uint64_t)(uintptr_t)f->module);
+	return mt_hash_combine(h, (uint64_t)f->line);
+}
+
+/* The same frame: the symbolizer keeps one copy of each string. */
+static int frame_same(const struct mt_frame *a, const struct mt_frame *b)
+{
+	return a->address == b->address && a->inlined == b->inlined && a->function == b->function &&
+	       a->file == b->file && a->module == b->module && a->line == b->line;
+}
+
+/* The distinct frames of a process, found by hash while it is symbolized. */
+struct frame_set {
+	uint32_t *index; /* frame + 1, 0 = empty */
+	size_t mask, cap;
+	uint64_t salt; /* addresses come from the file (mt_hash_salt) */
+};
+
+static uint32_t frame_id(struct srv_proc *sp, struct frame_set *fs, const struct mt_frame *f)
+{
+	if ((sp->nframes + 1) * 2 > (fs->index ? fs->mask + 1 : 0)) {
+		free(fs->index);
+		fs->mask = fs->index ? fs->mask * 2 + 1 : 1023;
+		fs->index = xcalloc(fs->mask + 1, sizeof *fs->index);
+		for (size_t k = 0; k < sp->nframes; k++) {
+			size_t j = frame_hash(&sp->frames[k], fs->salt) & fs->mask;
+			while (fs->index[j])
+				j = (j + 1) & fs->mask;
+			fs->index[j] = (uint32_t)k + 1;
+		}
+	}
+	size_t i = frame_hash(f, fs->salt) & fs->mask;
+	for (; fs->index[i]; i = (i + 1) & fs->mask)
+		if (frame_same(&sp->frames[fs->index[i] - 1], f))
+			return fs->index[i] - 1;
+	mt_grow(&sp->frames, &fs->cap, sp->nframes, sizeof *sp->frames);
+	sp->frames[sp->nframes] = *f;
+	fs->index[i] = (uint32_t)++sp->nframes;
+	return (uint32_t)sp->nframes - 1;
+}
+
 /* Symbolizes every site of P once, so that requests only read frames. */
 static void symbolize(struct srv_proc *sp, const struct mt_process *p, const char *path, int *shown,
 		      const struct timespec *t0)
 {
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
-	size_t nframes = 0, cap = 0;
+	size_t nids = 0, cap = 0;
+	struct frame_set fs = { .salt = mt_hash_salt() };
 	int tty = isatty(2);
 	sp->sym = mt_process_symbolizer(p);
 	sp->nsites = p->col.nsites;
@@ -108,14 +156,15 @@ static void symbolize(struct srv_proc *sp, const struct mt_process *p, const cha
 	sp->site_len = xcalloc(sp->nsites + 1, sizeof *sp->site_len);
 	for (uint32_t s = 0; s < sp->nsites; s++) {
 		int n = mt_site_frames(p, sp->sym, s, fr, MT_SYM_MAX_FRAMES);
-		if (nframes + (size_t)n + 1 >= cap) {
-			cap = (nframes + (size_t)n + 1) * 2;
-			sp->frames = xrealloc(sp->frames, cap * sizeof *sp->frames);
+		if (nids + (size_t)n + 1 >= cap) {
+			cap = (nids + (size_t)n + 1) * 2;
+			sp->frame_ids = xrealloc(sp->frame_ids, cap * sizeof *sp->frame_ids);
 		}
-		memcpy(sp->frames + nframes, fr, (size_t)n * sizeof *fr);
-		sp->site_off[s] = (uint32_t)nframes;
+		for (int k = 0; k < n; k++)
+			sp->frame_ids[nids + (size_t)k] = frame_id(sp, &fs, &fr[k]);
+		sp->site_off[s] = (uint32_t)nids;
 		sp->site_len[s] = (uint32_t)n;
-		nframes += (size_t)n;
+		nids += (size_t)n;
 		if ((uint32_t)n > sp->max_depth)
 			sp->max_depth = (uint32_t)n;
 		if (tty && (s & 255) == 255) {
@@ -128,6 +177,7 @@ static void symbolize(struct srv_proc *sp, const struct mt_process *p, const cha
 			}
 		}
 	}
+	free(fs.index);
 }
 
 /* Loads PATH as recording ID: 0, or -1 after a warning, with the error
@@ -180,6 +230,7 @@ static void free_files(struct srv_state *st)
 			if (sp->sym)
 				mt_sym_free(sp->sym);
 			free(sp->frames);
+			free(sp->frame_ids);
 			free(sp->site_off);
 			free(sp->site_len);
 		}
