@@ -147,13 +147,17 @@ static void serve(struct mt_listener *l, int fd)
 	int n = snprintf(line, sizeof line, "OK %s %s\n", l->session, l->name);
 	if (mt_wire_send(fd, line, (size_t)n) < 0)
 		return;
+	/* END is a chunk boundary: frames cut chunks, the walk over the
+	 * file's chunks starts only where one starts */
+	uint64_t end = off;
 	for (;;) {
 		pthread_mutex_lock(&l->lock);
 		int complete = l->complete, stopping = l->stopping;
 		pthread_mutex_unlock(&l->lock);
 		if (stopping)
 			return;
-		uint64_t end = mt_wire_whole_chunks(l->file, off);
+		if (off == end)
+			end = mt_wire_whole_chunks(l->file, end);
 		if (off < end) {
 			uint32_t len = end - off < MT_WIRE_FRAME_MAX ? (uint32_t)(end - off) :
 								       MT_WIRE_FRAME_MAX;
