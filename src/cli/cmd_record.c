@@ -223,6 +223,12 @@ static int parse_args(struct record_opts *ro, int argc, char **argv)
 		return -mt_usage_error("record", "no command to run");
 	if ((ro->token || ro->broadcast) && !ro->listen)
 		return -mt_usage_error("record", "--token and --broadcast go with --listen");
+	char why[256];
+	const struct mt_listen_opts lo = { .addr = ro->listen,
+					   .token = ro->token,
+					   .broadcast = ro->broadcast };
+	if (ro->listen && mt_listen_check(&lo, why, sizeof why) < 0)
+		return -mt_usage_error("record", "%s", why);
 	if ((ro->supp || ro->leak_exit) && !ro->gate)
 		return -mt_usage_error("record", "--suppressions and --leak-exit-code go with "
 						 "--fail-on-leak");
@@ -606,7 +612,9 @@ int cmd_record(int argc, char **argv)
 		const struct mt_listen_opts lo = { .addr = ro.listen,
 						   .token = ro.token,
 						   .broadcast = ro.broadcast,
-						   .name = cmd[0] };
+						   .name = cmd[0],
+						   .pid = (int)pid,
+						   .quiet = ro.quiet };
 		if (!(lst = mt_listen_start(&lo, ro.output, err, sizeof err))) {
 			mt_error("%s", err);
 			goto cleanup;

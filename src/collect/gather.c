@@ -35,8 +35,11 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* A recorder that stops sending for this long is gone. */
-#define WAIT_MS 30000
+/* A recorder that stops sending for this long is gone (it sends a
+ * keepalive every MT_WIRE_KEEPALIVE_MS while it has nothing new). */
+#define WAIT_MS (6 * MT_WIRE_KEEPALIVE_MS)
+/* How long the answer to the hello may take. */
+#define HELLO_MS 5000
 
 static void sidecar_path(const struct mt_gather *g, char *out, size_t len)
 {
@@ -87,9 +90,13 @@ static int write_sidecar(const struct mt_gather *g)
 {
 	char side[sizeof g->out + 8];
 	sidecar_path(g, side, sizeof side);
-	FILE *f = fopen(side, "w");
-	if (!f)
+	int fd = open(side, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return -1;
+	}
 	fprintf(f, "%s\n", g->session);
 	return fclose(f);
 }
@@ -110,9 +117,15 @@ static enum step one_connection(struct mt_gather *g, int out, uint64_t *offset, 
 			 (unsigned long long)*offset);
 	enum step st = LOST;
 	uint8_t *buf = NULL;
-	if (send(fd, line, (size_t)n, MSG_NOSIGNAL) != n ||
-	    mt_wire_line(fd, line, sizeof line, WAIT_MS) < 0) {
+	if (mt_wire_send(fd, line, (size_t)n) < 0) {
 		snprintf(g->err, sizeof g->err, "%s:%s closed the connection", g->host, g->port);
+		goto out;
+	}
+	/* a recorder answers at once: a peer that does not is something else */
+	if (mt_wire_line(fd, line, sizeof line, HELLO_MS) < 0) {
+		snprintf(g->err, sizeof g->err,
+			 "%s:%s gave no answer (is it a memtrace record --listen?)", g->host,
+			 g->port);
 		goto out;
 	}
 	if (strncmp(line, "ERR ", 4) == 0) {
@@ -169,6 +182,8 @@ static enum step one_connection(struct mt_gather *g, int out, uint64_t *offset, 
 			}
 			continue;
 		}
+		if (h[0] == 'K')
+			continue; /* nothing new yet */
 		if (h[0] == 'E' && mt_wire_recv(fd, h + 1, 8, WAIT_MS) == 0) {
 			uint64_t total = 0;
 			for (int i = 0; i < 8; i++)
@@ -193,12 +208,26 @@ out:
 	return st;
 }
 
+/* Gives up: a file this run made before any recorder answered holds
+ * nothing and is removed (it would stand in the way of the next try); one
+ * with a session stays, with its sidecar, to be resumed. */
+static int give_up(struct mt_gather *g, int out, int made)
+{
+	close(out);
+	if (made && !g->session[0])
+		unlink(g->out);
+	else if (!g->quiet && g->session[0])
+		mt_note("%s holds what was gathered; the same command resumes it", g->out);
+	return -1;
+}
+
 int mt_gather_run(struct mt_gather *g)
 {
 	uint64_t offset;
 	int out = open_out(g, &offset);
 	if (out < 0)
 		return -1;
+	int made = offset == 0 && !g->session[0];
 	double deadline = now_s() + g->retry, shown = 0;
 	int resumed = offset > 0, lost = 0;
 	if (resumed && !g->quiet)
@@ -210,10 +239,8 @@ int mt_gather_run(struct mt_gather *g)
 			fputs("\r\033[K", stderr);
 		if (st == GOT_ALL)
 			break;
-		if (st == FATAL) {
-			close(out);
-			return -1;
-		}
+		if (st == FATAL)
+			return give_up(g, out, made);
 		if (offset > before || !lost++) {
 			/* progress was made (or this is the first loss): the clock
 			 * to give up starts again */
@@ -222,10 +249,8 @@ int mt_gather_run(struct mt_gather *g)
 				mt_note("%s; reconnecting to resume from %llu bytes", g->err,
 					(unsigned long long)offset);
 		}
-		if (now_s() >= deadline) {
-			close(out);
-			return -1;
-		}
+		if (now_s() >= deadline)
+			return give_up(g, out, made);
 		usleep(250 * 1000);
 	}
 	close(out);

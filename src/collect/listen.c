@@ -36,7 +36,8 @@
 struct mt_listener {
 	int fd, file, announce_fd;
 	struct sockaddr_storage bound;
-	char token[MT_WIRE_TOKEN_LEN + 1]; /* "": none asked */
+	char token[MT_WIRE_TOKEN_MAX + 1]; /* "": none asked */
+	int pid, quiet;
 	char session[17];
 	char name[64];
 	pthread_t server, announcer;
@@ -86,6 +87,13 @@ static int is_boundary(int file, uint64_t off)
 	while (at < off && pread(file, h, sizeof h, (off_t)at) == (ssize_t)sizeof h)
 		at += sizeof h + mt_wire_chunk_len(h);
 	return at == off && mt_wire_whole_chunks(file, 0) >= off;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
 static void refuse(int fd, const char *why)
@@ -149,7 +157,7 @@ static void serve(struct mt_listener *l, int fd)
 		return;
 	/* END is a chunk boundary: frames cut chunks, the walk over the
 	 * file's chunks starts only where one starts */
-	uint64_t end = off;
+	uint64_t end = off, idle_since = now_ms();
 	for (;;) {
 		pthread_mutex_lock(&l->lock);
 		int complete = l->complete, stopping = l->stopping;
@@ -168,6 +176,7 @@ static void serve(struct mt_listener *l, int fd)
 			    mt_wire_send(fd, l->buf, len) < 0)
 				return;
 			off += len;
+			idle_since = now_ms();
 			continue;
 		}
 		if (complete) {
@@ -185,6 +194,11 @@ static void serve(struct mt_listener *l, int fd)
 		}
 		if (wait_more(l, fd, 50) < 0)
 			return;
+		if (now_ms() - idle_since >= MT_WIRE_KEEPALIVE_MS) {
+			if (mt_wire_send(fd, "K", 1) < 0)
+				return;
+			idle_since = now_ms();
+		}
 	}
 }
 
@@ -250,7 +264,7 @@ static void *announcer_main(void *arg)
 	struct mt_listener *l = arg;
 	char msg[MT_WIRE_LINE_MAX];
 	unsigned port = ntohs(((const struct sockaddr_in *)&l->bound)->sin_port);
-	snprintf(msg, sizeof msg, MT_WIRE_ANNOUNCE " %u %s %d %s", port, l->session, (int)getpid(),
+	snprintf(msg, sizeof msg, MT_WIRE_ANNOUNCE " %u %s %d %s", port, l->session, l->pid,
 		 l->name);
 	pthread_mutex_lock(&l->lock);
 	while (!l->stopping && !l->delivered) {
@@ -284,18 +298,41 @@ static void clean_name(const char *in, char *out, size_t len)
 	out[k] = '\0';
 }
 
-struct mt_listener *mt_listen_start(const struct mt_listen_opts *o, const char *file, char *err,
-				    size_t errlen)
+/* Whether HOST names the loopback interface without resolving it. */
+static int loopback_name(const char *host)
+{
+	return !strncmp(host, "127.", 4) || !strcmp(host, "localhost") || !strcmp(host, "::1");
+}
+
+int mt_listen_check(const struct mt_listen_opts *o, char *err, size_t errlen)
 {
 	char host[256] = "127.0.0.1", port[8] = MT_WIRE_DEFAULT_PORT;
 	if (mt_net_parse(o->addr, host, sizeof host, port, sizeof port) < 0) {
 		snprintf(err, errlen, "--listen takes HOST:PORT, PORT or HOST, not '%s'", o->addr);
-		return NULL;
+		return -1;
 	}
-	if (o->token && (!*o->token || strlen(o->token) > 128 || strpbrk(o->token, " \t\r\n"))) {
-		snprintf(err, errlen, "--token must be 1 to 128 characters without spaces");
-		return NULL;
+	if (o->token &&
+	    (!*o->token || strlen(o->token) > MT_WIRE_TOKEN_MAX || strpbrk(o->token, " \t\r\n"))) {
+		snprintf(err, errlen, "--token takes 1 to %d characters without spaces",
+			 MT_WIRE_TOKEN_MAX);
+		return -1;
 	}
+	if (o->broadcast && loopback_name(host)) {
+		snprintf(err, errlen,
+			 "--broadcast announces on the LAN: it needs --listen on an "
+			 "interface's address or 0.0.0.0, not loopback");
+		return -1;
+	}
+	return 0;
+}
+
+struct mt_listener *mt_listen_start(const struct mt_listen_opts *o, const char *file, char *err,
+				    size_t errlen)
+{
+	char host[256] = "127.0.0.1", port[8] = MT_WIRE_DEFAULT_PORT;
+	if (mt_listen_check(o, err, errlen) < 0)
+		return NULL;
+	mt_net_parse(o->addr, host, sizeof host, port, sizeof port);
 	struct mt_listener *l = xcalloc(1, sizeof *l);
 	l->fd = l->file = l->announce_fd = -1;
 	l->fd = mt_net_listen(host, port, &l->bound, err, errlen);
@@ -309,13 +346,11 @@ struct mt_listener *mt_listen_start(const struct mt_listen_opts *o, const char *
 	}
 	int loopback = mt_net_is_loopback(&l->bound);
 	if (o->token)
-		snprintf(l->token, sizeof l->token, "%.*s", MT_WIRE_TOKEN_LEN, o->token);
+		snprintf(l->token, sizeof l->token, "%s", o->token);
 	else if (!loopback)
 		random_hex(l->token, MT_WIRE_TOKEN_LEN);
-	if (o->token && strlen(o->token) > MT_WIRE_TOKEN_LEN) {
-		snprintf(err, errlen, "--token must be at most %d characters", MT_WIRE_TOKEN_LEN);
-		goto fail;
-	}
+	l->pid = o->pid ? o->pid : (int)getpid();
+	l->quiet = o->quiet;
 	random_hex(l->session, 16);
 	clean_name(o->name, l->name, sizeof l->name);
 	l->buf = xmalloc(MT_WIRE_FRAME_MAX);
@@ -344,10 +379,11 @@ struct mt_listener *mt_listen_start(const struct mt_listen_opts *o, const char *
 		l->have_announcer = 1;
 	char where[128];
 	mt_net_str(&l->bound, where, sizeof where);
-	if (l->token[0])
+	/* (a made-up token is said even under -q: nobody could gather else) */
+	if (l->token[0] && (!o->quiet || !o->token))
 		mt_note("streaming on %s%s; gather with: memtrace gather %s --token %s", where,
 			o->broadcast ? " (announced on the LAN)" : "", where, l->token);
-	else
+	else if (!o->quiet)
 		mt_note("streaming on %s; gather with: memtrace gather %s", where, where);
 	return l;
 fail:
@@ -379,7 +415,7 @@ int mt_listen_wait(struct mt_listener *l, const volatile int *stop)
 	int told = 0;
 	pthread_mutex_lock(&l->lock);
 	while (!l->delivered && !(stop && *stop)) {
-		if (!told++ && !l->serving) {
+		if (!told++ && !l->serving && !l->quiet) {
 			pthread_mutex_unlock(&l->lock);
 			mt_note("waiting for a gatherer to take the rest of the recording "
 				"(Ctrl-C to stop)");

@@ -15,7 +15,14 @@ struct mt_listen_opts {
 	const char *token; /* NULL: one is made up when off loopback */
 	int broadcast;	   /* announce on the interfaces listened on */
 	const char *name;  /* the command, for the gatherer's file name */
+	int pid;	   /* the command's process, in announcements */
+	int quiet;	   /* say only what a gatherer needs (a made-up token) */
 };
+
+/* Whether ADDR is a --listen address and TOKEN a token (NULL: none), and
+ * whether --broadcast can go with it: 0, or -1 with the usage error in
+ * ERR. */
+int mt_listen_check(const struct mt_listen_opts *o, char *err, size_t errlen);
 
 /* Starts serving FILE (being written).  Returns NULL with a one-line reason
  * in ERR.  Prints where it listens (and the token) on stderr. */

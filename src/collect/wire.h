@@ -14,9 +14,10 @@
  * (TOKEN and SESSION "-" when it has none; SESSION is what an earlier
  * connection to the same recording said), and the recorder answers
  *     OK SESSION NAME\n        or        ERR reason\n
- * then frames: 'D' u32le length, that many bytes of the file; 'E' u64le
- * the file's final size, after which the gatherer answers "DONE\n" once
- * its copy is on disk.
+ * then frames: 'D' u32le length, that many bytes of the file; 'K' alone,
+ * a keepalive while nothing new is written; 'E' u64le the file's final
+ * size, after which the gatherer answers "DONE\n" once its copy is on
+ * disk.
  *
  * Discovery (record --broadcast): once a second the recorder sends a UDP
  * datagram to the broadcast address of each interface it listens on:
@@ -31,8 +32,10 @@
 #define MT_WIRE_DEFAULT_PORT "8100"  /* bytehound's BASE_SERVER_PORT */
 #define MT_WIRE_ANNOUNCE_PORT 8099   /* UDP, record --broadcast */
 #define MT_WIRE_TOKEN_LEN 32	     /* hex digits of a generated token */
+#define MT_WIRE_TOKEN_MAX 128	     /* characters of a given one */
 #define MT_WIRE_FRAME_MAX (1u << 20) /* bytes of file per D frame */
 #define MT_WIRE_LINE_MAX 512
+#define MT_WIRE_KEEPALIVE_MS 5000 /* a 'K' frame when nothing new came for this long */
 
 #include <stddef.h>
 #include <stdint.h>

@@ -82,13 +82,16 @@ def gather(args, ns=None, what='gather'):
 
 
 def loopback():
-    # 1. the whole recording, with the command still running when gather starts
-    p, local, where, token, err = start_record('127.0.0.1:0')
+    # 1. the whole recording, with the command still running when gather
+    # starts; with the binaries in it, its last chunk is several frames long
+    p, local, where, token, err = start_record('127.0.0.1:0', ['--embed-binaries'])
     t.check(token is None, 'no token on loopback unless asked for')
     rc, _, se = gather([where, '-o', t.path('g1.mtrace')])
     t.eq(rc, 0, f'gather {where}: exit status (stderr {se[-300:]!r})')
     finish(p, err, 'loopback')
     same_file(local, t.path('g1.mtrace'), 'loopback')
+    t.check(os.path.getsize(local) > 2 << 20, f'the recording with its binaries spans frames '
+            f'of 1 MiB ({os.path.getsize(local)} B)')
     figures(t.path('g1.mtrace'), 'gathered on loopback')
     t.check(not os.path.exists(t.path('g1.mtrace') + '.gather'), 'the sidecar is gone once gathered')
 
@@ -128,11 +131,40 @@ def loopback():
     finish(p, err, 'busy')
     same_file(local, t.path('g3.mtrace'), 'the first gatherer')
 
-    # 4. bad addresses are usage errors
+    # 4. a gather refused before anything came leaves no file in the way of
+    # the next try; a peer that never answers is given up on in time
+    p, local, where, _, err = start_record('127.0.0.1:0', ['--token', 'sesame'], out='local4.mtrace')
+    out4 = t.path('g4.mtrace')
+    rc, _, se = gather([where, '-o', out4, '--retry', '0'])
+    t.eq(rc, 1, 'gather without the token asked for on loopback: exit status')
+    t.check('token is required' in se, f'says a token is required (stderr {se.strip()!r})')
+    t.check(not os.path.exists(out4), 'a refused gather leaves no file behind')
+    rc, _, se = gather([where, '-o', out4, '--token', 'sesame'])
+    t.eq(rc, 0, f'then with the token: exit status (stderr {se[-300:]!r})')
+    finish(p, err, 'token on loopback')
+    same_file(local, out4, 'token on loopback')
+    import socket
+    mute = socket.socket()
+    mute.bind(('127.0.0.1', 0))
+    mute.listen()
+    t0 = time.monotonic()
+    rc, _, se = gather([f'127.0.0.1:{mute.getsockname()[1]}', '-o', t.path('g5.mtrace'), '--retry', '1'])
+    took = time.monotonic() - t0
+    mute.close()
+    t.eq(rc, 1, 'gather from a peer that never answers: exit status')
+    t.check('gave no answer' in se, f'says the peer gave no answer (stderr {se.strip()!r})')
+    t.check(took < 20, f'gives up on a silent peer within seconds, not minutes ({took:.1f} s)')
+    t.check(not os.path.exists(t.path('g5.mtrace')), 'and leaves no file')
+
+    # 5. bad addresses are usage errors
     rc, _, se = gather(['127.0.0.1:99999'])
     t.eq(rc, 2, 'gather 127.0.0.1:99999: exit status')
     rc, _, se = t.run([t.memtrace, 'record', '--token', 'x', '--', slow])
     t.eq(rc, 2, 'record --token without --listen: exit status')
+    for bad in (['--listen', '127.0.0.1:99999'], ['--listen', '9100', '--broadcast'],
+                ['--listen', '9100', '--token', 'a b']):
+        rc, _, se = t.run([t.memtrace, 'record', *bad, '--', slow])
+        t.eq(rc, 2, f'record {" ".join(bad)}: a usage error (stderr {se.strip()!r})')
 
 
 def sh(*argv):
