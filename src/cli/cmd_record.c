@@ -374,11 +374,13 @@ static struct mt_recorder *open_default(char *path, size_t len, const char *exe,
 	char *copy = xstrdup(exe);
 	const char *base = basename(copy);
 	struct mt_recorder *r = NULL;
+	/* a name of at most 255 bytes, as file systems take: the command's is
+	 * cut to 200 */
 	for (unsigned i = 0; i < 100 && !r; i++) {
 		if (i)
-			snprintf(path, len, "memtrace.%s.%d.%u.mtrace", base, (int)pid, i);
+			snprintf(path, len, "memtrace.%.200s.%d.%u.mtrace", base, (int)pid, i);
 		else
-			snprintf(path, len, "memtrace.%s.%d.mtrace", base, (int)pid);
+			snprintf(path, len, "memtrace.%.200s.%d.mtrace", base, (int)pid);
 		r = mt_recorder_open_new(path, cull_ns, err, errlen);
 		if (!r && errno != EEXIST)
 			break;
@@ -492,7 +494,9 @@ static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
 {
 	struct mt_recording rec;
 	char err[512];
-	if (quiet)
+	struct stat st;
+	/* a device (-o /dev/null) has nothing to read back */
+	if (quiet || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 		return;
 	if (mt_recording_load(&rec, path, err, sizeof err) < 0) {
 		mt_warning("%s", err);
@@ -653,8 +657,9 @@ int cmd_record(int argc, char **argv)
 	rings = NULL;
 	failed = mt_recorder_close(r) < 0;
 	r = NULL;
-	if (!failed && !exec_errno && ro.embed &&
-	    mt_embed_binaries(ro.output, ro.quiet, err, sizeof err) < 0)
+	struct stat ost;
+	if (!failed && !exec_errno && ro.embed && stat(ro.output, &ost) == 0 &&
+	    S_ISREG(ost.st_mode) && mt_embed_binaries(ro.output, ro.quiet, err, sizeof err) < 0)
 		mt_warning("%s", err); /* the recording stands without them */
 	if (exec_errno) {
 		mt_error("cannot run %s: %s", cmd[0], strerror(exec_errno));
