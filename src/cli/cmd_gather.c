@@ -12,6 +12,7 @@
 #include "base/util.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,6 +74,18 @@ static void safe(const char *in, char *out, size_t len)
 	else if (out[0] == '.')
 		out[0] = '_'; /* no "..", no hidden files */
 	out[k] = '\0';
+}
+
+/* Ctrl-C: what is on disk is whole chunks and the sidecar says which
+ * recording they are of, so leaving at once loses nothing. */
+static void on_interrupt(int sig)
+{
+	static const char msg[] = "\nmemtrace: gather interrupted; the same command resumes it\n";
+	(void)sig;
+	if (write(2, msg, sizeof msg - 1) < 0) {
+		/* nothing more to say */
+	}
+	_exit(130);
 }
 
 int cmd_gather(int argc, char **argv)
@@ -197,6 +210,8 @@ int cmd_gather(int argc, char **argv)
 					t->port);
 		}
 	}
+	signal(SIGINT, on_interrupt);
+	signal(SIGTERM, on_interrupt);
 	pthread_t th[MAX_TARGETS];
 	int failed = 0;
 	for (size_t i = 0; i < n; i++) {
