@@ -56,6 +56,7 @@ struct fork_guard {
  * before 4.14), a guard that never says "child". */
 static struct fork_guard boot_guard = { 0, 1 };
 static struct fork_guard *guard = &boot_guard;
+volatile int *mt_channel_live = &boot_guard.live;
 static void (*new_process)(void);
 /* A thread's token is the address of this variable of its own: unique among
  * live threads, known without a system call, and the same in a fork child,
@@ -111,6 +112,20 @@ void mt_channel_guard_init(void (*on_new_process)(void))
 	}
 	g->live = 1;
 	guard = g;
+	mt_channel_live = &g->live;
+}
+
+int mt_channel_trylock(void)
+{
+	uintptr_t free_ = 0;
+	if (atomic_load_explicit(&guard->lock, memory_order_relaxed) ||
+	    !atomic_compare_exchange_strong_explicit(&guard->lock, &free_, (uintptr_t)&t_token,
+						     memory_order_acquire, memory_order_relaxed))
+		return 0;
+	if (likely(guard->live) || !ring)
+		return 1;
+	mt_channel_unlock();
+	return 0;
 }
 
 void mt_channel_lock(void)
@@ -344,16 +359,23 @@ static int open_output(int made_up)
 	return out_fd = mt_fd_place(out_fd, &out_id);
 }
 
-/* Standalone, a thread writes out what is buffered twice a second, so that
- * a program that goes quiet and is then killed loses nothing older than
- * that.  (Under `memtrace record` the recorder holds the ring instead.) */
+/* A thread of the shim's merges the threads' buffers (tbuf.c) every 20 ms,
+ * so that what a thread recorded before it went quiet reaches the recorder,
+ * and, standalone, writes out what is buffered twice a second, so that a
+ * program that goes quiet and is then killed loses nothing older than that.
+ * (Under `memtrace record` the recorder holds the ring instead.) */
 static void *flusher(void *arg)
 {
 	(void)arg;
-	for (;;) {
-		struct timespec ts = { .tv_nsec = 500000000 };
+	for (unsigned i = 1;; i++) {
+		struct timespec ts = { .tv_nsec = 20000000 };
 		nanosleep(&ts, NULL);
-		if (ring && head != ring->tail && mt_now() - last_flush >= 400000000ull)
+		if (!ring)
+			continue;
+		if (mt_tbuf_pending())
+			mt_tbuf_sync(0);
+		if (sock < 0 && i % 25 == 0 && head != ring->tail &&
+		    mt_now() - last_flush >= 400000000ull)
 			mt_channel_flush_partial();
 	}
 	return NULL;
@@ -408,6 +430,7 @@ static int channel_open(uint32_t ppid)
 			       (int)connect_name_len(), mt_cfg.connect, strerror(errno));
 			return -1;
 		}
+		start_flusher();
 		guard->live = 1;
 		return 0;
 	}

@@ -126,38 +126,32 @@ INLINE uint32_t tid(void)
 	return t_tid;
 }
 
-/* Appends an ALLOC (or REALLOC when OLD is set) record; the caller holds
- * the channel lock. */
-INLINE void emit_alloc(int fn, void *old, void *p, size_t n, const uint64_t *pcs, int depth,
-		       uint64_t ts)
+/* Raw-clone children (channel.c) are told apart on their first event. */
+COLD void check_process(void)
 {
-	int is_new;
-	uint64_t id = mt_stacktab_intern(pcs, (unsigned)depth, &is_new);
-	uint8_t *w =
-		mt_channel_reserve(is_new ? MT_REC_MAX_STACK + MT_REC_MAX_SMALL : MT_REC_MAX_SMALL);
-	if (unlikely(!w)) {
-		if (is_new)
-			mt_stacktab_reset(); /* the stack was never written out */
-		return;
-	}
-	if (is_new)
-		w = mt_enc_stack(w, id, pcs, (unsigned)depth);
-	w = mt_enc_thread(&mt_enc_state, w, tid());
-	if (old)
-		w = mt_enc_realloc(&mt_enc_state, w, fn, ts, (uint64_t)old, (uint64_t)p, n, id);
-	else
-		w = mt_enc_alloc(&mt_enc_state, w, fn, ts, (uint64_t)p, n, id);
-	mt_channel_commit(w);
+	mt_channel_lock();
+	mt_channel_unlock();
 }
 
-/* The lock held: appends a FREE record. */
-INLINE void emit_free(void *p, uint64_t ts)
+COLD struct mt_tslot *new_slot(void)
 {
-	uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
-	if (likely(w)) {
-		w = mt_enc_thread(&mt_enc_state, w, tid());
-		mt_channel_commit(mt_enc_free(&mt_enc_state, w, ts, (uint64_t)p));
-	}
+	return mt_tbuf_slot_new(tid());
+}
+
+/* Starts recording an event: the thread is inside the shim, and its slot
+ * busy before the event's stamp is read (tbuf.c).  Returns the slot, NULL
+ * when the thread has none. */
+INLINE struct mt_tslot *begin(void)
+{
+	t_busy = 1;
+	if (unlikely(!*mt_channel_live))
+		check_process();
+	struct mt_tslot *s = mt_t_slot;
+	if (unlikely(!s))
+		s = new_slot();
+	if (likely(s))
+		s->busy = 1;
+	return s;
 }
 
 /* ---- signal handlers: events held back --------------------------------
@@ -249,10 +243,9 @@ static struct held *hold_slot(void)
 	return q && i < HELD_MAX ? &q->ev[i] : NULL;
 }
 
-/* The lock held by this thread: writes out the events held back, oldest
- * first, releases the blocks of held-back frees after their records, and
- * gives the queue back. */
-static void emit_held_locked(void)
+/* Writes out the events held back, oldest first, releases the blocks of
+ * held-back frees after their records, and gives the queue back. */
+static void emit_held(struct mt_tslot *s)
 {
 	uint32_t n = __atomic_load_n(&t_held_n, __ATOMIC_RELAXED);
 	if (likely(!n))
@@ -269,20 +262,23 @@ static void emit_held_locked(void)
 			continue;
 		kept++;
 		if (h->kind == HELD_FREE) {
-			emit_free(h->p, h->ts);
+			mt_tbuf_event(s, MT_EV_FREE, 0, NULL, h->p, 0, NULL, 0, h->ts, tid());
+			mt_gate_wait();
 			release(h->p);
 		} else {
-			emit_alloc(h->fn, h->kind == HELD_REALLOC ? h->old : NULL, h->p, h->n,
-				   h->pcs, h->depth, h->ts);
+			mt_tbuf_event(s, h->kind == HELD_REALLOC ? MT_EV_REALLOC : MT_EV_ALLOC,
+				      h->fn, h->old, h->p, h->n, h->pcs, h->depth, h->ts, tid());
 			if (h->kind == HELD_REALLOC)
 				release(h->old);
 		}
 		h->kind = HELD_NONE;
 	}
 	if (n > kept) {
+		mt_channel_lock();
 		uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
 		if (w)
 			mt_channel_commit(mt_enc_lost(w, MT_LOST_SHIM_BUSY, n - kept));
+		mt_channel_unlock();
 	}
 	t_held_n = 0;
 	if (q) {
@@ -298,27 +294,31 @@ COLD void flush_held(void)
 	if (!__atomic_load_n(&t_held_n, __ATOMIC_RELAXED) || mt_channel_held_here())
 		return;
 	uint16_t busy = t_busy;
-	t_busy = 1;
-	mt_channel_lock();
-	emit_held_locked();
-	mt_channel_unlock();
+	struct mt_tslot *s = begin();
+	emit_held(s);
 	t_busy = busy;
+	if (s && !busy)
+		__atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
 }
 
 /* Leaving the shim's recording: busy off, then what a handler held back
  * meanwhile is written (a handler arriving in between finds the queue and
- * writes it first itself). */
-INLINE void leave_to(uint16_t busy)
+ * writes it first itself), then the slot is idle. */
+INLINE void leave(struct mt_tslot *s)
 {
-	t_busy = busy;
+	t_busy = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (unlikely(t_held_n))
 		flush_held();
+	if (likely(s))
+		__atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
 }
 
-INLINE void leave(void)
+/* Whether a call must be held back: a signal handler's, on a thread that is
+ * recording an event or holds the channel lock. */
+INLINE int must_hold(void)
 {
-	leave_to(0);
+	return t_busy || mt_channel_held_here();
 }
 
 /* Whether an event that missed the fast path is to be recorded at all;
@@ -347,11 +347,11 @@ COLD void slow_alloc(int fn, void *p, size_t n)
 {
 	if (!wanted())
 		return;
-	if (mt_channel_held_here()) {
+	if (must_hold()) {
 		struct held *h = hold_slot();
 		if (h) {
 			h->depth = (uint16_t)mt_unwind(h->pcs, MT_MAX_FRAMES, 1);
-			h->ts = mt_now();
+			h->ts = mt_stamp();
 			h->fn = (uint8_t)fn;
 			h->p = p;
 			h->old = NULL;
@@ -361,42 +361,38 @@ COLD void slow_alloc(int fn, void *p, size_t n)
 		}
 		return;
 	}
-	uint16_t busy = t_busy;
-	t_busy = 1;
+	struct mt_tslot *s = begin();
 	uint64_t pcs[MT_MAX_FRAMES];
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
-	uint64_t ts = mt_now();
-	mt_channel_lock();
-	emit_held_locked();
-	emit_alloc(fn, NULL, p, n, pcs, depth, ts);
-	mt_channel_unlock();
-	leave_to(busy);
+	uint64_t ts = mt_stamp();
+	emit_held(s);
+	mt_tbuf_event(s, MT_EV_ALLOC, fn, NULL, p, n, pcs, depth, ts, tid());
+	leave(s);
 }
 
 /* Returns 1 when the free was held back: the caller must not release the
- * block (emit_held_locked does, after its record). */
+ * block (emit_held does, after its record). */
 COLD int slow_free(void *p)
 {
 	if (!wanted())
 		return 0;
-	if (mt_channel_held_here()) {
+	if (must_hold()) {
 		struct held *h = hold_slot();
 		if (!h)
 			return 0;
-		h->ts = mt_now();
+		h->ts = mt_stamp();
 		h->p = p;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		h->kind = HELD_FREE;
 		return 1;
 	}
-	uint16_t busy = t_busy;
-	t_busy = 1;
-	uint64_t ts = mt_now();
-	mt_channel_lock();
-	emit_held_locked();
-	emit_free(p, ts);
-	mt_channel_unlock();
-	leave_to(busy);
+	struct mt_tslot *s = begin();
+	uint64_t ts = mt_stamp();
+	mt_stamp_fence();
+	emit_held(s);
+	mt_tbuf_event(s, MT_EV_FREE, 0, NULL, p, 0, NULL, 0, ts, tid());
+	mt_gate_wait();
+	leave(s);
 	return 0;
 }
 
@@ -405,7 +401,7 @@ COLD void *slow_realloc(int fn, void *old, size_t n)
 {
 	if (!wanted())
 		return NEXT_REALLOC(old, n);
-	if (mt_channel_held_here()) {
+	if (must_hold()) {
 		/* The old block must stay someone's until the record is out: a
 		 * new block for the caller, the old one released after. */
 		size_t have = mt_boot_owns(old) ?
@@ -421,7 +417,7 @@ COLD void *slow_realloc(int fn, void *old, size_t n)
 			return p;
 		}
 		h->depth = (uint16_t)mt_unwind(h->pcs, MT_MAX_FRAMES, 1);
-		h->ts = mt_now();
+		h->ts = mt_stamp();
 		h->fn = (uint8_t)fn;
 		h->old = old;
 		h->p = p;
@@ -430,18 +426,17 @@ COLD void *slow_realloc(int fn, void *old, size_t n)
 		h->kind = HELD_REALLOC;
 		return p;
 	}
-	uint16_t busy = t_busy;
-	t_busy = 1;
+	struct mt_tslot *s = begin();
 	uint64_t pcs[MT_MAX_FRAMES];
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
-	uint64_t ts = mt_now();
-	mt_channel_lock();
-	emit_held_locked();
+	emit_held(s);
+	mt_gate_lock();
+	uint64_t ts = mt_stamp();
 	void *p = NEXT_REALLOC(old, n);
+	mt_gate_unlock();
 	if (p)
-		emit_alloc(fn, old, p, n, pcs, depth, ts);
-	mt_channel_unlock();
-	leave_to(busy);
+		mt_tbuf_event(s, MT_EV_REALLOC, fn, old, p, n, pcs, depth, ts, tid());
+	leave(s);
 	return p;
 }
 
@@ -451,13 +446,12 @@ COLD void *slow_realloc(int fn, void *old, size_t n)
 	do {                                                            \
 		if (likely(mt_enabled) && likely(!t_in.any)) {          \
 			uint64_t pcs_[MT_MAX_FRAMES];                   \
-			t_busy = 1;                                     \
+			struct mt_tslot *s_ = begin();                  \
 			int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0); \
-			uint64_t ts_ = mt_now();                        \
-			mt_channel_lock();                              \
-			emit_alloc(fn, NULL, p, n, pcs_, depth_, ts_);  \
-			mt_channel_unlock();                            \
-			leave();                                        \
+			uint64_t ts_ = mt_stamp();                      \
+			mt_tbuf_event(s_, MT_EV_ALLOC, fn, NULL, p, n,  \
+				      pcs_, depth_, ts_, tid());        \
+			leave(s_);                                      \
 		} else {                                                \
 			slow_alloc(fn, p, n);                           \
 			NO_TAIL_CALL();                                 \
@@ -471,12 +465,13 @@ INLINE int record_free(void *p)
 	if (unlikely(!p))
 		return 1;
 	if (likely(mt_enabled) && likely(!t_in.any)) {
-		t_busy = 1;
-		uint64_t ts = mt_now();
-		mt_channel_lock();
-		emit_free(p, ts);
-		mt_channel_unlock();
-		leave();
+		struct mt_tslot *s = begin();
+		uint64_t ts = mt_stamp();
+		mt_stamp_fence();
+		mt_tbuf_event(s, MT_EV_FREE, 0, NULL, p, 0, NULL, 0, ts, tid());
+		/* a realloc under way may be about to take this block */
+		mt_gate_wait();
+		leave(s);
 		return 1;
 	}
 	int held = slow_free(p);
@@ -531,17 +526,17 @@ INLINE void *do_realloc(int fn, void *old, size_t n)
 		return p;
 	}
 	uint64_t pcs[MT_MAX_FRAMES];
-	t_busy = 1;
+	struct mt_tslot *s = begin();
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
-	uint64_t ts = mt_now();
-	/* Held across the call: the old block must not be handed to another
-	 * thread's malloc before this realloc is in the stream. */
-	mt_channel_lock();
+	/* Held across the call, and the stamp read inside it (tbuf.c): the
+	 * blocks it takes and gives back are ordered around it. */
+	mt_gate_lock();
+	uint64_t ts = mt_stamp();
 	void *p = NEXT_REALLOC(old, n);
+	mt_gate_unlock();
 	if (p) /* a failed realloc leaves the old block live: nothing to record */
-		emit_alloc(fn, old, p, n, pcs, depth, ts);
-	mt_channel_unlock();
-	leave();
+		mt_tbuf_event(s, MT_EV_REALLOC, fn, old, p, n, pcs, depth, ts, tid());
+	leave(s);
 	return p;
 }
 
@@ -653,17 +648,17 @@ __attribute__((noinline)) void *mt_ext_resize(int fn, void *old, size_t n, mt_re
 		return p;
 	}
 	uint64_t pcs[MT_MAX_FRAMES];
-	t_busy = 1;
+	struct mt_tslot *s = begin();
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
-	uint64_t ts = mt_now();
-	mt_channel_lock();
+	mt_gate_lock();
+	uint64_t ts = mt_stamp();
 	int pass = mt_ext_enter();
 	void *p = call(old, n, ctx);
 	mt_ext_leave(pass);
+	mt_gate_unlock();
 	if (p)
-		emit_alloc(fn, old, p, n, pcs, depth, ts);
-	mt_channel_unlock();
-	leave();
+		mt_tbuf_event(s, MT_EV_REALLOC, fn, old, p, n, pcs, depth, ts, tid());
+	leave(s);
 	return p;
 }
 
@@ -702,6 +697,7 @@ EXPORT void _exit(int status)
 	 * channel lock, what is buffered cannot be written) */
 	if (!mt_channel_held_here()) {
 		flush_held();
+		mt_tbuf_sync(1);
 		mt_channel_flush();
 	}
 	syscall(SYS_exit_group, status);
@@ -726,6 +722,8 @@ static void exec_note(const char *file, int search, char *const envp[])
 		return; /* not traced, or a vfork child: its parent's ring */
 	int busy = t_busy;
 	t_busy = 1;
+	if (!mt_channel_held_here())
+		mt_tbuf_sync(1);
 	mt_exec_note(file, search, envp, main_role);
 	t_busy = busy;
 	mt_channel_flush();
@@ -772,12 +770,14 @@ EXPORT void memtrace_marker(const char *text)
 	size_t n = strnlen(text, 1024);
 	int busy = t_busy;
 	t_busy = 1;
-	uint64_t ts = mt_now();
+	uint64_t stamp = mt_stamp();
 	mt_channel_lock();
+	mt_tbuf_sync_locked(stamp, 0); /* the events before it first */
 	uint8_t *w = mt_channel_reserve(64 + n);
 	if (w) {
 		w = mt_enc_thread(&mt_enc_state, w, tid());
-		mt_channel_commit(mt_enc_marker(&mt_enc_state, w, ts, ++counter, text, n));
+		mt_channel_commit(mt_enc_marker(&mt_enc_state, w, mt_stamp_ns(stamp), ++counter,
+						text, n));
 	}
 	mt_channel_unlock();
 	t_busy = busy;
@@ -865,6 +865,7 @@ static void drop_held(void)
 static void after_fork_child(void)
 {
 	drop_held();
+	mt_tbuf_after_fork_child();
 	t_tid = 0;
 	mt_enabled = 0;
 	if (main_role && hands_over)
@@ -946,8 +947,7 @@ static void start_shim(void)
 	t_starting = 1;
 	mt_config_load();
 	mt_log_open();
-	if (mt_cfg.precise_timestamps)
-		mt_clock = CLOCK_MONOTONIC;
+	mt_stamp_init(mt_cfg.precise_timestamps);
 	/* Without -f the command's process is traced through every exec (a
 	 * wrapper such as env or sh -c "exec ..." runs the program in the same
 	 * process), and no other process: one that finds itself here is a
@@ -960,6 +960,7 @@ static void start_shim(void)
 	}
 	hands_over = main_role && mt_is_waiting_wrapper();
 	mt_stacktab_init(mt_cfg.backtrace_cache_size);
+	mt_tbuf_init();
 	mt_channel_guard_init(after_fork_child);
 	if (mt_channel_open((uint32_t)getppid()) < 0) {
 		__atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
@@ -998,6 +999,7 @@ __attribute__((destructor)) static void mt_fini(void)
 {
 	if (!mt_channel_held_here()) {
 		flush_held();
+		mt_tbuf_sync(1);
 		mt_channel_flush();
 	}
 }

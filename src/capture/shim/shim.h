@@ -12,7 +12,8 @@
  * calls preload.c's mt_ext_* (the last section), and preload.c (the hooks
  * and start-up, which calls all the others) down to next.c, arena.c,
  * state.c, self.c and config.c, which call no other file of the shim.
- * stacktab.c and the unwinder (unwind.h) are called only from preload.c.
+ * tbuf.c (the per-thread buffers) calls channel.c, stacktab.c and stamp.c;
+ * the unwinder (unwind.h) is called only from preload.c.
  */
 #ifndef MEMTRACE_SHIM_H
 #define MEMTRACE_SHIM_H
@@ -109,17 +110,55 @@ extern void *__libc_pvalloc(size_t);
 MT_HIDDEN void *mt_arena_alloc(size_t size); /* zeroed, 16-byte aligned */
 MT_HIDDEN void *mt_map(size_t size);	     /* fresh anonymous mapping or NULL */
 
-/* state.c: whether events are recorded now, and the clock that stamps them. */
+/* state.c: whether events are recorded now, and the shim's own clock
+ * (timeouts, flush intervals, EXEC records; events use mt_stamp below). */
 MT_HIDDEN extern int mt_enabled;
-MT_HIDDEN extern clockid_t mt_clock; /* CLOCK_MONOTONIC_COARSE unless precise */
+MT_HIDDEN extern clockid_t mt_clock; /* CLOCK_MONOTONIC */
 
-/* Inline: every recorded event reads the clock. */
 static inline uint64_t mt_now(void)
 {
 	struct timespec ts;
 	clock_gettime(mt_clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* stamp.c: the time of each event, read raw on the hot path (the CPU's
+ * time-stamp counter where CLOCK_MONOTONIC runs on it, else that clock in
+ * ns), in the order the events happened across threads, and converted to
+ * CLOCK_MONOTONIC ns when written out, rounded down to a multiple of
+ * mt_stamp_quantum: MT_STAMP_QUANTUM ns, or 1 with
+ * MEMTRACE_PRECISE_TIMESTAMPS (finer times cost bytes in the recording). */
+#define MT_STAMP_QUANTUM 10000u
+MT_HIDDEN extern int mt_stamp_tsc;
+MT_HIDDEN extern uint64_t mt_stamp_quantum;
+static inline uint64_t mt_stamp(void)
+{
+#if defined(__x86_64__)
+	if (likely(mt_stamp_tsc)) {
+		/* RDTSCP waits for the instructions before it (the allocator
+		 * call whose event this is) to have executed */
+		uint32_t lo, hi, aux;
+		__asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+		return (uint64_t)hi << 32 | lo;
+	}
+#endif
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+/* Keeps the loads after it from being performed before the stamp is read. */
+static inline void mt_stamp_fence(void)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("lfence" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+MT_HIDDEN void mt_stamp_init(int precise);
+MT_HIDDEN void mt_stamp_recalibrate(void); /* cheap unless 10 ms passed */
+MT_HIDDEN double mt_stamp_ns_per_tick(void);
+MT_HIDDEN uint64_t mt_stamp_ns(uint64_t stamp);
 
 /* self.c: the process's own name, read from /proc/self. */
 MT_HIDDEN int mt_read_self_exe(char *buf, size_t len); /* length, or -1 */
@@ -185,6 +224,9 @@ MT_HIDDEN int mt_channel_open(uint32_t ppid);
  * fork calls the atfork child handler; the handler must unlock. */
 MT_HIDDEN void mt_channel_guard_init(void (*on_new_process)(void));
 MT_HIDDEN void mt_channel_lock(void);
+MT_HIDDEN int mt_channel_trylock(void); /* 1 if taken */
+/* 0 in a child made without glibc's fork, until its first mt_channel_lock. */
+MT_HIDDEN extern volatile int *mt_channel_live;
 /* The pid that opened the channel (0: none): a vfork child, which shares
  * our memory and ring, is not it. */
 MT_HIDDEN uint32_t mt_channel_pid(void);
@@ -217,6 +259,50 @@ MT_HIDDEN void mt_exec_failed(const char *file); /* the exec returned */
 /* modules.c: the loaded objects, emitted as MODULE records. */
 MT_HIDDEN void mt_modules_emit_new(void); /* takes the channel lock itself */
 MT_HIDDEN void mt_modules_forget(void);	  /* after fork: re-emit everything */
+
+/* tbuf.c: per-thread event buffers, merged into the channel in stamp
+ * order (see there why that order is the true one).  A thread gets its
+ * slot on its first event; it sets BUSY before it reads the stamp of an
+ * event and clears it once the event (and any a signal handler held back
+ * meanwhile) is recorded. */
+#define MT_TSLOT_WORDS (1u << 15)
+struct mt_tslot {
+	uint64_t *buf; /* MT_TSLOT_WORDS words, just before this header */
+	_Alignas(64) volatile uint64_t head; /* words written; the owner's */
+	volatile uint64_t last;		     /* stamp of its last event */
+	volatile uint32_t busy;
+	uint32_t tid;
+	_Alignas(64) volatile uint64_t tail; /* words merged; the lock holder's */
+	uint32_t state;
+};
+MT_HIDDEN extern __thread struct mt_tslot *mt_t_slot;
+MT_HIDDEN extern volatile int mt_tbuf_nlive;
+MT_HIDDEN void mt_tbuf_init(void);
+/* The calling thread's slot, new (NULL when none: its events then go out
+ * one by one, as after its exit). */
+MT_HIDDEN struct mt_tslot *mt_tbuf_slot_new(uint32_t tid);
+enum { MT_EV_ALLOC = 1, MT_EV_FREE, MT_EV_REALLOC };
+MT_HIDDEN void mt_tbuf_event(struct mt_tslot *s, int kind, int fn, void *old, void *p, size_t n,
+			     const uint64_t *pcs, int depth, uint64_t stamp, uint32_t tid);
+/* Merges what can be merged now (FORCE: everything buffered). */
+MT_HIDDEN void mt_tbuf_sync(int force);
+MT_HIDDEN void mt_tbuf_sync_locked(uint64_t bound, int force); /* the lock held */
+MT_HIDDEN int mt_tbuf_pending(void);
+MT_HIDDEN void mt_tbuf_after_fork_child(void);
+/* The realloc gate: held across a realloc call; a free waits while it is
+ * held (by another thread) before it releases its block. */
+MT_HIDDEN extern volatile uintptr_t mt_realloc_gate;
+MT_HIDDEN void mt_gate_lock(void);
+static inline void mt_gate_unlock(void)
+{
+	__atomic_store_n(&mt_realloc_gate, 0, __ATOMIC_RELEASE);
+}
+MT_HIDDEN void mt_gate_wait_slow(void);
+static inline void mt_gate_wait(void)
+{
+	if (unlikely(__atomic_load_n(&mt_realloc_gate, __ATOMIC_ACQUIRE)))
+		mt_gate_wait_slow();
+}
 
 /* stacktab.c: deduplicates stacks; called with the channel lock held. */
 MT_HIDDEN void mt_stacktab_init(uint64_t capacity);
