@@ -372,8 +372,7 @@ static void *flusher(void *arg)
 		nanosleep(&ts, NULL);
 		if (!ring)
 			continue;
-		if (mt_tbuf_pending())
-			mt_tbuf_sync(0);
+		mt_tbuf_sync(0); /* also measures the stamps' rate anew */
 		if (sock < 0 && i % 25 == 0 && head != ring->tail &&
 		    mt_now() - last_flush >= 400000000ull)
 			mt_channel_flush_partial();

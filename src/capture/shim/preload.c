@@ -138,9 +138,8 @@ COLD struct mt_tslot *new_slot(void)
 	return mt_tbuf_slot_new(tid());
 }
 
-/* Starts recording an event: the thread is inside the shim, and its slot
- * busy before the event's stamp is read (tbuf.c).  Returns the slot, NULL
- * when the thread has none. */
+/* Starts recording an event: the thread is inside the shim.  Returns its
+ * slot, NULL when the thread has none. */
 INLINE struct mt_tslot *begin(void)
 {
 	t_busy = 1;
@@ -149,9 +148,29 @@ INLINE struct mt_tslot *begin(void)
 	struct mt_tslot *s = mt_t_slot;
 	if (unlikely(!s))
 		s = new_slot();
-	if (likely(s))
-		s->busy = 1;
 	return s;
+}
+
+/* A realloc: the gate held and the slot holding merges back to its stamp
+ * across the call, which releases the old block before the record is
+ * written (tbuf.c). */
+INLINE uint64_t realloc_begin(struct mt_tslot *s)
+{
+	mt_gate_lock();
+	uint64_t ts = mt_stamp();
+	if (likely(s))
+		s->hold = ts;
+	return ts;
+}
+
+INLINE void realloc_end(struct mt_tslot *s, int fn, void *old, void *p, size_t n,
+			const uint64_t *pcs, int depth, uint64_t ts)
+{
+	mt_gate_unlock();
+	if (p) /* a failed realloc leaves the old block live: nothing to record */
+		mt_tbuf_event(s, MT_EV_REALLOC, fn, old, p, n, pcs, depth, ts, tid());
+	if (likely(s))
+		__atomic_store_n(&s->hold, 0, __ATOMIC_RELEASE);
 }
 
 /* ---- signal handlers: events held back --------------------------------
@@ -263,7 +282,7 @@ static void emit_held(struct mt_tslot *s)
 		kept++;
 		if (h->kind == HELD_FREE) {
 			mt_tbuf_event(s, MT_EV_FREE, 0, NULL, h->p, 0, NULL, 0, h->ts, tid());
-			mt_gate_wait();
+			mt_gate_wait(h->ts);
 			release(h->p);
 		} else {
 			mt_tbuf_event(s, h->kind == HELD_REALLOC ? MT_EV_REALLOC : MT_EV_ALLOC,
@@ -297,21 +316,17 @@ COLD void flush_held(void)
 	struct mt_tslot *s = begin();
 	emit_held(s);
 	t_busy = busy;
-	if (s && !busy)
-		__atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
 }
 
 /* Leaving the shim's recording: busy off, then what a handler held back
  * meanwhile is written (a handler arriving in between finds the queue and
- * writes it first itself), then the slot is idle. */
-INLINE void leave(struct mt_tslot *s)
+ * writes it first itself). */
+INLINE void leave(void)
 {
 	t_busy = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (unlikely(t_held_n))
 		flush_held();
-	if (likely(s))
-		__atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
 }
 
 /* Whether a call must be held back: a signal handler's, on a thread that is
@@ -367,7 +382,7 @@ COLD void slow_alloc(int fn, void *p, size_t n)
 	uint64_t ts = mt_stamp();
 	emit_held(s);
 	mt_tbuf_event(s, MT_EV_ALLOC, fn, NULL, p, n, pcs, depth, ts, tid());
-	leave(s);
+	leave();
 }
 
 /* Returns 1 when the free was held back: the caller must not release the
@@ -387,12 +402,11 @@ COLD int slow_free(void *p)
 		return 1;
 	}
 	struct mt_tslot *s = begin();
-	uint64_t ts = mt_stamp();
-	mt_stamp_fence();
+	uint64_t ts = mt_stamp_raw(0);
 	emit_held(s);
 	mt_tbuf_event(s, MT_EV_FREE, 0, NULL, p, 0, NULL, 0, ts, tid());
-	mt_gate_wait();
-	leave(s);
+	mt_gate_wait(ts);
+	leave();
 	return 0;
 }
 
@@ -430,32 +444,28 @@ COLD void *slow_realloc(int fn, void *old, size_t n)
 	uint64_t pcs[MT_MAX_FRAMES];
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
 	emit_held(s);
-	mt_gate_lock();
-	uint64_t ts = mt_stamp();
+	uint64_t ts = realloc_begin(s);
 	void *p = NEXT_REALLOC(old, n);
-	mt_gate_unlock();
-	if (p)
-		mt_tbuf_event(s, MT_EV_REALLOC, fn, old, p, n, pcs, depth, ts, tid());
-	leave(s);
+	realloc_end(s, fn, old, p, n, pcs, depth, ts);
+	leave();
 	return p;
 }
 
 /* Records an allocation made by the hook this is inlined into: the stack
  * starts at that hook's caller. */
-#define RECORD_ALLOC(fn, p, n)                                          \
-	do {                                                            \
-		if (likely(mt_enabled) && likely(!t_in.any)) {          \
-			uint64_t pcs_[MT_MAX_FRAMES];                   \
-			struct mt_tslot *s_ = begin();                  \
-			int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0); \
-			uint64_t ts_ = mt_stamp();                      \
-			mt_tbuf_event(s_, MT_EV_ALLOC, fn, NULL, p, n,  \
-				      pcs_, depth_, ts_, tid());        \
-			leave(s_);                                      \
-		} else {                                                \
-			slow_alloc(fn, p, n);                           \
-			NO_TAIL_CALL();                                 \
-		}                                                       \
+#define RECORD_ALLOC(fn, p, n)                                                                    \
+	do {                                                                                      \
+		if (likely(mt_enabled) && likely(!t_in.any)) {                                    \
+			uint64_t pcs_[MT_MAX_FRAMES];                                             \
+			struct mt_tslot *s_ = begin();                                            \
+			int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0);                           \
+			uint64_t ts_ = mt_stamp_raw(mt_tbuf_multi());                             \
+			mt_tbuf_event(s_, MT_EV_ALLOC, fn, NULL, p, n, pcs_, depth_, ts_, tid()); \
+			leave();                                                                  \
+		} else {                                                                          \
+			slow_alloc(fn, p, n);                                                     \
+			NO_TAIL_CALL();                                                           \
+		}                                                                                 \
 	} while (0)
 
 /* Records a free before the block is released; returns 0 when the caller
@@ -466,12 +476,13 @@ INLINE int record_free(void *p)
 		return 1;
 	if (likely(mt_enabled) && likely(!t_in.any)) {
 		struct mt_tslot *s = begin();
-		uint64_t ts = mt_stamp();
-		mt_stamp_fence();
+		/* (a free's stamp needs no ordering: read early, it is still
+		 * older than the release of the block) */
+		uint64_t ts = mt_stamp_raw(0);
 		mt_tbuf_event(s, MT_EV_FREE, 0, NULL, p, 0, NULL, 0, ts, tid());
 		/* a realloc under way may be about to take this block */
-		mt_gate_wait();
-		leave(s);
+		mt_gate_wait(ts);
+		leave();
 		return 1;
 	}
 	int held = slow_free(p);
@@ -530,13 +541,10 @@ INLINE void *do_realloc(int fn, void *old, size_t n)
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
 	/* Held across the call, and the stamp read inside it (tbuf.c): the
 	 * blocks it takes and gives back are ordered around it. */
-	mt_gate_lock();
-	uint64_t ts = mt_stamp();
+	uint64_t ts = realloc_begin(s);
 	void *p = NEXT_REALLOC(old, n);
-	mt_gate_unlock();
-	if (p) /* a failed realloc leaves the old block live: nothing to record */
-		mt_tbuf_event(s, MT_EV_REALLOC, fn, old, p, n, pcs, depth, ts, tid());
-	leave(s);
+	realloc_end(s, fn, old, p, n, pcs, depth, ts);
+	leave();
 	return p;
 }
 
@@ -650,15 +658,12 @@ __attribute__((noinline)) void *mt_ext_resize(int fn, void *old, size_t n, mt_re
 	uint64_t pcs[MT_MAX_FRAMES];
 	struct mt_tslot *s = begin();
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
-	mt_gate_lock();
-	uint64_t ts = mt_stamp();
+	uint64_t ts = realloc_begin(s);
 	int pass = mt_ext_enter();
 	void *p = call(old, n, ctx);
 	mt_ext_leave(pass);
-	mt_gate_unlock();
-	if (p)
-		mt_tbuf_event(s, MT_EV_REALLOC, fn, old, p, n, pcs, depth, ts, tid());
-	leave(s);
+	realloc_end(s, fn, old, p, n, pcs, depth, ts);
+	leave();
 	return p;
 }
 
@@ -776,8 +781,8 @@ EXPORT void memtrace_marker(const char *text)
 	uint8_t *w = mt_channel_reserve(64 + n);
 	if (w) {
 		w = mt_enc_thread(&mt_enc_state, w, tid());
-		mt_channel_commit(mt_enc_marker(&mt_enc_state, w, mt_stamp_ns(stamp), ++counter,
-						text, n));
+		mt_channel_commit(
+			mt_enc_marker(&mt_enc_state, w, mt_stamp_ns(stamp), ++counter, text, n));
 	}
 	mt_channel_unlock();
 	t_busy = busy;

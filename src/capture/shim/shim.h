@@ -128,23 +128,32 @@ static inline uint64_t mt_now(void)
  * CLOCK_MONOTONIC ns when written out, rounded down to a multiple of
  * mt_stamp_quantum: MT_STAMP_QUANTUM ns, or 1 with
  * MEMTRACE_PRECISE_TIMESTAMPS (finer times cost bytes in the recording). */
-#define MT_STAMP_QUANTUM 10000u
+#define MT_STAMP_QUANTUM 8192u /* a power of two */
 MT_HIDDEN extern int mt_stamp_tsc;
 MT_HIDDEN extern uint64_t mt_stamp_quantum;
-static inline uint64_t mt_stamp(void)
+static inline uint64_t mt_stamp_raw(int ordered)
 {
 #if defined(__x86_64__)
 	if (likely(mt_stamp_tsc)) {
-		/* RDTSCP waits for the instructions before it (the allocator
-		 * call whose event this is) to have executed */
 		uint32_t lo, hi, aux;
-		__asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+		/* RDTSCP waits for the instructions before it (the allocator
+		 * call whose event this is) to have executed; its ordering
+		 * costs 15-30 ns, which only events of several threads need */
+		if (ordered)
+			__asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+		else
+			__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi)::"memory");
 		return (uint64_t)hi << 32 | lo;
 	}
 #endif
+	(void)ordered;
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+static inline uint64_t mt_stamp(void)
+{
+	return mt_stamp_raw(1);
 }
 /* Keeps the loads after it from being performed before the stamp is read. */
 static inline void mt_stamp_fence(void)
@@ -158,7 +167,21 @@ static inline void mt_stamp_fence(void)
 MT_HIDDEN void mt_stamp_init(int precise);
 MT_HIDDEN void mt_stamp_recalibrate(void); /* cheap unless 10 ms passed */
 MT_HIDDEN double mt_stamp_ns_per_tick(void);
-MT_HIDDEN uint64_t mt_stamp_ns(uint64_t stamp);
+/* ns = mono0 + (stamp - tsc0) * mult / 2^32 (the identity for ns stamps). */
+struct mt_stamp_conv {
+	uint64_t tsc0, mono0, mult;
+};
+MT_HIDDEN extern struct mt_stamp_conv mt_stamp_conv;
+static inline uint64_t mt_stamp_ns(uint64_t stamp)
+{
+	const struct mt_stamp_conv *c = &mt_stamp_conv;
+	uint64_t ns =
+		stamp >= c->tsc0 ?
+			c->mono0 +
+				(uint64_t)((unsigned __int128)(stamp - c->tsc0) * c->mult >> 32) :
+			c->mono0 - (uint64_t)((unsigned __int128)(c->tsc0 - stamp) * c->mult >> 32);
+	return ns & ~(mt_stamp_quantum - 1);
+}
 
 /* self.c: the process's own name, read from /proc/self. */
 MT_HIDDEN int mt_read_self_exe(char *buf, size_t len); /* length, or -1 */
@@ -262,15 +285,13 @@ MT_HIDDEN void mt_modules_forget(void);	  /* after fork: re-emit everything */
 
 /* tbuf.c: per-thread event buffers, merged into the channel in stamp
  * order (see there why that order is the true one).  A thread gets its
- * slot on its first event; it sets BUSY before it reads the stamp of an
- * event and clears it once the event (and any a signal handler held back
- * meanwhile) is recorded. */
+ * slot on its first event; while a realloc of its is under way, HOLD is
+ * that realloc's stamp (0 otherwise). */
 #define MT_TSLOT_WORDS (1u << 15)
 struct mt_tslot {
-	uint64_t *buf; /* MT_TSLOT_WORDS words, just before this header */
+	uint64_t *buf;			     /* MT_TSLOT_WORDS words, just before this header */
 	_Alignas(64) volatile uint64_t head; /* words written; the owner's */
-	volatile uint64_t last;		     /* stamp of its last event */
-	volatile uint32_t busy;
+	volatile uint64_t hold;
 	uint32_t tid;
 	_Alignas(64) volatile uint64_t tail; /* words merged; the lock holder's */
 	uint32_t state;
@@ -278,6 +299,12 @@ struct mt_tslot {
 MT_HIDDEN extern __thread struct mt_tslot *mt_t_slot;
 MT_HIDDEN extern volatile int mt_tbuf_nlive;
 MT_HIDDEN void mt_tbuf_init(void);
+/* Whether events of several threads are being merged: their stamps must
+ * then be read in order with what precedes them (mt_stamp_raw). */
+static inline int mt_tbuf_multi(void)
+{
+	return mt_tbuf_nlive > 1;
+}
 /* The calling thread's slot, new (NULL when none: its events then go out
  * one by one, as after its exit). */
 MT_HIDDEN struct mt_tslot *mt_tbuf_slot_new(uint32_t tid);
@@ -298,9 +325,21 @@ static inline void mt_gate_unlock(void)
 	__atomic_store_n(&mt_realloc_gate, 0, __ATOMIC_RELEASE);
 }
 MT_HIDDEN void mt_gate_wait_slow(void);
-static inline void mt_gate_wait(void)
+/* For a free stamped STAMP: the gate is read after the stamp (its address
+ * depends on the stamp's value, so the CPU cannot read it first), and
+ * waited for while another thread holds it. */
+static inline void mt_gate_wait(uint64_t stamp)
 {
-	if (unlikely(__atomic_load_n(&mt_realloc_gate, __ATOMIC_ACQUIRE)))
+	uintptr_t zero = (uintptr_t)stamp;
+#if defined(__x86_64__)
+	__asm__("and $0, %0" : "+r"(zero));
+#else
+	__asm__("" : "+r"(zero));
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+	const volatile uintptr_t *g =
+		(const volatile uintptr_t *)((uintptr_t)&mt_realloc_gate + zero);
+	if (unlikely(__atomic_load_n(g, __ATOMIC_ACQUIRE)))
 		mt_gate_wait_slow();
 }
 

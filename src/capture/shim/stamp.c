@@ -25,8 +25,15 @@
 
 int mt_stamp_tsc;
 uint64_t mt_stamp_quantum = 1;
-static uint64_t tsc0, mono0, last_cal;
+struct mt_stamp_conv mt_stamp_conv = { .mult = 1ull << 32 }; /* ns: 1 to 1 */
+static uint64_t last_cal;
 static double rate = 1.0; /* ns per tick */
+
+static void set_rate(double r)
+{
+	rate = r;
+	__atomic_store_n(&mt_stamp_conv.mult, (uint64_t)(r * 4294967296.0), __ATOMIC_RELAXED);
+}
 
 static uint64_t mono_ns(void)
 {
@@ -74,12 +81,14 @@ void mt_stamp_init(int precise)
 		return;
 	/* a first rate over 20 us (0.1% off at worst: good until the first
 	 * merge 10 ms later measures it over the run so far) */
+	uint64_t tsc0, mono0, t, m;
 	read_pair(&tsc0, &mono0);
-	uint64_t t, m;
 	do
 		read_pair(&t, &m);
 	while (m - mono0 < 20000 || t <= tsc0);
-	rate = (double)(m - mono0) / (double)(t - tsc0);
+	mt_stamp_conv.tsc0 = tsc0;
+	mt_stamp_conv.mono0 = mono0;
+	set_rate((double)(m - mono0) / (double)(t - tsc0));
 	last_cal = m;
 }
 
@@ -91,21 +100,13 @@ void mt_stamp_recalibrate(void)
 	if (m - last_cal < 10000000ull)
 		return;
 	read_pair(&t, &m);
+	uint64_t tsc0 = mt_stamp_conv.tsc0, mono0 = mt_stamp_conv.mono0;
 	if (t > tsc0 && m > mono0)
-		rate = (double)(m - mono0) / (double)(t - tsc0);
+		set_rate((double)(m - mono0) / (double)(t - tsc0));
 	last_cal = m;
 }
 
 double mt_stamp_ns_per_tick(void)
 {
 	return rate;
-}
-
-uint64_t mt_stamp_ns(uint64_t stamp)
-{
-	uint64_t ns = stamp;
-	if (mt_stamp_tsc)
-		ns = stamp > tsc0 ? mono0 + (uint64_t)((double)(stamp - tsc0) * rate) :
-				    mono0 - (uint64_t)((double)(tsc0 - stamp) * rate);
-	return ns - ns % mt_stamp_quantum;
 }

@@ -23,13 +23,18 @@
  * block: so a block the realloc takes was freed (and stamped) before it,
  * and one it releases is handed out (and stamped) after it.
  *
- * What may be merged: a merge emits only events no thread can still
- * precede.  A thread sets its slot's busy flag before it reads a stamp and
- * clears it once the event is in its buffer, so a busy thread's next event
- * is no older than its last one, and an idle thread's is no older than the
- * moment the merge looked (less SLACK, for the store to be seen and the
- * CPUs' counters to differ).  The merge emits up to the oldest of those
- * bounds.
+ * What may be merged: an event whose stamp is older than the moment T the
+ * merge looked at the buffers (less SLACK, for the CPUs' counters to
+ * differ).  Whatever happened to a block before such an event was in its
+ * thread's buffer before the event was stamped (a thread records an
+ * allocation before it returns the block, and a free before it releases
+ * it), so it is in the merge too, with an older stamp.  An event stamped
+ * before T but written to its buffer after the merge looked goes out with
+ * the next merge, later in the stream than its stamp says; that is safe,
+ * since nothing can happen to its block before it is written.  A realloc
+ * is the exception again (it releases the old block before its record is
+ * written): while one is under way its thread's slot holds merges back to
+ * its stamp.
  */
 #include "shim.h"
 
@@ -42,9 +47,9 @@
 #define MASK (WORDS - 1)
 /* In stamp units: up to a few ticks per ns (the counter) or 1 (ns). */
 #define SLACK_NS 20000ull
-/* A full buffer that cannot be merged because a busy thread holds the
- * bound back (a thread stopped, or a handler that jumped out of the shim)
- * stops waiting after this long and merges anyway. */
+/* A full buffer that cannot be merged because a realloc under way holds
+ * the bound back (its thread stopped, or a handler that jumped out of the
+ * shim) stops waiting after this long and merges anyway. */
 #define STALL_NS 200000000ull
 
 enum { KIND_PAD, KIND_ALLOC, KIND_FREE, KIND_REALLOC };
@@ -123,9 +128,9 @@ static uint64_t *peek(struct mt_tslot *s, uint64_t head)
 
 /* Emits every buffered event stamped at most BOUND that no thread can
  * still precede (all of them with FORCE), oldest first.  SELF, if not NULL,
- * is the caller's slot, busy with an event stamped BOUND.  Returns how many
- * buffers still hold an event stamped at most BOUND (held back by a busy
- * thread). */
+ * is the caller's slot, with an event stamped BOUND under way.  Returns how
+ * many buffers still hold an event stamped at most BOUND (held back by a
+ * realloc under way, or younger than SLACK). */
 static unsigned merge(uint64_t bound, int force, const struct mt_tslot *self)
 {
 	struct mt_tslot *act[64];
@@ -133,18 +138,15 @@ static unsigned merge(uint64_t bound, int force, const struct mt_tslot *self)
 	unsigned left = 0;
 	mt_stamp_recalibrate();
 	uint64_t now = mt_stamp();
+	mt_stamp_fence(); /* the buffers are read after the stamp */
 	uint64_t w = force ? UINT64_MAX : now > slack ? now - slack : 0;
 	if (bound < w)
 		w = bound;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (uint32_t i = 0; i < nslots && !force; i++) {
 		struct mt_tslot *s = slots[i];
-		if (s != self && s->state == SLOT_LIVE &&
-		    __atomic_load_n(&s->busy, __ATOMIC_ACQUIRE)) {
-			uint64_t last = __atomic_load_n(&s->last, __ATOMIC_RELAXED);
-			if (last < w)
-				w = last;
-		}
+		uint64_t hold = __atomic_load_n(&s->hold, __ATOMIC_ACQUIRE);
+		if (s != self && hold && hold < w)
+			w = hold;
 	}
 	for (uint32_t base = 0; base < nslots; base += 64) {
 		unsigned na = 0;
@@ -220,8 +222,7 @@ struct mt_tslot *mt_tbuf_slot_new(uint32_t tid)
 	}
 	if (s) {
 		s->tid = tid;
-		s->busy = 0;
-		s->last = mt_stamp();
+		s->hold = 0;
 		__atomic_store_n(&s->state, SLOT_LIVE, __ATOMIC_RELEASE);
 		mt_tbuf_nlive++;
 	}
@@ -278,14 +279,12 @@ static int put_direct(struct mt_tslot *s, int kind, int fn, uint64_t old, uint64
 		}
 	}
 	emit(tid, kind, fn, old, p, n, pcs, depth, stamp);
-	if (s)
-		s->last = stamp;
 	mt_channel_unlock();
 	return 1;
 }
 
-/* Makes room for WORDS more in S's buffer, merging (and waiting for busy
- * threads, bounded) while there is none.  Returns where to write. */
+/* Makes room for WORDS more in S's buffer, merging (and waiting for a
+ * realloc under way, bounded) while there is none.  Returns where to write. */
 static uint64_t *room(struct mt_tslot *s, uint64_t words, uint64_t stamp)
 {
 	uint64_t start = 0;
@@ -295,7 +294,7 @@ static uint64_t *room(struct mt_tslot *s, uint64_t words, uint64_t stamp)
 		if (WORDS - (s->head - __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE)) >= need) {
 			if (to_end < words) {
 				uint64_t *r = s->buf + pos;
-				r[0] = s->last;
+				r[0] = 0;
 				r[1] = KIND_PAD | to_end << 32;
 				__atomic_store_n(&s->head, s->head + to_end, __ATOMIC_RELEASE);
 				pos = 0;
@@ -327,8 +326,9 @@ void mt_tbuf_event(struct mt_tslot *s, int kind, int fn, void *old, void *p, siz
 			       stamp, tid))
 			return;
 	}
-	uint64_t words = kind == KIND_FREE ? 3 : kind == KIND_ALLOC ? 4 + (uint64_t)depth :
-								     5 + (uint64_t)depth;
+	uint64_t words = kind == KIND_FREE  ? 3 :
+			 kind == KIND_ALLOC ? 4 + (uint64_t)depth :
+					      5 + (uint64_t)depth;
 	words = (words + 1) & ~1ull; /* even: a PAD always fits the end */
 	uint64_t *r = room(s, words, stamp);
 	r[0] = stamp;
@@ -343,7 +343,6 @@ void mt_tbuf_event(struct mt_tslot *s, int kind, int fn, void *old, void *p, siz
 	}
 	uint64_t head = s->head + words;
 	__atomic_store_n(&s->head, head, __ATOMIC_RELEASE);
-	s->last = stamp;
 	/* Half full: merge if nobody else is at it; three quarters: wait for
 	 * the lock. */
 	uint64_t used = head - __atomic_load_n(&s->tail, __ATOMIC_RELAXED);
@@ -376,9 +375,8 @@ int mt_tbuf_pending(void)
 {
 	for (uint32_t i = 0; i < __atomic_load_n(&nslots, __ATOMIC_ACQUIRE); i++) {
 		struct mt_tslot *s = slots[i];
-		if (s->state != SLOT_FREE &&
-		    __atomic_load_n(&s->head, __ATOMIC_ACQUIRE) !=
-			    __atomic_load_n(&s->tail, __ATOMIC_RELAXED))
+		if (s->state != SLOT_FREE && __atomic_load_n(&s->head, __ATOMIC_ACQUIRE) !=
+						     __atomic_load_n(&s->tail, __ATOMIC_RELAXED))
 			return 1;
 	}
 	return 0;
@@ -428,12 +426,11 @@ void mt_tbuf_after_fork_child(void)
 	for (uint32_t i = 0; i < nslots; i++) {
 		struct mt_tslot *s = slots[i];
 		s->tail = s->head;
-		s->busy = 0;
+		s->hold = 0;
 		s->state = SLOT_FREE;
 	}
 	if (mt_t_slot) {
 		mt_t_slot->state = SLOT_LIVE;
-		mt_t_slot->last = mt_stamp();
 		mt_tbuf_nlive = 1;
 	}
 }
