@@ -2,13 +2,14 @@
 
 Every recorded time must lie within the program's own clock readings around
 the call, as the report gives it from the same start as the markers: times
-right to the recording's time step (8 us by default; the coarse clock used
-before moved in 4 ms steps), under `memtrace record` and standalone."""
+right to the recording's time step (0.52 ms by default, under the 1 ms the
+timeline needs; the coarse clock used before moved in 4 ms steps), under
+`memtrace record` and standalone."""
 import json
 
 N = 200
-# the recording's time step (8.192 us) and the report's rounding (1 us)
-SLACK = 12e-6
+# the recording's time step (2^19 ns, 0.524 ms) and the report's rounding (1 us)
+SLACK = 0.000526
 
 
 def parse(out):

@@ -32,6 +32,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -51,10 +52,14 @@ struct mt_enc mt_enc_state;
 struct fork_guard {
 	_Atomic uintptr_t lock; /* 0, or the owner's token */
 	int live;		/* the ring is this process's: cleared in a child by the kernel */
+	/* Threads that gave up spinning sleep on WAKE (a futex), which an
+	 * unlock bumps when it sees WAITERS: a merge holds the lock for a
+	 * while, and its thread may be preempted, so others must not spin. */
+	_Atomic uint32_t waiters, wake;
 };
 /* Until the wiped page is set up (or if the kernel has no MADV_WIPEONFORK:
  * before 4.14), a guard that never says "child". */
-static struct fork_guard boot_guard = { 0, 1 };
+static struct fork_guard boot_guard = { 0, 1, 0, 0 };
 static struct fork_guard *guard = &boot_guard;
 volatile int *mt_channel_live = &boot_guard.live;
 static void (*new_process)(void);
@@ -128,6 +133,20 @@ int mt_channel_trylock(void)
 	return 0;
 }
 
+/* Sleeps until the lock is released, or 1 ms at most: the unlock does not
+ * fence its store from its look at WAITERS, so once in a while a wake-up
+ * is missed (a fence would cost every event). */
+static void wait_for_unlock(struct fork_guard *g)
+{
+	atomic_fetch_add(&g->waiters, 1);
+	uint32_t w = atomic_load(&g->wake);
+	if (atomic_load(&g->lock)) {
+		struct timespec ts = { .tv_nsec = 1000000 };
+		syscall(SYS_futex, &g->wake, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
+	}
+	atomic_fetch_sub(&g->waiters, 1);
+}
+
 void mt_channel_lock(void)
 {
 	struct fork_guard *g = guard;
@@ -149,13 +168,18 @@ void mt_channel_lock(void)
 		if (spins < 64)
 			mt_cpu_relax();
 		else
-			sched_yield();
+			wait_for_unlock(g);
 	}
 }
 
 void mt_channel_unlock(void)
 {
-	atomic_store_explicit(&guard->lock, 0, memory_order_release);
+	struct fork_guard *g = guard;
+	atomic_store_explicit(&g->lock, 0, memory_order_release);
+	if (unlikely(atomic_load_explicit(&g->waiters, memory_order_relaxed))) {
+		atomic_fetch_add(&g->wake, 1);
+		syscall(SYS_futex, &g->wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
 }
 
 uint32_t mt_channel_pid(void)

@@ -458,8 +458,8 @@ COLD void *slow_realloc(int fn, void *old, size_t n)
 		if (likely(mt_enabled) && likely(!t_in.any)) {                                    \
 			uint64_t pcs_[MT_MAX_FRAMES];                                             \
 			struct mt_tslot *s_ = begin();                                            \
-			int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0);                           \
 			uint64_t ts_ = mt_stamp_raw(mt_tbuf_multi());                             \
+			int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0);                           \
 			mt_tbuf_event(s_, MT_EV_ALLOC, fn, NULL, p, n, pcs_, depth_, ts_, tid()); \
 			leave();                                                                  \
 		} else {                                                                          \

@@ -128,7 +128,7 @@ static inline uint64_t mt_now(void)
  * CLOCK_MONOTONIC ns when written out, rounded down to a multiple of
  * mt_stamp_quantum: MT_STAMP_QUANTUM ns, or 1 with
  * MEMTRACE_PRECISE_TIMESTAMPS (finer times cost bytes in the recording). */
-#define MT_STAMP_QUANTUM 8192u /* a power of two */
+#define MT_STAMP_QUANTUM 524288u /* 2^19 ns, 0.52 ms: a power of two */
 MT_HIDDEN extern int mt_stamp_tsc;
 MT_HIDDEN extern uint64_t mt_stamp_quantum;
 static inline uint64_t mt_stamp_raw(int ordered)
