@@ -5,14 +5,18 @@
  * memfd shared with the recorder (ring.h), which compresses and writes them
  * on another core: the traced thread only encodes and copies.  Standalone
  * (plain LD_PRELOAD) the same ring is private and is drained into the output
- * file by whichever thread finds it full, and at least every second.
+ * file by whichever thread finds it full, and at least every second.  In
+ * both, a thread of the shim's (the flusher) merges the threads' buffers
+ * every 20 ms.
  *
- * All record writing happens with the channel lock held, which also orders
- * records of all threads into one stream.  The lock is a spinlock: it is held
- * for tens of nanoseconds, and a pthread mutex could call into code that
- * allocates.  It knows its owner, so that a signal handler that interrupted
- * the thread holding it can tell, and hold its events back (preload.c)
- * instead of spinning on a lock that cannot be released under it.
+ * All record writing happens with the channel lock held: a single-threaded
+ * process takes it per event, several threads once per merge of their
+ * buffers (tbuf.c).  The lock spins, then sleeps on a futex (a merge holds
+ * it for a while, and its thread may be preempted); a pthread mutex could
+ * call into code that allocates.  It knows its owner, so that a signal
+ * handler that interrupted the thread holding it can tell, and hold its
+ * events back (preload.c) instead of waiting for a lock that cannot be
+ * released under it.
  *
  * A child made without glibc's fork (a raw clone or clone3, as runtimes and
  * sandboxes make them) runs no atfork handler: it would write into its

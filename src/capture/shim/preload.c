@@ -10,10 +10,11 @@
  * The first call starts the shim (it may come before its constructor); a
  * call from a signal handler that interrupted the shim is recorded as well
  * (see "signal handlers" below); the fast path is for a thread outside the
- * shim with nothing held back.  A free is recorded before the block is released and an
- * allocation after it is obtained, and a realloc is recorded while the
- * channel lock is held around it, so that the order of records always
- * matches the order in which addresses were handed out, across threads.
+ * shim with nothing held back.  A free is recorded before the block is
+ * released and an allocation after it is obtained, and a realloc holds the
+ * realloc gate across its call, so that the order of records always
+ * matches the order in which addresses were handed out, across threads
+ * (tbuf.c, which buffers each thread's events and merges them).
  *
  * This file is the top of the shim: it calls the other files (shim.h,
  * unwind.h) and none of them calls it.  The per-thread state (inside the
