@@ -103,6 +103,13 @@ static struct mt_cull *cull; /* standalone with MEMTRACE_CULL_TEMPORARY_ALLOCATI
 static uint8_t *cbuf;	     /* what the culler let through, not yet written */
 static size_t clen, ccap;
 
+static void (*tick)(void); /* what the flusher runs every 20 ms */
+
+void mt_channel_on_tick(void (*fn)(void))
+{
+	__atomic_store_n(&tick, fn, __ATOMIC_RELEASE);
+}
+
 static void cull_emit(void *ctx, const uint8_t *p, size_t n);
 static void start_flusher(void);
 static void mt_channel_flush_partial(void);
@@ -387,9 +394,9 @@ static int open_output(int made_up)
 	return out_fd = mt_fd_place(out_fd, &out_id);
 }
 
-/* A thread of the shim's merges the threads' buffers (tbuf.c) every 20 ms,
- * so that what a thread recorded before it went quiet reaches the recorder,
- * and, standalone, writes out what is buffered twice a second, so that a
+/* A thread of the shim's runs the tick (preload.c: it merges the threads'
+ * buffers) every 20 ms, so that what a thread recorded before it went quiet
+ * reaches the recorder, and, standalone, writes out what is buffered twice a second, so that a
  * program that goes quiet and is then killed loses nothing older than that.
  * (Under `memtrace record` the recorder holds the ring instead.) */
 static void *flusher(void *arg)
@@ -400,7 +407,9 @@ static void *flusher(void *arg)
 		nanosleep(&ts, NULL);
 		if (!ring)
 			continue;
-		mt_tbuf_sync(0); /* also measures the stamps' rate anew */
+		void (*fn)(void) = __atomic_load_n(&tick, __ATOMIC_ACQUIRE);
+		if (fn)
+			fn();
 		if (sock < 0 && i % 25 == 0 && head != ring->tail &&
 		    mt_now() - last_flush >= 400000000ull)
 			mt_channel_flush_partial();

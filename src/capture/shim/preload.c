@@ -895,6 +895,13 @@ static void on_toggle(int sig)
 	mt_enabled = !mt_enabled;
 }
 
+/* Every 20 ms, on the shim's thread: what the threads buffered goes out
+ * (and the stamps' rate is measured anew). */
+static void merge_tick(void)
+{
+	mt_tbuf_sync(0);
+}
+
 /* Without --follow-forks, programs this one executes must not load the shim:
  * take it out of LD_PRELOAD. */
 static void unexport_shim(void)
@@ -968,6 +975,7 @@ static void start_shim(void)
 	mt_stacktab_init(mt_cfg.backtrace_cache_size);
 	mt_tbuf_init();
 	mt_channel_guard_init(after_fork_child);
+	mt_channel_on_tick(merge_tick);
 	if (mt_channel_open((uint32_t)getppid()) < 0) {
 		__atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
 		t_starting = 0;

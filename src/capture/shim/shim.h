@@ -262,6 +262,8 @@ MT_HIDDEN uint8_t *mt_channel_reserve(size_t max);
 /* With the lock held: the bytes up to END are complete records. */
 MT_HIDDEN void mt_channel_commit(uint8_t *end);
 MT_HIDDEN void mt_channel_flush(void); /* standalone: write out what is buffered */
+/* FN runs every 20 ms on the shim's own thread (set before mt_channel_open). */
+MT_HIDDEN void mt_channel_on_tick(void (*fn)(void));
 MT_HIDDEN void mt_channel_after_fork_child(int follow);
 /* Before an exec of PATH, which the shim cannot follow: asks the recorder
  * (if MEMTRACE_CONNECT says it offers) to trace it with the BPF backend,
