@@ -152,24 +152,36 @@ INLINE struct mt_tslot *begin(void)
 	return s;
 }
 
-/* A realloc: the gate held and the slot holding merges back to its stamp
- * across the call, which releases the old block before the record is
- * written (tbuf.c). */
-INLINE uint64_t realloc_begin(struct mt_tslot *s)
+/* A realloc releases its old block and takes its new one inside one call,
+ * before its record is written: it holds the realloc gate across the call,
+ * and either the channel lock too (when events go out one by one, so that
+ * no other record comes between), or its slot holds merges back to its
+ * stamp (tbuf.c).  Returns whether it holds the lock. */
+INLINE int realloc_begin(struct mt_tslot *s, uint64_t *ts)
 {
 	mt_gate_lock();
-	uint64_t ts = mt_stamp();
+	int locked = !mt_tbuf_multi();
+	if (locked)
+		mt_channel_lock();
+	*ts = mt_stamp();
 	if (likely(s))
-		s->hold = ts;
-	return ts;
+		s->hold = *ts;
+	return locked;
 }
 
-INLINE void realloc_end(struct mt_tslot *s, int fn, void *old, void *p, size_t n,
+INLINE void realloc_end(struct mt_tslot *s, int locked, int fn, void *old, void *p, size_t n,
 			const uint64_t *pcs, int depth, uint64_t ts)
 {
-	mt_gate_unlock();
-	if (p) /* a failed realloc leaves the old block live: nothing to record */
-		mt_tbuf_event(s, MT_EV_REALLOC, fn, old, p, n, pcs, depth, ts, tid());
+	if (locked) {
+		if (p) /* a failed realloc leaves the old block live: nothing to record */
+			mt_tbuf_event_locked(MT_EV_REALLOC, fn, old, p, n, pcs, depth, ts, tid());
+		mt_channel_unlock();
+		mt_gate_unlock();
+	} else {
+		mt_gate_unlock();
+		if (p)
+			mt_tbuf_event(s, MT_EV_REALLOC, fn, old, p, n, pcs, depth, ts, tid());
+	}
 	if (likely(s))
 		__atomic_store_n(&s->hold, 0, __ATOMIC_RELEASE);
 }
@@ -403,7 +415,7 @@ COLD int slow_free(void *p)
 		return 1;
 	}
 	struct mt_tslot *s = begin();
-	uint64_t ts = mt_stamp_raw(0);
+	uint64_t ts = mt_stamp();
 	emit_held(s);
 	mt_tbuf_event(s, MT_EV_FREE, 0, NULL, p, 0, NULL, 0, ts, tid());
 	mt_gate_wait(ts);
@@ -445,9 +457,10 @@ COLD void *slow_realloc(int fn, void *old, size_t n)
 	uint64_t pcs[MT_MAX_FRAMES];
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
 	emit_held(s);
-	uint64_t ts = realloc_begin(s);
+	uint64_t ts;
+	int locked = realloc_begin(s, &ts);
 	void *p = NEXT_REALLOC(old, n);
-	realloc_end(s, fn, old, p, n, pcs, depth, ts);
+	realloc_end(s, locked, fn, old, p, n, pcs, depth, ts);
 	leave();
 	return p;
 }
@@ -477,9 +490,7 @@ INLINE int record_free(void *p)
 		return 1;
 	if (likely(mt_enabled) && likely(!t_in.any)) {
 		struct mt_tslot *s = begin();
-		/* (a free's stamp needs no ordering: read early, it is still
-		 * older than the release of the block) */
-		uint64_t ts = mt_stamp_raw(0);
+		uint64_t ts = mt_stamp_raw(mt_tbuf_multi());
 		mt_tbuf_event(s, MT_EV_FREE, 0, NULL, p, 0, NULL, 0, ts, tid());
 		/* a realloc under way may be about to take this block */
 		mt_gate_wait(ts);
@@ -542,9 +553,10 @@ INLINE void *do_realloc(int fn, void *old, size_t n)
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
 	/* Held across the call, and the stamp read inside it (tbuf.c): the
 	 * blocks it takes and gives back are ordered around it. */
-	uint64_t ts = realloc_begin(s);
+	uint64_t ts;
+	int locked = realloc_begin(s, &ts);
 	void *p = NEXT_REALLOC(old, n);
-	realloc_end(s, fn, old, p, n, pcs, depth, ts);
+	realloc_end(s, locked, fn, old, p, n, pcs, depth, ts);
 	leave();
 	return p;
 }
@@ -659,11 +671,12 @@ __attribute__((noinline)) void *mt_ext_resize(int fn, void *old, size_t n, mt_re
 	uint64_t pcs[MT_MAX_FRAMES];
 	struct mt_tslot *s = begin();
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
-	uint64_t ts = realloc_begin(s);
+	uint64_t ts;
+	int locked = realloc_begin(s, &ts);
 	int pass = mt_ext_enter();
 	void *p = call(old, n, ctx);
 	mt_ext_leave(pass);
-	realloc_end(s, fn, old, p, n, pcs, depth, ts);
+	realloc_end(s, locked, fn, old, p, n, pcs, depth, ts);
 	leave();
 	return p;
 }

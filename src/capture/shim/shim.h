@@ -226,6 +226,7 @@ struct mt_config {
 	int disabled_by_default;
 	int sigusr1, sigusr2;
 	int precise_timestamps;
+	int thread_buffers; /* MEMTRACE_THREAD_BUFFERS: 1, 0, -1 auto (tbuf.c) */
 	int zero_memory;
 	uint64_t backtrace_cache_size;
 	int log_level;	     /* -1 off, 0 unset (only "not traced"), 1 error, 2 warn, 3 info,
@@ -300,12 +301,13 @@ struct mt_tslot {
 };
 MT_HIDDEN extern __thread struct mt_tslot *mt_t_slot;
 MT_HIDDEN extern volatile int mt_tbuf_nlive;
+MT_HIDDEN extern int mt_tbuf_on; /* threads buffer their events (else: the lock per event) */
 MT_HIDDEN void mt_tbuf_init(void);
-/* Whether events of several threads are being merged: their stamps must
- * then be read in order with what precedes them (mt_stamp_raw). */
+/* Whether events of several threads are being buffered and merged: their
+ * stamps must then be read in order with what precedes them (mt_stamp_raw). */
 static inline int mt_tbuf_multi(void)
 {
-	return mt_tbuf_nlive > 1;
+	return mt_tbuf_nlive > 1 && mt_tbuf_on;
 }
 /* The calling thread's slot, new (NULL when none: its events then go out
  * one by one, as after its exit). */
@@ -313,6 +315,10 @@ MT_HIDDEN struct mt_tslot *mt_tbuf_slot_new(uint32_t tid);
 enum { MT_EV_ALLOC = 1, MT_EV_FREE, MT_EV_REALLOC };
 MT_HIDDEN void mt_tbuf_event(struct mt_tslot *s, int kind, int fn, void *old, void *p, size_t n,
 			     const uint64_t *pcs, int depth, uint64_t stamp, uint32_t tid);
+/* The same, the channel lock held (a realloc of a process that does not
+ * buffer holds it across its call). */
+MT_HIDDEN void mt_tbuf_event_locked(int kind, int fn, void *old, void *p, size_t n,
+				    const uint64_t *pcs, int depth, uint64_t stamp, uint32_t tid);
 /* Merges what can be merged now (FORCE: everything buffered). */
 MT_HIDDEN void mt_tbuf_sync(int force);
 MT_HIDDEN void mt_tbuf_sync_locked(uint64_t bound, int force); /* the lock held */

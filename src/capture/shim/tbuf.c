@@ -2,21 +2,25 @@
  * tbuf.c - per-thread event buffers, merged into the channel in time order.
  *
  * A single-threaded process writes each event straight into the channel
- * (the lock is free, nobody waits).  Once several threads record, each
- * writes its events, raw (stamp, addresses, size, return addresses), into a
- * buffer of its own without any lock, and whoever merges takes the channel
- * lock once for hundreds of events: the thread whose buffer fills, the
- * flusher thread (channel.c) every few ms, a thread that exits, the process
- * at exit or exec.  A merge interns the stacks and encodes the events of all
- * buffers into the channel, oldest stamp first, so the stream is one
- * sequence as before and nothing downstream changes.
+ * under its lock.  So do several threads on a machine of two CPUs or fewer,
+ * where taking turns at the lock costs less than what follows
+ * (MEMTRACE_THREAD_BUFFERS=1 or 0 forces the choice).  Otherwise, once
+ * several threads record, each writes its events, raw (stamp, addresses,
+ * size, return addresses), into a buffer of its own without any lock, and
+ * whoever merges takes the channel lock once for hundreds of events: the
+ * thread whose buffer fills, the flusher thread (channel.c) every 20 ms, a
+ * thread that exits, the process at exit or exec.  A merge interns the
+ * stacks and encodes the events of all buffers into the channel, oldest
+ * stamp first, so the stream is one sequence as before and nothing
+ * downstream changes.
  *
  * Why the stamp order is the true order for any address: an allocation is
  * stamped after the allocator handed the block out and a free before the
  * block goes back, and stamps are read with RDTSCP (or clock_gettime) on a
- * clock the kernel keeps in step across CPUs (stamp.c); so when a block
- * passes from one thread to another, through the allocator or the program,
- * the earlier event has the earlier stamp.  A realloc is the exception: it
+ * clock the kernel keeps in step across CPUs (stamp.c), RDTSCP waiting for
+ * the instructions before it, the loads that brought the block included;
+ * so when a block passes from one thread to another, through the allocator
+ * or the program, the earlier event has the earlier stamp.  A realloc is the exception: it
  * releases its old block and takes its new one inside one call.  It holds
  * the realloc gate across the call and is stamped once it holds it, and a
  * free, once stamped, waits while the gate is held before it releases its
@@ -67,8 +71,19 @@ static uint64_t slack;
 
 static void slot_exit(void *arg);
 
+int mt_tbuf_on;
+
 void mt_tbuf_init(void)
 {
+	/* Auto: on a machine (or CPU set) of two CPUs at most, the lock
+	 * costs less than the buffers: two threads at a time take it in
+	 * turns, each for a long run, and the buffers need ordered stamps
+	 * (RDTSCP, 15-30 ns an event) and a merge that reads every event
+	 * again.  With more CPUs, threads waiting for each other's lock are
+	 * what limits them. */
+	cpu_set_t cpus;
+	int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+	mt_tbuf_on = mt_cfg.thread_buffers >= 0 ? mt_cfg.thread_buffers : ncpu > 2;
 	have_key = pthread_key_create(&key, slot_exit) == 0;
 	slack = mt_stamp_tsc ? (uint64_t)((double)SLACK_NS / mt_stamp_ns_per_tick()) : SLACK_NS;
 }
@@ -283,6 +298,15 @@ static int put_direct(struct mt_tslot *s, int kind, int fn, uint64_t old, uint64
 	return 1;
 }
 
+void mt_tbuf_event_locked(int kind, int fn, void *old, void *p, size_t n, const uint64_t *pcs,
+			  int depth, uint64_t stamp, uint32_t tid)
+{
+	if (unlikely(nslots > 1))
+		merge(stamp, 0, mt_t_slot);
+	emit(tid, kind, fn, (uint64_t)old, (uint64_t)p, n, pcs, depth < 0 ? 0 : (unsigned)depth,
+	     stamp);
+}
+
 /* Makes room for WORDS more in S's buffer, merging (and waiting for a
  * realloc under way, bounded) while there is none.  Returns where to write. */
 static uint64_t *room(struct mt_tslot *s, uint64_t words, uint64_t stamp)
@@ -321,7 +345,7 @@ void mt_tbuf_event(struct mt_tslot *s, int kind, int fn, void *old, void *p, siz
 {
 	if (depth < 0)
 		depth = 0;
-	if (!s || mt_tbuf_nlive <= 1) {
+	if (!s || !mt_tbuf_multi()) {
 		if (put_direct(s, kind, fn, (uint64_t)old, (uint64_t)p, n, pcs, (unsigned)depth,
 			       stamp, tid))
 			return;
