@@ -9,6 +9,8 @@
 # later, three calls deep), started together.  For each thread count it runs
 #   native     churn_mt T N
 #   memtrace   memtrace record -q -o F -- churn_mt T N
+#   mt-buf     the same with MEMTRACE_THREAD_BUFFERS=1: per-thread buffers
+#              whatever the CPU count (by default only with more than 2)
 #   heaptrack  heaptrack -o F churn_mt T N   (when installed)
 # interleaved round by round (every thread count and variant once per
 # round), after one untimed warm-up of each.  The table shows medians of the
@@ -65,7 +67,7 @@ command -v python3 > /dev/null || die "python3 missing (tools/setup.sh installs 
 command -v gcc > /dev/null || die "gcc missing (tools/setup.sh installs it)"
 IFS=, read -r -a t_list <<< "$threads"
 
-variants=(native memtrace)
+variants=(native memtrace mt-buf)
 if [ $use_heaptrack = 1 ]; then
 	if command -v heaptrack > /dev/null; then
 		variants+=(heaptrack)
@@ -94,10 +96,11 @@ run_variant() {
 	local cmd=("$work/churn_mt" "$t" "$per")
 	case $variant in
 	native) ;;
-	memtrace)
-		rec=$work/mt.$t.mtrace
+	memtrace|mt-buf)
+		rec=$work/$variant.$t.mtrace
 		rm -f "$rec"
-		cmd=("$memtrace" record -q -o "$rec" -- "${cmd[@]}")
+		cmd=(env MEMTRACE_THREAD_BUFFERS=$([ $variant = mt-buf ] && echo 1 || echo auto)
+			"$memtrace" record -q -o "$rec" -- "${cmd[@]}")
 		;;
 	heaptrack)
 		rm -f "$work/ht.$t".*
@@ -112,7 +115,7 @@ run_variant() {
 		die "exit status $status from: ${cmd[*]}"
 	fi
 	case $variant in
-	memtrace) size=$(stat -c %s "$rec") ;;
+	memtrace|mt-buf) size=$(stat -c %s "$rec") ;;
 	heaptrack)
 		rec=$(ls "$work/ht.$t".* 2> /dev/null | head -n 1)
 		[ -n "$rec" ] || die "heaptrack wrote no $work/ht.$t.*"
@@ -156,7 +159,8 @@ for line in open(sys.argv[1]):
     runs.setdefault((int(t), variant), []).append((float(wall), float(cpu), int(size)))
 per = int(sys.argv[2])
 threads = sorted({t for t, _ in runs})
-variants = [v for v in ("native", "memtrace", "heaptrack") if any((t, v) in runs for t in threads)]
+variants = [v for v in ("native", "memtrace", "mt-buf", "heaptrack")
+            if any((t, v) in runs for t in threads)]
 med = lambda t, v, i: statistics.median(r[i] for r in runs[(t, v)])
 fmt = "%-8s %-10s %8s %7s %6s %8s %7s %6s %10s"
 print()
