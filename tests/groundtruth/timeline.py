@@ -2,13 +2,13 @@
 
 Every recorded time must lie within the program's own clock readings around
 the call, as the report gives it from the same start as the markers: times
-right to the recording's time step (0.52 ms by default, under the 1 ms the
-timeline needs; the coarse clock used before moved in 4 ms steps), under
-`memtrace record` and standalone."""
+right to half the recording's time step (2^20 ns by default, rounded to the
+nearest: 0.52 ms, under the 1 ms the timeline needs; the coarse clock used
+before moved in 4 ms steps), under `memtrace record` and standalone."""
 import json
 
 N = 200
-# the recording's time step (2^19 ns, 0.524 ms) and the report's rounding (1 us)
+# half the recording's time step (2^19 ns, 0.524 ms) and the report's rounding (1 us)
 SLACK = 0.000526
 
 

@@ -125,10 +125,11 @@ static inline uint64_t mt_now(void)
 /* stamp.c: the time of each event, read raw on the hot path (the CPU's
  * time-stamp counter where CLOCK_MONOTONIC runs on it, else that clock in
  * ns), in the order the events happened across threads, and converted to
- * CLOCK_MONOTONIC ns when written out, rounded down to a multiple of
- * mt_stamp_quantum: MT_STAMP_QUANTUM ns, or 1 with
- * MEMTRACE_PRECISE_TIMESTAMPS (finer times cost bytes in the recording). */
-#define MT_STAMP_QUANTUM 524288u /* 2^19 ns, 0.52 ms: a power of two */
+ * CLOCK_MONOTONIC ns when written out, rounded to the nearest multiple of
+ * mt_stamp_quantum: MT_STAMP_QUANTUM ns (2^20, 1.05 ms: off by 0.52 ms at
+ * most, and each step of the clock costs about a byte of the recording),
+ * or 1 with MEMTRACE_PRECISE_TIMESTAMPS. */
+#define MT_STAMP_QUANTUM 1048576u /* a power of two */
 MT_HIDDEN extern int mt_stamp_tsc;
 MT_HIDDEN extern uint64_t mt_stamp_quantum;
 static inline uint64_t mt_stamp_raw(int ordered)
@@ -180,7 +181,7 @@ static inline uint64_t mt_stamp_ns(uint64_t stamp)
 			c->mono0 +
 				(uint64_t)((unsigned __int128)(stamp - c->tsc0) * c->mult >> 32) :
 			c->mono0 - (uint64_t)((unsigned __int128)(c->tsc0 - stamp) * c->mult >> 32);
-	return ns & ~(mt_stamp_quantum - 1);
+	return (ns + mt_stamp_quantum / 2) & ~(mt_stamp_quantum - 1);
 }
 
 /* self.c: the process's own name, read from /proc/self. */
