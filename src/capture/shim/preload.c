@@ -795,8 +795,8 @@ EXPORT void memtrace_marker(const char *text)
 	uint8_t *w = mt_channel_reserve(64 + n);
 	if (w) {
 		w = mt_enc_thread(&mt_enc_state, w, tid());
-		mt_channel_commit(
-			mt_enc_marker(&mt_enc_state, w, mt_stamp_ns(stamp), ++counter, text, n));
+		mt_channel_commit(mt_enc_marker(&mt_enc_state, w, mt_stamp_ns_exact(stamp),
+						++counter, text, n));
 	}
 	mt_channel_unlock();
 	t_busy = busy;

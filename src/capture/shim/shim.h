@@ -128,7 +128,7 @@ static inline uint64_t mt_now(void)
  * CLOCK_MONOTONIC ns when written out, rounded to the nearest multiple of
  * mt_stamp_quantum: MT_STAMP_QUANTUM ns (2^20, 1.05 ms: off by 0.52 ms at
  * most, and each step of the clock costs about a byte of the recording),
- * or 1 with MEMTRACE_PRECISE_TIMESTAMPS. */
+ * or 1 with MEMTRACE_PRECISE_TIMESTAMPS.  Markers, few, keep exact times. */
 #define MT_STAMP_QUANTUM 1048576u /* a power of two */
 MT_HIDDEN extern int mt_stamp_tsc;
 MT_HIDDEN extern uint64_t mt_stamp_quantum;
@@ -173,7 +173,7 @@ struct mt_stamp_conv {
 	uint64_t tsc0, mono0, mult;
 };
 MT_HIDDEN extern struct mt_stamp_conv mt_stamp_conv;
-static inline uint64_t mt_stamp_ns(uint64_t stamp)
+static inline uint64_t mt_stamp_ns_exact(uint64_t stamp)
 {
 	const struct mt_stamp_conv *c = &mt_stamp_conv;
 	uint64_t ns =
@@ -181,7 +181,12 @@ static inline uint64_t mt_stamp_ns(uint64_t stamp)
 			c->mono0 +
 				(uint64_t)((unsigned __int128)(stamp - c->tsc0) * c->mult >> 32) :
 			c->mono0 - (uint64_t)((unsigned __int128)(c->tsc0 - stamp) * c->mult >> 32);
-	return (ns + mt_stamp_quantum / 2) & ~(mt_stamp_quantum - 1);
+	return ns;
+}
+static inline uint64_t mt_stamp_ns(uint64_t stamp)
+{
+	return (mt_stamp_ns_exact(stamp) + mt_stamp_quantum / 2) &
+	       ~(uint64_t)(mt_stamp_quantum - 1);
 }
 
 /* self.c: the process's own name, read from /proc/self. */
