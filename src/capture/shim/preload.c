@@ -127,6 +127,74 @@ INLINE uint32_t tid(void)
 	return t_tid;
 }
 
+/* The hot path of a process whose events go out one by one (one thread,
+ * or threads taking turns at the lock: tbuf.c): with the channel lock
+ * held, appends an ALLOC (or REALLOC when OLD is set) record, as a merge
+ * does for buffered events. */
+INLINE void emit_alloc(int fn, void *old, void *p, size_t n, const uint64_t *pcs, int depth,
+		       uint64_t stamp)
+{
+	int is_new;
+	uint64_t id = mt_stacktab_intern(pcs, (unsigned)depth, &is_new);
+	uint8_t *w =
+		mt_channel_reserve(is_new ? MT_REC_MAX_STACK + MT_REC_MAX_SMALL : MT_REC_MAX_SMALL);
+	if (unlikely(!w)) {
+		if (is_new)
+			mt_stacktab_reset(); /* the stack was never written out */
+		return;
+	}
+	if (is_new)
+		w = mt_enc_stack(w, id, pcs, (unsigned)depth);
+	w = mt_enc_thread(&mt_enc_state, w, tid());
+	uint64_t ts = mt_stamp_ns(stamp);
+	if (old)
+		w = mt_enc_realloc(&mt_enc_state, w, fn, ts, (uint64_t)old, (uint64_t)p, n, id);
+	else
+		w = mt_enc_alloc(&mt_enc_state, w, fn, ts, (uint64_t)p, n, id);
+	mt_channel_commit(w);
+}
+
+/* The lock held: appends a FREE record. */
+INLINE void emit_free(void *p, uint64_t stamp)
+{
+	uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
+	if (likely(w)) {
+		w = mt_enc_thread(&mt_enc_state, w, tid());
+		mt_channel_commit(mt_enc_free(&mt_enc_state, w, mt_stamp_ns(stamp), (uint64_t)p));
+	}
+}
+
+/* Whether S's event can go straight out: events go out one by one and
+ * no buffer holds any (else tbuf.c merges them first, or buffers it). */
+INLINE int direct(const struct mt_tslot *s)
+{
+	return likely(s) && (likely(!mt_tbuf_on) ||
+			     (mt_tbuf_nlive <= 1 && mt_tbuf_nslots <= 1 && s->tail == s->head));
+}
+
+INLINE void put_alloc(struct mt_tslot *s, int fn, void *p, size_t n, const uint64_t *pcs, int depth,
+		      uint64_t stamp)
+{
+	if (direct(s)) {
+		mt_channel_lock();
+		emit_alloc(fn, NULL, p, n, pcs, depth, stamp);
+		mt_channel_unlock();
+	} else {
+		mt_tbuf_event(s, MT_EV_ALLOC, fn, NULL, p, n, pcs, depth, stamp, tid());
+	}
+}
+
+INLINE void put_free(struct mt_tslot *s, void *p, uint64_t stamp)
+{
+	if (direct(s)) {
+		mt_channel_lock();
+		emit_free(p, stamp);
+		mt_channel_unlock();
+	} else {
+		mt_tbuf_event(s, MT_EV_FREE, 0, NULL, p, 0, NULL, 0, stamp, tid());
+	}
+}
+
 /* Raw-clone children (channel.c) are told apart on their first event. */
 COLD void check_process(void)
 {
@@ -466,21 +534,25 @@ COLD void *slow_realloc(int fn, void *old, size_t n)
 }
 
 /* Records an allocation made by the hook this is inlined into: the stack
- * starts at that hook's caller. */
-#define RECORD_ALLOC(fn, p, n)                                                                    \
-	do {                                                                                      \
-		if (likely(mt_enabled) && likely(!t_in.any)) {                                    \
-			uint64_t pcs_[MT_MAX_FRAMES];                                             \
-			struct mt_tslot *s_ = begin();                                            \
-			uint64_t ts_ = mt_stamp_raw(mt_tbuf_multi());                             \
-			int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0);                           \
-			mt_tbuf_event(s_, MT_EV_ALLOC, fn, NULL, p, n, pcs_, depth_, ts_, tid()); \
-			leave();                                                                  \
-		} else {                                                                          \
-			slow_alloc(fn, p, n);                                                     \
-			NO_TAIL_CALL();                                                           \
-		}                                                                                 \
+ * starts at that hook's caller.  EARLY is a stamp read before the block
+ * was obtained, good enough when events go out one by one (the lock
+ * orders them; the counter's latency hides behind the allocator's work);
+ * buffered events read theirs now, in order (tbuf.c). */
+#define RECORD_ALLOC_AT(fn, p, n, early)                                            \
+	do {                                                                        \
+		if (likely(mt_enabled) && likely(!t_in.any)) {                      \
+			uint64_t pcs_[MT_MAX_FRAMES];                               \
+			struct mt_tslot *s_ = begin();                              \
+			uint64_t ts_ = mt_tbuf_multi() ? mt_stamp_raw(1) : (early); \
+			int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0);             \
+			put_alloc(s_, fn, p, n, pcs_, depth_, ts_);                 \
+			leave();                                                    \
+		} else {                                                            \
+			slow_alloc(fn, p, n);                                       \
+			NO_TAIL_CALL();                                             \
+		}                                                                   \
 	} while (0)
+#define RECORD_ALLOC(fn, p, n) RECORD_ALLOC_AT(fn, p, n, mt_stamp_raw(0))
 
 /* Records a free before the block is released; returns 0 when the caller
  * must not release it (a signal handler's free, held back). */
@@ -491,7 +563,7 @@ INLINE int record_free(void *p)
 	if (likely(mt_enabled) && likely(!t_in.any)) {
 		struct mt_tslot *s = begin();
 		uint64_t ts = mt_stamp_raw(mt_tbuf_multi());
-		mt_tbuf_event(s, MT_EV_FREE, 0, NULL, p, 0, NULL, 0, ts, tid());
+		put_free(s, p, ts);
 		/* a realloc under way may be about to take this block */
 		mt_gate_wait(ts);
 		leave();
@@ -504,10 +576,11 @@ INLINE int record_free(void *p)
 
 EXPORT void *malloc(size_t n)
 {
+	uint64_t early = mt_stamp_raw(0);
 	void *p = unlikely(mt_cfg.zero_memory) ? NEXT(__libc_calloc(1, n), mt_next_calloc(1, n)) :
 						 NEXT(__libc_malloc(n), mt_next_malloc(n));
 	if (likely(p))
-		RECORD_ALLOC(MT_FN_MALLOC, p, n);
+		RECORD_ALLOC_AT(MT_FN_MALLOC, p, n, early);
 	return p;
 }
 

@@ -166,7 +166,6 @@ static inline void mt_stamp_fence(void)
 #endif
 }
 MT_HIDDEN void mt_stamp_init(int precise);
-MT_HIDDEN void mt_stamp_recalibrate(void); /* cheap unless 10 ms passed */
 MT_HIDDEN double mt_stamp_ns_per_tick(void);
 /* ns = mono0 + (stamp - tsc0) * mult / 2^32 (the identity for ns stamps). */
 struct mt_stamp_conv {
@@ -175,19 +174,17 @@ struct mt_stamp_conv {
 MT_HIDDEN extern struct mt_stamp_conv mt_stamp_conv;
 static inline uint64_t mt_stamp_ns_exact(uint64_t stamp)
 {
+	/* (every stamp converted was read after tsc0: stamp.c reads it first) */
 	const struct mt_stamp_conv *c = &mt_stamp_conv;
-	uint64_t ns =
-		stamp >= c->tsc0 ?
-			c->mono0 +
-				(uint64_t)((unsigned __int128)(stamp - c->tsc0) * c->mult >> 32) :
-			c->mono0 - (uint64_t)((unsigned __int128)(c->tsc0 - stamp) * c->mult >> 32);
-	return ns;
+	return c->mono0 + (uint64_t)((unsigned __int128)(stamp - c->tsc0) * c->mult >> 32);
 }
 static inline uint64_t mt_stamp_ns(uint64_t stamp)
 {
 	return (mt_stamp_ns_exact(stamp) + mt_stamp_quantum / 2) &
 	       ~(uint64_t)(mt_stamp_quantum - 1);
 }
+/* Measures the rate anew if 10 ms passed since (NOW: a stamp). */
+MT_HIDDEN void mt_stamp_recalibrate(uint64_t now);
 
 /* self.c: the process's own name, read from /proc/self. */
 MT_HIDDEN int mt_read_self_exe(char *buf, size_t len); /* length, or -1 */
@@ -307,6 +304,7 @@ struct mt_tslot {
 };
 MT_HIDDEN extern __thread struct mt_tslot *mt_t_slot;
 MT_HIDDEN extern volatile int mt_tbuf_nlive;
+MT_HIDDEN extern uint32_t mt_tbuf_nslots; /* slots ever made (the lock held) */
 MT_HIDDEN extern int mt_tbuf_on; /* threads buffer their events (else: the lock per event) */
 MT_HIDDEN void mt_tbuf_init(void);
 /* Whether events of several threads are being buffered and merged: their

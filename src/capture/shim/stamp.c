@@ -92,13 +92,11 @@ void mt_stamp_init(int precise)
 	last_cal = m;
 }
 
-void mt_stamp_recalibrate(void)
+void mt_stamp_recalibrate(uint64_t now)
 {
-	if (!mt_stamp_tsc)
+	if (!mt_stamp_tsc || mt_stamp_ns_exact(now) - last_cal < 10000000ull)
 		return;
-	uint64_t t, m = mono_ns();
-	if (m - last_cal < 10000000ull)
-		return;
+	uint64_t t, m;
 	read_pair(&t, &m);
 	uint64_t tsc0 = mt_stamp_conv.tsc0, mono0 = mt_stamp_conv.mono0;
 	if (t > tsc0 && m > mono0)

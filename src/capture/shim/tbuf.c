@@ -59,8 +59,8 @@
 enum { KIND_PAD, KIND_ALLOC, KIND_FREE, KIND_REALLOC };
 enum { SLOT_FREE, SLOT_LIVE, SLOT_DEAD };
 
-static struct mt_tslot *slots[MAX_SLOTS]; /* [0, nslots) mapped; the lock held */
-static uint32_t nslots;
+static struct mt_tslot *slots[MAX_SLOTS]; /* [0, mt_tbuf_nslots) mapped; the lock held */
+uint32_t mt_tbuf_nslots;
 volatile int mt_tbuf_nlive; /* LIVE slots: at most 1, and events go straight out */
 volatile uintptr_t mt_realloc_gate;
 __thread struct mt_tslot *mt_t_slot;
@@ -151,21 +151,21 @@ static unsigned merge(uint64_t bound, int force, const struct mt_tslot *self)
 	struct mt_tslot *act[64];
 	uint64_t heads[64];
 	unsigned left = 0;
-	mt_stamp_recalibrate();
 	uint64_t now = mt_stamp();
+	mt_stamp_recalibrate(now);
 	mt_stamp_fence(); /* the buffers are read after the stamp */
 	uint64_t w = force ? UINT64_MAX : now > slack ? now - slack : 0;
 	if (bound < w)
 		w = bound;
-	for (uint32_t i = 0; i < nslots && !force; i++) {
+	for (uint32_t i = 0; i < mt_tbuf_nslots && !force; i++) {
 		struct mt_tslot *s = slots[i];
 		uint64_t hold = __atomic_load_n(&s->hold, __ATOMIC_ACQUIRE);
 		if (s != self && hold && hold < w)
 			w = hold;
 	}
-	for (uint32_t base = 0; base < nslots; base += 64) {
+	for (uint32_t base = 0; base < mt_tbuf_nslots; base += 64) {
 		unsigned na = 0;
-		for (uint32_t i = base; i < nslots && i < base + 64; i++) {
+		for (uint32_t i = base; i < mt_tbuf_nslots && i < base + 64; i++) {
 			struct mt_tslot *s = slots[i];
 			uint64_t h = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
 			if (s->state != SLOT_FREE && s->tail != h) {
@@ -208,7 +208,7 @@ static unsigned merge(uint64_t bound, int force, const struct mt_tslot *self)
 		}
 	}
 	/* the slots of threads that exited, once empty, are free for others */
-	for (uint32_t i = 0; i < nslots; i++) {
+	for (uint32_t i = 0; i < mt_tbuf_nslots; i++) {
 		struct mt_tslot *s = slots[i];
 		if (s->state == SLOT_DEAD && s->tail == __atomic_load_n(&s->head, __ATOMIC_ACQUIRE))
 			s->state = SLOT_FREE;
@@ -224,15 +224,15 @@ struct mt_tslot *mt_tbuf_slot_new(uint32_t tid)
 		return NULL; /* its events go out one by one */
 	mt_channel_lock();
 	struct mt_tslot *s = NULL;
-	for (uint32_t i = 0; i < nslots && !s; i++)
+	for (uint32_t i = 0; i < mt_tbuf_nslots && !s; i++)
 		if (slots[i]->state == SLOT_FREE)
 			s = slots[i];
-	if (!s && nslots < MAX_SLOTS) {
+	if (!s && mt_tbuf_nslots < MAX_SLOTS) {
 		uint64_t *buf = mt_map(WORDS * sizeof(uint64_t) + sizeof *s);
 		if (buf) {
 			s = (struct mt_tslot *)(buf + WORDS);
 			s->buf = buf;
-			slots[nslots++] = s;
+			slots[mt_tbuf_nslots++] = s;
 		}
 	}
 	if (s) {
@@ -272,7 +272,7 @@ static int put_direct(struct mt_tslot *s, int kind, int fn, uint64_t old, uint64
 		      const uint64_t *pcs, unsigned depth, uint64_t stamp, uint32_t tid)
 {
 	mt_channel_lock();
-	if (unlikely(nslots > 1 || (s && s->tail != s->head))) {
+	if (unlikely(mt_tbuf_on && (mt_tbuf_nslots > 1 || (s && s->tail != s->head)))) {
 		/* a thread without a slot waits for the older events to be
 		 * merged (a few us: SLACK), bounded */
 		uint64_t start = 0;
@@ -301,7 +301,7 @@ static int put_direct(struct mt_tslot *s, int kind, int fn, uint64_t old, uint64
 void mt_tbuf_event_locked(int kind, int fn, void *old, void *p, size_t n, const uint64_t *pcs,
 			  int depth, uint64_t stamp, uint32_t tid)
 {
-	if (unlikely(nslots > 1))
+	if (unlikely(mt_tbuf_on && mt_tbuf_nslots > 1))
 		merge(stamp, 0, mt_t_slot);
 	emit(tid, kind, fn, (uint64_t)old, (uint64_t)p, n, pcs, depth < 0 ? 0 : (unsigned)depth,
 	     stamp);
@@ -382,13 +382,13 @@ void mt_tbuf_event(struct mt_tslot *s, int kind, int fn, void *old, void *p, siz
 
 void mt_tbuf_sync_locked(uint64_t bound, int force)
 {
-	if (nslots)
+	if (mt_tbuf_nslots)
 		merge(bound, force, NULL);
 }
 
 void mt_tbuf_sync(int force)
 {
-	if (!nslots || mt_channel_held_here())
+	if (!mt_tbuf_nslots || mt_channel_held_here())
 		return;
 	mt_channel_lock();
 	merge(UINT64_MAX, force, NULL);
@@ -397,7 +397,7 @@ void mt_tbuf_sync(int force)
 
 int mt_tbuf_pending(void)
 {
-	for (uint32_t i = 0; i < __atomic_load_n(&nslots, __ATOMIC_ACQUIRE); i++) {
+	for (uint32_t i = 0; i < __atomic_load_n(&mt_tbuf_nslots, __ATOMIC_ACQUIRE); i++) {
 		struct mt_tslot *s = slots[i];
 		if (s->state != SLOT_FREE && __atomic_load_n(&s->head, __ATOMIC_ACQUIRE) !=
 						     __atomic_load_n(&s->tail, __ATOMIC_RELAXED))
@@ -447,7 +447,7 @@ void mt_tbuf_after_fork_child(void)
 	/* One thread is left, and what any thread buffered is the parent's. */
 	mt_realloc_gate = 0;
 	mt_tbuf_nlive = 0;
-	for (uint32_t i = 0; i < nslots; i++) {
+	for (uint32_t i = 0; i < mt_tbuf_nslots; i++) {
 		struct mt_tslot *s = slots[i];
 		s->tail = s->head;
 		s->hold = 0;
