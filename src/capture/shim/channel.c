@@ -176,8 +176,12 @@ void mt_channel_lock(void)
 			spins = 0;
 			continue;
 		}
+		/* held for one event: spin, then let others run; held for a
+		 * merge (or by a thread that lost its CPU): sleep */
 		if (spins < 64)
 			mt_cpu_relax();
+		else if (spins < 64 + 32)
+			sched_yield();
 		else
 			wait_for_unlock(g);
 	}
