@@ -10,7 +10,7 @@
 #   native     churn_mt T N
 #   memtrace   memtrace record -q -o F -- churn_mt T N
 #   mt-buf     the same with MEMTRACE_THREAD_BUFFERS=1: per-thread buffers
-#              whatever the CPU count (by default only with more than 2)
+#              whatever the CPU count (by default only with 4 or more)
 #   heaptrack  heaptrack -o F churn_mt T N   (when installed)
 # interleaved round by round (every thread count and variant once per
 # round), after one untimed warm-up of each.  The table shows medians of the

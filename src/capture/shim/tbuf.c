@@ -2,8 +2,8 @@
  * tbuf.c - per-thread event buffers, merged into the channel in time order.
  *
  * A single-threaded process writes each event straight into the channel
- * under its lock.  So do several threads on a machine of two CPUs or fewer,
- * where taking turns at the lock costs less than what follows
+ * under its lock.  So do several threads on a machine of fewer than four
+ * CPUs, where taking turns at the lock costs less than what follows
  * (MEMTRACE_THREAD_BUFFERS=1 or 0 forces the choice).  Otherwise, once
  * several threads record, each writes its events, raw (stamp, addresses,
  * size, return addresses), into a buffer of its own without any lock, and
@@ -75,15 +75,15 @@ int mt_tbuf_on;
 
 void mt_tbuf_init(void)
 {
-	/* Auto: on a machine (or CPU set) of two CPUs at most, the lock
-	 * costs less than the buffers: two threads at a time take it in
-	 * turns, each for a long run, and the buffers need ordered stamps
-	 * (RDTSCP, 15-30 ns an event) and a merge that reads every event
-	 * again.  With more CPUs, threads waiting for each other's lock are
-	 * what limits them. */
+	/* Auto: with fewer than four CPUs (the process may run on), the lock
+	 * costs less than the buffers: threads take it in turns, each for a
+	 * long run, while the buffers need ordered stamps (RDTSCP, 15-30 ns
+	 * an event) and a merge that reads every event again (on two CPUs,
+	 * 4 threads: a third more CPU time than the lock).  With more CPUs,
+	 * threads waiting for each other's lock are what limits them. */
 	cpu_set_t cpus;
 	int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-	mt_tbuf_on = mt_cfg.thread_buffers >= 0 ? mt_cfg.thread_buffers : ncpu > 2;
+	mt_tbuf_on = mt_cfg.thread_buffers >= 0 ? mt_cfg.thread_buffers : ncpu >= 4;
 	have_key = pthread_key_create(&key, slot_exit) == 0;
 	slack = mt_stamp_tsc ? (uint64_t)((double)SLACK_NS / mt_stamp_ns_per_tick()) : SLACK_NS;
 }
