@@ -795,12 +795,6 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 		mt_recording_free(rec);
 		return -1;
 	}
-	if (rec->nprocs == 0) {
-		/* a header alone: the recorder stopped before its first write */
-		snprintf(err, errlen, "%s holds no process: nothing was recorded in it", path);
-		mt_recording_free(rec);
-		return -1;
-	}
 	return 0;
 }
 

@@ -81,14 +81,16 @@ static int open_output(const char *out, FILE **f, char **tmp, int *in_place)
 	int dev = !strncmp(out, "/dev/", 5);
 	if ((dev ? stat(out, &st) : lstat(out, &st)) == 0 && !S_ISREG(st.st_mode)) {
 		if (!S_ISCHR(st.st_mode) && !(dev && S_ISFIFO(st.st_mode))) {
-			const char *why = mt_file_refused(out, S_ISLNK(st.st_mode) ? ELOOP : EINVAL);
+			const char *why =
+				mt_file_refused(out, S_ISLNK(st.st_mode) ? ELOOP : EINVAL);
 			mt_error("%s %s", out, why ? why : "is not a regular file: not written");
 			return -1;
 		}
 		int fd = open(out, O_WRONLY | O_CLOEXEC | O_NOCTTY | (dev ? 0 : O_NOFOLLOW));
-		if (fd < 0 || fstat(fd, &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) ||
-		    !(*f = fdopen(fd, "w"))) {
-			mt_error("cannot write %s: %s", out, fd < 0 ? strerror(errno) : "not a device");
+		if (fd < 0 || fstat(fd, &st) != 0 ||
+		    !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) || !(*f = fdopen(fd, "w"))) {
+			mt_error("cannot write %s: %s", out,
+				 fd < 0 ? strerror(errno) : "not a device");
 			if (fd >= 0)
 				close(fd);
 			return -1;

@@ -94,7 +94,10 @@ int cmd_report(int argc, char **argv)
 	for (size_t i = 0; i < rec->nprocs; i++)
 		found |= rec->procs[i]->pid == (uint32_t)o.pid;
 	int r = 1;
-	if (!found)
+	if (sel.all.nprocs == 0)
+		/* a header alone: the recorder stopped before its first write */
+		mt_error("%s holds no process: nothing was recorded in it", file);
+	else if (!found)
 		mt_error("%s has no process %ld", file, o.pid);
 	else
 		r = o.json ? mt_report_json(stdout, rec, &o) : mt_report_text(stdout, rec, &o);

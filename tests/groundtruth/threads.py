@@ -1,4 +1,6 @@
 """4 threads with cross-thread frees; see threads.c."""
+import os
+
 from gtlib import marker_line
 
 SRC = 'threads.c'
@@ -11,7 +13,11 @@ S = sum(SIZES)
 BPF = dict(temporaries=False)
 
 
-def run(t, prog):
+def run(t, *args):
+    # gt-threads-buffers: with the per-thread buffers whatever the CPU count
+    prog = args[-1]
+    if args[0] == 'buffers':
+        os.environ['MEMTRACE_THREAD_BUFFERS'] = '1'
     _, p = t.record_process([prog])
     if p is None:
         return

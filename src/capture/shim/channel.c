@@ -5,14 +5,18 @@
  * memfd shared with the recorder (ring.h), which compresses and writes them
  * on another core: the traced thread only encodes and copies.  Standalone
  * (plain LD_PRELOAD) the same ring is private and is drained into the output
- * file by whichever thread finds it full, and at least every second.
+ * file by whichever thread finds it full, and at least every second.  In
+ * both, a thread of the shim's (the flusher) merges the threads' buffers
+ * every 20 ms.
  *
- * All record writing happens with the channel lock held, which also orders
- * records of all threads into one stream.  The lock is a spinlock: it is held
- * for tens of nanoseconds, and a pthread mutex could call into code that
- * allocates.  It knows its owner, so that a signal handler that interrupted
- * the thread holding it can tell, and hold its events back (preload.c)
- * instead of spinning on a lock that cannot be released under it.
+ * All record writing happens with the channel lock held: a single-threaded
+ * process takes it per event, several threads once per merge of their
+ * buffers (tbuf.c).  The lock spins, then sleeps on a futex (a merge holds
+ * it for a while, and its thread may be preempted); a pthread mutex could
+ * call into code that allocates.  It knows its owner, so that a signal
+ * handler that interrupted the thread holding it can tell, and hold its
+ * events back (preload.c) instead of waiting for a lock that cannot be
+ * released under it.
  *
  * A child made without glibc's fork (a raw clone or clone3, as runtimes and
  * sandboxes make them) runs no atfork handler: it would write into its
@@ -32,6 +36,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -51,11 +56,16 @@ struct mt_enc mt_enc_state;
 struct fork_guard {
 	_Atomic uintptr_t lock; /* 0, or the owner's token */
 	int live;		/* the ring is this process's: cleared in a child by the kernel */
+	/* Threads that gave up spinning sleep on WAKE (a futex), which an
+	 * unlock bumps when it sees WAITERS: a merge holds the lock for a
+	 * while, and its thread may be preempted, so others must not spin. */
+	_Atomic uint32_t waiters, wake;
 };
 /* Until the wiped page is set up (or if the kernel has no MADV_WIPEONFORK:
  * before 4.14), a guard that never says "child". */
-static struct fork_guard boot_guard = { 0, 1 };
+static struct fork_guard boot_guard = { 0, 1, 0, 0 };
 static struct fork_guard *guard = &boot_guard;
+volatile int *mt_channel_live = &boot_guard.live;
 static void (*new_process)(void);
 /* A thread's token is the address of this variable of its own: unique among
  * live threads, known without a system call, and the same in a fork child,
@@ -93,6 +103,13 @@ static struct mt_cull *cull; /* standalone with MEMTRACE_CULL_TEMPORARY_ALLOCATI
 static uint8_t *cbuf;	     /* what the culler let through, not yet written */
 static size_t clen, ccap;
 
+static void (*tick)(void); /* what the flusher runs every 20 ms */
+
+void mt_channel_on_tick(void (*fn)(void))
+{
+	__atomic_store_n(&tick, fn, __ATOMIC_RELEASE);
+}
+
 static void cull_emit(void *ctx, const uint8_t *p, size_t n);
 static void start_flusher(void);
 static void mt_channel_flush_partial(void);
@@ -111,6 +128,34 @@ void mt_channel_guard_init(void (*on_new_process)(void))
 	}
 	g->live = 1;
 	guard = g;
+	mt_channel_live = &g->live;
+}
+
+int mt_channel_trylock(void)
+{
+	uintptr_t free_ = 0;
+	if (atomic_load_explicit(&guard->lock, memory_order_relaxed) ||
+	    !atomic_compare_exchange_strong_explicit(&guard->lock, &free_, (uintptr_t)&t_token,
+						     memory_order_acquire, memory_order_relaxed))
+		return 0;
+	if (likely(guard->live) || !ring)
+		return 1;
+	mt_channel_unlock();
+	return 0;
+}
+
+/* Sleeps until the lock is released, or 1 ms at most: the unlock does not
+ * fence its store from its look at WAITERS, so once in a while a wake-up
+ * is missed (a fence would cost every event). */
+static void wait_for_unlock(struct fork_guard *g)
+{
+	atomic_fetch_add(&g->waiters, 1);
+	uint32_t w = atomic_load(&g->wake);
+	if (atomic_load(&g->lock)) {
+		struct timespec ts = { .tv_nsec = 1000000 };
+		syscall(SYS_futex, &g->wake, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
+	}
+	atomic_fetch_sub(&g->waiters, 1);
 }
 
 void mt_channel_lock(void)
@@ -131,16 +176,25 @@ void mt_channel_lock(void)
 			spins = 0;
 			continue;
 		}
+		/* held for one event: spin, then let others run; held for a
+		 * merge (or by a thread that lost its CPU): sleep */
 		if (spins < 64)
 			mt_cpu_relax();
-		else
+		else if (spins < 64 + 32)
 			sched_yield();
+		else
+			wait_for_unlock(g);
 	}
 }
 
 void mt_channel_unlock(void)
 {
-	atomic_store_explicit(&guard->lock, 0, memory_order_release);
+	struct fork_guard *g = guard;
+	atomic_store_explicit(&g->lock, 0, memory_order_release);
+	if (unlikely(atomic_load_explicit(&g->waiters, memory_order_relaxed))) {
+		atomic_fetch_add(&g->wake, 1);
+		syscall(SYS_futex, &g->wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
 }
 
 uint32_t mt_channel_pid(void)
@@ -344,16 +398,24 @@ static int open_output(int made_up)
 	return out_fd = mt_fd_place(out_fd, &out_id);
 }
 
-/* Standalone, a thread writes out what is buffered twice a second, so that
- * a program that goes quiet and is then killed loses nothing older than
- * that.  (Under `memtrace record` the recorder holds the ring instead.) */
+/* A thread of the shim's runs the tick (preload.c: it merges the threads'
+ * buffers) every 20 ms, so that what a thread recorded before it went quiet
+ * reaches the recorder, and, standalone, writes out what is buffered twice a second, so that a
+ * program that goes quiet and is then killed loses nothing older than that.
+ * (Under `memtrace record` the recorder holds the ring instead.) */
 static void *flusher(void *arg)
 {
 	(void)arg;
-	for (;;) {
-		struct timespec ts = { .tv_nsec = 500000000 };
+	for (unsigned i = 1;; i++) {
+		struct timespec ts = { .tv_nsec = 20000000 };
 		nanosleep(&ts, NULL);
-		if (ring && head != ring->tail && mt_now() - last_flush >= 400000000ull)
+		if (!ring)
+			continue;
+		void (*fn)(void) = __atomic_load_n(&tick, __ATOMIC_ACQUIRE);
+		if (fn)
+			fn();
+		if (sock < 0 && i % 25 == 0 && head != ring->tail &&
+		    mt_now() - last_flush >= 400000000ull)
 			mt_channel_flush_partial();
 	}
 	return NULL;
@@ -408,6 +470,7 @@ static int channel_open(uint32_t ppid)
 			       (int)connect_name_len(), mt_cfg.connect, strerror(errno));
 			return -1;
 		}
+		start_flusher();
 		guard->live = 1;
 		return 0;
 	}

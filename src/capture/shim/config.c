@@ -78,6 +78,9 @@ void mt_config_load(void)
 	c->sigusr1 = env_bool("REGISTER_SIGUSR1", 0);
 	c->sigusr2 = env_bool("REGISTER_SIGUSR2", 0);
 	c->precise_timestamps = env_bool("PRECISE_TIMESTAMPS", 0);
+	const char *tb = env("THREAD_BUFFERS");
+	c->thread_buffers =
+		!tb || !*tb || strcasecmp(tb, "auto") == 0 ? -1 : env_bool("THREAD_BUFFERS", 0);
 	c->zero_memory = env_bool("ZERO_MEMORY", 0);
 	c->backtrace_cache_size = env_u64("BACKTRACE_CACHE_SIZE", 1u << 18);
 	c->log_level = parse_level(env("LOG"));

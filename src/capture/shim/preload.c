@@ -10,10 +10,11 @@
  * The first call starts the shim (it may come before its constructor); a
  * call from a signal handler that interrupted the shim is recorded as well
  * (see "signal handlers" below); the fast path is for a thread outside the
- * shim with nothing held back.  A free is recorded before the block is released and an
- * allocation after it is obtained, and a realloc is recorded while the
- * channel lock is held around it, so that the order of records always
- * matches the order in which addresses were handed out, across threads.
+ * shim with nothing held back.  A free is recorded before the block is
+ * released and an allocation after it is obtained, and a realloc holds the
+ * realloc gate across its call, so that the order of records always
+ * matches the order in which addresses were handed out, across threads
+ * (tbuf.c, which buffers each thread's events and merges them).
  *
  * This file is the top of the shim: it calls the other files (shim.h,
  * unwind.h) and none of them calls it.  The per-thread state (inside the
@@ -126,10 +127,12 @@ INLINE uint32_t tid(void)
 	return t_tid;
 }
 
-/* Appends an ALLOC (or REALLOC when OLD is set) record; the caller holds
- * the channel lock. */
+/* The hot path of a process whose events go out one by one (one thread,
+ * or threads taking turns at the lock: tbuf.c): with the channel lock
+ * held, appends an ALLOC (or REALLOC when OLD is set) record, as a merge
+ * does for buffered events. */
 INLINE void emit_alloc(int fn, void *old, void *p, size_t n, const uint64_t *pcs, int depth,
-		       uint64_t ts)
+		       uint64_t stamp)
 {
 	int is_new;
 	uint64_t id = mt_stacktab_intern(pcs, (unsigned)depth, &is_new);
@@ -143,6 +146,7 @@ INLINE void emit_alloc(int fn, void *old, void *p, size_t n, const uint64_t *pcs
 	if (is_new)
 		w = mt_enc_stack(w, id, pcs, (unsigned)depth);
 	w = mt_enc_thread(&mt_enc_state, w, tid());
+	uint64_t ts = mt_stamp_ns(stamp);
 	if (old)
 		w = mt_enc_realloc(&mt_enc_state, w, fn, ts, (uint64_t)old, (uint64_t)p, n, id);
 	else
@@ -151,13 +155,103 @@ INLINE void emit_alloc(int fn, void *old, void *p, size_t n, const uint64_t *pcs
 }
 
 /* The lock held: appends a FREE record. */
-INLINE void emit_free(void *p, uint64_t ts)
+INLINE void emit_free(void *p, uint64_t stamp)
 {
 	uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
 	if (likely(w)) {
 		w = mt_enc_thread(&mt_enc_state, w, tid());
-		mt_channel_commit(mt_enc_free(&mt_enc_state, w, ts, (uint64_t)p));
+		mt_channel_commit(mt_enc_free(&mt_enc_state, w, mt_stamp_ns(stamp), (uint64_t)p));
 	}
+}
+
+/* Whether S's event can go straight out: events go out one by one and
+ * no buffer holds any (else tbuf.c merges them first, or buffers it). */
+INLINE int direct(const struct mt_tslot *s)
+{
+	return likely(s) && (likely(!mt_tbuf_on) ||
+			     (mt_tbuf_nlive <= 1 && mt_tbuf_nslots <= 1 && s->tail == s->head));
+}
+
+INLINE void put_alloc(struct mt_tslot *s, int fn, void *p, size_t n, const uint64_t *pcs, int depth,
+		      uint64_t stamp)
+{
+	if (direct(s)) {
+		mt_channel_lock();
+		emit_alloc(fn, NULL, p, n, pcs, depth, stamp);
+		mt_channel_unlock();
+	} else {
+		mt_tbuf_event(s, MT_EV_ALLOC, fn, NULL, p, n, pcs, depth, stamp, tid());
+	}
+}
+
+INLINE void put_free(struct mt_tslot *s, void *p, uint64_t stamp)
+{
+	if (direct(s)) {
+		mt_channel_lock();
+		emit_free(p, stamp);
+		mt_channel_unlock();
+	} else {
+		mt_tbuf_event(s, MT_EV_FREE, 0, NULL, p, 0, NULL, 0, stamp, tid());
+	}
+}
+
+/* Raw-clone children (channel.c) are told apart on their first event. */
+COLD void check_process(void)
+{
+	mt_channel_lock();
+	mt_channel_unlock();
+}
+
+COLD struct mt_tslot *new_slot(void)
+{
+	return mt_tbuf_slot_new(tid());
+}
+
+/* Starts recording an event: the thread is inside the shim.  Returns its
+ * slot, NULL when the thread has none. */
+INLINE struct mt_tslot *begin(void)
+{
+	t_busy = 1;
+	if (unlikely(!*mt_channel_live))
+		check_process();
+	struct mt_tslot *s = mt_t_slot;
+	if (unlikely(!s))
+		s = new_slot();
+	return s;
+}
+
+/* A realloc releases its old block and takes its new one inside one call,
+ * before its record is written: it holds the realloc gate across the call,
+ * and either the channel lock too (when events go out one by one, so that
+ * no other record comes between), or its slot holds merges back to its
+ * stamp (tbuf.c).  Returns whether it holds the lock. */
+INLINE int realloc_begin(struct mt_tslot *s, uint64_t *ts)
+{
+	mt_gate_lock();
+	int locked = !mt_tbuf_multi();
+	if (locked)
+		mt_channel_lock();
+	*ts = mt_stamp();
+	if (likely(s))
+		s->hold = *ts;
+	return locked;
+}
+
+INLINE void realloc_end(struct mt_tslot *s, int locked, int fn, void *old, void *p, size_t n,
+			const uint64_t *pcs, int depth, uint64_t ts)
+{
+	if (locked) {
+		if (p) /* a failed realloc leaves the old block live: nothing to record */
+			mt_tbuf_event_locked(MT_EV_REALLOC, fn, old, p, n, pcs, depth, ts, tid());
+		mt_channel_unlock();
+		mt_gate_unlock();
+	} else {
+		mt_gate_unlock();
+		if (p)
+			mt_tbuf_event(s, MT_EV_REALLOC, fn, old, p, n, pcs, depth, ts, tid());
+	}
+	if (likely(s))
+		__atomic_store_n(&s->hold, 0, __ATOMIC_RELEASE);
 }
 
 /* ---- signal handlers: events held back --------------------------------
@@ -249,10 +343,9 @@ static struct held *hold_slot(void)
 	return q && i < HELD_MAX ? &q->ev[i] : NULL;
 }
 
-/* The lock held by this thread: writes out the events held back, oldest
- * first, releases the blocks of held-back frees after their records, and
- * gives the queue back. */
-static void emit_held_locked(void)
+/* Writes out the events held back, oldest first, releases the blocks of
+ * held-back frees after their records, and gives the queue back. */
+static void emit_held(struct mt_tslot *s)
 {
 	uint32_t n = __atomic_load_n(&t_held_n, __ATOMIC_RELAXED);
 	if (likely(!n))
@@ -269,20 +362,23 @@ static void emit_held_locked(void)
 			continue;
 		kept++;
 		if (h->kind == HELD_FREE) {
-			emit_free(h->p, h->ts);
+			mt_tbuf_event(s, MT_EV_FREE, 0, NULL, h->p, 0, NULL, 0, h->ts, tid());
+			mt_gate_wait(h->ts);
 			release(h->p);
 		} else {
-			emit_alloc(h->fn, h->kind == HELD_REALLOC ? h->old : NULL, h->p, h->n,
-				   h->pcs, h->depth, h->ts);
+			mt_tbuf_event(s, h->kind == HELD_REALLOC ? MT_EV_REALLOC : MT_EV_ALLOC,
+				      h->fn, h->old, h->p, h->n, h->pcs, h->depth, h->ts, tid());
 			if (h->kind == HELD_REALLOC)
 				release(h->old);
 		}
 		h->kind = HELD_NONE;
 	}
 	if (n > kept) {
+		mt_channel_lock();
 		uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
 		if (w)
 			mt_channel_commit(mt_enc_lost(w, MT_LOST_SHIM_BUSY, n - kept));
+		mt_channel_unlock();
 	}
 	t_held_n = 0;
 	if (q) {
@@ -298,27 +394,27 @@ COLD void flush_held(void)
 	if (!__atomic_load_n(&t_held_n, __ATOMIC_RELAXED) || mt_channel_held_here())
 		return;
 	uint16_t busy = t_busy;
-	t_busy = 1;
-	mt_channel_lock();
-	emit_held_locked();
-	mt_channel_unlock();
+	struct mt_tslot *s = begin();
+	emit_held(s);
 	t_busy = busy;
 }
 
 /* Leaving the shim's recording: busy off, then what a handler held back
  * meanwhile is written (a handler arriving in between finds the queue and
  * writes it first itself). */
-INLINE void leave_to(uint16_t busy)
+INLINE void leave(void)
 {
-	t_busy = busy;
+	t_busy = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (unlikely(t_held_n))
 		flush_held();
 }
 
-INLINE void leave(void)
+/* Whether a call must be held back: a signal handler's, on a thread that is
+ * recording an event or holds the channel lock. */
+INLINE int must_hold(void)
 {
-	leave_to(0);
+	return t_busy || mt_channel_held_here();
 }
 
 /* Whether an event that missed the fast path is to be recorded at all;
@@ -347,11 +443,11 @@ COLD void slow_alloc(int fn, void *p, size_t n)
 {
 	if (!wanted())
 		return;
-	if (mt_channel_held_here()) {
+	if (must_hold()) {
 		struct held *h = hold_slot();
 		if (h) {
 			h->depth = (uint16_t)mt_unwind(h->pcs, MT_MAX_FRAMES, 1);
-			h->ts = mt_now();
+			h->ts = mt_stamp();
 			h->fn = (uint8_t)fn;
 			h->p = p;
 			h->old = NULL;
@@ -361,42 +457,37 @@ COLD void slow_alloc(int fn, void *p, size_t n)
 		}
 		return;
 	}
-	uint16_t busy = t_busy;
-	t_busy = 1;
+	struct mt_tslot *s = begin();
 	uint64_t pcs[MT_MAX_FRAMES];
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
-	uint64_t ts = mt_now();
-	mt_channel_lock();
-	emit_held_locked();
-	emit_alloc(fn, NULL, p, n, pcs, depth, ts);
-	mt_channel_unlock();
-	leave_to(busy);
+	uint64_t ts = mt_stamp();
+	emit_held(s);
+	mt_tbuf_event(s, MT_EV_ALLOC, fn, NULL, p, n, pcs, depth, ts, tid());
+	leave();
 }
 
 /* Returns 1 when the free was held back: the caller must not release the
- * block (emit_held_locked does, after its record). */
+ * block (emit_held does, after its record). */
 COLD int slow_free(void *p)
 {
 	if (!wanted())
 		return 0;
-	if (mt_channel_held_here()) {
+	if (must_hold()) {
 		struct held *h = hold_slot();
 		if (!h)
 			return 0;
-		h->ts = mt_now();
+		h->ts = mt_stamp();
 		h->p = p;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		h->kind = HELD_FREE;
 		return 1;
 	}
-	uint16_t busy = t_busy;
-	t_busy = 1;
-	uint64_t ts = mt_now();
-	mt_channel_lock();
-	emit_held_locked();
-	emit_free(p, ts);
-	mt_channel_unlock();
-	leave_to(busy);
+	struct mt_tslot *s = begin();
+	uint64_t ts = mt_stamp();
+	emit_held(s);
+	mt_tbuf_event(s, MT_EV_FREE, 0, NULL, p, 0, NULL, 0, ts, tid());
+	mt_gate_wait(ts);
+	leave();
 	return 0;
 }
 
@@ -405,7 +496,7 @@ COLD void *slow_realloc(int fn, void *old, size_t n)
 {
 	if (!wanted())
 		return NEXT_REALLOC(old, n);
-	if (mt_channel_held_here()) {
+	if (must_hold()) {
 		/* The old block must stay someone's until the record is out: a
 		 * new block for the caller, the old one released after. */
 		size_t have = mt_boot_owns(old) ?
@@ -421,7 +512,7 @@ COLD void *slow_realloc(int fn, void *old, size_t n)
 			return p;
 		}
 		h->depth = (uint16_t)mt_unwind(h->pcs, MT_MAX_FRAMES, 1);
-		h->ts = mt_now();
+		h->ts = mt_stamp();
 		h->fn = (uint8_t)fn;
 		h->old = old;
 		h->p = p;
@@ -430,39 +521,38 @@ COLD void *slow_realloc(int fn, void *old, size_t n)
 		h->kind = HELD_REALLOC;
 		return p;
 	}
-	uint16_t busy = t_busy;
-	t_busy = 1;
+	struct mt_tslot *s = begin();
 	uint64_t pcs[MT_MAX_FRAMES];
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
-	uint64_t ts = mt_now();
-	mt_channel_lock();
-	emit_held_locked();
+	emit_held(s);
+	uint64_t ts;
+	int locked = realloc_begin(s, &ts);
 	void *p = NEXT_REALLOC(old, n);
-	if (p)
-		emit_alloc(fn, old, p, n, pcs, depth, ts);
-	mt_channel_unlock();
-	leave_to(busy);
+	realloc_end(s, locked, fn, old, p, n, pcs, depth, ts);
+	leave();
 	return p;
 }
 
 /* Records an allocation made by the hook this is inlined into: the stack
- * starts at that hook's caller. */
-#define RECORD_ALLOC(fn, p, n)                                          \
-	do {                                                            \
-		if (likely(mt_enabled) && likely(!t_in.any)) {          \
-			uint64_t pcs_[MT_MAX_FRAMES];                   \
-			t_busy = 1;                                     \
-			int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0); \
-			uint64_t ts_ = mt_now();                        \
-			mt_channel_lock();                              \
-			emit_alloc(fn, NULL, p, n, pcs_, depth_, ts_);  \
-			mt_channel_unlock();                            \
-			leave();                                        \
-		} else {                                                \
-			slow_alloc(fn, p, n);                           \
-			NO_TAIL_CALL();                                 \
-		}                                                       \
+ * starts at that hook's caller.  EARLY is a stamp read before the block
+ * was obtained, good enough when events go out one by one (the lock
+ * orders them; the counter's latency hides behind the allocator's work);
+ * buffered events read theirs now, in order (tbuf.c). */
+#define RECORD_ALLOC_AT(fn, p, n, early)                                            \
+	do {                                                                        \
+		if (likely(mt_enabled) && likely(!t_in.any)) {                      \
+			uint64_t pcs_[MT_MAX_FRAMES];                               \
+			struct mt_tslot *s_ = begin();                              \
+			uint64_t ts_ = mt_tbuf_multi() ? mt_stamp_raw(1) : (early); \
+			int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0);             \
+			put_alloc(s_, fn, p, n, pcs_, depth_, ts_);                 \
+			leave();                                                    \
+		} else {                                                            \
+			slow_alloc(fn, p, n);                                       \
+			NO_TAIL_CALL();                                             \
+		}                                                                   \
 	} while (0)
+#define RECORD_ALLOC(fn, p, n) RECORD_ALLOC_AT(fn, p, n, mt_stamp_raw(0))
 
 /* Records a free before the block is released; returns 0 when the caller
  * must not release it (a signal handler's free, held back). */
@@ -471,11 +561,11 @@ INLINE int record_free(void *p)
 	if (unlikely(!p))
 		return 1;
 	if (likely(mt_enabled) && likely(!t_in.any)) {
-		t_busy = 1;
-		uint64_t ts = mt_now();
-		mt_channel_lock();
-		emit_free(p, ts);
-		mt_channel_unlock();
+		struct mt_tslot *s = begin();
+		uint64_t ts = mt_stamp_raw(mt_tbuf_multi());
+		put_free(s, p, ts);
+		/* a realloc under way may be about to take this block */
+		mt_gate_wait(ts);
 		leave();
 		return 1;
 	}
@@ -486,10 +576,11 @@ INLINE int record_free(void *p)
 
 EXPORT void *malloc(size_t n)
 {
+	uint64_t early = mt_stamp_raw(0);
 	void *p = unlikely(mt_cfg.zero_memory) ? NEXT(__libc_calloc(1, n), mt_next_calloc(1, n)) :
 						 NEXT(__libc_malloc(n), mt_next_malloc(n));
 	if (likely(p))
-		RECORD_ALLOC(MT_FN_MALLOC, p, n);
+		RECORD_ALLOC_AT(MT_FN_MALLOC, p, n, early);
 	return p;
 }
 
@@ -531,16 +622,14 @@ INLINE void *do_realloc(int fn, void *old, size_t n)
 		return p;
 	}
 	uint64_t pcs[MT_MAX_FRAMES];
-	t_busy = 1;
+	struct mt_tslot *s = begin();
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
-	uint64_t ts = mt_now();
-	/* Held across the call: the old block must not be handed to another
-	 * thread's malloc before this realloc is in the stream. */
-	mt_channel_lock();
+	/* Held across the call, and the stamp read inside it (tbuf.c): the
+	 * blocks it takes and gives back are ordered around it. */
+	uint64_t ts;
+	int locked = realloc_begin(s, &ts);
 	void *p = NEXT_REALLOC(old, n);
-	if (p) /* a failed realloc leaves the old block live: nothing to record */
-		emit_alloc(fn, old, p, n, pcs, depth, ts);
-	mt_channel_unlock();
+	realloc_end(s, locked, fn, old, p, n, pcs, depth, ts);
 	leave();
 	return p;
 }
@@ -653,16 +742,14 @@ __attribute__((noinline)) void *mt_ext_resize(int fn, void *old, size_t n, mt_re
 		return p;
 	}
 	uint64_t pcs[MT_MAX_FRAMES];
-	t_busy = 1;
+	struct mt_tslot *s = begin();
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
-	uint64_t ts = mt_now();
-	mt_channel_lock();
+	uint64_t ts;
+	int locked = realloc_begin(s, &ts);
 	int pass = mt_ext_enter();
 	void *p = call(old, n, ctx);
 	mt_ext_leave(pass);
-	if (p)
-		emit_alloc(fn, old, p, n, pcs, depth, ts);
-	mt_channel_unlock();
+	realloc_end(s, locked, fn, old, p, n, pcs, depth, ts);
 	leave();
 	return p;
 }
@@ -702,6 +789,7 @@ EXPORT void _exit(int status)
 	 * channel lock, what is buffered cannot be written) */
 	if (!mt_channel_held_here()) {
 		flush_held();
+		mt_tbuf_sync(1);
 		mt_channel_flush();
 	}
 	syscall(SYS_exit_group, status);
@@ -726,6 +814,8 @@ static void exec_note(const char *file, int search, char *const envp[])
 		return; /* not traced, or a vfork child: its parent's ring */
 	int busy = t_busy;
 	t_busy = 1;
+	if (!mt_channel_held_here())
+		mt_tbuf_sync(1);
 	mt_exec_note(file, search, envp, main_role);
 	t_busy = busy;
 	mt_channel_flush();
@@ -772,12 +862,14 @@ EXPORT void memtrace_marker(const char *text)
 	size_t n = strnlen(text, 1024);
 	int busy = t_busy;
 	t_busy = 1;
-	uint64_t ts = mt_now();
+	uint64_t stamp = mt_stamp();
 	mt_channel_lock();
+	mt_tbuf_sync_locked(stamp, 0); /* the events before it first */
 	uint8_t *w = mt_channel_reserve(64 + n);
 	if (w) {
 		w = mt_enc_thread(&mt_enc_state, w, tid());
-		mt_channel_commit(mt_enc_marker(&mt_enc_state, w, ts, ++counter, text, n));
+		mt_channel_commit(mt_enc_marker(&mt_enc_state, w, mt_stamp_ns_exact(stamp),
+						++counter, text, n));
 	}
 	mt_channel_unlock();
 	t_busy = busy;
@@ -865,6 +957,7 @@ static void drop_held(void)
 static void after_fork_child(void)
 {
 	drop_held();
+	mt_tbuf_after_fork_child();
 	t_tid = 0;
 	mt_enabled = 0;
 	if (main_role && hands_over)
@@ -886,6 +979,13 @@ static void on_toggle(int sig)
 {
 	(void)sig;
 	mt_enabled = !mt_enabled;
+}
+
+/* Every 20 ms, on the shim's thread: what the threads buffered goes out
+ * (and the stamps' rate is measured anew). */
+static void merge_tick(void)
+{
+	mt_tbuf_sync(0);
 }
 
 /* Without --follow-forks, programs this one executes must not load the shim:
@@ -946,8 +1046,7 @@ static void start_shim(void)
 	t_starting = 1;
 	mt_config_load();
 	mt_log_open();
-	if (mt_cfg.precise_timestamps)
-		mt_clock = CLOCK_MONOTONIC;
+	mt_stamp_init(mt_cfg.precise_timestamps);
 	/* Without -f the command's process is traced through every exec (a
 	 * wrapper such as env or sh -c "exec ..." runs the program in the same
 	 * process), and no other process: one that finds itself here is a
@@ -960,7 +1059,9 @@ static void start_shim(void)
 	}
 	hands_over = main_role && mt_is_waiting_wrapper();
 	mt_stacktab_init(mt_cfg.backtrace_cache_size);
+	mt_tbuf_init();
 	mt_channel_guard_init(after_fork_child);
+	mt_channel_on_tick(merge_tick);
 	if (mt_channel_open((uint32_t)getppid()) < 0) {
 		__atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
 		t_starting = 0;
@@ -998,6 +1099,7 @@ __attribute__((destructor)) static void mt_fini(void)
 {
 	if (!mt_channel_held_here()) {
 		flush_held();
+		mt_tbuf_sync(1);
 		mt_channel_flush();
 	}
 }

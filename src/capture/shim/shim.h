@@ -12,7 +12,8 @@
  * calls preload.c's mt_ext_* (the last section), and preload.c (the hooks
  * and start-up, which calls all the others) down to next.c, arena.c,
  * state.c, self.c and config.c, which call no other file of the shim.
- * stacktab.c and the unwinder (unwind.h) are called only from preload.c.
+ * tbuf.c (the per-thread buffers) calls channel.c, stacktab.c and stamp.c;
+ * the unwinder (unwind.h) is called only from preload.c.
  */
 #ifndef MEMTRACE_SHIM_H
 #define MEMTRACE_SHIM_H
@@ -109,17 +110,81 @@ extern void *__libc_pvalloc(size_t);
 MT_HIDDEN void *mt_arena_alloc(size_t size); /* zeroed, 16-byte aligned */
 MT_HIDDEN void *mt_map(size_t size);	     /* fresh anonymous mapping or NULL */
 
-/* state.c: whether events are recorded now, and the clock that stamps them. */
+/* state.c: whether events are recorded now, and the shim's own clock
+ * (timeouts, flush intervals, EXEC records; events use mt_stamp below). */
 MT_HIDDEN extern int mt_enabled;
-MT_HIDDEN extern clockid_t mt_clock; /* CLOCK_MONOTONIC_COARSE unless precise */
+MT_HIDDEN extern clockid_t mt_clock; /* CLOCK_MONOTONIC */
 
-/* Inline: every recorded event reads the clock. */
 static inline uint64_t mt_now(void)
 {
 	struct timespec ts;
 	clock_gettime(mt_clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* stamp.c: the time of each event, read raw on the hot path (the CPU's
+ * time-stamp counter where CLOCK_MONOTONIC runs on it, else that clock in
+ * ns), in the order the events happened across threads, and converted to
+ * CLOCK_MONOTONIC ns when written out, rounded to the nearest multiple of
+ * mt_stamp_quantum: MT_STAMP_QUANTUM ns (2^20, 1.05 ms: off by 0.52 ms at
+ * most, and each step of the clock costs about a byte of the recording),
+ * or 1 with MEMTRACE_PRECISE_TIMESTAMPS.  Markers, few, keep exact times. */
+#define MT_STAMP_QUANTUM 1048576u /* a power of two */
+MT_HIDDEN extern int mt_stamp_tsc;
+MT_HIDDEN extern uint64_t mt_stamp_quantum;
+static inline uint64_t mt_stamp_raw(int ordered)
+{
+#if defined(__x86_64__)
+	if (likely(mt_stamp_tsc)) {
+		uint32_t lo, hi, aux;
+		/* RDTSCP waits for the instructions before it (the allocator
+		 * call whose event this is) to have executed; its ordering
+		 * costs 15-30 ns, which only events of several threads need */
+		if (ordered)
+			__asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+		else
+			__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi)::"memory");
+		return (uint64_t)hi << 32 | lo;
+	}
+#endif
+	(void)ordered;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+static inline uint64_t mt_stamp(void)
+{
+	return mt_stamp_raw(1);
+}
+/* Keeps the loads after it from being performed before the stamp is read. */
+static inline void mt_stamp_fence(void)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("lfence" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+MT_HIDDEN void mt_stamp_init(int precise);
+MT_HIDDEN double mt_stamp_ns_per_tick(void);
+/* ns = mono0 + (stamp - tsc0) * mult / 2^32 (the identity for ns stamps). */
+struct mt_stamp_conv {
+	uint64_t tsc0, mono0, mult;
+};
+MT_HIDDEN extern struct mt_stamp_conv mt_stamp_conv;
+static inline uint64_t mt_stamp_ns_exact(uint64_t stamp)
+{
+	/* (every stamp converted was read after tsc0: stamp.c reads it first) */
+	const struct mt_stamp_conv *c = &mt_stamp_conv;
+	return c->mono0 + (uint64_t)((unsigned __int128)(stamp - c->tsc0) * c->mult >> 32);
+}
+static inline uint64_t mt_stamp_ns(uint64_t stamp)
+{
+	return (mt_stamp_ns_exact(stamp) + mt_stamp_quantum / 2) &
+	       ~(uint64_t)(mt_stamp_quantum - 1);
+}
+/* Measures the rate anew if 10 ms passed since (NOW: a stamp). */
+MT_HIDDEN void mt_stamp_recalibrate(uint64_t now);
 
 /* self.c: the process's own name, read from /proc/self. */
 MT_HIDDEN int mt_read_self_exe(char *buf, size_t len); /* length, or -1 */
@@ -164,6 +229,7 @@ struct mt_config {
 	int disabled_by_default;
 	int sigusr1, sigusr2;
 	int precise_timestamps;
+	int thread_buffers; /* MEMTRACE_THREAD_BUFFERS: 1, 0, -1 auto (tbuf.c) */
 	int zero_memory;
 	uint64_t backtrace_cache_size;
 	int log_level;	     /* -1 off, 0 unset (only "not traced"), 1 error, 2 warn, 3 info,
@@ -185,6 +251,9 @@ MT_HIDDEN int mt_channel_open(uint32_t ppid);
  * fork calls the atfork child handler; the handler must unlock. */
 MT_HIDDEN void mt_channel_guard_init(void (*on_new_process)(void));
 MT_HIDDEN void mt_channel_lock(void);
+MT_HIDDEN int mt_channel_trylock(void); /* 1 if taken */
+/* 0 in a child made without glibc's fork, until its first mt_channel_lock. */
+MT_HIDDEN extern volatile int *mt_channel_live;
 /* The pid that opened the channel (0: none): a vfork child, which shares
  * our memory and ring, is not it. */
 MT_HIDDEN uint32_t mt_channel_pid(void);
@@ -197,6 +266,8 @@ MT_HIDDEN uint8_t *mt_channel_reserve(size_t max);
 /* With the lock held: the bytes up to END are complete records. */
 MT_HIDDEN void mt_channel_commit(uint8_t *end);
 MT_HIDDEN void mt_channel_flush(void); /* standalone: write out what is buffered */
+/* FN runs every 20 ms on the shim's own thread (set before mt_channel_open). */
+MT_HIDDEN void mt_channel_on_tick(void (*fn)(void));
 MT_HIDDEN void mt_channel_after_fork_child(int follow);
 /* Before an exec of PATH, which the shim cannot follow: asks the recorder
  * (if MEMTRACE_CONNECT says it offers) to trace it with the BPF backend,
@@ -217,6 +288,72 @@ MT_HIDDEN void mt_exec_failed(const char *file); /* the exec returned */
 /* modules.c: the loaded objects, emitted as MODULE records. */
 MT_HIDDEN void mt_modules_emit_new(void); /* takes the channel lock itself */
 MT_HIDDEN void mt_modules_forget(void);	  /* after fork: re-emit everything */
+
+/* tbuf.c: per-thread event buffers, merged into the channel in stamp
+ * order (see there why that order is the true one).  A thread gets its
+ * slot on its first event; while a realloc of its is under way, HOLD is
+ * that realloc's stamp (0 otherwise). */
+#define MT_TSLOT_WORDS (1u << 15)
+struct mt_tslot {
+	uint64_t *buf;			     /* MT_TSLOT_WORDS words, just before this header */
+	_Alignas(64) volatile uint64_t head; /* words written; the owner's */
+	volatile uint64_t hold;
+	uint32_t tid;
+	_Alignas(64) volatile uint64_t tail; /* words merged; the lock holder's */
+	uint32_t state;
+};
+MT_HIDDEN extern __thread struct mt_tslot *mt_t_slot;
+MT_HIDDEN extern volatile int mt_tbuf_nlive;
+MT_HIDDEN extern uint32_t mt_tbuf_nslots; /* slots ever made (the lock held) */
+MT_HIDDEN extern int mt_tbuf_on; /* threads buffer their events (else: the lock per event) */
+MT_HIDDEN void mt_tbuf_init(void);
+/* Whether events of several threads are being buffered and merged: their
+ * stamps must then be read in order with what precedes them (mt_stamp_raw). */
+static inline int mt_tbuf_multi(void)
+{
+	return mt_tbuf_nlive > 1 && mt_tbuf_on;
+}
+/* The calling thread's slot, new (NULL when none: its events then go out
+ * one by one, as after its exit). */
+MT_HIDDEN struct mt_tslot *mt_tbuf_slot_new(uint32_t tid);
+enum { MT_EV_ALLOC = 1, MT_EV_FREE, MT_EV_REALLOC };
+MT_HIDDEN void mt_tbuf_event(struct mt_tslot *s, int kind, int fn, void *old, void *p, size_t n,
+			     const uint64_t *pcs, int depth, uint64_t stamp, uint32_t tid);
+/* The same, the channel lock held (a realloc of a process that does not
+ * buffer holds it across its call). */
+MT_HIDDEN void mt_tbuf_event_locked(int kind, int fn, void *old, void *p, size_t n,
+				    const uint64_t *pcs, int depth, uint64_t stamp, uint32_t tid);
+/* Merges what can be merged now (FORCE: everything buffered). */
+MT_HIDDEN void mt_tbuf_sync(int force);
+MT_HIDDEN void mt_tbuf_sync_locked(uint64_t bound, int force); /* the lock held */
+MT_HIDDEN int mt_tbuf_pending(void);
+MT_HIDDEN void mt_tbuf_after_fork_child(void);
+/* The realloc gate: held across a realloc call; a free waits while it is
+ * held (by another thread) before it releases its block. */
+MT_HIDDEN extern volatile uintptr_t mt_realloc_gate;
+MT_HIDDEN void mt_gate_lock(void);
+static inline void mt_gate_unlock(void)
+{
+	__atomic_store_n(&mt_realloc_gate, 0, __ATOMIC_RELEASE);
+}
+MT_HIDDEN void mt_gate_wait_slow(void);
+/* For a free stamped STAMP: the gate is read after the stamp (its address
+ * depends on the stamp's value, so the CPU cannot read it first), and
+ * waited for while another thread holds it. */
+static inline void mt_gate_wait(uint64_t stamp)
+{
+	uintptr_t zero = (uintptr_t)stamp;
+#if defined(__x86_64__)
+	__asm__("and $0, %0" : "+r"(zero));
+#else
+	__asm__("" : "+r"(zero));
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+	const volatile uintptr_t *g =
+		(const volatile uintptr_t *)((uintptr_t)&mt_realloc_gate + zero);
+	if (unlikely(__atomic_load_n(g, __ATOMIC_ACQUIRE)))
+		mt_gate_wait_slow();
+}
 
 /* stacktab.c: deduplicates stacks; called with the channel lock held. */
 MT_HIDDEN void mt_stacktab_init(uint64_t capacity);

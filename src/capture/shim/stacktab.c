@@ -58,6 +58,16 @@ static inline uint64_t hash_pcs(const uint64_t *pcs, unsigned n)
 	return mt_hash64(h) | 1; /* 0 marks an empty slot */
 }
 
+/* (a loop rather than memcmp: stacks are a few words, and the call costs
+ * more than the compare) */
+static inline int same(const uint64_t *a, const uint64_t *b, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
 uint64_t mt_stacktab_intern(const uint64_t *pcs, unsigned n, int *is_new)
 {
 	uint64_t h = hash_pcs(pcs, n);
@@ -69,7 +79,7 @@ uint64_t mt_stacktab_intern(const uint64_t *pcs, unsigned n, int *is_new)
 		struct slot *s = &tab[i];
 		if (!s->hash)
 			break;
-		if (s->hash == h && s->n == n && memcmp(pool + s->off, pcs, n * sizeof *pcs) == 0) {
+		if (s->hash == h && s->n == n && same(pool + s->off, pcs, n)) {
 			*is_new = 0;
 			return s->id;
 		}

@@ -11,4 +11,4 @@
 #include "shim.h"
 
 int mt_enabled;
-clockid_t mt_clock = CLOCK_MONOTONIC_COARSE;
+clockid_t mt_clock = CLOCK_MONOTONIC;
