@@ -66,7 +66,11 @@ int mt_arg_count(const char *cmd, const char *opt, const char *val, uint64_t max
 extern volatile int mt_stop;
 void mt_catch_stop_signals(void);
 
-/* Seconds as a command-line value: "2", "0.5", "10s", "2m". */
+/* A duration as a command-line value, into seconds: a decimal number
+ * alone (seconds) or followed by ms, s, min or h: "2", "0.5", "200ms",
+ * "10s", "2min", "1h".  "2m" is refused (minutes or milliseconds?). */
 int mt_parse_seconds(const char *s, double *out);
+/* The forms mt_parse_seconds takes, for error messages. */
+#define MT_DURATION_FORMS "seconds, or a number with ms, s, min or h (200ms, 1.5s, 2min, 1h)"
 
 #endif

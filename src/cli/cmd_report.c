@@ -67,6 +67,7 @@ int cmd_report(int argc, char **argv)
 	if (st != MT_OPTS_GO_ON)
 		return st;
 	o.view = (enum mt_view)views.last;
+	o.filter = &filt;
 	o.limit = (long)limit;
 	if (views.n > 1)
 		return mt_usage_error(

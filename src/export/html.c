@@ -378,17 +378,26 @@ static void timeline_json(FILE *f, const struct timeline *tl)
 	fputc('}', f);
 }
 
-static void process_json(FILE *f, const struct mt_process *p, const struct timeline *tl)
+static void process_json(FILE *f, const struct mt_process *p, const struct timeline *tl,
+			 const struct mt_filter *flt, int is_main)
 {
 	const struct mt_totals *t = &p->col.t;
 	fputs("  {", f);
 	mt_json_identity(f, p, ", ", 1);
-	fprintf(f, ",\n   \"duration_s\": %.6f, \"start_unix_s\": %.3f, \"exit_status\": ",
-		mt_process_duration(p), (double)p->unix_ns / 1e9);
+	fprintf(f, ",\n   \"main\": %s, \"duration_s\": %.6f, ", is_main ? "true" : "false",
+		mt_process_duration(p));
+	mt_json_span(f, flt, p);
+	fprintf(f, ", \"start_unix_s\": %.3f, \"exit_status\": ", (double)p->unix_ns / 1e9);
 	if (p->exited)
 		fprintf(f, "%lld", (long long)p->exit_status);
 	else
 		fputs("null", f);
+	if (p->exited && p->exit_status < 0 && mt_signal_name((int)-p->exit_status))
+		fprintf(f, ", \"signal\": \"%s\"", mt_signal_name((int)-p->exit_status));
+	if (p->exec_outcome) {
+		fputs(", \"exec_path\": ", f);
+		mt_json_str_html(f, p->exec_path);
+	}
 	fprintf(f,
 		", \"lost_events\": %llu,\n   \"totals\": {\"allocations\": %llu, \"frees\": %llu, "
 		"\"allocated_bytes\": %llu, \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"peak_time_s\": %.6f, "
@@ -496,17 +505,20 @@ static void data_json(struct mt_export_ctx *x, struct timeline **tls)
 	struct mt_recording *rec = &x->sel->matched;
 	fputs("{\"memtrace_html\": 1, \"recording\": ", f);
 	mt_json_str_html(f, x->sel->path);
-	fprintf(f,
-		", \"truncated\": %s, \"filtered\": %s, \"weight\": \"%s\",\n \"processes\": [\n",
+	fprintf(f, ", \"truncated\": %s, \"filtered\": %s, \"weight\": \"%s\",\n",
 		x->sel->all.truncated ? "true" : "false", x->sel->filtered ? "true" : "false",
 		mt_weight_names[x->weight]);
+	fputs(" \"filter\": ", f);
+	mt_json_filter(f, x->sel->filter, 1);
+	fputs(",\n \"processes\": [\n", f);
 	int n = 0;
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		if (!tls[i])
 			continue;
 		if (n++)
 			fputs(",\n", f);
-		process_json(f, rec->procs[i], tls[i]);
+		process_json(f, rec->procs[i], tls[i], x->sel->filter,
+			     rec->procs[i] == mt_recording_main(rec));
 	}
 	fputs("\n]", f);
 	if (x->base)

@@ -147,12 +147,43 @@ void mt_json_markers(FILE *f, const struct mt_process *p)
 	fputc(']', f);
 }
 
+void mt_json_filter(FILE *f, const struct mt_filter *flt, int html)
+{
+	if (!flt || !flt->active || !flt->desc) {
+		fputs("null", f);
+		return;
+	}
+	fputc('{', f);
+	for (const char *s = flt->desc; *s;) {
+		size_t n = strcspn(s, "\n"), k = strcspn(s, "=");
+		char *key = xstrndup(s, k), *val = xstrndup(s + k + 1, n - k - 1);
+		if (s != flt->desc)
+			fputs(", ", f);
+		json_str(f, key, html);
+		fputs(": ", f);
+		json_str(f, val, html);
+		free(key);
+		free(val);
+		s += n + (s[n] == '\n');
+	}
+	fputc('}', f);
+}
+
+void mt_json_span(FILE *f, const struct mt_filter *flt, const struct mt_process *p)
+{
+	double from;
+	double span = mt_filter_span_s(flt && flt->active ? flt : NULL, p, &from);
+	fprintf(f, "\"span_s\": %.6f, \"span_from_s\": %.6f", span, from);
+}
+
 static void process_json(FILE *f, const struct mt_process *p, const struct mt_process *main,
 			 const struct mt_report_opts *o)
 {
 	fputs("    {\n      ", f);
 	mt_json_identity(f, p, ",\n      ", 0);
-	fprintf(f, ",\n      \"duration_s\": %.6f,\n", mt_process_duration(p));
+	fprintf(f, ",\n      \"duration_s\": %.6f,\n      ", mt_process_duration(p));
+	mt_json_span(f, o->filter, p);
+	fputs(",\n", f);
 	if (p->exited)
 		fprintf(f, "      \"exit_status\": %lld,\n", (long long)p->exit_status);
 	if (p->exited && p->exit_status < 0 && mt_signal_name((int)-p->exit_status))
@@ -215,6 +246,8 @@ int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opt
 	fprintf(f, "{\n  \"memtrace_report\": 1,\n  \"view\": \"%s\",\n  \"recording\": ",
 		mt_view_names[o->view]);
 	mt_json_str(f, rec->path);
+	fputs(",\n  \"filter\": ", f);
+	mt_json_filter(f, o->filter, 0);
 	fprintf(f, ",\n  \"truncated\": %s,\n  \"processes\": [\n",
 		rec->truncated ? "true" : "false");
 	int shown = 0;

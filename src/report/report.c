@@ -83,12 +83,46 @@ static void print_lost_kinds(FILE *f, const struct mt_process *p)
 			fprintf(f, " (%s: %s)", mt_lost_names[k], mt_fmt_count(p->lost[k], a));
 }
 
-static void print_totals(FILE *f, const struct mt_process *p)
+/* "  filtered:" and the keys of O's filter, with the span they keep. */
+static void print_filter(FILE *f, const struct mt_process *p, const struct mt_report_opts *o)
+{
+	if (!o->filter || !o->filter->active || !o->filter->desc)
+		return;
+	fputs("  filtered:        ", f);
+	for (const char *s = o->filter->desc; *s;) {
+		size_t n = strcspn(s, "\n");
+		char *kv = xstrndup(s, n);
+		if (s != o->filter->desc)
+			fputc(' ', f);
+		fputs("--", f);
+		for (char *c = kv; *c && *c != '='; c++)
+			if (*c == '_')
+				*c = '-';
+		mt_text_str(f, kv);
+		free(kv);
+		s += n + (s[n] == '\n');
+	}
+	double from, span = mt_filter_span_s(o->filter, p, &from);
+	fprintf(f,
+		"\n                   (every figure counts only the allocations matched; "
+		"rates are over %.3f s to %.3f s)\n",
+		from, from + span);
+}
+
+static void print_totals(FILE *f, const struct mt_process *p, const struct mt_report_opts *o)
 {
 	const struct mt_totals *t = &p->col.t;
 	char a[32], b[32], c[32];
+	double span = mt_filter_span_s(o->filter, p, NULL);
 	fprintf(f, "  allocations:     %s (%s)\n", mt_fmt_count(t->allocations, a),
 		mt_fmt_bytes(t->allocated_bytes, b));
+	if (span > 0)
+		fprintf(f, "  rate:            %s allocations/s over %.3f s%s\n",
+			mt_fmt_count((uint64_t)((double)t->allocations / span + 0.5), a), span,
+			o->filter && o->filter->active &&
+					(o->filter->from.set || o->filter->to.set) ?
+				" (the span filtered)" :
+				"");
 	fprintf(f, "  frees:           %s\n", mt_fmt_count(t->frees, a));
 	fprintf(f, "  temporary:       %s (%.1f%% of allocations)\n", mt_fmt_count(t->temporary, a),
 		t->allocations ? 100.0 * (double)t->temporary / (double)t->allocations : 0.0);
@@ -188,6 +222,14 @@ static void tree_view(FILE *f, const struct mt_process *p, struct mt_symbolizer 
 		print_lost_kinds(f, p);
 		fputs("; the figures below are lower bounds\n", f);
 	}
+	if (o->view == MT_VIEW_PEAK) {
+		/* the tree is of one moment: say which */
+		const struct mt_totals *t = &p->col.t;
+		char a[32], c[32];
+		fprintf(f, "  peak: %s in %s blocks, at %.3f s\n", mt_fmt_bytes(t->peak_bytes, a),
+			mt_fmt_count(t->peak_count, c),
+			t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0);
+	}
 	size_t n;
 	uint32_t *sites = mt_rank_sites(p, o->view, 1, &n);
 	if (o->limit > 0 && (size_t)o->limit < n)
@@ -202,9 +244,10 @@ static void process_text(FILE *f, const struct mt_process *p, const struct mt_re
 	if (!first)
 		fputc('\n', f);
 	process_header(f, p, is_main);
+	print_filter(f, p, o);
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
 	if (o->view == MT_VIEW_SUMMARY) {
-		print_totals(f, p);
+		print_totals(f, p, o);
 		long lim = o->limit > 0 ? o->limit : 5;
 		summary_section(f, p, sym, MT_VIEW_FREQUENCY, "MOST CALLS TO ALLOCATION FUNCTIONS",
 				lim);

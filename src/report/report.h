@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyse/filter.h"
 #include "analyse/recording.h"
 #include "analyse/sites.h"
 #include "analyse/symbols.h"
@@ -19,6 +20,7 @@ struct mt_report_opts {
 	double threshold; /* percent of the view's total below which tree nodes fold */
 	long limit;	  /* -n: sites shown (0: all in JSON and trees, 5 per summary section) */
 	long pid;	  /* -1: every process */
+	const struct mt_filter *filter; /* what the recording was loaded through; NULL: nothing */
 };
 
 /* Is P one of the processes O shows (-p)? */
@@ -44,6 +46,13 @@ void mt_json_lost(FILE *f, const struct mt_process *p);
 /* A site's figures, as keys without braces ("allocations": ... "max_size": N). */
 void mt_json_site_figures(FILE *f, const struct mt_site_stats *s);
 void mt_json_markers(FILE *f, const struct mt_process *p);
+/* FLT's keys as an object of strings ({"from": "200ms", ...}), or null when
+ * it filters nothing; with HTML, safe inside a <script> element. */
+void mt_json_filter(FILE *f, const struct mt_filter *flt, int html);
+/* P's "span_s" and "span_from_s" keys (without braces): the part of its
+ * run the figures cover, which rates divide by (FLT's from and to, or the
+ * whole run). */
+void mt_json_span(FILE *f, const struct mt_filter *flt, const struct mt_process *p);
 
 /* tree.c: memtrail-style text trees of sites, leaf outwards. */
 void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,

@@ -54,6 +54,16 @@ var Memtrace = window.Memtrace || (window.Memtrace = {});
 		return m + ' min ' + Math.round(s - 60 * m) + ' s';
 	}
 
+	/* How a process of the report data ended, as its page says it */
+	function state(p) {
+		if (p.exit_status !== null && p.exit_status !== undefined)
+			return p.exit_status < 0 ? 'killed by ' + (p.signal || 'signal ' + -p.exit_status) :
+				'exited with status ' + p.exit_status;
+		if (p.exec_path)
+			return 'replaced by exec of ' + p.exec_path;
+		return 'still running at detach';
+	}
+
 	function basename(path) {
 		return path ? String(path).replace(/.*\//, '') : '';
 	}
@@ -193,7 +203,7 @@ var Memtrace = window.Memtrace || (window.Memtrace = {});
 	M.sites = sites;
 	M.fmt = {
 		count: count, bytes: bytes, value: value, short: short, pct: pct, seconds: seconds,
-		basename: basename, frameColor: frameColor, where: where,
+		basename: basename, frameColor: frameColor, where: where, state: state,
 	};
 	M.el = el;
 	M.fitCanvas = fitCanvas;

@@ -5,7 +5,10 @@
  * filter form whose fields are the API's filter parameters.  Submitting it
  * fetches the report again with them, redraws everything, keeps them in the
  * page's own query (so that a reload or a shared link shows the same) and
- * in the export links.  The query console (console.js) goes under it.
+ * in the export links.  A filter the server refuses changes none of these:
+ * the view, the page's URL and the downloads always show the same filter,
+ * and the status says the new one was not applied.  The query console
+ * (console.js) goes under it.
  */
 (function (M) {
 	'use strict';
@@ -98,7 +101,10 @@
 	/* ---- "/ui/ID": one recording ---- */
 
 	function fetchJSON(url) {
-		return fetch(url).then(function (res) {
+		return fetch(url).catch(function () {
+			// fetch itself failed: nobody answers (a stopped server)
+			throw new Error('The server does not answer (has it stopped?): cannot load ' + url);
+		}).then(function (res) {
 			return res.json().catch(function () { return {}; }).then(function (body) {
 				if (!res.ok)
 					throw new Error(body.error || res.status + ' ' + res.statusText);
@@ -179,25 +185,43 @@
 		var url = '/data/' + encodeURIComponent(this.id) + '/report' + (q ? '?' + q : '');
 		this.status.textContent = 'Loading\u2026';
 		this.status.className = 'gui-status';
-		history.replaceState(null, '', location.pathname + (q ? '?' + q : ''));
 		return fetchJSON(url).then(function (data) {
 			var proc = M.report && M.report.proc && M.report.data.processes.indexOf(M.report.proc);
 			M.report = M.render(self.root, data);
 			self.place();
-			if (M.report && proc > 0 && proc < data.processes.length) {
+			if (M.report && proc >= 0 && proc < data.processes.length &&
+					M.report.data.processes.indexOf(M.report.proc) !== proc) {
 				self.root.querySelector('.proc-select').value = String(proc);
 				M.report.select(proc);
 			}
+			self.shown = q;
+			self.url();
+			var picker = self.root.querySelector('.proc-select');
+			if (picker)
+				picker.addEventListener('change', function () { self.url(); });
 			self.links(q);
 			self.status.textContent = q ? 'Filtered.' : '';
 			document.body.setAttribute('data-state', 'ready');
 		}, function (e) {
-			self.status.textContent = e.message;
+			self.status.textContent = e.message + (self.shown !== undefined ?
+				' \u2014 not applied: the page still shows ' +
+				(self.shown ? 'the filter ' + self.shown : 'every allocation') : '');
 			self.status.className = 'gui-status bad';
 			if (!self.root.querySelector('main'))
 				self.place();
 			document.body.setAttribute('data-state', 'error');
 		});
+	};
+
+	/* The page's URL: the filter shown, and the process shown (pid=) when
+	 * it is not the one the page opens on. */
+	Recording.prototype.url = function () {
+		var q = new URLSearchParams(this.shown || '');
+		var r = M.report;
+		if (r && r.proc && r.data.processes.indexOf(r.proc) !== r.first)
+			q.set('pid', String(r.proc.pid));
+		var s = q.toString();
+		history.replaceState(null, '', location.pathname + (s ? '?' + s : ''));
 	};
 
 	/* The panel goes first in the report's main, a way back in its bar. */

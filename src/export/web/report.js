@@ -8,8 +8,11 @@
  * URL in data-src of #memtrace (the server's REST API):
  *
  *   {"memtrace_html": 1, "recording": PATH, "truncated": BOOL,
- *    "filtered": BOOL, "weight": the flamegraph's first weight,
- *    "processes": [{"pid", "ppid", "exe", "argv", "backend", "duration_s",
+ *    "filtered": BOOL, "filter": {key: value as given} or null,
+ *    "weight": the flamegraph's first weight,
+ *    "processes": [{"pid", "ppid", "exe", "argv", "backend", "main" (the
+ *      recorded command), "duration_s", "span_s" and "span_from_s" (the part
+ *      of the run the figures cover: the filter's from/to; rates divide by it),
  *      "exit_status" (null: did not exit), "start_unix_s", "lost_events",
  *      "totals": the keys of `memtrace report --json`,
  *      "timeline": {"bucket_s", "heap_bytes": [], "allocations": [],
@@ -48,13 +51,15 @@
 			M.el('div', { class: 'figure-sub', text: sub }));
 	}
 
-	function figures(p) {
+	function figures(p, filtered) {
 		var t = p.totals, f = M.fmt;
+		var span = p.span_s !== undefined ? p.span_s : p.duration_s;
 		var tempShare = t.allocations ?
 			(100 * t.temporary_allocations / t.allocations).toFixed(1) + '% of allocations' : '';
 		return [
-			figure('allocations', 'Allocations', f.count(t.allocations), p.duration_s > 0 ?
-				f.count(t.allocations / p.duration_s) + ' per second on average' : ''),
+			figure('allocations', 'Allocations', f.count(t.allocations), span > 0 ?
+				f.count(t.allocations / span) + ' per second on average' +
+				(filtered && span < p.duration_s ? ' over the ' + f.seconds(span) + ' filtered' : '') : ''),
 			figure('frees', 'Frees', f.count(t.frees), t.unmatched_frees ?
 				f.count(t.unmatched_frees) + ' of blocks allocated before tracing' :
 				'each matched an allocation'),
@@ -73,11 +78,7 @@
 
 	function meta(p) {
 		var parts = ['pid ' + p.pid, p.backend ? p.backend + ' backend' : null, M.fmt.seconds(p.duration_s)];
-		if (p.exit_status !== null && p.exit_status !== undefined)
-			parts.push(p.exit_status < 0 ? 'killed by signal ' + -p.exit_status :
-				'exit status ' + p.exit_status);
-		else
-			parts.push('did not exit while traced');
+		parts.push(M.fmt.state(p));
 		if (p.start_unix_s)
 			parts.push('started ' + new Date(p.start_unix_s * 1000).toLocaleString());
 		return parts.filter(Boolean).join(' \u00b7 ');
@@ -85,6 +86,24 @@
 
 	function procName(p) {
 		return M.fmt.basename(p.exe) + ' [' + p.pid + ']';
+	}
+
+	/* The process a page opens on by default: the recorded command, else
+	 * the first. */
+	function mainProcess(procs) {
+		for (var i = 0; i < procs.length; i++)
+			if (procs[i].main)
+				return i;
+		return 0;
+	}
+
+	/* The one the page's query names (?pid=N), else the default. */
+	function firstProcess(procs) {
+		var want = new URLSearchParams(location.search).get('pid');
+		for (var i = 0; want && i < procs.length; i++)
+			if (String(procs[i].pid) === want)
+				return i;
+		return mainProcess(procs);
 	}
 
 	/* Draws DATA into ROOT; returns the widgets and select(i), which shows
@@ -110,7 +129,10 @@
 		if (data.truncated)
 			notes.push('The recording is truncated: it ends early, and its figures stop there.');
 		if (data.filtered)
-			notes.push('Filtered: the figures count only the allocations the export\'s filters matched.');
+			notes.push('Filtered' + (data.filter ? ' by ' + Object.keys(data.filter).map(function (k) {
+				return k + '=' + data.filter[k];
+			}).join(', ') : '') + ': the figures count only the allocations matched, and rates ' +
+				'divide by the span kept.');
 		notes.forEach(function (n) { main.appendChild(M.el('div', { class: 'note', text: n })); });
 		if (!procs.length) {
 			main.appendChild(M.el('div', { class: 'note', text: 'The recording holds no process.' }));
@@ -140,7 +162,7 @@
 				M.el('h1', { text: M.fmt.basename(p.exe) || 'process ' + p.pid }),
 				M.el('div', { class: 'cmd', text: (p.argv || []).join(' ') || p.exe, title: p.exe }),
 				M.el('div', { class: 'meta', text: meta(p) }),
-				M.el('div', { class: 'figures' }, figures(p)));
+				M.el('div', { class: 'figures' }, figures(p, data.filtered)));
 			var sites = M.sites(p);
 			r.chart.setProcess(p);
 			if (!data.diff)
@@ -151,7 +173,11 @@
 			picker.addEventListener('change', function () { r.select(+picker.value); });
 		if (data.diff)
 			r.flame.setSites(M.sites(data.diff), true);
-		r.select(0);
+		r.first = mainProcess(procs);
+		var shown = firstProcess(procs);
+		r.select(shown);
+		if (picker)
+			picker.value = String(shown);
 		return r;
 	}
 

@@ -158,7 +158,37 @@ run(async ([base, program, shots]) => {
 		// answered with a 400, which Chromium logs
 		facts.errors = errors.slice();
 		facts.badState = await filter(page, { function_regex: '(' });
-		facts.bad = { status: await page.locator('.gui-status').textContent(), rows: await rows(page) };
+		facts.bad = { status: await page.locator('.gui-status').textContent(), rows: await rows(page),
+			url: page.url(),
+			links: await page.$$eval('.gui-downloads a', (as) => as.map((a) => a.getAttribute('href'))) };
+
+		// durations as people write them; "200m" is refused with the forms
+		facts.mState = await filter(page, { from: '200m' });
+		facts.m = { status: await page.locator('.gui-status').textContent(), url: page.url() };
+		facts.msState = await filter(page, { from: '200ms', to: '90%' });
+		facts.ms = {
+			url: page.url(),
+			figures: await figures(page),
+			note: await page.locator('main > .note').first().textContent(),
+			links: await page.$$eval('.gui-downloads a', (as) => as.map((a) => a.getAttribute('href'))),
+		};
+		await page.evaluate(() => window.scrollTo(0, 0));
+		await page.screenshot({ path: path.join(shots, 'gui-from-200ms.png'), fullPage: true });
+
+		// a server that does not answer is said so, not "Failed to fetch"
+		await page.route(base + '/data/**', (r) => r.abort());
+		facts.downState = await filter(page, { size_min: '1' });
+		facts.down = { status: await page.locator('.gui-status').textContent() };
+		await page.unroute(base + '/data/**');
+
+		// an unknown recording: a page that says so, not JSON
+		const resp = await page.goto(base + '/ui/9');
+		facts.missing = {
+			status: resp.status(), type: resp.headers()['content-type'],
+			state: await page.evaluate(() => document.body.dataset.state),
+			text: await page.locator('.note').textContent(),
+			back: await page.locator('a[href="/"]').count(),
+		};
 		facts.requests = requests;
 		facts.outside = outside;
 		return facts;

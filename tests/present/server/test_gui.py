@@ -214,6 +214,38 @@ if f:
     t.eq(f.get('badState'), 'error', 'a bad regex: an error')
     t.check('function_regex' in f.get('bad', {}).get('status', ''), f'a bad regex is reported ({f.get("bad")})')
     t.eq(f.get('bad', {}).get('rows'), ['site_a', 'site_c', 'site_b'], 'a bad regex leaves the page as it was')
+    t.eq(f.get('bad', {}).get('url'), BASE + '/ui/0?size_min=50000',
+         'a bad regex: the page\'s URL keeps the filter shown')
+    t.eq(f.get('bad', {}).get('links'), ['/data/0/export/' + e + '?size_min=50000' for e in EXPORTS],
+         'a bad regex: the downloads keep the filter shown')
+    t.check('not applied' in f.get('bad', {}).get('status', ''), f'a bad regex: not applied ({f.get("bad")})')
+    t.eq(f.get('mState'), 'error', 'from=200m: refused')
+    st = (f.get('m') or {}).get('status', '')
+    t.check("'200m' is not a duration" in st and '200ms, 1.5s, 2min, 1h' in st and '10%' in st,
+            f'from=200m: the message names the accepted forms ({st!r})')
+    t.eq(f.get('msState'), 'ready', 'from=200ms to=90%: drawn')
+    ms = f.get('ms') or {}
+    t.eq(ms.get('url'), BASE + '/ui/0?from=200ms&to=90%25', 'from=200ms to=90%: in the page\'s query')
+    t.eq(ms.get('links'), ['/data/0/export/' + e + '?from=200ms&to=90%25' for e in EXPORTS],
+         'from=200ms to=90%: in the downloads')
+    rj = t.report(peak, ['--from', '200ms', '--to', '90%'])
+    if rj:
+        pj = t.processes(rj, 1)[0]
+        n, span = pj['totals']['allocations'], pj['span_s']
+        t.eq(ms.get('figures', {}).get('allocations', {}).get('value'), f'{n:,}',
+             'from=200ms to=90%: allocations as report --json --from 200ms --to 90%')
+        sub = ms.get('figures', {}).get('allocations', {}).get('sub', '')
+        t.check(sub.startswith(f'{round(n / span):,} per second on average over the '),
+                f'from=200ms to=90%: the rate divides by the {span} s kept ({sub!r}, {n} allocations)')
+    t.check('from=200ms' in ms.get('note', '') and 'to=90%' in ms.get('note', ''),
+            f'from=200ms to=90%: the page says how it is filtered ({ms.get("note")!r})')
+    t.check('does not answer' in (f.get('down') or {}).get('status', ''),
+            f'a server that does not answer is said so ({f.get("down")})')
+    mi = f.get('missing') or {}
+    t.eq((mi.get('status'), mi.get('type'), mi.get('state')), (404, 'text/html; charset=utf-8', 'error'),
+         '/ui/9: an error page')
+    t.check("no recording '9'" in mi.get('text', '') and mi.get('back', 0) >= 1,
+            f'/ui/9: says there is no such recording, links back ({mi})')
     t.eq(f.get('outside'), [], 'no request goes anywhere but the server')
     t.check(BASE + '/data/0/report?size_min=50000' in f.get('requests', []), 'the form fetches the report again')
     # the links the page made, followed: the filters reach the exports
@@ -222,7 +254,7 @@ if f:
         lines = [ln.rsplit(' ', 1) for ln in body.decode().splitlines() if ln]
         t.eq(sum(int(n) for _, n in lines), 240000, f'{link}: bytes')
         t.eq(sorted(s.split(';')[-1] for s, _ in lines), ['site_a', 'site_b', 'site_c'], f'{link}: leaves')
-    for shot in ('gui-list.png', 'gui-recording.png', 'gui-filtered.png'):
+    for shot in ('gui-list.png', 'gui-recording.png', 'gui-filtered.png', 'gui-from-200ms.png'):
         t.check(os.path.getsize(os.path.join(ARTIFACTS, shot)) > 10000, f'screenshot {shot}')
 
 # SIGTERM: a clean stop, and (in the ASan build) no leak or error reported
