@@ -262,11 +262,11 @@ static long string_index(struct keytab *t, const char *s)
 }
 
 /* A frame's number: by function, file, line, module and inlining, or, for
- * a frame without a symbol, by module and address (its name then says
- * "module+0xaddress"). */
+ * a frame without a symbol, by module and offset in it (its name then says
+ * "module+0xoffset"; outside any module, the address). */
 static uint32_t frame_index(struct frametabs *ft, const struct mt_frame *f)
 {
-	uint64_t what = f->function ? (uintptr_t)f->function : f->address;
+	uint64_t what = f->function ? (uintptr_t)f->function : f->module ? f->offset : f->address;
 	uint64_t flags = (uint64_t)(uint32_t)f->line << 2 | (uint64_t)(f->inlined != 0) << 1 |
 			 (f->function != NULL);
 	return key_index(&ft->frames, what, (uintptr_t)f->file, (uintptr_t)f->module, flags);
@@ -295,6 +295,7 @@ static void frames_json(FILE *f, struct frametabs *ft)
 		struct mt_frame fr = {
 			.function = k[3] & 1 ? (const char *)(uintptr_t)k[0] : NULL,
 			.address = k[3] & 1 ? 0 : k[0],
+			.offset = k[3] & 1 ? 0 : k[0],
 			.file = (const char *)(uintptr_t)k[1],
 			.module = (const char *)(uintptr_t)k[2],
 		};

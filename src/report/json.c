@@ -3,6 +3,7 @@
  * ("memtrace_report": 1).  Keys are only ever added, never renamed.
  */
 #include "report.h"
+#include "analyse/functions.h"
 #include "base/util.h"
 #include "base/json.h"
 
@@ -26,8 +27,13 @@ void mt_json_frames(FILE *f, const struct mt_frame *fr, int n)
 			fputs("null", f);
 		fputs(", \"module\": ", f);
 		mt_json_str(f, x->module);
-		fprintf(f, ", \"address\": \"0x%llx\", \"inlined\": %s}",
-			(unsigned long long)x->address, x->inlined ? "true" : "false");
+		fprintf(f,
+			", \"address\": \"0x%llx\", \"offset\": \"0x%llx\", \"inlined\": %s, \"name\": ",
+			(unsigned long long)x->address, (unsigned long long)x->offset,
+			x->inlined ? "true" : "false");
+		char name[512];
+		mt_json_str(f, mt_frame_label(x, name, sizeof name));
+		fputc('}', f);
 	}
 	fputc(']', f);
 }
@@ -176,9 +182,10 @@ void mt_json_span(FILE *f, const struct mt_filter *flt, const struct mt_process 
 	fprintf(f, "\"span_s\": %.6f, \"span_from_s\": %.6f", span, from);
 }
 
-static void process_json(FILE *f, const struct mt_process *p, const struct mt_process *main,
-			 const struct mt_report_opts *o)
+static int process_json(FILE *f, const struct mt_process *p, const struct mt_process *main,
+			const struct mt_report_opts *o, size_t idx)
 {
+	int found = 1;
 	fputs("    {\n      ", f);
 	mt_json_identity(f, p, ",\n      ", 0);
 	fprintf(f, ",\n      \"duration_s\": %.6f,\n      ", mt_process_duration(p));
@@ -220,8 +227,9 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_pr
 		fprintf(f, ",\n         \"allocator\": \"%s\", \"allocator_object\": ",
 			mt_fn_names[s->fn]);
 		mt_json_str(f, p->site_object[sites[i]]);
-		fputs(",\n         \"frames\": ", f);
 		int k = mt_site_frames(p, sym, sites[i], fr, MT_SYM_MAX_FRAMES);
+		fprintf(f,
+			",\n         \"useful_frame\": %d, \"frames\": ", mt_useful_frame(fr, k));
 		mt_json_frames(f, fr, k);
 		fputc('}', f);
 	}
@@ -229,6 +237,10 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_pr
 	fputs(n ? "\n      ],\n" : "],\n", f);
 	fputs("      \"markers\": ", f);
 	mt_json_markers(f, p);
+	if (mt_report_fn_mode(o))
+		found = mt_report_functions_json(f, p, sym, o);
+	if (o->sizes && o->histo)
+		mt_json_histo(f, &o->histo[idx]);
 	fputs(",\n", f);
 	fputs("      \"warnings\": [", f);
 	const char *const *w = mt_sym_warnings(sym);
@@ -239,6 +251,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_pr
 	}
 	fputs("]\n    }", f);
 	mt_sym_free(sym);
+	return found;
 }
 
 int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o)
@@ -250,12 +263,17 @@ int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opt
 	mt_json_filter(f, o->filter, 0);
 	fprintf(f, ",\n  \"truncated\": %s,\n  \"processes\": [\n",
 		rec->truncated ? "true" : "false");
-	int shown = 0;
+	int shown = 0, found = 0;
 	for (size_t i = 0; i < rec->nprocs; i++)
 		if (mt_report_wants(o, rec->procs[i])) {
 			fputs(shown++ ? ",\n" : "", f);
-			process_json(f, rec->procs[i], mt_recording_main(rec), o);
+			found |= process_json(f, rec->procs[i], mt_recording_main(rec), o, i);
 		}
 	fputs("\n  ]\n}\n", f);
+	if (shown && !found) {
+		mt_error("no function named '%s' on any stack (--functions lists them)",
+			 o->callers ? o->callers : o->callees);
+		return 1;
+	}
 	return 0;
 }

@@ -20,10 +20,8 @@ void mt_print_frames(FILE *f, const struct mt_frame *fr, int n, int max, const c
 	for (int i = 0; i < n && i < max; i++) {
 		const struct mt_frame *x = &fr[i];
 		fputs(indent, f);
-		if (x->function)
-			mt_text_str(f, x->function);
-		else
-			fprintf(f, "0x%llx", (unsigned long long)x->address);
+		char name[512];
+		mt_text_str(f, mt_frame_label(x, name, sizeof name));
 		if (x->file) {
 			fputs(" [", f);
 			mt_text_str(f, x->file);
@@ -234,19 +232,29 @@ static void tree_view(FILE *f, const struct mt_process *p, struct mt_symbolizer 
 	uint32_t *sites = mt_rank_sites(p, o->view, 1, &n);
 	if (o->limit > 0 && (size_t)o->limit < n)
 		n = (size_t)o->limit;
-	mt_print_tree(f, p, sym, sites, n, o->view, o->threshold);
+	if (o->top_down)
+		mt_print_topdown_tree(f, p, sym, sites, n, o->view, o->threshold);
+	else
+		mt_print_tree(f, p, sym, sites, n, o->view, o->threshold);
 	free(sites);
 }
 
-static void process_text(FILE *f, const struct mt_process *p, const struct mt_report_opts *o,
-			 int first, int is_main)
+/* Returns 0 when P has no function of --callers or --callees. */
+static int process_text(FILE *f, const struct mt_process *p, const struct mt_report_opts *o,
+			int first, int is_main, size_t idx)
 {
+	int found = 1;
 	if (!first)
 		fputc('\n', f);
 	process_header(f, p, is_main);
 	print_filter(f, p, o);
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
-	if (o->view == MT_VIEW_SUMMARY) {
+	if (mt_report_fn_mode(o)) {
+		print_totals(f, p, o);
+		found = mt_report_functions_text(f, p, sym, o);
+		if (o->sizes && o->histo)
+			mt_print_histo(f, &o->histo[idx]);
+	} else if (o->view == MT_VIEW_SUMMARY) {
 		print_totals(f, p, o);
 		long lim = o->limit > 0 ? o->limit : 5;
 		summary_section(f, p, sym, MT_VIEW_FREQUENCY, "MOST CALLS TO ALLOCATION FUNCTIONS",
@@ -261,14 +269,21 @@ static void process_text(FILE *f, const struct mt_process *p, const struct mt_re
 	for (; w && *w; w++)
 		mt_warning("%s", *w);
 	mt_sym_free(sym);
+	return found;
 }
 
 int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o)
 {
-	int shown = 0;
+	int shown = 0, found = 0;
 	for (size_t i = 0; i < rec->nprocs; i++)
 		if (mt_report_wants(o, rec->procs[i]))
-			process_text(f, rec->procs[i], o, !shown++,
-				     rec->nprocs > 1 && rec->procs[i] == mt_recording_main(rec));
+			found |= process_text(
+				f, rec->procs[i], o, !shown++,
+				rec->nprocs > 1 && rec->procs[i] == mt_recording_main(rec), i);
+	if (shown && !found) {
+		mt_error("no function named '%s' on any stack (--functions lists them)",
+			 o->callers ? o->callers : o->callees);
+		return 1;
+	}
 	return 0;
 }
