@@ -28,6 +28,7 @@
 #include "export/web/web.h"
 #include "base/json.h"
 #include "analyse/diff.h"
+#include "analyse/histo.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ struct timeline {
 	uint64_t scur[SPARK_SITES];	  /* live bytes of each */
 	int nslots;
 	struct mt_ptrmap tracked; /* blocks of those sites -> series */
+	struct mt_histo histo;	  /* sizes and lifetimes */
 };
 
 /* The bucket of TS; every bucket since the previous event starts with the
@@ -121,6 +123,7 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	if (tl->cur > tl->heap[b])
 		tl->heap[b] = tl->cur;
 	tl->allocs[b]++;
+	mt_histo_alloc(&tl->histo, ts, ptr, size);
 	mt_ptrmap_xput(&tl->live, ptr, size << BUCKET_BITS | (uint64_t)b);
 	track(tl, ptr, size, site, b);
 }
@@ -132,6 +135,7 @@ static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t 
 	if (!tl)
 		return;
 	int b = advance(tl, ts);
+	mt_histo_free(&tl->histo, ts, ptr);
 	if (drop(tl, ptr))
 		tl->frees[b]++;
 }
@@ -149,6 +153,7 @@ static void timeline_finish(struct timeline *tl)
 		tl->leaked[b] += tl->leaked[b - 1];
 	mt_ptrmap_destroy(&tl->live);
 	mt_ptrmap_destroy(&tl->tracked);
+	mt_histo_finish(&tl->histo);
 }
 
 /* Series for the SPARK_SITES sites of P that allocated the most bytes. */
@@ -181,9 +186,11 @@ static struct timeline *timeline_new(const struct mt_process *p, int series)
 	tl->t0 = t0;
 	tl->span = end > t0 ? end - t0 : 1;
 	tl->last = -1;
+	mt_histo_init(&tl->histo);
 	if (mt_ptrmap_init(&tl->live, 1u << 12) < 0 || (series && series_new(tl, p) < 0)) {
 		mt_ptrmap_destroy(&tl->live);
 		mt_ptrmap_destroy(&tl->tracked);
+		mt_blocks_destroy(&tl->histo.live);
 		free(tl->slot);
 		free(tl->spark);
 		free(tl);
@@ -411,6 +418,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 		(unsigned long long)t->live_bytes, (unsigned long long)t->temporary,
 		(unsigned long long)t->unmatched_frees, (unsigned long long)t->culled);
 	timeline_json(f, tl);
+	mt_json_histo(f, &tl->histo);
 	fputs(",\n   \"markers\": [", f);
 	for (size_t i = 0; i < p->nmarkers; i++) {
 		fprintf(f, "%s{\"time_s\": %.6f, \"value\": %llu, \"text\": ", i ? ", " : "",
@@ -627,6 +635,7 @@ static void timelines_free(const struct mt_recording *rec, struct timeline **tls
 		if (tls[i]) {
 			mt_ptrmap_destroy(&tls[i]->live);
 			mt_ptrmap_destroy(&tls[i]->tracked);
+			mt_blocks_destroy(&tls[i]->histo.live);
 			free(tls[i]->slot);
 			free(tls[i]->spark);
 		}

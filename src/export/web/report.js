@@ -3,6 +3,9 @@
  * (chart.js), the flamegraph (flamegraph.js) and the call sites (table.js),
  * with a process selector when the recording holds several.
  *
+ * Also the functions (functions.js) and the sizes and lifetimes
+ * (histo.js).
+ *
  * Its data is one object, embedded by `memtrace export --format html` in
  * <script type="application/json" id="memtrace-data">, or fetched from the
  * URL in data-src of #memtrace (the server's REST API):
@@ -145,8 +148,13 @@
 			M.fmt.basename(data.diff.base) + ', blue shrank (the processes of both recordings merged). ' : '') +
 			'Widths are shares of the weight chosen. ' +
 			'Click a frame to zoom into it, hover for its figures.');
-		var table = section('Call sites', 'Click a column to sort, a row to see its whole stack.');
-		[summary, chart.el, flame.el, table.el].forEach(function (e) { main.appendChild(e); });
+		var table = section('Call sites', 'Each site named by its first frame outside the allocator and ' +
+			'the runtime.  Click a column to sort, a row to see its whole stack.');
+		var fns = section('Functions', 'Self: what a function asked the allocator for itself; incl.: with ' +
+			'everything it called.  Click a column to sort, a function for its callers and callees.');
+		var histo = section('Sizes and lifetimes', 'How many allocations of each size (powers of two), and ' +
+			'how long blocks lived before their free.');
+		[summary, chart.el, flame.el, table.el, fns.el, histo.el].forEach(function (e) { main.appendChild(e); });
 		main.appendChild(M.el('footer', { text: 'memtrace report of ' + (data.recording || 'a recording') }));
 
 		var r = {
@@ -154,6 +162,8 @@
 			chart: new M.Chart(chart.body),
 			flame: new M.Flamegraph(flame.body, { weight: data.weight }),
 			table: new M.SiteTable(table.body),
+			functions: new M.FunctionTable(fns.body),
+			histo: new M.Histograms(histo.body),
 		};
 		r.select = function (i) {
 			var p = procs[i];
@@ -168,6 +178,8 @@
 			if (!data.diff)
 				r.flame.setSites(sites);
 			r.table.setSites(sites);
+			r.functions.setSites(sites);
+			r.histo.setProcess(p);
 		};
 		if (picker)
 			picker.addEventListener('change', function () { r.select(+picker.value); });

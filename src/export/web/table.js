@@ -35,12 +35,19 @@
 		return c;
 	}
 
+	/* a site is named by its most useful frame (functions.js) */
+	function useful(s) {
+		if (s._useful === undefined)
+			s._useful = M.usefulFrame ? M.usefulFrame(s.frames) : 0;
+		return s._useful;
+	}
+
 	function leafName(s) {
-		return s.frames.length ? s.frames[0].name : '[no stack]';
+		return s.frames.length ? s.frames[useful(s)].name : '[no stack]';
 	}
 
 	function leafWhere(s) {
-		return s.frames.length ? M.fmt.where(s.frames[0]) : '';
+		return s.frames.length ? M.fmt.where(s.frames[useful(s)]) : '';
 	}
 
 	var COLUMNS = [
@@ -151,12 +158,12 @@
 		var self = this;
 		var cells = COLUMNS.map(function (c) {
 			if (c.key === 'function') {
-				var caller = s.frames.length > 1 ? s.frames[1].name : '';
+				var caller = s.frames.length > useful(s) + 1 ? s.frames[useful(s) + 1].name : '';
 				return M.el('td', { class: 'fn' }, M.el('span', { class: 'name', text: leafName(s) }),
 					caller ? M.el('span', { class: 'caller', text: 'from ' + caller }) : null);
 			}
 			if (c.key === 'location') {
-				var f = s.frames[0];
+				var f = s.frames[useful(s)];
 				return M.el('td', { class: 'where', title: f ? M.fmt.where(f, true) : null,
 					text: leafWhere(s) });
 			}
@@ -188,8 +195,8 @@
 	};
 
 	SiteTable.prototype.stack = function (s) {
-		var items = s.frames.map(function (f) {
-			return M.el('li', null, M.el('span', { class: 'name', text: f.name }),
+		var items = s.frames.map(function (f, i) {
+			return M.el('li', { class: i === useful(s) ? 'useful' : null }, M.el('span', { class: 'name', text: f.name }),
 				f.inlined ? M.el('span', { class: 'tag', text: 'inlined' }) : null,
 				M.el('span', { class: 'where', text: M.fmt.where(f, true) }));
 		});
