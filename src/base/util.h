@@ -44,6 +44,11 @@ int mt_parse_double(const char *s, double *out);
 /* "1.23 MB"-style figures, and "1,234,567" with separators; both into BUF. */
 const char *mt_fmt_bytes(uint64_t n, char buf[32]);
 const char *mt_fmt_count(uint64_t n, char buf[32]);
+/* "s" unless N is 1: "%s allocation%s", mt_fmt_count(n, buf), mt_s(n). */
+static inline const char *mt_s(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
 
 /* Long-option matching for hand-written argument loops: matches "--NAME" or
  * "--NAME=VALUE"; returns 1 and sets *val (NULL without '='). */

@@ -36,7 +36,7 @@ void mt_print_frames(FILE *f, const struct mt_frame *fr, int n, int max, const c
 		fputc('\n', f);
 	}
 	if (n > max)
-		fprintf(f, "%s... %d more frames\n", indent, n - max);
+		fprintf(f, "%s... %d more frame%s\n", indent, n - max, mt_s((uint64_t)(n - max)));
 }
 
 static void process_header(FILE *f, const struct mt_process *p, int is_main)
@@ -124,16 +124,17 @@ static void print_totals(FILE *f, const struct mt_process *p, const struct mt_re
 	fprintf(f, "  frees:           %s\n", mt_fmt_count(t->frees, a));
 	fprintf(f, "  temporary:       %s (%.1f%% of allocations)\n", mt_fmt_count(t->temporary, a),
 		t->allocations ? 100.0 * (double)t->temporary / (double)t->allocations : 0.0);
-	fprintf(f, "  peak:            %s in %s blocks, at %.3f s\n",
-		mt_fmt_bytes(t->peak_bytes, a), mt_fmt_count(t->peak_count, c),
+	fprintf(f, "  peak:            %s in %s block%s, at %.3f s\n",
+		mt_fmt_bytes(t->peak_bytes, a), mt_fmt_count(t->peak_count, c), mt_s(t->peak_count),
 		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0);
-	fprintf(f, "  leaked:          %s in %s allocations\n", mt_fmt_bytes(t->live_bytes, a),
-		mt_fmt_count(t->live_count, b));
+	fprintf(f, "  leaked:          %s in %s allocation%s\n", mt_fmt_bytes(t->live_bytes, a),
+		mt_fmt_count(t->live_count, b), mt_s(t->live_count));
 	if (t->held_count)
 		fprintf(f,
-			"  runtime-held:    %s in %s allocations (kept by the C/C++ runtime until "
+			"  runtime-held:    %s in %s allocation%s (kept by the C/C++ runtime until "
 			"exit, not leaks)\n",
-			mt_fmt_bytes(t->held_bytes, a), mt_fmt_count(t->held_count, b));
+			mt_fmt_bytes(t->held_bytes, a), mt_fmt_count(t->held_count, b),
+			mt_s(t->held_count));
 	if (t->suppressed_count)
 		fprintf(f, "  suppressed:      %s in %s leaked allocations (--suppressions)\n",
 			mt_fmt_bytes(t->suppressed_bytes, a), mt_fmt_count(t->suppressed_count, b));
@@ -175,8 +176,8 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 		case MT_VIEW_FREQUENCY: {
 			const char *obj = p->site_object[sites[i]],
 				   *base = obj ? strrchr(obj, '/') : NULL;
-			fprintf(f, "  %s calls to %s%s%s (%s) from:\n",
-				mt_fmt_count(s->allocations, a), mt_fn_names[s->fn],
+			fprintf(f, "  %s call%s to %s%s%s (%s) from:\n",
+				mt_fmt_count(s->allocations, a), mt_s(s->allocations), mt_fn_names[s->fn],
 				obj ? " in " : "",
 				base ? base + 1 :
 				obj  ? obj :
@@ -185,17 +186,20 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 			break;
 		}
 		case MT_VIEW_PEAK:
-			fprintf(f, "  %s at peak in %s blocks (%s allocations) from:\n",
+			fprintf(f, "  %s at peak in %s block%s (%s allocation%s) from:\n",
 				mt_fmt_bytes(s->peak_bytes, a), mt_fmt_count(s->peak_count, b),
-				mt_fmt_count(s->allocations, c));
+				mt_s(s->peak_count), mt_fmt_count(s->allocations, c),
+				mt_s(s->allocations));
 			break;
 		case MT_VIEW_LEAKS:
-			fprintf(f, "  %s leaked in %s allocations from:\n",
-				mt_fmt_bytes(s->live_bytes, a), mt_fmt_count(s->live_count, b));
+			fprintf(f, "  %s leaked in %s allocation%s from:\n",
+				mt_fmt_bytes(s->live_bytes, a), mt_fmt_count(s->live_count, b),
+				mt_s(s->live_count));
 			break;
 		case MT_VIEW_TEMPORARY:
-			fprintf(f, "  %s temporary of %s allocations from:\n",
-				mt_fmt_count(s->temporary, a), mt_fmt_count(s->allocations, b));
+			fprintf(f, "  %s temporary of %s allocation%s from:\n",
+				mt_fmt_count(s->temporary, a), mt_fmt_count(s->allocations, b),
+				mt_s(s->allocations));
 			break;
 		default:
 			break;
@@ -224,8 +228,8 @@ static void tree_view(FILE *f, const struct mt_process *p, struct mt_symbolizer 
 		/* the tree is of one moment: say which */
 		const struct mt_totals *t = &p->col.t;
 		char a[32], c[32];
-		fprintf(f, "  peak: %s in %s blocks, at %.3f s\n", mt_fmt_bytes(t->peak_bytes, a),
-			mt_fmt_count(t->peak_count, c),
+		fprintf(f, "  peak: %s in %s block%s, at %.3f s\n", mt_fmt_bytes(t->peak_bytes, a),
+			mt_fmt_count(t->peak_count, c), mt_s(t->peak_count),
 			t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0);
 	}
 	size_t n;

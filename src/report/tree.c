@@ -121,7 +121,8 @@ static void describe(FILE *f, const struct tree *t, const struct node *n, uint64
 	if (v == MT_VIEW_TEMPORARY)
 		fprintf(f, "%.2f%% (%sx): %s\n", pct, mt_fmt_count(n->count, a), n->label);
 	else if (v == MT_VIEW_FREQUENCY)
-		fprintf(f, "%.2f%% (%s calls, %s): %s\n", pct, mt_fmt_count(n->count, a),
+		fprintf(f, "%.2f%% (%s call%s, %s): %s\n", pct, mt_fmt_count(n->count, a),
+			mt_s((uint64_t)n->count),
 			mt_fmt_bytes(n->bytes, b), n->label);
 	else
 		fprintf(f, "%.2f%% (%s, %sx): %s\n", pct, mt_fmt_bytes(n->bytes, a),
@@ -220,20 +221,20 @@ static void print_total(FILE *f, const struct mt_totals *tot, enum mt_view view)
 	char a[32], b[32];
 	switch (view) {
 	case MT_VIEW_LEAKS:
-		fprintf(f, "leaked: %s in %s allocations\n", mt_fmt_bytes(tot->live_bytes, a),
-			mt_fmt_count(tot->live_count, b));
+		fprintf(f, "leaked: %s in %s allocation%s\n", mt_fmt_bytes(tot->live_bytes, a),
+			mt_fmt_count(tot->live_count, b), mt_s(tot->live_count));
 		break;
 	case MT_VIEW_PEAK:
-		fprintf(f, "maximum: %s in %s blocks\n", mt_fmt_bytes(tot->peak_bytes, a),
-			mt_fmt_count(tot->peak_count, b));
+		fprintf(f, "maximum: %s in %s block%s\n", mt_fmt_bytes(tot->peak_bytes, a),
+			mt_fmt_count(tot->peak_count, b), mt_s(tot->peak_count));
 		break;
 	case MT_VIEW_TEMPORARY:
-		fprintf(f, "temporary: %s of %s allocations\n", mt_fmt_count(tot->temporary, a),
-			mt_fmt_count(tot->allocations, b));
+		fprintf(f, "temporary: %s of %s allocation%s\n", mt_fmt_count(tot->temporary, a),
+			mt_fmt_count(tot->allocations, b), mt_s(tot->allocations));
 		break;
 	default:
-		fprintf(f, "calls: %s allocations (%s)\n", mt_fmt_count(tot->allocations, a),
-			mt_fmt_bytes(tot->allocated_bytes, b));
+		fprintf(f, "calls: %s allocation%s (%s)\n", mt_fmt_count(tot->allocations, a),
+			mt_s(tot->allocations), mt_fmt_bytes(tot->allocated_bytes, b));
 	}
 }
 

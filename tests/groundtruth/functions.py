@@ -100,6 +100,14 @@ def run(t, prog):
     t.check(so.count('-> 100.00% (2.09 KB, 8x): main [') == 1,
             f'--leaks --top-down: main holds every leak at the top ({so[-1500:]!r})')
 
+    # one is singular: "1 call", "1 allocation", "1 block"
+    rc, so, se = t.run([t.memtrace, 'report', rec])
+    for want in ('  1 call to malloc (50 B) from:\n', '  8 B leaked in 1 allocation from:\n',
+                 '  33 B at peak in 1 block (1 allocation) from:\n'):
+        t.check(want in so, f'summary: {want.strip()!r} ({so[-1500:]!r})')
+    t.check(' 1 allocations' not in so and ' 1 blocks' not in so and ' 1 calls' not in so,
+            'summary: no "1 allocations", "1 blocks", "1 calls"')
+
     # sizes and lifetimes
     r = t.report(rec, ['--sizes'])
     p = t.only_process(r) if r else None

@@ -7,8 +7,10 @@
  * page's own query (so that a reload or a shared link shows the same) and
  * in the export links.  A filter the server refuses changes none of these:
  * the view, the page's URL and the downloads always show the same filter,
- * and the status says the new one was not applied.  The query console
- * (console.js) goes under it.
+ * and the status says the new one was not applied.  A time range dragged
+ * across the chart becomes the from and to filters, so that every view
+ * (figures, flamegraph, call sites, functions, sizes, downloads) shows the
+ * allocations made in it.  The query console (console.js) goes under it.
  */
 (function (M) {
 	'use strict';
@@ -196,6 +198,7 @@
 			}
 			self.shown = q;
 			self.url();
+			self.hookChart();
 			var picker = self.root.querySelector('.proc-select');
 			if (picker)
 				picker.addEventListener('change', function () { self.url(); });
@@ -211,6 +214,34 @@
 				self.place();
 			document.body.setAttribute('data-state', 'error');
 		});
+	};
+
+	/* The chart's brush sets from and to (seconds, as the API takes them)
+	 * and applies them; "Whole run" clears them.  The new page's chart
+	 * stays zoomed on the range. */
+	Recording.prototype.hookChart = function () {
+		var self = this, chart = M.report && M.report.chart;
+		if (!chart)
+			return;
+		var from = this.form.elements.from, to = this.form.elements.to;
+		chart.onBrush = function (r) {
+			from.value = r ? +r[0].toFixed(6) + 's' : '';
+			to.value = r ? +r[1].toFixed(6) + 's' : '';
+			self.brush = r;
+			self.apply();
+		};
+		var tl = M.report.proc && M.report.proc.timeline;
+		if (this.brush && tl && tl.bucket_s > 0) {
+			var n = tl.heap_bytes.length;
+			var lo = Math.max(0, Math.floor(this.brush[0] / tl.bucket_s + 1e-6));
+			var hi = Math.min(n, Math.ceil(this.brush[1] / tl.bucket_s - 1e-6));
+			if (hi > lo) {
+				chart.range = [lo, hi];
+				chart.brushed = true;
+				chart.reset.disabled = false;
+				chart.draw();
+			}
+		}
 	};
 
 	/* The page's URL: the filter shown, and the process shown (pid=) when

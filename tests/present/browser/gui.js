@@ -110,6 +110,8 @@ run(async ([base, program, shots]) => {
 		}));
 		facts.sparkHead = await page.locator('table.sites th.spark-col').isVisible();
 		facts.fields = await page.$$eval('.gui-filters [name]', (es) => es.map((e) => e.name));
+		facts.chartLabels = await page.evaluate(() => Memtrace.report.chart.labels);
+		facts.resolution = await page.locator('.chart-resolution').textContent();
 		facts.links = await page.$$eval('.gui-downloads a', (as) => as.map((a) => a.getAttribute('href')));
 		await page.evaluate(() => window.scrollTo(0, 0));
 		await page.screenshot({ path: path.join(shots, 'gui-recording.png'), fullPage: true });
@@ -180,6 +182,35 @@ run(async ([base, program, shots]) => {
 		facts.downState = await filter(page, { size_min: '1' });
 		facts.down = { status: await page.locator('.gui-status').textContent() };
 		await page.unroute(base + '/data/**');
+
+		// a time range dragged across the chart filters every view
+		facts.clearState = await filter(page, {});
+		const chartBox = await page.locator('.chart-canvas').boundingBox();
+		await page.locator('.chart-canvas').scrollIntoViewIfNeeded();
+		const xs = await page.evaluate(() => {
+			const s = Memtrace.report.chart.s;
+			return [s.xt(0.25), s.xt(0.55), s.top, s.bottom];
+		});
+		const box = await page.locator('.chart-canvas').boundingBox();
+		void chartBox;
+		await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+		await page.mouse.move(box.x + xs[0], box.y + (xs[2] + xs[3]) / 2);
+		await page.mouse.down();
+		await page.mouse.move(box.x + (xs[0] + xs[1]) / 2, box.y + (xs[2] + xs[3]) / 2, { steps: 4 });
+		await page.mouse.move(box.x + xs[1], box.y + (xs[2] + xs[3]) / 2, { steps: 4 });
+		await page.mouse.up();
+		await page.waitForFunction(() => document.body.dataset.state !== 'loading', null, { timeout: 30000 });
+		facts.brushState = await page.evaluate(() => document.body.dataset.state);
+		facts.brush = {
+			url: page.url(),
+			from: await page.locator('.gui-filters [name=from]').inputValue(),
+			to: await page.locator('.gui-filters [name=to]').inputValue(),
+			figures: await figures(page),
+			rows: await rows(page),
+			range: await page.evaluate(() => Memtrace.report.chart.range),
+			reset: await page.locator('.chart-reset').isEnabled(),
+		};
+		await page.locator('.chart-canvas').screenshot({ path: path.join(shots, 'gui-brushed.png') });
 
 		// an unknown recording: a page that says so, not JSON
 		const resp = await page.goto(base + '/ui/9');

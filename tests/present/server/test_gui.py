@@ -246,7 +246,51 @@ if f:
          '/ui/9: an error page')
     t.check("no recording '9'" in mi.get('text', '') and mi.get('back', 0) >= 1,
             f'/ui/9: says there is no such recording, links back ({mi})')
+    # the chart: its labels distinct and inside the canvas, its resolution said
+    lab = f.get('chartLabels') or {}
+    for kind in ('left', 'right', 'time'):
+        texts = [x['text'] for x in lab.get(kind, [])]
+        t.check(len(texts) >= 2 and len(set(texts)) == len(texts), f'chart {kind} axis: distinct labels ({texts})')
+        t.check(all(x['x0'] >= 0 and x['x1'] <= lab.get('width', 0) for x in lab.get(kind, [])),
+                f'chart {kind} axis: no label is cut ({lab.get(kind)}, width {lab.get("width")})')
+    data0 = report('/data/0/report') or {}
+    tl = (data0.get('processes') or [{}])[0].get('timeline', {})
+    bs = tl.get('bucket_s', 0)
+    t.check(f'one interval is {bs * 1000:.2f} ms' in (f.get('resolution') or ''),
+            f'the chart says its resolution, {bs} s ({f.get("resolution")!r})')
+    pt = (data0.get('processes') or [{}])[0].get('totals', {}).get('peak_time_s', -1)
+    heap = tl.get('heap_bytes') or []
+    t.check(bs > 0 and 0 <= int(pt / bs) < len(heap) and heap[int(pt / bs)] == 156000,
+            f'the chart\'s interval of the peak time ({pt} s) holds the peak, 156000 bytes')
+    # a drag from 0.25 s to 0.55 s: every view shows what was allocated then
+    t.eq(f.get('brushState'), 'ready', 'a drag across the chart: drawn again')
+    br = f.get('brush') or {}
+    t.check(br.get('from', '').endswith('s') and br.get('to', '').endswith('s'),
+            f'the drag sets from and to ({br.get("from")!r}, {br.get("to")!r})')
+    try:
+        lo, hi = float(br['from'][:-1]), float(br['to'][:-1])
+    except (KeyError, ValueError):
+        lo = hi = -1
+    t.check(abs(lo - 0.25) < 3 * bs + 0.002 and abs(hi - 0.55) < 3 * bs + 0.002,
+            f'the range dragged is about 0.25 s to 0.55 s ({lo}, {hi})')
+    t.check(f'from={br.get("from")}' in br.get('url', '') and f'to={br.get("to")}' in br.get('url', ''),
+            f'the drag is in the page\'s URL ({br.get("url")})')
+    rj = t.report(peak, ['--from', br.get('from', '0'), '--to', br.get('to', '0')])
+    if rj:
+        n = t.processes(rj, 1)[0]['totals']['allocations']
+        t.eq(br.get('figures', {}).get('allocations', {}).get('value'), f'{n:,}',
+             'after the drag: allocations as report --json --from --to')
+    t.eq(sorted(br.get('rows') or []), ['many_blocks', 'site_a', 'site_b'],
+         'after the drag: the call sites of 0.25 s to 0.55 s (many_blocks, site_a, site_b)')
+    t.check(br.get('reset') and br.get('range') and br['range'][1] - br['range'][0] < 300 * 0.6,
+            f'the chart stays zoomed on the range, with a way back ({br.get("range")})')
     t.eq(f.get('outside'), [], 'no request goes anywhere but the server')
+    # memtrace-server(1) lists the downloads the page offers
+    with open(os.path.join(SRC, 'man', 'memtrace-server.1')) as mf:
+        man = mf.read()
+    dl = man[man.find('The download links are'):man.find('An unknown recording')]
+    for e in EXPORTS:
+        t.check(e in dl, f'memtrace-server(1) lists the download {e}')
     t.check(BASE + '/data/0/report?size_min=50000' in f.get('requests', []), 'the form fetches the report again')
     # the links the page made, followed: the filters reach the exports
     for link in fl.get('links', [])[2:3]:  # flamegraph.pl
@@ -254,7 +298,7 @@ if f:
         lines = [ln.rsplit(' ', 1) for ln in body.decode().splitlines() if ln]
         t.eq(sum(int(n) for _, n in lines), 240000, f'{link}: bytes')
         t.eq(sorted(s.split(';')[-1] for s, _ in lines), ['site_a', 'site_b', 'site_c'], f'{link}: leaves')
-    for shot in ('gui-list.png', 'gui-recording.png', 'gui-filtered.png', 'gui-from-200ms.png'):
+    for shot in ('gui-list.png', 'gui-recording.png', 'gui-filtered.png', 'gui-from-200ms.png', 'gui-brushed.png'):
         t.check(os.path.getsize(os.path.join(ARTIFACTS, shot)) > 10000, f'screenshot {shot}')
 
 # SIGTERM: a clean stop, and (in the ASan build) no leak or error reported

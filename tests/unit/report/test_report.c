@@ -57,12 +57,12 @@ static void test_text(void)
 	CHECK(has(t, "leaked:          8.20 KB in 2 allocations\n"));
 	CHECK(has(t, "lost events:     0\n"));
 	/* sites by their leaf address (return address - 1: the call) */
-	CHECK(has(t, "MEMORY LEAKS\n  8.00 KB leaked in 1 allocations from:\n    0x40110f\n    0x40201f\n"
-		     "  200 B leaked in 1 allocations from:\n    0x40100f\n"));
-	CHECK(has(t, "PEAK MEMORY CONSUMERS\n  8.00 KB at peak in 1 blocks (2 allocations) from:\n"));
-	CHECK(has(t, "MOST TEMPORARY ALLOCATIONS\n  1 temporary of 1 allocations from:\n    0x40120f\n"
+	CHECK(has(t, "MEMORY LEAKS\n  8.00 KB leaked in 1 allocation from:\n    0x40110f\n    0x40201f\n"
+		     "  200 B leaked in 1 allocation from:\n    0x40100f\n"));
+	CHECK(has(t, "PEAK MEMORY CONSUMERS\n  8.00 KB at peak in 1 block (2 allocations) from:\n"));
+	CHECK(has(t, "MOST TEMPORARY ALLOCATIONS\n  1 temporary of 1 allocation from:\n    0x40120f\n"
 		     "    0x40211f\n    0x402fff\n"));
-	CHECK(has(t, "  1 calls to malloc (64 B) from:\n"));
+	CHECK(has(t, "  1 call to malloc (64 B) from:\n"));
 	free(t);
 
 	/* the leaks view: a tree of the 8200 leaked bytes, 8000 of them B' */
