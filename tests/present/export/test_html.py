@@ -260,8 +260,14 @@ if b:
     t.eq(b['figures'].get('leaked', {}).get('sub'), '4,144 bytes in 4 blocks', 'chromium (gt-cxx): leaked')
 
 if fork_html:
-    b = browser('html.js', fork_html, 'main', 'main', t.path('fork.png'))
+    b = browser('html.js', fork_html, 'main', 'main', t.path('fork.png'), str(kv.get('child', '')))
     if b:
+        t.eq(b.get('opensOn'), f'gt-fork [{kv.get("parent")}]', 'chromium (gt-fork): opens on the command\'s process')
+        t.check('exited with status 0' in (b.get('state') or ''), f'chromium (gt-fork): the parent exited with 0 '
+                f'({b.get("state")!r})')
+        t.eq(b.get('pidOpensOn'), f'gt-fork [{kv.get("child")}]', 'chromium (gt-fork): ?pid= opens on the child')
+        t.check('exited with status 7' in (b.get('pidState') or ''), f'chromium (gt-fork): the child exited with 7 '
+                f'({b.get("pidState")!r})')
         t.eq(b['errors'], [], 'chromium (gt-fork): console errors')
         ps = {p['option']: p for p in b['processes']}
         parent, child = ps.get(f'gt-fork [{kv.get("parent")}]'), ps.get(f'gt-fork [{kv.get("child")}]')
