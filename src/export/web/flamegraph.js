@@ -8,6 +8,11 @@
  * regular expression matches.  The page draws it from embedded JSON, the
  * server's GUI from its REST API: it only ever sees the data object.
  *
+ * Frames too narrow to draw are not dropped silently: side by side, they
+ * become one grey block "N more" (a click zooms into their parent).  The
+ * graph can be inverted (bottom-up: the allocating functions at the root,
+ * their callers above, heaptrack's bottom-up view).
+ *
  * A differential flamegraph (export --base): the sites carry base_* fields,
  * the base recording's figures; widths stay the recording's, and each frame
  * is red where it grew since the base, blue where it shrank, white when
@@ -17,7 +22,7 @@
 	'use strict';
 	var ROW = 18;
 	var FONT = '12px system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif';
-	var MIN_PX = 0.4;  /* narrower frames are not drawn, nor what they hold */
+	var MIN_PX = 0.4;  /* narrower frames are merged into an "N more" block */
 	var MATCH = '#c043e6';
 
 	function newNode(name, parent, kind) {
@@ -44,8 +49,9 @@
 			n.hi = f.line;
 	}
 
-	/* The call tree of SITES, the root named "all". */
-	function buildTree(sites) {
+	/* The call tree of SITES, the root named "all"; with INVERT, from the
+	 * leaf (the allocating function) outwards. */
+	function buildTree(sites, invert) {
 		var root = newNode('all', null, 'root');
 		var fields = M.weights.map(function (w) { return w.field; });
 		sites.forEach(function (s) {
@@ -53,8 +59,8 @@
 			var b = fields.map(function (k) { return s['base_' + k] || 0; });
 			var n = root;
 			add(n, v, b);
-			for (var i = s.frames.length - 1; i >= 0; i--) {
-				var f = s.frames[i], c = n.byName.get(f.name);
+			for (var k = 0; k < s.frames.length; k++) {
+				var f = s.frames[invert ? k : s.frames.length - 1 - k], c = n.byName.get(f.name);
 				if (!c) {
 					c = newNode(f.name, n, f.kind);
 					n.byName.set(f.name, c);
@@ -144,6 +150,11 @@
 				self.draw();
 			},
 		});
+		this.invertBtn = M.el('button', {
+			type: 'button', class: 'btn fg-invert', text: 'Bottom-up', 'aria-pressed': 'false',
+			title: 'root the graph at the allocating functions, their callers above',
+			onclick: function () { self.invert(!self.inverted); },
+		});
 		this.total = M.el('span', { class: 'fg-total' });
 		this.matched = M.el('span', { class: 'fg-matched' });
 		this.canvas = M.el('canvas', { class: 'fg-canvas' });
@@ -154,7 +165,8 @@
 		container.appendChild(M.el('div', { class: 'fg' },
 			M.el('div', { class: 'toolbar' },
 				M.el('div', { class: 'seg', role: 'group', 'aria-label': 'weight' }, this.buttons),
-				M.el('div', { class: 'toolbar-right' }, this.searchBox, this.resetBtn, this.flipBtn)),
+				M.el('div', { class: 'toolbar-right' }, this.searchBox, this.resetBtn, this.invertBtn,
+					this.flipBtn)),
 			M.el('div', { class: 'fg-status' }, this.total, this.matched),
 			this.wrap, this.details));
 
@@ -162,8 +174,10 @@
 		this.canvas.addEventListener('mouseleave', function () { self.setHover(null); });
 		this.canvas.addEventListener('click', function (ev) {
 			var b = self.boxAt(ev);
+			/* an "N more" block: its parent, where they get more room */
+			var n = b && (b.n.more ? b.n.parent : b.n);
 			if (b)
-				self.zoom(b.n === self.root ? null : b.n);
+				self.zoom(n === self.root ? null : n);
 		});
 		M.onWidthChange(this.wrap, function () { self.draw(); });
 	}
@@ -172,11 +186,21 @@
 	 * (their base_* fields). */
 	Flamegraph.prototype.setSites = function (sites, diff) {
 		this.diff = !!diff;
-		this.root = buildTree(sites);
+		this.sites = sites;
+		this.root = buildTree(sites, this.inverted);
 		this.zoomed = null;
 		this.hover = null;
 		this.search(this.searchBox.value);
 		this.setWeight(this.wi);
+	};
+
+	/* Top-down (callers at the root, the default) or bottom-up. */
+	Flamegraph.prototype.invert = function (on) {
+		this.inverted = on;
+		this.invertBtn.setAttribute('aria-pressed', on ? 'true' : 'false');
+		this.invertBtn.classList.toggle('active', on);
+		if (this.sites)
+			this.setSites(this.sites, this.diff);
 	};
 
 	Flamegraph.prototype.setWeight = function (i) {
@@ -249,15 +273,35 @@
 			boxes.push({ n: n, x: 0, w: width, row: row, faded: true });
 		});
 		var scale = z.v[wi] ? width / z.v[wi] : 0;
-		(function place(n, x, row) {
-			var w = n.v[wi] * scale;
-			if (w < MIN_PX)
+		/* a run of siblings each too narrow: one block, if it shows */
+		function more(parent, run, x, w, row) {
+			if (!run.length || w < MIN_PX)
 				return;
-			boxes.push({ n: n, x: x, w: w, row: row, faded: false });
+			var m = { name: M.fmt.count(run.length) + ' more', parent: parent, kind: 'more', more: run,
+				v: new Float64Array(M.weights.length), b: new Float64Array(M.weights.length), kids: [] };
+			run.forEach(function (k) { add(m, k.v, k.b); });
+			boxes.push({ n: m, x: x, w: w, row: row, faded: false });
+		}
+		(function place(n, x, row) {
+			boxes.push({ n: n, x: x, w: n.v[wi] * scale, row: row, faded: false });
+			var run = [], rx = 0, rw = 0;
 			for (var i = 0; i < n.kids.length; i++) {
-				place(n.kids[i], x, row + 1);
-				x += n.kids[i].v[wi] * scale;
+				var k = n.kids[i], w = k.v[wi] * scale;
+				if (w < MIN_PX) {
+					if (!run.length)
+						rx = x;
+					if (k.v[wi])
+						run.push(k);
+					rw += w;
+				} else {
+					more(n, run, rx, rw, row + 1);
+					run = [];
+					rw = 0;
+					place(k, x, row + 1);
+				}
+				x += w;
 			}
+			more(n, run, rx, rw, row + 1);
 		})(z, 0, chain.length);
 		return boxes;
 	};
@@ -309,7 +353,7 @@
 		var y = this.y(b.row), n = b.n;
 		ctx.globalAlpha = b.faded ? 0.45 : 1;
 		var d = n.v[this.wi] - n.b[this.wi];
-		ctx.fillStyle = this.re && this.re.test(n.name) ? MATCH : this.diff ?
+		ctx.fillStyle = n.more ? '#d0d7de' : this.re && this.re.test(n.name) ? MATCH : this.diff ?
 			diffColor(d >= 0, this.most ? Math.abs(d) / this.most : 0) : M.fmt.frameColor(n.name, n.kind);
 		ctx.fillRect(b.x + 0.5, y + 0.5, Math.max(b.w - 1, 0.5), ROW - 1);
 		if (n === this.hover) {

@@ -52,6 +52,28 @@ run(async ([url, fn, shots]) => {
 		const h = page.locator('.card:has(table.histo-table)');
 		await h.scrollIntoViewIfNeeded();
 		await h.screenshot({ path: path.join(shots, 'views-sizes.png') });
+		// the flamegraph bottom-up: the allocating functions at the root
+		await page.locator('.fg-invert').click();
+		facts.bottomUp = await page.evaluate(() => Memtrace.report.flame.boxes.filter((b) => b.row === 1)
+			.map((b) => [b.n.name, b.n.v[0]]));
+		await page.locator('.fg-invert').click();
+		facts.topDown = await page.evaluate(() => Memtrace.report.flame.boxes.filter((b) => b.row === 1)
+			.map((b) => b.n.name));
+		// frames too narrow to draw become one "N more" block: 3000 sites of
+		// 1 byte beside one of 1,000,000, all under main
+		facts.narrow = await page.evaluate(() => {
+			const f = (name) => ({ name: name, kind: 'program', module: null, file: null, line: 0 });
+			const sites = [{ allocated_bytes: 1e6, allocations: 1, frames: [f('big'), f('main')] }];
+			for (let i = 0; i < 3000; i++)
+				sites.push({ allocated_bytes: 1, allocations: 1, frames: [f('tiny' + i), f('main')] });
+			const fg = Memtrace.report.flame;
+			fg.setWeight('bytes');
+			fg.setSites(sites);
+			const more = fg.boxes.filter((b) => b.n.more);
+			return { more: more.map((b) => [b.n.name, b.n.v[0], b.row, b.w]),
+				tiny: fg.boxes.filter((b) => /^tiny/.test(b.n.name)).length,
+				big: fg.boxes.filter((b) => b.n.name === 'big').length };
+		});
 		facts.errors = errors;
 		facts.requests = requests.filter((u) => !u.startsWith(url.split('/').slice(0, 3).join('/')));
 		void more;

@@ -62,6 +62,16 @@ if f and p:
     t.eq(got.get('never'), 8, 'never freed: the 8 leaked blocks')
     t.eq(got.get('size-8'), 5, 'sizes up to 8 bytes: rec\'s four 7s and strdup\'s 8')
     t.eq(got.get('life-0.1'), 6, 'left\'s six blocks lived 10 to 100 ms')
+    # the flamegraph: top-down from the entry point, bottom-up from the allocating functions
+    t.eq(f['topDown'], ['_start'], 'flamegraph top-down: _start under the root')
+    bu = dict(f['bottomUp'])
+    t.eq(bu, {'helper': 2350, 'wrap': 700, 'temp': 33, 'rec': 28, '__strdup': 8},
+         'flamegraph bottom-up: the allocating functions at the root, with their self allocated bytes')
+    nw = f['narrow']
+    t.eq([(m[0], m[1], m[2]) for m in nw['more']], [('3,000 more', 3000, 2)],
+         f'3000 frames too narrow to draw: one "3,000 more" block of 3000 bytes under main ({nw})')
+    t.check(nw['more'] and nw['more'][0][3] > 2, f'the "N more" block is visible ({nw["more"]})')
+    t.eq((nw['tiny'], nw['big']), (0, 1), 'the narrow frames are not drawn one by one; the wide one is')
     t.eq(f['errors'], [], 'no console error')
     for shot in ('views-functions.png', 'views-sizes.png'):
         t.check(os.path.getsize(os.path.join(ARTIFACTS, shot)) > 5000, f'screenshot {shot}')
