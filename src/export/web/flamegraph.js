@@ -25,13 +25,37 @@
 	var MIN_PX = 0.4;  /* narrower frames are merged into an "N more" block */
 	var MATCH = '#c043e6';
 
-	function newNode(name, parent, kind) {
+	/* Nodes are plain objects with plain arrays: a recording of 100,000
+	 * sites makes hundreds of thousands of them, and typed arrays or a Map
+	 * per node cost seconds to create.  B (the base's figures) is shared
+	 * and all zero until a differential graph writes it. */
+	var NOBASE = [0, 0, 0, 0, 0];
+
+	function newNode(name, parent, kind, diff) {
 		return {
 			name: name, parent: parent, kind: kind, depth: parent ? parent.depth + 1 : 0,
-			kids: [], byName: new Map(), v: new Float64Array(M.weights.length),
-			b: new Float64Array(M.weights.length),
+			kids: [], byName: null, v: [0, 0, 0, 0, 0], b: diff ? [0, 0, 0, 0, 0] : NOBASE,
 			file: null, lo: 0, hi: 0, several: false, module: null,
 		};
+	}
+
+	/* N's child named NAME, or undefined: a scan while it has few, a Map
+	 * once it has many. */
+	function kid(n, name) {
+		if (n.byName)
+			return n.byName.get(name);
+		for (var i = 0; i < n.kids.length; i++)
+			if (n.kids[i].name === name)
+				return n.kids[i];
+		return undefined;
+	}
+
+	function addKid(n, c) {
+		n.kids.push(c);
+		if (n.byName)
+			n.byName.set(c.name, c);
+		else if (n.kids.length > 16)
+			n.byName = new Map(n.kids.map(function (k) { return [k.name, k]; }));
 	}
 
 	function mergeLocation(n, f) {
@@ -50,43 +74,68 @@
 	}
 
 	/* The call tree of SITES, the root named "all"; with INVERT, from the
-	 * leaf (the allocating function) outwards. */
-	function buildTree(sites, invert) {
-		var root = newNode('all', null, 'root');
-		var fields = M.weights.map(function (w) { return w.field; });
-		sites.forEach(function (s) {
-			var v = fields.map(function (k) { return s[k] || 0; });
-			var b = fields.map(function (k) { return s['base_' + k] || 0; });
+	 * leaf (the allocating function) outwards.  Built a slice of sites at a
+	 * time (run), so that the other orientation can be made between
+	 * events, then finished (done). */
+	function TreeBuilder(sites, invert, diff) {
+		this.sites = sites;
+		this.invert = invert;
+		this.diff = diff;
+		this.i = 0;
+		this.root = newNode('all', null, 'root', diff);
+		this.fields = M.weights.map(function (w) { return w.field; });
+	}
+
+	TreeBuilder.prototype.run = function (until) {
+		var fields = this.fields, diff = this.diff, invert = this.invert, root = this.root;
+		var v = [0, 0, 0, 0, 0], b = [0, 0, 0, 0, 0];
+		var end = Math.min(until, this.sites.length);
+		for (; this.i < end; this.i++) {
+			var s = this.sites[this.i];
+			for (var i = 0; i < fields.length; i++) {
+				v[i] = s[fields[i]] || 0;
+				b[i] = diff ? s['base_' + fields[i]] || 0 : 0;
+			}
 			var n = root;
 			add(n, v, b);
 			for (var k = 0; k < s.frames.length; k++) {
-				var f = s.frames[invert ? k : s.frames.length - 1 - k], c = n.byName.get(f.name);
+				var f = s.frames[invert ? k : s.frames.length - 1 - k], c = kid(n, f.name);
 				if (!c) {
-					c = newNode(f.name, n, f.kind);
-					n.byName.set(f.name, c);
-					n.kids.push(c);
+					c = newNode(f.name, n, f.kind, diff);
+					addKid(n, c);
 				}
 				mergeLocation(c, f);
 				add(c, v, b);
 				n = c;
 			}
-		});
+		}
+		return this.i >= this.sites.length;
+	};
+
+	TreeBuilder.prototype.done = function () {
 		/* siblings by name, as flamegraph.pl and the SVG export order them */
-		var stack = [root];
+		var stack = [this.root];
 		while (stack.length) {
 			var n = stack.pop();
 			n.byName = null;
 			n.kids.sort(function (a, b) { return a.name < b.name ? -1 : a.name > b.name ? 1 : 0; });
 			Array.prototype.push.apply(stack, n.kids);
 		}
-		return root;
+		return this.root;
+	};
+
+	function buildTree(sites, invert, diff) {
+		var t = new TreeBuilder(sites, invert, diff);
+		t.run(Infinity);
+		return t.done();
 	}
 
 	function add(n, v, b) {
-		for (var i = 0; i < v.length; i++) {
+		for (var i = 0; i < v.length; i++)
 			n.v[i] += v[i];
-			n.b[i] += b[i];
-		}
+		if (n.b !== NOBASE)
+			for (var j = 0; j < b.length; j++)
+				n.b[j] += b[j];
 	}
 
 	/* A frame of a differential graph: white unchanged, red grown, blue
@@ -187,11 +236,30 @@
 	Flamegraph.prototype.setSites = function (sites, diff) {
 		this.diff = !!diff;
 		this.sites = sites;
-		this.root = buildTree(sites, this.inverted);
+		this.root = buildTree(sites, this.inverted, this.diff);
+		this.buildOther();
 		this.zoomed = null;
 		this.hover = null;
 		this.search(this.searchBox.value);
 		this.setWeight(this.wi);
+	};
+
+	/* The tree the other way round, made a slice at a time after the
+	 * page is drawn, so that inverting it later is immediate. */
+	Flamegraph.prototype.buildOther = function () {
+		var self = this, sites = this.sites, t = new TreeBuilder(sites, !this.inverted, this.diff);
+		this.other = null;
+		this.otherBuilder = t;
+		(function slice() {
+			if (self.otherBuilder !== t)
+				return; /* new sites came meanwhile, or it was finished at once */
+			if (!t.run(t.i + 4000)) {
+				setTimeout(slice, 0);
+				return;
+			}
+			self.other = { inverted: t.invert, root: t.done() };
+			self.otherBuilder = null;
+		})();
 	};
 
 	/* Top-down (callers at the root, the default) or bottom-up. */
@@ -199,8 +267,26 @@
 		this.inverted = on;
 		this.invertBtn.setAttribute('aria-pressed', on ? 'true' : 'false');
 		this.invertBtn.classList.toggle('active', on);
-		if (this.sites)
+		if (!this.sites)
+			return;
+		var t = this.otherBuilder;
+		if (t && t.invert === on) {
+			/* asked for before it was done: finish it now */
+			t.run(Infinity);
+			this.other = { inverted: on, root: t.done() };
+			this.otherBuilder = null;
+		}
+		if (this.other && this.other.inverted === on) {
+			var old = this.root;
+			this.root = this.other.root;
+			this.other = { inverted: !on, root: old };
+			this.zoomed = null;
+			this.hover = null;
+			this.search(this.searchBox.value);
+			this.setWeight(this.wi);
+		} else {
 			this.setSites(this.sites, this.diff);
+		}
 	};
 
 	Flamegraph.prototype.setWeight = function (i) {
@@ -278,7 +364,7 @@
 			if (!run.length || w < MIN_PX)
 				return;
 			var m = { name: M.fmt.count(run.length) + ' more', parent: parent, kind: 'more', more: run,
-				v: new Float64Array(M.weights.length), b: new Float64Array(M.weights.length), kids: [] };
+				v: [0, 0, 0, 0, 0], b: run[0].b === NOBASE ? NOBASE : [0, 0, 0, 0, 0], kids: [] };
 			run.forEach(function (k) { add(m, k.v, k.b); });
 			boxes.push({ n: m, x: x, w: w, row: row, faded: false });
 		}

@@ -13,7 +13,7 @@
  */
 (function (M) {
 	'use strict';
-	var LIMIT = 100;
+	var LIMIT = 100, CHUNK = 200;
 	var W = [
 		{ key: 'allocations', label: 'Allocations' },
 		{ key: 'allocated_bytes', label: 'Allocated', bytes: true },
@@ -46,48 +46,64 @@
 		W.forEach(function (w) { to[w.key] += s[w.key] || 0; });
 	}
 
-	/* The functions of SITES: {list, byName}; each with self, incl, sites,
-	 * and callers / callees maps of name -> figures through that edge. */
+	/* The functions of SITES: {list, byName, sites}; each with self, incl
+	 * and sites.  One pass, no allocation per site: a function remembers
+	 * the last site that counted it (recursion counts once). */
+	var generation = 0;
+
 	function build(sites) {
-		var byName = new Map(), list = [];
-		function get(f) {
-			var x = byName.get(f.name);
-			if (!x) {
-				x = { name: f.name, file: f.file, module: f.module, self: zero(), incl: zero(), sites: 0,
-					callers: new Map(), callees: new Map() };
-				byName.set(f.name, x);
-				list.push(x);
-			}
-			return x;
-		}
-		function edge(map, name, s) {
-			var e = map.get(name);
-			if (!e)
-				map.set(name, e = { name: name, incl: zero(), sites: 0 });
-			add(e.incl, s);
-			e.sites++;
-		}
-		sites.forEach(function (s) {
-			var inner = new Map(), outer = new Map();
-			s.frames.forEach(function (f, i) {
-				var x = get(f);
+		var byName = new Map(), list = [], gen = ++generation;
+		sites.forEach(function (s, si) {
+			for (var i = 0; i < s.frames.length; i++) {
+				/* frames are shared objects: each remembers its function */
+				var f = s.frames[i], x = f._fnGen === gen ? f._fn : byName.get(f.name);
+				f._fnGen = gen;
+				f._fn = x;
+				if (!x) {
+					x = { name: f.name, file: f.file, module: f.module, self: zero(), incl: zero(), sites: 0,
+						last: -1 };
+					byName.set(f.name, x);
+					list.push(x);
+					f._fn = x;
+				}
 				if (i === 0)
 					add(x.self, s);
-				if (!inner.has(x)) {
-					inner.set(x, i);
+				if (x.last !== si) {
+					x.last = si;
 					add(x.incl, s);
 					x.sites++;
 				}
-				outer.set(x, i);
-			});
-			inner.forEach(function (i, x) {
-				edge(x.callers, i + 1 < s.frames.length ? s.frames[i + 1].name : '[root]', s);
-			});
-			outer.forEach(function (i, x) {
-				edge(x.callees, i > 0 ? s.frames[i - 1].name : '[the allocator]', s);
-			});
+			}
 		});
-		return { list: list, byName: byName };
+		return { list: list, byName: byName, sites: sites };
+	}
+
+	/* The callers and callees of function NAME in FNS's sites (maps of
+	 * name -> figures through that edge): the frame above its innermost
+	 * call, the frame below its outermost one (or the allocator). */
+	function edges(fns, name) {
+		var callers = new Map(), callees = new Map();
+		function edge(map, n, s) {
+			var e = map.get(n);
+			if (!e)
+				map.set(n, e = { name: n, incl: zero(), sites: 0 });
+			add(e.incl, s);
+			e.sites++;
+		}
+		fns.sites.forEach(function (s) {
+			var inner = -1, outer = -1;
+			for (var i = 0; i < s.frames.length; i++)
+				if (s.frames[i].name === name) {
+					if (inner < 0)
+						inner = i;
+					outer = i;
+				}
+			if (inner < 0)
+				return;
+			edge(callers, inner + 1 < s.frames.length ? s.frames[inner + 1].name : '[root]', s);
+			edge(callees, outer > 0 ? s.frames[outer - 1].name : '[the allocator]', s);
+		});
+		return { callers: callers, callees: callees };
 	}
 
 	function cell(v, w) {
@@ -122,12 +138,13 @@
 		this.heads.push(sub[0]);
 		this.body = M.el('tbody');
 		this.more = M.el('button', { type: 'button', class: 'btn', hidden: true,
-			onclick: function () { self.all = true; self.render(); } });
+			onclick: function () { self.all = true; self.append(self.shown + CHUNK); } });
 		this.detail = M.el('div', { class: 'fn-detail' });
 		container.appendChild(M.el('div', { class: 'tbl' },
 			M.el('div', { class: 'toolbar' }, this.filter, this.count),
-			M.el('div', { class: 'tbl-scroll' }, M.el('table', { class: 'sites functions' },
-				M.el('thead', null, M.el('tr', null, top), M.el('tr', null, sub)), this.body)),
+			this.scroller = M.el('div', { class: 'tbl-scroll', onscroll: function () { self.grow(); } },
+				M.el('table', { class: 'sites functions' },
+					M.el('thead', null, M.el('tr', null, top), M.el('tr', null, sub)), this.body)),
 			M.el('div', { class: 'tbl-more' }, this.more), this.detail));
 	}
 
@@ -168,13 +185,30 @@
 			if (a)
 				a.textContent = on ? (self.desc ? '\u25bc' : '\u25b2') : '';
 		});
-		var shown = this.all ? rows : rows.slice(0, LIMIT);
-		var frag = document.createDocumentFragment();
-		shown.forEach(function (f) { frag.appendChild(self.row(f)); });
-		this.body.replaceChildren(frag);
+		this.rows = rows;
+		this.shown = 0;
+		this.body.replaceChildren();
+		this.append(this.all ? CHUNK : LIMIT);
 		this.count.textContent = M.fmt.count(rows.length) + (rows.length === 1 ? ' function' : ' functions');
-		this.more.hidden = shown.length === rows.length;
+		this.more.hidden = this.all || this.shown === rows.length;
 		this.more.textContent = 'Show all ' + M.fmt.count(rows.length) + ' functions';
+	};
+
+	/* Rows are added as the table is scrolled, as the call sites' are. */
+	FunctionTable.prototype.grow = function () {
+		var sc = this.scroller;
+		if (this.all && this.rows && this.shown < this.rows.length &&
+				sc.scrollTop + sc.clientHeight >= sc.scrollHeight - 400)
+			this.append(this.shown + CHUNK);
+	};
+
+	FunctionTable.prototype.append = function (n) {
+		var frag = document.createDocumentFragment(), end = Math.min(n, this.rows.length);
+		for (var i = this.shown; i < end; i++)
+			frag.appendChild(this.row(this.rows[i]));
+		this.shown = end;
+		this.body.appendChild(frag);
+		this.more.hidden = true;
 	};
 
 	FunctionTable.prototype.row = function (f) {
@@ -192,7 +226,9 @@
 	/* Shows function NAME's callers and callees. */
 	FunctionTable.prototype.select = function (name) {
 		this.selected = this.fns.byName.get(name) || null;
-		this.render();
+		var rows = this.body.querySelectorAll('tr.function');
+		for (var i = 0; i < rows.length; i++)
+			rows[i].classList.toggle('open', rows[i].getAttribute('data-fn') === name);
 		this.showDetail();
 	};
 
@@ -223,12 +259,13 @@
 				text: 'Click a function for its callers and callees.' }));
 			return;
 		}
+		var e = edges(this.fns, f.name);
 		this.detail.replaceChildren(
 			M.el('h3', { class: 'fn-title', text: f.name }),
 			M.el('p', { class: 'hint', text: 'What went through each call: the allocations made while ' +
 				f.name + ' was called from (or called) that function.' }),
-			M.el('div', { class: 'fn-pair' }, this.edges('Callers', 'callers', f.callers),
-				this.edges('Callees', 'callees', f.callees)));
+			M.el('div', { class: 'fn-pair' }, this.edges('Callers', 'callers', e.callers),
+				this.edges('Callees', 'callees', e.callees)));
 	};
 
 	M.FunctionTable = FunctionTable;
