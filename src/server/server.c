@@ -82,6 +82,7 @@ static int fill_slot(void *ctx, FILE *f, const struct mt_page_slot *slot, char *
 	} else if (mt_page_slot_is(slot, "script")) {
 		each_name(f, slot, "<script src=\"/static/%.*s\"></script>\n");
 		fputs("<script src=\"/static/console.js\"></script>\n"
+		      "<script src=\"/static/allocations.js\"></script>\n"
 		      "<script src=\"/static/gui.js\"></script>",
 		      f);
 	}

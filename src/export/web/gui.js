@@ -169,6 +169,7 @@
 					'empty fields do not filter.' })),
 			M.el('div', { class: 'card-body' }, this.form, this.downloads));
 		this.console = M.QueryConsole ? new M.QueryConsole(this) : null;
+		this.allocations = M.AllocationList ? new M.AllocationList(this) : null;
 	}
 
 	Recording.prototype.links = function (q) {
@@ -199,9 +200,15 @@
 			self.shown = q;
 			self.url();
 			self.hookChart();
+			if (self.allocations)
+				self.allocations.refresh();
 			var picker = self.root.querySelector('.proc-select');
 			if (picker)
-				picker.addEventListener('change', function () { self.url(); });
+				picker.addEventListener('change', function () {
+					self.url();
+					if (self.allocations)
+						self.allocations.refresh();
+				});
 			self.links(q);
 			self.status.textContent = q ? 'Filtered.' : '';
 			document.body.setAttribute('data-state', 'ready');
@@ -270,6 +277,11 @@
 		main.insertBefore(this.panel, main.firstChild);
 		if (this.console)
 			main.insertBefore(this.console.card, this.panel.nextSibling);
+		/* the single allocations after the call sites */
+		var sites = main.querySelector('table.sites:not(.functions)');
+		var card = sites && sites.closest('.card');
+		if (this.allocations)
+			main.insertBefore(this.allocations.card, card ? card.nextSibling : null);
 	};
 
 	function boot() {

@@ -133,8 +133,28 @@ run(async ([base, program, shots]) => {
 		await page.locator('table.sites tbody tr.site').first().click();
 		facts.stack = await page.$$eval('table.sites tr.stack li .name', (ls) => ls.map((l) => l.textContent));
 
+		// single allocations, a page from the server
+		const aready = () => page.waitForFunction(() => document.body.dataset.astate &&
+			document.body.dataset.astate !== 'loading', null, { timeout: 30000 });
+		await page.locator('.alloc-show').click();
+		await aready();
+		const allocRows = () => page.$$eval('table.allocations tbody tr.alloc', (trs) => trs.map((tr) => [
+			Number(tr.querySelector('td[data-v]').dataset.v), tr.querySelector('td.fn .name').textContent]));
+		facts.allocs = { state: await page.evaluate(() => document.body.dataset.astate),
+			rows: await allocRows(), status: await page.locator('.alloc-status').textContent() };
+		await page.selectOption('.alloc-sort', 'size');
+		await aready();
+		await page.selectOption('.alloc-order', 'dsc');
+		await aready();
+		facts.allocs.bySize = await allocRows();
+		await page.locator('table.allocations tbody tr.alloc').first().click();
+		facts.allocs.stack = await page.$$eval('table.allocations tr.stack li .name', (ls) => ls.map((l) => l.textContent));
+		await page.locator('.gui-allocations').screenshot({ path: path.join(shots, 'gui-allocations.png') });
+
 		// the filter form
 		facts.filteredState = await filter(page, { size_min: '50000' });
+		await aready();
+		facts.allocsFiltered = await allocRows();
 		facts.filtered = {
 			url: page.url(),
 			rows: await rows(page),

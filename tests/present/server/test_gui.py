@@ -246,6 +246,19 @@ if f:
          '/ui/9: an error page')
     t.check("no recording '9'" in mi.get('text', '') and mi.get('back', 0) >= 1,
             f'/ui/9: says there is no such recording, links back ({mi})')
+    # single allocations, paged from the server, as /data/0/allocations says
+    al = f.get('allocs') or {}
+    t.eq(al.get('state'), 'ready', 'the allocations list: loaded')
+    t.eq(len(al.get('rows') or []), 14, 'the allocations list: gt-peak\'s 14 allocations')
+    t.check('1\u201314 of 14 allocations' in (al.get('status') or ''), f'the allocations list: 1-14 of 14 ({al.get("status")!r})')
+    t.eq(sorted(s for s, _ in al.get('rows') or []), sorted([1000] * 10 + [100000, 50000, 90000, 11999]),
+         'the allocations list: their sizes (peak.c)')
+    t.eq([r for r in (al.get('bySize') or [])[:4]],
+         [[100000, 'site_a'], [90000, 'site_c'], [50000, 'site_b'], [11999, 'site_e']],
+         'the allocations list by size, descending: site_a, site_c, site_b, site_e')
+    t.eq((al.get('stack') or [])[:2], ['site_a', 'main'], 'a click on an allocation shows its stack')
+    t.eq(sorted(s for s, _ in f.get('allocsFiltered') or []), [50000, 90000, 100000],
+         'the allocations list follows the filter (size_min=50000)')
     # the chart: its labels distinct and inside the canvas, its resolution said
     lab = f.get('chartLabels') or {}
     for kind in ('left', 'right', 'time'):
@@ -298,7 +311,8 @@ if f:
         lines = [ln.rsplit(' ', 1) for ln in body.decode().splitlines() if ln]
         t.eq(sum(int(n) for _, n in lines), 240000, f'{link}: bytes')
         t.eq(sorted(s.split(';')[-1] for s, _ in lines), ['site_a', 'site_b', 'site_c'], f'{link}: leaves')
-    for shot in ('gui-list.png', 'gui-recording.png', 'gui-filtered.png', 'gui-from-200ms.png', 'gui-brushed.png'):
+    for shot in ('gui-list.png', 'gui-recording.png', 'gui-filtered.png', 'gui-from-200ms.png', 'gui-brushed.png',
+                 'gui-allocations.png'):
         t.check(os.path.getsize(os.path.join(ARTIFACTS, shot)) > 10000, f'screenshot {shot}')
 
 # SIGTERM: a clean stop, and (in the ASan build) no leak or error reported
