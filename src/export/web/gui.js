@@ -10,7 +10,11 @@
  * and the status says the new one was not applied.  A time range dragged
  * across the chart becomes the from and to filters, so that every view
  * (figures, flamegraph, call sites, functions, sizes, downloads) shows the
- * allocations made in it.  The query console (console.js) goes under it.
+ * allocations made in it.  Under the chart, a slider picks a moment: every
+ * view then shows what was live at that moment (memray's temporal view:
+ * the allocations made before it and not freed by then; with a range
+ * dragged, those made in the range and still live at its end).  The query
+ * console (console.js) goes under it.
  */
 (function (M) {
 	'use strict';
@@ -235,8 +239,13 @@
 			from.value = r ? +r[0].toFixed(6) + 's' : '';
 			to.value = r ? +r[1].toFixed(6) + 's' : '';
 			self.brush = r;
+			self.brushText = r ? from.value : null;
 			self.apply();
 		};
+		/* the range is gone once the form's from says something else */
+		if (this.brush && from.value !== this.brushText)
+			this.brush = null;
+		this.liveControl(chart);
 		var tl = M.report.proc && M.report.proc.timeline;
 		if (this.brush && tl && tl.bucket_s > 0) {
 			var n = tl.heap_bytes.length;
@@ -249,6 +258,32 @@
 				chart.draw();
 			}
 		}
+	};
+
+	/* The slider of the moment to show what was live at, under CHART. */
+	Recording.prototype.liveControl = function (chart) {
+		var self = this, p = M.report.proc, foot = chart.resolution.parentNode;
+		if (!p || !foot)
+			return;
+		var span = p.duration_s || p.timeline.bucket_s * p.timeline.heap_bytes.length;
+		var els = this.form.elements, at = parseFloat(els.to.value);
+		var slider = M.el('input', { type: 'range', class: 'live-at', min: '0', max: String(span),
+			step: 'any', 'aria-label': 'the moment to show what was live at' });
+		slider.value = String(els.lifetime.value === 'only_not_deallocated_in_current_range' && at >= 0 ? at : span);
+		var label = M.el('span', { class: 'live-label' });
+		var show = function () { label.textContent = M.fmt.seconds(+slider.value); };
+		slider.addEventListener('input', show);
+		show();
+		var go = M.el('button', { type: 'button', class: 'btn live-go', text: 'Show what was live then',
+			onclick: function () {
+				/* a range dragged: what was made in it and still live at its end */
+				if (!self.brush)
+					els.from.value = '';
+				els.to.value = +(+slider.value).toFixed(6) + 's';
+				els.lifetime.value = 'only_not_deallocated_in_current_range';
+				self.apply();
+			} });
+		foot.insertBefore(M.el('span', { class: 'live-ctl' }, 'Live at ', slider, label, go), chart.reset);
 	};
 
 	/* The page's URL: the filter shown, and the process shown (pid=) when

@@ -232,6 +232,22 @@ run(async ([base, program, shots]) => {
 		};
 		await page.locator('.chart-canvas').screenshot({ path: path.join(shots, 'gui-brushed.png') });
 
+		// the temporal view: what was live at 0.45 s
+		facts.clear2State = await filter(page, {});
+		await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+		await page.evaluate(() => {
+			const s = document.querySelector('.live-at');
+			s.value = '0.45';
+			s.dispatchEvent(new Event('input'));
+		});
+		facts.liveLabel = await page.locator('.live-label').textContent();
+		await page.locator('.live-go').click();
+		await page.waitForFunction(() => document.body.dataset.state !== 'loading', null, { timeout: 30000 });
+		facts.live = { state: await page.evaluate(() => document.body.dataset.state), url: page.url(),
+			rows: await rows(page), figures: await figures(page) };
+		await page.evaluate(() => window.scrollTo(0, 0));
+		await page.screenshot({ path: path.join(shots, 'gui-live-at.png'), fullPage: true });
+
 		// an unknown recording: a page that says so, not JSON
 		const resp = await page.goto(base + '/ui/9');
 		facts.missing = {

@@ -298,6 +298,21 @@ if f:
     t.check(br.get('reset') and br.get('range') and br['range'][1] - br['range'][0] < 300 * 0.6,
             f'the chart stays zoomed on the range, with a way back ({br.get("range")})')
     t.eq(f.get('outside'), [], 'no request goes anywhere but the server')
+    # the temporal view: at 0.45 s, many_blocks' six, site_a and site_b were live
+    lv = f.get('live') or {}
+    t.eq(f.get('liveLabel'), '450 ms', 'the slider says the moment')
+    t.eq(lv.get('state'), 'ready', 'live at 0.45 s: drawn')
+    t.check('to=0.45s' in lv.get('url', '') and 'lifetime=only_not_deallocated_in_current_range' in lv.get('url', ''),
+            f'live at 0.45 s: the filter in the URL ({lv.get("url")})')
+    t.eq(sorted(lv.get('rows') or []), ['many_blocks', 'site_a', 'site_b'], 'live at 0.45 s: the sites (peak.c)')
+    rj = t.report(peak, ['--to', '0.45s', '--lifetime', 'only_not_deallocated_in_current_range'])
+    if rj:
+        tot = t.processes(rj, 1)[0]['totals']
+        t.eq(tot['allocations'], 8, 'report --to 0.45s only_not_deallocated: 6 + 1 + 1 blocks')
+        t.eq(lv.get('figures', {}).get('allocations', {}).get('value'), f'{tot["allocations"]:,}',
+             'live at 0.45 s: allocations as report --json')
+        t.eq(lv.get('figures', {}).get('allocated', {}).get('sub'), f'{tot["allocated_bytes"]:,} bytes',
+             'live at 0.45 s: bytes as report --json (156,000)')
     # memtrace-server(1) lists the downloads the page offers
     with open(os.path.join(SRC, 'man', 'memtrace-server.1')) as mf:
         man = mf.read()
@@ -312,7 +327,7 @@ if f:
         t.eq(sum(int(n) for _, n in lines), 240000, f'{link}: bytes')
         t.eq(sorted(s.split(';')[-1] for s, _ in lines), ['site_a', 'site_b', 'site_c'], f'{link}: leaves')
     for shot in ('gui-list.png', 'gui-recording.png', 'gui-filtered.png', 'gui-from-200ms.png', 'gui-brushed.png',
-                 'gui-allocations.png'):
+                 'gui-allocations.png', 'gui-live-at.png'):
         t.check(os.path.getsize(os.path.join(ARTIFACTS, shot)) > 10000, f'screenshot {shot}')
 
 # SIGTERM: a clean stop, and (in the ASan build) no leak or error reported
