@@ -12,12 +12,17 @@
 			M.fmt.count(b.min_size) + ' to ' + M.fmt.count(b.max_size) + ' B';
 	}
 
+	/* the bounds are round: 0.001 -> "1 ms", 10 -> "10 s" */
+	function round(s) {
+		return s < 1 ? +(s * 1000).toPrecision(6) + ' ms' : +s.toPrecision(6) + ' s';
+	}
+
 	function lifeLabel(b) {
 		if (!b.min_s)
-			return 'under ' + M.fmt.seconds(b.max_s);
+			return 'under ' + round(b.max_s);
 		if (b.max_s === null)
-			return M.fmt.seconds(b.min_s) + ' or more';
-		return M.fmt.seconds(b.min_s) + ' to ' + M.fmt.seconds(b.max_s);
+			return round(b.min_s) + ' or more';
+		return round(b.min_s) + ' to ' + round(b.max_s);
 	}
 
 	/* One table of bars: ROWS of [label, allocations, bytes, key]. */
