@@ -261,6 +261,7 @@ static void key_free(struct keytab *t)
 
 struct frametabs {
 	struct keytab files, modules, frames;
+	struct keytab stacks; /* (parent + 1, frame): the stacks as a tree */
 };
 
 static long string_index(struct keytab *t, const char *s)
@@ -338,8 +339,11 @@ static void sites_json(FILE *f, const struct mt_process *p, const struct timelin
 {
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
+	/* A site names the node of its leaf frame in a tree of the stacks,
+	 * which share their outer frames: 100,000 sites of 20 frames are a
+	 * few MB, not 10. */
 	fputs(",\n   \"site_fields\": [\"allocations\", \"allocated_bytes\", \"leaked_allocations\", "
-	      "\"leaked_bytes\", \"peak_bytes\", \"temporary_allocations\", \"frames\"",
+	      "\"leaked_bytes\", \"peak_bytes\", \"temporary_allocations\", \"stack\"",
 	      f);
 	if (tl->slot)
 		fputs(", \"live_series\"", f);
@@ -349,19 +353,24 @@ static void sites_json(FILE *f, const struct mt_process *p, const struct timelin
 		const struct mt_site_stats *st = &p->col.sites[s];
 		if (!st->allocations && !st->live_count && !st->peak_bytes)
 			continue;
-		fprintf(f, "%s\n    [%llu,%llu,%llu,%llu,%llu,%llu,[", first ? "" : ",",
+		fprintf(f, "%s\n    [%llu,%llu,%llu,%llu,%llu,%llu,", first ? "" : ",",
 			(unsigned long long)st->allocations,
 			(unsigned long long)st->allocated_bytes, (unsigned long long)st->live_count,
 			(unsigned long long)st->live_bytes, (unsigned long long)st->peak_bytes,
 			(unsigned long long)st->temporary);
 		first = 0;
 		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
-		for (int k = 0; k < n; k++)
-			fprintf(f, k ? ",%u" : "%u", frame_index(ft, &fr[k]));
-		fputc(']', f);
+		long node = -1;
+		for (int k = n - 1; k >= 0; k--)
+			node = key_index(&ft->stacks, (uint64_t)(node + 1), frame_index(ft, &fr[k]), 0, 0);
+		fprintf(f, "%ld", node);
 		site_series_json(f, tl, s);
 		fputc(']', f);
 	}
+	fputs("],\n   \"stack_fields\": [\"frame\", \"parent\"],\n   \"stacks\": [", f);
+	for (size_t i = 0; i < ft->stacks.n; i++)
+		fprintf(f, "%s[%llu,%lld]", i ? "," : "", (unsigned long long)ft->stacks.keys[i][1],
+			(long long)ft->stacks.keys[i][0] - 1);
 	fputc(']', f);
 	/* the frames point into the symbolizer's strings: written before it goes */
 	frames_json(f, ft);
@@ -432,6 +441,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 	key_free(&ft.files);
 	key_free(&ft.modules);
 	key_free(&ft.frames);
+	key_free(&ft.stacks);
 	fputs("}", f);
 }
 

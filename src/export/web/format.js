@@ -178,10 +178,22 @@ var Memtrace = window.Memtrace || (window.Memtrace = {});
 					'program' : 'library',
 			};
 		});
+		/* a site's stack: its frames' indices, or (the processes of the
+		 * page) the node of its leaf in a tree of stacks, [frame, parent] */
+		var stacks = proc.stacks || [];
+		function chain(node) {
+			var out = [];
+			for (; node >= 0; node = stacks[node][1])
+				out.push(frames[stacks[node][0]]);
+			return out;
+		}
 		proc._sites = proc.sites.map(function (s) {
 			var o = {};
 			proc.site_fields.forEach(function (k) { o[k] = s[si[k]]; });
-			o.frames = s[si.frames].map(function (i) { return frames[i]; });
+			o.frames = si.stack !== undefined ? chain(s[si.stack]) : s[si.frames].map(function (i) {
+				return frames[i];
+			});
+			delete o.stack;
 			return o;
 		});
 		return proc._sites;

@@ -21,9 +21,12 @@
  *      "timeline": {"bucket_s", "heap_bytes": [], "allocations": [],
  *                   "leaked_bytes": []}  (equal buckets from the start),
  *      "markers": [{"time_s", "value", "text"}],
- *      "site_fields": [...], "sites": [[figures..., [frame index, leaf first]]]
+ *      "site_fields": [...], "sites": [[figures..., stack]]: STACK the
+ *                     node of the site's leaf frame in "stacks"
  *                     (from the server, a last field "live_series": the
  *                     site's live bytes over time, or null),
+ *      "stack_fields": ["frame", "parent"], "stacks": [[frame index,
+ *                     parent node or -1]]: the stacks as a tree,
  *      "frame_fields": [...], "frames": [[name, file index, line, module
  *                     index, inlined, symbolized]], "files": [], "modules": []}],
  *    "diff" (export --base only): {"base": BASE's path, "exe", "site_fields",

@@ -47,7 +47,7 @@ def sites(proc):
     for s in proc['sites']:
         d = dict(zip(proc['site_fields'], s))
         fr = []
-        for k in d['frames']:
+        for k in exportlib.page_frames(proc, d):
             f = proc['frames'][k]
             fr.append((f[fi['name']], proc['files'][f[fi['file']]] if f[fi['file']] >= 0 else None, f[fi['line']]))
         d['frames'] = fr

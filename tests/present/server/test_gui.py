@@ -102,7 +102,7 @@ def leaves(proc):
     out = {}
     for s in proc.get('sites', []):
         site = dict(zip(fields, s))
-        idx = site.get('frames') or []
+        idx = exportlib.page_frames(proc, site)
         out[proc['frames'][idx[0]][0] if idx else None] = site
     return out
 
