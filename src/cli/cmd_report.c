@@ -77,7 +77,8 @@ int cmd_report(int argc, char **argv)
 		  .flags = MT_OPTF_NONEMPTY },
 		{ .longopt = "--sizes", .type = MT_OPT_FLAG, .target = &o.sizes },
 		{ .longopt = "--top-down",
-		  .help = "tree views from main towards the allocator (default: leaf outwards)",
+		  .help = "trees from main towards the allocator (default:\n"
+			  "from the allocator outwards)",
 		  .type = MT_OPT_FLAG,
 		  .target = &o.top_down },
 		MT_OPT_RECPID(&o.pid, "only the process PID of a multi-process recording"),

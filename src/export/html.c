@@ -59,7 +59,21 @@ struct timeline {
 	int nslots;
 	struct mt_ptrmap tracked; /* blocks of those sites -> series */
 	struct mt_histo histo;	  /* sizes and lifetimes */
+	/* The smallest step between two event times seen (ns; 0: none yet):
+	 * what the clock that stamped them could tell apart, at most. */
+	uint64_t last_ts, min_step;
 };
+
+/* Follows the event times for the smallest step between them. */
+static void step(struct timeline *tl, uint64_t ts)
+{
+	if (ts > tl->last_ts) {
+		uint64_t d = ts - tl->last_ts;
+		if (tl->last_ts && (!tl->min_step || d < tl->min_step))
+			tl->min_step = d;
+		tl->last_ts = ts;
+	}
+}
 
 /* The bucket of TS; every bucket since the previous event starts with the
  * heap as that event left it.  Events a thread logged a little out of
@@ -115,6 +129,7 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	if (!tl)
 		return;
 	int b = advance(tl, ts);
+	step(tl, ts);
 	/* a block handed out again without a free in between: the free was lost */
 	drop(tl, ptr);
 	if (size >> (64 - BUCKET_BITS))
@@ -135,6 +150,7 @@ static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t 
 	if (!tl)
 		return;
 	int b = advance(tl, ts);
+	step(tl, ts);
 	mt_histo_free(&tl->histo, ts, ptr);
 	if (drop(tl, ptr))
 		tl->frees[b]++;
@@ -362,7 +378,8 @@ static void sites_json(FILE *f, const struct mt_process *p, const struct timelin
 		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 		long node = -1;
 		for (int k = n - 1; k >= 0; k--)
-			node = key_index(&ft->stacks, (uint64_t)(node + 1), frame_index(ft, &fr[k]), 0, 0);
+			node = key_index(&ft->stacks, (uint64_t)(node + 1), frame_index(ft, &fr[k]),
+					 0, 0);
 		fprintf(f, "%ld", node);
 		site_series_json(f, tl, s);
 		fputc(']', f);
@@ -387,7 +404,12 @@ static void series_json(FILE *f, const char *key, const uint64_t *v)
 
 static void timeline_json(FILE *f, const struct timeline *tl)
 {
-	fprintf(f, ",\n   \"timeline\": {\"bucket_s\": %.9g", (double)tl->span / 1e9 / BUCKETS);
+	fprintf(f, ",\n   \"timeline\": {\"bucket_s\": %.9g, \"time_step_s\": ",
+		(double)tl->span / 1e9 / BUCKETS);
+	if (tl->min_step)
+		fprintf(f, "%.9g", (double)tl->min_step / 1e9);
+	else
+		fputs("null", f);
 	series_json(f, "heap_bytes", tl->heap);
 	series_json(f, "allocations", tl->allocs);
 	series_json(f, "frees", tl->frees);

@@ -85,11 +85,15 @@
 		this.range = null;
 		this.reset.disabled = true;
 		var tl = proc.timeline;
+		/* the clock's steps: a coarse clock puts many events at one time */
+		var coarse = tl.time_step_s && tl.time_step_s > tl.bucket_s;
 		this.resolution.textContent = 'Resolution: one interval is ' + M.fmt.seconds(tl.bucket_s) +
 			' (' + M.fmt.count(tl.heap_bytes.length) + ' over the run)' +
-			(proc.timestamp_resolution_s ? '; event times are precise to ' +
-				M.fmt.seconds(proc.timestamp_resolution_s) : '') +
+			(tl.time_step_s ? '; event times advance in steps of ' + M.fmt.seconds(tl.time_step_s) +
+				' or more' + (coarse ? ' (the clock that stamped them is coarser than an interval: ' +
+				'events bunch up; MEMTRACE_PRECISE_TIMESTAMPS=1 when recording gives finer times)' : '') : '') +
 			'.  Drag across the chart to select a time range.';
+		this.resolution.classList.toggle('coarse', !!coarse);
 		this.draw();
 	};
 

@@ -46,4 +46,18 @@ if p and js and html:
     t.eq(heap, [sum(100 + k for k in range(i + 1)) for i in range(20)],
          'the heap grows by each block in its interval')
     t.eq(max(tl['heap_bytes']), 2190, 'the chart\'s highest heap is the peak')
+    # the smallest step between event times: about the 1 ms sleep, never less than a gap
+    t.check(tl.get('time_step_s') and abs(tl['time_step_s'] - min(gaps)) < 1e-6,
+            f'time_step_s is the smallest gap ({tl.get("time_step_s")} vs {min(gaps)})')
+# a coarse clock: the page says its steps are coarser than an interval
+rec2, _ = t.record([prog], out=t.path('coarse.mtrace'), env={'MEMTRACE_PRECISE_TIMESTAMPS': '0'})
+html2 = exportlib.export(t, rec2, 'html', out=t.path('coarse.html'))
+if html2:
+    d2 = json.loads(re.search(rb'<script type="application/json" id="memtrace-data">\n?(.*?)\n?</script>',
+                              html2, re.S).group(1))
+    tl2 = d2['processes'][0]['timeline']
+    allocs2 = sorted(a['allocated_s'] for a in json.loads(exportlib.export(t, rec2, 'json') or b'{"processes":[{"allocations":[]}]}')['processes'][0]['allocations'])
+    steps = [b - a for a, b in zip(allocs2, allocs2[1:]) if b > a]
+    t.check(not steps or abs(tl2['time_step_s'] - min(steps)) < 1e-6,
+            f'coarse: time_step_s is the smallest step between allocation times ({tl2.get("time_step_s")}, {steps})')
 t.finish()
