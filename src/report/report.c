@@ -177,8 +177,8 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 			const char *obj = p->site_object[sites[i]],
 				   *base = obj ? strrchr(obj, '/') : NULL;
 			fprintf(f, "  %s call%s to %s%s%s (%s) from:\n",
-				mt_fmt_count(s->allocations, a), mt_s(s->allocations), mt_fn_names[s->fn],
-				obj ? " in " : "",
+				mt_fmt_count(s->allocations, a), mt_s(s->allocations),
+				mt_fn_names[s->fn], obj ? " in " : "",
 				base ? base + 1 :
 				obj  ? obj :
 				       "",

@@ -122,8 +122,7 @@ static void describe(FILE *f, const struct tree *t, const struct node *n, uint64
 		fprintf(f, "%.2f%% (%sx): %s\n", pct, mt_fmt_count(n->count, a), n->label);
 	else if (v == MT_VIEW_FREQUENCY)
 		fprintf(f, "%.2f%% (%s call%s, %s): %s\n", pct, mt_fmt_count(n->count, a),
-			mt_s((uint64_t)n->count),
-			mt_fmt_bytes(n->bytes, b), n->label);
+			mt_s((uint64_t)n->count), mt_fmt_bytes(n->bytes, b), n->label);
 	else
 		fprintf(f, "%.2f%% (%s, %sx): %s\n", pct, mt_fmt_bytes(n->bytes, a),
 			mt_fmt_count(n->count, b), n->label);
