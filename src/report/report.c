@@ -65,6 +65,9 @@ static void process_header(FILE *f, const struct mt_process *p, int is_main)
 			fprintf(f, ", killed by %s", sig);
 		else
 			fprintf(f, ", killed by signal %lld", (long long)-p->exit_status);
+	} else if (!p->exec_outcome) {
+		/* neither an exit nor an exec: it ran on after tracing stopped */
+		fputs(", still running when tracing stopped", f);
 	}
 	fputc('\n', f);
 	if (p->heap)

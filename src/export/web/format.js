@@ -61,7 +61,7 @@ var Memtrace = window.Memtrace || (window.Memtrace = {});
 				'exited with status ' + p.exit_status;
 		if (p.exec_path)
 			return 'replaced by exec of ' + p.exec_path;
-		return 'still running at detach';
+		return 'still running when tracing stopped';
 	}
 
 	function basename(path) {

@@ -138,12 +138,32 @@ static void test_json(void)
 	free(j);
 }
 
+/* A process the recording saw no end of ran on after tracing stopped. */
+static void test_still_running(void)
+{
+	struct mt_recording r;
+	char err[512], *buf = NULL;
+	size_t len = 0;
+	struct mt_report_opts o = { .view = MT_VIEW_SUMMARY, .pid = -1, .threshold = 1 };
+	CHECK(mt_recording_load(&r, path, err, sizeof err) == 0);
+	r.procs[0]->exited = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		exit(1);
+	CHECK(mt_report_text(f, &r, &o) == 0);
+	fclose(f);
+	CHECK(has(buf, "backend preload, 0.100 s, still running when tracing stopped\n"));
+	free(buf);
+	mt_recording_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	snprintf(path, sizeof path, "%s/report-fixture.mtrace", argc > 1 ? argv[1] : ".");
 	CHECK(fx_write(path, NULL) == 0);
 	test_text();
 	test_json();
+	test_still_running();
 	if (failures) {
 		fprintf(stderr, "report: %d checks failed\n", failures);
 		return 1;
