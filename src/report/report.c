@@ -26,7 +26,8 @@ void mt_print_frames(FILE *f, const struct mt_frame *fr, int n, int max, const c
 			fputs(" [", f);
 			mt_text_str(f, x->file);
 			fprintf(f, ":%d]", x->line);
-		} else if (x->module) {
+		} else if (x->module && x->function) {
+			/* without a function, the name says the module already */
 			fputs(" (", f);
 			mt_text_str(f, x->module);
 			fputc(')', f);

@@ -69,7 +69,7 @@ static void label(char *buf, size_t len, const struct mt_frame *f)
 		if (o < len)
 			snprintf(buf + o, len - o, ":%d]%s", f->line,
 				 f->inlined ? " (inlined)" : "");
-	} else if (f->module) {
+	} else if (f->module && f->function) {
 		memcpy(buf + o, " (", 3);
 		o += 2;
 		o += mt_text_safe(buf + o, len - o, f->module);
