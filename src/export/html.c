@@ -48,9 +48,11 @@
 struct timeline {
 	uint64_t t0, span; /* ns */
 	uint64_t heap[BUCKETS], allocs[BUCKETS], frees[BUCKETS], leaked[BUCKETS];
-	uint64_t cur;	       /* bytes in use */
-	int last;	       /* bucket of the latest event, -1 before the first */
-	struct mt_ptrmap live; /* block -> size << BUCKET_BITS | bucket */
+	uint64_t temps[BUCKETS];   /* frees of temporary allocations */
+	struct mt_ptrmap lastcall; /* thread + 1 -> the block its last call allocated */
+	uint64_t cur;		   /* bytes in use */
+	int last;		   /* bucket of the latest event, -1 before the first */
+	struct mt_ptrmap live;	   /* block -> size << BUCKET_BITS | bucket */
 	size_t nsites;
 	/* per-site series (mt_web_report_data only, else NULL) */
 	uint8_t *slot;			  /* per site: its series + 1, or 0 */
@@ -121,10 +123,20 @@ static void track(struct timeline *tl, uint64_t ptr, uint64_t size, uint32_t sit
 	mt_ptrmap_xput(&tl->tracked, ptr, (uint64_t)i);
 }
 
+/* An event the filter left out: its thread's last call allocated no
+ * block of the page. */
+static void on_touch(void *ctx, size_t proc, uint64_t ts, uint32_t tid)
+{
+	(void)ts;
+	struct timeline *tl = ((struct timeline **)ctx)[proc];
+	uint64_t v;
+	if (tl)
+		mt_ptrmap_take(&tl->lastcall, (uint64_t)tid + 1, &v);
+}
+
 static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
 		     uint32_t site)
 {
-	(void)tid;
 	struct timeline *tl = ((struct timeline **)ctx)[proc];
 	if (!tl)
 		return;
@@ -138,6 +150,7 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	if (tl->cur > tl->heap[b])
 		tl->heap[b] = tl->cur;
 	tl->allocs[b]++;
+	mt_ptrmap_xput(&tl->lastcall, (uint64_t)tid + 1, ptr);
 	mt_histo_alloc(&tl->histo, ts, ptr, size);
 	mt_ptrmap_xput(&tl->live, ptr, size << BUCKET_BITS | (uint64_t)b);
 	track(tl, ptr, size, site, b);
@@ -145,15 +158,20 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 
 static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr)
 {
-	(void)tid;
 	struct timeline *tl = ((struct timeline **)ctx)[proc];
 	if (!tl)
 		return;
 	int b = advance(tl, ts);
 	step(tl, ts);
 	mt_histo_free(&tl->histo, ts, ptr);
-	if (drop(tl, ptr))
+	/* temporary: freed by the very next call of its thread (the
+	 * collector's rule, figures.c) */
+	uint64_t lastp = 0;
+	int was_last = mt_ptrmap_take(&tl->lastcall, (uint64_t)tid + 1, &lastp) && lastp == ptr;
+	if (drop(tl, ptr)) {
 		tl->frees[b]++;
+		tl->temps[b] += (uint64_t)was_last;
+	}
 }
 
 /* After the replay: the heap carried to the end, and what is still live
@@ -169,6 +187,7 @@ static void timeline_finish(struct timeline *tl)
 		tl->leaked[b] += tl->leaked[b - 1];
 	mt_ptrmap_destroy(&tl->live);
 	mt_ptrmap_destroy(&tl->tracked);
+	mt_ptrmap_destroy(&tl->lastcall);
 	mt_histo_finish(&tl->histo);
 }
 
@@ -203,8 +222,10 @@ static struct timeline *timeline_new(const struct mt_process *p, int series)
 	tl->span = end > t0 ? end - t0 : 1;
 	tl->last = -1;
 	mt_histo_init(&tl->histo);
-	if (mt_ptrmap_init(&tl->live, 1u << 12) < 0 || (series && series_new(tl, p) < 0)) {
+	if (mt_ptrmap_init(&tl->live, 1u << 12) < 0 || mt_ptrmap_init(&tl->lastcall, 1u << 6) < 0 ||
+	    (series && series_new(tl, p) < 0)) {
 		mt_ptrmap_destroy(&tl->live);
+		mt_ptrmap_destroy(&tl->lastcall);
 		mt_ptrmap_destroy(&tl->tracked);
 		mt_blocks_destroy(&tl->histo.live);
 		free(tl->slot);
@@ -413,6 +434,7 @@ static void timeline_json(FILE *f, const struct timeline *tl)
 	series_json(f, "heap_bytes", tl->heap);
 	series_json(f, "allocations", tl->allocs);
 	series_json(f, "frees", tl->frees);
+	series_json(f, "temporary", tl->temps);
 	series_json(f, "leaked_bytes", tl->leaked);
 	fputc('}', f);
 }
@@ -667,6 +689,7 @@ static void timelines_free(const struct mt_recording *rec, struct timeline **tls
 		if (tls[i]) {
 			mt_ptrmap_destroy(&tls[i]->live);
 			mt_ptrmap_destroy(&tls[i]->tracked);
+			mt_ptrmap_destroy(&tls[i]->lastcall);
 			mt_blocks_destroy(&tls[i]->histo.live);
 			free(tls[i]->slot);
 			free(tls[i]->spark);
@@ -690,7 +713,7 @@ static struct timeline **timelines(struct mt_export_ctx *x, int series, char *er
 			return NULL;
 		}
 	}
-	struct mt_replay_ops ops = { on_alloc, on_free, tls };
+	struct mt_replay_ops ops = { on_alloc, on_free, tls, on_touch };
 	if (mt_select_replay(x->sel, &ops, err, errlen) < 0) {
 		timelines_free(rec, tls);
 		return NULL;

@@ -2,8 +2,9 @@
  * chart.js - memory over time on a canvas, from a process's timeline (a
  * fixed number of equal time buckets, see export_html.c): the heap in use
  * (the highest it was in each bucket), the bytes leaked (blocks never freed,
- * counted from the moment they were allocated) and the allocations per
- * second, with the peak and the recording's markers.  Hovering shows the
+ * counted from the moment they were allocated), the allocations per
+ * second (and of them the temporary ones, heaptrack's second chart) and the
+ * frees per second, with the peak and the recording's markers.  Hovering shows the
  * figures of a bucket.  Dragging across the chart selects a time range:
  * the chart zooms into it, and whoever set onBrush (the server's GUI:
  * every view, through the from and to filters) is told.  Under the chart,
@@ -16,6 +17,7 @@
 	var GAP = 8; /* between an axis and its labels */
 	var FONT = '11px system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif';
 	var C = { heap: '#0969da', heapFill: 'rgba(9,105,218,0.14)', leak: '#cf222e', rate: 'rgba(130,80,223,0.28)', frees: 'rgba(26,127,55,0.30)',
+		temp: 'rgba(191,135,0,0.55)',
 		grid: '#eaeef2', axis: '#57606a', marker: '#9a6700' };
 
 	/* A round step that cuts 0..MAX into about COUNT parts. */
@@ -64,6 +66,7 @@
 				key('heap', 'Heap in use (highest in each interval)'),
 				key('leak', 'Leaked (allocated by then, never freed)'),
 				key('rate', 'Allocations per second (right axis)'),
+				key('temp', 'of which temporary (freed by the next call)'),
 				key('frees', 'Frees per second (right axis)')),
 			this.wrap,
 			M.el('div', { class: 'chart-foot' }, this.resolution, this.reset)));
@@ -185,7 +188,7 @@
 			return;
 		var i;
 		/* allocations and frees per second: the left and right half of each interval */
-		var bars = [[tl.allocations, C.rate, 0], [tl.frees, C.frees, 0.5]];
+		var bars = [[tl.allocations, C.rate, 0], [tl.temporary, C.temp, 0], [tl.frees, C.frees, 0.5]];
 		bars.forEach(function (b) {
 			if (!b[0])
 				return;
@@ -362,6 +365,7 @@
 				row('Leaked by then', M.fmt.value(tl.leaked_bytes[i], 'bytes')),
 				row('Allocations', M.fmt.count(tl.allocations[i]) + ' (' +
 					M.fmt.count(tl.allocations[i] / tl.bucket_s) + '/s)'),
+				row('Temporary', tl.temporary ? M.fmt.count(tl.temporary[i]) : '\u2013'),
 				row('Frees', tl.frees ? M.fmt.count(tl.frees[i]) + ' (' +
 					M.fmt.count(tl.frees[i] / tl.bucket_s) + '/s)' : '\u2013')));
 		this.tip.hidden = false;

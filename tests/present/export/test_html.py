@@ -155,6 +155,22 @@ if df:
     t.eq((ft['allocations'], ft['allocated_bytes']), (3, 240000), 'filtered: site_a, b and c only')
     t.eq(max(df['processes'][0]['timeline']['heap_bytes']), 150000, 'filtered: the highest heap is a + b')
 
+# ---- gt-temporary: the chart's temporaries are the report's ---------------
+
+tmp, _ = t.record([progs['temporary']], out=t.path('temporary.mtrace'))
+for args, what in (((), 'whole'), (('--function-regex', '^solo$'), 'solo only')):
+    rj = t.report(tmp, list(args))
+    _, dt = page(tmp, *args, out=t.path('temporary.html'))
+    if rj and dt:
+        want = t.processes(rj, 1)[0]['totals']['temporary_allocations']
+        tl = dt['processes'][0]['timeline']
+        t.eq(sum(tl.get('temporary') or []), want, f'gt-temporary ({what}): the chart\'s temporaries are the '
+             'report\'s')
+        t.check(all(a >= b for a, b in zip(tl['frees'], tl['temporary'])),
+                f'gt-temporary ({what}): temporaries are frees, each interval')
+        if args:
+            t.eq(want, 5, 'gt-temporary: solo made 5 temporaries (temporary.c)')
+
 # ---- gt-fork: two processes, a selector; --pid keeps one ----------------
 
 fork_prog = os.path.join(os.path.dirname(progs['peak']), 'gt-fork')
