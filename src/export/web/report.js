@@ -18,8 +18,11 @@
  *      of the run the figures cover: the filter's from/to; rates divide by it),
  *      "exit_status" (null: did not exit), "start_unix_s", "lost_events",
  *      "totals": the keys of `memtrace report --json`,
- *      "timeline": {"bucket_s", "heap_bytes": [], "allocations": [],
- *                   "leaked_bytes": []}  (equal buckets from the start),
+ *      "timeline": {"bucket_s", "time_step_s" (the smallest step between
+ *                   two event times, or null), "heap_bytes": [], "allocations": [],
+ *                   "frees": [], "temporary": [], "leaked_bytes": []}
+ *                   (equal buckets from the start),
+ *      "sizes", "lifetimes", "never_freed": as `memtrace report --sizes`,
  *      "markers": [{"time_s", "value", "text"}],
  *      "site_fields": [...], "sites": [[figures..., stack]]: STACK the
  *                     node of the site's leaf frame in "stacks"
