@@ -39,6 +39,8 @@ if f and p:
     t.eq(f['functions'].get('wrap'), [4, 8, 700, 1050, 0, 50, 100, 150, 0, 0], 'wrap by construction')
     t.eq(f['functions'].get('right'), [0, 5, 0, 2183, 0, 2050, 0, 2183, 0, 1], 'right by construction')
     t.eq(f['title'], 'helper', 'a click on helper shows it')
+    t.eq(f['flameSearch'][0], '^helper$', 'a click on helper highlights it in the flamegraph')
+    t.check('(2,350 bytes)' in f['flameSearch'][1], f'the flamegraph\'s match: helper\'s 2,350 bytes ({f["flameSearch"]})')
     r = t.report(rec, ['--callers', 'helper', '--callees', 'helper'])
     q = t.only_process(r) if r else None
     if q:
