@@ -230,11 +230,12 @@
 		for (var i = 0; i < rows.length; i++)
 			rows[i].classList.toggle('open', rows[i].getAttribute('data-fn') === name);
 		this.showDetail();
-		/* and its frames highlighted in the flamegraph */
+		/* and its frames highlighted in the flamegraph, once this click
+		 * has been answered */
 		var fg = M.report && M.report.flame;
 		if (fg && this.selected) {
 			fg.searchBox.value = '^' + name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$';
-			fg.search(fg.searchBox.value);
+			setTimeout(function () { fg.search(fg.searchBox.value); }, 0);
 		}
 	};
 

@@ -33,6 +33,7 @@ run(async ([url, fn, shots]) => {
 			(tds) => tds.map((td) => td.textContent));
 		await page.locator(`table.functions tbody tr.function[data-fn="${fn}"]`).click();
 		facts.title = await page.locator('.fn-title').textContent();
+		await page.waitForFunction(() => document.querySelector('.fg-matched').textContent !== '');
 		facts.flameSearch = [await page.locator('.fg-search').inputValue(),
 			await page.locator('.fg-matched').textContent()];
 		facts.callers = await table(page, '.fn-edges.callers tbody tr.edge');
