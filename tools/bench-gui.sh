@@ -73,7 +73,8 @@ port=$((20000 + RANDOM % 20000))
 "$memtrace" server --listen "127.0.0.1:$port" "$work/sites.mtrace" >"$work/server.log" 2>&1 &
 server=$!
 for _ in $(seq 100); do
-	curl -sf "http://127.0.0.1:$port/list" >/dev/null 2>&1 && break
+	python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' \
+		"http://127.0.0.1:$port/list" 2>/dev/null && break
 	sleep 0.2
 done
 NODE_PATH=$browser/node_modules node "$root/tools/bench/gui.js" "http://127.0.0.1:$port/ui/0" | judge "server GUI"
