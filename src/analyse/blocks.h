@@ -4,7 +4,10 @@
  * (the filter's pass over lives, the json export, the server's listings and
  * timeline).  A pointer map finds a block's record; freed records are
  * reused through a free list, so memory is bounded by the blocks live at
- * once, never by the events.
+ * once, never by the events.  Blocks named by serial (the recorder's
+ * compact records) are found through a window indexed by serial instead of
+ * the map, as the collector's are (figures.h): 4 bytes a slot, no hashing,
+ * and the blocks freed in about the order they came stay close together.
  */
 #ifndef MEMTRACE_BLOCKS_H
 #define MEMTRACE_BLOCKS_H
@@ -27,6 +30,12 @@ struct mt_blocks {
 	struct mt_block *recs;
 	size_t n, cap;
 	uint32_t free_head; /* index + 1 of a reusable record */
+	size_t live;	    /* blocks kept */
+	/* serials [win_base, win_base + win_mask + 1): record index + 1 at
+	 * serial & win_mask (0: none); older serials are in the map */
+	uint32_t *win;
+	uint64_t win_base;
+	size_t win_mask, win_used;
 };
 
 void mt_blocks_init(struct mt_blocks *t);
@@ -39,6 +48,10 @@ void mt_blocks_put(struct mt_blocks *t, const struct mt_block *b);
 
 /* Forgets the block at PTR: 1 with its record in *OUT, or 0 if none. */
 int mt_blocks_take(struct mt_blocks *t, uint64_t ptr, struct mt_block *out);
+
+/* For a reader that sees frees coming: asks the memory of the block at PTR
+ * to be fetched. */
+void mt_blocks_prefetch(const struct mt_blocks *t, uint64_t ptr);
 
 /* The live blocks one by one (in no particular order): start with *POS 0;
  * NULL at the end.  T must not change meanwhile. */

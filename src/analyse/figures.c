@@ -8,6 +8,12 @@
  * address 0 are left out (free(NULL) does nothing either).  The tables are
  * made on first use, so a process with no events (a file can name thousands
  * of empty streams) costs only its struct.
+ *
+ * Blocks of the recorder's compact records are named by serial, in the
+ * order they were allocated: those sit in a window indexed by serial
+ * instead (figures.h), which costs no hash and keeps blocks allocated
+ * together next to each other, so that a recording of many live blocks is
+ * read at the speed of memory rather than of its misses.
  */
 #include "figures.h"
 #include "base/hash.h"
@@ -46,6 +52,7 @@ void mt_col_destroy(struct mt_collector *c)
 {
 	free(c->sites);
 	free(c->live);
+	free(c->win);
 	free(c->threads);
 	memset(c, 0, sizeof *c);
 }
@@ -53,7 +60,17 @@ void mt_col_destroy(struct mt_collector *c)
 void mt_col_reserve_site(struct mt_collector *c, uint32_t site)
 {
 	size_t old = c->sites_cap;
-	mt_grow(&c->sites, &c->sites_cap, site, sizeof *c->sites);
+	if (site >= c->sites_cap) {
+		/* by a quarter: a table of 65,536 sites is 9 MB, and doubling
+		 * it for the few more most programs have would cost as much
+		 * again */
+		size_t n = c->sites_cap < 64 ? 64 : c->sites_cap + c->sites_cap / 4;
+		if (n <= site)
+			n = (size_t)site + 1;
+		c->sites = xrealloc(c->sites, n * sizeof *c->sites);
+		memset(c->sites + old, 0, (n - old) * sizeof *c->sites);
+		c->sites_cap = n;
+	}
 	for (size_t i = old; i < c->sites_cap; i++)
 		c->sites[i].min_size = UINT64_MAX;
 	if (site >= c->nsites)
@@ -96,6 +113,18 @@ static struct mt_live *live_find(struct mt_collector *c, uint64_t ptr)
 	}
 }
 
+/* Puts a block that is not in the table. */
+static void live_insert(struct mt_collector *c, const struct mt_live *b)
+{
+	if (!c->live || (c->live_used + 1) * 4 > (c->live_mask + 1) * 3)
+		live_grow(c);
+	size_t i = home(c, b->ptr, c->live_mask);
+	while (c->live[i].ptr)
+		i = (i + 1) & c->live_mask;
+	c->live[i] = *b;
+	c->live_used++;
+}
+
 static void live_remove(struct mt_collector *c, struct mt_live *e)
 {
 	size_t i = (size_t)(e - c->live);
@@ -113,19 +142,174 @@ static void live_remove(struct mt_collector *c, struct mt_live *e)
 	c->live_used--;
 }
 
+/* ---- the window of serial-keyed blocks (figures.h) ---- */
+
+#define SERIAL_BIT (1ull << 63)
+/* 16 KB: what a process with events costs at least */
+#define WIN_FIRST_SLOTS 1024
+
+static void win_alloc(struct mt_collector *c, size_t slots, uint64_t base)
+{
+	c->win = xcalloc(slots, sizeof *c->win);
+	c->win_mask = slots - 1;
+	c->win_base = base;
+	c->win_used = 0;
+}
+
+/* The serial of window slot I. */
+static inline uint64_t win_serial(const struct mt_collector *c, size_t i)
+{
+	return c->win_base + (((uint64_t)i - c->win_base) & c->win_mask);
+}
+
+/* Moves the blocks of serials [win_base, UPTO) to the hash table, which
+ * keeps every serial below win_base, and starts the window at UPTO. */
+static void win_spill(struct mt_collector *c, uint64_t upto)
+{
+	uint64_t end = upto - c->win_base > c->win_mask ? c->win_base + c->win_mask + 1 : upto;
+	for (uint64_t s = c->win_base; s < end && c->win_used; s++) {
+		struct mt_wslot *w = &c->win[s & c->win_mask];
+		if (!w->seq)
+			continue;
+		live_insert(c, &(struct mt_live){ SERIAL_BIT | s, w->size, w->site, w->seq });
+		w->seq = 0;
+		c->win_used--;
+	}
+	c->win_base = upto;
+}
+
+static void win_grow(struct mt_collector *c)
+{
+	struct mt_wslot *old = c->win;
+	size_t n = c->win_mask + 1;
+	c->win = xcalloc(n * 2, sizeof *c->win);
+	for (size_t i = 0; i < n; i++)
+		if (old[i].seq) {
+			uint64_t s = c->win_base + (((uint64_t)i - c->win_base) & (n - 1));
+			c->win[s & (n * 2 - 1)] = old[i];
+		}
+	c->win_mask = n * 2 - 1;
+	free(old);
+}
+
+/* Live blocks among the oldest N serials of the window. */
+static size_t win_live_oldest(const struct mt_collector *c, size_t n)
+{
+	size_t live = 0;
+	for (uint64_t s = c->win_base; s < c->win_base + n; s++)
+		live += c->win[s & c->win_mask].seq != 0;
+	return live;
+}
+
+/* Makes the window reach serial S (>= win_base + its size).  Its oldest
+ * thirty-second goes to the hash table, unless more than half of that is
+ * still live while more than a quarter of the whole is: then it doubles.
+ * So a window holds at least a quarter as many live blocks as its slots
+ * (16 bytes each) after it grows, a program that frees its blocks in about
+ * the order it made them (500,000 live: 512K slots) spills none, and a
+ * block that outlives it is moved once.  A serial far ahead (only a
+ * crafted file skips serials) empties it and starts it again, small. */
+static void win_make_room(struct mt_collector *c, uint64_t s)
+{
+	size_t n = c->win_mask + 1;
+	if (s - c->win_base >= 2 * (uint64_t)n) {
+		win_spill(c, c->win_base + n);
+		if (n > WIN_FIRST_SLOTS) {
+			free(c->win);
+			win_alloc(c, WIN_FIRST_SLOTS, s);
+		}
+		c->win_base = s;
+		return;
+	}
+	while (s - c->win_base > c->win_mask) {
+		n = c->win_mask + 1;
+		if (c->win_used * 4 > n && win_live_oldest(c, n / 32) * 2 > n / 32)
+			win_grow(c);
+		else
+			win_spill(c, c->win_base + n / 32);
+	}
+}
+
+/* ---- blocks: the window, then the hash table ---- */
+
+/* Takes the block at PTR out: 1 with its size and site, 0 if unknown. */
+static inline int block_take(struct mt_collector *c, uint64_t ptr, uint64_t *size, uint32_t *site)
+{
+	if ((ptr & SERIAL_BIT) && c->win && (ptr & ~SERIAL_BIT) >= c->win_base) {
+		uint64_t s = ptr & ~SERIAL_BIT;
+		if (s - c->win_base > c->win_mask)
+			return 0;
+		struct mt_wslot *w = &c->win[s & c->win_mask];
+		if (!w->seq)
+			return 0;
+		*size = w->size;
+		*site = w->site;
+		w->seq = 0;
+		c->win_used--;
+		return 1;
+	}
+	struct mt_live *e = live_find(c, ptr);
+	if (!e)
+		return 0;
+	*size = e->size;
+	*site = e->site;
+	live_remove(c, e);
+	return 1;
+}
+
+/* Puts block B: 1 with the size and site of the block it replaced (one at
+ * the same address, allocated again without a free seen), else 0. */
+static inline int block_put(struct mt_collector *c, const struct mt_live *b, uint64_t *old_size,
+			    uint32_t *old_site)
+{
+	if (b->ptr & SERIAL_BIT) {
+		uint64_t s = b->ptr & ~SERIAL_BIT;
+		if (!c->win)
+			win_alloc(c, WIN_FIRST_SLOTS, s);
+		if (s >= c->win_base) { /* (an older serial goes to the hash table) */
+			if (s - c->win_base > c->win_mask)
+				win_make_room(c, s);
+			struct mt_wslot *w = &c->win[s & c->win_mask];
+			int had = w->seq != 0;
+			if (had) {
+				*old_size = w->size;
+				*old_site = w->site;
+			} else {
+				c->win_used++;
+			}
+			*w = (struct mt_wslot){ b->size, b->site, b->seq };
+			return had;
+		}
+	}
+	struct mt_live *e = live_find(c, b->ptr);
+	if (e) {
+		*old_size = e->size;
+		*old_site = e->site;
+		*e = *b;
+		return 1;
+	}
+	live_insert(c, b);
+	return 0;
+}
+
 /* Threads are keyed by tid + 1 so that a zeroed slot is empty (no kernel
  * gives tid 2^32 - 1, which shares the key of the one below it). */
 static struct mt_thread_last *thread(struct mt_collector *c, uint32_t tid)
 {
 	uint32_t key = tid == UINT32_MAX ? tid : tid + 1;
+	/* most events are of the thread before them */
+	if (c->threads && c->threads[c->thread_hint & c->threads_mask].tid == key)
+		return &c->threads[c->thread_hint & c->threads_mask];
 	if (!c->threads) {
 		c->threads_mask = 3;
 		c->threads = xcalloc(c->threads_mask + 1, sizeof *c->threads);
 	}
 	for (size_t i = home(c, key, c->threads_mask);; i = (i + 1) & c->threads_mask) {
 		struct mt_thread_last *t = &c->threads[i];
-		if (t->tid == key)
+		if (t->tid == key) {
+			c->thread_hint = i;
 			return t;
+		}
 		if (t->tid)
 			continue;
 		if ((c->threads_used + 1) * 2 <= c->threads_mask + 1) {
@@ -189,30 +373,19 @@ static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t
 	s->live_bytes += size;
 	s->live_count++;
 
-	struct mt_live *e = live_find(c, ptr);
-	if (e) {
+	uint64_t old_size;
+	uint32_t old_site;
+	if (block_put(c, &(struct mt_live){ ptr, size, site, seq32(c) }, &old_size, &old_site)) {
 		/* The block was allocated again without a free we saw (a free
 		 * lost by the capture): count the old one as freed. */
-		struct mt_site_stats *o = &c->sites[e->site];
+		struct mt_site_stats *o = &c->sites[old_site];
 		site_touch(c, o);
-		o->live_bytes -= e->size;
+		o->live_bytes -= old_size;
 		o->live_count--;
 		o->frees++;
-		c->t.live_bytes -= e->size;
+		c->t.live_bytes -= old_size;
 		c->t.live_count--;
 		c->t.frees++;
-		e->size = size;
-		e->site = site;
-		e->ts = ts;
-		e->seq = seq32(c);
-	} else {
-		if (!c->live || (c->live_used + 1) * 4 > (c->live_mask + 1) * 3)
-			live_grow(c);
-		size_t i = home(c, ptr, c->live_mask);
-		while (c->live[i].ptr)
-			i = (i + 1) & c->live_mask;
-		c->live[i] = (struct mt_live){ ptr, size, ts, site, seq32(c) };
-		c->live_used++;
 	}
 	c->t.allocations++;
 	c->t.allocated_bytes += size;
@@ -230,26 +403,26 @@ static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t
 static void on_free(struct mt_collector *c, uint32_t tid, uint64_t ptr)
 {
 	struct mt_thread_last *t = thread(c, tid);
-	struct mt_live *e = live_find(c, ptr);
-	if (!e) {
+	uint64_t size;
+	uint32_t site;
+	if (!block_take(c, ptr, &size, &site)) {
 		c->t.unmatched_frees++;
 		t->last_alloc = 0;
 		return;
 	}
-	struct mt_site_stats *s = &c->sites[e->site];
+	struct mt_site_stats *s = &c->sites[site];
 	if (t->last_alloc == ptr) {
 		s->temporary++;
 		c->t.temporary++;
 	}
 	t->last_alloc = 0;
 	site_touch(c, s);
-	s->live_bytes -= e->size;
+	s->live_bytes -= size;
 	s->live_count--;
 	s->frees++;
-	c->t.live_bytes -= e->size;
+	c->t.live_bytes -= size;
 	c->t.live_count--;
 	c->t.frees++;
-	live_remove(c, e);
 }
 
 static void stamp_time(struct mt_collector *c, uint64_t ts)
@@ -344,6 +517,20 @@ void mt_col_finish(struct mt_collector *c)
 	c->finished = 1;
 }
 
+/* The accounting of a leaked block that the runtime holds. */
+static void to_held(struct mt_collector *c, uint32_t site, uint64_t size)
+{
+	struct mt_site_stats *s = &c->sites[site];
+	s->live_bytes -= size;
+	s->live_count--;
+	s->held_bytes += size;
+	s->held_count++;
+	c->t.live_bytes -= size;
+	c->t.live_count--;
+	c->t.held_bytes += size;
+	c->t.held_count++;
+}
+
 void mt_col_runtime_held(struct mt_collector *c, int (*is_held)(void *ctx, const struct mt_live *b),
 			 void *ctx)
 {
@@ -351,22 +538,27 @@ void mt_col_runtime_held(struct mt_collector *c, int (*is_held)(void *ctx, const
 		struct mt_live *e = &c->live[i];
 		if (!e->ptr || !is_held(ctx, e))
 			continue;
-		struct mt_site_stats *s = &c->sites[e->site];
-		s->live_bytes -= e->size;
-		s->live_count--;
-		s->held_bytes += e->size;
-		s->held_count++;
-		c->t.live_bytes -= e->size;
-		c->t.live_count--;
-		c->t.held_bytes += e->size;
-		c->t.held_count++;
+		to_held(c, e->site, e->size);
 		live_remove(c, e);
 		i--; /* live_remove may move a later entry here */
+	}
+	for (size_t i = 0; c->win && i <= c->win_mask; i++) {
+		struct mt_wslot *w = &c->win[i];
+		if (!w->seq || !is_held(ctx, &(struct mt_live){ SERIAL_BIT | win_serial(c, i),
+								w->size, w->site, w->seq }))
+			continue;
+		to_held(c, w->site, w->size);
+		w->seq = 0;
+		c->win_used--;
 	}
 }
 
 int mt_col_is_live(const struct mt_collector *c, uint64_t ptr)
 {
+	if ((ptr & SERIAL_BIT) && c->win && (ptr & ~SERIAL_BIT) >= c->win_base) {
+		uint64_t s = ptr & ~SERIAL_BIT;
+		return s - c->win_base <= c->win_mask && c->win[s & c->win_mask].seq;
+	}
 	/* (live_find only reads) */
 	return ptr && live_find((struct mt_collector *)c, ptr) != NULL;
 }
@@ -377,4 +569,8 @@ void mt_col_each_live(struct mt_collector *c, void (*fn)(void *ctx, const struct
 	for (size_t i = 0; c->live && i <= c->live_mask; i++)
 		if (c->live[i].ptr)
 			fn(ctx, &c->live[i]);
+	for (size_t i = 0; c->win && i <= c->win_mask; i++)
+		if (c->win[i].seq)
+			fn(ctx, &(struct mt_live){ SERIAL_BIT | win_serial(c, i), c->win[i].size,
+						   c->win[i].site, c->win[i].seq });
 }

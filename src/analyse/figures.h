@@ -23,16 +23,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The fields every event touches come first, so that an event costs one or
+ * two cache lines of its site rather than three. */
 struct mt_site_stats {
 	uint64_t allocations, allocated_bytes;
-	uint64_t frees, temporary;
 	uint64_t live_count, live_bytes; /* after finish: leaked */
-	uint64_t peak_bytes, peak_count;
-	uint64_t culled; /* allocations known only from aggregates */
-	uint64_t stamp;	 /* event index of the last change */
+	uint64_t stamp;			 /* event index of the last change */
+	uint64_t frees, temporary;
+	uint64_t last_ts;
 	uint64_t min_size, max_size;
-	uint64_t first_ts, last_ts;	 /* of its first and last allocation (0: none seen) */
-	uint64_t first_seq;		 /* event index of its first allocation (0: none seen) */
+	uint64_t first_ts;  /* of its first allocation (0: none seen) */
+	uint64_t first_seq; /* event index of its first allocation (0: none seen) */
+	uint64_t peak_bytes, peak_count;
+	uint64_t culled;		 /* allocations known only from aggregates */
 	uint64_t held_count, held_bytes; /* after finish: held by the runtime at exit */
 	int fn;				 /* allocator function of its first allocation */
 };
@@ -51,9 +54,15 @@ struct mt_totals {
 struct mt_live {
 	uint64_t ptr; /* 0: empty slot */
 	uint64_t size;
-	uint64_t ts;
 	uint32_t site;
 	uint32_t seq; /* event index of its allocation, at most UINT32_MAX */
+};
+
+/* A block of the window (below): its key is its place. */
+struct mt_wslot {
+	uint64_t size;
+	uint32_t site;
+	uint32_t seq; /* as above, >= 1; 0: empty slot */
 };
 
 struct mt_thread_last {
@@ -66,8 +75,18 @@ struct mt_collector {
 	size_t nsites, sites_cap;
 	struct mt_live *live;
 	size_t live_mask, live_used;
+	/* Blocks named by allocation serial (MT_SERIAL_KEY: the recorder's
+	 * compact records) whose serial is at least win_base sit in a ring of
+	 * the latest serials, [win_base, win_base + win_mask + 1), at the slot
+	 * serial & win_mask: a block is found without hashing, and blocks that
+	 * are freed in about the order they came (most of them) stay within a
+	 * few cache lines of each other.  Older ones live in `live`. */
+	struct mt_wslot *win;
+	uint64_t win_base;
+	size_t win_mask, win_used;
 	struct mt_thread_last *threads;
 	size_t threads_mask, threads_used;
+	size_t thread_hint; /* slot of the thread of the last event */
 	struct mt_totals t;
 	uint64_t seq, peak_seq;
 	uint64_t true_peak_bytes, true_peak_count, true_peak_ts;
@@ -109,6 +128,33 @@ void mt_col_runtime_held(struct mt_collector *c, int (*is_held)(void *ctx, const
 /* Whether the block at PTR is live (after finish: leaked; a block the
  * runtime holds is not). */
 int mt_col_is_live(const struct mt_collector *c, uint64_t ptr);
+
+/* For a reader that sees events coming: asks the memory of the block at
+ * PTR (a free's) to be fetched, and says the site of the block when it
+ * is at hand (else UINT32_MAX), so that its figures can be fetched too. */
+__attribute__((always_inline)) static inline void
+mt_col_prefetch_block(const struct mt_collector *c, uint64_t ptr)
+{
+	uint64_t s = ptr & ~(1ull << 63);
+	if ((ptr >> 63) && c->win && s - c->win_base <= c->win_mask)
+		__builtin_prefetch(&c->win[s & c->win_mask]);
+}
+__attribute__((always_inline)) static inline uint32_t
+mt_col_block_site(const struct mt_collector *c, uint64_t ptr)
+{
+	uint64_t s = ptr & ~(1ull << 63);
+	if ((ptr >> 63) && c->win && s - c->win_base <= c->win_mask && c->win[s & c->win_mask].seq)
+		return c->win[s & c->win_mask].site;
+	return UINT32_MAX;
+}
+__attribute__((always_inline)) static inline void mt_col_prefetch_site(const struct mt_collector *c,
+								       uint32_t site)
+{
+	if (site < c->sites_cap) {
+		__builtin_prefetch(&c->sites[site], 1);
+		__builtin_prefetch((const char *)&c->sites[site] + 64, 1);
+	}
+}
 
 /* Visits every live block (after finish: every leaked block). */
 void mt_col_each_live(struct mt_collector *c, void (*fn)(void *ctx, const struct mt_live *),

@@ -2,7 +2,9 @@
  * recording.c - see recording.h.
  */
 #include "recording.h"
+#include "chunks.h"
 #include "held.h"
+#include "objects.h"
 #include "runtime.h"
 #include "base/hash.h"
 #include "format/format.h"
@@ -97,12 +99,22 @@ static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned
 	uint32_t s = (uint32_t)p->col.nsites;
 	mt_col_reserve_site(&p->col, s);
 	size_t old_cap = p->site_cap;
-	mt_grow(&p->site_off, &p->site_cap, s, sizeof *p->site_off);
-	/* site_len and site_object grow with site_off */
-	p->site_len = xrealloc(p->site_len, p->site_cap * sizeof *p->site_len);
-	p->site_object = xrealloc(p->site_object, p->site_cap * sizeof *p->site_object);
-	memset(p->site_object + old_cap, 0, (p->site_cap - old_cap) * sizeof *p->site_object);
-	mt_grow(&p->frames, &p->frames_cap, p->nframes + n, sizeof *p->frames);
+	if (s >= p->site_cap) {
+		mt_grow(&p->site_off, &p->site_cap, s, sizeof *p->site_off);
+		/* site_len and site_object grow with site_off */
+		p->site_len = xrealloc(p->site_len, p->site_cap * sizeof *p->site_len);
+		p->site_object = xrealloc(p->site_object, p->site_cap * sizeof *p->site_object);
+		memset(p->site_object + old_cap, 0,
+		       (p->site_cap - old_cap) * sizeof *p->site_object);
+	}
+	if (p->nframes + n > p->frames_cap) {
+		/* by a quarter, as the sites' figures (figures.c) */
+		size_t c = p->frames_cap < 1024 ? 1024 : p->frames_cap + p->frames_cap / 4;
+		if (c < p->nframes + n)
+			c = p->nframes + n;
+		p->frames = xrealloc(p->frames, c * sizeof *p->frames);
+		p->frames_cap = c;
+	}
 	memcpy(p->frames + p->nframes, f, n * sizeof *f);
 	p->site_off[s] = (uint32_t)p->nframes;
 	p->site_len[s] = n;
@@ -113,8 +125,29 @@ static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned
 	return s;
 }
 
+#define DENSE_SLACK 65536
+
 static void ids_put(struct mt_process *p, uint64_t id, uint32_t site)
 {
+	if (id && id < p->id_dense_len) {
+		p->ids_defined += !p->id_dense[id];
+		p->id_dense[id] = site + 1;
+		return;
+	}
+	if (id && id < 2 * (p->ids_defined + 1) + DENSE_SLACK) {
+		size_t n = p->id_dense_len ? p->id_dense_len : 1024;
+		while (n <= id)
+			n *= 2;
+		if (n > 2 * (p->ids_defined + 1) + DENSE_SLACK)
+			n = id + 1;
+		p->id_dense = xrealloc(p->id_dense, n * sizeof *p->id_dense);
+		memset(p->id_dense + p->id_dense_len, 0,
+		       (n - p->id_dense_len) * sizeof *p->id_dense);
+		p->id_dense_len = n;
+		p->ids_defined++;
+		p->id_dense[id] = site + 1;
+		return;
+	}
 	if (!id) { /* 0 marks an empty slot: stack id 0 has a field of its own */
 		p->id0_site = site + 1;
 		return;
@@ -140,8 +173,10 @@ static void ids_put(struct mt_process *p, uint64_t id, uint32_t site)
 }
 
 /* Site of stack id ID; an id never defined gets an empty stack of its own. */
-static uint32_t site_of(struct mt_process *p, uint64_t id)
+static inline uint32_t site_of(struct mt_process *p, uint64_t id)
 {
+	if (id < p->id_dense_len && p->id_dense[id])
+		return p->id_dense[id] - 1;
 	if (!id && p->id0_site)
 		return p->id0_site - 1;
 	for (size_t i = mt_hash64(id ^ p->salt) & p->ids_mask; id && p->ids && p->ids[i].id;
@@ -295,30 +330,6 @@ static void set_exec(struct mt_process *p, const struct mt_event *ev)
 	p->exec_why = ev->text.len ? xstrndup(ev->text.s, ev->text.len) : NULL;
 }
 
-/* An allocation event, through the hook's gate when there is one. */
-static void feed(struct mt_process *p, const struct mt_load_hook *hook, const struct mt_event *ev)
-{
-	uint32_t site = ev->type == MT_REC_FREE ? UINT32_MAX : site_of(p, ev->stack);
-	enum mt_gate g = hook ? hook->event(hook->ctx, p, ev, site) : MT_GATE_PASS;
-	struct mt_collector *c = &p->col;
-
-	p->events++;
-	if (g == MT_GATE_SKIP) {
-		mt_col_touch(c, ev->tid, ev->ts);
-	} else if (ev->type == MT_REC_ALLOC) {
-		mt_col_alloc(c, ev->tid, ev->ts, ev->ptr, ev->size, site, ev->fn);
-	} else if (ev->type == MT_REC_FREE) {
-		mt_col_free(c, ev->tid, ev->ts, ev->ptr);
-	} else if (g == MT_GATE_PASS) {
-		mt_col_realloc(c, ev->tid, ev->ts, ev->old_ptr, ev->ptr, ev->size, site, ev->fn);
-	} else if (g == MT_GATE_FREE_ONLY) {
-		mt_col_free(c, ev->tid, ev->ts, ev->old_ptr);
-	} else {
-		mt_col_touch(c, ev->tid, ev->ts);
-		mt_col_alloc(c, ev->tid, ev->ts, ev->ptr, ev->size, site, ev->fn);
-	}
-}
-
 static __thread struct mt_budget *t_budget;
 
 void mt_budget_set(struct mt_budget *b)
@@ -337,9 +348,11 @@ static uint64_t process_bytes(const struct mt_process *p)
 	uint64_t n = p->frames_cap * sizeof *p->frames;
 	n += p->site_cap * (sizeof *p->site_off + sizeof *p->site_len + sizeof *p->site_object);
 	n += (p->ids ? p->ids_mask + 1 : 0) * sizeof *p->ids;
+	n += p->id_dense_len * sizeof *p->id_dense;
 	n += (p->by_content ? p->content_mask + 1 : 0) * sizeof *p->by_content;
 	n += c->sites_cap * sizeof *c->sites;
 	n += (c->live ? c->live_mask + 1 : 0) * sizeof *c->live;
+	n += (c->win ? c->win_mask + 1 : 0) * sizeof *c->win;
 	n += (c->threads ? c->threads_mask + 1 : 0) * sizeof *c->threads;
 	return n + sizeof *p;
 }
@@ -409,85 +422,141 @@ static int within_budget(struct mt_recording *rec, struct mt_process *p, uint64_
 	return 1;
 }
 
-/* Decodes one chunk of P's stream.  Returns 0, 1 when the thread's budget
- * stopped it, or -1 if it is malformed, with the offset of the bad record in
- * the chunk's data in *BAD. */
-static int decode_chunk(struct mt_process *p, const struct mt_load_hook *hook, const uint8_t *data,
-			size_t len, size_t *bad)
+/* A record of P's stream that is no allocation event. */
+static void on_record(struct mt_process *p, const struct mt_load_hook *hook,
+		      const struct mt_event *ev)
 {
-	struct mt_event ev; /* on the stack: loads may run in several threads (the server) */
-	struct mt_dec d = { data, data + len, p->dec_state };
-	int r;
-	unsigned n = 0;
-	while ((r = mt_dec_next(&d, &ev)) > 0) {
-		switch (ev.type) {
-		case MT_REC_ALLOC:
-		case MT_REC_FREE:
-		case MT_REC_REALLOC:
-			feed(p, hook, &ev);
-			/* a chunk can hold a million events, and a hook may
-			 * write out each: the budget looks in between too */
-			if (__builtin_expect((++n & 0x3fff) == 0, 0) && t_budget &&
-			    budget_stops(t_budget)) {
-				p->dec_state = d.st;
-				return 1;
-			}
+	switch (ev->type) {
+	case MT_REC_STACK:
+		ids_put(p, ev->stack, content_lookup(p, ev->frames, ev->nframes, 1));
+		break;
+	case MT_REC_MODULE:
+		add_module(p, ev);
+		break;
+	case MT_REC_PROCESS:
+		set_process(p, ev);
+		break;
+	case MT_REC_MARKER:
+		mt_grow(&p->markers, &p->markers_cap, p->nmarkers, sizeof *p->markers);
+		p->markers[p->nmarkers++] =
+			(struct mt_marker){ ev->ts, ev->value, xstrndup(ev->text.s, ev->text.len) };
+		break;
+	case MT_REC_LOST:
+		if (ev->value < MT_LOST_KIND_COUNT)
+			p->lost[ev->value] += ev->count;
+		break;
+	case MT_REC_CULLED:
+		if (hook && hook->culled && !hook->culled(hook->ctx, p))
 			break;
-		case MT_REC_STACK:
-			ids_put(p, ev.stack, content_lookup(p, ev.frames, ev.nframes, 1));
-			break;
-		case MT_REC_MODULE:
-			add_module(p, &ev);
-			break;
-		case MT_REC_PROCESS:
-			set_process(p, &ev);
-			break;
-		case MT_REC_MARKER:
-			mt_grow(&p->markers, &p->markers_cap, p->nmarkers, sizeof *p->markers);
-			p->markers[p->nmarkers++] =
-				(struct mt_marker){ ev.ts, ev.value,
-						    xstrndup(ev.text.s, ev.text.len) };
-			break;
-		case MT_REC_LOST:
-			if (ev.value < MT_LOST_KIND_COUNT)
-				p->lost[ev.value] += ev.count;
-			break;
-		case MT_REC_CULLED:
-			if (hook && hook->culled && !hook->culled(hook->ctx, p))
-				break;
-			mt_col_culled(&p->col, site_of(p, ev.stack), ev.count, ev.bytes,
-				      ev.temporary);
-			break;
-		case MT_REC_EXIT:
-			p->exited = 1;
-			p->exit_status = ev.status;
-			p->end_ts = ev.ts;
-			break;
-		case MT_REC_MODULES_RESET:
-			break;
-		case MT_REC_EXT:
-			if (ev.ext == MT_EXT_ALLOCATOR) {
-				mt_process_site_object(p, site_of(p, ev.stack), ev.path.s,
-						       ev.path.len);
-			} else if (ev.ext == MT_EXT_MAIN) {
-				p->main_role = 1;
-			} else if (ev.ext == MT_EXT_EXEC) {
-				set_exec(p, &ev);
-			} else if (ev.ext == MT_EXT_HEAP) {
-				free(p->heap);
-				free(p->heap_object);
-				p->heap = xstrndup(ev.text.s, ev.text.len);
-				p->heap_object = ev.path.len ? xstrndup(ev.path.s, ev.path.len) :
-							       NULL;
-			} else if (ev.ext == MT_EXT_PEAK) {
-				mt_col_true_peak(&p->col, ev.ts, ev.bytes, ev.count);
-			}
-			break;
+		mt_col_culled(&p->col, site_of(p, ev->stack), ev->count, ev->bytes, ev->temporary);
+		break;
+	case MT_REC_EXIT:
+		p->exited = 1;
+		p->exit_status = ev->status;
+		p->end_ts = ev->ts;
+		break;
+	case MT_REC_MODULES_RESET:
+		break;
+	case MT_REC_EXT:
+		if (ev->ext == MT_EXT_ALLOCATOR) {
+			mt_process_site_object(p, site_of(p, ev->stack), ev->path.s, ev->path.len);
+		} else if (ev->ext == MT_EXT_MAIN) {
+			p->main_role = 1;
+		} else if (ev->ext == MT_EXT_EXEC) {
+			set_exec(p, ev);
+		} else if (ev->ext == MT_EXT_HEAP) {
+			free(p->heap);
+			free(p->heap_object);
+			p->heap = xstrndup(ev->text.s, ev->text.len);
+			p->heap_object = ev->path.len ? xstrndup(ev->path.s, ev->path.len) : NULL;
+		} else if (ev->ext == MT_EXT_RSS) {
+			mt_grow(&p->rss, &p->rss_cap, p->nrss, sizeof *p->rss);
+			p->rss[p->nrss++] = (struct mt_rss_sample){ .ts = ev->ts, .m = ev->rss };
+		} else if (ev->ext == MT_EXT_PEAK) {
+			mt_col_true_peak(&p->col, ev->ts, ev->bytes, ev->count);
 		}
+		break;
 	}
-	p->dec_state = d.st;
-	*bad = (size_t)(d.p - data);
-	return r < 0 ? -1 : 0;
+}
+
+/* How far ahead of the event it feeds the reader asks for the memory the
+ * events to come will touch: a block freed and a site's figures are
+ * usually out of cache (500,000 live blocks, 65,536 sites), and a miss
+ * costs more than the rest of an event.  Two steps: the block's slot and
+ * the stack's entry first, then, once they are at hand, the site.  (Always
+ * inlined: GCC takes a function that only prefetches for one without
+ * effects, and drops its calls.) */
+#define AHEAD_FAR 16
+#define AHEAD_NEAR 8
+
+__attribute__((always_inline)) static inline void prefetch_far(const struct mt_process *p,
+							       const struct mt_bev *b)
+{
+	if (b->type == MT_REC_FREE)
+		mt_col_prefetch_block(&p->col, b->ptr);
+	else if (b->type == MT_REC_REALLOC)
+		mt_col_prefetch_block(&p->col, b->old_ptr);
+	else if (b->type == MT_REC_ALLOC && b->stack < p->id_dense_len)
+		__builtin_prefetch(&p->id_dense[b->stack]);
+}
+
+__attribute__((always_inline)) static inline void prefetch_near(const struct mt_process *p,
+								const struct mt_bev *b)
+{
+	if (b->type == MT_REC_FREE)
+		mt_col_prefetch_site(&p->col, mt_col_block_site(&p->col, b->ptr));
+	else if ((b->type == MT_REC_ALLOC || b->type == MT_REC_REALLOC) &&
+		 b->stack < p->id_dense_len && p->id_dense[b->stack])
+		mt_col_prefetch_site(&p->col, p->id_dense[b->stack] - 1);
+}
+
+/* Memory samples taken before TS get the heap in use as it is now.  A
+ * sample is placed by time, not by its place in the stream: the recorder
+ * takes it while the shim may still hold the events of the last
+ * milliseconds. */
+static void place_samples(struct mt_process *p, uint64_t ts)
+{
+	while (p->rss_placed < p->nrss && p->rss[p->rss_placed].ts < ts)
+		p->rss[p->rss_placed++].heap = p->col.t.live_bytes;
+}
+
+/* An allocation event, through the hook's gate when there is one (EV:
+ * room for what the hook is shown). */
+static inline void feed(struct mt_process *p, const struct mt_load_hook *hook,
+			const struct mt_bev *b, struct mt_event *ev)
+{
+	if (__builtin_expect(p->rss_placed != p->nrss, 0))
+		place_samples(p, b->ts);
+	uint32_t site = b->type == MT_REC_FREE ? UINT32_MAX : site_of(p, b->stack);
+	enum mt_gate g = MT_GATE_PASS;
+	struct mt_collector *c = &p->col;
+
+	if (hook) {
+		ev->type = b->type;
+		ev->fn = b->fn;
+		ev->tid = b->tid;
+		ev->ts = b->ts;
+		ev->ptr = b->ptr;
+		ev->old_ptr = b->old_ptr;
+		ev->size = b->size;
+		ev->stack = b->stack;
+		g = hook->event(hook->ctx, p, ev, site);
+	}
+	p->events++;
+	if (g == MT_GATE_SKIP) {
+		mt_col_touch(c, b->tid, b->ts);
+	} else if (b->type == MT_REC_ALLOC) {
+		mt_col_alloc(c, b->tid, b->ts, b->ptr, b->size, site, b->fn);
+	} else if (b->type == MT_REC_FREE) {
+		mt_col_free(c, b->tid, b->ts, b->ptr);
+	} else if (g == MT_GATE_PASS) {
+		mt_col_realloc(c, b->tid, b->ts, b->old_ptr, b->ptr, b->size, site, b->fn);
+	} else if (g == MT_GATE_FREE_ONLY) {
+		mt_col_free(c, b->tid, b->ts, b->old_ptr);
+	} else {
+		mt_col_touch(c, b->tid, b->ts);
+		mt_col_alloc(c, b->tid, b->ts, b->ptr, b->size, site, b->fn);
+	}
 }
 
 static int by_start(const void *a, const void *b)
@@ -571,9 +640,7 @@ const char *mt_heap_name_of(const char *path)
 	return "unknown";
 }
 
-/* A recording that does not name the allocator (BPF backend): the object
- * the most allocations went to. */
-static void guess_heap(struct mt_process *p)
+void mt_process_guess_heap(struct mt_process *p)
 {
 	if (p->heap || !p->nobjects)
 		return;
@@ -608,48 +675,95 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	if (mt_file_open(&r, path, err, errlen) < 0)
 		return -1;
 	rec->file_size = r.size;
-	uint32_t stream;
-	const uint8_t *data;
-	size_t len;
 	/* Long reads say how far they are, on a terminal, after the first second. */
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	int progress = isatty(2), shown = 0;
-	unsigned chunks = 0;
+	int progress = isatty(2), shown = 0, stopped = 0;
+	unsigned chunks = 0, events = 0;
 	uint64_t bytes = 0;
-	while (mt_file_next(&r, &stream, &data, &len) > 0) {
-		if (progress && (++chunks & 7) == 0) {
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			if (t.tv_sec - t0.tv_sec >= 1 && r.size) {
-				fprintf(stderr, "\rmemtrace: reading %s: %3d%%", path,
-					(int)(100 * r.offset / r.size));
-				shown = 1;
+	struct mt_event ev; /* on the stack: loads may run in several threads (the server) */
+	struct mt_process *p = NULL;
+	const uint8_t *data = NULL;
+	size_t len = 0, n;
+	const struct mt_bev *bev;
+	struct mt_chunks *ch = mt_chunks_start(&r);
+	while (!stopped && (bev = mt_chunks_next(ch, &n))) {
+		for (size_t i = 0; i < n && !stopped; i++) {
+			const struct mt_bev *b = &bev[i];
+			if (p && i + AHEAD_FAR < n)
+				prefetch_far(p, &bev[i + AHEAD_FAR]);
+			if (p && i + AHEAD_NEAR < n)
+				prefetch_near(p, &bev[i + AHEAD_NEAR]);
+			switch (b->type) {
+			case MT_REC_ALLOC:
+			case MT_REC_FREE:
+			case MT_REC_REALLOC:
+				if (__builtin_expect(!p, 0))
+					break; /* (none in the binaries' stream) */
+				feed(p, hook, b, &ev);
+				/* a chunk can hold a million events, and a hook may
+				 * write out each: the budget looks in between too */
+				if (__builtin_expect((++events & 0x3fff) == 0, 0) && t_budget &&
+				    budget_stops(t_budget))
+					stopped = 1;
+				break;
+			case MT_BEV_OTHER:
+				/* (the thread decoded it once: it is well formed) */
+				if (p && mt_bev_record(b, data, len, &ev) > 0)
+					on_record(p, hook, &ev);
+				break;
+			case MT_BEV_CHUNK:
+				if (p && !within_budget(rec, p, &bytes)) {
+					stopped = 1;
+					break;
+				}
+				if (progress && (++chunks & 7) == 0) {
+					clock_gettime(CLOCK_MONOTONIC, &t);
+					if (t.tv_sec - t0.tv_sec >= 1 && rec->file_size) {
+						fprintf(stderr, "\rmemtrace: reading %s: %3d%%",
+							path, (int)(100 * b->ts / rec->file_size));
+						shown = 1;
+					}
+				}
+				data = (const uint8_t *)(uintptr_t)b->ptr;
+				len = b->size;
+				if ((uint32_t)b->stack == MT_STREAM_OBJECTS) {
+					/* binaries, not a process: noted, read when
+					 * symbolized */
+					if (!rec->embedded)
+						rec->embedded = mt_objects_new(path);
+					mt_objects_note(rec->embedded, b->old_ptr, data, len);
+					p = NULL;
+					break;
+				}
+				p = process_for(rec, (uint32_t)b->stack);
+				break;
 			}
 		}
-		struct mt_process *p = process_for(rec, stream);
-		size_t bad;
-		int dr = decode_chunk(p, hook, data, len, &bad);
-		if (dr < 0) {
-			/* the chunk's checksum was right, so the writer wrote this */
-			r.truncated = r.corrupt = 1;
-			snprintf(r.why, sizeof r.why,
-				 "a malformed record at byte %zu of the chunk at offset %llu", bad,
-				 (unsigned long long)r.chunk);
-			break;
-		}
-		if (dr > 0 || !within_budget(rec, p, &bytes)) {
-			snprintf(err, errlen, "%s: %s", path,
-				 t_budget->exceeded == MT_BUDGET_MEMORY ?
-					 "reading it takes more memory than the budget allows" :
-				 t_budget->exceeded == MT_BUDGET_TIME ?
-					 "reading it takes longer than the time budget allows" :
-					 "reading it was cancelled");
-			if (shown)
-				fprintf(stderr, "\r\033[K");
-			mt_file_close(&r);
-			mt_recording_free(rec);
-			return -1;
-		}
+	}
+	if (!stopped && p && !within_budget(rec, p, &bytes))
+		stopped = 1;
+	uint64_t bad_chunk;
+	size_t bad;
+	if (mt_chunks_end(ch, &bad_chunk, &bad) < 0 && !stopped) {
+		/* the chunk's checksum was right, so the writer wrote this */
+		r.truncated = r.corrupt = 1;
+		snprintf(r.why, sizeof r.why,
+			 "a malformed record at byte %zu of the chunk at offset %llu", bad,
+			 (unsigned long long)bad_chunk);
+	}
+	if (stopped) {
+		snprintf(err, errlen, "%s: %s", path,
+			 t_budget->exceeded == MT_BUDGET_MEMORY ?
+				 "reading it takes more memory than the budget allows" :
+			 t_budget->exceeded == MT_BUDGET_TIME ?
+				 "reading it takes longer than the time budget allows" :
+				 "reading it was cancelled");
+		if (shown)
+			fprintf(stderr, "\r\033[K");
+		mt_file_close(&r);
+		mt_recording_free(rec);
+		return -1;
 	}
 	if (shown)
 		fprintf(stderr, "\r\033[K");
@@ -664,8 +778,10 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	}
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		struct mt_process *p = rec->procs[i];
+		p->embedded = rec->embedded;
+		place_samples(p, UINT64_MAX);
 		mt_col_finish(&p->col);
-		guess_heap(p);
+		mt_process_guess_heap(p);
 		mt_process_runtime_held(p);
 		if (!p->end_ts || p->end_ts < p->col.t.last_ts)
 			p->end_ts = p->col.t.last_ts > p->start_ts ? p->col.t.last_ts : p->start_ts;
@@ -697,6 +813,7 @@ void mt_recording_free(struct mt_recording *rec)
 		free(p->argv);
 		free(p->modules);
 		free(p->markers);
+		free(p->rss);
 		free(p->exe);
 		free(p->backend);
 		free(p->exec_path);
@@ -712,12 +829,14 @@ void mt_recording_free(struct mt_recording *rec)
 		free(p->objects);
 		free(p->objects_index);
 		free(p->ids);
+		free(p->id_dense);
 		free(p->by_content);
 		mt_col_destroy(&p->col);
 		free(p);
 	}
 	free(rec->procs);
 	free(rec->streams);
+	mt_objects_free(rec->embedded);
 	memset(rec, 0, sizeof *rec);
 }
 

@@ -4,8 +4,9 @@
  * Every front end (report, the summary of record, exports, the server) reads
  * recordings through here: it walks the chunks, decodes each process's
  * stream, merges stacks that are the same into one site, and runs the
- * collector.  Memory stays bounded by live blocks and sites; events are not
- * kept.  A truncated file yields what it holds, with `truncated` set.
+ * collector.  Reading and decoding run on a second thread (chunks.h), a
+ * batch ahead of the figures.  Memory stays bounded by live blocks and
+ * sites; events are not kept.  A truncated file yields what it holds, with `truncated` set.
  *
  * A file is input from anyone: every table grows only with what the stream
  * holds (a process is its struct until its first event, about 0.6 KB for a
@@ -28,6 +29,14 @@ struct mt_module {
 	uint64_t bias, start, end;
 	uint8_t *build_id;
 	size_t build_id_len;
+};
+
+/* A sample of the process's memory as the kernel counts it (MT_EXT_RSS),
+ * with the heap in use (live bytes) when it came in the stream. */
+struct mt_rss_sample {
+	uint64_t ts;
+	struct mt_rss m;
+	uint64_t heap;
 };
 
 struct mt_marker {
@@ -58,6 +67,9 @@ struct mt_process {
 	size_t nmodules, modules_cap;
 	struct mt_marker *markers;
 	size_t nmarkers, markers_cap;
+	struct mt_rss_sample *rss; /* in stream order (time order) */
+	size_t nrss, rss_cap;
+	size_t rss_placed; /* samples whose heap is known (loading) */
 
 	/* Sites: distinct stacks; frames of site i are frames[site_off[i] ..+site_len[i]] */
 	uint64_t *frames;
@@ -69,7 +81,8 @@ struct mt_process {
 	 * shim says it; for the BPF backend it is the object of the sites with
 	 * the most allocations). */
 	char *heap, *heap_object;
-	char **objects; /* the distinct object paths (owned) */
+	struct mt_objects *embedded; /* binaries in the recording (the recording's) */
+	char **objects;		     /* the distinct object paths (owned) */
 	size_t nobjects, objects_cap;
 	uint32_t *objects_index; /* hash of objects: index + 1 */
 	size_t objects_mask;
@@ -82,6 +95,10 @@ struct mt_process {
 		uint32_t site;
 	} * ids;
 	size_t ids_mask, ids_used;
+	/* the same for the small ids writers give (1, 2, 3...): site + 1 at
+	 * [id], 0 = none; at most twice as long as the ids defined, plus 64K */
+	uint32_t *id_dense;
+	size_t id_dense_len, ids_defined;
 	uint32_t id0_site;    /* site + 1 of stack id 0 (0: none yet) */
 	uint64_t salt;	      /* of these hashes and the content one (mt_hash_salt) */
 	uint32_t *by_content; /* site + 1, 0 = empty */
@@ -120,6 +137,7 @@ struct mt_recording {
 	int truncated;
 	char why[200];
 	const struct mt_load_hook *hook;
+	struct mt_objects *embedded; /* binaries in the recording, or NULL */
 };
 
 /* Loads PATH.  Returns 0, or -1 with a one-line reason in ERR (cannot open,
@@ -173,6 +191,9 @@ uint32_t mt_process_site(struct mt_process *p, const uint64_t *frames, unsigned 
  * command (through its execs, or a wrapper's child); in a recording without
  * that mark, the first whose parent is not in it.  NULL when empty. */
 struct mt_process *mt_recording_main(const struct mt_recording *rec);
+/* A process whose recording does not name its allocator (BPF backend, a
+ * snapshot of the kernel's maps): the object most allocations went to. */
+void mt_process_guess_heap(struct mt_process *p);
 /* What a process is called: the last part of its argv[0] (a program run
  * through a link, such as Debian's redis-server, goes by the link's name),
  * else of its executable; "?" when neither is known. */

@@ -77,6 +77,7 @@ uint32_t *mt_rank_sites(const struct mt_process *p, enum mt_view view, int nonze
 struct mt_symbolizer *mt_process_symbolizer(const struct mt_process *p)
 {
 	struct mt_symbolizer *s = mt_sym_new();
+	mt_sym_set_objects(s, p->embedded);
 	for (size_t i = 0; i < p->nmodules; i++) {
 		const struct mt_module *m = &p->modules[i];
 		mt_sym_add_module(s, m->path, m->bias, m->start, m->end, m->build_id,

@@ -5,8 +5,10 @@
  * Every module of the recording gets an offline Dwfl session of its own,
  * opened when the module is declared so that an unusable file (missing,
  * not an ELF, rebuilt since the recording) is reported once, up front.
- * libdwfl loads the DWARF lazily and finds separate debug files itself
- * (/usr/lib/debug/.build-id, .gnu_debuglink).
+ * A module's file is the copy embedded in the recording if it has one, else
+ * the file at the recorded path, else one found by build-id (open_module).
+ * libdwfl loads the DWARF lazily and finds separate debug files (embedded
+ * first, then /usr/lib/debug/.build-id, .gnu_debuglink).
  *
  * An address is resolved in three steps: libdwfl finds its compilation
  * unit (.debug_aranges), an index of the unit's functions built on first
@@ -19,6 +21,7 @@
  */
 #include "symbols.h"
 #include "base/hash.h"
+#include "objects.h"
 #include "base/util.h"
 
 #include <dwarf.h>
@@ -26,6 +29,7 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,7 +281,8 @@ struct module {
 	size_t build_id_len;
 	Dwfl *dwfl; /* NULL when the file cannot be used */
 	Dwfl_Module *mod;
-	struct cu_index *cus; /* hash table by unit offset, built as used */
+	struct mt_objects *objects; /* the recording's embedded binaries, or NULL */
+	struct cu_index *cus;	    /* hash table by unit offset, built as used */
 	size_t ncus, cus_cap;
 };
 
@@ -306,15 +311,8 @@ struct mt_symbolizer {
 
 	const char **warnings; /* NULL-terminated */
 	size_t nwarnings, warnings_cap;
-};
 
-/* Offline sessions: modules are reported by hand, nothing runs. */
-static char *debuginfo_path; /* NULL: libdwfl's default search path */
-static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
+	struct mt_objects *objects; /* binaries embedded in the recording */
 };
 
 static void add_warning(struct mt_symbolizer *s, const char *path, const char *what)
@@ -351,38 +349,71 @@ static bool build_id_matches(struct module *m)
 	       memcmp(bits, m->build_id, m->build_id_len) == 0;
 }
 
-/* Opens the module's file in a Dwfl session of its own.  On failure the
- * module stays without one (frames get module and address only) and a
- * warning says why. */
-static void open_module(struct mt_symbolizer *s, struct module *m)
+/* Where a module's ELF file comes from, in the order tried: the copy
+ * embedded in the recording (made from the very file that was mapped), the
+ * file at the recorded path when its build-id matches, then a file found
+ * by build-id (a separate debug file has the symbols and DWARF at the same
+ * addresses: enough to name frames when the binary itself is gone). */
+static int open_regular(const char *path, char *why, size_t whylen)
 {
-	if (is_pseudo_path(m->path))
-		return;
 	/* Opened here, not by libdwfl: O_NONBLOCK so that a FIFO planted at a
 	 * module's path (a jailed process owns its paths) cannot hang the
 	 * report, and fstat on what was opened, not a stat before the open
 	 * that a swap could outrun.  errno also makes a better message than
 	 * libdwfl's own. */
-	int fd = open(m->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0) {
-		char what[256];
-		snprintf(what, sizeof what, "cannot open: %s", strerror(errno));
-		add_warning(s, m->path, what);
+		if (why)
+			snprintf(why, whylen, "cannot open: %s", strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		return;
+		return -1;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		add_warning(s, m->path, "cannot open: not a regular file");
+		if (why)
+			snprintf(why, whylen, "cannot open: not a regular file");
 		close(fd);
-		return;
+		return -1;
 	}
+	return fd;
+}
+
+/* libdwfl's search for separate debug files, after the one embedded in
+ * the recording.  The module's userdata is its struct module. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct module *m = *userdata;
+	if (m && m->objects) {
+		int fd = mt_objects_open(m->objects, MT_OBJECT_DEBUG, m->build_id, m->build_id_len,
+					 m->path);
+		if (fd >= 0)
+			return fd;
+	}
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
+}
+
+/* Offline sessions: modules are reported by hand, nothing runs. */
+static char *debuginfo_path; /* NULL: libdwfl's default search path */
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/* Reports FD (owned from here) as M's file; true when it is usable and
+ * its build-id is the recorded one. */
+static bool try_file(struct module *m, int fd, char *why, size_t whylen)
+{
 	m->dwfl = dwfl_begin(&offline_callbacks);
 	if (!m->dwfl) {
-		add_warning(s, m->path, "cannot open: libdwfl failed");
+		snprintf(why, whylen, "cannot open: libdwfl failed");
 		close(fd);
-		return;
+		return false;
 	}
 	/* libdwfl owns FD once the module is made (and leaves it to us when it
 	 * is not).  add_p_vaddr true makes BIAS the module's bias proper
@@ -391,20 +422,73 @@ static void open_module(struct mt_symbolizer *s, struct module *m)
 	if (!m->mod)
 		close(fd);
 	dwfl_report_end(m->dwfl, NULL, NULL);
-	const char *why = NULL;
-	char what[256];
-	if (!m->mod) {
-		snprintf(what, sizeof what, "cannot open: %s", dwfl_errmsg(-1));
-		why = what;
-	} else if (!build_id_matches(m)) {
-		why = "build-id differs from the recording; symbols not resolved";
+	if (!m->mod)
+		snprintf(why, whylen, "cannot open: %s", dwfl_errmsg(-1));
+	else if (!build_id_matches(m))
+		snprintf(why, whylen, "build-id differs from the recording; symbols not resolved");
+	else {
+		void **userdata;
+		dwfl_module_info(m->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+		*userdata = m;
+		return true;
 	}
-	if (why) {
-		add_warning(s, m->path, why);
-		dwfl_end(m->dwfl);
-		m->dwfl = NULL;
-		m->mod = NULL;
+	dwfl_end(m->dwfl);
+	m->dwfl = NULL;
+	m->mod = NULL;
+	return false;
+}
+
+/* A file with M's build-id where debuginfo tools put them: Debian's
+ * /usr/lib/debug/.build-id and debuginfod's client cache. */
+static int open_by_build_id(const struct module *m)
+{
+	if (m->build_id_len == 0)
+		return -1;
+	char hex[2 * 64 + 1];
+	size_t n = m->build_id_len < 64 ? m->build_id_len : 64;
+	for (size_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", m->build_id[i]);
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	int fd = open_regular(path, NULL, 0);
+	if (fd >= 0)
+		return fd;
+	const char *cache = getenv("DEBUGINFOD_CACHE_PATH");
+	const char *home = getenv("HOME");
+	const char *kinds[] = { "executable", "debuginfo" };
+	for (int k = 0; k < 2; k++) {
+		if (cache && *cache)
+			snprintf(path, sizeof path, "%s/%s/%s", cache, hex, kinds[k]);
+		else if (home && *home)
+			snprintf(path, sizeof path, "%s/.cache/debuginfod_client/%s/%s", home, hex,
+				 kinds[k]);
+		else
+			return -1;
+		if ((fd = open_regular(path, NULL, 0)) >= 0)
+			return fd;
 	}
+	return -1;
+}
+
+/* Opens the module's file in a Dwfl session of its own.  On failure the
+ * module stays without one (frames get module and address only) and a
+ * warning says why. */
+static void open_module(struct mt_symbolizer *s, struct module *m)
+{
+	if (is_pseudo_path(m->path))
+		return;
+	m->objects = s->objects;
+	char why[256] = "", ignored[256];
+	int fd = mt_objects_open(s->objects, MT_OBJECT_ELF, m->build_id, m->build_id_len, m->path);
+	if (fd >= 0 && try_file(m, fd, ignored, sizeof ignored))
+		return;
+	fd = open_regular(m->path, why, sizeof why);
+	if (fd >= 0 && try_file(m, fd, why, sizeof why))
+		return;
+	fd = open_by_build_id(m);
+	if (fd >= 0 && try_file(m, fd, ignored, sizeof ignored))
+		return;
+	add_warning(s, m->path, why);
 }
 
 static bool same_module(const struct module *m, const char *path, uint64_t bias, uint64_t start,
@@ -845,6 +929,11 @@ struct mt_symbolizer *mt_sym_new(void)
 	GROW(s->warnings, s->nwarnings, s->warnings_cap);
 	s->warnings[0] = NULL;
 	return s;
+}
+
+void mt_sym_set_objects(struct mt_symbolizer *s, struct mt_objects *objects)
+{
+	s->objects = objects;
 }
 
 void mt_sym_free(struct mt_symbolizer *s)

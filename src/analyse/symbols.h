@@ -29,6 +29,11 @@ struct mt_symbolizer;
 struct mt_symbolizer *mt_sym_new(void);
 void mt_sym_free(struct mt_symbolizer *s);
 
+/* Binaries embedded in the recording (objects.h), tried before the files
+ * on this machine; set before the modules are declared. */
+struct mt_objects;
+void mt_sym_set_objects(struct mt_symbolizer *s, struct mt_objects *objects);
+
 /* Declares a module mapped at [start, end) with load bias BIAS (the
  * difference between run-time and link-time addresses). */
 void mt_sym_add_module(struct mt_symbolizer *s, const char *path, uint64_t bias, uint64_t start,

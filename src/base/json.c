@@ -39,6 +39,17 @@ static void write_str(FILE *f, const char *s, int html)
 	}
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		/* a run of printable ASCII that needs no escape goes out whole:
+		 * a report writes millions of such names */
+		const unsigned char *q = p;
+		while (*q >= 0x20 && *q < 0x7f && *q != '"' && *q != '\\' &&
+		       !(html && (*q == '<' || *q == '>' || *q == '&')))
+			q++;
+		if (q > p) {
+			fwrite(p, 1, (size_t)(q - p), f);
+			p = q;
+			continue;
+		}
 		int len = mt_utf8_len(p);
 
 		switch (*p) {

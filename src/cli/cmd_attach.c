@@ -11,11 +11,13 @@
 #include "commands.h"
 #include "options.h"
 #include "capture/bpf/procmaps.h"
+#include "collect/embed.h"
 #include "collect/session.h"
 #include "report/report.h"
 #include "report/top.h"
 #include "base/util.h"
 
+#include <limits.h>
 #include <unistd.h>
 
 static const char usage_text[] =
@@ -83,6 +85,7 @@ int cmd_attach(int argc, char **argv)
 	double duration = 0, interval = 5;
 	uint64_t top = 10;
 	const char *output = NULL;
+	int embed = 0;
 	struct mt_bpf_opts maps = { .events = 0 };
 	const struct mt_option opts[] = {
 		MT_OPT_PIDS(&pids, "a process to attach to (repeatable)"),
@@ -102,6 +105,11 @@ int cmd_attach(int argc, char **argv)
 		  .err = "--interval needs a duration: " MT_DURATION_FORMS },
 		MT_OPT_TOP(&top, 1000000, "call sites shown (default 10)"),
 		MT_OPT_OUTPUT(&output, "FILE", "also write a recording of every event"),
+		{ .longopt = "--embed-binaries",
+		  .help = "put the binaries the processes mapped into the\n"
+			  "recording (-o), to report it on another machine",
+		  .type = MT_OPT_FLAG,
+		  .target = &embed },
 		{ .type = MT_OPT_END },
 	};
 	const struct mt_cmdline cl = {
@@ -112,6 +120,8 @@ int cmd_attach(int argc, char **argv)
 		return st;
 	if (!pids.n)
 		return mt_usage_error("attach", "no process given (-p PID)");
+	if (embed && !output)
+		return mt_usage_error("attach", "--embed-binaries goes with -o FILE");
 	if (mt_pids_running(pids.v, pids.n) < 0)
 		return MT_EXIT_RUNTIME;
 
@@ -150,5 +160,9 @@ int cmd_attach(int argc, char **argv)
 	print_leaks(&ss, t.live, loop.start_ns, (long)top);
 	mt_top_free(t.tp);
 	mt_watch_free(t.live);
-	return mt_session_close(&ss);
+	int status = mt_session_close(&ss);
+	char err[PATH_MAX + 128];
+	if (status == 0 && embed && mt_embed_binaries(output, 0, err, sizeof err) < 0)
+		mt_warning("%s", err); /* the recording stands without them */
+	return status;
 }

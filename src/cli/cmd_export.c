@@ -7,10 +7,13 @@
 #include "export/export.h"
 #include "query/where.h"
 #include "base/util.h"
+#include "format/format.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* --help up to its options: the formats. */
@@ -61,6 +64,54 @@ static int opt_weight(const char *cmd, const struct mt_option *o, const char *ar
 			"--weight: '%s' is none of bytes, allocations, leaked, peak, temporary",
 			val ? val : "");
 	x->weight_set = 1;
+	return 0;
+}
+
+/* Opens what -o OUT names.  A regular file (or a new one) is written as
+ * OUT.tmpPID, mode 0600 (it holds the paths and arguments of the recorded
+ * programs, as the recording does), and renamed over OUT once whole, so a
+ * failed export leaves what was there; a character device (/dev/null, a
+ * terminal) is written in place, never replaced; a symbolic link, FIFO,
+ * socket or directory is refused, as record -o refuses them.  Returns 0,
+ * or -1 after the error. */
+static int open_output(const char *out, FILE **f, char **tmp, int *in_place)
+{
+	struct stat st;
+	/* /dev's links (/dev/stdout, /dev/fd/N) are the system's: followed */
+	int dev = !strncmp(out, "/dev/", 5);
+	if ((dev ? stat(out, &st) : lstat(out, &st)) == 0 && !S_ISREG(st.st_mode)) {
+		if (!S_ISCHR(st.st_mode) && !(dev && S_ISFIFO(st.st_mode))) {
+			const char *why =
+				mt_file_refused(out, S_ISLNK(st.st_mode) ? ELOOP : EINVAL);
+			mt_error("%s %s", out, why ? why : "is not a regular file: not written");
+			return -1;
+		}
+		int fd = open(out, O_WRONLY | O_CLOEXEC | O_NOCTTY | (dev ? 0 : O_NOFOLLOW));
+		if (fd < 0 || fstat(fd, &st) != 0 ||
+		    !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) || !(*f = fdopen(fd, "w"))) {
+			mt_error("cannot write %s: %s", out,
+				 fd < 0 ? strerror(errno) : "not a device");
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		*in_place = 1;
+		return 0;
+	}
+	size_t n = strlen(out) + 16;
+	*tmp = xmalloc(n);
+	snprintf(*tmp, n, "%s.tmp%d", out, (int)getpid());
+	int fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || !(*f = fdopen(fd, "w"))) {
+		mt_error("cannot write %s: %s", out, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(*tmp);
+		}
+		free(*tmp);
+		*tmp = NULL;
+		return -1;
+	}
 	return 0;
 }
 
@@ -153,16 +204,13 @@ int cmd_export(int argc, char **argv)
 		mt_error("%s has no process %ld", file, x.pid);
 		goto done;
 	}
-	if (out) {
-		size_t n = strlen(out) + 16;
-		tmp = xmalloc(n);
-		snprintf(tmp, n, "%s.tmp%d", out, (int)getpid());
-		if (!(x.out = fopen(tmp, "w"))) {
-			mt_error("cannot write %s: %s", out, strerror(errno));
-			goto done;
-		}
+	if (out && !strcmp(out, "-"))
+		out = NULL; /* standard output, as without -o */
+	int in_place = 0;
+	if (out && open_output(out, &x.out, &tmp, &in_place) < 0)
+		goto done;
+	if (out)
 		x.out_path = out;
-	}
 	err[0] = 0;
 	r = fmt->run(&x, err, sizeof err);
 	if (fflush(x.out) != 0 || ferror(x.out)) {
@@ -173,11 +221,13 @@ int cmd_export(int argc, char **argv)
 	}
 	if (out) {
 		fclose(x.out);
-		if (r == 0 && rename(tmp, out) < 0) {
+		if (in_place) {
+			/* a device: written as it is, nothing to move */
+		} else if (r == 0 && rename(tmp, out) < 0) {
 			mt_error("cannot write %s: %s", out, strerror(errno));
 			r = -2;
 		}
-		if (r != 0)
+		if (r != 0 && tmp)
 			unlink(tmp);
 	}
 	status = r == 0 ? MT_EXIT_OK : MT_EXIT_RUNTIME;

@@ -31,6 +31,8 @@ static const char usage_text[] =
 	"        leaked_bytes, peak_bytes, temporary_allocations, ...)\n"
 	"  frames(site_id, depth, function, file, line, module, address, inlined)\n"
 	"        depth 0 is the allocator's caller\n"
+	"  memory(pid, s, rss, rss_anon, rss_file, rss_shmem, vm_size, vm_data, heap)\n"
+	"        the process's memory sampled every 10 ms, with the heap in use\n"
 	"Without SQL, reads statements from standard input (a prompt on a terminal).\n"
 	"\n"
 	"options:\n";

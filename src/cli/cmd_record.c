@@ -19,8 +19,10 @@
 #include "analyse/recording.h"
 #include "analyse/runtime.h"
 #include "analyse/suppress.h"
+#include "collect/embed.h"
 #include "collect/bpf_record.h"
 #include "collect/fallback.h"
+#include "collect/listen.h"
 #include "collect/rings.h"
 #include "collect/writer.h"
 #include "report/report.h"
@@ -54,8 +56,10 @@ static const char epilogue[] =
 
 struct record_opts {
 	const char *output, *backend;
-	int follow, quiet, cull;
+	int follow, quiet, cull, embed, broadcast;
+	const char *listen, *token; /* --listen, --token: streaming to `gather` */
 	uint64_t cull_ms;
+	double rss_ms; /* --rss-interval; < 0: the default */
 	/* the leak gate: --fail-on-leak[=BYTES], --leak-exit-code, --suppressions */
 	int gate;
 	uint64_t gate_bytes, leak_exit;
@@ -97,6 +101,17 @@ static int opt_gate(const char *cmd, const struct mt_option *o, const char *arg,
 	ro->gate = 1;
 	if (val && mt_parse_u64(val, &ro->gate_bytes))
 		return mt_usage_error(cmd, "--fail-on-leak takes a number of bytes, not '%s'", val);
+	return 0;
+}
+
+static int opt_rss(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	struct record_opts *ro = o->target;
+	(void)arg;
+	if (!val || mt_parse_double(val, &ro->rss_ms) || ro->rss_ms < 0 || ro->rss_ms > 3600000)
+		return mt_usage_error(cmd,
+				      "--rss-interval takes milliseconds (0 to 3600000), not '%s'",
+				      val ? val : "");
 	return 0;
 }
 
@@ -152,6 +167,40 @@ static int parse_args(struct record_opts *ro, int argc, char **argv)
 		  .max = 255,
 		  .err = "--leak-exit-code needs a status from 1 to 255" },
 		MT_OPT_SUPPRESSIONS(&ro->supp),
+		{ .longopt = "--embed-binaries",
+		  .help = "put the binaries the processes mapped (and their\n"
+			  "debug files) into the recording, so that it can be\n"
+			  "reported on a machine that does not have them",
+		  .type = MT_OPT_FLAG,
+		  .target = &ro->embed },
+		{ .longopt = "--rss-interval",
+		  .argh = "MS",
+		  .help = "sample each process's resident memory every MS\n"
+			  "milliseconds (default 10; 0: never)",
+		  .type = MT_OPT_CALLBACK,
+		  .target = ro,
+		  .cb = opt_rss },
+		{ .longopt = "--listen",
+		  .argh = "ADDR",
+		  .help = "stream the recording to `memtrace gather` as it is\n"
+			  "made: HOST:PORT, PORT (loopback) or HOST (port 8100)",
+		  .type = MT_OPT_STRING,
+		  .target = &ro->listen,
+		  .flags = MT_OPTF_NONEMPTY,
+		  .err = "--listen needs an address" },
+		{ .longopt = "--token",
+		  .argh = "TOKEN",
+		  .help = "the token a gatherer must give (default: made up\n"
+			  "and printed when listening off loopback)",
+		  .type = MT_OPT_STRING,
+		  .target = &ro->token,
+		  .flags = MT_OPTF_NONEMPTY,
+		  .err = "--token needs a value" },
+		{ .longopt = "--broadcast",
+		  .help = "announce the --listen address on the LAN, for\n"
+			  "`memtrace gather` with no address",
+		  .type = MT_OPT_FLAG,
+		  .target = &ro->broadcast },
 		{ .shortopt = "-q",
 		  .longopt = "--quiet",
 		  .help = "print nothing but errors",
@@ -172,6 +221,8 @@ static int parse_args(struct record_opts *ro, int argc, char **argv)
 		return -st;
 	if (next >= argc)
 		return -mt_usage_error("record", "no command to run");
+	if ((ro->token || ro->broadcast) && !ro->listen)
+		return -mt_usage_error("record", "--token and --broadcast go with --listen");
 	if ((ro->supp || ro->leak_exit) && !ro->gate)
 		return -mt_usage_error("record", "--suppressions and --leak-exit-code go with "
 						 "--fail-on-leak");
@@ -340,6 +391,26 @@ static void remove_output(const char *path)
 }
 
 static pid_t child_pid;
+static volatile int stop_waiting; /* Ctrl-C while waiting for a gatherer */
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_waiting = 1;
+}
+
+/* The command has ended and its recording is whole: waits for the gatherer
+ * to take the rest, until Ctrl-C. */
+static void wait_for_gatherer(struct mt_listener *l)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	mt_listen_complete(l);
+	if (!mt_listen_wait(l, &stop_waiting))
+		mt_warning("the recording was not gathered whole; it is all in the file");
+}
 
 static void on_signal(int sig)
 {
@@ -475,12 +546,13 @@ static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_opts ro = { .backend = "auto", .cull_ms = 10000 };
+	struct record_opts ro = { .backend = "auto", .cull_ms = 10000, .rss_ms = -1 };
 	struct mt_suppressions *supp_check;
 	struct mt_bpf *b = NULL;
 	struct mt_rings *rings = NULL;
 	struct mt_fallback *fb = NULL;
 	struct mt_recorder *r = NULL;
+	struct mt_listener *lst = NULL;
 	char shim[PATH_MAX], sockname[108], err[PATH_MAX + 128], defpath[PATH_MAX];
 	int status = EXIT_FAILED, go = -1, errfd = -1, wstatus, exec_errno = 0, failed;
 	pid_t pid = -1, cmd_pid = -1;
@@ -528,6 +600,18 @@ int cmd_record(int argc, char **argv)
 		r = open_default(defpath, sizeof defpath, exe, pid, cull_ns, err, sizeof err);
 		ro.output = defpath;
 	}
+	if (r && ro.rss_ms >= 0)
+		mt_recorder_rss_interval(r, (uint64_t)(ro.rss_ms * 1e6));
+	if (r && ro.listen) {
+		const struct mt_listen_opts lo = { .addr = ro.listen,
+						   .token = ro.token,
+						   .broadcast = ro.broadcast,
+						   .name = cmd[0] };
+		if (!(lst = mt_listen_start(&lo, ro.output, err, sizeof err))) {
+			mt_error("%s", err);
+			goto cleanup;
+		}
+	}
 	if (!r || (b && mt_bpf_record_attach(b, pid, exe, err, sizeof err) < 0)) {
 		/* a Go program without cgo links no C allocator: say what it is
 		 * rather than that its symbols are missing */
@@ -561,6 +645,9 @@ int cmd_record(int argc, char **argv)
 	rings = NULL;
 	failed = mt_recorder_close(r) < 0;
 	r = NULL;
+	if (!failed && !exec_errno && ro.embed &&
+	    mt_embed_binaries(ro.output, ro.quiet, err, sizeof err) < 0)
+		mt_warning("%s", err); /* the recording stands without them */
 	if (exec_errno) {
 		mt_error("cannot run %s: %s", cmd[0], strerror(exec_errno));
 		remove_output(ro.output);
@@ -570,6 +657,8 @@ int cmd_record(int argc, char **argv)
 		status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
 		status = leak_gate(&ro, status);
 	}
+	if (lst && !failed && !exec_errno)
+		wait_for_gatherer(lst);
 cleanup:
 	/* a failure before the command ran: it must not run untraced */
 	if (pid > 0) {
@@ -581,6 +670,7 @@ cleanup:
 		remove_output(ro.output);
 	}
 	mt_fallback_end(fb, pid, 0);
+	mt_listen_free(lst);
 	mt_bpf_close(b);
 	mt_rings_close(rings);
 	if (go >= 0)

@@ -8,8 +8,10 @@
 #include "analyse/sites.h"
 #include "report/report.h"
 #include "server/server.h"
+#include "base/hash.h"
 #include "base/json.h"
 #include "query/db.h"
+#include "base/net.h"
 #include "base/util.h"
 
 #include <arpa/inet.h>
@@ -44,58 +46,6 @@ static const char epilogue[] =
 	"error).  SIGINT or SIGTERM stops the server.\n"
 	"Endpoints and their parameters: memtrace-server(1).\n";
 
-static int set_port(const char *v, char *port, size_t len)
-{
-	uint64_t n;
-	if (!v || strlen(v) > 5 || strspn(v, "0123456789") != strlen(v) || mt_parse_u64(v, &n) ||
-	    n > 65535)
-		return -1;
-	snprintf(port, len, "%s", v);
-	return 0;
-}
-
-/* "HOST:PORT", "[IPV6]:PORT", "PORT" (loopback) or "HOST" (port 8080). */
-static int parse_listen(const char *v, char *host, size_t hlen, char *port, size_t plen)
-{
-	const char *colon;
-	if (!v || !*v)
-		return -1;
-	if (strspn(v, "0123456789") == strlen(v))
-		return set_port(v, port, plen);
-	if (v[0] == '[') {
-		const char *end = strchr(v, ']');
-		if (!end || end == v + 1 || (end[1] && end[1] != ':') || (size_t)(end - v) > hlen)
-			return -1;
-		snprintf(host, hlen, "%.*s", (int)(end - v - 1), v + 1);
-		return end[1] ? set_port(end + 2, port, plen) : 0;
-	}
-	colon = strchr(v, ':');
-	if (colon && strchr(colon + 1, ':'))
-		return -1; /* a bare IPv6 address: its colons are ambiguous */
-	size_t n = colon ? (size_t)(colon - v) : strlen(v);
-	if (!n || n >= hlen)
-		return -1;
-	snprintf(host, hlen, "%.*s", (int)n, v);
-	return colon ? set_port(colon + 1, port, plen) : 0;
-}
-
-static int is_loopback(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
-	if (ss->ss_family == AF_INET6)
-		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
-	return 0;
-}
-
-static int is_wildcard(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == htonl(INADDR_ANY);
-	return ss->ss_family == AF_INET6 &&
-	       IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)ss)->sin6_addr);
-}
-
 /* The URL a browser on this machine opens for the bound address SS. */
 static void make_url(struct srv_state *st, const struct sockaddr_storage *ss)
 {
@@ -123,45 +73,16 @@ static void make_url(struct srv_state *st, const struct sockaddr_storage *ss)
  * error message. */
 static int open_listener(struct srv_state *st, const char *host, const char *port, int *family)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC,
-				  .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV },
-			*res, *ai;
-	int rc = getaddrinfo(host, port, &hints, &res);
-	if (rc) {
-		mt_error("cannot listen on %s:%s: %s", host, port, gai_strerror(rc));
-		return -1;
-	}
-	int fd = -1, err = 0;
-	for (ai = res; ai && fd < 0; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-		if (fd < 0) {
-			err = err ? err : errno;
-			continue;
-		}
-		int one = 1;
-		/* a restarted server may take the port of one that just stopped;
-		 * a server still running keeps it (bind fails) */
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 511) < 0) {
-			err = err ? err : errno;
-			close(fd);
-			fd = -1;
-			continue;
-		}
-		*family = ai->ai_family;
-	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		mt_error("cannot listen on %s:%s: %s", host, port,
-			 strerror(err ? err : EADDRNOTAVAIL));
-		return -1;
-	}
 	struct sockaddr_storage ss;
-	socklen_t sl = sizeof ss;
-	getsockname(fd, (struct sockaddr *)&ss, &sl);
-	st->loopback = is_loopback(&ss);
-	st->wildcard = is_wildcard(&ss);
+	char err[512];
+	int fd = mt_net_listen(host, port, &ss, err, sizeof err);
+	if (fd < 0) {
+		mt_error("%s", err);
+		return -1;
+	}
+	*family = ss.ss_family;
+	st->loopback = mt_net_is_loopback(&ss);
+	st->wildcard = mt_net_is_wildcard(&ss);
 	snprintf(st->host, sizeof st->host, "%s", host);
 	if (ss.ss_family == AF_INET6)
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, st->bound,
@@ -175,12 +96,59 @@ static int open_listener(struct srv_state *st, const char *host, const char *por
 
 /* ---- loading ---- */
 
+static uint64_t frame_hash(const struct mt_frame *f, uint64_t salt)
+{
+	uint64_t h = mt_hash64(f->address ^ ((uint64_t)f->inlined << 63) ^ salt);
+	h = mt_hash_combine(h, (uint64_t)(uintptr_t)f->function);
+	h = mt_hash_combine(h, (uint64_t)(uintptr_t)f->file);
+	h = mt_hash_combine(h, (uint64_t)(uintptr_t)f->module);
+	return mt_hash_combine(h, (uint64_t)f->line);
+}
+
+/* The same frame: the symbolizer keeps one copy of each string. */
+static int frame_same(const struct mt_frame *a, const struct mt_frame *b)
+{
+	return a->address == b->address && a->inlined == b->inlined && a->function == b->function &&
+	       a->file == b->file && a->module == b->module && a->line == b->line;
+}
+
+/* The distinct frames of a process, found by hash while it is symbolized. */
+struct frame_set {
+	uint32_t *index; /* frame + 1, 0 = empty */
+	size_t mask, cap;
+	uint64_t salt; /* addresses come from the file (mt_hash_salt) */
+};
+
+static uint32_t frame_id(struct srv_proc *sp, struct frame_set *fs, const struct mt_frame *f)
+{
+	if ((sp->nframes + 1) * 2 > (fs->index ? fs->mask + 1 : 0)) {
+		free(fs->index);
+		fs->mask = fs->index ? fs->mask * 2 + 1 : 1023;
+		fs->index = xcalloc(fs->mask + 1, sizeof *fs->index);
+		for (size_t k = 0; k < sp->nframes; k++) {
+			size_t j = frame_hash(&sp->frames[k], fs->salt) & fs->mask;
+			while (fs->index[j])
+				j = (j + 1) & fs->mask;
+			fs->index[j] = (uint32_t)k + 1;
+		}
+	}
+	size_t i = frame_hash(f, fs->salt) & fs->mask;
+	for (; fs->index[i]; i = (i + 1) & fs->mask)
+		if (frame_same(&sp->frames[fs->index[i] - 1], f))
+			return fs->index[i] - 1;
+	mt_grow(&sp->frames, &fs->cap, sp->nframes, sizeof *sp->frames);
+	sp->frames[sp->nframes] = *f;
+	fs->index[i] = (uint32_t)++sp->nframes;
+	return (uint32_t)sp->nframes - 1;
+}
+
 /* Symbolizes every site of P once, so that requests only read frames. */
 static void symbolize(struct srv_proc *sp, const struct mt_process *p, const char *path, int *shown,
 		      const struct timespec *t0)
 {
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
-	size_t nframes = 0, cap = 0;
+	size_t nids = 0, cap = 0;
+	struct frame_set fs = { .salt = mt_hash_salt() };
 	int tty = isatty(2);
 	sp->sym = mt_process_symbolizer(p);
 	sp->nsites = p->col.nsites;
@@ -188,14 +156,15 @@ static void symbolize(struct srv_proc *sp, const struct mt_process *p, const cha
 	sp->site_len = xcalloc(sp->nsites + 1, sizeof *sp->site_len);
 	for (uint32_t s = 0; s < sp->nsites; s++) {
 		int n = mt_site_frames(p, sp->sym, s, fr, MT_SYM_MAX_FRAMES);
-		if (nframes + (size_t)n + 1 >= cap) {
-			cap = (nframes + (size_t)n + 1) * 2;
-			sp->frames = xrealloc(sp->frames, cap * sizeof *sp->frames);
+		if (nids + (size_t)n + 1 >= cap) {
+			cap = (nids + (size_t)n + 1) * 2;
+			sp->frame_ids = xrealloc(sp->frame_ids, cap * sizeof *sp->frame_ids);
 		}
-		memcpy(sp->frames + nframes, fr, (size_t)n * sizeof *fr);
-		sp->site_off[s] = (uint32_t)nframes;
+		for (int k = 0; k < n; k++)
+			sp->frame_ids[nids + (size_t)k] = frame_id(sp, &fs, &fr[k]);
+		sp->site_off[s] = (uint32_t)nids;
 		sp->site_len[s] = (uint32_t)n;
-		nframes += (size_t)n;
+		nids += (size_t)n;
 		if ((uint32_t)n > sp->max_depth)
 			sp->max_depth = (uint32_t)n;
 		if (tty && (s & 255) == 255) {
@@ -208,6 +177,7 @@ static void symbolize(struct srv_proc *sp, const struct mt_process *p, const cha
 			}
 		}
 	}
+	free(fs.index);
 }
 
 /* Loads PATH as recording ID: 0, or -1 after a warning, with the error
@@ -261,6 +231,7 @@ static void free_files(struct srv_state *st)
 			if (sp->sym)
 				mt_sym_free(sp->sym);
 			free(sp->frames);
+			free(sp->frame_ids);
 			free(sp->site_off);
 			free(sp->site_len);
 		}
@@ -336,7 +307,7 @@ static int opt_listen(const char *cmd, const struct mt_option *o, const char *ar
 {
 	struct listen_at *at = o->target;
 	(void)arg;
-	if (parse_listen(val, at->host, sizeof at->host, at->port, sizeof at->port) < 0)
+	if (mt_net_parse(val, at->host, sizeof at->host, at->port, sizeof at->port) < 0)
 		return mt_usage_error(cmd, "--listen: '%s' is not ADDR:PORT", val ? val : "");
 	return 0;
 }
@@ -356,7 +327,7 @@ static int opt_port(const char *cmd, const struct mt_option *o, const char *arg,
 {
 	struct listen_at *at = o->target;
 	(void)arg;
-	if (set_port(val, at->port, sizeof at->port) < 0)
+	if (mt_net_port(val, at->port, sizeof at->port) < 0)
 		return mt_usage_error(cmd, "--port: '%s' is not a port number", val ? val : "");
 	return 0;
 }

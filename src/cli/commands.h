@@ -14,5 +14,6 @@ int cmd_sweep(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_server(int argc, char **argv);
 int cmd_query(int argc, char **argv);
+int cmd_gather(int argc, char **argv);
 
 #endif

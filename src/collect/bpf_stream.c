@@ -103,6 +103,7 @@ static struct proc *proc_for_image(struct mt_bpf_streams *s, uint32_t pid, uint6
 	struct proc *p = xcalloc(1, sizeof *p);
 	p->pid = pid;
 	p->stream = mt_stream_new(s->rec);
+	mt_stream_watch(p->stream, pid);
 	p->buf = xmalloc(BUF);
 	mt_ptrmap_xinit(&p->stacks, 1u << 12);
 	mt_grow(&s->procs, &s->cap, s->n, sizeof *s->procs);

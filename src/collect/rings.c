@@ -336,6 +336,7 @@ static void accept_conn(struct mt_rings *s, struct mt_recorder *r, pid_t cmd)
 		.pidfd = pidfd,
 		.stream = mt_stream_new(r),
 	};
+	mt_stream_watch(c->stream, c->pid);
 	s->v[s->n++] = c;
 	return;
 refuse:

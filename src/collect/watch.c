@@ -163,5 +163,6 @@ void mt_watch_snapshot(struct mt_watch *l, uint64_t min_age_ns, struct mt_record
 			if (p->col.sites[s].min_size == UINT64_MAX)
 				p->col.sites[s].min_size = 0; /* sizes are not kept per site */
 		p->col.finished = 1;
+		mt_process_guess_heap(p); /* the report's allocator line */
 	}
 }

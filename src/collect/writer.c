@@ -2,6 +2,7 @@
  * writer.c - see writer.h.
  */
 #include "writer.h"
+#include "rss.h"
 #include "compact.h"
 #include "format/cull.h"
 #include "format/format.h"
@@ -25,6 +26,7 @@ struct mt_recorder {
 	size_t scratch_len;
 	uint32_t next_stream;
 	uint64_t cull_ns;
+	uint64_t rss_ns; /* between samples of each process's memory; 0: none */
 	int failed;
 };
 
@@ -51,6 +53,8 @@ struct mt_stream {
 	uint8_t *process; /* lost.process, copied out of buf */
 	int64_t loss_at;  /* offset of the loss chunk; -1: not placed yet */
 	size_t loss_len;
+	uint32_t pid;	   /* whose memory is sampled (mt_stream_watch); 0: none */
+	uint64_t last_rss; /* when it last was */
 };
 
 uint64_t mt_now_ns(void)
@@ -89,6 +93,7 @@ static struct mt_recorder *open_recorder(const char *path, int made_up, uint64_t
 	}
 	r->path = xstrdup(path);
 	r->cull_ns = cull_ns;
+	r->rss_ns = 10 * 1000000ull;
 	return r;
 }
 
@@ -238,8 +243,35 @@ struct mt_stream *mt_stream_new(struct mt_recorder *r)
 	return s;
 }
 
+void mt_recorder_rss_interval(struct mt_recorder *r, uint64_t ns)
+{
+	r->rss_ns = ns;
+}
+
+void mt_stream_watch(struct mt_stream *s, uint32_t pid)
+{
+	s->pid = pid;
+}
+
+/* A sample of the process's memory, every rss_ns.  It goes straight into
+ * the stream (its time is absolute and it changes no decoder state), once
+ * the stream has begun with its PROCESS record. */
+static void sample(struct mt_stream *s)
+{
+	uint64_t now = mt_now_ns();
+	if (!s->pid || !s->r->rss_ns || s->dropped || (!s->started && !s->len) ||
+	    now - s->last_rss < s->r->rss_ns)
+		return;
+	s->last_rss = now;
+	struct mt_rss m;
+	uint8_t rec[96];
+	if (mt_rss_read(s->pid, &m) == 0)
+		append(s, rec, (size_t)(mt_enc_rss(rec, now, &m) - rec));
+}
+
 void mt_stream_tick(struct mt_stream *s)
 {
+	sample(s);
 	if (s->len >= CHUNK_TARGET || (s->len && mt_now_ns() - s->last_write >= FLUSH_NS))
 		write_chunk(s);
 }

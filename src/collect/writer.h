@@ -31,7 +31,14 @@ struct mt_recorder *mt_recorder_open_new(const char *path, uint64_t cull_ns, cha
 int mt_recorder_close(struct mt_recorder *r);
 const char *mt_recorder_path(const struct mt_recorder *r);
 
+/* Samples the memory of every watched process every NS (default 10 ms;
+ * 0: never), into its stream (MT_EXT_RSS). */
+void mt_recorder_rss_interval(struct mt_recorder *r, uint64_t ns);
+
 struct mt_stream *mt_stream_new(struct mt_recorder *r);
+/* The stream is process PID's: its memory is sampled as time passes
+ * (mt_stream_tick, which the recorder's loops call every few ms). */
+void mt_stream_watch(struct mt_stream *s, uint32_t pid);
 /* Feeds whole records; FINAL flushes everything pending.  Returns -1 if a
  * record was malformed: what came before it is kept, the rest is not, and
  * the stream should end (its decoder state is no longer the sender's). */

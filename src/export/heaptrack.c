@@ -23,6 +23,7 @@
  * and a capped cache of rows.
  */
 #include "export.h"
+#include "analyse/blockmap.h"
 #include "base/hash.h"
 #include "base/ptrmap.h"
 #include "base/util.h"
@@ -38,6 +39,8 @@
 #define ROW_CACHE_MAX (1u << 20)
 /* heaptrack 1.4.0, file format 3 */
 #define HT_HEADER "v 10400 3\n"
+/* The unit of 'R' lines (heaptrack reads /proc/self/statm, in pages). */
+#define HT_PAGE 4096
 
 /* ---- output: plain, gzip or zstd ---- */
 
@@ -160,6 +163,25 @@ static void sink_printf(struct sink *s, const char *fmt, ...)
 		s->n += (size_t)k < sizeof s->buf - s->n ? (size_t)k : sizeof s->buf - s->n - 1;
 }
 
+/* "K HEX\n", the line of every event: without printf, which would cost more
+ * than the rest of the export. */
+static void sink_line(struct sink *s, char k, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (s->n + 32 > sizeof s->buf)
+		sink_flush(s, 0);
+	char *p = s->buf + s->n;
+	int shift = 60;
+	while (shift > 0 && !(v >> shift))
+		shift -= 4;
+	*p++ = k;
+	*p++ = ' ';
+	for (; shift >= 0; shift -= 4)
+		*p++ = hex[(v >> shift) & 15];
+	*p++ = '\n';
+	s->n = (size_t)(p - s->buf);
+}
+
 /* Text of a record: one line, so line breaks become spaces. */
 static void sink_text(struct sink *s, const char *t)
 {
@@ -196,9 +218,10 @@ struct ht {
 	uint64_t nrows;	   /* rows written */
 	uint64_t last_row; /* heaptrack's view: row of the previous '+', 0 after a '-' */
 
-	struct mt_ptrmap live;	  /* block -> row */
+	struct mt_blockmap live;  /* block -> row + 1 */
 	struct mt_ptrmap threads; /* tid + 1 -> the block its last event allocated */
 	uint64_t base_ts, last_ms;
+	size_t next_rss; /* the next memory sample to write */
 };
 
 static uint64_t str_hash(const char *s)
@@ -344,20 +367,34 @@ static uint64_t row_of(struct ht *h, uint64_t size, uint32_t site)
 
 /* ---- events ---- */
 
-static void stamp(struct ht *h, uint64_t ts)
+static void stamp_ms(struct ht *h, uint64_t ts)
 {
 	uint64_t ms = ts > h->base_ts ? (ts - h->base_ts) / 1000000 : 0;
 	if (ms > h->last_ms) {
-		sink_printf(&h->out, "c %llx\n", (unsigned long long)ms);
+		sink_line(&h->out, 'c', ms);
 		h->last_ms = ms;
 	}
+}
+
+/* The time of the next event, after the memory samples taken before it:
+ * heaptrack's 'R' lines (resident pages, the page size in the 'I' line). */
+static void stamp(struct ht *h, uint64_t ts)
+{
+	const struct mt_process *p = h->p;
+	while (h->next_rss < p->nrss && p->rss[h->next_rss].ts <= ts) {
+		stamp_ms(h, p->rss[h->next_rss].ts);
+		sink_printf(&h->out, "R %llx\n",
+			    (unsigned long long)(p->rss[h->next_rss].m.rss / HT_PAGE));
+		h->next_rss++;
+	}
+	stamp_ms(h, ts);
 }
 
 static void emit_free(struct ht *h, uint64_t row, int temporary)
 {
 	if (row == h->last_row && !temporary)
 		row++; /* the twin: heaptrack would count this free as temporary */
-	sink_printf(&h->out, "- %llx\n", (unsigned long long)row);
+	sink_line(&h->out, '-', row);
 	h->last_row = 0;
 }
 
@@ -370,12 +407,12 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	stamp(h, ts);
 	uint64_t row;
 	/* allocated again without a free we saw: the collector frees the old one */
-	if (mt_ptrmap_take(&h->live, ptr, &row))
-		emit_free(h, row, 0);
+	if (mt_blockmap_take(&h->live, ptr, &row))
+		emit_free(h, row - 1, 0);
 	row = row_of(h, size, site);
-	sink_printf(&h->out, "+ %llx\n", (unsigned long long)row);
+	sink_line(&h->out, '+', row);
 	h->last_row = row;
-	mt_ptrmap_xput(&h->live, ptr, row);
+	mt_blockmap_put(&h->live, ptr, row + 1);
 	mt_ptrmap_xput(&h->threads, (uint64_t)tid + 1, ptr);
 }
 
@@ -388,8 +425,8 @@ static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t 
 	uint64_t last = 0, row;
 	mt_ptrmap_take(&h->threads, (uint64_t)tid + 1, &last);
 	/* a block we never saw allocated is no event for heaptrack */
-	if (mt_ptrmap_take(&h->live, ptr, &row))
-		emit_free(h, row, last == ptr);
+	if (mt_blockmap_take(&h->live, ptr, &row))
+		emit_free(h, row - 1, last == ptr);
 }
 
 /* An event the filter left out: the thread's next free is no temporary. */
@@ -418,11 +455,15 @@ static void write_header(struct ht *h)
 		sink_text(&h->out, p->exe);
 	}
 	sink_putc(&h->out, '\n');
+	/* system information: the page size and the machine's pages */
+	if (p->nrss)
+		sink_printf(&h->out, "I %x %llx\n", HT_PAGE,
+			    (unsigned long long)(p->rss[0].m.ram / HT_PAGE));
 }
 
-#define HT_MAPS(h)                                                                                 \
-	{                                                                                          \
-		&(h)->str_keys, &(h)->ips, &(h)->traces, &(h)->row_keys, &(h)->live, &(h)->threads \
+#define HT_MAPS(h)                                                                     \
+	{                                                                              \
+		&(h)->str_keys, &(h)->ips, &(h)->traces, &(h)->row_keys, &(h)->threads \
 	}
 
 static int maps_init(struct ht *h)
@@ -431,6 +472,7 @@ static int maps_init(struct ht *h)
 	int r = 0;
 	for (size_t i = 0; i < sizeof m / sizeof *m; i++)
 		r |= mt_ptrmap_init(m[i], 1024);
+	mt_blockmap_init(&h->live);
 	return r;
 }
 
@@ -439,6 +481,7 @@ static void ht_free(struct ht *h)
 	struct mt_ptrmap *m[] = HT_MAPS(h);
 	for (size_t i = 0; i < sizeof m / sizeof *m; i++)
 		mt_ptrmap_destroy(m[i]);
+	mt_blockmap_destroy(&h->live);
 	free(h->strs);
 	free(h->site_trace);
 	free(h->rows);
@@ -470,6 +513,8 @@ int mt_export_heaptrack(struct mt_export_ctx *x, char *err, size_t errlen)
 	if (mt_select_replay(x->sel, &ops, err, errlen) < 0)
 		goto out;
 	uint64_t end = h->p->end_ts > h->p->col.t.last_ts ? h->p->end_ts : h->p->col.t.last_ts;
+	if (h->p->nrss && h->p->rss[h->p->nrss - 1].ts > end)
+		end = h->p->rss[h->p->nrss - 1].ts; /* the last samples too */
 	stamp(h, end);
 	sink_printf(&h->out, "# strings: %zx\n# ips: %llx\n", h->nstrs,
 		    (unsigned long long)h->nips);

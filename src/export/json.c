@@ -37,15 +37,6 @@ struct jctx {
 	struct jproc **by_index; /* process index -> its state, NULL outside the batch */
 };
 
-/* TS as seconds since P started, to the nanosecond (printed from integers:
- * exact, and far cheaper than a double's %f on millions of lines). */
-static void put_secs(FILE *f, const struct mt_process *p, uint64_t ts)
-{
-	uint64_t ns = ts > p->start_ts ? ts - p->start_ts : 0;
-	fprintf(f, "%llu.%09llu", (unsigned long long)(ns / 1000000000u),
-		(unsigned long long)(ns % 1000000000u));
-}
-
 /* ---- the per-process header: identity, totals, sites ---- */
 
 /* The process up to its sites; with FIGURES each site carries its figures. */
@@ -80,26 +71,75 @@ static void process_head(FILE *f, const struct mt_process *p, int first, int fig
 
 /* ---- allocations ---- */
 
+/* Decimal digits of V at P; returns the end.  (Millions of lines: printf's
+ * parsing of its format would cost more than the rest of the export.) */
+static char *put_u64(char *p, uint64_t v)
+{
+	char tmp[20];
+	int n = 0;
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while (v /= 10);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static char *put_str(char *p, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* TS as seconds since PROC started, to the nanosecond (from integers:
+ * exact, and far cheaper than a double's %f on millions of lines). */
+static char *put_secs_buf(char *p, const struct mt_process *proc, uint64_t ts)
+{
+	uint64_t ns = ts > proc->start_ts ? ts - proc->start_ts : 0, frac = ns % 1000000000u;
+	p = put_u64(p, ns / 1000000000u);
+	*p++ = '.';
+	for (uint64_t d = 100000000u; d; d /= 10)
+		*p++ = (char)('0' + frac / d % 10);
+	return p;
+}
+
 /* Block B, freed at FREED_TS when FREED, else leaked. */
 static void write_block(struct jproc *jp, const struct mt_block *b, int freed, uint64_t freed_ts)
 {
-	fprintf(jp->f, "%s\n        {\"site\": %u, \"size\": %llu, \"address\": ",
-		jp->written++ ? "," : "", b->site, (unsigned long long)b->size);
+	char line[256], *p = line;
+	p = put_str(p, jp->written++ ? ",\n        {\"site\": " : "\n        {\"site\": ");
+	p = put_u64(p, b->site);
+	p = put_str(p, ", \"size\": ");
+	p = put_u64(p, b->size);
+	p = put_str(p, ", \"address\": ");
 	/* the recorder's compact records name a block by its allocation's
 	 * serial number (MT_SERIAL_KEY), not by its address */
-	if (b->ptr & MT_SERIAL_KEY(0))
-		fputs("null", jp->f);
-	else
-		fprintf(jp->f, "\"0x%llx\"", (unsigned long long)b->ptr);
-	fprintf(jp->f, ", \"thread\": %u, \"allocated_s\": ", b->tid);
-	put_secs(jp->f, jp->p, b->ts);
-	fputs(", \"freed_s\": ", jp->f);
+	if (b->ptr & MT_SERIAL_KEY(0)) {
+		p = put_str(p, "null");
+	} else {
+		static const char hex[] = "0123456789abcdef";
+		int shift = 60;
+		while (shift > 0 && !(b->ptr >> shift))
+			shift -= 4;
+		p = put_str(p, "\"0x");
+		for (; shift >= 0; shift -= 4)
+			*p++ = hex[(b->ptr >> shift) & 15];
+		*p++ = '"';
+	}
+	p = put_str(p, ", \"thread\": ");
+	p = put_u64(p, b->tid);
+	p = put_str(p, ", \"allocated_s\": ");
+	p = put_secs_buf(p, jp->p, b->ts);
+	p = put_str(p, ", \"freed_s\": ");
 	if (freed)
-		put_secs(jp->f, jp->p, freed_ts);
+		p = put_secs_buf(p, jp->p, freed_ts);
 	else /* the collector counted the runtime's blocks apart */
-		fprintf(jp->f, "null, \"runtime_held\": %s",
-			mt_col_is_live(&jp->p->col, b->ptr) ? "false" : "true");
-	fputc('}', jp->f);
+		p = put_str(p, mt_col_is_live(&jp->p->col, b->ptr) ?
+				       "null, \"runtime_held\": false" :
+				       "null, \"runtime_held\": true");
+	*p++ = '}';
+	fwrite(line, 1, (size_t)(p - line), jp->f);
 }
 
 /* Writes the block at PTR as freed at TS, if it is live. */
@@ -148,7 +188,7 @@ static int by_seq(const void *a, const void *b)
 /* The blocks still live at the end: leaked, in allocation order. */
 static void write_leaked(struct jproc *jp)
 {
-	const struct mt_block **v = xmalloc((jp->live.map.used + 1) * sizeof *v);
+	const struct mt_block **v = xmalloc((jp->live.live + 1) * sizeof *v);
 	size_t n = 0, pos = 0;
 	for (const struct mt_block *b; (b = mt_blocks_next(&jp->live, &pos));)
 		v[n++] = b;

@@ -64,6 +64,23 @@ enum mt_ext {
 			       * last to start of these is the recording's main one */
 	MT_EXT_EXEC = 4,      /* ts (absolute), outcome (enum mt_exec), path, why:
 			       * the image is being replaced by PATH */
+	MT_EXT_RSS = 7,	      /* ts (absolute), then bytes: vm_size, vm_data, rss,
+			       * rss_anon, rss_file, rss_shmem, ram (the
+			       * machine's): the process's memory as the kernel
+			       * counts it, sampled by the recorder */
+	MT_EXT_OBJECT = 6,    /* kind (enum mt_object_kind), size, offset,
+			       * build-id, path, bytes: a piece of a binary the
+			       * processes mapped (record --embed-binaries), in
+			       * stream MT_STREAM_OBJECTS */
+};
+
+/* The stream that holds embedded binaries rather than a process's records. */
+#define MT_STREAM_OBJECTS 0xffffffffu
+
+/* What an embedded object is. */
+enum mt_object_kind {
+	MT_OBJECT_ELF = 0,   /* the mapped file itself */
+	MT_OBJECT_DEBUG = 1, /* its separate debug file (found by build-id) */
 };
 
 /* What an EXEC record says of the image that follows. */
@@ -387,6 +404,49 @@ static inline uint8_t *mt_enc_heap(uint8_t *p, const char *name, size_t nlen, co
 	return p + plen;
 }
 
+/* The head of an OBJECT record whose DLEN bytes of data the caller copies
+ * right after it: at most 48 + BLEN + PLEN bytes. */
+static inline uint8_t *mt_enc_object_head(uint8_t *p, enum mt_object_kind kind, uint64_t size,
+					  uint64_t offset, const uint8_t *build_id, size_t blen,
+					  const char *path, size_t plen, size_t dlen)
+{
+	uint8_t head[48], *h = mt_put_uv(head, (uint64_t)kind);
+	h = mt_put_uv(h, size);
+	h = mt_put_uv(h, offset);
+	h = mt_put_uv(h, blen);
+	*p++ = MT_REC_EXT;
+	p = mt_put_uv(p, MT_EXT_OBJECT);
+	uint8_t plen_bytes[10];
+	size_t plen_len = (size_t)(mt_put_uv(plen_bytes, plen) - plen_bytes);
+	p = mt_put_uv(p, (size_t)(h - head) + blen + plen_len + plen + dlen);
+	memcpy(p, head, (size_t)(h - head));
+	p += h - head;
+	memcpy(p, build_id, blen);
+	p += blen;
+	return mt_put_bytes(p, path, plen);
+}
+
+/* A sample of a process's memory (MT_EXT_RSS), in bytes. */
+struct mt_rss {
+	uint64_t vm_size, vm_data, rss, anon, file, shmem, ram;
+};
+
+/* At most 80 bytes; absolute time. */
+static inline uint8_t *mt_enc_rss(uint8_t *p, uint64_t ts, const struct mt_rss *m)
+{
+	uint8_t body[80], *b = mt_put_uv(body, ts);
+	b = mt_put_uv(b, m->vm_size);
+	b = mt_put_uv(b, m->vm_data);
+	b = mt_put_uv(b, m->rss);
+	b = mt_put_uv(b, m->anon);
+	b = mt_put_uv(b, m->file);
+	b = mt_put_uv(b, m->shmem);
+	b = mt_put_uv(b, m->ram);
+	*p++ = MT_REC_EXT;
+	p = mt_put_uv(p, MT_EXT_RSS);
+	return mt_put_bytes(p, body, (size_t)(b - body));
+}
+
 /* Absolute time: the recorder appends it without knowing the stream's state. */
 static inline uint8_t *mt_enc_exit(uint8_t *p, uint64_t ts, int64_t status)
 {
@@ -417,6 +477,8 @@ struct mt_event {
 	uint32_t pid, ppid;
 	uint64_t unix_ns;
 	struct mt_str backend, exe, argv;
+	/* EXT_RSS */
+	struct mt_rss rss;
 	/* MARKER, LOST, CULLED, EXIT; EXT_EXEC: value the outcome, path, text why */
 	uint64_t value, count, bytes, temporary;
 	int64_t status;
@@ -600,6 +662,26 @@ again:
 				goto bad;
 			ev->path.s = (const char *)b.p;
 			ev->path.len = (size_t)(b.end - b.p);
+			return 1;
+		}
+		if (u == MT_EXT_RSS) {
+			if (mt_get_uv(&b, &ev->ts) || mt_get_uv(&b, &ev->rss.vm_size) ||
+			    mt_get_uv(&b, &ev->rss.vm_data) || mt_get_uv(&b, &ev->rss.rss) ||
+			    mt_get_uv(&b, &ev->rss.anon) || mt_get_uv(&b, &ev->rss.file) ||
+			    mt_get_uv(&b, &ev->rss.shmem) || mt_get_uv(&b, &ev->rss.ram))
+				goto bad;
+			return 1;
+		}
+		if (u == MT_EXT_OBJECT) {
+			/* value: kind, size: the whole object's, ptr: this
+			 * piece's offset in it, text: the piece */
+			if (mt_get_uv(&b, &ev->value) || mt_get_uv(&b, &ev->size) ||
+			    mt_get_uv(&b, &ev->ptr) || mt_get_str(&b, &ev->build_id) ||
+			    mt_get_str(&b, &ev->path) || ev->ptr > ev->size ||
+			    (uint64_t)(b.end - b.p) > ev->size - ev->ptr)
+				goto bad;
+			ev->text.s = (const char *)b.p;
+			ev->text.len = (size_t)(b.end - b.p);
 			return 1;
 		}
 		goto again; /* a kind from a later version: step over it */

@@ -158,6 +158,17 @@ int mt_chunk_put(int fd, uint8_t *out, uint32_t stream, size_t len, uint32_t cle
 	 * smaller chunk can still follow it.  What cannot seek (a pipe,
 	 * /dev/null) keeps what it got. */
 	off_t at = lseek(fd, 0, SEEK_CUR);
+	/* Room for the chunk and MT_LOSS_RESERVE after it is allocated before
+	 * it is written (beyond the end of the file, which does not grow), so
+	 * that on a full disk the chunk is refused whole while the room kept
+	 * by the chunk before still takes the loss chunk that says what the
+	 * full disk cost (the writer's last word).  Where the file system
+	 * cannot do that, writes find out as before. */
+	if (at >= 0 &&
+	    fallocate(fd, FALLOC_FL_KEEP_SIZE, at,
+		      (off_t)(MT_CHUNK_HEADER_SIZE + clen + MT_LOSS_RESERVE)) != 0 &&
+	    (errno == ENOSPC || errno == EDQUOT))
+		return -1;
 	if (write_all(fd, out, MT_CHUNK_HEADER_SIZE + clen) == 0)
 		return 0;
 	int e = errno;

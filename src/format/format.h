@@ -89,6 +89,9 @@ void mt_chunk_salvage(const uint8_t *raw, size_t len, struct mt_salvage *s);
  * be rewritten in place as the figures grow. */
 #define MT_LOSS_SIZE(process_len) \
 	((process_len) + (2 + MT_UV_WIDE) * MT_LOST_KIND_COUNT + 1 + 2 * MT_UV_WIDE)
+/* Room kept allocated after the last chunk for the loss chunks of a full
+ * disk (a page: what file systems allocate in). */
+#define MT_LOSS_RESERVE 4096
 size_t mt_loss_records(const struct mt_salvage *s, const uint8_t *process, size_t process_len,
 		       uint8_t *out);
 /* Writes over the stored (uncompressed) chunk at offset AT a stored chunk of
@@ -123,6 +126,10 @@ int mt_file_open(struct mt_file_reader *r, const char *path, char *err, size_t e
  * until the next call), 0 at the end (r->truncated or r->corrupt say whether
  * the file ended cleanly). */
 int mt_file_next(struct mt_file_reader *r, uint32_t *stream, const uint8_t **data, size_t *len);
+
+/* Makes the chunk at OFFSET (an r->chunk seen before) the next one: 0, or
+ * -1 with errno set. */
+int mt_file_seek(struct mt_file_reader *r, uint64_t offset);
 
 void mt_file_close(struct mt_file_reader *r);
 

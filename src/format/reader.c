@@ -154,6 +154,15 @@ int mt_file_next(struct mt_file_reader *r, uint32_t *stream, const uint8_t **dat
 	return 1;
 }
 
+int mt_file_seek(struct mt_file_reader *r, uint64_t offset)
+{
+	if (!r->f || fseeko(r->f, (off_t)offset, SEEK_SET) != 0)
+		return -1;
+	r->offset = offset;
+	r->truncated = r->corrupt = 0;
+	return 0;
+}
+
 void mt_file_close(struct mt_file_reader *r)
 {
 	if (r->f) {

@@ -163,6 +163,9 @@ static const char *const ddl[] = {
 	"CREATE TABLE %s.frames(site_id INTEGER, depth INTEGER, function TEXT, file TEXT,"
 	" line INTEGER, module TEXT, address INTEGER, inlined INTEGER,"
 	" PRIMARY KEY (site_id, depth)) WITHOUT ROWID",
+	"CREATE TABLE %s.memory(pid INTEGER, s REAL, rss INTEGER, rss_anon INTEGER,"
+	" rss_file INTEGER, rss_shmem INTEGER, vm_size INTEGER, vm_data INTEGER, heap INTEGER,"
+	" process INTEGER)",
 };
 /* The allocations table as an ordinary one (in a saved file). */
 static const char allocations_ddl[] =
@@ -341,9 +344,32 @@ static int fill_sites(struct mt_qdb *q, sqlite3_stmt *site_st, sqlite3_stmt *fra
 	return r;
 }
 
+/* The process's memory samples (record --rss-interval). */
+static int fill_memory(struct mt_qdb *q, sqlite3_stmt *st, size_t pi, char *err, size_t errlen)
+{
+	const struct mt_process *p = q->rec.procs[pi];
+	int r = 0;
+	for (size_t k = 0; k < p->nrss && r == 0; k++) {
+		const struct mt_rss_sample *m = &p->rss[k];
+		int i = 1;
+		bind_u64(st, i++, p->pid);
+		sqlite3_bind_double(st, i++, secs(p, m->ts));
+		bind_u64(st, i++, m->m.rss);
+		bind_u64(st, i++, m->m.anon);
+		bind_u64(st, i++, m->m.file);
+		bind_u64(st, i++, m->m.shmem);
+		bind_u64(st, i++, m->m.vm_size);
+		bind_u64(st, i++, m->m.vm_data);
+		bind_u64(st, i++, m->heap);
+		bind_u64(st, i++, pi);
+		r = step_done(q->db, st, err, errlen);
+	}
+	return r;
+}
+
 static int fill(struct mt_qdb *q, char *err, size_t errlen)
 {
-	sqlite3_stmt *proc_st = NULL, *site_st = NULL, *frame_st = NULL;
+	sqlite3_stmt *proc_st = NULL, *site_st = NULL, *frame_st = NULL, *mem_st = NULL;
 	int r = -1;
 	if (exec(q->db, "BEGIN", err, errlen) < 0)
 		return -1;
@@ -355,19 +381,23 @@ static int fill(struct mt_qdb *q, char *err, size_t errlen)
 			       "INSERT INTO sites VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 			       -1, &site_st, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(q->db, "INSERT INTO frames VALUES (?,?,?,?,?,?,?,?)", -1, &frame_st,
-			       NULL) != SQLITE_OK) {
+			       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(q->db, "INSERT INTO memory VALUES (?,?,?,?,?,?,?,?,?,?)", -1,
+			       &mem_st, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s", sqlite3_errmsg(q->db));
 		goto out;
 	}
 	for (size_t i = 0; i < q->rec.nprocs; i++)
 		if (fill_process(q, proc_st, i, err, errlen) < 0 ||
-		    fill_sites(q, site_st, frame_st, i, err, errlen) < 0)
+		    fill_sites(q, site_st, frame_st, i, err, errlen) < 0 ||
+		    fill_memory(q, mem_st, i, err, errlen) < 0)
 			goto out;
 	r = exec(q->db, "COMMIT", err, errlen);
 out:
 	sqlite3_finalize(proc_st);
 	sqlite3_finalize(site_st);
 	sqlite3_finalize(frame_st);
+	sqlite3_finalize(mem_st);
 	return r;
 }
 

@@ -4,6 +4,7 @@
  */
 #include "report.h"
 #include "analyse/functions.h"
+#include "analyse/resident.h"
 #include "base/util.h"
 #include "base/json.h"
 
@@ -153,6 +154,34 @@ void mt_json_markers(FILE *f, const struct mt_process *p)
 	fputc(']', f);
 }
 
+static double rel_s(const struct mt_process *p, uint64_t ts)
+{
+	return ts > p->start_ts ? (double)(ts - p->start_ts) / 1e9 : 0.0;
+}
+
+void mt_json_memory(FILE *f, const struct mt_process *p)
+{
+	struct mt_resident r;
+	mt_resident_of(p, &r);
+	if (!r.samples) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f,
+		"{\"samples\": %zu, \"peak_rss_bytes\": %llu, \"peak_rss_s\": %.6f,"
+		" \"heap_at_peak_rss_bytes\": %llu,\n        \"end_s\": %.6f, \"rss_bytes\": %llu,"
+		" \"rss_anon_bytes\": %llu, \"rss_file_bytes\": %llu, \"rss_shmem_bytes\": %llu,"
+		" \"heap_bytes\": %llu, \"anon_beyond_heap_bytes\": %llu,\n        "
+		"\"max_anon_beyond_heap_bytes\": %llu, \"max_anon_beyond_heap_s\": %.6f,"
+		" \"vm_data_peak_bytes\": %llu}",
+		r.samples, (unsigned long long)r.peak_rss, rel_s(p, r.peak_ts),
+		(unsigned long long)r.peak_heap, rel_s(p, r.end_ts), (unsigned long long)r.end_rss,
+		(unsigned long long)r.end_anon, (unsigned long long)r.end_file,
+		(unsigned long long)r.end_shmem, (unsigned long long)r.end_heap,
+		(unsigned long long)r.end_beyond, (unsigned long long)r.beyond_bytes,
+		rel_s(p, r.beyond_ts), (unsigned long long)r.vm_data_peak);
+}
+
 void mt_json_filter(FILE *f, const struct mt_filter *flt, int html)
 {
 	if (!flt || !flt->active || !flt->desc) {
@@ -211,6 +240,8 @@ static int process_json(FILE *f, const struct mt_process *p, const struct mt_pro
 	mt_json_totals(f, p);
 	fputs(",\n      ", f);
 	mt_json_lost(f, p);
+	fputs(",\n      \"memory\": ", f);
+	mt_json_memory(f, p);
 	fputs(",\n      \"sites\": [", f);
 
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);

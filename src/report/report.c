@@ -2,6 +2,7 @@
  * report.c - the text views of `memtrace report`.
  */
 #include "report.h"
+#include "analyse/resident.h"
 #include "base/json.h"
 #include "base/util.h"
 
@@ -85,6 +86,31 @@ static void print_lost_kinds(FILE *f, const struct mt_process *p)
 			fprintf(f, " (%s: %s)", mt_lost_names[k], mt_fmt_count(p->lost[k], a));
 }
 
+/* The memory samples beside the heap: resident peak, and anonymous memory
+ * beyond the heap in use at the end (what the allocator holds that the
+ * program does not, when it is much). */
+static void print_resident(FILE *f, const struct mt_process *p)
+{
+	struct mt_resident r;
+	char a[32], b[32], c[32], d[32], e[32];
+	mt_resident_of(p, &r);
+	if (!r.samples)
+		return;
+	double at = r.peak_ts > p->start_ts ? (double)(r.peak_ts - p->start_ts) / 1e9 : 0;
+	fprintf(f,
+		"  resident:        peak %s at %.3f s (heap then %s); at the end %s, %s of it "
+		"anonymous, heap %s\n",
+		mt_fmt_bytes(r.peak_rss, a), at, mt_fmt_bytes(r.peak_heap, b),
+		mt_fmt_bytes(r.end_rss, c), mt_fmt_bytes(r.end_anon, d),
+		mt_fmt_bytes(r.end_heap, e));
+	if (r.end_beyond >= (1u << 20) && r.end_beyond >= r.end_heap / 4)
+		fprintf(f,
+			"  beyond the heap: %s of anonymous memory at the end is not the heap in "
+			"use\n                   (allocator overhead, fragmentation, freed memory not "
+			"given back, stacks)\n",
+			mt_fmt_bytes(r.end_beyond, a));
+}
+
 /* "  filtered:" and the keys of O's filter, with the span they keep. */
 static void print_filter(FILE *f, const struct mt_process *p, const struct mt_report_opts *o)
 {
@@ -133,6 +159,7 @@ static void print_totals(FILE *f, const struct mt_process *p, const struct mt_re
 		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0);
 	fprintf(f, "  leaked:          %s in %s allocation%s\n", mt_fmt_bytes(t->live_bytes, a),
 		mt_fmt_count(t->live_count, b), mt_s(t->live_count));
+	print_resident(f, p);
 	if (t->held_count)
 		fprintf(f,
 			"  runtime-held:    %s in %s allocation%s (kept by the C/C++ runtime until "

@@ -63,6 +63,8 @@ void mt_json_lost(FILE *f, const struct mt_process *p);
 /* A site's figures, as keys without braces ("allocations": ... "max_size": N). */
 void mt_json_site_figures(FILE *f, const struct mt_site_stats *s);
 void mt_json_markers(FILE *f, const struct mt_process *p);
+/* The process's memory samples summed up (analyse/resident.h), or null. */
+void mt_json_memory(FILE *f, const struct mt_process *p);
 /* FLT's keys as an object of strings ({"from": "200ms", ...}), or null when
  * it filters nothing; with HTML, safe inside a <script> element. */
 void mt_json_filter(FILE *f, const struct mt_filter *flt, int html);

@@ -46,9 +46,13 @@ void api_json_start_time(FILE *f, const struct mt_process *p)
 void api_json_backtrace(const struct req *x, size_t proc, uint32_t site)
 {
 	const struct srv_proc *sp = proc < x->file->sel.all.nprocs ? &x->file->procs[proc] : NULL;
-	if (sp && site < sp->nsites)
-		mt_json_frames(x->out, sp->frames + sp->site_off[site], (int)sp->site_len[site]);
-	else
+	if (sp && site < sp->nsites) {
+		struct mt_frame fr[MT_SYM_MAX_FRAMES];
+		int n = (int)sp->site_len[site];
+		for (int i = 0; i < n; i++)
+			fr[i] = sp->frames[sp->frame_ids[sp->site_off[site] + (uint32_t)i]];
+		mt_json_frames(x->out, fr, n);
+	} else
 		fputs("[]", x->out);
 }
 

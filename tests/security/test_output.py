@@ -12,6 +12,11 @@ never the real one):
   - the errors say what is wrong in words ("is a symbolic link: not
     followed", "is a FIFO: not written"), not ELOOP's or ENXIO's strerror;
   - a new file is created with mode 0600.
+`memtrace export -o PATH` is held to the same (it used to write a temporary
+file and rename it over whatever PATH named: a device or a link became a
+regular file): a device is written in place and stays a device, a link, a
+FIFO and a directory are refused (exit 1, the error in words), a file it
+makes is 0600, and `-o -` is standard output.
 """
 import os
 import stat
@@ -91,6 +96,37 @@ def main():
         r = record(new)
         check(r.returncode == 0 and stat.S_IMODE(os.stat(new).st_mode) == 0o600,
               'a new file is created 0600')
+
+        # export -o: a recording with something in it
+        rec = os.path.join(d, 'rec.mtrace')
+        subprocess.run([MEMTRACE, 'record', '-q', '-o', rec, '--', 'sh', '-c', 'ls /'],
+                       capture_output=True)
+
+        def export(out):
+            return subprocess.run([MEMTRACE, 'export', '--format', 'folded', '-o', out, rec],
+                                  capture_output=True, text=True)
+        r = export(null)
+        st = os.stat(null)
+        check(r.returncode == 0 and stat.S_ISCHR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o666,
+              'export -o DEVICE: written in place, still a device of mode 0666 (rc %d, %s)'
+              % (r.returncode, r.stderr.strip()))
+        check(not [f for f in os.listdir(d) if '.tmp' in f], 'export -o DEVICE: no temporary file left')
+        r = export(link)
+        check(r.returncode == 1 and 'is a symbolic link: not followed' in r.stderr and os.path.islink(link)
+              and open(target, 'rb').read() == b'precious\n',
+              'export -o LINK: refused, the link and its target untouched (%r)' % r.stderr)
+        r = export(fifo)
+        check(r.returncode == 1 and 'is a FIFO: not written' in r.stderr and stat.S_ISFIFO(os.stat(fifo).st_mode),
+              'export -o FIFO: refused, still a FIFO (%r)' % r.stderr)
+        r = export(d)
+        check(r.returncode == 1 and r.stderr.count('\n') == 1, 'export -o DIRECTORY: refused in one line')
+        out = os.path.join(d, 'out.folded')
+        r = export(out)
+        check(r.returncode == 0 and stat.S_IMODE(os.stat(out).st_mode) == 0o600 and os.path.getsize(out) > 0,
+              'export -o NEW: a file of mode 0600 (rc %d)' % r.returncode)
+        r = export('-')
+        check(r.returncode == 0 and r.stdout == open(out).read() and not os.path.exists('-'),
+              'export -o -: standard output, the same as the file')
     print('%d failed' % len(failures))
     return 1 if failures else 0
 

@@ -138,6 +138,12 @@ if s:
     t.eq(s.get('peak'), '156.00K', 'gt-peak: peak 156000 bytes')
     t.eq(s.get('leaked'), '54.00K', 'gt-peak: leaked 54000 bytes')
     t.eq(s.get('temporary'), 0, 'gt-peak: no temporary (each free follows another event)')
+    # the recorder's memory samples become heaptrack's 'R' lines (pages, of
+    # the page size its 'I' line gives): heaptrack's peak RSS is the report's
+    mem = proc.get('memory') or {}
+    t.check(mem.get('samples', 0) >= 10, f'gt-peak (0.6 s): memory sampled every 10 ms ({mem.get("samples")})')
+    m = re.search(r'^peak RSS \(including heaptrack overhead\): (\S+)$', s['text'], re.M)
+    t.eq(m and m.group(1), ht_bytes(mem.get('peak_rss_bytes', -1)), 'gt-peak: heaptrack\'s peak RSS')
     runtime = float(s.get('runtime', -1))
     t.check(abs(runtime - proc.get('duration_s', -9)) <= 0.011,
             f'gt-peak: total runtime {runtime} s is the duration {proc.get("duration_s")} s (c lines)')

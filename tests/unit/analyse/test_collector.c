@@ -4,10 +4,19 @@
  * the global peak and each site's share of it (including sites that change
  * after the peak, and a later higher peak), temporaries per thread, realloc
  * as free + alloc, unmatched frees, culled aggregates, and a table that has
- * to grow and shrink through many blocks.
+ * to grow and shrink through many blocks.  The window of serial-keyed
+ * blocks is checked against the hash table: one sequence of events fed
+ * with serial keys and with plain addresses must give the same figures.
  */
+#include "analyse/blockmap.h"
+#include "analyse/blocks.h"
 #include "analyse/figures.h"
+#include "format/codec.h"
 #include "../check.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <stdio.h>
 
@@ -110,8 +119,122 @@ static void test_culled_and_growth(void)
 	mt_col_destroy(&c);
 }
 
+/* Block N's key: its serial (the window) or an address (the hash table). */
+static uint64_t key(int serial, uint64_t n)
+{
+	return serial ? MT_SERIAL_KEY(n) : 0x10000 + n * 16;
+}
+
+static uint64_t rng_state;
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* A sequence that makes the window grow, spill its oldest blocks to the
+ * hash table (blocks that live long, leaks), restart after a serial far
+ * ahead, and see frees of spilled, unknown and doubly allocated blocks.
+ * Both tables of blocks (BL) see the same puts and takes (*TAKEN: found). */
+#define WN 300000
+static void feed_window(struct mt_collector *c, int serial, struct mt_blocks *bl, uint64_t *taken,
+			struct mt_blockmap *bm, uint64_t *sum)
+{
+	uint64_t next = 1;
+	rng_state = 88172645463325252ull;
+	/* the block freed at event i, one each (a block whose time is taken
+	 * already leaks instead) */
+	static uint64_t at[WN + 20000];
+	memset(at, 0, sizeof at);
+	for (uint64_t i = 0; i < WN; i++) {
+		if (at[i]) {
+			mt_col_free(c, 1, i, key(serial, at[i]));
+			*taken += mt_blocks_take(bl, key(serial, at[i]), &(struct mt_block){ 0 });
+			uint64_t v = 0;
+			if (mt_blockmap_take(bm, key(serial, at[i]), &v))
+				*sum += v * 3 + 1;
+		}
+		if (i == WN / 2)
+			next += 5000000; /* a serial far ahead */
+		uint64_t r = rng(), n = next++;
+		uint64_t life = r % 100 < 60 ? 1 + r % 7 :   /* temporaries */
+				r % 100 < 90 ? 2000 + r % 9000 : /* longer */
+				r % 100 < 97 ? 0 :		 /* leaks */
+					       15000 + r % 5000; /* outlive the window */
+		mt_col_alloc(c, 1 + (uint32_t)(r >> 60), i, key(serial, n), 16 + (r >> 40) % 500,
+			     (uint32_t)((r >> 20) % 97), 0);
+		mt_blocks_put(bl, &(struct mt_block){ .ptr = key(serial, n), .seq = i });
+		mt_blockmap_put(bm, key(serial, n), i + 1);
+		if (life && i + life < WN + 20000 && !at[i + life])
+			at[i + life] = n;
+		if (r % 1000 == 7)
+			mt_col_free(c, 1, i, key(serial, n + 3)); /* not allocated yet: unmatched */
+		if (r % 1000 == 9) /* allocated again without a free */
+			mt_col_alloc(c, 1, i, key(serial, n), 8, 3, 0);
+	}
+}
+
+static void test_window(void)
+{
+	struct mt_collector w, h;
+	struct mt_blocks bw, bh;
+	struct mt_blockmap mw, mh;
+	uint64_t tw = 0, th = 0, sw = 0, sh = 0;
+	mt_blockmap_init(&mw);
+	mt_blockmap_init(&mh);
+	mt_col_init(&w);
+	mt_col_init(&h);
+	mt_blocks_init(&bw);
+	mt_blocks_init(&bh);
+	feed_window(&w, 1, &bw, &tw, &mw, &sw);
+	feed_window(&h, 0, &bh, &th, &mh, &sh);
+	CHECK(w.win != NULL && w.live_used > 0); /* both parts used */
+	CHECK(h.win == NULL);
+	CHECK_EQ(w.t.live_count, h.t.live_count);
+	CHECK_EQ(w.t.live_bytes, h.t.live_bytes);
+	CHECK_EQ(w.t.frees, h.t.frees);
+	CHECK_EQ(w.t.unmatched_frees, h.t.unmatched_frees);
+	CHECK_EQ(w.t.temporary, h.t.temporary);
+	CHECK_EQ(w.t.peak_bytes, h.t.peak_bytes);
+	CHECK(w.t.unmatched_frees > 0 && w.t.live_count > 1000);
+	mt_col_finish(&w);
+	mt_col_finish(&h);
+	for (uint32_t s = 0; s < 97; s++) {
+		CHECK_EQ(w.sites[s].live_bytes, h.sites[s].live_bytes);
+		CHECK_EQ(w.sites[s].frees, h.sites[s].frees);
+		CHECK_EQ(w.sites[s].peak_bytes, h.sites[s].peak_bytes);
+		CHECK_EQ(w.sites[s].temporary, h.sites[s].temporary);
+	}
+	/* the leaked blocks, one by one */
+	for (uint64_t n = 1; n < WN + 5000000; n += n < 400000 ? 1 : 4999) {
+		if (mt_col_is_live(&w, key(1, n)) != mt_col_is_live(&h, key(0, n))) {
+			CHECK_EQ(n, 0);
+			break;
+		}
+	}
+	/* the blocks tables took and kept the same */
+	CHECK_EQ(tw, th);
+	CHECK_EQ(bw.live, bh.live);
+	size_t pos = 0, nw = 0;
+	while (mt_blocks_next(&bw, &pos))
+		nw++;
+	CHECK_EQ(nw, bw.live);
+	/* and the block maps the same values */
+	CHECK_EQ(sw, sh);
+	CHECK(sw > 0 && mw.map.used > 0);
+	mt_blockmap_destroy(&mw);
+	mt_blockmap_destroy(&mh);
+	mt_blocks_destroy(&bw);
+	mt_blocks_destroy(&bh);
+	mt_col_destroy(&w);
+	mt_col_destroy(&h);
+}
+
 int main(void)
 {
+	test_window();
 	test_peak();
 	test_temporary();
 	test_culled_and_growth();

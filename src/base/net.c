@@ -1,0 +1,139 @@
+/*
+ * net.c - see net.h.
+ */
+#include "net.h"
+#include "util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int mt_net_port(const char *v, char *port, size_t plen)
+{
+	uint64_t n;
+	if (!v || !*v || strlen(v) > 5 || strspn(v, "0123456789") != strlen(v) ||
+	    mt_parse_u64(v, &n) || n > 65535)
+		return -1;
+	snprintf(port, plen, "%s", v);
+	return 0;
+}
+
+int mt_net_parse(const char *v, char *host, size_t hlen, char *port, size_t plen)
+{
+	const char *colon;
+	if (!v || !*v)
+		return -1;
+	if (strspn(v, "0123456789") == strlen(v))
+		return mt_net_port(v, port, plen);
+	if (v[0] == '[') {
+		const char *end = strchr(v, ']');
+		if (!end || end == v + 1 || (end[1] && end[1] != ':') || (size_t)(end - v) > hlen)
+			return -1;
+		snprintf(host, hlen, "%.*s", (int)(end - v - 1), v + 1);
+		return end[1] ? mt_net_port(end + 2, port, plen) : 0;
+	}
+	colon = strchr(v, ':');
+	if (colon && strchr(colon + 1, ':'))
+		return -1; /* a bare IPv6 address: its colons are ambiguous */
+	size_t n = colon ? (size_t)(colon - v) : strlen(v);
+	if (!n || n >= hlen)
+		return -1;
+	snprintf(host, hlen, "%.*s", (int)n, v);
+	return colon ? mt_net_port(colon + 1, port, plen) : 0;
+}
+
+int mt_net_is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+	return 0;
+}
+
+int mt_net_is_wildcard(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == htonl(INADDR_ANY);
+	return ss->ss_family == AF_INET6 &&
+	       IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
+const char *mt_net_str(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof a);
+		snprintf(buf, len, "[%s]:%u", a, ntohs(s6->sin6_port));
+	} else {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof a);
+		snprintf(buf, len, "%s:%u", a, ntohs(s4->sin_port));
+	}
+	return buf;
+}
+
+/* Binds (LISTEN) or connects a TCP socket to the first address of
+ * HOST:PORT that takes it. */
+static int open_socket(const char *host, const char *port, int listening,
+		       struct sockaddr_storage *bound, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICSERV | (listening ? AI_PASSIVE : 0) },
+			*res, *ai;
+	int rc = getaddrinfo(host, port, &hints, &res);
+	if (rc) {
+		snprintf(err, errlen, "%s %s:%s: %s",
+			 listening ? "cannot listen on" : "cannot reach", host, port,
+			 gai_strerror(rc));
+		return -1;
+	}
+	int fd = -1, e = 0;
+	for (ai = res; ai && fd < 0; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd < 0) {
+			e = e ? e : errno;
+			continue;
+		}
+		int one = 1;
+		/* a restarted listener may take the port of one that just
+		 * stopped; one still running keeps it (bind fails) */
+		if (listening)
+			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+		if (listening ? bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 511) < 0 :
+				connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+			e = e ? e : errno;
+			close(fd);
+			fd = -1;
+		}
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s %s:%s: %s",
+			 listening ? "cannot listen on" : "cannot reach", host, port,
+			 strerror(e ? e : EADDRNOTAVAIL));
+		return -1;
+	}
+	if (bound) {
+		socklen_t sl = sizeof *bound;
+		getsockname(fd, (struct sockaddr *)bound, &sl);
+	}
+	return fd;
+}
+
+int mt_net_listen(const char *host, const char *port, struct sockaddr_storage *bound, char *err,
+		  size_t errlen)
+{
+	return open_socket(host, port, 1, bound, err, errlen);
+}
+
+int mt_net_connect(const char *host, const char *port, char *err, size_t errlen)
+{
+	return open_socket(host, port, 0, NULL, err, errlen);
+}

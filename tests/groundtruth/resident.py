@@ -1,0 +1,71 @@
+"""Resident memory beside the heap (record's RSS samples); see resident.c
+for why every figure is what it is."""
+import csv
+import io
+
+MIB16 = 16 << 20
+HEAP = 20000 * 200
+
+
+def samples(t, rec):
+    """(s, rss, rss_anon, heap) of every sample, in time order."""
+    rc, so, se = t.run([t.memtrace, 'query', '--format', 'csv', rec,
+                        'SELECT s, rss, rss_anon, heap FROM memory ORDER BY s'], what='memtrace query')
+    t.eq(rc, 0, f'query of the memory table: exit status (stderr {se.strip()[-300:]!r})')
+    rows = list(csv.reader(io.StringIO(so)))[1:] if rc == 0 else []
+    return [(float(r[0]), int(r[1]), int(r[2]), int(r[3])) for r in rows]
+
+
+def run(t, prog):
+    rec, out = t.record([prog])
+    t.check('resident: done' in out, f'the program ran to its end (stdout {out!r})')
+    p = t.only_process(t.report(rec))
+    if p is None:
+        return
+    t.check_totals(p, 'totals', allocations=40000, frees=20000, leaked_bytes=HEAP)
+    marks = {m['text']: m['time_s'] for m in p.get('markers', [])}
+    t.eq(sorted(marks), ['fragmented', 'touched-1', 'touched-2', 'touched-3', 'unmapped'],
+         'markers')
+    if len(marks) != 5:
+        return
+    rows = samples(t, rec)
+    t.check(len(rows) >= 20, f'samples every 10 ms over a run of 0.75 s or more ({len(rows)})')
+
+    def between(a, b):
+        """Samples from 5 ms after marker A to 10 ms before marker B (or
+        140 ms after A): the plateau A begins, whatever the clocks' grain."""
+        end = marks[b] - 0.010 if b else marks[a] + 0.140
+        return [r for r in rows if marks[a] + 0.005 <= r[0] <= end]
+
+    plateaus = [('fragmented', 'touched-1'), ('touched-1', 'touched-2'),
+                ('touched-2', 'touched-3'), ('touched-3', 'unmapped'), ('unmapped', None)]
+    level = {}
+    for a, b in plateaus:
+        got = between(a, b)
+        if not t.check(got, f'at least one sample after "{a}"'):
+            return
+        # the heap does not move after the fragmentation: exact
+        t.eq(sorted({r[3] for r in got}), [HEAP], f'heap in use after "{a}"')
+        level[a] = sorted(r[1] for r in got)[len(got) // 2]
+    base = level['fragmented']
+    # fragmentation: half the heap freed, resident anonymous memory stays
+    frag = between('fragmented', 'touched-1')
+    t.check(all(r[2] >= 1.8 * HEAP for r in frag),
+            f'anonymous memory stays near 8.3 MB after half the heap is freed ({[r[2] for r in frag]})')
+    for k, name in enumerate(('touched-1', 'touched-2', 'touched-3'), 1):
+        rise = level[name] - base
+        t.check(abs(rise - k * MIB16) <= MIB16 // 20,
+                f'resident after "{name}": {k} x 16 MiB above the base, within 5% (got {rise} B)')
+    t.check(abs(level['unmapped'] - base) <= MIB16 // 20,
+            f'resident after "unmapped": back to the base within 0.8 MiB ({level["unmapped"] - base} B)')
+
+    mem = p.get('memory') or {}
+    t.eq(mem.get('heap_bytes'), HEAP, 'memory.heap_bytes (at the last sample)')
+    t.check((mem.get('anon_beyond_heap_bytes') or 0) >= 0.8 * HEAP,
+            f'memory.anon_beyond_heap_bytes: the freed half and more ({mem.get("anon_beyond_heap_bytes")})')
+    t.check(abs((mem.get('peak_rss_bytes') or 0) - (base + 3 * MIB16)) <= MIB16 // 10,
+            f'memory.peak_rss_bytes: the base and 48 MiB ({mem.get("peak_rss_bytes")})')
+    t.check(marks['touched-3'] <= (mem.get('peak_rss_s') or 0) <= marks['unmapped'] + 0.005,
+            f'memory.peak_rss_s between "touched-3" and "unmapped" ({mem.get("peak_rss_s")})')
+    rc, so, _ = t.run([t.memtrace, 'report', rec])
+    t.check('beyond the heap:' in so, 'the text report says memory is held beyond the heap')
