@@ -48,7 +48,8 @@ static const char *const lifetimes[] = { "all",
 					 "only_whole_group_leaked" };
 
 const char mt_filter_help[] =
-	"filters (bytehound's; TIME is seconds, or N% of the run):\n"
+	"filters (bytehound's; TIME is seconds, or a number with ms, s, min or h\n"
+	"(200ms, 1.5s, 2min, 1h), or N% of the run):\n"
 	"  --from TIME, --to TIME      allocations made in this range\n"
 	"  --lifetime KIND             all, only_leaked, only_temporary,\n"
 	"                              only_not_deallocated_in_current_range,\n"
@@ -56,7 +57,8 @@ const char mt_filter_help[] =
 	"                              only_whole_group_leaked\n"
 	"  --size-min N, --size-max N  requested size in bytes\n"
 	"  --address-min N, --address-max N\n"
-	"  --lifetime-min S, --lifetime-max S   seconds from allocation to free (or end)\n"
+	"  --lifetime-min TIME, --lifetime-max TIME   from allocation to free (or end);\n"
+	"                              no percentage\n"
 	"  --backtrace-depth-min N, --backtrace-depth-max N\n"
 	"  --function-regex RE, --negative-function-regex RE\n"
 	"  --source-regex RE, --negative-source-regex RE\n"
@@ -81,6 +83,7 @@ void mt_filter_free(struct mt_filter *f)
 			pcre2_code_free(f->re[i]);
 	free(f->where);
 	free(f->where_bits);
+	free(f->desc);
 	memset(f, 0, sizeof *f);
 }
 
@@ -149,6 +152,33 @@ static int compile_re(pcre2_code **re, const char *key, const char *value, char 
 	return 0;
 }
 
+/* Records KEY=VALUE in f->desc, replacing an earlier value of KEY: what
+ * reports print to say how they are filtered. */
+static void describe(struct mt_filter *f, const char *key, const char *value)
+{
+	size_t kn = strlen(key), vn = strlen(value);
+	char *old = f->desc, *d = xmalloc((old ? strlen(old) : 0) + kn + vn + 3);
+	size_t o = 0;
+	for (const char *s = old; s && *s;) {
+		const char *e = strchr(s, '\n');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		if (!(n > kn && !strncmp(s, key, kn) && s[kn] == '=')) {
+			memcpy(d + o, s, n);
+			o += n;
+			d[o++] = '\n';
+		}
+		s += n + (e != NULL);
+	}
+	memcpy(d + o, key, kn);
+	o += kn;
+	d[o++] = '=';
+	memcpy(d + o, value, vn);
+	o += vn;
+	d[o] = 0;
+	free(old);
+	f->desc = d;
+}
+
 int mt_filter_set(struct mt_filter *f, const char *key, const char *value, char *err, size_t errlen)
 {
 	if (!strcmp(key, "where")) {
@@ -166,6 +196,7 @@ int mt_filter_set(struct mt_filter *f, const char *key, const char *value, char 
 		f->where_bits = NULL;
 		f->where = xstrdup(value);
 		f->active = 1;
+		describe(f, key, value);
 		return 0;
 	}
 	if (!strcmp(key, "lifetime")) {
@@ -173,6 +204,8 @@ int mt_filter_set(struct mt_filter *f, const char *key, const char *value, char 
 			if (value && !strcmp(value, lifetimes[i])) {
 				f->lifetime = (enum mt_lifetime)i;
 				f->active |= i != 0;
+				if (i)
+					describe(f, key, value);
 				return 0;
 			}
 		snprintf(
@@ -193,6 +226,7 @@ int mt_filter_set(struct mt_filter *f, const char *key, const char *value, char 
 			return -1;
 		f->re_set[i] = 1;
 		f->active = 1;
+		describe(f, key, value);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
@@ -200,15 +234,17 @@ int mt_filter_set(struct mt_filter *f, const char *key, const char *value, char 
 			continue;
 		struct mt_fbound *b = (struct mt_fbound *)((char *)f + keys[i].off);
 		if (!value || parse_bound(b, keys[i].kind, value)) {
-			const char *want = keys[i].kind == K_TIME    ? "seconds or a percentage" :
-					   keys[i].kind == K_SECONDS ? "seconds" :
-					   keys[i].kind == K_COUNT_PCT ?
-								       "a number or a percentage" :
-								       "a number";
+			const char *want =
+				keys[i].kind == K_TIME ? "a duration: " MT_DURATION_FORMS
+							 ", or a percentage of the run (10%)" :
+				keys[i].kind == K_SECONDS   ? "a duration: " MT_DURATION_FORMS :
+				keys[i].kind == K_COUNT_PCT ? "a number or a percentage" :
+							      "a number";
 			snprintf(err, errlen, "%s: '%s' is not %s", key, value ? value : "", want);
 			return -1;
 		}
 		f->active = 1;
+		describe(f, key, value);
 		return 0;
 	}
 	return 1;
@@ -375,6 +411,23 @@ void mt_filter_prepare(struct mt_filter_proc *fp, const struct mt_filter *f,
 	pcre2_match_context_free(m.mc);
 	if (own)
 		mt_sym_free(own);
+}
+
+double mt_filter_span_s(const struct mt_filter *f, const struct mt_process *p, double *from_s)
+{
+	uint64_t end = p->end_ts > p->start_ts ? p->end_ts : p->start_ts;
+	uint64_t start = p->start_ts ? p->start_ts : p->col.t.first_ts;
+	if (p->col.t.first_ts && p->col.t.first_ts < start)
+		start = p->col.t.first_ts;
+	uint64_t lo = f && f->from.set ? at(&f->from, start, end) : start;
+	uint64_t hi = f && f->to.set ? at(&f->to, start, end) : end;
+	if (lo > end)
+		lo = end;
+	if (hi > end)
+		hi = end;
+	if (from_s)
+		*from_s = (double)(lo - start) / 1e9;
+	return hi > lo ? (double)(hi - lo) / 1e9 : 0;
 }
 
 void mt_filter_proc_free(struct mt_filter_proc *fp)

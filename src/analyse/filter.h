@@ -56,6 +56,9 @@ struct mt_filter {
 	char *where;
 	uint64_t *where_bits; /* owned */
 	uint64_t where_n;
+	/* The keys set, "key=value" a line each in the order last set (owned;
+	 * NULL when none): how reports say they are filtered. */
+	char *desc;
 };
 
 /* The longest "where" condition taken (bytes). */
@@ -109,6 +112,11 @@ extern const char mt_filter_help[];
 void mt_filter_prepare(struct mt_filter_proc *fp, const struct mt_filter *f,
 		       const struct mt_process *p, struct mt_symbolizer *sym);
 void mt_filter_proc_free(struct mt_filter_proc *fp);
+
+/* The span of P's run that F's from and to keep, in seconds (the whole run
+ * when neither is set or F is NULL): what rates divide by.  *FROM_S (may
+ * be NULL) gets where it starts, from the start of the process. */
+double mt_filter_span_s(const struct mt_filter *f, const struct mt_process *p, double *from_s);
 
 /* Does the allocation L match? */
 int mt_filter_match(const struct mt_filter_proc *fp, const struct mt_life *l);

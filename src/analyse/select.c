@@ -200,6 +200,7 @@ int mt_select_load(struct mt_selection *s, const char *path, const struct mt_fil
 	for (size_t i = 0; i < s->all.nprocs; i++)
 		s->procs[i].stream = s->all.procs[i]->stream;
 	s->filtered = f && f->active;
+	s->filter = s->filtered ? f : NULL;
 	if (s->filtered && f->where && !f->where_bits) {
 		snprintf(err, errlen, "where: the condition was not evaluated");
 		rc = MT_SELECT_BAD_FILTER;

@@ -22,8 +22,9 @@ struct mt_selection {
 	const char *path;
 	struct mt_recording all, matched; /* matched is all when the filter is inactive */
 	int filtered;
-	struct mt_sel_proc *procs; /* per process of `all`, same order */
-	uint64_t where_next;	   /* id - 1 of the next allocation (the filter's "where") */
+	const struct mt_filter *filter; /* the filter when filtered (not owned), else NULL */
+	struct mt_sel_proc *procs;	/* per process of `all`, same order */
+	uint64_t where_next;		/* id - 1 of the next allocation (the filter's "where") */
 };
 
 /* Loads PATH through F (may be NULL).  Returns 0, or a negative value with a

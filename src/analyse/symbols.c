@@ -819,7 +819,9 @@ static int resolve_in_module(struct mt_symbolizer *s, struct module *m, uint64_t
 			     struct mt_frame *out)
 {
 	struct strtab *t = &s->strings;
-	struct mt_frame base = { .module = m->path, .address = address };
+	struct mt_frame base = { .module = m->path,
+				 .address = address,
+				 .offset = address - m->bias };
 	if (!m->mod) {
 		out[0] = base;
 		return 1;
@@ -1019,4 +1021,21 @@ const char *const *mt_sym_warnings(struct mt_symbolizer *s)
 {
 	static const char *const none[] = { NULL };
 	return s ? s->warnings : none;
+}
+
+const char *mt_frame_label(const struct mt_frame *f, char *buf, size_t len)
+{
+	if (f->function)
+		return f->function;
+	if (f->module) {
+		const char *base = strrchr(f->module, '/');
+		snprintf(buf, len, "%s+0x%llx", base ? base + 1 : f->module,
+			 (unsigned long long)f->offset);
+		return buf;
+	}
+	if (f->address) {
+		snprintf(buf, len, "0x%llx", (unsigned long long)f->address);
+		return buf;
+	}
+	return "[unknown]";
 }

@@ -19,6 +19,8 @@ struct mt_frame {
 	int line;	      /* 0 when unknown */
 	const char *module;   /* path of the module; NULL when the address is in none */
 	uint64_t address;     /* the address looked up (a call site: return address - 1) */
+	uint64_t offset;      /* ADDRESS less the module's load bias: its link-time address,
+			       * the same in every run, what `addr2line -e MODULE` takes */
 	int inlined;	      /* 1 when this frame was inlined into the next one */
 };
 
@@ -45,6 +47,12 @@ void mt_sym_reset_modules(struct mt_symbolizer *s);
  * of frames (at least 1).  Strings live as long as the symbolizer; results
  * are cached per address. */
 int mt_sym_resolve(struct mt_symbolizer *s, uint64_t address, struct mt_frame *out, int max);
+
+/* The name of frame F as every output writes it: its function; else
+ * "MODULE+0xOFFSET" (the module's file name and F's offset: stable across
+ * runs, fit for addr2line); else "0xADDRESS"; else "[unknown]".  Into BUF
+ * when it is not the function. */
+const char *mt_frame_label(const struct mt_frame *f, char *buf, size_t len);
 
 /* One line per module whose file could not be used (missing, build-id
  * mismatch), for reports to show once; NULL-terminated, owned by S. */

@@ -219,14 +219,20 @@ int mt_parse_seconds(const char *s, double *out)
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || v < 0 || v != v || end == s)
+	/* digits only: strtod would take "inf", "nan" and hex floats too */
+	if (errno || v < 0 || v != v || end == s || !strchr("0123456789.", *s))
 		return -1;
-	if (!strcmp(end, "m"))
-		v *= 60;
-	else if (*end && strcmp(end, "s"))
-		return -1;
-	*out = v;
-	return 0;
+	/* "m" alone is not taken: minutes to some, milliseconds to others */
+	static const struct {
+		const char *unit;
+		double scale;
+	} units[] = { { "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "min", 60 }, { "h", 3600 } };
+	for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+		if (!strcmp(end, units[i].unit)) {
+			*out = v * units[i].scale;
+			return 0;
+		}
+	return -1;
 }
 
 int mt_arg(int argc, char **argv, int *i, const char *shortopt, const char *longopt,

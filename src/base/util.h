@@ -44,6 +44,11 @@ int mt_parse_double(const char *s, double *out);
 /* "1.23 MB"-style figures, and "1,234,567" with separators; both into BUF. */
 const char *mt_fmt_bytes(uint64_t n, char buf[32]);
 const char *mt_fmt_count(uint64_t n, char buf[32]);
+/* "s" unless N is 1: "%s allocation%s", mt_fmt_count(n, buf), mt_s(n). */
+static inline const char *mt_s(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
 
 /* Long-option matching for hand-written argument loops: matches "--NAME" or
  * "--NAME=VALUE"; returns 1 and sets *val (NULL without '='). */
@@ -66,7 +71,11 @@ int mt_arg_count(const char *cmd, const char *opt, const char *val, uint64_t max
 extern volatile int mt_stop;
 void mt_catch_stop_signals(void);
 
-/* Seconds as a command-line value: "2", "0.5", "10s", "2m". */
+/* A duration as a command-line value, into seconds: a decimal number
+ * alone (seconds) or followed by ms, s, min or h: "2", "0.5", "200ms",
+ * "10s", "2min", "1h".  "2m" is refused (minutes or milliseconds?). */
 int mt_parse_seconds(const char *s, double *out);
+/* The forms mt_parse_seconds takes, for error messages. */
+#define MT_DURATION_FORMS "seconds, or a number with ms, s, min or h (200ms, 1.5s, 2min, 1h)"
 
 #endif

@@ -135,7 +135,7 @@ int cmd_export(int argc, char **argv)
 		{ .longopt = "--weight",
 		  .argh = "W",
 		  .help = "what flamegraph widths measure (folded, svg, speedscope,\n"
-			  "gprof2dot): bytes (allocated, default), allocations,\n"
+			  "gprof2dot, html): bytes (allocated, default), allocations,\n"
 			  "leaked (bytes), peak (bytes live at the peak), temporary",
 		  .type = MT_OPT_CALLBACK,
 		  .target = &x,

@@ -520,13 +520,13 @@ static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
 				mt_fmt_count(t->allocations, a),
 				mt_fmt_bytes(t->allocated_bytes, b), mt_fmt_count(t->frees, c),
 				mt_fmt_count(t->temporary, d));
-			mt_note("pid %u: peak %s at %.3f s; leaked %s in %s allocations; %s",
+			mt_note("pid %u: peak %s at %.3f s; leaked %s in %s allocation%s; %s",
 				p->pid, mt_fmt_bytes(t->peak_bytes, a),
 				t->peak_ts > p->start_ts ?
 					(double)(t->peak_ts - p->start_ts) / 1e9 :
 					0.0,
 				mt_fmt_bytes(t->live_bytes, b), mt_fmt_count(t->live_count, c),
-				how);
+				mt_s(t->live_count), how);
 		}
 		if (p->exited && p->exit_status < 0)
 			mt_warning("pid %u (%s) was %s", p->pid, name, how);

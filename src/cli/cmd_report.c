@@ -20,6 +20,12 @@ static const char usage_text[] =
 	"  --temporary    allocations freed by the very next allocator call of\n"
 	"                 their thread, as a call tree\n"
 	"  --frequency    calls to the allocator per call site, as a call tree\n"
+	"  --functions    self and inclusive figures of every function, for every\n"
+	"                 weight, ranked by the view's (heaptrack_print's)\n"
+	"  --callers FN   function FN's figures, its callers and their tree\n"
+	"  --callees FN   function FN's figures, its callees and their tree\n"
+	"                 (FN as the report writes it: a name, or module+0xoffset)\n"
+	"  --sizes        histograms of allocation sizes and of lifetimes\n"
 	"\n"
 	"options:\n";
 
@@ -56,6 +62,25 @@ int cmd_report(int argc, char **argv)
 		  .type = MT_OPT_CALLBACK,
 		  .target = &o.threshold,
 		  .cb = mt_opt_threshold },
+		{ .longopt = "--functions", .type = MT_OPT_FLAG, .target = &o.functions },
+		{ .longopt = "--callers",
+		  .argh = "FN",
+		  .type = MT_OPT_STRING,
+		  .target = &o.callers,
+		  .err = "--callers needs a function name",
+		  .flags = MT_OPTF_NONEMPTY },
+		{ .longopt = "--callees",
+		  .argh = "FN",
+		  .type = MT_OPT_STRING,
+		  .target = &o.callees,
+		  .err = "--callees needs a function name",
+		  .flags = MT_OPTF_NONEMPTY },
+		{ .longopt = "--sizes", .type = MT_OPT_FLAG, .target = &o.sizes },
+		{ .longopt = "--top-down",
+		  .help = "trees from main towards the allocator (default:\n"
+			  "from the allocator outwards)",
+		  .type = MT_OPT_FLAG,
+		  .target = &o.top_down },
 		MT_OPT_RECPID(&o.pid, "only the process PID of a multi-process recording"),
 		MT_OPT_SUPPRESSIONS(&supp),
 		{ .type = MT_OPT_END },
@@ -67,6 +92,7 @@ int cmd_report(int argc, char **argv)
 	if (st != MT_OPTS_GO_ON)
 		return st;
 	o.view = (enum mt_view)views.last;
+	o.filter = &filt;
 	o.limit = (long)limit;
 	if (views.n > 1)
 		return mt_usage_error(
@@ -90,6 +116,18 @@ int cmd_report(int argc, char **argv)
 	}
 	if (rec->truncated)
 		mt_warning("%s is truncated (%s); showing what it holds", file, rec->why);
+	struct mt_histo *histo = NULL;
+	if (o.sizes) {
+		histo = xcalloc(rec->nprocs + 1, sizeof *histo);
+		if (mt_histograms(&sel, histo, err, sizeof err) < 0) {
+			free(histo);
+			mt_select_free(&sel);
+			mt_filter_free(&filt);
+			mt_error("%s", err);
+			return MT_EXIT_RUNTIME;
+		}
+		o.histo = histo;
+	}
 	int found = o.pid < 0;
 	for (size_t i = 0; i < rec->nprocs; i++)
 		found |= rec->procs[i]->pid == (uint32_t)o.pid;
@@ -101,6 +139,7 @@ int cmd_report(int argc, char **argv)
 		mt_error("%s has no process %ld", file, o.pid);
 	else
 		r = o.json ? mt_report_json(stdout, rec, &o) : mt_report_text(stdout, rec, &o);
+	free(histo);
 	mt_select_free(&sel);
 	mt_filter_free(&filt);
 	if (!found)

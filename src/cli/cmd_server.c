@@ -216,8 +216,9 @@ static int load_file(struct srv_file *f, size_t id, const char *path)
 		fputs(", ", stderr);
 	}
 	if (rec->nprocs > 1)
-		fprintf(stderr, "%zu more processes, ", rec->nprocs - 1);
-	fprintf(stderr, "%s allocations\n", mt_fmt_count(allocs, a));
+		fprintf(stderr, "%zu more process%s, ", rec->nprocs - 1,
+			rec->nprocs == 2 ? "" : "es");
+	fprintf(stderr, "%s allocation%s\n", mt_fmt_count(allocs, a), mt_s(allocs));
 	return 0;
 }
 

@@ -65,7 +65,7 @@ int cmd_top(int argc, char **argv)
 		  .type = MT_OPT_SECONDS,
 		  .target = &interval,
 		  .flags = MT_OPTF_POSITIVE,
-		  .err = "--interval needs a positive number of seconds" },
+		  .err = "--interval needs a positive duration: " MT_DURATION_FORMS },
 		{ .longopt = "--count",
 		  .argh = "K",
 		  .help = "stop after K snapshots (default: at Ctrl-C)",

@@ -50,18 +50,5 @@ const struct mt_process *mt_export_one_process(const struct mt_export_ctx *x, co
 
 const char *mt_frame_name(const struct mt_frame *f, char *buf, size_t len)
 {
-	if (f->function)
-		return f->function;
-	if (f->module) {
-		const char *base = strrchr(f->module, '/');
-		/* the run-time address: the module's load address is not in the frame */
-		snprintf(buf, len, "%s@0x%llx", base ? base + 1 : f->module,
-			 (unsigned long long)f->address);
-		return buf;
-	}
-	if (f->address) {
-		snprintf(buf, len, "0x%llx", (unsigned long long)f->address);
-		return buf;
-	}
-	return "[unknown]";
+	return mt_frame_label(f, buf, len);
 }

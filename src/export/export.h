@@ -60,8 +60,8 @@ const struct mt_process *mt_export_one_process(const struct mt_export_ctx *x, co
  * The exports' own tables need it; base/ptrmap.h only takes keys out. */
 struct mt_ptrmap;
 
-/* A frame as one name: "function", or "module@0xaddress" / "[unknown]"
- * when the symbol is not known; into BUF. */
+/* A frame as one name: mt_frame_label's ("function", "module+0xoffset",
+ * "0xaddress" or "[unknown]"); into BUF. */
 const char *mt_frame_name(const struct mt_frame *f, char *buf, size_t len);
 
 int mt_export_folded(struct mt_export_ctx *x, char *err, size_t errlen);

@@ -28,6 +28,7 @@
 #include "export/web/web.h"
 #include "base/json.h"
 #include "analyse/diff.h"
+#include "analyse/histo.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +48,11 @@
 struct timeline {
 	uint64_t t0, span; /* ns */
 	uint64_t heap[BUCKETS], allocs[BUCKETS], frees[BUCKETS], leaked[BUCKETS];
-	uint64_t cur;	       /* bytes in use */
-	int last;	       /* bucket of the latest event, -1 before the first */
-	struct mt_ptrmap live; /* block -> size << BUCKET_BITS | bucket */
+	uint64_t temps[BUCKETS];   /* frees of temporary allocations */
+	struct mt_ptrmap lastcall; /* thread + 1 -> the block its last call allocated */
+	uint64_t cur;		   /* bytes in use */
+	int last;		   /* bucket of the latest event, -1 before the first */
+	struct mt_ptrmap live;	   /* block -> size << BUCKET_BITS | bucket */
 	size_t nsites;
 	/* per-site series (mt_web_report_data only, else NULL) */
 	uint8_t *slot;			  /* per site: its series + 1, or 0 */
@@ -57,7 +60,22 @@ struct timeline {
 	uint64_t scur[SPARK_SITES];	  /* live bytes of each */
 	int nslots;
 	struct mt_ptrmap tracked; /* blocks of those sites -> series */
+	struct mt_histo histo;	  /* sizes and lifetimes */
+	/* The smallest step between two event times seen (ns; 0: none yet):
+	 * what the clock that stamped them could tell apart, at most. */
+	uint64_t last_ts, min_step;
 };
+
+/* Follows the event times for the smallest step between them. */
+static void step(struct timeline *tl, uint64_t ts)
+{
+	if (ts > tl->last_ts) {
+		uint64_t d = ts - tl->last_ts;
+		if (tl->last_ts && (!tl->min_step || d < tl->min_step))
+			tl->min_step = d;
+		tl->last_ts = ts;
+	}
+}
 
 /* The bucket of TS; every bucket since the previous event starts with the
  * heap as that event left it.  Events a thread logged a little out of
@@ -105,14 +123,25 @@ static void track(struct timeline *tl, uint64_t ptr, uint64_t size, uint32_t sit
 	mt_ptrmap_xput(&tl->tracked, ptr, (uint64_t)i);
 }
 
+/* An event the filter left out: its thread's last call allocated no
+ * block of the page. */
+static void on_touch(void *ctx, size_t proc, uint64_t ts, uint32_t tid)
+{
+	(void)ts;
+	struct timeline *tl = ((struct timeline **)ctx)[proc];
+	uint64_t v;
+	if (tl)
+		mt_ptrmap_take(&tl->lastcall, (uint64_t)tid + 1, &v);
+}
+
 static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
 		     uint32_t site)
 {
-	(void)tid;
 	struct timeline *tl = ((struct timeline **)ctx)[proc];
 	if (!tl)
 		return;
 	int b = advance(tl, ts);
+	step(tl, ts);
 	/* a block handed out again without a free in between: the free was lost */
 	drop(tl, ptr);
 	if (size >> (64 - BUCKET_BITS))
@@ -121,19 +150,28 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	if (tl->cur > tl->heap[b])
 		tl->heap[b] = tl->cur;
 	tl->allocs[b]++;
+	mt_ptrmap_xput(&tl->lastcall, (uint64_t)tid + 1, ptr);
+	mt_histo_alloc(&tl->histo, ts, ptr, size);
 	mt_ptrmap_xput(&tl->live, ptr, size << BUCKET_BITS | (uint64_t)b);
 	track(tl, ptr, size, site, b);
 }
 
 static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr)
 {
-	(void)tid;
 	struct timeline *tl = ((struct timeline **)ctx)[proc];
 	if (!tl)
 		return;
 	int b = advance(tl, ts);
-	if (drop(tl, ptr))
+	step(tl, ts);
+	mt_histo_free(&tl->histo, ts, ptr);
+	/* temporary: freed by the very next call of its thread (the
+	 * collector's rule, figures.c) */
+	uint64_t lastp = 0;
+	int was_last = mt_ptrmap_take(&tl->lastcall, (uint64_t)tid + 1, &lastp) && lastp == ptr;
+	if (drop(tl, ptr)) {
 		tl->frees[b]++;
+		tl->temps[b] += (uint64_t)was_last;
+	}
 }
 
 /* After the replay: the heap carried to the end, and what is still live
@@ -149,6 +187,8 @@ static void timeline_finish(struct timeline *tl)
 		tl->leaked[b] += tl->leaked[b - 1];
 	mt_ptrmap_destroy(&tl->live);
 	mt_ptrmap_destroy(&tl->tracked);
+	mt_ptrmap_destroy(&tl->lastcall);
+	mt_histo_finish(&tl->histo);
 }
 
 /* Series for the SPARK_SITES sites of P that allocated the most bytes. */
@@ -181,9 +221,13 @@ static struct timeline *timeline_new(const struct mt_process *p, int series)
 	tl->t0 = t0;
 	tl->span = end > t0 ? end - t0 : 1;
 	tl->last = -1;
-	if (mt_ptrmap_init(&tl->live, 1u << 12) < 0 || (series && series_new(tl, p) < 0)) {
+	mt_histo_init(&tl->histo);
+	if (mt_ptrmap_init(&tl->live, 1u << 12) < 0 || mt_ptrmap_init(&tl->lastcall, 1u << 6) < 0 ||
+	    (series && series_new(tl, p) < 0)) {
 		mt_ptrmap_destroy(&tl->live);
+		mt_ptrmap_destroy(&tl->lastcall);
 		mt_ptrmap_destroy(&tl->tracked);
+		mt_blocks_destroy(&tl->histo.live);
 		free(tl->slot);
 		free(tl->spark);
 		free(tl);
@@ -254,6 +298,7 @@ static void key_free(struct keytab *t)
 
 struct frametabs {
 	struct keytab files, modules, frames;
+	struct keytab stacks; /* (parent + 1, frame): the stacks as a tree */
 };
 
 static long string_index(struct keytab *t, const char *s)
@@ -262,11 +307,11 @@ static long string_index(struct keytab *t, const char *s)
 }
 
 /* A frame's number: by function, file, line, module and inlining, or, for
- * a frame without a symbol, by module and address (its name then says
- * "module+0xaddress"). */
+ * a frame without a symbol, by module and offset in it (its name then says
+ * "module+0xoffset"; outside any module, the address). */
 static uint32_t frame_index(struct frametabs *ft, const struct mt_frame *f)
 {
-	uint64_t what = f->function ? (uintptr_t)f->function : f->address;
+	uint64_t what = f->function ? (uintptr_t)f->function : f->module ? f->offset : f->address;
 	uint64_t flags = (uint64_t)(uint32_t)f->line << 2 | (uint64_t)(f->inlined != 0) << 1 |
 			 (f->function != NULL);
 	return key_index(&ft->frames, what, (uintptr_t)f->file, (uintptr_t)f->module, flags);
@@ -295,6 +340,7 @@ static void frames_json(FILE *f, struct frametabs *ft)
 		struct mt_frame fr = {
 			.function = k[3] & 1 ? (const char *)(uintptr_t)k[0] : NULL,
 			.address = k[3] & 1 ? 0 : k[0],
+			.offset = k[3] & 1 ? 0 : k[0],
 			.file = (const char *)(uintptr_t)k[1],
 			.module = (const char *)(uintptr_t)k[2],
 		};
@@ -330,8 +376,11 @@ static void sites_json(FILE *f, const struct mt_process *p, const struct timelin
 {
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
+	/* A site names the node of its leaf frame in a tree of the stacks,
+	 * which share their outer frames: 100,000 sites of 20 frames are a
+	 * few MB, not 10. */
 	fputs(",\n   \"site_fields\": [\"allocations\", \"allocated_bytes\", \"leaked_allocations\", "
-	      "\"leaked_bytes\", \"peak_bytes\", \"temporary_allocations\", \"frames\"",
+	      "\"leaked_bytes\", \"peak_bytes\", \"temporary_allocations\", \"stack\"",
 	      f);
 	if (tl->slot)
 		fputs(", \"live_series\"", f);
@@ -341,19 +390,25 @@ static void sites_json(FILE *f, const struct mt_process *p, const struct timelin
 		const struct mt_site_stats *st = &p->col.sites[s];
 		if (!st->allocations && !st->live_count && !st->peak_bytes)
 			continue;
-		fprintf(f, "%s\n    [%llu,%llu,%llu,%llu,%llu,%llu,[", first ? "" : ",",
+		fprintf(f, "%s\n    [%llu,%llu,%llu,%llu,%llu,%llu,", first ? "" : ",",
 			(unsigned long long)st->allocations,
 			(unsigned long long)st->allocated_bytes, (unsigned long long)st->live_count,
 			(unsigned long long)st->live_bytes, (unsigned long long)st->peak_bytes,
 			(unsigned long long)st->temporary);
 		first = 0;
 		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
-		for (int k = 0; k < n; k++)
-			fprintf(f, k ? ",%u" : "%u", frame_index(ft, &fr[k]));
-		fputc(']', f);
+		long node = -1;
+		for (int k = n - 1; k >= 0; k--)
+			node = key_index(&ft->stacks, (uint64_t)(node + 1), frame_index(ft, &fr[k]),
+					 0, 0);
+		fprintf(f, "%ld", node);
 		site_series_json(f, tl, s);
 		fputc(']', f);
 	}
+	fputs("],\n   \"stack_fields\": [\"frame\", \"parent\"],\n   \"stacks\": [", f);
+	for (size_t i = 0; i < ft->stacks.n; i++)
+		fprintf(f, "%s[%llu,%lld]", i ? "," : "", (unsigned long long)ft->stacks.keys[i][1],
+			(long long)ft->stacks.keys[i][0] - 1);
 	fputc(']', f);
 	/* the frames point into the symbolizer's strings: written before it goes */
 	frames_json(f, ft);
@@ -370,25 +425,40 @@ static void series_json(FILE *f, const char *key, const uint64_t *v)
 
 static void timeline_json(FILE *f, const struct timeline *tl)
 {
-	fprintf(f, ",\n   \"timeline\": {\"bucket_s\": %.9g", (double)tl->span / 1e9 / BUCKETS);
+	fprintf(f, ",\n   \"timeline\": {\"bucket_s\": %.9g, \"time_step_s\": ",
+		(double)tl->span / 1e9 / BUCKETS);
+	if (tl->min_step)
+		fprintf(f, "%.9g", (double)tl->min_step / 1e9);
+	else
+		fputs("null", f);
 	series_json(f, "heap_bytes", tl->heap);
 	series_json(f, "allocations", tl->allocs);
 	series_json(f, "frees", tl->frees);
+	series_json(f, "temporary", tl->temps);
 	series_json(f, "leaked_bytes", tl->leaked);
 	fputc('}', f);
 }
 
-static void process_json(FILE *f, const struct mt_process *p, const struct timeline *tl)
+static void process_json(FILE *f, const struct mt_process *p, const struct timeline *tl,
+			 const struct mt_filter *flt, int is_main)
 {
 	const struct mt_totals *t = &p->col.t;
 	fputs("  {", f);
 	mt_json_identity(f, p, ", ", 1);
-	fprintf(f, ",\n   \"duration_s\": %.6f, \"start_unix_s\": %.3f, \"exit_status\": ",
-		mt_process_duration(p), (double)p->unix_ns / 1e9);
+	fprintf(f, ",\n   \"main\": %s, \"duration_s\": %.6f, ", is_main ? "true" : "false",
+		mt_process_duration(p));
+	mt_json_span(f, flt, p);
+	fprintf(f, ", \"start_unix_s\": %.3f, \"exit_status\": ", (double)p->unix_ns / 1e9);
 	if (p->exited)
 		fprintf(f, "%lld", (long long)p->exit_status);
 	else
 		fputs("null", f);
+	if (p->exited && p->exit_status < 0 && mt_signal_name((int)-p->exit_status))
+		fprintf(f, ", \"signal\": \"%s\"", mt_signal_name((int)-p->exit_status));
+	if (p->exec_outcome) {
+		fputs(", \"exec_path\": ", f);
+		mt_json_str_html(f, p->exec_path);
+	}
 	fprintf(f,
 		", \"lost_events\": %llu,\n   \"totals\": {\"allocations\": %llu, \"frees\": %llu, "
 		"\"allocated_bytes\": %llu, \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"peak_time_s\": %.6f, "
@@ -401,6 +471,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 		(unsigned long long)t->live_bytes, (unsigned long long)t->temporary,
 		(unsigned long long)t->unmatched_frees, (unsigned long long)t->culled);
 	timeline_json(f, tl);
+	mt_json_histo(f, &tl->histo);
 	fputs(",\n   \"markers\": [", f);
 	for (size_t i = 0; i < p->nmarkers; i++) {
 		fprintf(f, "%s{\"time_s\": %.6f, \"value\": %llu, \"text\": ", i ? ", " : "",
@@ -414,6 +485,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 	key_free(&ft.files);
 	key_free(&ft.modules);
 	key_free(&ft.frames);
+	key_free(&ft.stacks);
 	fputs("}", f);
 }
 
@@ -496,17 +568,20 @@ static void data_json(struct mt_export_ctx *x, struct timeline **tls)
 	struct mt_recording *rec = &x->sel->matched;
 	fputs("{\"memtrace_html\": 1, \"recording\": ", f);
 	mt_json_str_html(f, x->sel->path);
-	fprintf(f,
-		", \"truncated\": %s, \"filtered\": %s, \"weight\": \"%s\",\n \"processes\": [\n",
+	fprintf(f, ", \"truncated\": %s, \"filtered\": %s, \"weight\": \"%s\",\n",
 		x->sel->all.truncated ? "true" : "false", x->sel->filtered ? "true" : "false",
 		mt_weight_names[x->weight]);
+	fputs(" \"filter\": ", f);
+	mt_json_filter(f, x->sel->filter, 1);
+	fputs(",\n \"processes\": [\n", f);
 	int n = 0;
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		if (!tls[i])
 			continue;
 		if (n++)
 			fputs(",\n", f);
-		process_json(f, rec->procs[i], tls[i]);
+		process_json(f, rec->procs[i], tls[i], x->sel->filter,
+			     rec->procs[i] == mt_recording_main(rec));
 	}
 	fputs("\n]", f);
 	if (x->base)
@@ -614,6 +689,8 @@ static void timelines_free(const struct mt_recording *rec, struct timeline **tls
 		if (tls[i]) {
 			mt_ptrmap_destroy(&tls[i]->live);
 			mt_ptrmap_destroy(&tls[i]->tracked);
+			mt_ptrmap_destroy(&tls[i]->lastcall);
+			mt_blocks_destroy(&tls[i]->histo.live);
 			free(tls[i]->slot);
 			free(tls[i]->spark);
 		}
@@ -636,7 +713,7 @@ static struct timeline **timelines(struct mt_export_ctx *x, int series, char *er
 			return NULL;
 		}
 	}
-	struct mt_replay_ops ops = { on_alloc, on_free, tls };
+	struct mt_replay_ops ops = { on_alloc, on_free, tls, on_touch };
 	if (mt_select_replay(x->sel, &ops, err, errlen) < 0) {
 		timelines_free(rec, tls);
 		return NULL;

@@ -180,8 +180,10 @@ static void put_text(FILE *f, const char *s)
 /* "0xADDR: function (file:line)", as valgrind names a code address. */
 static void put_frame(FILE *f, const struct mt_frame *fr)
 {
+	char name[512];
 	fprintf(f, "0x%llX: ", (unsigned long long)fr->address);
-	put_text(f, fr->function ? fr->function : "???");
+	/* no function: module+0xoffset, as every output names such a frame */
+	put_text(f, fr->module || fr->function ? mt_frame_label(fr, name, sizeof name) : "???");
 	if (fr->file) {
 		const char *base = strrchr(fr->file, '/');
 		fputs(" (", f);

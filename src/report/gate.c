@@ -20,8 +20,9 @@ int mt_leak_gate(FILE *f, struct mt_recording *rec, uint64_t max_bytes)
 	if (bytes <= max_bytes && !(max_bytes == 0 && count))
 		return 0;
 	char a[32], b[32], c[32];
-	fprintf(f, "memtrace: leak gate: %s leaked in %s allocations, more than the %s allowed\n",
-		mt_fmt_bytes(bytes, a), mt_fmt_count(count, b), mt_fmt_bytes(max_bytes, c));
+	fprintf(f, "memtrace: leak gate: %s leaked in %s allocation%s, more than the %s allowed\n",
+		mt_fmt_bytes(bytes, a), mt_fmt_count(count, b), mt_s(count),
+		mt_fmt_bytes(max_bytes, c));
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];
 		if (!p->col.t.live_count)

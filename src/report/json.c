@@ -3,6 +3,7 @@
  * ("memtrace_report": 1).  Keys are only ever added, never renamed.
  */
 #include "report.h"
+#include "analyse/functions.h"
 #include "analyse/resident.h"
 #include "base/util.h"
 #include "base/json.h"
@@ -27,8 +28,13 @@ void mt_json_frames(FILE *f, const struct mt_frame *fr, int n)
 			fputs("null", f);
 		fputs(", \"module\": ", f);
 		mt_json_str(f, x->module);
-		fprintf(f, ", \"address\": \"0x%llx\", \"inlined\": %s}",
-			(unsigned long long)x->address, x->inlined ? "true" : "false");
+		fprintf(f,
+			", \"address\": \"0x%llx\", \"offset\": \"0x%llx\", \"inlined\": %s, \"name\": ",
+			(unsigned long long)x->address, (unsigned long long)x->offset,
+			x->inlined ? "true" : "false");
+		char name[512];
+		mt_json_str(f, mt_frame_label(x, name, sizeof name));
+		fputc('}', f);
 	}
 	fputc(']', f);
 }
@@ -176,12 +182,44 @@ void mt_json_memory(FILE *f, const struct mt_process *p)
 		rel_s(p, r.beyond_ts), (unsigned long long)r.vm_data_peak);
 }
 
-static void process_json(FILE *f, const struct mt_process *p, const struct mt_process *main,
-			 const struct mt_report_opts *o)
+void mt_json_filter(FILE *f, const struct mt_filter *flt, int html)
 {
+	if (!flt || !flt->active || !flt->desc) {
+		fputs("null", f);
+		return;
+	}
+	fputc('{', f);
+	for (const char *s = flt->desc; *s;) {
+		size_t n = strcspn(s, "\n"), k = strcspn(s, "=");
+		char *key = xstrndup(s, k), *val = xstrndup(s + k + 1, n - k - 1);
+		if (s != flt->desc)
+			fputs(", ", f);
+		json_str(f, key, html);
+		fputs(": ", f);
+		json_str(f, val, html);
+		free(key);
+		free(val);
+		s += n + (s[n] == '\n');
+	}
+	fputc('}', f);
+}
+
+void mt_json_span(FILE *f, const struct mt_filter *flt, const struct mt_process *p)
+{
+	double from;
+	double span = mt_filter_span_s(flt && flt->active ? flt : NULL, p, &from);
+	fprintf(f, "\"span_s\": %.6f, \"span_from_s\": %.6f", span, from);
+}
+
+static int process_json(FILE *f, const struct mt_process *p, const struct mt_process *main,
+			const struct mt_report_opts *o, size_t idx)
+{
+	int found = 1;
 	fputs("    {\n      ", f);
 	mt_json_identity(f, p, ",\n      ", 0);
-	fprintf(f, ",\n      \"duration_s\": %.6f,\n", mt_process_duration(p));
+	fprintf(f, ",\n      \"duration_s\": %.6f,\n      ", mt_process_duration(p));
+	mt_json_span(f, o->filter, p);
+	fputs(",\n", f);
 	if (p->exited)
 		fprintf(f, "      \"exit_status\": %lld,\n", (long long)p->exit_status);
 	if (p->exited && p->exit_status < 0 && mt_signal_name((int)-p->exit_status))
@@ -220,8 +258,9 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_pr
 		fprintf(f, ",\n         \"allocator\": \"%s\", \"allocator_object\": ",
 			mt_fn_names[s->fn]);
 		mt_json_str(f, p->site_object[sites[i]]);
-		fputs(",\n         \"frames\": ", f);
 		int k = mt_site_frames(p, sym, sites[i], fr, MT_SYM_MAX_FRAMES);
+		fprintf(f,
+			",\n         \"useful_frame\": %d, \"frames\": ", mt_useful_frame(fr, k));
 		mt_json_frames(f, fr, k);
 		fputc('}', f);
 	}
@@ -229,6 +268,10 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_pr
 	fputs(n ? "\n      ],\n" : "],\n", f);
 	fputs("      \"markers\": ", f);
 	mt_json_markers(f, p);
+	if (mt_report_fn_mode(o))
+		found = mt_report_functions_json(f, p, sym, o);
+	if (o->sizes && o->histo)
+		mt_json_histo(f, &o->histo[idx]);
 	fputs(",\n", f);
 	fputs("      \"warnings\": [", f);
 	const char *const *w = mt_sym_warnings(sym);
@@ -239,6 +282,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct mt_pr
 	}
 	fputs("]\n    }", f);
 	mt_sym_free(sym);
+	return found;
 }
 
 int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o)
@@ -246,14 +290,21 @@ int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opt
 	fprintf(f, "{\n  \"memtrace_report\": 1,\n  \"view\": \"%s\",\n  \"recording\": ",
 		mt_view_names[o->view]);
 	mt_json_str(f, rec->path);
+	fputs(",\n  \"filter\": ", f);
+	mt_json_filter(f, o->filter, 0);
 	fprintf(f, ",\n  \"truncated\": %s,\n  \"processes\": [\n",
 		rec->truncated ? "true" : "false");
-	int shown = 0;
+	int shown = 0, found = 0;
 	for (size_t i = 0; i < rec->nprocs; i++)
 		if (mt_report_wants(o, rec->procs[i])) {
 			fputs(shown++ ? ",\n" : "", f);
-			process_json(f, rec->procs[i], mt_recording_main(rec), o);
+			found |= process_json(f, rec->procs[i], mt_recording_main(rec), o, i);
 		}
 	fputs("\n  ]\n}\n", f);
+	if (shown && !found) {
+		mt_error("no function named '%s' on any stack (--functions lists them)",
+			 o->callers ? o->callers : o->callees);
+		return 1;
+	}
 	return 0;
 }

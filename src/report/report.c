@@ -21,15 +21,14 @@ void mt_print_frames(FILE *f, const struct mt_frame *fr, int n, int max, const c
 	for (int i = 0; i < n && i < max; i++) {
 		const struct mt_frame *x = &fr[i];
 		fputs(indent, f);
-		if (x->function)
-			mt_text_str(f, x->function);
-		else
-			fprintf(f, "0x%llx", (unsigned long long)x->address);
+		char name[512];
+		mt_text_str(f, mt_frame_label(x, name, sizeof name));
 		if (x->file) {
 			fputs(" [", f);
 			mt_text_str(f, x->file);
 			fprintf(f, ":%d]", x->line);
-		} else if (x->module) {
+		} else if (x->module && x->function) {
+			/* without a function, the name says the module already */
 			fputs(" (", f);
 			mt_text_str(f, x->module);
 			fputc(')', f);
@@ -39,7 +38,7 @@ void mt_print_frames(FILE *f, const struct mt_frame *fr, int n, int max, const c
 		fputc('\n', f);
 	}
 	if (n > max)
-		fprintf(f, "%s... %d more frames\n", indent, n - max);
+		fprintf(f, "%s... %d more frame%s\n", indent, n - max, mt_s((uint64_t)(n - max)));
 }
 
 static void process_header(FILE *f, const struct mt_process *p, int is_main)
@@ -68,6 +67,9 @@ static void process_header(FILE *f, const struct mt_process *p, int is_main)
 			fprintf(f, ", killed by %s", sig);
 		else
 			fprintf(f, ", killed by signal %lld", (long long)-p->exit_status);
+	} else if (!p->exec_outcome) {
+		/* neither an exit nor an exec: it ran on after tracing stopped */
+		fputs(", still running when tracing stopped", f);
 	}
 	fputc('\n', f);
 	if (p->heap)
@@ -109,26 +111,61 @@ static void print_resident(FILE *f, const struct mt_process *p)
 			mt_fmt_bytes(r.end_beyond, a));
 }
 
-static void print_totals(FILE *f, const struct mt_process *p)
+/* "  filtered:" and the keys of O's filter, with the span they keep. */
+static void print_filter(FILE *f, const struct mt_process *p, const struct mt_report_opts *o)
+{
+	if (!o->filter || !o->filter->active || !o->filter->desc)
+		return;
+	fputs("  filtered:        ", f);
+	for (const char *s = o->filter->desc; *s;) {
+		size_t n = strcspn(s, "\n");
+		char *kv = xstrndup(s, n);
+		if (s != o->filter->desc)
+			fputc(' ', f);
+		fputs("--", f);
+		for (char *c = kv; *c && *c != '='; c++)
+			if (*c == '_')
+				*c = '-';
+		mt_text_str(f, kv);
+		free(kv);
+		s += n + (s[n] == '\n');
+	}
+	double from, span = mt_filter_span_s(o->filter, p, &from);
+	fprintf(f,
+		"\n                   (every figure counts only the allocations matched; "
+		"rates are over %.3f s to %.3f s)\n",
+		from, from + span);
+}
+
+static void print_totals(FILE *f, const struct mt_process *p, const struct mt_report_opts *o)
 {
 	const struct mt_totals *t = &p->col.t;
 	char a[32], b[32], c[32];
+	double span = mt_filter_span_s(o->filter, p, NULL);
 	fprintf(f, "  allocations:     %s (%s)\n", mt_fmt_count(t->allocations, a),
 		mt_fmt_bytes(t->allocated_bytes, b));
+	if (span > 0)
+		fprintf(f, "  rate:            %s allocations/s over %.3f s%s\n",
+			mt_fmt_count((uint64_t)((double)t->allocations / span + 0.5), a), span,
+			o->filter && o->filter->active &&
+					(o->filter->from.set || o->filter->to.set) ?
+				" (the span filtered)" :
+				"");
 	fprintf(f, "  frees:           %s\n", mt_fmt_count(t->frees, a));
 	fprintf(f, "  temporary:       %s (%.1f%% of allocations)\n", mt_fmt_count(t->temporary, a),
 		t->allocations ? 100.0 * (double)t->temporary / (double)t->allocations : 0.0);
-	fprintf(f, "  peak:            %s in %s blocks, at %.3f s\n",
-		mt_fmt_bytes(t->peak_bytes, a), mt_fmt_count(t->peak_count, c),
+	fprintf(f, "  peak:            %s in %s block%s, at %.3f s\n",
+		mt_fmt_bytes(t->peak_bytes, a), mt_fmt_count(t->peak_count, c), mt_s(t->peak_count),
 		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0);
-	fprintf(f, "  leaked:          %s in %s allocations\n", mt_fmt_bytes(t->live_bytes, a),
-		mt_fmt_count(t->live_count, b));
+	fprintf(f, "  leaked:          %s in %s allocation%s\n", mt_fmt_bytes(t->live_bytes, a),
+		mt_fmt_count(t->live_count, b), mt_s(t->live_count));
 	print_resident(f, p);
 	if (t->held_count)
 		fprintf(f,
-			"  runtime-held:    %s in %s allocations (kept by the C/C++ runtime until "
+			"  runtime-held:    %s in %s allocation%s (kept by the C/C++ runtime until "
 			"exit, not leaks)\n",
-			mt_fmt_bytes(t->held_bytes, a), mt_fmt_count(t->held_count, b));
+			mt_fmt_bytes(t->held_bytes, a), mt_fmt_count(t->held_count, b),
+			mt_s(t->held_count));
 	if (t->suppressed_count)
 		fprintf(f, "  suppressed:      %s in %s leaked allocations (--suppressions)\n",
 			mt_fmt_bytes(t->suppressed_bytes, a), mt_fmt_count(t->suppressed_count, b));
@@ -170,9 +207,9 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 		case MT_VIEW_FREQUENCY: {
 			const char *obj = p->site_object[sites[i]],
 				   *base = obj ? strrchr(obj, '/') : NULL;
-			fprintf(f, "  %s calls to %s%s%s (%s) from:\n",
-				mt_fmt_count(s->allocations, a), mt_fn_names[s->fn],
-				obj ? " in " : "",
+			fprintf(f, "  %s call%s to %s%s%s (%s) from:\n",
+				mt_fmt_count(s->allocations, a), mt_s(s->allocations),
+				mt_fn_names[s->fn], obj ? " in " : "",
 				base ? base + 1 :
 				obj  ? obj :
 				       "",
@@ -180,17 +217,20 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 			break;
 		}
 		case MT_VIEW_PEAK:
-			fprintf(f, "  %s at peak in %s blocks (%s allocations) from:\n",
+			fprintf(f, "  %s at peak in %s block%s (%s allocation%s) from:\n",
 				mt_fmt_bytes(s->peak_bytes, a), mt_fmt_count(s->peak_count, b),
-				mt_fmt_count(s->allocations, c));
+				mt_s(s->peak_count), mt_fmt_count(s->allocations, c),
+				mt_s(s->allocations));
 			break;
 		case MT_VIEW_LEAKS:
-			fprintf(f, "  %s leaked in %s allocations from:\n",
-				mt_fmt_bytes(s->live_bytes, a), mt_fmt_count(s->live_count, b));
+			fprintf(f, "  %s leaked in %s allocation%s from:\n",
+				mt_fmt_bytes(s->live_bytes, a), mt_fmt_count(s->live_count, b),
+				mt_s(s->live_count));
 			break;
 		case MT_VIEW_TEMPORARY:
-			fprintf(f, "  %s temporary of %s allocations from:\n",
-				mt_fmt_count(s->temporary, a), mt_fmt_count(s->allocations, b));
+			fprintf(f, "  %s temporary of %s allocation%s from:\n",
+				mt_fmt_count(s->temporary, a), mt_fmt_count(s->allocations, b),
+				mt_s(s->allocations));
 			break;
 		default:
 			break;
@@ -215,23 +255,42 @@ static void tree_view(FILE *f, const struct mt_process *p, struct mt_symbolizer 
 		print_lost_kinds(f, p);
 		fputs("; the figures below are lower bounds\n", f);
 	}
+	if (o->view == MT_VIEW_PEAK) {
+		/* the tree is of one moment: say which */
+		const struct mt_totals *t = &p->col.t;
+		char a[32], c[32];
+		fprintf(f, "  peak: %s in %s block%s, at %.3f s\n", mt_fmt_bytes(t->peak_bytes, a),
+			mt_fmt_count(t->peak_count, c), mt_s(t->peak_count),
+			t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0);
+	}
 	size_t n;
 	uint32_t *sites = mt_rank_sites(p, o->view, 1, &n);
 	if (o->limit > 0 && (size_t)o->limit < n)
 		n = (size_t)o->limit;
-	mt_print_tree(f, p, sym, sites, n, o->view, o->threshold);
+	if (o->top_down)
+		mt_print_topdown_tree(f, p, sym, sites, n, o->view, o->threshold);
+	else
+		mt_print_tree(f, p, sym, sites, n, o->view, o->threshold);
 	free(sites);
 }
 
-static void process_text(FILE *f, const struct mt_process *p, const struct mt_report_opts *o,
-			 int first, int is_main)
+/* Returns 0 when P has no function of --callers or --callees. */
+static int process_text(FILE *f, const struct mt_process *p, const struct mt_report_opts *o,
+			int first, int is_main, size_t idx)
 {
+	int found = 1;
 	if (!first)
 		fputc('\n', f);
 	process_header(f, p, is_main);
+	print_filter(f, p, o);
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
-	if (o->view == MT_VIEW_SUMMARY) {
-		print_totals(f, p);
+	if (mt_report_fn_mode(o)) {
+		print_totals(f, p, o);
+		found = mt_report_functions_text(f, p, sym, o);
+		if (o->sizes && o->histo)
+			mt_print_histo(f, &o->histo[idx]);
+	} else if (o->view == MT_VIEW_SUMMARY) {
+		print_totals(f, p, o);
 		long lim = o->limit > 0 ? o->limit : 5;
 		summary_section(f, p, sym, MT_VIEW_FREQUENCY, "MOST CALLS TO ALLOCATION FUNCTIONS",
 				lim);
@@ -245,14 +304,21 @@ static void process_text(FILE *f, const struct mt_process *p, const struct mt_re
 	for (; w && *w; w++)
 		mt_warning("%s", *w);
 	mt_sym_free(sym);
+	return found;
 }
 
 int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o)
 {
-	int shown = 0;
+	int shown = 0, found = 0;
 	for (size_t i = 0; i < rec->nprocs; i++)
 		if (mt_report_wants(o, rec->procs[i]))
-			process_text(f, rec->procs[i], o, !shown++,
-				     rec->nprocs > 1 && rec->procs[i] == mt_recording_main(rec));
+			found |= process_text(
+				f, rec->procs[i], o, !shown++,
+				rec->nprocs > 1 && rec->procs[i] == mt_recording_main(rec), i);
+	if (shown && !found) {
+		mt_error("no function named '%s' on any stack (--functions lists them)",
+			 o->callers ? o->callers : o->callees);
+		return 1;
+	}
 	return 0;
 }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyse/filter.h"
+#include "analyse/histo.h"
 #include "analyse/recording.h"
 #include "analyse/sites.h"
 #include "analyse/symbols.h"
@@ -19,7 +21,24 @@ struct mt_report_opts {
 	double threshold; /* percent of the view's total below which tree nodes fold */
 	long limit;	  /* -n: sites shown (0: all in JSON and trees, 5 per summary section) */
 	long pid;	  /* -1: every process */
+	const struct mt_filter *filter; /* what the recording was loaded through; NULL: nothing */
+	int functions;			/* --functions: the per-function table */
+	const char *callers, *callees;	/* --callers FN, --callees FN */
+	int top_down;			/* --top-down: trees from main down */
+	int sizes;			/* --sizes: size and lifetime histograms */
+	const struct mt_histo *histo;	/* with sizes: per process of the recording */
 };
+
+/* Does O show functions (--functions, --callers, --callees) or sizes
+ * rather than a view?  The view then only says what ranks functions. */
+static inline int mt_report_fn_mode(const struct mt_report_opts *o)
+{
+	return o->functions || o->callers || o->callees || o->sizes;
+}
+
+/* histo: P's histograms of --sizes, as text or as JSON keys. */
+void mt_print_histo(FILE *f, const struct mt_histo *h);
+void mt_json_histo(FILE *f, const struct mt_histo *h);
 
 /* Is P one of the processes O shows (-p)? */
 int mt_report_wants(const struct mt_report_opts *o, const struct mt_process *p);
@@ -46,10 +65,35 @@ void mt_json_site_figures(FILE *f, const struct mt_site_stats *s);
 void mt_json_markers(FILE *f, const struct mt_process *p);
 /* The process's memory samples summed up (analyse/resident.h), or null. */
 void mt_json_memory(FILE *f, const struct mt_process *p);
+/* FLT's keys as an object of strings ({"from": "200ms", ...}), or null when
+ * it filters nothing; with HTML, safe inside a <script> element. */
+void mt_json_filter(FILE *f, const struct mt_filter *flt, int html);
+/* P's "span_s" and "span_from_s" keys (without braces): the part of its
+ * run the figures cover, which rates divide by (FLT's from and to, or the
+ * whole run). */
+void mt_json_span(FILE *f, const struct mt_filter *flt, const struct mt_process *p);
+
+/* functions.c: the --functions table and --callers/--callees of P, after
+ * its view (text), or as keys of its JSON object.  Return 0 when P has no
+ * function of --callers or --callees, else 1. */
+int mt_report_functions_text(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+			     const struct mt_report_opts *o);
+int mt_report_functions_json(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+			     const struct mt_report_opts *o);
 
 /* tree.c: memtrail-style text trees of sites, leaf outwards. */
 void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
 		   const uint32_t *sites, size_t nsites, enum mt_view view, double threshold);
+/* The same turned over: from main towards the allocator functions. */
+void mt_print_topdown_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+			   const uint32_t *sites, size_t nsites, enum mt_view view,
+			   double threshold);
+/* The tree of function FN's callers (CALLERS: from FN towards main) or
+ * callees (from FN towards the allocator), weighed by VIEW, percentages of
+ * what went through FN.  Returns the number of sites through FN (0: none,
+ * nothing printed). */
+size_t mt_print_fn_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+			const char *fn, int callers, enum mt_view view, double threshold);
 /* The same for the sites SITES of a diff, weights signed (NEW - BASE). */
 struct mt_diff;
 void mt_print_diff_tree(FILE *f, const struct mt_diff *d, const uint32_t *sites, size_t nsites,

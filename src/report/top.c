@@ -173,12 +173,9 @@ void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double t
 			int k = mt_site_frames(p, mt_top_symbolizer(t, p), rows[r].site, fr,
 					       MT_SYM_MAX_FRAMES);
 			for (int j = 0; j < k && j < 4; j++) {
-				if (fr[j].function) {
-					fputs(j ? " < " : "", f);
-					mt_text_str(f, fr[j].function);
-				} else
-					fprintf(f, "%s0x%llx", j ? " < " : "",
-						(unsigned long long)fr[j].address);
+				char name[512];
+				fputs(j ? " < " : "", f);
+				mt_text_str(f, mt_frame_label(&fr[j], name, sizeof name));
 			}
 			fputc('\n', f);
 		}

@@ -9,9 +9,15 @@
  * The same tree shows a diff (`memtrace diff`): weights are then NEW minus
  * BASE, signed, branches are sorted by growth and folded by the size of
  * their change, whichever its sign.
+ *
+ * Turned over (--top-down), the tree reads from main towards the allocator
+ * functions; rooted at one function, it shows that function's callers
+ * (bottom-up, towards main) or its callees (top-down, towards the
+ * allocator), as heaptrack's caller/callee views do.
  */
 #include "report.h"
 #include "analyse/diff.h"
+#include "analyse/functions.h"
 #include "analyse/sites.h"
 #include "base/json.h"
 #include "base/util.h"
@@ -52,10 +58,8 @@ static void label(char *buf, size_t len, const struct mt_frame *f)
 	/* names and paths come from the traced program's files: escaped for
 	 * the terminal as they are copied */
 	size_t o;
-	if (f->function)
-		o = mt_text_safe(buf, len, f->function);
-	else
-		o = (size_t)snprintf(buf, len, "0x%llx", (unsigned long long)f->address);
+	char name[512];
+	o = mt_text_safe(buf, len, mt_frame_label(f, name, sizeof name));
 	if (o + 3 >= len)
 		return;
 	if (f->file) {
@@ -65,7 +69,7 @@ static void label(char *buf, size_t len, const struct mt_frame *f)
 		if (o < len)
 			snprintf(buf + o, len - o, ":%d]%s", f->line,
 				 f->inlined ? " (inlined)" : "");
-	} else if (f->module) {
+	} else if (f->module && f->function) {
 		memcpy(buf + o, " (", 3);
 		o += 2;
 		o += mt_text_safe(buf + o, len - o, f->module);
@@ -117,8 +121,8 @@ static void describe(FILE *f, const struct tree *t, const struct node *n, uint64
 	if (v == MT_VIEW_TEMPORARY)
 		fprintf(f, "%.2f%% (%sx): %s\n", pct, mt_fmt_count(n->count, a), n->label);
 	else if (v == MT_VIEW_FREQUENCY)
-		fprintf(f, "%.2f%% (%s calls, %s): %s\n", pct, mt_fmt_count(n->count, a),
-			mt_fmt_bytes(n->bytes, b), n->label);
+		fprintf(f, "%.2f%% (%s call%s, %s): %s\n", pct, mt_fmt_count(n->count, a),
+			mt_s((uint64_t)n->count), mt_fmt_bytes(n->bytes, b), n->label);
 	else
 		fprintf(f, "%.2f%% (%s, %sx): %s\n", pct, mt_fmt_bytes(n->bytes, a),
 			mt_fmt_count(n->count, b), n->label);
@@ -216,20 +220,20 @@ static void print_total(FILE *f, const struct mt_totals *tot, enum mt_view view)
 	char a[32], b[32];
 	switch (view) {
 	case MT_VIEW_LEAKS:
-		fprintf(f, "leaked: %s in %s allocations\n", mt_fmt_bytes(tot->live_bytes, a),
-			mt_fmt_count(tot->live_count, b));
+		fprintf(f, "leaked: %s in %s allocation%s\n", mt_fmt_bytes(tot->live_bytes, a),
+			mt_fmt_count(tot->live_count, b), mt_s(tot->live_count));
 		break;
 	case MT_VIEW_PEAK:
-		fprintf(f, "maximum: %s in %s blocks\n", mt_fmt_bytes(tot->peak_bytes, a),
-			mt_fmt_count(tot->peak_count, b));
+		fprintf(f, "maximum: %s in %s block%s\n", mt_fmt_bytes(tot->peak_bytes, a),
+			mt_fmt_count(tot->peak_count, b), mt_s(tot->peak_count));
 		break;
 	case MT_VIEW_TEMPORARY:
-		fprintf(f, "temporary: %s of %s allocations\n", mt_fmt_count(tot->temporary, a),
-			mt_fmt_count(tot->allocations, b));
+		fprintf(f, "temporary: %s of %s allocation%s\n", mt_fmt_count(tot->temporary, a),
+			mt_fmt_count(tot->allocations, b), mt_s(tot->allocations));
 		break;
 	default:
-		fprintf(f, "calls: %s allocations (%s)\n", mt_fmt_count(tot->allocations, a),
-			mt_fmt_bytes(tot->allocated_bytes, b));
+		fprintf(f, "calls: %s allocation%s (%s)\n", mt_fmt_count(tot->allocations, a),
+			mt_s(tot->allocations), mt_fmt_bytes(tot->allocated_bytes, b));
 	}
 }
 
@@ -246,6 +250,129 @@ static void tree_free(struct tree *t)
 	for (size_t i = 0; i < t->len; i++)
 		free(t->n[i].label);
 	free(t->n);
+}
+
+/* A frame's function as a node of the trees by function (top-down,
+ * callers, callees): its name and file, whatever the line. */
+static void fn_label(char *buf, size_t len, const struct mt_frame *f)
+{
+	char name[512];
+	size_t o = mt_text_safe(buf, len, mt_frame_label(f, name, sizeof name));
+	if (f->file && o + 4 < len) {
+		const char *b = strrchr(f->file, '/');
+		memcpy(buf + o, " [", 3);
+		o += 2;
+		o += mt_text_safe(buf + o, len - o, b ? b + 1 : f->file);
+		if (o + 2 < len)
+			memcpy(buf + o, "]", 2);
+	}
+}
+
+/* Adds the path of the functions of frames FR[IDX[0]], FR[IDX[1]], ...
+ * under a first node FIRST (none when NULL), then LAST (none when NULL). */
+static void add_seq(struct tree *t, const char *first, const struct mt_frame *fr, const int *idx,
+		    int m, const char *last, int64_t w, int64_t bytes, int64_t count)
+{
+	char buf[2048];
+	size_t path[MT_SYM_MAX_FRAMES + 3], depth = 0, cur = 0;
+	path[depth++] = 0;
+	if (first)
+		path[depth++] = cur = child(t, 0, first);
+	for (int j = 0; j < m; j++) {
+		fn_label(buf, sizeof buf, &fr[idx[j]]);
+		path[depth++] = cur = child(t, cur, buf);
+	}
+	if (last)
+		path[depth++] = child(t, cur, last);
+	for (size_t d = 0; d < depth; d++) {
+		t->n[path[d]].weight += w;
+		t->n[path[d]].bytes += bytes;
+		t->n[path[d]].count += count;
+	}
+}
+
+static int is_main(const struct mt_frame *f)
+{
+	return f->function && !strcmp(f->function, "main") && !f->inlined;
+}
+
+void mt_print_topdown_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+			   const uint32_t *sites, size_t nsites, enum mt_view view,
+			   double threshold)
+{
+	struct tree t;
+	tree_init(&t, 0);
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
+	int idx[MT_SYM_MAX_FRAMES];
+	for (size_t i = 0; i < nsites; i++) {
+		const struct mt_site_stats *s = &p->col.sites[sites[i]];
+		struct mt_amount a = mt_site_amount(s, view);
+		int k = mt_site_frames(p, sym, sites[i], fr, MT_SYM_MAX_FRAMES);
+		/* from main (what lies beyond is libc start-up) to the leaf */
+		int top = k - 1;
+		for (int j = 0; j < k; j++)
+			if (is_main(&fr[j]))
+				top = j;
+		int m = 0;
+		for (int j = top; j >= 0; j--)
+			idx[m++] = j;
+		add_seq(&t, NULL, fr, idx, m, mt_fn_names[s->fn],
+			(int64_t)mt_amount_measure(a, view), (int64_t)a.bytes, (int64_t)a.count);
+	}
+	print_total(f, &p->col.t, view);
+	char prefix[1100] = "  ";
+	print(f, &t, 0, prefix, 2, mt_total_measure(&p->col.t, view), view, threshold);
+	tree_free(&t);
+}
+
+size_t mt_print_fn_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+			const char *fn, int callers, enum mt_view view, double threshold)
+{
+	struct tree t;
+	tree_init(&t, 0);
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
+	int idx[MT_SYM_MAX_FRAMES];
+	char buf[512];
+	size_t through = 0;
+	uint64_t total = 0;
+	for (uint32_t s = 0; s < p->col.nsites; s++) {
+		const struct mt_site_stats *st = &p->col.sites[s];
+		struct mt_amount a = mt_site_amount(st, view);
+		uint64_t w = mt_amount_measure(a, view);
+		if (!w)
+			continue;
+		int k = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
+		int at = -1;
+		for (int j = 0; j < k; j++)
+			if (!strcmp(mt_frame_label(&fr[j], buf, sizeof buf), fn)) {
+				at = j;
+				if (callers)
+					break; /* the innermost call: its callers above */
+			}
+		if (at < 0)
+			continue;
+		through++;
+		total += w;
+		int m = 0;
+		if (callers) {
+			for (int j = at + 1; j < k; j++) {
+				idx[m++] = j;
+				if (is_main(&fr[j]))
+					break;
+			}
+		} else {
+			for (int j = at - 1; j >= 0; j--)
+				idx[m++] = j;
+		}
+		add_seq(&t, fn, fr, idx, m, callers ? NULL : mt_fn_names[st->fn], (int64_t)w,
+			(int64_t)a.bytes, (int64_t)a.count);
+	}
+	if (through) {
+		char prefix[1100] = "  ";
+		print(f, &t, 0, prefix, 2, total, view, threshold);
+	}
+	tree_free(&t);
+	return through;
 }
 
 void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,

@@ -1,6 +1,7 @@
 /*
  * reply.c - the error answer every part of the server gives (server.h's
- * srv_error): a JSON object {"error": MESSAGE}.  A file of its own, below
+ * srv_error): a JSON object {"error": MESSAGE}; and srv_error_page, the
+ * same said as a page for the pages a browser opens (/ and /ui/ID).  A file of its own, below
  * both the HTTP side and the API, so that calls between them go one way.
  */
 #include "server.h"
@@ -30,4 +31,56 @@ void srv_error(struct srv_reply *r, int status, const char *fmt, ...)
 	}
 	r->status = status;
 	r->type = "application/json";
+}
+
+static void html_text(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		switch (*s) {
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		default:
+			fputc(*s, f);
+		}
+}
+
+void srv_error_page(struct srv_reply *r, int status, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	free(r->body);
+	r->body = NULL;
+	r->len = 0;
+	r->filename[0] = 0;
+	FILE *f = open_memstream(&r->body, &r->len);
+	if (f) {
+		/* the GUI's stylesheet and nothing inline: the page's policy is the GUI's */
+		fprintf(f,
+			"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+			"<title>memtrace: %s</title>\n"
+			"<link rel=\"stylesheet\" href=\"/static/report.css\">\n</head>\n"
+			"<body data-state=\"error\">\n<div id=\"memtrace\"><header class=\"topbar\">"
+			"<a class=\"brand\" href=\"/\">memtrace</a></header>\n<main>"
+			"<div class=\"note error-page\">",
+			status == 404 ? "not found" : "error");
+		html_text(f, msg);
+		fputs("</div>\n<p><a href=\"/\">All recordings</a></p></main></div>\n</body>\n</html>\n",
+		      f);
+		fclose(f);
+	}
+	r->status = status;
+	r->type = "text/html; charset=utf-8";
 }

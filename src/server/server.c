@@ -82,6 +82,7 @@ static int fill_slot(void *ctx, FILE *f, const struct mt_page_slot *slot, char *
 	} else if (mt_page_slot_is(slot, "script")) {
 		each_name(f, slot, "<script src=\"/static/%.*s\"></script>\n");
 		fputs("<script src=\"/static/console.js\"></script>\n"
+		      "<script src=\"/static/allocations.js\"></script>\n"
 		      "<script src=\"/static/gui.js\"></script>",
 		      f);
 	}
@@ -97,7 +98,8 @@ static void serve_page(const char *title, const struct srv_query *q, int no_quer
 	FILE *f;
 	char err[200];
 	if (no_query && q->n) {
-		srv_error(r, 400, "unknown parameter '%s'", q->v[0].key);
+		srv_error_page(r, 400, "unknown parameter '%s'", q->v[0].key);
+		r->policy = GUI_POLICY;
 		return;
 	}
 	if (!(f = open_memstream(&r->body, &r->len))) {
@@ -123,8 +125,9 @@ static void serve_recording(struct srv_state *st, const char *id, const struct s
 	int ok = !strcmp(id, "last") || (n && n < 10 && strspn(id, "0123456789") == n &&
 					 strtoul(id, NULL, 10) < st->nfiles);
 	if (!ok) {
-		srv_error(r, 404, "no recording '%s': ids are 0 to %zu, or last", id,
-			  st->nfiles - 1);
+		srv_error_page(r, 404, "no recording '%s': ids are 0 to %zu, or last", id,
+			       st->nfiles - 1);
+		r->policy = GUI_POLICY;
 		return;
 	}
 	char title[64];

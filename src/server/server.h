@@ -95,6 +95,9 @@ struct srv_reply {
 /* A JSON error {"error": MESSAGE} with STATUS. */
 void srv_error(struct srv_reply *r, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The same as an HTML page (the caller sets its policy). */
+void srv_error_page(struct srv_reply *r, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* The REST API: /list and /data/<id>/... split into path segments SEG.
  * /list is answered in R at once.  A /data request is parsed: its answer

@@ -113,3 +113,16 @@ def check_no_temporary_files(t):
     for name in os.listdir(t.tmp):
         if '.tmp' in name:
             t.fail(f'a temporary file was left behind: {name}')
+
+
+def page_frames(proc, site):
+    """The frame indices, leaf first, of SITE (a dict of the report page's
+    site_fields) of process PROC of the page's data: its "stack" node walked
+    up the tree of "stacks" (or its "frames" list, as a diff's sites hold)."""
+    if 'stack' not in site:
+        return list(site.get('frames') or [])
+    out, node, stacks = [], site['stack'], proc.get('stacks', [])
+    while node is not None and node >= 0:
+        out.append(stacks[node][0])
+        node = stacks[node][1]
+    return out

@@ -89,7 +89,9 @@
 		this.status.textContent = 'Running\u2026';
 		this.status.className = 'gui-qstatus';
 		document.body.setAttribute('data-qstate', 'running');
-		return fetch(this.url(this.sql.value)).then(function (res) {
+		return fetch(this.url(this.sql.value)).catch(function () {
+			throw new Error('The server does not answer (has it stopped?)');
+		}).then(function (res) {
 			return res.json().catch(function () { return {}; }).then(function (body) {
 				if (!res.ok)
 					throw new Error(body.error || res.status + ' ' + res.statusText);

@@ -8,6 +8,11 @@
  * regular expression matches.  The page draws it from embedded JSON, the
  * server's GUI from its REST API: it only ever sees the data object.
  *
+ * Frames too narrow to draw are not dropped silently: side by side, they
+ * become one grey block "N more" (a click zooms into their parent).  The
+ * graph can be inverted (bottom-up: the allocating functions at the root,
+ * their callers above, heaptrack's bottom-up view).
+ *
  * A differential flamegraph (export --base): the sites carry base_* fields,
  * the base recording's figures; widths stay the recording's, and each frame
  * is red where it grew since the base, blue where it shrank, white when
@@ -17,16 +22,40 @@
 	'use strict';
 	var ROW = 18;
 	var FONT = '12px system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif';
-	var MIN_PX = 0.4;  /* narrower frames are not drawn, nor what they hold */
+	var MIN_PX = 0.4;  /* narrower frames are merged into an "N more" block */
 	var MATCH = '#c043e6';
 
-	function newNode(name, parent, kind) {
+	/* Nodes are plain objects with plain arrays: a recording of 100,000
+	 * sites makes hundreds of thousands of them, and typed arrays or a Map
+	 * per node cost seconds to create.  B (the base's figures) is shared
+	 * and all zero until a differential graph writes it. */
+	var NOBASE = [0, 0, 0, 0, 0];
+
+	function newNode(name, parent, kind, diff) {
 		return {
 			name: name, parent: parent, kind: kind, depth: parent ? parent.depth + 1 : 0,
-			kids: [], byName: new Map(), v: new Float64Array(M.weights.length),
-			b: new Float64Array(M.weights.length),
+			kids: [], byName: null, v: [0, 0, 0, 0, 0], b: diff ? [0, 0, 0, 0, 0] : NOBASE,
 			file: null, lo: 0, hi: 0, several: false, module: null,
 		};
+	}
+
+	/* N's child named NAME, or undefined: a scan while it has few, a Map
+	 * once it has many. */
+	function kid(n, name) {
+		if (n.byName)
+			return n.byName.get(name);
+		for (var i = 0; i < n.kids.length; i++)
+			if (n.kids[i].name === name)
+				return n.kids[i];
+		return undefined;
+	}
+
+	function addKid(n, c) {
+		n.kids.push(c);
+		if (n.byName)
+			n.byName.set(c.name, c);
+		else if (n.kids.length > 16)
+			n.byName = new Map(n.kids.map(function (k) { return [k.name, k]; }));
 	}
 
 	function mergeLocation(n, f) {
@@ -44,43 +73,69 @@
 			n.hi = f.line;
 	}
 
-	/* The call tree of SITES, the root named "all". */
-	function buildTree(sites) {
-		var root = newNode('all', null, 'root');
-		var fields = M.weights.map(function (w) { return w.field; });
-		sites.forEach(function (s) {
-			var v = fields.map(function (k) { return s[k] || 0; });
-			var b = fields.map(function (k) { return s['base_' + k] || 0; });
+	/* The call tree of SITES, the root named "all"; with INVERT, from the
+	 * leaf (the allocating function) outwards.  Built a slice of sites at a
+	 * time (run), so that the other orientation can be made between
+	 * events, then finished (done). */
+	function TreeBuilder(sites, invert, diff) {
+		this.sites = sites;
+		this.invert = invert;
+		this.diff = diff;
+		this.i = 0;
+		this.root = newNode('all', null, 'root', diff);
+		this.fields = M.weights.map(function (w) { return w.field; });
+	}
+
+	TreeBuilder.prototype.run = function (until) {
+		var fields = this.fields, diff = this.diff, invert = this.invert, root = this.root;
+		var v = [0, 0, 0, 0, 0], b = [0, 0, 0, 0, 0];
+		var end = Math.min(until, this.sites.length);
+		for (; this.i < end; this.i++) {
+			var s = this.sites[this.i];
+			for (var i = 0; i < fields.length; i++) {
+				v[i] = s[fields[i]] || 0;
+				b[i] = diff ? s['base_' + fields[i]] || 0 : 0;
+			}
 			var n = root;
 			add(n, v, b);
-			for (var i = s.frames.length - 1; i >= 0; i--) {
-				var f = s.frames[i], c = n.byName.get(f.name);
+			for (var k = 0; k < s.frames.length; k++) {
+				var f = s.frames[invert ? k : s.frames.length - 1 - k], c = kid(n, f.name);
 				if (!c) {
-					c = newNode(f.name, n, f.kind);
-					n.byName.set(f.name, c);
-					n.kids.push(c);
+					c = newNode(f.name, n, f.kind, diff);
+					addKid(n, c);
 				}
 				mergeLocation(c, f);
 				add(c, v, b);
 				n = c;
 			}
-		});
+		}
+		return this.i >= this.sites.length;
+	};
+
+	TreeBuilder.prototype.done = function () {
 		/* siblings by name, as flamegraph.pl and the SVG export order them */
-		var stack = [root];
+		var stack = [this.root];
 		while (stack.length) {
 			var n = stack.pop();
 			n.byName = null;
 			n.kids.sort(function (a, b) { return a.name < b.name ? -1 : a.name > b.name ? 1 : 0; });
 			Array.prototype.push.apply(stack, n.kids);
 		}
-		return root;
+		return this.root;
+	};
+
+	function buildTree(sites, invert, diff) {
+		var t = new TreeBuilder(sites, invert, diff);
+		t.run(Infinity);
+		return t.done();
 	}
 
 	function add(n, v, b) {
-		for (var i = 0; i < v.length; i++) {
+		for (var i = 0; i < v.length; i++)
 			n.v[i] += v[i];
-			n.b[i] += b[i];
-		}
+		if (n.b !== NOBASE)
+			for (var j = 0; j < b.length; j++)
+				n.b[j] += b[j];
 	}
 
 	/* A frame of a differential graph: white unchanged, red grown, blue
@@ -144,6 +199,11 @@
 				self.draw();
 			},
 		});
+		this.invertBtn = M.el('button', {
+			type: 'button', class: 'btn fg-invert', text: 'Bottom-up', 'aria-pressed': 'false',
+			title: 'root the graph at the allocating functions, their callers above',
+			onclick: function () { self.invert(!self.inverted); },
+		});
 		this.total = M.el('span', { class: 'fg-total' });
 		this.matched = M.el('span', { class: 'fg-matched' });
 		this.canvas = M.el('canvas', { class: 'fg-canvas' });
@@ -154,7 +214,8 @@
 		container.appendChild(M.el('div', { class: 'fg' },
 			M.el('div', { class: 'toolbar' },
 				M.el('div', { class: 'seg', role: 'group', 'aria-label': 'weight' }, this.buttons),
-				M.el('div', { class: 'toolbar-right' }, this.searchBox, this.resetBtn, this.flipBtn)),
+				M.el('div', { class: 'toolbar-right' }, this.searchBox, this.resetBtn, this.invertBtn,
+					this.flipBtn)),
 			M.el('div', { class: 'fg-status' }, this.total, this.matched),
 			this.wrap, this.details));
 
@@ -162,8 +223,10 @@
 		this.canvas.addEventListener('mouseleave', function () { self.setHover(null); });
 		this.canvas.addEventListener('click', function (ev) {
 			var b = self.boxAt(ev);
+			/* an "N more" block: its parent, where they get more room */
+			var n = b && (b.n.more ? b.n.parent : b.n);
 			if (b)
-				self.zoom(b.n === self.root ? null : b.n);
+				self.zoom(n === self.root ? null : n);
 		});
 		M.onWidthChange(this.wrap, function () { self.draw(); });
 	}
@@ -172,11 +235,58 @@
 	 * (their base_* fields). */
 	Flamegraph.prototype.setSites = function (sites, diff) {
 		this.diff = !!diff;
-		this.root = buildTree(sites);
+		this.sites = sites;
+		this.root = buildTree(sites, this.inverted, this.diff);
+		this.buildOther();
 		this.zoomed = null;
 		this.hover = null;
 		this.search(this.searchBox.value);
 		this.setWeight(this.wi);
+	};
+
+	/* The tree the other way round, made a slice at a time after the
+	 * page is drawn, so that inverting it later is immediate. */
+	Flamegraph.prototype.buildOther = function () {
+		var self = this, sites = this.sites, t = new TreeBuilder(sites, !this.inverted, this.diff);
+		this.other = null;
+		this.otherBuilder = t;
+		(function slice() {
+			if (self.otherBuilder !== t)
+				return; /* new sites came meanwhile, or it was finished at once */
+			if (!t.run(t.i + 4000)) {
+				setTimeout(slice, 0);
+				return;
+			}
+			self.other = { inverted: t.invert, root: t.done() };
+			self.otherBuilder = null;
+		})();
+	};
+
+	/* Top-down (callers at the root, the default) or bottom-up. */
+	Flamegraph.prototype.invert = function (on) {
+		this.inverted = on;
+		this.invertBtn.setAttribute('aria-pressed', on ? 'true' : 'false');
+		this.invertBtn.classList.toggle('active', on);
+		if (!this.sites)
+			return;
+		var t = this.otherBuilder;
+		if (t && t.invert === on) {
+			/* asked for before it was done: finish it now */
+			t.run(Infinity);
+			this.other = { inverted: on, root: t.done() };
+			this.otherBuilder = null;
+		}
+		if (this.other && this.other.inverted === on) {
+			var old = this.root;
+			this.root = this.other.root;
+			this.other = { inverted: !on, root: old };
+			this.zoomed = null;
+			this.hover = null;
+			this.search(this.searchBox.value);
+			this.setWeight(this.wi);
+		} else {
+			this.setSites(this.sites, this.diff);
+		}
 	};
 
 	Flamegraph.prototype.setWeight = function (i) {
@@ -249,15 +359,35 @@
 			boxes.push({ n: n, x: 0, w: width, row: row, faded: true });
 		});
 		var scale = z.v[wi] ? width / z.v[wi] : 0;
-		(function place(n, x, row) {
-			var w = n.v[wi] * scale;
-			if (w < MIN_PX)
+		/* a run of siblings each too narrow: one block, if it shows */
+		function more(parent, run, x, w, row) {
+			if (!run.length || w < MIN_PX)
 				return;
-			boxes.push({ n: n, x: x, w: w, row: row, faded: false });
+			var m = { name: M.fmt.count(run.length) + ' more', parent: parent, kind: 'more', more: run,
+				v: [0, 0, 0, 0, 0], b: run[0].b === NOBASE ? NOBASE : [0, 0, 0, 0, 0], kids: [] };
+			run.forEach(function (k) { add(m, k.v, k.b); });
+			boxes.push({ n: m, x: x, w: w, row: row, faded: false });
+		}
+		(function place(n, x, row) {
+			boxes.push({ n: n, x: x, w: n.v[wi] * scale, row: row, faded: false });
+			var run = [], rx = 0, rw = 0;
 			for (var i = 0; i < n.kids.length; i++) {
-				place(n.kids[i], x, row + 1);
-				x += n.kids[i].v[wi] * scale;
+				var k = n.kids[i], w = k.v[wi] * scale;
+				if (w < MIN_PX) {
+					if (!run.length)
+						rx = x;
+					if (k.v[wi])
+						run.push(k);
+					rw += w;
+				} else {
+					more(n, run, rx, rw, row + 1);
+					run = [];
+					rw = 0;
+					place(k, x, row + 1);
+				}
+				x += w;
 			}
+			more(n, run, rx, rw, row + 1);
 		})(z, 0, chain.length);
 		return boxes;
 	};
@@ -309,7 +439,7 @@
 		var y = this.y(b.row), n = b.n;
 		ctx.globalAlpha = b.faded ? 0.45 : 1;
 		var d = n.v[this.wi] - n.b[this.wi];
-		ctx.fillStyle = this.re && this.re.test(n.name) ? MATCH : this.diff ?
+		ctx.fillStyle = n.more ? '#d0d7de' : this.re && this.re.test(n.name) ? MATCH : this.diff ?
 			diffColor(d >= 0, this.most ? Math.abs(d) / this.most : 0) : M.fmt.frameColor(n.name, n.kind);
 		ctx.fillRect(b.x + 0.5, y + 0.5, Math.max(b.w - 1, 0.5), ROW - 1);
 		if (n === this.hover) {

@@ -54,6 +54,16 @@ var Memtrace = window.Memtrace || (window.Memtrace = {});
 		return m + ' min ' + Math.round(s - 60 * m) + ' s';
 	}
 
+	/* How a process of the report data ended, as its page says it */
+	function state(p) {
+		if (p.exit_status !== null && p.exit_status !== undefined)
+			return p.exit_status < 0 ? 'killed by ' + (p.signal || 'signal ' + -p.exit_status) :
+				'exited with status ' + p.exit_status;
+		if (p.exec_path)
+			return 'replaced by exec of ' + p.exec_path;
+		return 'still running when tracing stopped';
+	}
+
 	function basename(path) {
 		return path ? String(path).replace(/.*\//, '') : '';
 	}
@@ -168,10 +178,22 @@ var Memtrace = window.Memtrace || (window.Memtrace = {});
 					'program' : 'library',
 			};
 		});
+		/* a site's stack: its frames' indices, or (the processes of the
+		 * page) the node of its leaf in a tree of stacks, [frame, parent] */
+		var stacks = proc.stacks || [];
+		function chain(node) {
+			var out = [];
+			for (; node >= 0; node = stacks[node][1])
+				out.push(frames[stacks[node][0]]);
+			return out;
+		}
 		proc._sites = proc.sites.map(function (s) {
 			var o = {};
 			proc.site_fields.forEach(function (k) { o[k] = s[si[k]]; });
-			o.frames = s[si.frames].map(function (i) { return frames[i]; });
+			o.frames = si.stack !== undefined ? chain(s[si.stack]) : s[si.frames].map(function (i) {
+				return frames[i];
+			});
+			delete o.stack;
 			return o;
 		});
 		return proc._sites;
@@ -193,7 +215,7 @@ var Memtrace = window.Memtrace || (window.Memtrace = {});
 	M.sites = sites;
 	M.fmt = {
 		count: count, bytes: bytes, value: value, short: short, pct: pct, seconds: seconds,
-		basename: basename, frameColor: frameColor, where: where,
+		basename: basename, frameColor: frameColor, where: where, state: state,
 	};
 	M.el = el;
 	M.fitCanvas = fitCanvas;

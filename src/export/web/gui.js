@@ -5,7 +5,16 @@
  * filter form whose fields are the API's filter parameters.  Submitting it
  * fetches the report again with them, redraws everything, keeps them in the
  * page's own query (so that a reload or a shared link shows the same) and
- * in the export links.  The query console (console.js) goes under it.
+ * in the export links.  A filter the server refuses changes none of these:
+ * the view, the page's URL and the downloads always show the same filter,
+ * and the status says the new one was not applied.  A time range dragged
+ * across the chart becomes the from and to filters, so that every view
+ * (figures, flamegraph, call sites, functions, sizes, downloads) shows the
+ * allocations made in it.  Under the chart, a slider picks a moment: every
+ * view then shows what was live at that moment (memray's temporal view:
+ * the allocations made before it and not freed by then; with a range
+ * dragged, those made in the range and still live at its end).  The query
+ * console (console.js) goes under it.
  */
 (function (M) {
 	'use strict';
@@ -98,7 +107,10 @@
 	/* ---- "/ui/ID": one recording ---- */
 
 	function fetchJSON(url) {
-		return fetch(url).then(function (res) {
+		return fetch(url).catch(function () {
+			// fetch itself failed: nobody answers (a stopped server)
+			throw new Error('The server does not answer (has it stopped?): cannot load ' + url);
+		}).then(function (res) {
 			return res.json().catch(function () { return {}; }).then(function (body) {
 				if (!res.ok)
 					throw new Error(body.error || res.status + ' ' + res.statusText);
@@ -161,6 +173,7 @@
 					'empty fields do not filter.' })),
 			M.el('div', { class: 'card-body' }, this.form, this.downloads));
 		this.console = M.QueryConsole ? new M.QueryConsole(this) : null;
+		this.allocations = M.AllocationList ? new M.AllocationList(this) : null;
 	}
 
 	Recording.prototype.links = function (q) {
@@ -179,25 +192,109 @@
 		var url = '/data/' + encodeURIComponent(this.id) + '/report' + (q ? '?' + q : '');
 		this.status.textContent = 'Loading\u2026';
 		this.status.className = 'gui-status';
-		history.replaceState(null, '', location.pathname + (q ? '?' + q : ''));
 		return fetchJSON(url).then(function (data) {
 			var proc = M.report && M.report.proc && M.report.data.processes.indexOf(M.report.proc);
 			M.report = M.render(self.root, data);
 			self.place();
-			if (M.report && proc > 0 && proc < data.processes.length) {
+			if (M.report && proc >= 0 && proc < data.processes.length &&
+					M.report.data.processes.indexOf(M.report.proc) !== proc) {
 				self.root.querySelector('.proc-select').value = String(proc);
 				M.report.select(proc);
 			}
+			self.shown = q;
+			self.url();
+			self.hookChart();
+			if (self.allocations)
+				self.allocations.refresh();
+			var picker = self.root.querySelector('.proc-select');
+			if (picker)
+				picker.addEventListener('change', function () {
+					self.url();
+					if (self.allocations)
+						self.allocations.refresh();
+				});
 			self.links(q);
 			self.status.textContent = q ? 'Filtered.' : '';
 			document.body.setAttribute('data-state', 'ready');
 		}, function (e) {
-			self.status.textContent = e.message;
+			self.status.textContent = e.message + (self.shown !== undefined ?
+				' \u2014 not applied: the page still shows ' +
+				(self.shown ? 'the filter ' + self.shown : 'every allocation') : '');
 			self.status.className = 'gui-status bad';
 			if (!self.root.querySelector('main'))
 				self.place();
 			document.body.setAttribute('data-state', 'error');
 		});
+	};
+
+	/* The chart's brush sets from and to (seconds, as the API takes them)
+	 * and applies them; "Whole run" clears them.  The new page's chart
+	 * stays zoomed on the range. */
+	Recording.prototype.hookChart = function () {
+		var self = this, chart = M.report && M.report.chart;
+		if (!chart)
+			return;
+		var from = this.form.elements.from, to = this.form.elements.to;
+		chart.onBrush = function (r) {
+			from.value = r ? +r[0].toFixed(6) + 's' : '';
+			to.value = r ? +r[1].toFixed(6) + 's' : '';
+			self.brush = r;
+			self.brushText = r ? from.value : null;
+			self.apply();
+		};
+		/* the range is gone once the form's from says something else */
+		if (this.brush && from.value !== this.brushText)
+			this.brush = null;
+		this.liveControl(chart);
+		var tl = M.report.proc && M.report.proc.timeline;
+		if (this.brush && tl && tl.bucket_s > 0) {
+			var n = tl.heap_bytes.length;
+			var lo = Math.max(0, Math.floor(this.brush[0] / tl.bucket_s + 1e-6));
+			var hi = Math.min(n, Math.ceil(this.brush[1] / tl.bucket_s - 1e-6));
+			if (hi > lo) {
+				chart.range = [lo, hi];
+				chart.brushed = true;
+				chart.reset.disabled = false;
+				chart.draw();
+			}
+		}
+	};
+
+	/* The slider of the moment to show what was live at, under CHART. */
+	Recording.prototype.liveControl = function (chart) {
+		var self = this, p = M.report.proc, foot = chart.resolution.parentNode;
+		if (!p || !foot)
+			return;
+		var span = p.duration_s || p.timeline.bucket_s * p.timeline.heap_bytes.length;
+		var els = this.form.elements, at = parseFloat(els.to.value);
+		var slider = M.el('input', { type: 'range', class: 'live-at', min: '0', max: String(span),
+			step: 'any', 'aria-label': 'the moment to show what was live at' });
+		slider.value = String(els.lifetime.value === 'only_not_deallocated_in_current_range' && at >= 0 ? at : span);
+		var label = M.el('span', { class: 'live-label' });
+		var show = function () { label.textContent = M.fmt.seconds(+slider.value); };
+		slider.addEventListener('input', show);
+		show();
+		var go = M.el('button', { type: 'button', class: 'btn live-go', text: 'Show what was live then',
+			onclick: function () {
+				/* a range dragged: what was made in it and still live at its end */
+				if (!self.brush)
+					els.from.value = '';
+				els.to.value = +(+slider.value).toFixed(6) + 's';
+				els.lifetime.value = 'only_not_deallocated_in_current_range';
+				self.apply();
+			} });
+		foot.insertBefore(M.el('span', { class: 'live-ctl' }, 'Live at ', slider, label, go), chart.reset);
+	};
+
+	/* The page's URL: the filter shown, and the process shown (pid=) when
+	 * it is not the one the page opens on. */
+	Recording.prototype.url = function () {
+		var q = new URLSearchParams(this.shown || '');
+		var r = M.report;
+		if (r && r.proc && r.data.processes.indexOf(r.proc) !== r.first)
+			q.set('pid', String(r.proc.pid));
+		var s = q.toString();
+		history.replaceState(null, '', location.pathname + (s ? '?' + s : ''));
 	};
 
 	/* The panel goes first in the report's main, a way back in its bar. */
@@ -215,6 +312,11 @@
 		main.insertBefore(this.panel, main.firstChild);
 		if (this.console)
 			main.insertBefore(this.console.card, this.panel.nextSibling);
+		/* the single allocations after the call sites */
+		var sites = main.querySelector('table.sites:not(.functions)');
+		var card = sites && sites.closest('.card');
+		if (this.allocations)
+			main.insertBefore(this.allocations.card, card ? card.nextSibling : null);
 	};
 
 	function boot() {

@@ -3,21 +3,33 @@
  * (chart.js), the flamegraph (flamegraph.js) and the call sites (table.js),
  * with a process selector when the recording holds several.
  *
+ * Also the functions (functions.js) and the sizes and lifetimes
+ * (histo.js).
+ *
  * Its data is one object, embedded by `memtrace export --format html` in
  * <script type="application/json" id="memtrace-data">, or fetched from the
  * URL in data-src of #memtrace (the server's REST API):
  *
  *   {"memtrace_html": 1, "recording": PATH, "truncated": BOOL,
- *    "filtered": BOOL, "weight": the flamegraph's first weight,
- *    "processes": [{"pid", "ppid", "exe", "argv", "backend", "duration_s",
+ *    "filtered": BOOL, "filter": {key: value as given} or null,
+ *    "weight": the flamegraph's first weight,
+ *    "processes": [{"pid", "ppid", "exe", "argv", "backend", "main" (the
+ *      recorded command), "duration_s", "span_s" and "span_from_s" (the part
+ *      of the run the figures cover: the filter's from/to; rates divide by it),
  *      "exit_status" (null: did not exit), "start_unix_s", "lost_events",
  *      "totals": the keys of `memtrace report --json`,
- *      "timeline": {"bucket_s", "heap_bytes": [], "allocations": [],
- *                   "leaked_bytes": []}  (equal buckets from the start),
+ *      "timeline": {"bucket_s", "time_step_s" (the smallest step between
+ *                   two event times, or null), "heap_bytes": [], "allocations": [],
+ *                   "frees": [], "temporary": [], "leaked_bytes": []}
+ *                   (equal buckets from the start),
+ *      "sizes", "lifetimes", "never_freed": as `memtrace report --sizes`,
  *      "markers": [{"time_s", "value", "text"}],
- *      "site_fields": [...], "sites": [[figures..., [frame index, leaf first]]]
+ *      "site_fields": [...], "sites": [[figures..., stack]]: STACK the
+ *                     node of the site's leaf frame in "stacks"
  *                     (from the server, a last field "live_series": the
  *                     site's live bytes over time, or null),
+ *      "stack_fields": ["frame", "parent"], "stacks": [[frame index,
+ *                     parent node or -1]]: the stacks as a tree,
  *      "frame_fields": [...], "frames": [[name, file index, line, module
  *                     index, inlined, symbolized]], "files": [], "modules": []}],
  *    "diff" (export --base only): {"base": BASE's path, "exe", "site_fields",
@@ -48,13 +60,15 @@
 			M.el('div', { class: 'figure-sub', text: sub }));
 	}
 
-	function figures(p) {
+	function figures(p, filtered) {
 		var t = p.totals, f = M.fmt;
+		var span = p.span_s !== undefined ? p.span_s : p.duration_s;
 		var tempShare = t.allocations ?
 			(100 * t.temporary_allocations / t.allocations).toFixed(1) + '% of allocations' : '';
 		return [
-			figure('allocations', 'Allocations', f.count(t.allocations), p.duration_s > 0 ?
-				f.count(t.allocations / p.duration_s) + ' per second on average' : ''),
+			figure('allocations', 'Allocations', f.count(t.allocations), span > 0 ?
+				f.count(t.allocations / span) + ' per second on average' +
+				(filtered && span < p.duration_s ? ' over the ' + f.seconds(span) + ' filtered' : '') : ''),
 			figure('frees', 'Frees', f.count(t.frees), t.unmatched_frees ?
 				f.count(t.unmatched_frees) + ' of blocks allocated before tracing' :
 				'each matched an allocation'),
@@ -73,11 +87,7 @@
 
 	function meta(p) {
 		var parts = ['pid ' + p.pid, p.backend ? p.backend + ' backend' : null, M.fmt.seconds(p.duration_s)];
-		if (p.exit_status !== null && p.exit_status !== undefined)
-			parts.push(p.exit_status < 0 ? 'killed by signal ' + -p.exit_status :
-				'exit status ' + p.exit_status);
-		else
-			parts.push('did not exit while traced');
+		parts.push(M.fmt.state(p));
 		if (p.start_unix_s)
 			parts.push('started ' + new Date(p.start_unix_s * 1000).toLocaleString());
 		return parts.filter(Boolean).join(' \u00b7 ');
@@ -85,6 +95,24 @@
 
 	function procName(p) {
 		return M.fmt.basename(p.exe) + ' [' + p.pid + ']';
+	}
+
+	/* The process a page opens on by default: the recorded command, else
+	 * the first. */
+	function mainProcess(procs) {
+		for (var i = 0; i < procs.length; i++)
+			if (procs[i].main)
+				return i;
+		return 0;
+	}
+
+	/* The one the page's query names (?pid=N), else the default. */
+	function firstProcess(procs) {
+		var want = new URLSearchParams(location.search).get('pid');
+		for (var i = 0; want && i < procs.length; i++)
+			if (String(procs[i].pid) === want)
+				return i;
+		return mainProcess(procs);
 	}
 
 	/* Draws DATA into ROOT; returns the widgets and select(i), which shows
@@ -110,7 +138,10 @@
 		if (data.truncated)
 			notes.push('The recording is truncated: it ends early, and its figures stop there.');
 		if (data.filtered)
-			notes.push('Filtered: the figures count only the allocations the export\'s filters matched.');
+			notes.push('Filtered' + (data.filter ? ' by ' + Object.keys(data.filter).map(function (k) {
+				return k + '=' + data.filter[k];
+			}).join(', ') : '') + ': the figures count only the allocations matched, and rates ' +
+				'divide by the span kept.');
 		notes.forEach(function (n) { main.appendChild(M.el('div', { class: 'note', text: n })); });
 		if (!procs.length) {
 			main.appendChild(M.el('div', { class: 'note', text: 'The recording holds no process.' }));
@@ -123,8 +154,13 @@
 			M.fmt.basename(data.diff.base) + ', blue shrank (the processes of both recordings merged). ' : '') +
 			'Widths are shares of the weight chosen. ' +
 			'Click a frame to zoom into it, hover for its figures.');
-		var table = section('Call sites', 'Click a column to sort, a row to see its whole stack.');
-		[summary, chart.el, flame.el, table.el].forEach(function (e) { main.appendChild(e); });
+		var table = section('Call sites', 'Each site named by its first frame outside the allocator and ' +
+			'the runtime.  Click a column to sort, a row to see its whole stack.');
+		var fns = section('Functions', 'Self: what a function asked the allocator for itself; incl.: with ' +
+			'everything it called.  Click a column to sort, a function for its callers and callees.');
+		var histo = section('Sizes and lifetimes', 'How many allocations of each size (powers of two), and ' +
+			'how long blocks lived before their free.');
+		[summary, chart.el, flame.el, table.el, fns.el, histo.el].forEach(function (e) { main.appendChild(e); });
 		main.appendChild(M.el('footer', { text: 'memtrace report of ' + (data.recording || 'a recording') }));
 
 		var r = {
@@ -132,6 +168,8 @@
 			chart: new M.Chart(chart.body),
 			flame: new M.Flamegraph(flame.body, { weight: data.weight }),
 			table: new M.SiteTable(table.body),
+			functions: new M.FunctionTable(fns.body),
+			histo: new M.Histograms(histo.body),
 		};
 		r.select = function (i) {
 			var p = procs[i];
@@ -140,18 +178,24 @@
 				M.el('h1', { text: M.fmt.basename(p.exe) || 'process ' + p.pid }),
 				M.el('div', { class: 'cmd', text: (p.argv || []).join(' ') || p.exe, title: p.exe }),
 				M.el('div', { class: 'meta', text: meta(p) }),
-				M.el('div', { class: 'figures' }, figures(p)));
+				M.el('div', { class: 'figures' }, figures(p, data.filtered)));
 			var sites = M.sites(p);
 			r.chart.setProcess(p);
 			if (!data.diff)
 				r.flame.setSites(sites);
 			r.table.setSites(sites);
+			r.functions.setSites(sites);
+			r.histo.setProcess(p);
 		};
 		if (picker)
 			picker.addEventListener('change', function () { r.select(+picker.value); });
 		if (data.diff)
 			r.flame.setSites(M.sites(data.diff), true);
-		r.select(0);
+		r.first = mainProcess(procs);
+		var shown = firstProcess(procs);
+		r.select(shown);
+		if (picker)
+			picker.value = String(shown);
 		return r;
 	}
 

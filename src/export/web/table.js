@@ -2,14 +2,16 @@
  * table.js - the call sites of a process as a sortable table: a click on a
  * column header sorts by it (again: the other way round), the filter box
  * keeps the sites whose stack mentions a text, a click on a row unfolds
- * its whole stack.  Long tables show their first rows until asked for all.
+ * its whole stack.  Long tables show their first rows until asked for all;
+ * then rows are added as the table is scrolled, CHUNK at a time, so that a
+ * recording of 100,000 sites answers every click at once.
  * When the sites carry live_series (the server's GUI: live bytes over time
  * of the sites that allocated the most), a column draws each as a
  * sparkline.
  */
 (function (M) {
 	'use strict';
-	var LIMIT = 50;
+	var LIMIT = 50, CHUNK = 200;
 	var SPARK_W = 120, SPARK_H = 22;
 
 	/* Live bytes over time as a line over its filled area, scaled to the
@@ -35,12 +37,19 @@
 		return c;
 	}
 
+	/* a site is named by its most useful frame (functions.js) */
+	function useful(s) {
+		if (s._useful === undefined)
+			s._useful = M.usefulFrame ? M.usefulFrame(s.frames) : 0;
+		return s._useful;
+	}
+
 	function leafName(s) {
-		return s.frames.length ? s.frames[0].name : '[no stack]';
+		return s.frames.length ? s.frames[useful(s)].name : '[no stack]';
 	}
 
 	function leafWhere(s) {
-		return s.frames.length ? M.fmt.where(s.frames[0]) : '';
+		return s.frames.length ? M.fmt.where(s.frames[useful(s)]) : '';
 	}
 
 	var COLUMNS = [
@@ -75,15 +84,42 @@
 		this.body = M.el('tbody');
 		this.more = M.el('button', {
 			type: 'button', class: 'btn', hidden: true,
-			onclick: function () { self.all = true; self.render(); },
+			onclick: function () {
+				self.all = true;
+				self.append(self.shown + CHUNK);
+			},
 		});
 		container.appendChild(M.el('div', { class: 'tbl' },
 			M.el('div', { class: 'toolbar' }, this.filter, this.count),
-			M.el('div', { class: 'tbl-scroll' },
+			this.scroller = M.el('div', { class: 'tbl-scroll', onscroll: function () { self.grow(); } },
 				M.el('table', { class: 'sites' },
 					M.el('thead', null, M.el('tr', null, this.heads, this.sparkHead)), this.body)),
 			M.el('div', { class: 'tbl-more' }, this.more)));
 	}
+
+	/* Near the bottom of a table shown whole: its next rows. */
+	SiteTable.prototype.grow = function () {
+		var sc = this.scroller;
+		if (!this.all || !this.rows || this.shown >= this.rows.length ||
+				sc.scrollTop + sc.clientHeight < sc.scrollHeight - 400)
+			return;
+		this.append(this.shown + CHUNK);
+	};
+
+	/* Rows up to N of the sorted ones, after those already there. */
+	SiteTable.prototype.append = function (n) {
+		var self = this, frag = document.createDocumentFragment();
+		var end = Math.min(n, this.rows.length);
+		for (var i = this.shown; i < end; i++) {
+			var s = this.rows[i];
+			frag.appendChild(self.row(s));
+			if (self.open.has(s))
+				frag.appendChild(self.stack(s));
+		}
+		this.shown = end;
+		this.body.appendChild(frag);
+		this.more.hidden = true;
+	};
 
 	SiteTable.prototype.setSites = function (sites) {
 		this.sites = sites;
@@ -109,9 +145,11 @@
 		var get = col.get || function (s) { return s[col.key]; };
 		var dir = this.desc ? -1 : 1, q = this.filter.value.trim().toLowerCase();
 		var rows = this.sites.filter(function (s) {
+			/* frames are shared objects: each keeps its text to search */
 			return !q || s.frames.some(function (f) {
-				return f.name.toLowerCase().indexOf(q) >= 0 ||
-					M.fmt.where(f, true).toLowerCase().indexOf(q) >= 0;
+				if (f._text === undefined)
+					f._text = (f.name + '\n' + M.fmt.where(f, true)).toLowerCase();
+				return f._text.indexOf(q) >= 0;
 			});
 		});
 		/* ties keep a fixed order: by allocated bytes, then by name */
@@ -133,17 +171,13 @@
 			th.setAttribute('aria-sort', on ? (self.desc ? 'descending' : 'ascending') : 'none');
 			th.querySelector('.arrow').textContent = on ? (self.desc ? '\u25bc' : '\u25b2') : '';
 		});
-		var shown = this.all ? rows : rows.slice(0, LIMIT);
-		var frag = document.createDocumentFragment();
-		shown.forEach(function (s) {
-			frag.appendChild(self.row(s));
-			if (self.open.has(s))
-				frag.appendChild(self.stack(s));
-		});
-		this.body.replaceChildren(frag);
+		this.rows = rows;
+		this.shown = 0;
+		this.body.replaceChildren();
+		this.append(this.all ? CHUNK : LIMIT);
 		this.count.textContent = rows.length === this.sites.length ? M.fmt.count(rows.length) + ' call sites' :
 			M.fmt.count(rows.length) + ' of ' + M.fmt.count(this.sites.length) + ' call sites';
-		this.more.hidden = shown.length === rows.length;
+		this.more.hidden = this.all || this.shown === rows.length;
 		this.more.textContent = 'Show all ' + M.fmt.count(rows.length) + ' call sites';
 	};
 
@@ -151,12 +185,12 @@
 		var self = this;
 		var cells = COLUMNS.map(function (c) {
 			if (c.key === 'function') {
-				var caller = s.frames.length > 1 ? s.frames[1].name : '';
+				var caller = s.frames.length > useful(s) + 1 ? s.frames[useful(s) + 1].name : '';
 				return M.el('td', { class: 'fn' }, M.el('span', { class: 'name', text: leafName(s) }),
 					caller ? M.el('span', { class: 'caller', text: 'from ' + caller }) : null);
 			}
 			if (c.key === 'location') {
-				var f = s.frames[0];
+				var f = s.frames[useful(s)];
 				return M.el('td', { class: 'where', title: f ? M.fmt.where(f, true) : null,
 					text: leafWhere(s) });
 			}
@@ -172,24 +206,31 @@
 				M.fmt.value(Math.max.apply(null, s.live_series), 'bytes') : 'not among the sites drawn' },
 				s.live_series ? sparkline(s.live_series) : null));
 		}
-		return M.el('tr', {
+		var tr = M.el('tr', {
 			class: 'site' + (this.open.has(s) ? ' open' : ''), tabindex: '0',
-			onclick: function () { self.toggle(s); },
-			onkeydown: function (ev) { if (ev.key === 'Enter') self.toggle(s); },
+			onclick: function () { self.toggle(s, tr); },
+			onkeydown: function (ev) { if (ev.key === 'Enter') self.toggle(s, tr); },
 		}, cells);
+		return tr;
 	};
 
-	SiteTable.prototype.toggle = function (s) {
-		if (this.open.has(s))
+	/* Unfolds (or folds) the stack of site S under its row TR, in place. */
+	SiteTable.prototype.toggle = function (s, tr) {
+		if (this.open.has(s)) {
 			this.open.delete(s);
-		else
+			tr.classList.remove('open');
+			if (tr.nextSibling && tr.nextSibling.classList.contains('stack'))
+				tr.nextSibling.remove();
+		} else {
 			this.open.add(s);
-		this.render();
+			tr.classList.add('open');
+			tr.after(this.stack(s));
+		}
 	};
 
 	SiteTable.prototype.stack = function (s) {
-		var items = s.frames.map(function (f) {
-			return M.el('li', null, M.el('span', { class: 'name', text: f.name }),
+		var items = s.frames.map(function (f, i) {
+			return M.el('li', { class: i === useful(s) ? 'useful' : null }, M.el('span', { class: 'name', text: f.name }),
 				f.inlined ? M.el('span', { class: 'tag', text: 'inlined' }) : null,
 				M.el('span', { class: 'where', text: M.fmt.where(f, true) }));
 		});

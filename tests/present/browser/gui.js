@@ -110,6 +110,8 @@ run(async ([base, program, shots]) => {
 		}));
 		facts.sparkHead = await page.locator('table.sites th.spark-col').isVisible();
 		facts.fields = await page.$$eval('.gui-filters [name]', (es) => es.map((e) => e.name));
+		facts.chartLabels = await page.evaluate(() => Memtrace.report.chart.labels);
+		facts.resolution = await page.locator('.chart-resolution').textContent();
 		facts.links = await page.$$eval('.gui-downloads a', (as) => as.map((a) => a.getAttribute('href')));
 		await page.evaluate(() => window.scrollTo(0, 0));
 		await page.screenshot({ path: path.join(shots, 'gui-recording.png'), fullPage: true });
@@ -131,8 +133,28 @@ run(async ([base, program, shots]) => {
 		await page.locator('table.sites tbody tr.site').first().click();
 		facts.stack = await page.$$eval('table.sites tr.stack li .name', (ls) => ls.map((l) => l.textContent));
 
+		// single allocations, a page from the server
+		const aready = () => page.waitForFunction(() => document.body.dataset.astate &&
+			document.body.dataset.astate !== 'loading', null, { timeout: 30000 });
+		await page.locator('.alloc-show').click();
+		await aready();
+		const allocRows = () => page.$$eval('table.allocations tbody tr.alloc', (trs) => trs.map((tr) => [
+			Number(tr.querySelector('td[data-v]').dataset.v), tr.querySelector('td.fn .name').textContent]));
+		facts.allocs = { state: await page.evaluate(() => document.body.dataset.astate),
+			rows: await allocRows(), status: await page.locator('.alloc-status').textContent() };
+		await page.selectOption('.alloc-sort', 'size');
+		await aready();
+		await page.selectOption('.alloc-order', 'dsc');
+		await aready();
+		facts.allocs.bySize = await allocRows();
+		await page.locator('table.allocations tbody tr.alloc').first().click();
+		facts.allocs.stack = await page.$$eval('table.allocations tr.stack li .name', (ls) => ls.map((l) => l.textContent));
+		await page.locator('.gui-allocations').screenshot({ path: path.join(shots, 'gui-allocations.png') });
+
 		// the filter form
 		facts.filteredState = await filter(page, { size_min: '50000' });
+		await aready();
+		facts.allocsFiltered = await allocRows();
 		facts.filtered = {
 			url: page.url(),
 			rows: await rows(page),
@@ -158,7 +180,82 @@ run(async ([base, program, shots]) => {
 		// answered with a 400, which Chromium logs
 		facts.errors = errors.slice();
 		facts.badState = await filter(page, { function_regex: '(' });
-		facts.bad = { status: await page.locator('.gui-status').textContent(), rows: await rows(page) };
+		facts.bad = { status: await page.locator('.gui-status').textContent(), rows: await rows(page),
+			url: page.url(),
+			links: await page.$$eval('.gui-downloads a', (as) => as.map((a) => a.getAttribute('href'))) };
+
+		// durations as people write them; "200m" is refused with the forms
+		facts.mState = await filter(page, { from: '200m' });
+		facts.m = { status: await page.locator('.gui-status').textContent(), url: page.url() };
+		facts.msState = await filter(page, { from: '200ms', to: '90%' });
+		facts.ms = {
+			url: page.url(),
+			figures: await figures(page),
+			note: await page.locator('main > .note').first().textContent(),
+			links: await page.$$eval('.gui-downloads a', (as) => as.map((a) => a.getAttribute('href'))),
+		};
+		await page.evaluate(() => window.scrollTo(0, 0));
+		await page.screenshot({ path: path.join(shots, 'gui-from-200ms.png'), fullPage: true });
+
+		// a server that does not answer is said so, not "Failed to fetch"
+		await page.route(base + '/data/**', (r) => r.abort());
+		facts.downState = await filter(page, { size_min: '1' });
+		facts.down = { status: await page.locator('.gui-status').textContent() };
+		await page.unroute(base + '/data/**');
+
+		// a time range dragged across the chart filters every view
+		facts.clearState = await filter(page, {});
+		const chartBox = await page.locator('.chart-canvas').boundingBox();
+		await page.locator('.chart-canvas').scrollIntoViewIfNeeded();
+		const xs = await page.evaluate(() => {
+			const s = Memtrace.report.chart.s;
+			return [s.xt(0.25), s.xt(0.55), s.top, s.bottom];
+		});
+		const box = await page.locator('.chart-canvas').boundingBox();
+		void chartBox;
+		await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+		await page.mouse.move(box.x + xs[0], box.y + (xs[2] + xs[3]) / 2);
+		await page.mouse.down();
+		await page.mouse.move(box.x + (xs[0] + xs[1]) / 2, box.y + (xs[2] + xs[3]) / 2, { steps: 4 });
+		await page.mouse.move(box.x + xs[1], box.y + (xs[2] + xs[3]) / 2, { steps: 4 });
+		await page.mouse.up();
+		await page.waitForFunction(() => document.body.dataset.state !== 'loading', null, { timeout: 30000 });
+		facts.brushState = await page.evaluate(() => document.body.dataset.state);
+		facts.brush = {
+			url: page.url(),
+			from: await page.locator('.gui-filters [name=from]').inputValue(),
+			to: await page.locator('.gui-filters [name=to]').inputValue(),
+			figures: await figures(page),
+			rows: await rows(page),
+			range: await page.evaluate(() => Memtrace.report.chart.range),
+			reset: await page.locator('.chart-reset').isEnabled(),
+		};
+		await page.locator('.chart-canvas').screenshot({ path: path.join(shots, 'gui-brushed.png') });
+
+		// the temporal view: what was live at 0.45 s
+		facts.clear2State = await filter(page, {});
+		await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+		await page.evaluate(() => {
+			const s = document.querySelector('.live-at');
+			s.value = '0.45';
+			s.dispatchEvent(new Event('input'));
+		});
+		facts.liveLabel = await page.locator('.live-label').textContent();
+		await page.locator('.live-go').click();
+		await page.waitForFunction(() => document.body.dataset.state !== 'loading', null, { timeout: 30000 });
+		facts.live = { state: await page.evaluate(() => document.body.dataset.state), url: page.url(),
+			rows: await rows(page), figures: await figures(page) };
+		await page.evaluate(() => window.scrollTo(0, 0));
+		await page.screenshot({ path: path.join(shots, 'gui-live-at.png'), fullPage: true });
+
+		// an unknown recording: a page that says so, not JSON
+		const resp = await page.goto(base + '/ui/9');
+		facts.missing = {
+			status: resp.status(), type: resp.headers()['content-type'],
+			state: await page.evaluate(() => document.body.dataset.state),
+			text: await page.locator('.note').textContent(),
+			back: await page.locator('a[href="/"]').count(),
+		};
 		facts.requests = requests;
 		facts.outside = outside;
 		return facts;

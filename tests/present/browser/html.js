@@ -1,5 +1,5 @@
 // html.js - drives a page of `memtrace export --format html` in Chromium:
-//   node html.js FILE.html CLICK CHILD SCREENSHOT.png
+//   node html.js FILE.html CLICK CHILD SCREENSHOT.png [PID]
 //
 // Reports (JSON on stdout) what the page shows and how it answers: console
 // errors and requests for anything but the file, the summary's figures, how
@@ -19,7 +19,7 @@ async function firstRows(page) {
 		(tds) => tds.slice(0, 3).map((td) => td.textContent));
 }
 
-run(async ([file, click, child, shot]) => {
+run(async ([file, click, child, shot, pid]) => {
 	const { ctx, close } = await launch();
 	try {
 		const { page, errors, requests } = await watchedPage(ctx);
@@ -94,8 +94,11 @@ run(async ([file, click, child, shot]) => {
 		await page.locator('table.sites tbody tr.site').first().click();
 		facts.stack = await page.$$eval('table.sites tr.stack li .name', (ls) => ls.map((l) => l.textContent));
 
-		// several processes: a selector
+		// several processes: a selector, on the recorded command's process
 		const options = await page.$$eval('.proc-select option', (os) => os.map((o) => o.textContent));
+		facts.opensOn = options.length ? await page.$eval('.proc-select', (s) => s.selectedOptions[0].textContent) :
+			null;
+		facts.state = await page.locator('.summary .meta').textContent();
 		facts.processes = [];
 		for (let i = 0; i < options.length; i++) {
 			await page.selectOption('.proc-select', String(i));
@@ -109,6 +112,14 @@ run(async ([file, click, child, shot]) => {
 		}
 		if (options.length)
 			await page.selectOption('.proc-select', '0');
+
+		// the page named with ?pid=PID opens on that process
+		if (pid) {
+			await page.goto('file://' + path.resolve(file) + '?pid=' + pid);
+			await page.waitForFunction(() => window.Memtrace && Memtrace.report);
+			facts.pidOpensOn = await page.$eval('.proc-select', (s) => s.selectedOptions[0].textContent);
+			facts.pidState = await page.locator('.summary .meta').textContent();
+		}
 
 		// the screenshot: the whole page, the first site's stack unfolded
 		await page.evaluate(() => window.scrollTo(0, 0));

@@ -65,4 +65,16 @@ with open(out) as f:
     t.check(f.read().count('\n') > 3, 'export -o: the file holds the stacks')
 t.eq(sorted(n for n in os.listdir(t.tmp) if '.tmp' in n), [], 'export -o leaves no temporary file')
 
+# --help names every format --weight applies to, html among them
+rc, so, se = t.run([M, 'export', '--help'])
+t.check('gprof2dot, html)' in (so + se).replace('\n', ' ').replace('  ', ' '),
+        f'export --help: --weight applies to html too ({(so + se)[-900:]!r})')
+# memtrace(1)'s synopsis has every command
+src = os.environ.get('MEMTRACE_SOURCE_ROOT') or os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..')
+with open(os.path.join(src, 'man', 'memtrace.1')) as f:
+    man = f.read()
+syn = man[man.find('.SH SYNOPSIS'):man.find('.SH DESCRIPTION')]
+for cmd in ('record', 'report', 'attach', 'top', 'sweep', 'export', 'server', 'diff', 'query'):
+    t.check(f'.B memtrace {cmd}' in syn, f'memtrace(1) SYNOPSIS: memtrace {cmd}')
+
 t.finish()

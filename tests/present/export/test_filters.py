@@ -103,6 +103,53 @@ t.eq(own_sites(r), {}, '--to 25%: before the first allocation')
 r = t.report(peak, ['--from', '75%', '--source-regex', r'peak\.c$'])
 t.eq(own_sites(r), {'site_c': (1, 90000, 0), 'site_e': (1, 11999, 0)}, '--from 75%')
 
+# ---- durations: ms, s, min, h and %; "m" alone is refused (minutes or ms?)
+for args, want, what in (
+        (['--from', '250ms', '--to', '550ms'],
+         {'many_blocks': (10, 10000, 4), 'site_a': (1, 100000, 0), 'site_b': (1, 50000, 1)}, '250ms to 550ms'),
+        (['--from', '200ms', '--to', '0.55s'],
+         {'many_blocks': (10, 10000, 4), 'site_a': (1, 100000, 0), 'site_b': (1, 50000, 1)}, '200ms to 0.55s'),
+        (['--from', '1.5s'], {}, '--from 1.5s: after the run'),
+        (['--to', '10%'], {}, '--to 10%: before the first allocation'),
+        (['--to', '1min'], own_sites(base), '--to 1min: the whole run'),
+        (['--to', '1h'], own_sites(base), '--to 1h: the whole run')):
+    t.eq(own_sites(t.report(peak, args + ['--source-regex', r'peak\.c$'])), want, what)
+for bad in ('200m', '5x', '1.5 s', 'inf', '-1s'):
+    rc, so, se = t.run([t.memtrace, 'report', '--from', bad, peak])
+    t.eq(rc, 2, f'report --from {bad}: a usage error')
+    first = se.strip().splitlines()[0] if se.strip() else ''
+    t.check(f"--from: '{bad}' is not a duration" in first and '200ms, 1.5s, 2min, 1h' in first and '10%' in first,
+            f'report --from {bad}: the message names the accepted forms ({first!r})')
+    t.eq(so, '', f'report --from {bad}: no report')
+
+# ---- a filtered report says so, and its rates divide by the span kept
+r = t.report(peak, ['--from', '250ms', '--to', '550ms', '--size-min', '50000'])
+if r and base_proc:
+    t.eq(r.get('filter'), {'from': '250ms', 'to': '550ms', 'size_min': '50000'}, 'JSON: the filter as given')
+    p = t.processes(r, 1)[0]
+    t.check(abs(p.get('span_s', -1) - 0.3) < 1e-6 and abs(p.get('span_from_s', -1) - 0.25) < 1e-6,
+            f'JSON: the span kept is 0.25 s to 0.55 s ({p.get("span_from_s")}, {p.get("span_s")})')
+    t.eq(base.get('filter'), None, 'JSON unfiltered: "filter" is null')
+    t.eq(base_proc.get('span_s'), base_proc.get('duration_s'), 'JSON unfiltered: the span is the run')
+    rc, so, se = t.run([t.memtrace, 'report', '--from', '250ms', '--to', '550ms', '--size-min', '50000', peak])
+    t.check('  filtered:        --from=250ms --to=550ms --size-min=50000\n' in so,
+            f'text: the filter is named ({so[:600]!r})')
+    # a, b: 2 allocations in 0.3 s
+    t.check('  rate:            7 allocations/s over 0.300 s (the span filtered)\n' in so,
+            f'text: the rate divides by the 0.3 s kept ({so[:900]!r})')
+    rc, so, se = t.run([t.memtrace, 'report', peak])
+    t.check('filtered:' not in so, 'text unfiltered: no "filtered:" line')
+    d = base_proc['duration_s']
+    want = f"  rate:            {round(base_proc['totals']['allocations'] / d):,} allocations/s over {d:.3f} s\n"
+    t.check(want in so, f'text unfiltered: the rate over the whole run {want!r} ({so[:900]!r})')
+
+# ---- --peak says when the peak was
+if base_proc:
+    rc, so, se = t.run([t.memtrace, 'report', '--peak', peak])
+    want = f"  peak: 156 KB in 8 blocks, at {base_proc['totals']['peak_time_s']:.3f} s\n"
+    t.check(want in so, f'report --peak: {want!r} ({so[:400]!r})')
+    t.check(0.25 < base_proc['totals']['peak_time_s'] < 0.6, 'the peak is at about 0.3 s')
+
 # ---- temporaries keep their meaning in the whole stream
 r = t.report(tmp, ['--lifetime', 'only_temporary'])
 tb = t.report(tmp)

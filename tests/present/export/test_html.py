@@ -47,7 +47,7 @@ def sites(proc):
     for s in proc['sites']:
         d = dict(zip(proc['site_fields'], s))
         fr = []
-        for k in d['frames']:
+        for k in exportlib.page_frames(proc, d):
             f = proc['frames'][k]
             fr.append((f[fi['name']], proc['files'][f[fi['file']]] if f[fi['file']] >= 0 else None, f[fi['line']]))
         d['frames'] = fr
@@ -155,6 +155,22 @@ if df:
     t.eq((ft['allocations'], ft['allocated_bytes']), (3, 240000), 'filtered: site_a, b and c only')
     t.eq(max(df['processes'][0]['timeline']['heap_bytes']), 150000, 'filtered: the highest heap is a + b')
 
+# ---- gt-temporary: the chart's temporaries are the report's ---------------
+
+tmp, _ = t.record([progs['temporary']], out=t.path('temporary.mtrace'))
+for args, what in (((), 'whole'), (('--function-regex', '^solo$'), 'solo only')):
+    rj = t.report(tmp, list(args))
+    _, dt = page(tmp, *args, out=t.path('temporary.html'))
+    if rj and dt:
+        want = t.processes(rj, 1)[0]['totals']['temporary_allocations']
+        tl = dt['processes'][0]['timeline']
+        t.eq(sum(tl.get('temporary') or []), want, f'gt-temporary ({what}): the chart\'s temporaries are the '
+             'report\'s')
+        t.check(all(a >= b for a, b in zip(tl['frees'], tl['temporary'])),
+                f'gt-temporary ({what}): temporaries are frees, each interval')
+        if args:
+            t.eq(want, 5, 'gt-temporary: solo made 5 temporaries (temporary.c)')
+
 # ---- gt-fork: two processes, a selector; --pid keeps one ----------------
 
 fork_prog = os.path.join(os.path.dirname(progs['peak']), 'gt-fork')
@@ -260,8 +276,14 @@ if b:
     t.eq(b['figures'].get('leaked', {}).get('sub'), '4,144 bytes in 4 blocks', 'chromium (gt-cxx): leaked')
 
 if fork_html:
-    b = browser('html.js', fork_html, 'main', 'main', t.path('fork.png'))
+    b = browser('html.js', fork_html, 'main', 'main', t.path('fork.png'), str(kv.get('child', '')))
     if b:
+        t.eq(b.get('opensOn'), f'gt-fork [{kv.get("parent")}]', 'chromium (gt-fork): opens on the command\'s process')
+        t.check('exited with status 0' in (b.get('state') or ''), f'chromium (gt-fork): the parent exited with 0 '
+                f'({b.get("state")!r})')
+        t.eq(b.get('pidOpensOn'), f'gt-fork [{kv.get("child")}]', 'chromium (gt-fork): ?pid= opens on the child')
+        t.check('exited with status 7' in (b.get('pidState') or ''), f'chromium (gt-fork): the child exited with 7 '
+                f'({b.get("pidState")!r})')
         t.eq(b['errors'], [], 'chromium (gt-fork): console errors')
         ps = {p['option']: p for p in b['processes']}
         parent, child = ps.get(f'gt-fork [{kv.get("parent")}]'), ps.get(f'gt-fork [{kv.get("child")}]')

@@ -102,7 +102,7 @@ def leaves(proc):
     out = {}
     for s in proc.get('sites', []):
         site = dict(zip(fields, s))
-        idx = site.get('frames') or []
+        idx = exportlib.page_frames(proc, site)
         out[proc['frames'][idx[0]][0] if idx else None] = site
     return out
 
@@ -214,7 +214,111 @@ if f:
     t.eq(f.get('badState'), 'error', 'a bad regex: an error')
     t.check('function_regex' in f.get('bad', {}).get('status', ''), f'a bad regex is reported ({f.get("bad")})')
     t.eq(f.get('bad', {}).get('rows'), ['site_a', 'site_c', 'site_b'], 'a bad regex leaves the page as it was')
+    t.eq(f.get('bad', {}).get('url'), BASE + '/ui/0?size_min=50000',
+         'a bad regex: the page\'s URL keeps the filter shown')
+    t.eq(f.get('bad', {}).get('links'), ['/data/0/export/' + e + '?size_min=50000' for e in EXPORTS],
+         'a bad regex: the downloads keep the filter shown')
+    t.check('not applied' in f.get('bad', {}).get('status', ''), f'a bad regex: not applied ({f.get("bad")})')
+    t.eq(f.get('mState'), 'error', 'from=200m: refused')
+    st = (f.get('m') or {}).get('status', '')
+    t.check("'200m' is not a duration" in st and '200ms, 1.5s, 2min, 1h' in st and '10%' in st,
+            f'from=200m: the message names the accepted forms ({st!r})')
+    t.eq(f.get('msState'), 'ready', 'from=200ms to=90%: drawn')
+    ms = f.get('ms') or {}
+    t.eq(ms.get('url'), BASE + '/ui/0?from=200ms&to=90%25', 'from=200ms to=90%: in the page\'s query')
+    t.eq(ms.get('links'), ['/data/0/export/' + e + '?from=200ms&to=90%25' for e in EXPORTS],
+         'from=200ms to=90%: in the downloads')
+    rj = t.report(peak, ['--from', '200ms', '--to', '90%'])
+    if rj:
+        pj = t.processes(rj, 1)[0]
+        n, span = pj['totals']['allocations'], pj['span_s']
+        t.eq(ms.get('figures', {}).get('allocations', {}).get('value'), f'{n:,}',
+             'from=200ms to=90%: allocations as report --json --from 200ms --to 90%')
+        sub = ms.get('figures', {}).get('allocations', {}).get('sub', '')
+        t.check(sub.startswith(f'{round(n / span):,} per second on average over the '),
+                f'from=200ms to=90%: the rate divides by the {span} s kept ({sub!r}, {n} allocations)')
+    t.check('from=200ms' in ms.get('note', '') and 'to=90%' in ms.get('note', ''),
+            f'from=200ms to=90%: the page says how it is filtered ({ms.get("note")!r})')
+    t.check('does not answer' in (f.get('down') or {}).get('status', ''),
+            f'a server that does not answer is said so ({f.get("down")})')
+    mi = f.get('missing') or {}
+    t.eq((mi.get('status'), mi.get('type'), mi.get('state')), (404, 'text/html; charset=utf-8', 'error'),
+         '/ui/9: an error page')
+    t.check("no recording '9'" in mi.get('text', '') and mi.get('back', 0) >= 1,
+            f'/ui/9: says there is no such recording, links back ({mi})')
+    # single allocations, paged from the server, as /data/0/allocations says
+    al = f.get('allocs') or {}
+    t.eq(al.get('state'), 'ready', 'the allocations list: loaded')
+    t.eq(len(al.get('rows') or []), 14, 'the allocations list: gt-peak\'s 14 allocations')
+    t.check('1\u201314 of 14 allocations' in (al.get('status') or ''), f'the allocations list: 1-14 of 14 ({al.get("status")!r})')
+    t.eq(sorted(s for s, _ in al.get('rows') or []), sorted([1000] * 10 + [100000, 50000, 90000, 11999]),
+         'the allocations list: their sizes (peak.c)')
+    t.eq([r for r in (al.get('bySize') or [])[:4]],
+         [[100000, 'site_a'], [90000, 'site_c'], [50000, 'site_b'], [11999, 'site_e']],
+         'the allocations list by size, descending: site_a, site_c, site_b, site_e')
+    t.eq((al.get('stack') or [])[:2], ['site_a', 'main'], 'a click on an allocation shows its stack')
+    t.eq(sorted(s for s, _ in f.get('allocsFiltered') or []), [50000, 90000, 100000],
+         'the allocations list follows the filter (size_min=50000)')
+    # the chart: its labels distinct and inside the canvas, its resolution said
+    lab = f.get('chartLabels') or {}
+    for kind in ('left', 'right', 'time'):
+        texts = [x['text'] for x in lab.get(kind, [])]
+        t.check(len(texts) >= 2 and len(set(texts)) == len(texts), f'chart {kind} axis: distinct labels ({texts})')
+        t.check(all(x['x0'] >= 0 and x['x1'] <= lab.get('width', 0) for x in lab.get(kind, [])),
+                f'chart {kind} axis: no label is cut ({lab.get(kind)}, width {lab.get("width")})')
+    data0 = report('/data/0/report') or {}
+    tl = (data0.get('processes') or [{}])[0].get('timeline', {})
+    bs = tl.get('bucket_s', 0)
+    t.check(f'one interval is {bs * 1000:.2f} ms' in (f.get('resolution') or ''),
+            f'the chart says its resolution, {bs} s ({f.get("resolution")!r})')
+    pt = (data0.get('processes') or [{}])[0].get('totals', {}).get('peak_time_s', -1)
+    heap = tl.get('heap_bytes') or []
+    t.check(bs > 0 and 0 <= int(pt / bs) < len(heap) and heap[int(pt / bs)] == 156000,
+            f'the chart\'s interval of the peak time ({pt} s) holds the peak, 156000 bytes')
+    # a drag from 0.25 s to 0.55 s: every view shows what was allocated then
+    t.eq(f.get('brushState'), 'ready', 'a drag across the chart: drawn again')
+    br = f.get('brush') or {}
+    t.check(br.get('from', '').endswith('s') and br.get('to', '').endswith('s'),
+            f'the drag sets from and to ({br.get("from")!r}, {br.get("to")!r})')
+    try:
+        lo, hi = float(br['from'][:-1]), float(br['to'][:-1])
+    except (KeyError, ValueError):
+        lo = hi = -1
+    t.check(abs(lo - 0.25) < 3 * bs + 0.002 and abs(hi - 0.55) < 3 * bs + 0.002,
+            f'the range dragged is about 0.25 s to 0.55 s ({lo}, {hi})')
+    t.check(f'from={br.get("from")}' in br.get('url', '') and f'to={br.get("to")}' in br.get('url', ''),
+            f'the drag is in the page\'s URL ({br.get("url")})')
+    rj = t.report(peak, ['--from', br.get('from', '0'), '--to', br.get('to', '0')])
+    if rj:
+        n = t.processes(rj, 1)[0]['totals']['allocations']
+        t.eq(br.get('figures', {}).get('allocations', {}).get('value'), f'{n:,}',
+             'after the drag: allocations as report --json --from --to')
+    t.eq(sorted(br.get('rows') or []), ['many_blocks', 'site_a', 'site_b'],
+         'after the drag: the call sites of 0.25 s to 0.55 s (many_blocks, site_a, site_b)')
+    t.check(br.get('reset') and br.get('range') and br['range'][1] - br['range'][0] < 300 * 0.6,
+            f'the chart stays zoomed on the range, with a way back ({br.get("range")})')
     t.eq(f.get('outside'), [], 'no request goes anywhere but the server')
+    # the temporal view: at 0.45 s, many_blocks' six, site_a and site_b were live
+    lv = f.get('live') or {}
+    t.eq(f.get('liveLabel'), '450 ms', 'the slider says the moment')
+    t.eq(lv.get('state'), 'ready', 'live at 0.45 s: drawn')
+    t.check('to=0.45s' in lv.get('url', '') and 'lifetime=only_not_deallocated_in_current_range' in lv.get('url', ''),
+            f'live at 0.45 s: the filter in the URL ({lv.get("url")})')
+    t.eq(sorted(lv.get('rows') or []), ['many_blocks', 'site_a', 'site_b'], 'live at 0.45 s: the sites (peak.c)')
+    rj = t.report(peak, ['--to', '0.45s', '--lifetime', 'only_not_deallocated_in_current_range'])
+    if rj:
+        tot = t.processes(rj, 1)[0]['totals']
+        t.eq(tot['allocations'], 8, 'report --to 0.45s only_not_deallocated: 6 + 1 + 1 blocks')
+        t.eq(lv.get('figures', {}).get('allocations', {}).get('value'), f'{tot["allocations"]:,}',
+             'live at 0.45 s: allocations as report --json')
+        t.eq(lv.get('figures', {}).get('allocated', {}).get('sub'), f'{tot["allocated_bytes"]:,} bytes',
+             'live at 0.45 s: bytes as report --json (156,000)')
+    # memtrace-server(1) lists the downloads the page offers
+    with open(os.path.join(SRC, 'man', 'memtrace-server.1')) as mf:
+        man = mf.read()
+    dl = man[man.find('The download links are'):man.find('An unknown recording')]
+    for e in EXPORTS:
+        t.check(e in dl, f'memtrace-server(1) lists the download {e}')
     t.check(BASE + '/data/0/report?size_min=50000' in f.get('requests', []), 'the form fetches the report again')
     # the links the page made, followed: the filters reach the exports
     for link in fl.get('links', [])[2:3]:  # flamegraph.pl
@@ -222,7 +326,8 @@ if f:
         lines = [ln.rsplit(' ', 1) for ln in body.decode().splitlines() if ln]
         t.eq(sum(int(n) for _, n in lines), 240000, f'{link}: bytes')
         t.eq(sorted(s.split(';')[-1] for s, _ in lines), ['site_a', 'site_b', 'site_c'], f'{link}: leaves')
-    for shot in ('gui-list.png', 'gui-recording.png', 'gui-filtered.png'):
+    for shot in ('gui-list.png', 'gui-recording.png', 'gui-filtered.png', 'gui-from-200ms.png', 'gui-brushed.png',
+                 'gui-allocations.png', 'gui-live-at.png'):
         t.check(os.path.getsize(os.path.join(ARTIFACTS, shot)) > 10000, f'screenshot {shot}')
 
 # SIGTERM: a clean stop, and (in the ASan build) no leak or error reported

@@ -29,7 +29,8 @@ static void test_parse(void)
 	struct mt_filter f;
 	mt_filter_init(&f);
 	CHECK(!f.active);
-	CHECK(set(&f, "size_min", "100") == 0 && f.size_min.set && f.size_min.v == 100 && !f.size_min.pct);
+	CHECK(set(&f, "size_min", "100") == 0 && f.size_min.set && f.size_min.v == 100 &&
+	      !f.size_min.pct);
 	CHECK(f.active);
 	CHECK(set(&f, "size_max", "0x10") == 0 && f.size_max.v == 16);
 	CHECK(set(&f, "size_min", "-5") == -1 && !strcmp(err, "size_min: '-5' is not a number"));
@@ -40,12 +41,29 @@ static void test_parse(void)
 	CHECK(set(&f, "address_min", "50%") == -1 && strstr(err, "is not a number"));
 	CHECK(set(&f, "from", "1.5") == 0 && f.from.v == 1.5 && !f.from.pct);
 	CHECK(set(&f, "from", "50%") == 0 && f.from.v == 50 && f.from.pct);
-	CHECK(set(&f, "from", "150%") == -1 && !strcmp(err, "from: '150%' is not seconds or a percentage"));
+	CHECK(set(&f, "from", "150%") == -1 &&
+	      !strcmp(err,
+		      "from: '150%' is not a duration: seconds, or a number with ms, s, min or h "
+		      "(200ms, 1.5s, 2min, 1h), or a percentage of the run (10%)"));
 	CHECK(set(&f, "to", "2s") == 0 && f.to.v == 2 && !f.to.pct);
-	CHECK(set(&f, "to", "1m") == 0 && f.to.v == 60);
+	CHECK(set(&f, "to", "200ms") == 0 && f.to.v == 0.2);
+	CHECK(set(&f, "to", "1.5s") == 0 && f.to.v == 1.5);
+	CHECK(set(&f, "to", "2min") == 0 && f.to.v == 120);
+	CHECK(set(&f, "to", "1h") == 0 && f.to.v == 3600);
+	/* "m" is minutes to some and milliseconds to others: refused, and the
+	 * key keeps its value */
+	CHECK(set(&f, "to", "200m") == -1 && strstr(err, "to: '200m' is not a duration: ") &&
+	      strstr(err, "200ms, 1.5s, 2min, 1h"));
+	CHECK(f.to.v == 3600);
+	CHECK(set(&f, "to", "1.5 s") == -1 && set(&f, "to", "inf") == -1 &&
+	      set(&f, "to", "5x") == -1);
+	CHECK(set(&f, "lifetime_max", "10ms") == 0 && f.lifetime_max.v == 0.01);
 	CHECK(set(&f, "to", "soon") == -1);
 	CHECK(set(&f, "lifetime_min", "0.25") == 0 && f.lifetime_min.v == 0.25);
-	CHECK(set(&f, "lifetime_min", "50%") == -1 && !strcmp(err, "lifetime_min: '50%' is not seconds"));
+	CHECK(set(&f, "lifetime_min", "50%") == -1 &&
+	      !strcmp(err,
+		      "lifetime_min: '50%' is not a duration: seconds, or a number with ms, s, "
+		      "min or h (200ms, 1.5s, 2min, 1h)"));
 	CHECK(set(&f, "group_leaked_allocations_min", "50%") == 0 && f.group_leaked_min.pct &&
 	      f.group_leaked_min.v == 50);
 	CHECK(set(&f, "group_leaked_allocations_max", "3") == 0 && !f.group_leaked_max.pct &&
@@ -56,14 +74,23 @@ static void test_parse(void)
 	CHECK(set(&f, "group_interval_min", "10%") == 0 && f.group_interval_min.pct);
 	CHECK(set(&f, "backtrace_depth_min", "3") == 0 && f.depth_min.v == 3);
 	CHECK(set(&f, "nonsense", "1") == 1);
+	/* the description: each key once, with its last value taken, in the
+	 * order last set */
+	CHECK(f.desc && !strcmp(f.desc, "size_min=100\nsize_max=0x10\nfrom=50%\nto=1h\n"
+					"lifetime_max=10ms\nlifetime_min=0.25\n"
+					"group_leaked_allocations_min=50%\n"
+					"group_leaked_allocations_max=3\ngroup_interval_min=10%\n"
+					"backtrace_depth_min=3"));
 	mt_filter_free(&f);
 
 	mt_filter_init(&f);
 	CHECK(set(&f, "lifetime", "all") == 0 && f.lifetime == MT_LIFE_ALL && !f.active);
-	CHECK(set(&f, "lifetime", "only_leaked") == 0 && f.lifetime == MT_LIFE_ONLY_LEAKED && f.active);
+	CHECK(set(&f, "lifetime", "only_leaked") == 0 && f.lifetime == MT_LIFE_ONLY_LEAKED &&
+	      f.active);
 	CHECK(set(&f, "lifetime", "only_whole_group_leaked") == 0 &&
 	      f.lifetime == MT_LIFE_ONLY_WHOLE_GROUP_LEAKED);
-	CHECK(set(&f, "lifetime", "bogus") == -1 && !strncmp(err, "lifetime: 'bogus' is none of all, ", 34));
+	CHECK(set(&f, "lifetime", "bogus") == -1 &&
+	      !strncmp(err, "lifetime: 'bogus' is none of all, ", 34));
 	CHECK(f.lifetime == MT_LIFE_ONLY_WHOLE_GROUP_LEAKED);
 	CHECK(set(&f, "function_regex", "(") == -1 &&
 	      !strncmp(err, "function_regex: not a regular expression: ", 42));
@@ -77,8 +104,10 @@ static void test_parse(void)
 
 static void test_arg(void)
 {
-	char *argv[] = {"report", "--size-min", "50", "--size-max=90", "--lifetime", "only_temporary",
-			"--json", "-n", "--group-allocations-min=x", "--size-min", NULL};
+	char *argv[] = { "report",	  "--size-min", "50",
+			 "--size-max=90", "--lifetime", "only_temporary",
+			 "--json",	  "-n",		"--group-allocations-min=x",
+			 "--size-min",	  NULL };
 	int argc = 10, i;
 	struct mt_filter f;
 	mt_filter_init(&f);
@@ -110,7 +139,7 @@ static uint32_t site0, site1;
 
 static void make_process(void)
 {
-	static const uint64_t a[] = {0x401010, 0x402020}, b[] = {0x401210, 0x402120, 0x403000};
+	static const uint64_t a[] = { 0x401010, 0x402020 }, b[] = { 0x401210, 0x402120, 0x403000 };
 	proc = mt_process_add(&rec, 1, 0, "/bin/x", "x", 2, "preload");
 	site0 = mt_process_site(proc, a, 2);
 	site1 = mt_process_site(proc, b, 3);
@@ -132,12 +161,16 @@ static void make_process(void)
 
 /* Does an allocation (site SITE, SIZE bytes at PTR, made at T seconds,
  * freed at FREE seconds or never when FREE < 0) match F? */
-static int life(const struct mt_filter *f, uint32_t site, uint64_t ptr, uint64_t size, double t, double free,
-		int temporary)
+static int life(const struct mt_filter *f, uint32_t site, uint64_t ptr, uint64_t size, double t,
+		double free, int temporary)
 {
 	struct mt_filter_proc fp;
-	struct mt_life l = {.ptr = ptr, .size = size, .ts = T0 + (uint64_t)(t * S), .site = site,
-			    .freed = free >= 0, .temporary = temporary};
+	struct mt_life l = { .ptr = ptr,
+			     .size = size,
+			     .ts = T0 + (uint64_t)(t * S),
+			     .site = site,
+			     .freed = free >= 0,
+			     .temporary = temporary };
 	if (free >= 0)
 		l.free_ts = T0 + (uint64_t)(free * S);
 	mt_filter_prepare(&fp, f, proc, NULL);

@@ -415,6 +415,31 @@ fail:
 	return 0;
 }
 
+/* A frame without a symbol is named module+0xoffset: the file name and the
+ * address less the module's bias, the same in every run (ASLR moves the
+ * bias, not the offset). */
+static void test_label(void)
+{
+	for (int run = 0; run < 2; run++) {
+		struct mt_symbolizer *s = mt_sym_new();
+		uint64_t bias = run ? 0x7f0000000000ull : 0x555500000000ull;
+		mt_sym_add_module(s, "/nonexistent/libgone.so", bias, bias + 0x1000, bias + 0x9000,
+				  NULL, 0);
+		struct mt_frame f[4];
+		char buf[128];
+		CHECK_INT(mt_sym_resolve(s, bias + 0x1234, f, 4), 1);
+		CHECK(f[0].function == NULL && f[0].offset == 0x1234);
+		CHECK_STR(mt_frame_label(&f[0], buf, sizeof buf), "libgone.so+0x1234");
+		CHECK_INT(mt_sym_resolve(s, 0x10, f, 4), 1);
+		CHECK_STR(mt_frame_label(&f[0], buf, sizeof buf), "0x10");
+		mt_sym_free(s);
+	}
+	struct mt_frame none = { 0 }, named = { .function = "main", .module = "/bin/x" };
+	char buf[64];
+	CHECK_STR(mt_frame_label(&none, buf, sizeof buf), "[unknown]");
+	CHECK_STR(mt_frame_label(&named, buf, sizeof buf), "main");
+}
+
 static void test_bad_files(const struct module_info *self)
 {
 	struct mt_symbolizer *s = mt_sym_new();
@@ -568,6 +593,7 @@ int main(int argc, char **argv)
 	mt_sym_free(NULL);
 
 	test_wrong_build_id(&self);
+	test_label();
 	test_bad_files(&self);
 	if (argc > 1)
 		test_split_debug(&self, argv[1]);

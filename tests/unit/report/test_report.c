@@ -57,12 +57,12 @@ static void test_text(void)
 	CHECK(has(t, "leaked:          8.20 KB in 2 allocations\n"));
 	CHECK(has(t, "lost events:     0\n"));
 	/* sites by their leaf address (return address - 1: the call) */
-	CHECK(has(t, "MEMORY LEAKS\n  8.00 KB leaked in 1 allocations from:\n    0x40110f\n    0x40201f\n"
-		     "  200 B leaked in 1 allocations from:\n    0x40100f\n"));
-	CHECK(has(t, "PEAK MEMORY CONSUMERS\n  8.00 KB at peak in 1 blocks (2 allocations) from:\n"));
-	CHECK(has(t, "MOST TEMPORARY ALLOCATIONS\n  1 temporary of 1 allocations from:\n    0x40120f\n"
+	CHECK(has(t, "MEMORY LEAKS\n  8.00 KB leaked in 1 allocation from:\n    0x40110f\n    0x40201f\n"
+		     "  200 B leaked in 1 allocation from:\n    0x40100f\n"));
+	CHECK(has(t, "PEAK MEMORY CONSUMERS\n  8.00 KB at peak in 1 block (2 allocations) from:\n"));
+	CHECK(has(t, "MOST TEMPORARY ALLOCATIONS\n  1 temporary of 1 allocation from:\n    0x40120f\n"
 		     "    0x40211f\n    0x402fff\n"));
-	CHECK(has(t, "  1 calls to malloc (64 B) from:\n"));
+	CHECK(has(t, "  1 call to malloc (64 B) from:\n"));
 	free(t);
 
 	/* the leaks view: a tree of the 8200 leaked bytes, 8000 of them B' */
@@ -108,11 +108,14 @@ static void test_json(void)
 		     "         \"leaked_allocations\": 0, \"leaked_bytes\": 0,\n"
 		     "         \"runtime_held_allocations\": 0, \"runtime_held_bytes\": 0,\n"
 		     "         \"peak_bytes\": 0, \"peak_allocations\": 0, \"temporary_allocations\": 1,"));
-	CHECK(has(j, "\"frames\": [{\"function\": null, \"file\": null, \"line\": null, \"module\": null, "
-		     "\"address\": \"0x40120f\", \"inlined\": false}, {\"function\": null, \"file\": null, "
-		     "\"line\": null, \"module\": null, \"address\": \"0x40211f\", \"inlined\": false}, "
-		     "{\"function\": null, \"file\": null, \"line\": null, \"module\": null, "
-		     "\"address\": \"0x402fff\", \"inlined\": false}]"));
+	/* frames outside any module: named by their address */
+	CHECK(has(j, "\"useful_frame\": 0, \"frames\": [{\"function\": null, \"file\": null, "
+		     "\"line\": null, \"module\": null, \"address\": \"0x40120f\", \"offset\": \"0x0\", "
+		     "\"inlined\": false, \"name\": \"0x40120f\"}, {\"function\": null, \"file\": null, "
+		     "\"line\": null, \"module\": null, \"address\": \"0x40211f\", \"offset\": \"0x0\", "
+		     "\"inlined\": false, \"name\": \"0x40211f\"}, {\"function\": null, \"file\": null, "
+		     "\"line\": null, \"module\": null, \"address\": \"0x402fff\", \"offset\": \"0x0\", "
+		     "\"inlined\": false, \"name\": \"0x402fff\"}]"));
 	free(j);
 
 	/* the temporary view ranks C first; the leaks view with -n 1 shows B'
@@ -135,12 +138,32 @@ static void test_json(void)
 	free(j);
 }
 
+/* A process the recording saw no end of ran on after tracing stopped. */
+static void test_still_running(void)
+{
+	struct mt_recording r;
+	char err[512], *buf = NULL;
+	size_t len = 0;
+	struct mt_report_opts o = { .view = MT_VIEW_SUMMARY, .pid = -1, .threshold = 1 };
+	CHECK(mt_recording_load(&r, path, err, sizeof err) == 0);
+	r.procs[0]->exited = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		exit(1);
+	CHECK(mt_report_text(f, &r, &o) == 0);
+	fclose(f);
+	CHECK(has(buf, "backend preload, 0.100 s, still running when tracing stopped\n"));
+	free(buf);
+	mt_recording_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	snprintf(path, sizeof path, "%s/report-fixture.mtrace", argc > 1 ? argv[1] : ".");
 	CHECK(fx_write(path, NULL) == 0);
 	test_text();
 	test_json();
+	test_still_running();
 	if (failures) {
 		fprintf(stderr, "report: %d checks failed\n", failures);
 		return 1;
