@@ -423,7 +423,45 @@ static void series_json(FILE *f, const char *key, const uint64_t *v)
 	fputc(']', f);
 }
 
-static void timeline_json(FILE *f, const struct timeline *tl)
+/* The process's memory samples (record's RSS) in the timeline's buckets:
+ * resident memory and its anonymous part, the most of each bucket,
+ * carried over buckets no sample fell in.  Nothing without samples.
+ * (VmData is not drawn: it counts address space reserved and never
+ * touched, thread stacks' included, which dwarfs the rest.) */
+static void resident_json(FILE *f, const struct timeline *tl, const struct mt_process *p)
+{
+	if (!p->nrss)
+		return;
+	uint64_t *rss = xcalloc(2 * BUCKETS, sizeof *rss), *mapped = rss + BUCKETS;
+	int *seen = xcalloc(BUCKETS, sizeof *seen);
+	for (size_t i = 0; i < p->nrss; i++) {
+		const struct mt_rss_sample *m = &p->rss[i];
+		uint64_t d = m->ts > tl->t0 ? m->ts - tl->t0 : 0;
+		int b = d >= tl->span ? BUCKETS - 1 :
+					(int)((unsigned __int128)d * BUCKETS / tl->span);
+		if (m->m.rss > rss[b])
+			rss[b] = m->m.rss;
+		if (m->m.anon > mapped[b])
+			mapped[b] = m->m.anon;
+		seen[b] = 1;
+	}
+	/* before the first sample (the recorder's first look comes a few ms
+	 * into the run), the first one */
+	int first = 0;
+	while (first < BUCKETS - 1 && !seen[first])
+		first++;
+	for (int b = 0; b < BUCKETS; b++)
+		if (!seen[b]) {
+			rss[b] = b < first ? rss[first] : rss[b - 1];
+			mapped[b] = b < first ? mapped[first] : mapped[b - 1];
+		}
+	series_json(f, "rss_bytes", rss);
+	series_json(f, "rss_anon_bytes", mapped);
+	free(rss);
+	free(seen);
+}
+
+static void timeline_json(FILE *f, const struct timeline *tl, const struct mt_process *p)
 {
 	fprintf(f, ",\n   \"timeline\": {\"bucket_s\": %.9g, \"time_step_s\": ",
 		(double)tl->span / 1e9 / BUCKETS);
@@ -436,6 +474,7 @@ static void timeline_json(FILE *f, const struct timeline *tl)
 	series_json(f, "frees", tl->frees);
 	series_json(f, "temporary", tl->temps);
 	series_json(f, "leaked_bytes", tl->leaked);
+	resident_json(f, tl, p);
 	fputc('}', f);
 }
 
@@ -470,7 +509,7 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 		secs(t->peak_ts, tl->t0), (unsigned long long)t->live_count,
 		(unsigned long long)t->live_bytes, (unsigned long long)t->temporary,
 		(unsigned long long)t->unmatched_frees, (unsigned long long)t->culled);
-	timeline_json(f, tl);
+	timeline_json(f, tl, p);
 	mt_json_histo(f, &tl->histo);
 	fputs(",\n   \"markers\": [", f);
 	for (size_t i = 0; i < p->nmarkers; i++) {

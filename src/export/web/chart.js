@@ -4,7 +4,9 @@
  * (the highest it was in each bucket), the bytes leaked (blocks never freed,
  * counted from the moment they were allocated), the allocations per
  * second (and of them the temporary ones, heaptrack's second chart) and the
- * frees per second, with the peak and the recording's markers.  Hovering shows the
+ * frees per second, with the peak and the recording's markers; or, switched
+ * to process memory, the heap beside the resident memory (and its
+ * anonymous part) the recorder sampled.  Hovering shows the
  * figures of a bucket.  Dragging across the chart selects a time range:
  * the chart zooms into it, and whoever set onBrush (the server's GUI:
  * every view, through the from and to filters) is told.  Under the chart,
@@ -16,7 +18,7 @@
 	var PAD = { left: 70, right: 78, top: 18, bottom: 30 };
 	var GAP = 8; /* between an axis and its labels */
 	var FONT = '11px system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif';
-	var C = { heap: '#0969da', heapFill: 'rgba(9,105,218,0.14)', leak: '#cf222e', rate: 'rgba(130,80,223,0.28)', frees: 'rgba(26,127,55,0.30)',
+	var C = { heap: '#0969da', heapFill: 'rgba(9,105,218,0.14)', leak: '#cf222e', rss: '#bc4c00', anon: '#8c959f', rate: 'rgba(130,80,223,0.28)', frees: 'rgba(26,127,55,0.30)',
 		temp: 'rgba(191,135,0,0.55)',
 		grid: '#eaeef2', axis: '#57606a', marker: '#9a6700' };
 
@@ -61,15 +63,27 @@
 		this.resolution = M.el('span', { class: 'chart-resolution' });
 		this.reset = M.el('button', { type: 'button', class: 'btn chart-reset', disabled: true,
 			text: 'Whole run', onclick: function () { self.zoom(null); } });
+		/* The kernel's view (record's samples): resident and mapped memory
+		 * beside the heap, on the heap's scale, which they dwarf; so a view
+		 * of its own. */
+		this.mode = 'heap';
+		this.modeButton = M.el('button', { type: 'button', class: 'btn chart-mode', hidden: true,
+			text: 'Process memory', onclick: function () {
+				self.mode = self.mode === 'heap' ? 'process' : 'heap';
+				self.modeButton.textContent = self.mode === 'heap' ? 'Process memory' : 'Heap and rates';
+				self.draw();
+			} });
 		container.appendChild(M.el('div', { class: 'chart' },
 			M.el('div', { class: 'legend' },
 				key('heap', 'Heap in use (highest in each interval)'),
-				key('leak', 'Leaked (allocated by then, never freed)'),
-				key('rate', 'Allocations per second (right axis)'),
-				key('temp', 'of which temporary (freed by the next call)'),
-				key('frees', 'Frees per second (right axis)')),
+				this.keyRss = key('rss', 'Resident (RSS, sampled)'),
+				this.keyAnon = key('anon', 'of which anonymous (heap pages, stacks, mappings)'),
+				this.keyLeak = key('leak', 'Leaked (allocated by then, never freed)'),
+				this.keyRate = key('rate', 'Allocations per second (right axis)'),
+				this.keyTemp = key('temp', 'of which temporary (freed by the next call)'),
+				this.keyFrees = key('frees', 'Frees per second (right axis)')),
 			this.wrap,
-			M.el('div', { class: 'chart-foot' }, this.resolution, this.reset)));
+			M.el('div', { class: 'chart-foot' }, this.resolution, this.modeButton, this.reset)));
 		this.canvas.addEventListener('mousemove', function (ev) { self.onMove(ev); });
 		this.canvas.addEventListener('mouseleave', function () {
 			self.hoverAt = -1;
@@ -143,9 +157,10 @@
 	Chart.prototype.scales = function (width, ctx) {
 		var tl = this.proc.timeline, total = tl.heap_bytes.length;
 		var first = this.range ? this.range[0] : 0, n = this.range ? this.range[1] - this.range[0] : total;
-		var top = 0, rate = 0;
+		var top = 0, rate = 0, proc = this.mode === 'process';
 		for (var i = first; i < first + n; i++) {
-			top = Math.max(top, tl.heap_bytes[i], tl.leaked_bytes[i]);
+			top = Math.max(top, tl.heap_bytes[i], proc ? 0 : tl.leaked_bytes[i],
+				proc && tl.rss_bytes ? tl.rss_bytes[i] : 0);
 			rate = Math.max(rate, tl.allocations[i] / tl.bucket_s, (tl.frees ? tl.frees[i] : 0) / tl.bucket_s);
 		}
 		var yStep = niceStep(top, 4), rStep = niceStep(rate, 4);
@@ -182,13 +197,23 @@
 		ctx.font = FONT;
 		var tl = this.proc.timeline, s = this.scales(width, ctx);
 		this.s = s;
+		/* recordings made with --rss-interval 0 have no samples */
+		if (!tl.rss_bytes)
+			this.mode = 'heap';
+		var proc = this.mode === 'process';
+		this.modeButton.hidden = !tl.rss_bytes;
+		/* (.key sets display: hidden alone would not hide it) */
+		var show = function (k, on) { k.style.display = on ? '' : 'none'; };
+		show(this.keyRss, proc);
+		show(this.keyAnon, proc && !!tl.rss_anon_bytes);
+		[this.keyLeak, this.keyRate, this.keyTemp, this.keyFrees].forEach(function (k) { show(k, !proc); });
 		ctx.clearRect(0, 0, width, HEIGHT);
 		this.axes(ctx, s);
 		if (!s.n)
 			return;
 		var i;
 		/* allocations and frees per second: the left and right half of each interval */
-		var bars = [[tl.allocations, C.rate, 0], [tl.temporary, C.temp, 0], [tl.frees, C.frees, 0.5]];
+		var bars = proc ? [] : [[tl.allocations, C.rate, 0], [tl.temporary, C.temp, 0], [tl.frees, C.frees, 0.5]];
 		bars.forEach(function (b) {
 			if (!b[0])
 				return;
@@ -201,7 +226,15 @@
 			}
 		});
 		this.steps(ctx, s, tl.heap_bytes, C.heap, C.heapFill);
-		this.steps(ctx, s, tl.leaked_bytes, C.leak, null);
+		if (!proc)
+			this.steps(ctx, s, tl.leaked_bytes, C.leak, null);
+		/* what the kernel says beside the heap: the gap between the heap
+		 * and resident memory is what the allocator (and the rest of the
+		 * process: stacks, libraries' data) holds that the heap does not */
+		if (proc && tl.rss_anon_bytes)
+			this.steps(ctx, s, tl.rss_anon_bytes, C.anon, null);
+		if (proc && tl.rss_bytes)
+			this.steps(ctx, s, tl.rss_bytes, C.rss, null);
 		this.marks(ctx, s);
 		if (this.hoverAt >= 0) {
 			var hx = s.x(this.hoverAt + 0.5);
@@ -239,7 +272,7 @@
 			this.label(ctx, 'left', M.fmt.bytes(v), s.left - GAP, y);
 		}
 		ctx.textAlign = 'left';
-		for (var r = 0; r <= s.rMax + 1e-9; r += s.rStep)
+		for (var r = 0; this.mode !== 'process' && r <= s.rMax + 1e-9; r += s.rStep)
 			this.label(ctx, 'right', shortCount(r) + '/s', s.right + GAP, s.yr(r));
 		/* ticks on round times, as many as fit without their labels touching */
 		var count = Math.max(2, Math.floor(s.w / 110)), tStep = niceStep(s.span, count), t;
@@ -363,6 +396,8 @@
 			M.el('table', null,
 				row('Heap in use (highest)', M.fmt.value(tl.heap_bytes[i], 'bytes')),
 				row('Leaked by then', M.fmt.value(tl.leaked_bytes[i], 'bytes')),
+				row('Resident (RSS)', tl.rss_bytes ? M.fmt.value(tl.rss_bytes[i], 'bytes') : '\u2013'),
+				row('of which anonymous', tl.rss_anon_bytes ? M.fmt.value(tl.rss_anon_bytes[i], 'bytes') : '\u2013'),
 				row('Allocations', M.fmt.count(tl.allocations[i]) + ' (' +
 					M.fmt.count(tl.allocations[i] / tl.bucket_s) + '/s)'),
 				row('Temporary', tl.temporary ? M.fmt.count(tl.temporary[i]) : '\u2013'),

@@ -32,19 +32,34 @@ run(async ([file, click, child, shot, pid]) => {
 			sub: f.querySelector('.figure-sub').textContent,
 		}])));
 
-		// the chart: pixels drawn, and those of the heap's blue
-		facts.chart = await page.evaluate(() => {
+		// the chart: pixels drawn, and those of the heap's blue; then in
+		// the process memory view, those of resident memory's line too
+		const chartFacts = () => page.evaluate(() => {
 			const c = document.querySelector('.chart-canvas');
 			const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-			let drawn = 0, heap = 0;
+			let drawn = 0, heap = 0, rss = 0;
 			for (let i = 0; i < d.length; i += 4) {
 				if (d[i + 3] > 0)
 					drawn++;
 				if (d[i + 3] > 0 && d[i + 2] > 150 && d[i] < 120)
 					heap++;
+				// resident memory's line: #bc4c00
+				if (d[i + 3] > 200 && d[i] > 160 && d[i + 1] > 50 && d[i + 1] < 110 && d[i + 2] < 40)
+					rss++;
 			}
-			return { width: c.width, height: c.height, drawn, heap };
+			const keys = [...document.querySelectorAll('.legend .key')]
+				.filter((k) => k.style.display !== 'none' && !k.hidden).map((k) => k.textContent);
+			return { width: c.width, height: c.height, drawn, heap, rss, keys };
 		});
+		facts.chart = await chartFacts();
+		const mode = page.locator('.chart-mode');
+		facts.modeShown = await mode.isVisible();
+		if (facts.modeShown) {
+			await mode.click();
+			facts.processChart = await chartFacts();
+			await page.locator('.chart').screenshot({ path: shot.replace(/\.png$/, '-memory.png') });
+			await mode.click();
+		}
 
 		// the flamegraph: zoom by a real click on the canvas
 		const canvas = page.locator('.fg-canvas');

@@ -108,6 +108,13 @@ if proc:
     # many[0..3] are freed at ~0.3 s, a, many[4], many[5], c and e at ~0.6 s
     t.eq(sum(frees[:len(frees) * 2 // 3]), 4, 'timeline: 4 frees in the first two thirds of the run')
     t.eq(leaked[-1], 54000, 'timeline: leaked at the end')
+    # the recorder's memory samples: the most of each interval, the highest
+    # of them all the report's peak RSS and most mapped data
+    mem = rproc.get('memory') or {}
+    t.eq(max(tl.get('rss_bytes') or [0]), mem.get('peak_rss_bytes'), 'timeline: the highest RSS is the report\'s')
+    t.check(0 < max(tl.get('rss_anon_bytes') or [0]) <= mem.get('peak_rss_bytes', 0),
+            'timeline: anonymous resident memory, within the resident')
+    t.eq(len(tl.get('rss_bytes') or []), len(heap), 'timeline: RSS in every interval')
     # a bucket shows the most the heap held in it: when the frees at 0.6 s
     # fall into the last bucket (the process exits right after them, so
     # within its 2 ms or not, as the machine's load has it), that bucket
@@ -221,6 +228,18 @@ if b:
     t.check(c['drawn'] > 0.1 * c['width'] * c['height'] and c['heap'] > 0.05 * c['width'] * c['height'],
             f'chromium: the chart is drawn ({c["drawn"]} pixels, {c["heap"]} of the heap\'s colour, '
             f'of {c["width"]}x{c["height"]})')
+    # resident and mapped memory (record's samples): the heap view does not
+    # draw them; the process memory view draws them with the heap
+    t.check(c['rss'] == 0 and 'Resident (RSS, sampled)' not in c['keys'],
+            f'chromium: the heap view draws no resident memory ({c["rss"]} pixels, {c["keys"]})')
+    t.check(b.get('modeShown'), 'chromium: a recording with memory samples offers the process memory view')
+    pc = b.get('processChart') or {}
+    t.check(pc.get('rss', 0) > pc.get('width', 0) // 4,
+            f'chromium: process memory view: resident memory\'s line is drawn ({pc.get("rss")} pixels)')
+    t.check(pc.get('heap', 0) > 0, f'chromium: process memory view: the heap is drawn too ({pc.get("heap")} pixels)')
+    t.check('Resident (RSS, sampled)' in pc.get('keys', []) and any('anonymous' in k for k in pc.get('keys', []))
+            and not any(k.startswith('Allocations per second') for k in pc.get('keys', [])),
+            f'chromium: process memory view: the legend names heap and resident memory ({pc.get("keys")})')
 
     w0, w1 = b['before']['click'], b['after']['click']
     full = w0 and w0['canvasWidth']
