@@ -127,7 +127,7 @@ static inline uint64_t mt_now(void)
  * ns), in the order the events happened across threads, and converted to
  * CLOCK_MONOTONIC ns when written out, rounded to the nearest multiple of
  * mt_stamp_quantum: MT_STAMP_QUANTUM ns (2^20, 1.05 ms: off by 0.52 ms at
- * most, and each step of the clock costs about a byte of the recording),
+ * most, and each step of the clock costs 2-3 bytes of the recording),
  * or 1 with MEMTRACE_PRECISE_TIMESTAMPS.  Markers, few, keep exact times. */
 #define MT_STAMP_QUANTUM 1048576u /* a power of two */
 MT_HIDDEN extern int mt_stamp_tsc;
