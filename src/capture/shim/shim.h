@@ -304,7 +304,8 @@ struct mt_tslot {
 };
 MT_HIDDEN extern __thread struct mt_tslot *mt_t_slot;
 MT_HIDDEN extern volatile int mt_tbuf_nlive;
-MT_HIDDEN extern uint32_t mt_tbuf_nslots; /* slots ever made (the lock held) */
+MT_HIDDEN extern uint32_t mt_tbuf_nslots;    /* slots ever made (the lock held) */
+MT_HIDDEN extern volatile int mt_tbuf_dirty; /* some buffer may hold events */
 MT_HIDDEN extern int mt_tbuf_on; /* threads buffer their events (else: the lock per event) */
 MT_HIDDEN void mt_tbuf_init(void);
 /* Whether events of several threads are being buffered and merged: their
