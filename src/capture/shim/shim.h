@@ -46,7 +46,7 @@ MT_HIDDEN void mt_ext_leave(int saved);
 MT_HIDDEN void mt_ext_alloc(int fn, void *p, size_t n);
 MT_HIDDEN void mt_ext_free(void *p);
 /* Resizes OLD (not NULL) to N with CALL(OLD, N, CTX) and records it as a
- * REALLOC by FN, with the channel lock held across the call (as realloc).
+ * REALLOC by FN, held across the call as realloc is (preload.c: realloc_begin).
  * A NULL result with N > 0 is a failure; with N == 0 the block is freed. */
 typedef void *(*mt_resize_fn)(void *old, size_t n, void *ctx);
 MT_HIDDEN void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call, void *ctx);
@@ -373,7 +373,7 @@ MT_HIDDEN void mt_ext_leave(int saved);
 MT_HIDDEN void mt_ext_alloc(int fn, void *p, size_t n);
 MT_HIDDEN void mt_ext_free(void *p);
 /* Resizes OLD (not NULL) to N with CALL(OLD, N, CTX) and records it as a
- * REALLOC by FN, with the channel lock held across the call (as realloc).
+ * REALLOC by FN, held across the call as realloc is (preload.c: realloc_begin).
  * A NULL result with N > 0 is a failure; with N == 0 the block is freed. */
 typedef void *(*mt_resize_fn)(void *old, size_t n, void *ctx);
 MT_HIDDEN void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call, void *ctx);
