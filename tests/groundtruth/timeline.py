@@ -8,8 +8,10 @@ before moved in 4 ms steps), under `memtrace record` and standalone."""
 import json
 
 N = 200
-# half the recording's time step (2^19 ns, 0.524 ms) and the report's rounding (1 us)
-SLACK = 0.000526
+# half the recording's time step (2^19 ns, 0.524 ms), the conversion of the
+# CPU's counter to ns until its rate is measured over the run (the first is
+# over 50 us: 0.1%, 20 us over the first 20 ms) and the report's rounding
+SLACK = 0.000624
 
 
 def parse(out):
@@ -53,9 +55,10 @@ def check(t, rec, out, how):
                        f'expected {lo * 1e3:.4f} to {hi * 1e3:.4f}')
     t.check(not bad, f'{how}: each of the {N} spread allocations recorded within the program\'s own '
             f'clock readings around it ({len(bad)} outside: {bad[:3]})')
-    t.check(times[-1] - times[0] >= 0.0199 - SLACK,
+    # (each end off by up to SLACK)
+    t.check(times[-1] - times[0] >= 0.0199 - 2 * SLACK,
             f'{how}: the spread allocations span {(times[-1] - times[0]) * 1e3:.3f} ms, by '
-            f'construction at least 19.9')
+            f'construction at least 19.9 (less the time step)')
     s0, s1, p0, p1 = summit
     pt = p.get('totals', {}).get('peak_time_s')
     if t.check(isinstance(pt, (int, float)), f'{how}: peak_time_s is a number ({pt!r})'):

@@ -168,8 +168,7 @@ INLINE void emit_free(void *p, uint64_t stamp)
  * no buffer holds any (else tbuf.c merges them first, or buffers it). */
 INLINE int direct(const struct mt_tslot *s)
 {
-	return likely(s) && (likely(!mt_tbuf_on) ||
-			     (mt_tbuf_nlive <= 1 && mt_tbuf_nslots <= 1 && s->tail == s->head));
+	return likely(s) && (likely(!mt_tbuf_on) || (mt_tbuf_nlive <= 1 && !mt_tbuf_dirty));
 }
 
 INLINE void put_alloc(struct mt_tslot *s, int fn, void *p, size_t n, const uint64_t *pcs, int depth,

@@ -46,7 +46,7 @@ MT_HIDDEN void mt_ext_leave(int saved);
 MT_HIDDEN void mt_ext_alloc(int fn, void *p, size_t n);
 MT_HIDDEN void mt_ext_free(void *p);
 /* Resizes OLD (not NULL) to N with CALL(OLD, N, CTX) and records it as a
- * REALLOC by FN, with the channel lock held across the call (as realloc).
+ * REALLOC by FN, held across the call as realloc is (preload.c: realloc_begin).
  * A NULL result with N > 0 is a failure; with N == 0 the block is freed. */
 typedef void *(*mt_resize_fn)(void *old, size_t n, void *ctx);
 MT_HIDDEN void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call, void *ctx);
@@ -127,7 +127,7 @@ static inline uint64_t mt_now(void)
  * ns), in the order the events happened across threads, and converted to
  * CLOCK_MONOTONIC ns when written out, rounded to the nearest multiple of
  * mt_stamp_quantum: MT_STAMP_QUANTUM ns (2^20, 1.05 ms: off by 0.52 ms at
- * most, and each step of the clock costs about a byte of the recording),
+ * most, and each step of the clock costs 2-3 bytes of the recording),
  * or 1 with MEMTRACE_PRECISE_TIMESTAMPS.  Markers, few, keep exact times. */
 #define MT_STAMP_QUANTUM 1048576u /* a power of two */
 MT_HIDDEN extern int mt_stamp_tsc;
@@ -304,7 +304,8 @@ struct mt_tslot {
 };
 MT_HIDDEN extern __thread struct mt_tslot *mt_t_slot;
 MT_HIDDEN extern volatile int mt_tbuf_nlive;
-MT_HIDDEN extern uint32_t mt_tbuf_nslots; /* slots ever made (the lock held) */
+MT_HIDDEN extern uint32_t mt_tbuf_nslots;    /* slots ever made (the lock held) */
+MT_HIDDEN extern volatile int mt_tbuf_dirty; /* some buffer may hold events */
 MT_HIDDEN extern int mt_tbuf_on; /* threads buffer their events (else: the lock per event) */
 MT_HIDDEN void mt_tbuf_init(void);
 /* Whether events of several threads are being buffered and merged: their
@@ -372,7 +373,7 @@ MT_HIDDEN void mt_ext_leave(int saved);
 MT_HIDDEN void mt_ext_alloc(int fn, void *p, size_t n);
 MT_HIDDEN void mt_ext_free(void *p);
 /* Resizes OLD (not NULL) to N with CALL(OLD, N, CTX) and records it as a
- * REALLOC by FN, with the channel lock held across the call (as realloc).
+ * REALLOC by FN, held across the call as realloc is (preload.c: realloc_begin).
  * A NULL result with N > 0 is a failure; with N == 0 the block is freed. */
 typedef void *(*mt_resize_fn)(void *old, size_t n, void *ctx);
 MT_HIDDEN void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call, void *ctx);

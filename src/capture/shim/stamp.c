@@ -79,13 +79,13 @@ void mt_stamp_init(int precise)
 #endif
 	if (!mt_stamp_tsc)
 		return;
-	/* a first rate over 20 us (0.1% off at worst: good until the first
-	 * merge 10 ms later measures it over the run so far) */
+	/* a first rate over 50 us (0.1% off at worst: 20 us over the 20 ms
+	 * until the flusher's first merge measures it over the run so far) */
 	uint64_t tsc0, mono0, t, m;
 	read_pair(&tsc0, &mono0);
 	do
 		read_pair(&t, &m);
-	while (m - mono0 < 20000 || t <= tsc0);
+	while (m - mono0 < 50000 || t <= tsc0);
 	mt_stamp_conv.tsc0 = tsc0;
 	mt_stamp_conv.mono0 = mono0;
 	set_rate((double)(m - mono0) / (double)(t - tsc0));

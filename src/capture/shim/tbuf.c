@@ -61,6 +61,7 @@ enum { SLOT_FREE, SLOT_LIVE, SLOT_DEAD };
 
 static struct mt_tslot *slots[MAX_SLOTS]; /* [0, mt_tbuf_nslots) mapped; the lock held */
 uint32_t mt_tbuf_nslots;
+volatile int mt_tbuf_dirty;
 volatile int mt_tbuf_nlive; /* LIVE slots: at most 1, and events go straight out */
 volatile uintptr_t mt_realloc_gate;
 __thread struct mt_tslot *mt_t_slot;
@@ -208,11 +209,17 @@ static unsigned merge(uint64_t bound, int force, const struct mt_tslot *self)
 		}
 	}
 	/* the slots of threads that exited, once empty, are free for others */
+	int dirty = 0;
 	for (uint32_t i = 0; i < mt_tbuf_nslots; i++) {
 		struct mt_tslot *s = slots[i];
-		if (s->state == SLOT_DEAD && s->tail == __atomic_load_n(&s->head, __ATOMIC_ACQUIRE))
+		int empty = s->tail == __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
+		if (s->state == SLOT_DEAD && empty)
 			s->state = SLOT_FREE;
+		dirty |= !empty;
 	}
+	/* (a live thread that writes into its empty buffer meanwhile sets it
+	 * again; until it exits, events do not go out one by one anyway) */
+	mt_tbuf_dirty = dirty;
 	return left;
 }
 
@@ -272,7 +279,7 @@ static int put_direct(struct mt_tslot *s, int kind, int fn, uint64_t old, uint64
 		      const uint64_t *pcs, unsigned depth, uint64_t stamp, uint32_t tid)
 {
 	mt_channel_lock();
-	if (unlikely(mt_tbuf_on && (mt_tbuf_nslots > 1 || (s && s->tail != s->head)))) {
+	if (unlikely(mt_tbuf_on && mt_tbuf_dirty)) {
 		/* a thread without a slot waits for the older events to be
 		 * merged (a few us: SLACK), bounded */
 		uint64_t start = 0;
@@ -301,7 +308,7 @@ static int put_direct(struct mt_tslot *s, int kind, int fn, uint64_t old, uint64
 void mt_tbuf_event_locked(int kind, int fn, void *old, void *p, size_t n, const uint64_t *pcs,
 			  int depth, uint64_t stamp, uint32_t tid)
 {
-	if (unlikely(mt_tbuf_on && mt_tbuf_nslots > 1))
+	if (unlikely(mt_tbuf_on && mt_tbuf_dirty))
 		merge(stamp, 0, mt_t_slot);
 	emit(tid, kind, fn, (uint64_t)old, (uint64_t)p, n, pcs, depth < 0 ? 0 : (unsigned)depth,
 	     stamp);
@@ -354,6 +361,8 @@ void mt_tbuf_event(struct mt_tslot *s, int kind, int fn, void *old, void *p, siz
 			 kind == KIND_ALLOC ? 4 + (uint64_t)depth :
 					      5 + (uint64_t)depth;
 	words = (words + 1) & ~1ull; /* even: a PAD always fits the end */
+	if (s->head == __atomic_load_n(&s->tail, __ATOMIC_RELAXED))
+		mt_tbuf_dirty = 1; /* a buffer no longer empty */
 	uint64_t *r = room(s, words, stamp);
 	r[0] = stamp;
 	r[1] = (uint64_t)kind | (uint64_t)fn << 8 | (uint64_t)depth << 16 | words << 32;
