@@ -106,7 +106,7 @@ static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned
 		memset(p->site_object + old_cap, 0,
 		       (p->site_cap - old_cap) * sizeof *p->site_object);
 	}
-	if (p->nframes + n > p->frames_cap) {
+	if (p->nframes + n >= p->frames_cap) {
 		/* by a quarter, as the sites' figures (figures.c) */
 		size_t c = p->frames_cap < 1024 ? 1024 : p->frames_cap + p->frames_cap / 4;
 		if (c < p->nframes + n)
