@@ -665,7 +665,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int progress = isatty(2), shown = 0, stopped = 0;
-	unsigned chunks = 0, events = 0;
+	unsigned events = 0;
 	uint64_t bytes = 0;
 	struct mt_event ev; /* on the stack: loads may run in several threads (the server) */
 	struct mt_process *p = NULL;
@@ -701,7 +701,8 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 					stopped = 1;
 					break;
 				}
-				if (progress && (++chunks & 7) == 0) {
+				/* (every chunk: the recorder's hold a few MB each) */
+				if (progress) {
 					clock_gettime(CLOCK_MONOTONIC, &t);
 					if (t.tv_sec - t0.tv_sec >= 1 && rec->file_size) {
 						fprintf(stderr, "\rmemtrace: reading %s: %3d%%",
