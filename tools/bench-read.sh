@@ -23,8 +23,10 @@
 #                     installed
 # after one untimed warm-up of each.  heaptrack failing (it runs out of
 # memory on this workload) or taking more than 600 s is said and left out.  The table shows medians, each against
-# the native run's median wall time and peak RSS, and nanoseconds per event
-# (allocations + frees, from memtrace's report).
+# the native run's median wall time and peak RSS, nanoseconds per event
+# (allocations + frees, from memtrace's report), and the CPU time (user +
+# system: on a busy machine, what the command itself cost; the server's
+# until it was stopped after its answer).
 #
 #   -r N            rounds (default 3)
 #   -b DIR          memtrace build directory (default $MEMTRACE_BUILD, else
@@ -34,7 +36,7 @@
 #   --query QUERY   the server's grouped query (a path and parameters)
 #   --no-heaptrack  leave heaptrack out (it is left out, saying so, when absent)
 #   -k              keep the work directory (recordings, logs)
-#   --raw FILE      also write every run as "what round wall_s rss_kb bytes"
+#   --raw FILE      also write every run as "what round wall_s rss_kb bytes cpu_s"
 #   -q              no progress lines
 set -euo pipefail
 
@@ -102,7 +104,7 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 measure_status() {
 	local out
 	out=$(python3 "$here/bench/readrun.py" "$@" 2>> "$log") || die "readrun.py failed on: $*"
-	read -r m_wall m_rss m_status <<< "$out"
+	read -r m_wall m_rss m_status m_cpu <<< "$out"
 }
 measure() {
 	measure_status "$@"
@@ -147,7 +149,8 @@ run_variant() {
 		;;
 	esac
 	rm -f "$work/export.json"
-	[ "$rnd" = warmup ] || printf '%s %s %s %s %s\n' "$v" "$rnd" "$m_wall" "$m_rss" "$size" >> "$runs"
+	[ "$rnd" = warmup ] ||
+		printf '%s %s %s %s %s %s\n' "$v" "$rnd" "$m_wall" "$m_rss" "$size" "$m_cpu" >> "$runs"
 }
 
 echo "memtrace $(git -C "$root" describe --always --dirty 2> /dev/null || echo '?') from $build;" \
@@ -176,18 +179,18 @@ import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 events = int(sys.argv[2])
 by = {}
-for v, _, wall, rss, size in rows:
-    by.setdefault(v, []).append((float(wall), int(rss), int(size)))
-med = {v: (statistics.median(w for w, _, _ in r), statistics.median(m for _, m, _ in r),
-           statistics.median(s for _, _, s in r)) for v, r in by.items()}
-nw, nr, _ = med["native"]
+for v, _, wall, rss, size, cpu in rows:
+    by.setdefault(v, []).append((float(wall), int(rss), int(size), float(cpu)))
+med = {v: tuple(statistics.median(x[k] for x in r) for k in range(4)) for v, r in by.items()}
+nw, nr, _, _ = med["native"]
 print("%d events (allocations + frees); medians of %d rounds" % (events, len(by["native"])))
-print("%-16s %9s %9s %9s %9s %9s  %s" % ("", "wall s", "x native", "ns/event", "peak MB", "x RSS", "size"))
+print("%-16s %8s %9s %9s %8s %9s %8s  %s" % ("", "wall s", "x native", "ns/event", "cpu s",
+                                             "peak MB", "x RSS", "size"))
 for v in ["native", "record", "report", "server", "export-json", "heaptrack", "heaptrack_print"]:
     if v not in med:
         continue
-    w, m, s = med[v]
+    w, m, s, c = med[v]
     extra = "%.1f MB, %.2f bytes/event" % (s / 1e6, s / events) if s else ""
-    print("%-16s %9.2f %9.2f %9.1f %9.1f %9.2f  %s" % (v, w, w / nw, w * 1e9 / events, m / 1024,
-                                                    m / nr, extra))
+    print("%-16s %8.2f %9.2f %9.1f %8.2f %9.1f %8.2f  %s" % (v, w, w / nw, w * 1e9 / events, c,
+                                                           m / 1024, m / nr, extra))
 EOF

@@ -107,7 +107,7 @@ static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned
 		memset(p->site_object + old_cap, 0,
 		       (p->site_cap - old_cap) * sizeof *p->site_object);
 	}
-	if (p->nframes + n > p->frames_cap) {
+	if (p->nframes + n >= p->frames_cap) {
 		/* by a quarter, as the sites' figures (figures.c) */
 		size_t c = p->frames_cap < 1024 ? 1024 : p->frames_cap + p->frames_cap / 4;
 		if (c < p->nframes + n)
@@ -679,7 +679,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int progress = isatty(2), shown = 0, stopped = 0;
-	unsigned chunks = 0, events = 0;
+	unsigned events = 0;
 	uint64_t bytes = 0;
 	struct mt_event ev; /* on the stack: loads may run in several threads (the server) */
 	struct mt_process *p = NULL;
@@ -717,7 +717,8 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 					stopped = 1;
 					break;
 				}
-				if (progress && (++chunks & 7) == 0) {
+				/* (every chunk: the recorder's hold a few MB each) */
+				if (progress) {
 					clock_gettime(CLOCK_MONOTONIC, &t);
 					if (t.tv_sec - t0.tv_sec >= 1 && rec->file_size) {
 						fprintf(stderr, "\rmemtrace: reading %s: %3d%%",

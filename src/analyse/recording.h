@@ -103,9 +103,6 @@ struct mt_process {
 	uint64_t salt;	      /* of these hashes and the content one (mt_hash_salt) */
 	uint32_t *by_content; /* site + 1, 0 = empty */
 	size_t content_mask;
-
-	/* decoder state carried across chunks */
-	struct mt_enc dec_state;
 };
 
 /* How a load feeds an allocation event to the collector (see mt_load_hook). */

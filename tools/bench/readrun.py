@@ -5,13 +5,15 @@ what it cost.
     readrun.py [--stdout FILE] -- CMD [ARGS...]
     readrun.py --url URL [--stdout FILE] -- CMD [ARGS...]
 
-Prints one line, "WALL_S MAXRSS_KB STATUS".  Without --url, WALL_S is the
+Prints one line, "WALL_S MAXRSS_KB STATUS CPU_S".  Without --url, WALL_S is the
 time from fork to the command's exit.  With --url (a server), WALL_S is the
 time from fork to the first 200 answer of URL, asked every 10 ms; the server
 is then stopped with SIGTERM.  MAXRSS_KB is the largest resident set of the
 command (and of the descendants it waited for), from wait4.  STATUS is the
 exit status, 128+N when killed by signal N (a server stopped by our SIGTERM
-counts as 0).  The command's stderr passes through; its stdout goes to
+counts as 0).  CPU_S is the user+system time of the command and of the
+descendants it waited for (a server's: until it was stopped, so it
+includes what it spent after its first answer).  The command's stderr passes through; its stdout goes to
 --stdout (default /dev/null).
 """
 
@@ -82,7 +84,7 @@ def main():
     if wall is None:
         code = code or 1  # the server never answered
         wall = float("nan")
-    print("%.6f %d %d" % (wall, ru.ru_maxrss, code))
+    print("%.6f %d %d %.6f" % (wall, ru.ru_maxrss, code, ru.ru_utime + ru.ru_stime))
     return 0
 
 

@@ -5,8 +5,11 @@
  * before the cut with `truncated` set; cut at any byte it never crashes and
  * never counts more than the whole; an empty, foreign or headless file, or
  * one whose first chunk is cut, is an error with a reason (the header alone
- * is a recording of no process).
+ * is a recording of no process).  A file of big chunks holding few events
+ * (more than the reading thread may hold at once, chunks.h) gives the
+ * figures of every chunk, its blocks named by serial across chunks.
  */
+#include "analyse/chunks.h"
 #include "analyse/recording.h"
 #include "../fixture.h"
 
@@ -158,6 +161,76 @@ static void test_cuts(void)
 	check_error("/nonexistent/no-such-file.mtrace", "a missing file");
 }
 
+/* 40 chunks of a 1 MB marker and an allocation, each odd one also
+ * freeing the block of the chunk before: 40 allocations, 20 frees, 20
+ * blocks live (64 bytes each); 40 MB of chunks, more than the reading
+ * thread keeps (MT_CHUNKS_INFLIGHT), so it waits for the figures. */
+static void test_big_chunks(const char *dir)
+{
+	char big[4096];
+	snprintf(big, sizeof big, "%s/recording-big.mtrace", dir);
+	size_t pad = 1u << 20, cap = pad + 4096;
+	uint8_t *buf = malloc(cap), *scratch = malloc(mt_chunk_bound(cap));
+	struct mt_enc e = { 0 };
+	z_stream zs = { 0 };
+	int fd = mt_file_create(big);
+	CHECK(buf && scratch && fd >= 0 && deflateInit(&zs, 1) == Z_OK);
+	if (!buf || !scratch || fd < 0) {
+		free(buf);
+		free(scratch);
+		return;
+	}
+	uint64_t pc = 0x401000;
+	for (int i = 0; i < 40; i++) {
+		uint8_t *p = buf;
+		if (i == 0) {
+			p = mt_enc_process(&e, p, 7, 1, 1000, FX_T0, "preload", "/bin/x", 6, "x", 2);
+			p = mt_enc_stack(p, 1, &pc, 1);
+		}
+		/* a marker whose text says its chunk: read from the chunk's
+		 * data by the figures' thread, after the decoding one moved on */
+		memset(scratch, 'a' + i % 26, pad);
+		p = mt_enc_marker(&e, p, FX_T0 + (uint64_t)i * 10, (uint64_t)i, (char *)scratch, pad);
+		p = mt_enc_nalloc(&e, p, MT_FN_MALLOC, FX_T0 + (uint64_t)i * 10, 64, 1);
+		if (i % 2)
+			p = mt_enc_nfree(&e, p, FX_T0 + (uint64_t)i * 10 + 5, e.serial - 1);
+		CHECK(mt_chunk_write(fd, &zs, 0, buf, (size_t)(p - buf), scratch,
+				     mt_chunk_bound(cap)) == 0);
+	}
+	deflateEnd(&zs);
+	close(fd);
+	free(buf);
+	free(scratch);
+
+	struct mt_recording r = { 0 };
+	char err[256] = "";
+	CHECK(mt_recording_load(&r, big, err, sizeof err) == 0);
+	const struct mt_totals *t = totals(&r);
+	CHECK(t && !r.truncated);
+	if (t) {
+		CHECK_EQ(t->allocations, 40);
+		CHECK_EQ(t->frees, 20);
+		CHECK_EQ(t->unmatched_frees, 0);
+		CHECK_EQ(t->live_count, 20);
+		CHECK_EQ(t->live_bytes, 20 * 64);
+		CHECK_EQ(t->peak_count, 21);
+		CHECK_EQ(r.procs[0]->pid, 7);
+		const struct mt_process *pr = r.procs[0];
+		CHECK_EQ(pr->nmarkers, 40);
+		for (size_t i = 0; i < pr->nmarkers; i++) {
+			const struct mt_marker *m = &pr->markers[i];
+			size_t n = strlen(m->text);
+			if (m->value != i || n != pad || m->text[0] != 'a' + (int)i % 26 ||
+			    m->text[n - 1] != 'a' + (int)i % 26) {
+				CHECK_EQ(i, 1000); /* marker I is not its chunk's */
+				break;
+			}
+		}
+	}
+	mt_recording_free(&r);
+	unlink(big);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : ".";
@@ -165,6 +238,7 @@ int main(int argc, char **argv)
 	snprintf(cut, sizeof cut, "%s/recording-cut.mtrace", dir);
 	test_cuts();
 	test_whole();
+	test_big_chunks(dir);
 	if (failures) {
 		fprintf(stderr, "recording: %d checks failed\n", failures);
 		return 1;
