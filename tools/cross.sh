@@ -155,4 +155,4 @@ if [ ! -f build/build.ninja ]; then
 fi
 ninja -C build -j2 memtrace >/dev/null || die "ninja -C build memtrace failed"
 QEMU_LD_PREFIX=$sysroot MEMTRACE_NATIVE=$top/build/memtrace \
-	meson test -C "$build" --no-rebuild --print-errorlogs --num-processes 2 --suite unit --suite groundtruth
+	meson test -C "$build" --no-rebuild --print-errorlogs --num-processes 2 --suite unit --suite groundtruth --suite cross
