@@ -98,8 +98,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$dev_pkgs" ]; then
 	until apt-get update -q $aptarch -o APT::Get::List-Cleanup=false >"$logs/apt.log" 2>&1; do
 		n=$((n + 1))
 		[ $n -ge 4 ] && { say "apt-get update still fails for $deb (see $logs/apt.log): using the index there is"; break; }
-		say "apt-get update failed for $deb (mirror syncing?): again in $((n * 20)) s"
-		sleep $((n * 20))
+		say "apt-get update failed for $deb (mirror syncing?): again in $((n * 10)) s"
+		sleep $((n * 10))
 	done
 	# the packages and what they depend on, of ARCH only (the tools a
 	# package's scripts use are not needed in a sysroot)
@@ -154,5 +154,5 @@ if [ ! -f build/build.ninja ]; then
 	meson setup build >"$logs/native-setup.log" 2>&1 || die "meson setup build failed (see $logs/native-setup.log)"
 fi
 ninja -C build -j2 memtrace >/dev/null || die "ninja -C build memtrace failed"
-QEMU_LD_PREFIX=$sysroot MEMTRACE_NATIVE=$top/build/memtrace \
+QEMU_LD_PREFIX=$sysroot MEMTRACE_SYSROOT=$sysroot MEMTRACE_NATIVE=$top/build/memtrace \
 	meson test -C "$build" --no-rebuild --print-errorlogs --num-processes 2 --suite unit --suite groundtruth --suite cross
