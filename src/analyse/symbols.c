@@ -26,7 +26,6 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,26 +351,6 @@ static bool build_id_matches(struct module *m)
 	       memcmp(bits, m->build_id, m->build_id_len) == 0;
 }
 
-/* Opens PATH, a module as the recorded machine named it.  A recording made
- * on another machine (an ARM board, a cross build under qemu-user) names
- * that machine's libraries: with MEMTRACE_SYSROOT set to a copy of its
- * root, PATH is looked for there first (the build-id check below catches a
- * copy that differs), then as it is (the program's own binaries). */
-static int open_in_sysroot(const char *path)
-{
-	const char *root = getenv("MEMTRACE_SYSROOT");
-	if (root && *root && path[0] == '/') {
-		char full[PATH_MAX];
-		int n = snprintf(full, sizeof full, "%s%s", root, path);
-		if (n > 0 && (size_t)n < sizeof full) {
-			int fd = open(full, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-			if (fd >= 0)
-				return fd;
-		}
-	}
-	return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-}
-
 /* Opens the module's file in a Dwfl session of its own.  On failure the
  * module stays without one (frames get module and address only) and a
  * warning says why. */
@@ -384,7 +363,7 @@ static void open_module(struct mt_symbolizer *s, struct module *m)
 	 * report, and fstat on what was opened, not a stat before the open
 	 * that a swap could outrun.  errno also makes a better message than
 	 * libdwfl's own. */
-	int fd = open_in_sysroot(m->path);
+	int fd = mt_open_recorded(m->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		char what[256];

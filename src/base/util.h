@@ -69,4 +69,11 @@ void mt_catch_stop_signals(void);
 /* Seconds as a command-line value: "2", "0.5", "10s", "2m". */
 int mt_parse_seconds(const char *s, double *out);
 
+/* open(PATH, FLAGS) for a file a recording names (a module, the
+ * executable).  A recording made on another machine (an ARM board, a cross
+ * build under qemu-user) names that machine's files: with MEMTRACE_SYSROOT
+ * set to a copy of its root, PATH is looked for there first, then as it is
+ * (the program's own binaries); the readers check build-ids. */
+int mt_open_recorded(const char *path, int flags);
+
 #endif
