@@ -8,8 +8,11 @@
  * not (SIGBUS), so the shim could not be tested there.  libgcc reads the
  * same instructions as 4-byte words, and walks .eh_frame through
  * PT_GNU_EH_FRAME's binary-search table: no allocation, whole stacks
- * without frame pointers.
+ * without frame pointers.  Signals are held off during a walk (see
+ * mt_unwind).
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 
 #include "unwind.h"
@@ -45,9 +48,17 @@ static int one_frame(struct _Unwind_Context *ctx, void *arg)
 int mt_unwind(uint64_t *pcs, int max, int skip)
 {
 	struct walk w = { .pcs = pcs, .max = max, .skip = skip };
+	sigset_t all, old;
 	if (max <= 0)
 		return 0;
+	/* libgcc finds FDEs under a lock (the objects crtbegin registers): a
+	 * signal handler that allocates while this thread holds it would
+	 * wait for itself.  Signals wait until the walk is done instead, as
+	 * libunwind makes them wait on the other architectures. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	_Unwind_Backtrace(one_frame, &w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return w.out;
 }
 
