@@ -113,7 +113,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$dev_pkgs" ]; then
 	mkdir -p "$sysroot/debs"
 	say "downloading $(echo "$pkgs" | wc -l) $deb packages into $sysroot"
 	# shellcheck disable=SC2086
-	(cd "$sysroot/debs" && apt-get $aptarch download $pkgs >/dev/null) ||
+	(cd "$sysroot/debs" && apt-get $aptarch -o APT::Sandbox::User=root download $pkgs >/dev/null) ||
 		die "apt-get download of the $deb packages failed"
 	for d in "$sysroot"/debs/*.deb; do dpkg-deb -x "$d" "$sysroot"; done
 	# absolute symlinks (libfoo.so -> /lib/TRIPLET/libfoo.so.1) point into
