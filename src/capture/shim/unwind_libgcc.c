@@ -1,8 +1,9 @@
 /*
  * unwind_libgcc.c - mt_unwind() on libgcc's unwinder (_Unwind_Backtrace,
- * the one C++ exceptions use): the unwinder of MIPS64.
+ * the one C++ exceptions use): the unwinder of ARMv7 (from .ARM.exidx,
+ * where libunwind's is a hundred times slower) and MIPS64.
  *
- * libunwind would do, but on MIPS its check for a signal frame reads the
+ * On MIPS libunwind would do, but its check for a signal frame reads the
  * instruction after each return address as an 8-byte word, unaligned for
  * every other instruction: the kernel fixes such loads up, qemu-user does
  * not (SIGBUS), so the shim could not be tested there.  libgcc reads the
@@ -23,9 +24,41 @@
 struct _Unwind_Context;
 typedef int (*mt_unwind_trace_fn)(struct _Unwind_Context *, void *);
 extern int _Unwind_Backtrace(mt_unwind_trace_fn, void *);
+#if defined(__arm__)
+/* ARM's EHABI unwinder has no _Unwind_GetIP function (its header makes it
+ * a macro): the pc is core register 15, with the Thumb bit dropped. */
+extern int _Unwind_VRS_Get(struct _Unwind_Context *, int regclass, uint32_t regno, int repr,
+			   void *value);
+static uintptr_t _Unwind_GetIP(struct _Unwind_Context *ctx)
+{
+	uint32_t pc = 0;
+	_Unwind_VRS_Get(ctx, 0 /* _UVRSC_CORE */, 15, 0 /* _UVRSD_UINT32 */, &pc);
+	return pc & ~(uint32_t)1;
+}
+#else
 extern uintptr_t _Unwind_GetIP(struct _Unwind_Context *);
+#endif
 
 enum { MT_URC_NO_REASON = 0, MT_URC_END_OF_STACK = 5 };
+
+#if defined(__arm__)
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+/* mt_unwind() on libunwind (as unwind_libunwind.c), inlined into
+ * mt_unwind so that the frames to drop are the same two. */
+static inline __attribute__((always_inline)) int fallback_libunwind(uint64_t *pcs, int max,
+								    int skip)
+{
+	enum { BUF = 160 };
+	void *buf[BUF];
+	int n = unw_backtrace(buf, max + skip + 2 < BUF ? max + skip + 2 : BUF);
+	int out = 0;
+	for (int i = 2 + skip; i < n && out < max; i++)
+		pcs[out++] = (uint64_t)((uintptr_t)buf[i] & ~(uintptr_t)1); /* the Thumb bit */
+	return out;
+}
+#endif
 
 struct walk {
 	uint64_t *pcs;
@@ -59,6 +92,16 @@ int mt_unwind(uint64_t *pcs, int max, int skip)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	_Unwind_Backtrace(one_frame, &w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+#if defined(__arm__)
+	/* ARM's unwinder reports a frame only once it has found its
+	 * .ARM.exidx entry: an allocation made straight from code without
+	 * one (much of libc: stdio's buffers) would have no frame at all.
+	 * libunwind still names that frame; too slow to take every time
+	 * (its default methods cost milliseconds an unwind under qemu), it
+	 * does for these. */
+	if (w.out == 0)
+		return fallback_libunwind(pcs, max, skip);
+#endif
 	return w.out;
 }
 

@@ -1,8 +1,8 @@
 /*
- * unwind_libunwind.c - mt_unwind() on libunwind: the unwinder of every
- * architecture without one of our own (AArch64, ARMv7, MIPS64...), from
- * .eh_frame (and .ARM.exidx on 32-bit ARM), whole stacks without frame
- * pointers.
+ * unwind_libunwind.c - mt_unwind() on libunwind: the unwinder of AArch64
+ * and of any architecture without a choice of its own (src/capture/shim/
+ * meson.build), from .eh_frame (.ARM.exidx on 32-bit ARM), whole stacks
+ * without frame pointers.
  */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
