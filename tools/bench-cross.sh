@@ -1,7 +1,7 @@
 #!/bin/bash
 # tools/bench-cross.sh: tools/bench.sh's churn figure for a cross build,
 # under qemu-user: churn (tools/bench/churn.c, built -O2 with ARCH's cross
-# gcc) run natively under qemu against `memtrace record` of it under qemu
+# gcc, -funwind-tables on ARMv7 and MIPS) run natively under qemu against `memtrace record` of it under qemu
 # (the cross-built memtrace and shim), interleaved round by round; medians
 # of wall and CPU time, and the ratio.  Emulation makes both slow: the ratio
 # is what to compare with bench.sh's native one, not the seconds.
@@ -27,10 +27,14 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+# ARMv7's and MIPS's compilers give C code unwind tables only when asked
+# (x86-64's and AArch64's always do): churn gets them, as code must have
+# them for whole stacks there (README, Architectures).
+cflags=()
 case $arch in
 aarch64) triplet=aarch64-linux-gnu ;;
-armhf) triplet=arm-linux-gnueabihf ;;
-mips64el) triplet=mips64el-linux-gnuabi64 ;;
+armhf) triplet=arm-linux-gnueabihf cflags=(-funwind-tables) ;;
+mips64el) triplet=mips64el-linux-gnuabi64 cflags=(-funwind-tables) ;;
 *) die "which architecture? aarch64, armhf or mips64el" ;;
 esac
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "-r wants a positive number, not '$rounds'"
@@ -40,7 +44,7 @@ export QEMU_LD_PREFIX=$sysroot
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$triplet-gcc" --sysroot="$sysroot" -O2 -o "$work/churn" "$here/bench/churn.c" ||
+"$triplet-gcc" --sysroot="$sysroot" -O2 "${cflags[@]}" -o "$work/churn" "$here/bench/churn.c" ||
 	die "cannot build churn.c for $arch"
 
 # one run: "wall cpu" in seconds (measure.py: CPU of the command and its children)

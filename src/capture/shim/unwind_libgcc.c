@@ -95,12 +95,13 @@ int mt_unwind(uint64_t *pcs, int max, int skip)
 #if defined(__arm__)
 	/* ARM's unwinder reports a frame only once it has found its
 	 * .ARM.exidx entry: an allocation made straight from code without
-	 * one (much of libc: stdio's buffers) would have no frame at all.
-	 * libunwind still names that frame; too slow to take every time
-	 * (its default methods cost milliseconds an unwind under qemu), it
-	 * does for these. */
+	 * one (much of libc: stdio's buffers; code built without
+	 * -funwind-tables) would have no frame at all.  libunwind still
+	 * names that one frame, the allocation's caller: asked for no more
+	 * (guessing its way further through code without tables costs it
+	 * milliseconds an unwind under qemu). */
 	if (w.out == 0)
-		return fallback_libunwind(pcs, max, skip);
+		return fallback_libunwind(pcs, max < 1 ? max : 1, skip);
 #endif
 	return w.out;
 }
