@@ -15,7 +15,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 here=$root/tools
-arch= rounds=5 n=200000
+arch='' rounds=5 n=200000
 die() { echo "bench-cross.sh: error: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -39,7 +39,9 @@ mips64el) triplet=mips64el-linux-gnuabi64 cflags=(-funwind-tables) ;;
 esac
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "-r wants a positive number, not '$rounds'"
 build=$root/build-$arch sysroot=$root/build-$arch-sysroot
-[ -x "$build/memtrace" ] && [ -d "$sysroot" ] || die "no cross build in $build: run tools/cross.sh $arch"
+if [ ! -x "$build/memtrace" ] || [ ! -d "$sysroot" ]; then
+	die "no cross build in $build: run tools/cross.sh $arch"
+fi
 export QEMU_LD_PREFIX=$sysroot
 
 work=$(mktemp -d)

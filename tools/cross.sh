@@ -66,8 +66,9 @@ for p in $native_pkgs; do
 		missing="$missing $p"
 done
 if [ -n "$missing" ]; then
-	[ $install = 1 ] && [ "$(id -u)" = 0 ] ||
+	if [ $install = 0 ] || [ "$(id -u)" != 0 ]; then
 		die "missing:$missing (run as root without --no-install, or apt-get install$missing)"
+	fi
 	say "installing$missing"
 	export DEBIAN_FRONTEND=noninteractive
 	# --no-remove: never take a native package away for these
@@ -103,7 +104,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$dev_pkgs" ]; then
 	done
 	# the packages and what they depend on, of ARCH only (the tools a
 	# package's scripts use are not needed in a sysroot)
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086,SC2046  # the lists are meant to split
 	pkgs=$(apt-cache $aptarch depends --recurse --no-recommends --no-suggests --no-conflicts \
 		--no-breaks --no-replaces --no-enhances $(for p in $dev_pkgs; do echo "$p:$deb"; done) |
 		grep -E "^[a-z0-9].*:$deb\$" | sort -u |
