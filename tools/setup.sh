@@ -108,7 +108,10 @@ fi
 
 echo "setup.sh: installing: $missing"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
+# Only this machine's own architecture's index: another architecture's
+# (added with dpkg --add-architecture for cross builds) can be caught
+# mid-sync by the mirror and fail the update; its lists are kept as they are.
+apt-get update -q -o APT::Architectures::="$(dpkg --print-architecture)" -o APT::Get::List-Cleanup=false
 # shellcheck disable=SC2086  # the package list is meant to split
 apt-get install -y -q --no-install-recommends $missing
 npm_setup

@@ -32,6 +32,7 @@
  * start alone would take the leaks of a program's library's constructor.
  */
 #include "held.h"
+#include "base/util.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -95,7 +96,7 @@ static void read_stdio_fns(const struct mt_module *m, struct stdio_fns *out)
 {
 	out->libc = m;
 	out->n = 0;
-	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	int fd = mt_open_recorded(m->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	elf_version(EV_CURRENT);

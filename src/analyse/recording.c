@@ -8,6 +8,7 @@
 #include "runtime.h"
 #include "base/hash.h"
 #include "format/format.h"
+#include "format/signum.h"
 #include "base/util.h"
 
 #include <limits.h>
@@ -609,20 +610,7 @@ const char *mt_process_name(const struct mt_process *p)
 
 const char *mt_signal_name(int sig)
 {
-	static const char *const names[] = {
-		[SIGHUP] = "SIGHUP",	   [SIGINT] = "SIGINT",	      [SIGQUIT] = "SIGQUIT",
-		[SIGILL] = "SIGILL",	   [SIGTRAP] = "SIGTRAP",     [SIGABRT] = "SIGABRT",
-		[SIGBUS] = "SIGBUS",	   [SIGFPE] = "SIGFPE",	      [SIGKILL] = "SIGKILL",
-		[SIGUSR1] = "SIGUSR1",	   [SIGSEGV] = "SIGSEGV",     [SIGUSR2] = "SIGUSR2",
-		[SIGPIPE] = "SIGPIPE",	   [SIGALRM] = "SIGALRM",     [SIGTERM] = "SIGTERM",
-		[SIGSTKFLT] = "SIGSTKFLT", [SIGCHLD] = "SIGCHLD",     [SIGCONT] = "SIGCONT",
-		[SIGSTOP] = "SIGSTOP",	   [SIGTSTP] = "SIGTSTP",     [SIGTTIN] = "SIGTTIN",
-		[SIGTTOU] = "SIGTTOU",	   [SIGURG] = "SIGURG",	      [SIGXCPU] = "SIGXCPU",
-		[SIGXFSZ] = "SIGXFSZ",	   [SIGVTALRM] = "SIGVTALRM", [SIGPROF] = "SIGPROF",
-		[SIGWINCH] = "SIGWINCH",   [SIGIO] = "SIGIO",	      [SIGPWR] = "SIGPWR",
-		[SIGSYS] = "SIGSYS",
-	};
-	return sig > 0 && (size_t)sig < sizeof names / sizeof *names ? names[sig] : NULL;
+	return mt_sig_name(sig); /* the recordings' numbering, not this machine's */
 }
 
 const char *mt_heap_name_of(const char *path)

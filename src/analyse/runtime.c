@@ -4,13 +4,15 @@
  * Go is known by its executable's sections (.go.buildinfo, which every Go
  * linker since 1.13 writes, or .gopclntab), static or not; Java and .NET by
  * the virtual machine's library among the process's objects, or the
- * launcher's name.  The section names are read by hand: a few hundred bytes
- * of the file, no library.
+ * launcher's name.  The section names come from libelf, which reads only
+ * the section headers and their string table.
  */
 #include "runtime.h"
+#include "base/util.h"
 
-#include <elf.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,38 +25,25 @@ static const char *base_of(const char *path)
 
 int mt_elf_is_go(const char *path)
 {
-	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+	int fd = path ? mt_open_recorded(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
 	if (fd < 0)
 		return 0;
 	int go = 0;
-	Elf64_Ehdr eh;
-	Elf64_Shdr strs;
-	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum ||
-	    eh.e_shnum > 4096 ||
-	    pread(fd, &strs, sizeof strs, (off_t)(eh.e_shoff + eh.e_shstrndx * sizeof strs)) !=
-		    (ssize_t)sizeof strs ||
-	    strs.sh_size > (1u << 20))
-		goto out;
-	char *names = malloc(strs.sh_size + 1);
-	if (!names ||
-	    pread(fd, names, strs.sh_size, (off_t)strs.sh_offset) != (ssize_t)strs.sh_size) {
-		free(names);
-		goto out;
+	size_t shstrndx;
+	/* libelf: any class and byte order (a recording made on a 32-bit or
+	 * big-endian board is read here too) */
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF && elf_getshdrstrndx(e, &shstrndx) == 0) {
+		for (Elf_Scn *scn = elf_nextscn(e, NULL); scn && !go; scn = elf_nextscn(e, scn)) {
+			GElf_Shdr sh;
+			const char *name =
+				gelf_getshdr(scn, &sh) ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
+			go = name &&
+			     (!strcmp(name, ".go.buildinfo") || !strcmp(name, ".gopclntab"));
+		}
 	}
-	names[strs.sh_size] = 0;
-	for (unsigned i = 0; i < eh.e_shnum && !go; i++) {
-		Elf64_Shdr sh;
-		if (pread(fd, &sh, sizeof sh, (off_t)(eh.e_shoff + i * sizeof sh)) !=
-		    (ssize_t)sizeof sh)
-			break;
-		if (sh.sh_name < strs.sh_size)
-			go = !strcmp(names + sh.sh_name, ".go.buildinfo") ||
-			     !strcmp(names + sh.sh_name, ".gopclntab");
-	}
-	free(names);
-out:
+	elf_end(e);
 	close(fd);
 	return go;
 }

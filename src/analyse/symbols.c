@@ -361,7 +361,7 @@ static int open_regular(const char *path, char *why, size_t whylen)
 	 * report, and fstat on what was opened, not a stat before the open
 	 * that a swap could outrun.  errno also makes a better message than
 	 * libdwfl's own. */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = mt_open_recorded(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		if (why)

@@ -4,8 +4,11 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -265,4 +268,19 @@ int mt_arg_count(const char *cmd, const char *opt, const char *val, uint64_t max
 		return mt_usage_error(cmd, "%s needs a positive number (at most %llu), not '%s'",
 				      opt, (unsigned long long)max, val ? val : "");
 	return 0;
+}
+
+int mt_open_recorded(const char *path, int flags)
+{
+	const char *root = getenv("MEMTRACE_SYSROOT");
+	if (root && *root && path[0] == '/') {
+		char full[PATH_MAX];
+		int n = snprintf(full, sizeof full, "%s%s", root, path);
+		if (n > 0 && (size_t)n < sizeof full) {
+			int fd = open(full, flags);
+			if (fd >= 0)
+				return fd;
+		}
+	}
+	return open(path, flags);
 }

@@ -78,4 +78,11 @@ int mt_parse_seconds(const char *s, double *out);
 /* The forms mt_parse_seconds takes, for error messages. */
 #define MT_DURATION_FORMS "seconds, or a number with ms, s, min or h (200ms, 1.5s, 2min, 1h)"
 
+/* open(PATH, FLAGS) for a file a recording names (a module, the
+ * executable).  A recording made on another machine (an ARM board, a cross
+ * build under qemu-user) names that machine's files: with MEMTRACE_SYSROOT
+ * set to a copy of its root, PATH is looked for there first, then as it is
+ * (the program's own binaries); the readers check build-ids. */
+int mt_open_recorded(const char *path, int flags);
+
 #endif

@@ -56,7 +56,7 @@ static const char epilogue[] =
 
 struct record_opts {
 	const char *output, *backend;
-	int follow, quiet, cull, embed, broadcast;
+	int follow, quiet, verbose, cull, embed, broadcast;
 	const char *listen, *token; /* --listen, --token: streaming to `gather` */
 	uint64_t cull_ms;
 	double rss_ms; /* --rss-interval; < 0: the default */
@@ -206,6 +206,11 @@ static int parse_args(struct record_opts *ro, int argc, char **argv)
 		  .help = "print nothing but errors",
 		  .type = MT_OPT_FLAG,
 		  .target = &ro->quiet },
+		{ .shortopt = "-v",
+		  .longopt = "--verbose",
+		  .help = "say which backend records and why",
+		  .type = MT_OPT_FLAG,
+		  .target = &ro->verbose },
 		{ .type = MT_OPT_END },
 	};
 	/* COMMAND and its arguments are not ours: the first operand ends ours */
@@ -239,17 +244,33 @@ static int parse_args(struct record_opts *ro, int argc, char **argv)
  * when asked.  Opens *B for BPF, finds SHIM for the shim.  Returns 0, or -1
  * after the error message. */
 static int choose_backend(const struct record_opts *ro, const char *exe, struct mt_bpf **b,
-			  char *shim, size_t shimlen)
+			  char *shim, size_t shimlen, int *bpf_ok)
 {
-	char why[PATH_MAX + 128], err[PATH_MAX + 128];
+	char why[PATH_MAX + 128], err[PATH_MAX + 128], bpf_why[256];
 	int use_bpf = !strcmp(ro->backend, "bpf");
 	*b = NULL;
+	/* whether BPF works here, checked (built in, privileges, BTF, uprobes,
+	 * the system call), never assumed from the architecture */
+	*bpf_ok = mt_bpf_available(bpf_why, sizeof bpf_why);
 	if (!use_bpf && mt_preload_blocked(exe, why, sizeof why)) {
 		if (!strcmp(ro->backend, "preload")) {
 			mt_error("--backend=preload cannot trace it: %s", why);
 			return -1;
 		}
 		use_bpf = 1; /* auto: BPF where the shim cannot work */
+		if (ro->verbose)
+			mt_note("backend: bpf, as the shim cannot trace %s (%s); BPF: %s", exe, why,
+				bpf_why);
+	} else if (ro->verbose) {
+		if (!strcmp(ro->backend, "auto"))
+			mt_note("backend: the shim, preloaded into %s; BPF %s: %s", exe,
+				*bpf_ok ?
+					"follows the execs the shim cannot" :
+					"is unavailable, so execs the shim cannot follow stay untraced",
+				bpf_why);
+		else
+			mt_note("backend: %s, as asked (--backend=%s); BPF: %s",
+				use_bpf ? "bpf" : "the shim", ro->backend, bpf_why);
 	}
 	if (use_bpf) {
 		struct mt_bpf_opts bo = { .events = 1 };
@@ -587,7 +608,8 @@ int cmd_record(int argc, char **argv)
 		mt_error("cannot run %s: command not found", cmd[0]);
 		return 127;
 	}
-	if (choose_backend(&ro, exe, &b, shim, sizeof shim) < 0)
+	int bpf_ok = 0;
+	if (choose_backend(&ro, exe, &b, shim, sizeof shim, &bpf_ok) < 0)
 		goto cleanup;
 	if (!b && !(rings = mt_rings_listen(sockname, sizeof sockname, err, sizeof err))) {
 		mt_error("%s", err);
@@ -595,7 +617,7 @@ int cmd_record(int argc, char **argv)
 	}
 	/* With the shim, by default (not --backend=preload): BPF where it
 	 * cannot follow the command through an exec, when we may use BPF. */
-	int fallback = !b && !strcmp(ro.backend, "auto") && mt_bpf_privileged();
+	int fallback = !b && !strcmp(ro.backend, "auto") && bpf_ok;
 	const struct launch l = { .cmd = cmd,
 				  .shim = b ? NULL : shim,
 				  .sockname = sockname,

@@ -12,6 +12,7 @@
 #include "bpf_stream.h"
 
 #include "base/util.h"
+#include "format/signum.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -112,7 +113,8 @@ int mt_bpf_record_run(struct mt_bpf *b, struct mt_recorder *r, pid_t pid)
 			mt_bpf_record_stop(b, streams, pid, st, &execs);
 	}
 	mt_bpf_poll(b, 0, mt_bpf_streams_event, streams);
-	int64_t code = WIFEXITED(status) ? WEXITSTATUS(status) : -(int64_t)WTERMSIG(status);
+	int64_t code = WIFEXITED(status) ? WEXITSTATUS(status) :
+					   -(int64_t)mt_sig_recorded(WTERMSIG(status));
 	mt_bpf_streams_end(streams, b, (uint32_t)pid, 1, code);
 	mt_bpf_streams_free(streams);
 	return status;

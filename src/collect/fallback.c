@@ -11,6 +11,7 @@
 #include "bpf_stream.h"
 
 #include "base/util.h"
+#include "format/signum.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,7 +96,8 @@ void mt_fallback_end(struct mt_fallback *f, pid_t pid, int st)
 	if (f->streams) {
 		mt_bpf_poll(f->b, 0, mt_bpf_streams_event, f->streams);
 		if (f->seized) {
-			int64_t code = WIFEXITED(st) ? WEXITSTATUS(st) : -(int64_t)WTERMSIG(st);
+			int64_t code = WIFEXITED(st) ? WEXITSTATUS(st) :
+						       -(int64_t)mt_sig_recorded(WTERMSIG(st));
 			mt_bpf_streams_end(f->streams, f->b, (uint32_t)pid, 1, code);
 		}
 		mt_bpf_streams_end(f->streams, f->b, 0, 0, 0);

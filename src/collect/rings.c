@@ -21,6 +21,7 @@
 #include "fallback.h"
 #include "format/ring.h"
 #include "base/util.h"
+#include "format/signum.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -363,7 +364,8 @@ static void close_conn(struct mt_rings *s, size_t k, int have_status, int status
 		if (lost[MT_LOST_CONSUMER_GONE] != UINT64_MAX)
 			lost[MT_LOST_CONSUMER_GONE]++;
 	}
-	int64_t st = WIFEXITED(status) ? WEXITSTATUS(status) : -(int64_t)WTERMSIG(status);
+	int64_t st = WIFEXITED(status) ? WEXITSTATUS(status) :
+					 -(int64_t)mt_sig_recorded(WTERMSIG(status));
 	mt_stream_end(c->stream, lost, have_status, st);
 	mt_ring_unmap(c->ring, c->size);
 	close(c->fd);

@@ -33,6 +33,14 @@ int mt_session_start(struct mt_session *s, const struct mt_bpf_opts *maps, const
 		     int all, const pid_t *pids, size_t npids, const char *what)
 {
 	char err[512];
+	/* without BPF here, say so in one line and what works instead: the
+	 * shim traces a program memtrace starts */
+	if (!mt_bpf_available(err, sizeof err)) {
+		mt_error(
+			"cannot %s: %s; without BPF, run the program under `memtrace record COMMAND`",
+			what, err);
+		return -1;
+	}
 	if (mt_session_open(s, maps, output, err, sizeof err) < 0) {
 		mt_error("cannot %s: %s", what, err);
 		return -1;

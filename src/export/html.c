@@ -80,10 +80,25 @@ static void step(struct timeline *tl, uint64_t ts)
 /* The bucket of TS; every bucket since the previous event starts with the
  * heap as that event left it.  Events a thread logged a little out of
  * order fall into the current bucket. */
+/* D * BUCKETS / SPAN for D < SPAN, exactly: in 128 bits where the compiler
+ * has them, else in 64 (exact below 2^64 / BUCKETS ns, 1.9 years; beyond,
+ * as near as SPAN / BUCKETS steps go). */
+static int bucket_of(uint64_t d, uint64_t span)
+{
+#ifdef __SIZEOF_INT128__
+	return (int)((unsigned __int128)d * BUCKETS / span);
+#else
+	if (d <= UINT64_MAX / BUCKETS)
+		return (int)(d * BUCKETS / span);
+	uint64_t b = d / (span / BUCKETS);
+	return b < BUCKETS ? (int)b : BUCKETS - 1;
+#endif
+}
+
 static int advance(struct timeline *tl, uint64_t ts)
 {
 	uint64_t d = ts > tl->t0 ? ts - tl->t0 : 0;
-	int b = d >= tl->span ? BUCKETS - 1 : (int)((unsigned __int128)d * BUCKETS / tl->span);
+	int b = d >= tl->span ? BUCKETS - 1 : bucket_of(d, tl->span);
 	if (b <= tl->last)
 		return tl->last;
 	for (int k = tl->last + 1; k <= b; k++) {

@@ -55,12 +55,12 @@ static inline void keep(const void *p)
 }
 
 struct Widget {
-	long v[6];
+	long long v[6]; /* long long: the same 48 bytes on 32-bit ABIs */
 };
 static_assert(sizeof(Widget) == 48, "Widget is 48 bytes");
 
 struct Tracked {
-	long a, b;
+	long long a, b;
 	~Tracked() { keep(this); }
 };
 static_assert(sizeof(Tracked) == 16, "Tracked is 16 bytes");
@@ -71,7 +71,7 @@ struct alignas(64) Aligned {
 static_assert(sizeof(Aligned) == 128, "Aligned is 128 bytes");
 
 struct Error {
-	long code[6];
+	long long code[6];
 };
 static_assert(sizeof(Error) == 48, "Error is 48 bytes");
 

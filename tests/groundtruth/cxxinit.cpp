@@ -11,7 +11,7 @@
  *                     lib_init_scratch() 1 x new char[500], deleted at once
  *                                        (temporary)
  * main:
- *   make_longs()      5 x new long[10] (80 B), each deleted by main at once
+ *   make_longs()      5 x new long long[10] (80 B), each deleted by main at once
  *                     (temporary)
  *   gtlib::lib_work() 2 x new char[64], kept: leaked
  *   fputs to stdout:  stdio allocates stdout's buffer (one block, its size
@@ -37,9 +37,9 @@ namespace gtlib {
 char *lib_work();
 }
 
-NOINLINE long *make_longs()
+NOINLINE long long *make_longs()
 {
-	long *p = new long[10]; /* @site:make_longs */
+	long long *p = new long long[10]; /* @site:make_longs */
 	keep(p);
 	return p;
 }

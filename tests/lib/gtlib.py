@@ -122,7 +122,28 @@ class Case:
         with open(path + '.json', 'w') as f:
             f.write(so)
         self.check(rep.get('memtrace_report') == 1, 'report lacks "memtrace_report": 1')
+        self.same_report_by(os.environ.get('MEMTRACE_NATIVE'), path, args, rep)
         return rep
+
+    def same_report_by(self, other, path, args, rep):
+        """In a cross build's tests (tools/cross.sh ARCH --test), the
+        recording made under qemu is also reported by the build machine's own
+        memtrace (MEMTRACE_NATIVE): a recording travels between word sizes
+        and byte orders, so its report must be the same, figure for figure
+        and frame for frame."""
+        if not other:
+            return
+        rc, so, se = self.run([other, 'report', '--json', *args, path], what='native memtrace report')
+        if not self.eq(rc, 0, f'exit status of the native memtrace report --json {path} '
+                       f'(stderr: {se.strip()[-300:]!r})'):
+            return
+        try:
+            native = json.loads(so)
+        except ValueError as x:
+            self.fail(f'native memtrace report --json {path}: output is not JSON ({x})')
+            return
+        self.eq(first_difference(native, rep), None,
+                f'first difference between the native report of {path} and this memtrace\'s')
 
     def record_process(self, cmd, opts=(), out=None):
         """`memtrace record` of CMD, then its JSON report: (path of the
@@ -288,6 +309,30 @@ SITE_KEY_OF_TOTAL = {
     'temporary_allocations': 'temporary_allocations',
     'culled_allocations': 'culled_allocations',
 }
+
+
+def first_difference(a, b, where='report'):
+    """Where two parsed JSON documents first differ ('report.processes[0]
+    .sites[3].frames[1].function: 'x' != 'y''), or None when equal."""
+    if type(a) is not type(b):
+        return f'{where}: {a!r} != {b!r}'
+    if isinstance(a, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                return f'{where}.{k}: only in {"the native" if k in a else "this"} report'
+            d = first_difference(a[k], b[k], f'{where}.{k}')
+            if d:
+                return d
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return f'{where}: {len(a)} items != {len(b)}'
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_difference(x, y, f'{where}[{i}]')
+            if d:
+                return d
+        return None
+    return None if a == b else f'{where}: {a!r} != {b!r}'
 
 
 def marker_line(src, tag):

@@ -220,7 +220,40 @@ int mtb_check_support(const char *root, char *err, size_t errlen)
 			 "/sys/bus/event_source/devices/uprobe");
 		return -1;
 	}
+	/* The files above can be there while the system call is not: an
+	 * emulator (qemu-user passes the host's /sys through but has no
+	 * bpf()), or a kernel without CONFIG_BPF_SYSCALL.  A one-entry array
+	 * map is the smallest thing that proves it works.  (Only for this
+	 * machine: another ROOT is a tree that describes some other one.) */
+	if (strcmp(root, "/")) {
+		snprintf(err, errlen, "kernel %s with BTF and uprobes", rel);
+		return 0;
+	}
+	union bpf_attr a;
+	memset(&a, 0, sizeof a);
+	a.map_type = BPF_MAP_TYPE_ARRAY;
+	a.key_size = 4;
+	a.value_size = 4;
+	a.max_entries = 1;
+	int fd = (int)syscall(SYS_bpf, BPF_MAP_CREATE, &a, sizeof a);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "the bpf() system call %s (%s)",
+			 e == ENOSYS ?
+				 "is missing: a kernel without CONFIG_BPF_SYSCALL, or an emulator" :
+				 "fails",
+			 strerror(e));
+		return -1;
+	}
+	close(fd);
+	snprintf(err, errlen, "kernel %s with BTF, uprobes and bpf(), and %s", rel,
+		 admin ? "root" : "CAP_BPF and CAP_PERFMON");
 	return 0;
+}
+
+int mt_bpf_available(char *why, size_t whylen)
+{
+	return mtb_check_support("/", why, whylen) == 0;
 }
 
 /* ---- open, close ------------------------------------------------------ */

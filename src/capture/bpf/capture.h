@@ -86,6 +86,12 @@ struct mt_bpf_opts {
  * CAP_PERFMON); the kernel may still lack what it needs (mt_bpf_open). */
 int mt_bpf_privileged(void);
 
+/* Whether the BPF backend can run here: built in, privileges, and a kernel
+ * with what it needs (BTF, uprobes, a working bpf() system call), checked,
+ * not assumed from the architecture.  WHY gets one line either way: what
+ * is missing, or what was found. */
+int mt_bpf_available(char *why, size_t whylen);
+
 int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, size_t errlen);
 
 /* Traces the running process PID: every ELF object it maps that defines

@@ -15,13 +15,19 @@ int mt_bpf_privileged(void)
 	return 0;
 }
 
+int mt_bpf_available(char *why, size_t whylen)
+{
+	snprintf(why, whylen,
+		 "this memtrace was built without the BPF backend (%s was missing at build time)",
+		 MEMTRACE_BPF_MISSING);
+	return 0;
+}
+
 int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, size_t errlen)
 {
 	(void)o;
 	*out = NULL;
-	snprintf(err, errlen,
-		 "this memtrace was built without the BPF backend (%s was missing at build time)",
-		 MEMTRACE_BPF_MISSING);
+	mt_bpf_available(err, errlen);
 	return -1;
 }
 
