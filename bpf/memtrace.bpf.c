@@ -42,6 +42,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "memtrace_bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -66,6 +67,9 @@ const volatile __u32 slot_mask = (1 << 16) - 1; /* calls: entries - 1 */
 /* The kernel's user stack walk adds the return address when the probe is on
  * a function's first instruction (endbr64, push %rbp): Linux 6.12. */
 const volatile __u32 entry_frames = 0;
+
+/* Stacks from the unwind tables (dwarf_stack) rather than frame pointers. */
+const volatile __u32 dwarf_unwind = 0;
 
 /* Changed by the loader at run time. */
 __u32 trace_all = 0; /* trace every process not marked MTB_EXCLUDED */
@@ -138,6 +142,65 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 26);
 } rb SEC(".maps");
+
+/* ---- the unwinder's maps (memtrace_bpf.h) ---- */
+
+/* One object's rows; the loader creates one of its own size per object. */
+struct urows {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(max_entries, 1);
+	/* sizes, not types: clang leaves the row's type a declaration here */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct mtb_urow));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MTB_MAX_UTABS);
+	__type(key, __u32);
+	__array(values, struct urows);
+} utabs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MTB_MAX_UTABS);
+	__type(key, struct mtb_utab_key);
+	__type(value, struct mtb_utab);
+} utab_ids SEC(".maps");
+
+/* (process, PC) -> its row: one hash lookup per frame once warm, instead
+ * of finding the mapping and searching the table. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1 << 16);
+	__type(key, struct mtb_ukey);
+	__type(value, struct mtb_urow);
+} urules SEC(".maps");
+
+/* The stacks unwound, by a hash of their frames. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 16);
+	__type(key, __u64);
+	__type(value, struct mtb_ustack);
+} ustacks SEC(".maps");
+
+/* Where a stack is unwound into, per CPU: too big for the BPF stack.  A
+ * program can be preempted (not migrated) in the middle, and another task's
+ * on the same CPU find the scratch busy: it then uses frame pointers. */
+struct mtb_uscratch {
+	__u64 busy;
+	struct mtb_ustack st;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mtb_uscratch);
+} uscratch SEC(".maps");
 
 static __always_inline void count(__u32 tgid, __u32 kind, __u64 n)
 {
@@ -504,12 +567,263 @@ static __always_inline int fp_walkable(struct pt_regs *ctx)
 	return fp >= sp && fp - sp < MTB_FRAME_REACH && !(fp & 7);
 }
 
+
+/* ---- DWARF unwinding (memtrace_bpf.h: the tables) ---- */
+
+/* The kernel's structures read here, as CO-RE flavours: they need nothing
+ * of vmlinux.h (the committed copy has only pt_regs). */
+struct super_block___mt {
+	__u32 s_dev;
+} __attribute__((preserve_access_index));
+struct inode___mt {
+	unsigned long i_ino;
+	struct super_block___mt *i_sb;
+} __attribute__((preserve_access_index));
+struct file___mt {
+	struct inode___mt *f_inode;
+} __attribute__((preserve_access_index));
+struct vm_area_struct___mt {
+	unsigned long vm_start, vm_end, vm_pgoff;
+	struct file___mt *vm_file;
+} __attribute__((preserve_access_index));
+
+struct uvma {
+	__u64 start, end, pgoff, dev, ino;
+	__u32 file, pad;
+};
+
+static long vma_cb(void *task, struct vm_area_struct___mt *vma, struct uvma *v)
+{
+	struct file___mt *f = BPF_CORE_READ(vma, vm_file);
+
+	v->start = BPF_CORE_READ(vma, vm_start);
+	v->end = BPF_CORE_READ(vma, vm_end);
+	v->pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	if (f) {
+		v->ino = BPF_CORE_READ(f, f_inode, i_ino);
+		v->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+		v->file = 1;
+	}
+	return 0;
+}
+
+/* The walk's state, on the BPF stack of dwarf_stack; uw_step is bpf_loop's
+ * callback. */
+struct uwalk {
+	__u64 pc, sp, bp; /* the frame's: pc a return address */
+	__u64 hash;
+	__u32 tgid, n;
+	__u32 why;   /* MTB_ST_UW_* of the first trouble, 0 if none */
+	__u32 flags; /* MTB_USTACK_* */
+	/* the mapping of the last PC looked up: [vstart, vend), file offset
+	 * = pc + vdelta, its table (vhave) */
+	__u64 vstart, vend, vdelta;
+	__u32 vtab, vnrows, vhave, pad;
+};
+
+/* The row covering return address PC (the call is at PC - 1) in process
+ * U->tgid: 1 with *OUT (kind 0: the object has no rule there), 0 when its
+ * object has no table (not remembered: the loader may load it soon). */
+static __always_inline int find_rule(struct uwalk *u, __u64 pc, struct mtb_urow *out)
+{
+	struct mtb_ukey k = { .pc = pc, .tgid = u->tgid };
+	struct mtb_urow *r = bpf_map_lookup_elem(&urules, &k);
+	__u64 q = pc - 1;
+
+	if (r) {
+		*out = *r;
+		return 1;
+	}
+	if (q < u->vstart || q >= u->vend) {
+		struct uvma v = {};
+
+		u->vhave = 0;
+		u->vstart = u->vend = 0;
+		if (bpf_find_vma(bpf_get_current_task_btf(), q, vma_cb, &v, 0) || !v.file)
+			return 0;
+		u->vstart = v.start;
+		u->vend = v.end;
+		u->vdelta = (v.pgoff << 12) - v.start;
+
+		struct mtb_utab_key tk = { .dev = v.dev, .ino = v.ino };
+		struct mtb_utab *t = bpf_map_lookup_elem(&utab_ids, &tk);
+
+		if (t) {
+			u->vhave = 1;
+			u->vtab = t->id;
+			u->vnrows = t->nrows;
+		}
+	}
+	if (!u->vhave)
+		return 0;
+	void *rows = bpf_map_lookup_elem(&utabs, &u->vtab);
+
+	if (!rows)
+		return 0;
+	__u64 off = q + u->vdelta;
+	__u32 lo = 0, hi = u->vnrows;
+
+	/* The last row at or below OFF: 2^24 rows at most. */
+	for (int i = 0; i < 24 && lo < hi; i++) {
+		__u32 mid = lo + (hi - lo) / 2;
+		struct mtb_urow *m = bpf_map_lookup_elem(rows, &mid);
+
+		if (!m)
+			return 0;
+		if (m->pc <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	__builtin_memset(out, 0, sizeof(*out));
+	if (lo > 0 && off >> 32 == 0) {
+		__u32 at = lo - 1;
+		struct mtb_urow *m = bpf_map_lookup_elem(rows, &at);
+
+		if (m)
+			*out = *m;
+	}
+	bpf_map_update_elem(&urules, &k, out, BPF_ANY);
+	return 1;
+}
+
+static __always_inline void uw_trouble(struct uwalk *u, __u32 why, __u32 flag)
+{
+	if (!u->why)
+		u->why = why;
+	u->flags |= flag;
+}
+
+/* One frame: records U->pc, then finds its caller's pc, sp and bp.
+ * Returns 1 to stop. */
+static long uw_step(__u32 i, void *ctx)
+{
+	struct uwalk *u = ctx;
+	__u32 zero = 0, n = u->n;
+	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
+
+	if (!s)
+		return 1;
+	if (n >= MTB_MAX_FRAMES) {
+		/* a frame more than the stack holds */
+		uw_trouble(u, MTB_ST_UW_DEPTH, MTB_USTACK_TRUNCATED);
+		return 1;
+	}
+	s->st.pc[n] = u->pc;
+	u->n = n + 1;
+	u->hash = (u->hash ^ u->pc) * 0x9e3779b97f4a7c15ull;
+	u->hash ^= u->hash >> 29;
+
+	struct mtb_urow r;
+	__u64 sp = u->sp, bp = u->bp, cfa = 0, ra = 0;
+
+	if (!find_rule(u, u->pc, &r)) {
+		uw_trouble(u, MTB_ST_UW_NO_TABLE, 0);
+		r.kind = 0;
+	}
+	if (r.kind == 0) {
+		/* No rule: a frame pointer, if %rbp looks like one. */
+		if (bp < sp || bp - sp >= MTB_FRAME_REACH || (bp & 7)) {
+			uw_trouble(u, MTB_ST_UW_LOST_FRAME, MTB_USTACK_CUT);
+			return 1;
+		}
+		r.kind = MTB_UK_RBP;
+		r.off = 16;
+		r.bhow = MTB_UK_B_AT_CFA;
+		r.boff = -16;
+	}
+	switch (r.kind) {
+	case MTB_UK_RSP:
+	case MTB_UK_PLT:
+		cfa = sp + r.off;
+		break;
+	case MTB_UK_RBP:
+		cfa = bp + r.off;
+		break;
+	case MTB_UK_DEREF_RBP:
+		if (bpf_probe_read_user(&cfa, sizeof(cfa), (void *)(bp + r.off))) {
+			uw_trouble(u, MTB_ST_UW_FAULT, MTB_USTACK_CUT);
+			return 1;
+		}
+		break;
+	default:
+		return 1; /* the outermost frame (or CFI we do not follow) */
+	}
+	if (cfa <= sp || (cfa & 7) || cfa - sp >= MTB_FRAME_REACH * 64) {
+		uw_trouble(u, MTB_ST_UW_LOST_FRAME, MTB_USTACK_CUT);
+		return 1;
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
+		uw_trouble(u, MTB_ST_UW_FAULT, MTB_USTACK_CUT);
+		return 1;
+	}
+	switch (r.bhow) {
+	case MTB_UK_B_SAME:
+		break;
+	case MTB_UK_B_AT_CFA:
+		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + r.boff)))
+			bp = 0;
+		break;
+	case MTB_UK_B_AT_RBP:
+		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(bp + r.boff)))
+			bp = 0;
+		break;
+	default:
+		bp = 0;
+		break;
+	}
+	if (ra < 4096)
+		return 1; /* the end: a zero return address */
+	u->pc = ra;
+	u->sp = cfa;
+	u->bp = bp;
+	return 0;
+}
+
+/* The stack of a frame at PC (a return address), SP, BP, unwound with the
+ * tables into the ustacks map: its key (MTB_KSTACK_DWARF set), or 0 when it
+ * could not be kept (counted; the caller falls back on frame pointers). */
+static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 bp)
+{
+	__u32 zero = 0;
+	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
+
+	if (!s)
+		return 0;
+	if (__sync_val_compare_and_swap(&s->busy, 0, 1) != 0) {
+		count(tgid, MTB_ST_UW_BUSY, 1);
+		return 0;
+	}
+	struct uwalk u = { .pc = pc, .sp = sp, .bp = bp, .tgid = tgid, .hash = 0x2545f4914f6cdd1dull };
+
+	bpf_loop(MTB_MAX_FRAMES + 1, uw_step, &u, 0);
+	s->st.n = u.n;
+	s->st.flags = u.flags;
+	if (u.why)
+		count(tgid, u.why, 1);
+
+	__u64 key = ((u.hash ^ u.flags) * 0x9e3779b97f4a7c15ull) >> 16;
+	__u64 ret = MTB_KSTACK_DWARF | key;
+
+	if (!bpf_map_lookup_elem(&ustacks, &key) &&
+	    bpf_map_update_elem(&ustacks, &key, &s->st, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&ustacks, &key)) {
+		count(tgid, MTB_ST_UW_MAP_FULL, 1);
+		ret = 0;
+	}
+	barrier();
+	s->busy = 0; /* after the copy above */
+	return ret;
+}
+
 /* Records a new block, allocated by function FN: live map, site totals.
  * KSTACK: the stack key, or 0 to take it here (at the return: the registers
  * are the caller's).  Returns the stack key. */
 static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32 object, __u32 fn, __u64 ptr,
 					  __u64 size, __u64 now, __u64 kstack)
 {
+	if (!kstack && dwarf_unwind)
+		kstack = dwarf_stack(tgid, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx));
 	if (!kstack) {
 		kstack = MTB_KSTACK_CALLER | PT_REGS_IP(ctx);
 		if (fp_walkable(ctx)) {
@@ -630,8 +944,14 @@ int mt_return(struct pt_regs *ctx)
 	/* Made by operator new: its caller's stack, taken at new's entry. */
 	__u64 kstack = p.via_new ? p.new_kstack : 0;
 
-	if (p.via_new)
+	if (p.via_new) {
 		caller = p.new_caller;
+		/* new is done once its allocator call returns: the next new
+		 * from the same place (same %rsp, same return address) is
+		 * another call, with a stack of its own. */
+		if (MTB_OWN_TID(c->new_own) == tid)
+			c->new_sp = 0;
+	}
 
 	switch (fn) {
 	case MTB_FN_POSIX_MEMALIGN: {
@@ -830,9 +1150,13 @@ int mt_new(struct pt_regs *ctx)
 		count(tgid, MTB_ST_STACK_ERROR, 1);
 		return 0;
 	}
-	__u64 kstack = MTB_KSTACK_CALLER | ret;
+	/* At new's entry the caller's frame is at %rsp + 8, its %rbp in %rbp. */
+	__u64 kstack = dwarf_unwind ? dwarf_stack(tgid, ret, sp + 8, PT_REGS_FP(ctx)) : 0;
 
-	if (entry_frames && (cookie & MTB_COOKIE_ENTRY_FRAME) && fp_walkable(ctx)) {
+	if (!kstack)
+		kstack = MTB_KSTACK_CALLER | ret;
+	if (!(kstack & MTB_KSTACK_DWARF) && entry_frames && (cookie & MTB_COOKIE_ENTRY_FRAME) &&
+	    fp_walkable(ctx)) {
 		long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 
 		if (id >= 0)

@@ -87,6 +87,7 @@ static int obj_add(struct mt_bpf *b, uint64_t dev, uint64_t ino, const char *pat
 
 	*o = (struct mtb_object){ .dev = dev, .ino = ino, .path = xstrdup(path) };
 	o->allocator = fd >= 0 && mtb_elf_analyze(fd, &o->syms) == 1;
+	mtb_unwind_add(b, fd, dev, ino, path);
 	if (o->allocator)
 		print_probes(o);
 	/* Where its code is, for telling its own calls of free apart. */

@@ -292,6 +292,12 @@ static void configure(struct mt_bpf *b, long page)
 	s->rodata->events_mode = b->o.events ? 1 : 0;
 	s->rodata->min_age_ns = b->o.min_age_ns;
 	s->rodata->self_tgid = (uint32_t)b->self;
+	/* MEMTRACE_BPF_UNWIND=fp: frame pointers only, as before the unwind
+	 * tables (for comparing their cost: tools/bench.sh). */
+	const char *uw = getenv("MEMTRACE_BPF_UNWIND");
+	b->dwarf = !(uw && !strcmp(uw, "fp"));
+	s->rodata->dwarf_unwind = (uint32_t)b->dwarf;
+	bpf_map__set_max_entries(s->maps.ustacks, b->o.max_stacks);
 
 	b->max_frames = MTB_MAX_FRAMES;
 	if (read_sysctl("/proc/sys/kernel/perf_event_max_stack", &v) == 0 && v >= 1 &&
@@ -345,6 +351,9 @@ static int after_load(struct mt_bpf *b, long page, char *err, size_t errlen)
 	b->fd_stacks = bpf_map__fd(s->maps.stacks);
 	b->fd_stats = bpf_map__fd(s->maps.stats);
 	b->fd_objinfo = bpf_map__fd(s->maps.objinfo);
+	b->fd_utabs = bpf_map__fd(s->maps.utabs);
+	b->fd_utab_ids = bpf_map__fd(s->maps.utab_ids);
+	b->fd_ustacks = bpf_map__fd(s->maps.ustacks);
 
 	b->calls_bytes = (size_t)b->nslots * ((sizeof(struct mtb_call) + 7) & ~(size_t)7);
 	b->calls_bytes = (b->calls_bytes + page - 1) & ~((size_t)page - 1);

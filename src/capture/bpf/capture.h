@@ -200,6 +200,10 @@ uint64_t mt_bpf_untracked(struct mt_bpf *b, uint32_t pid_or_0);
  * drops its figures. */
 void mt_bpf_untrace_pid(struct mt_bpf *b, pid_t pid);
 
+/* Bytes of the unwind tables loaded into the kernel (the DWARF unwinder's
+ * rows, every object so far). */
+uint64_t mt_bpf_unwind_table_bytes(struct mt_bpf *b);
+
 /* Detaches everything; traced processes run on exactly as before. */
 void mt_bpf_close(struct mt_bpf *b);
 

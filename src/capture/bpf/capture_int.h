@@ -196,6 +196,12 @@ struct mt_bpf {
 	 * removal waits for one grace period, not one per probe */
 	int multi;
 	int fd_traced, fd_excluded, fd_calls, fd_live, fd_sites, fd_stacks, fd_stats, fd_objinfo;
+	/* the unwinder (unwind.c): on unless MEMTRACE_BPF_UNWIND=fp; its
+	 * tables, and the stacks it unwinds */
+	int dwarf;
+	int fd_utabs, fd_utab_ids, fd_ustacks;
+	uint32_t nutabs;
+	uint64_t utab_rows;
 	/* the calls array, mapped: one slot per thread (memtrace_bpf.h) */
 	struct mtb_call *calls;
 	uint32_t nslots;
@@ -270,6 +276,13 @@ void mtb_reset_stats(struct mt_bpf *b, uint32_t tgid);
  * missed returns. */
 void mtb_reap_dead_threads(struct mt_bpf *b);
 void mtb_set_trace_all(struct mt_bpf *b, int on);
+
+/* ---- unwind.c --------------------------------------------------------- */
+
+/* Builds the unwind table of the ELF object open on FD, (DEV, INO) as
+ * stat gives them, named PATH, and loads it for the kernel's unwinder;
+ * nothing if it has no .eh_frame (or the unwinder is off). */
+void mtb_unwind_add(struct mt_bpf *b, int fd, uint64_t dev, uint64_t ino, const char *path);
 
 /* ---- stacks.c --------------------------------------------------------- */
 

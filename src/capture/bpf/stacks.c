@@ -136,9 +136,37 @@ static uint64_t kernel_uid(struct mt_bpf *b, uint32_t id, uint64_t caller)
 	return uid;
 }
 
+/* A stack the kernel unwound with the tables (MTB_KSTACK_DWARF): read once
+ * from the ustacks map.  Its frames start at the return address already. */
+static uint64_t dwarf_uid(struct mt_bpf *b, uint64_t kstack, uint64_t caller)
+{
+	uint64_t key = kstack & MTB_USTACK_HASH_MASK, id;
+	struct mtb_ustack s;
+
+	if (bpf_map_lookup_elem(b->fd_ustacks, &key, &s) || s.n > MTB_MAX_FRAMES)
+		s.n = 0;
+	if (caller && (s.n == 0 || s.pc[0] != caller)) {
+		/* (never seen: the unwinder starts at the caller) */
+		memmove(s.pc + 1, s.pc, (s.n < MTB_MAX_FRAMES ? s.n : MTB_MAX_FRAMES - 1) * 8);
+		s.pc[0] = caller;
+		s.n = s.n < MTB_MAX_FRAMES ? s.n + 1 : MTB_MAX_FRAMES;
+	}
+	if (!s.n)
+		return 0;
+	id = intern(b, (const uint64_t *)s.pc, s.n);
+	mt_ptrmap_xput(&b->callkey, kstack, id);
+	return id;
+}
+
 uint64_t mtb_stack_uid(struct mt_bpf *b, uint64_t kstack, uint64_t caller)
 {
 	uint64_t id;
+
+	if (kstack & MTB_KSTACK_DWARF) {
+		if (mt_ptrmap_get(&b->callkey, kstack, &id))
+			return id;
+		return dwarf_uid(b, kstack, caller);
+	}
 
 	if (!(kstack & (MTB_KSTACK_SKIP1 | MTB_KSTACK_CALLER)))
 		return kernel_uid(b, (uint32_t)kstack, caller);
