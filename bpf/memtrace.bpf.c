@@ -717,14 +717,20 @@ static long uw_step(__u32 i, void *ctx)
 	struct mtb_urow r;
 	__u64 sp = u->sp, bp = u->bp, cfa = 0, ra = 0;
 
-	if (!find_rule(u, u->pc, &r)) {
+	int have = find_rule(u, u->pc, &r);
+
+	if (!have) {
 		uw_trouble(u, MTB_ST_UW_NO_TABLE, 0);
 		r.kind = 0;
 	}
 	if (r.kind == 0) {
-		/* No rule: a frame pointer, if %rbp looks like one. */
+		/* No rule: a frame pointer, if %rbp looks like one.  Else, in
+		 * an object with a table, code without CFI (_dl_start_user, a
+		 * hand-written _start): the end, as the shim's unwinder takes
+		 * it. */
 		if (bp < sp || bp - sp >= MTB_FRAME_REACH || (bp & 7)) {
-			uw_trouble(u, MTB_ST_UW_LOST_FRAME, MTB_USTACK_CUT);
+			if (!have)
+				uw_trouble(u, MTB_ST_UW_LOST_FRAME, MTB_USTACK_CUT);
 			return 1;
 		}
 		r.kind = MTB_UK_RBP;

@@ -140,20 +140,24 @@ static uint64_t kernel_uid(struct mt_bpf *b, uint32_t id, uint64_t caller)
  * from the ustacks map.  Its frames start at the return address already. */
 static uint64_t dwarf_uid(struct mt_bpf *b, uint64_t kstack, uint64_t caller)
 {
-	uint64_t key = kstack & MTB_USTACK_HASH_MASK, id;
+	uint64_t key = kstack & MTB_USTACK_HASH_MASK, id, f[MTB_MAX_FRAMES + 2];
 	struct mtb_ustack s;
+	unsigned n = 0;
 
 	if (bpf_map_lookup_elem(b->fd_ustacks, &key, &s) || s.n > MTB_MAX_FRAMES)
 		s.n = 0;
-	if (caller && (s.n == 0 || s.pc[0] != caller)) {
-		/* (never seen: the unwinder starts at the caller) */
-		memmove(s.pc + 1, s.pc, (s.n < MTB_MAX_FRAMES ? s.n : MTB_MAX_FRAMES - 1) * 8);
-		s.pc[0] = caller;
-		s.n = s.n < MTB_MAX_FRAMES ? s.n + 1 : MTB_MAX_FRAMES;
-	}
-	if (!s.n)
+	/* (the unwinder starts at the caller: never needed but when the
+	 * stack was not found) */
+	if (caller && (s.n == 0 || s.pc[0] != caller))
+		f[n++] = caller;
+	for (unsigned i = 0; i < s.n && n < MTB_MAX_FRAMES; i++)
+		f[n++] = s.pc[i];
+	/* A stack cut at the depth limit says so in its last frame. */
+	if (s.n && (s.flags & MTB_USTACK_TRUNCATED))
+		f[n++] = MT_FRAME_TRUNCATED;
+	if (!n)
 		return 0;
-	id = intern(b, (const uint64_t *)s.pc, s.n);
+	id = intern(b, f, n);
 	mt_ptrmap_xput(&b->callkey, kstack, id);
 	return id;
 }
