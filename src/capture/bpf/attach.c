@@ -456,8 +456,10 @@ static int open_mapped(pid_t pid, uint64_t lo, uint64_t hi, uint64_t ino, const 
  * every process).  *NALLOC counts the allocator objects mapped; UNREAD (may
  * be NULL) gets a file that could not be opened, libc's first.  Returns the
  * number of objects newly probed, or -1 with ERR (maps unreadable, attach
- * failed). */
-static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc,
+ * failed).  Without PROBE, objects are only analysed (their unwind tables
+ * loaded): a pass made before the probes go in, so that no stack is taken
+ * while an object it runs through has no table yet. */
+static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int probe, int *nalloc,
 		     struct unreadable *unread, char *err, size_t errlen)
 {
 	char path[64];
@@ -499,6 +501,17 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int *nalloc,
 		last_ino = ino;
 
 		int obj = obj_find(b, dev, ino);
+		if (!probe) {
+			int fd = obj < 0 ? open_mapped(pid, lo, hi, ino, name, NULL) : -1;
+			if (fd >= 0) {
+				char *del = strstr(name, " (deleted)");
+				if (del && !del[10])
+					*del = 0;
+				obj_add(b, dev, ino, name, fd);
+				close(fd);
+			}
+			continue;
+		}
 		if (obj >= 0 && !b->objs[obj].allocator)
 			continue;
 		if (obj >= 0 && attached(b, (uint32_t)obj, attach_pid)) {
@@ -594,7 +607,10 @@ int mt_bpf_trace_pid(struct mt_bpf *b, pid_t pid, char *err, size_t errlen)
 	set_traced(b, pid, MTB_TRACED);
 	int nalloc = 0;
 	struct unreadable unread = { .err = 0 };
-	int r = scan_maps(b, pid, b->all ? -1 : pid, &nalloc, &unread, err, errlen);
+	int r = scan_maps(b, pid, b->all ? -1 : pid, 0, &nalloc, NULL, err, errlen);
+
+	if (r >= 0)
+		r = scan_maps(b, pid, b->all ? -1 : pid, 1, &nalloc, &unread, err, errlen);
 
 	if (r >= 0 && nalloc == 0 && unread.err) {
 		/* Perhaps it does, in what we could not read. */
@@ -932,7 +948,7 @@ cleanup:
 
 /* ---- every process ---------------------------------------------------- */
 
-static int scan_all(struct mt_bpf *b, char *err, size_t errlen)
+static int scan_all(struct mt_bpf *b, int probe, char *err, size_t errlen)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
@@ -953,7 +969,7 @@ static int scan_all(struct mt_bpf *b, char *err, size_t errlen)
 			continue;
 		/* Processes that vanish or refuse are skipped; a failed
 		 * attach is reported. */
-		int r = scan_maps(b, (pid_t)pid, -1, &nalloc, NULL, e2, sizeof(e2));
+		int r = scan_maps(b, (pid_t)pid, -1, probe, &nalloc, NULL, e2, sizeof(e2));
 		if (r > 0)
 			added += r;
 		else if (r < 0 && strstr(e2, "cannot attach")) {
@@ -970,8 +986,11 @@ int mt_bpf_trace_all(struct mt_bpf *b, char *err, size_t errlen)
 {
 	b->all = 1;
 	mtb_set_trace_all(b, 1);
-	int r = scan_all(b, err, errlen);
+	/* Every object's unwind table first, then the probes. */
+	int r = scan_all(b, 0, err, errlen);
 
+	if (r >= 0)
+		r = scan_all(b, 1, err, errlen);
 	if (r < 0) {
 		mtb_set_trace_all(b, 0);
 		b->all = 0;
@@ -1016,7 +1035,10 @@ int mt_bpf_rescan(struct mt_bpf *b)
 
 	mtb_reap_dead_threads(b);
 	if (b->all) {
-		int r = scan_all(b, err, sizeof(err));
+		int r = scan_all(b, 0, err, sizeof(err));
+
+		if (r >= 0)
+			r = scan_all(b, 1, err, sizeof(err));
 		if (r > 0)
 			added += r;
 		struct gone_walk w = { .b = b };
@@ -1042,7 +1064,12 @@ int mt_bpf_rescan(struct mt_bpf *b)
 			p->exited = 1;
 			continue;
 		}
-		int r = scan_maps(b, p->pid, b->all ? -1 : p->pid, &nalloc, NULL, err, sizeof(err));
+		int r = scan_maps(b, p->pid, b->all ? -1 : p->pid, 0, &nalloc, NULL, err,
+				  sizeof(err));
+
+		if (r >= 0)
+			r = scan_maps(b, p->pid, b->all ? -1 : p->pid, 1, &nalloc, NULL, err,
+				      sizeof(err));
 		if (r > 0)
 			added += r;
 		if (r >= 0)
