@@ -582,6 +582,9 @@ struct inode___mt {
 struct file___mt {
 	struct inode___mt *f_inode;
 } __attribute__((preserve_access_index));
+struct task_struct___mt {
+	void *mm;
+} __attribute__((preserve_access_index));
 struct vm_area_struct___mt {
 	unsigned long vm_start, vm_end, vm_pgoff;
 	struct file___mt *vm_file;
@@ -613,6 +616,8 @@ struct uwalk {
 	__u64 pc, sp, bp; /* the frame's: pc a return address */
 	__u64 hash;
 	__u32 tgid, n;
+	__u32 mm; /* which address space (the cache's key): a new one after exec */
+	__u32 pad0;
 	__u32 why;   /* MTB_ST_UW_* of the first trouble, 0 if none */
 	__u32 flags; /* MTB_USTACK_* */
 	/* the mapping of the last PC looked up: [vstart, vend), file offset
@@ -626,7 +631,7 @@ struct uwalk {
  * object has no table (not remembered: the loader may load it soon). */
 static __always_inline int find_rule(struct uwalk *u, __u64 pc, struct mtb_urow *out)
 {
-	struct mtb_ukey k = { .pc = pc, .tgid = u->tgid };
+	struct mtb_ukey k = { .pc = pc, .tgid = u->tgid, .mm = u->mm };
 	struct mtb_urow *r = bpf_map_lookup_elem(&urules, &k);
 	__u64 q = pc - 1;
 
@@ -801,6 +806,9 @@ static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 b
 		return 0;
 	}
 	struct uwalk u = { .pc = pc, .sp = sp, .bp = bp, .tgid = tgid, .hash = 0x2545f4914f6cdd1dull };
+	struct task_struct___mt *task = (void *)bpf_get_current_task();
+
+	u.mm = (__u32)((__u64)BPF_CORE_READ(task, mm) >> 6);
 
 	bpf_loop(MTB_MAX_FRAMES + 1, uw_step, &u, 0);
 	s->st.n = u.n;

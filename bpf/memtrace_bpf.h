@@ -152,12 +152,15 @@ struct mtb_utab {
 	__u32 nrows;
 };
 
-/* The rule cache: (process, PC) -> the row that covers it (kind 0 where
- * the object's table has none). */
+/* The rule cache: (process, address space, PC) -> the row that covers it
+ * (kind 0 where the object's table has none).  MM: bits of the process's
+ * mm_struct address, so that an exec, or a pid used again, does not find
+ * the rules of the previous program.  (An object unmapped and another
+ * mapped at the same addresses would: dlclose then dlopen.) */
 struct mtb_ukey {
 	__u64 pc;
 	__u32 tgid;
-	__u32 pad;
+	__u32 mm;
 };
 
 /* One stack of the ustacks map: frames leaf first, frames[0] the return
