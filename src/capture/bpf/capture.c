@@ -304,7 +304,10 @@ static void configure(struct mt_bpf *b, long page)
 	    v < b->max_frames)
 		b->max_frames = (unsigned)v;
 	bpf_map__set_value_size(s->maps.stacks, b->max_frames * sizeof(uint64_t));
-	bpf_map__set_max_entries(s->maps.stacks, b->o.max_stacks);
+	/* With the unwinder the kernel's stack map (preallocated, 1 KB an
+	 * entry) only takes the stacks it could not keep: a small one. */
+	bpf_map__set_max_entries(s->maps.stacks,
+				 b->dwarf && b->o.max_stacks > 4096 ? 4096 : b->o.max_stacks);
 	bpf_map__set_max_entries(s->maps.live, b->o.max_live);
 	bpf_map__set_max_entries(s->maps.sites, b->o.max_stacks);
 	/* One call slot per thread: as many as thread ids when pid_max is
