@@ -413,7 +413,7 @@ cleanup:
 
 /* With MEMTRACE_BPF_STATS=1 (and the kernel's bpf_stats_enabled sysctl on),
  * what each program cost: tools/bench.sh prints it as the BPF programs' own
- * cost per event. */
+ * cost per event; and the memory of the unwind tables loaded. */
 static void print_prog_stats(struct mt_bpf *b)
 {
 	const char *env = getenv("MEMTRACE_BPF_STATS");
@@ -431,6 +431,10 @@ static void print_prog_stats(struct mt_bpf *b)
 			bpf_program__name(prog), (unsigned long long)info.run_cnt,
 			(double)info.run_time_ns / (double)info.run_cnt);
 	}
+	if (b->nutabs)
+		fprintf(stderr, "memtrace: bpf unwind tables: %u objects, %llu rows, %llu KB\n",
+			b->nutabs, (unsigned long long)b->utab_rows,
+			(unsigned long long)mt_bpf_unwind_table_bytes(b) / 1024);
 }
 
 void mt_bpf_close(struct mt_bpf *b)

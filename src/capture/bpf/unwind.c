@@ -214,7 +214,8 @@ void mtb_unwind_add(struct mt_bpf *b, int fd, uint64_t dev, uint64_t ino, const 
 	free(rows);
 }
 
+/* The kernel rounds an array's values up to 8 bytes. */
 uint64_t mt_bpf_unwind_table_bytes(struct mt_bpf *b)
 {
-	return b ? b->utab_rows * sizeof(struct mtb_urow) : 0;
+	return b ? b->utab_rows * ((sizeof(struct mtb_urow) + 7) & ~(size_t)7) : 0;
 }
