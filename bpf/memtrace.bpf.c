@@ -145,6 +145,28 @@ struct {
 
 /* ---- the unwinder's maps (memtrace_bpf.h) ---- */
 
+/* (process, address space, 2 MB granule) -> the file mappings seen there:
+ * bpf_find_vma once per mapping and granule, not per cold PC. */
+#define MTB_VGRAN_SHIFT 21
+#define MTB_VSET 4
+struct mtb_vkey {
+	__u64 gran;
+	__u32 tgid, mm;
+};
+struct mtb_vent {
+	__u64 start, end, pgoff, dev, ino;
+};
+struct mtb_vset {
+	struct mtb_vent e[MTB_VSET];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1 << 14);
+	__type(key, struct mtb_vkey);
+	__type(value, struct mtb_vset);
+} uvmas SEC(".maps");
+
 /* One object's rows; the loader creates one of its own size per object. */
 struct urows {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -169,14 +191,18 @@ struct {
 	__type(value, struct mtb_utab);
 } utab_ids SEC(".maps");
 
-/* (process, PC) -> its row: one hash lookup per frame once warm, instead
- * of finding the mapping and searching the table. */
+/* (process, address space, PC) -> its row, direct-mapped: an array, whose
+ * lookup the verifier inlines (a hash map's costs a helper call and a
+ * hash), once warm instead of finding the mapping and searching the table.
+ * Entries are written by any CPU without a lock: each carries a check of
+ * its key and row, and a torn one is a miss. */
+#define MTB_URCACHE_SLOTS (1 << 16)
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1 << 16);
-	__type(key, struct mtb_ukey);
-	__type(value, struct mtb_urow);
-} urules SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MTB_URCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct mtb_ucache);
+} urcache SEC(".maps");
 
 /* The stacks unwound, by a hash of their frames. */
 struct {
@@ -190,9 +216,14 @@ struct {
 /* Where a stack is unwound into, per CPU: too big for the BPF stack.  A
  * program can be preempted (not migrated) in the middle, and another task's
  * on the same CPU find the scratch busy: it then uses frame pointers. */
+#define MTB_UWIN_WORDS 128 /* the stack window: 1 KB */
 struct mtb_uscratch {
 	__u64 busy;
 	struct mtb_ustack st;
+	/* [win_lo, win_lo + 8 * win_n) of the user stack, read at once: most
+	 * frames' words come from here, not from a helper call each */
+	__u64 win_lo, win_n;
+	__u64 win[MTB_UWIN_WORDS];
 };
 
 struct {
@@ -626,25 +657,121 @@ struct uwalk {
 	__u32 vtab, vnrows, vhave, pad;
 };
 
+/* The check of a rule cache entry. */
+static __always_inline __u32 ucache_check(__u64 pc, __u32 tgid, __u32 mm, const struct mtb_urow *r)
+{
+	__u64 h = pc * 0x9e3779b97f4a7c15ull ^ ((__u64)tgid << 32 | mm);
+
+	h ^= ((__u64)r->pc << 32 | (__u32)r->off) * 0xbf58476d1ce4e5b9ull;
+	h ^= ((__u64)(__u16)r->boff << 16 | (__u64)r->kind << 8 | r->bhow) * 0x94d049bb133111ebull;
+	return (__u32)(h >> 32) | 1; /* never 0: a zeroed slot is empty */
+}
+
+/* The word at user address A (8-aligned), from the CPU's stack window S,
+ * which is read anew (4 KB, or less where the stack ends sooner) when A is
+ * not in it.  0, or -1 if it cannot be read. */
+static __always_inline int stack_word(struct mtb_uscratch *s, __u64 a, __u64 *v)
+{
+	__u64 i = (a - s->win_lo) / 8;
+
+	if (a >= s->win_lo && i < s->win_n && !(a & 7)) {
+		*v = s->win[i & (MTB_UWIN_WORDS - 1)];
+		return 0;
+	}
+	s->win_n = 0;
+	if (a & 7)
+		return bpf_probe_read_user(v, sizeof(*v), (void *)a) ? -1 : 0;
+	s->win_lo = a;
+	if (!bpf_probe_read_user(s->win, sizeof(s->win), (void *)a))
+		s->win_n = MTB_UWIN_WORDS;
+	else if (!bpf_probe_read_user(s->win, 16 * 8, (void *)a))
+		s->win_n = 16;
+	else if (!bpf_probe_read_user(s->win, 8, (void *)a))
+		s->win_n = 1;
+	else
+		return -1;
+	*v = s->win[0];
+	return 0;
+}
+
+/* The file mapping of process U at address Q: from the mapping cache, else
+ * from the kernel (bpf_find_vma, which gives up when another thread holds
+ * the address space's lock: mmap, munmap, thread stacks), remembered for
+ * Q's granule.  1 with *V, 0 if not known now. */
+static __always_inline int mapping_of(struct uwalk *u, __u64 q, struct uvma *v)
+{
+	struct mtb_vkey k = { .gran = q >> MTB_VGRAN_SHIFT, .tgid = u->tgid, .mm = u->mm };
+	struct mtb_vset *set = bpf_map_lookup_elem(&uvmas, &k);
+
+	if (set) {
+		for (int i = 0; i < MTB_VSET; i++) {
+			struct mtb_vent *e = &set->e[i];
+
+			if (q >= e->start && q < e->end) {
+				v->start = e->start;
+				v->end = e->end;
+				v->pgoff = e->pgoff;
+				v->dev = e->dev;
+				v->ino = e->ino;
+				v->file = 1;
+				return 1;
+			}
+		}
+	}
+	if (bpf_find_vma(bpf_get_current_task_btf(), q, vma_cb, v, 0) || !v->file)
+		return 0;
+	if (!set) {
+		struct mtb_vset zero = {};
+
+		bpf_map_update_elem(&uvmas, &k, &zero, BPF_NOEXIST);
+		set = bpf_map_lookup_elem(&uvmas, &k);
+	}
+	if (set) {
+		/* A granule holds few mappings: the first free entry, else by
+		 * address. */
+		__u32 at = (__u32)(q >> 12) & (MTB_VSET - 1);
+
+		for (int i = 0; i < MTB_VSET; i++)
+			if (!set->e[i].end) {
+				at = i;
+				break;
+			}
+		struct mtb_vent *e = &set->e[at & (MTB_VSET - 1)];
+
+		e->end = 0; /* (a reader meanwhile sees an empty entry) */
+		e->start = v->start;
+		e->pgoff = v->pgoff;
+		e->dev = v->dev;
+		e->ino = v->ino;
+		e->end = v->end;
+	}
+	return 1;
+}
+
 /* The row covering return address PC (the call is at PC - 1) in process
  * U->tgid: 1 with *OUT (kind 0: the object has no rule there), 0 when its
  * object has no table (not remembered: the loader may load it soon). */
 static __always_inline int find_rule(struct uwalk *u, __u64 pc, struct mtb_urow *out)
 {
-	struct mtb_ukey k = { .pc = pc, .tgid = u->tgid, .mm = u->mm };
-	struct mtb_urow *r = bpf_map_lookup_elem(&urules, &k);
 	__u64 q = pc - 1;
+	__u32 slot = (__u32)(((pc ^ ((__u64)u->tgid << 32 | u->mm)) * 0x9e3779b97f4a7c15ull) >> 48) &
+		     (MTB_URCACHE_SLOTS - 1);
+	struct mtb_ucache *c = bpf_map_lookup_elem(&urcache, &slot);
 
-	if (r) {
-		*out = *r;
-		return 1;
+	if (c && c->pc == pc && c->tgid == u->tgid && c->mm == u->mm) {
+		struct mtb_urow r = c->row;
+
+		if (c->check == ucache_check(pc, u->tgid, u->mm, &r)) {
+			*out = r;
+			return 1;
+		}
 	}
 	if (q < u->vstart || q >= u->vend) {
 		struct uvma v = {};
 
 		u->vhave = 0;
 		u->vstart = u->vend = 0;
-		if (bpf_find_vma(bpf_get_current_task_btf(), q, vma_cb, &v, 0) || !v.file)
+		if (!mapping_of(u, q, &v))
 			return 0;
 		u->vstart = v.start;
 		u->vend = v.end;
@@ -688,7 +815,13 @@ static __always_inline int find_rule(struct uwalk *u, __u64 pc, struct mtb_urow 
 		if (m)
 			*out = *m;
 	}
-	bpf_map_update_elem(&urules, &k, out, BPF_ANY);
+	if (c) {
+		c->pc = pc;
+		c->tgid = u->tgid;
+		c->mm = u->mm;
+		c->row = *out;
+		c->check = ucache_check(pc, u->tgid, u->mm, out);
+	}
 	return 1;
 }
 
@@ -752,7 +885,7 @@ static long uw_step(__u32 i, void *ctx)
 		cfa = bp + r.off;
 		break;
 	case MTB_UK_DEREF_RBP:
-		if (bpf_probe_read_user(&cfa, sizeof(cfa), (void *)(bp + r.off))) {
+		if (stack_word(s, bp + r.off, &cfa)) {
 			uw_trouble(u, MTB_ST_UW_FAULT, MTB_USTACK_CUT);
 			return 1;
 		}
@@ -764,7 +897,7 @@ static long uw_step(__u32 i, void *ctx)
 		uw_trouble(u, MTB_ST_UW_LOST_FRAME, MTB_USTACK_CUT);
 		return 1;
 	}
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
+	if (stack_word(s, cfa - 8, &ra)) {
 		uw_trouble(u, MTB_ST_UW_FAULT, MTB_USTACK_CUT);
 		return 1;
 	}
@@ -772,11 +905,11 @@ static long uw_step(__u32 i, void *ctx)
 	case MTB_UK_B_SAME:
 		break;
 	case MTB_UK_B_AT_CFA:
-		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + r.boff)))
+		if (stack_word(s, cfa + r.boff, &bp))
 			bp = 0;
 		break;
 	case MTB_UK_B_AT_RBP:
-		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(bp + r.boff)))
+		if (stack_word(s, bp + r.boff, &bp))
 			bp = 0;
 		break;
 	default:
@@ -806,6 +939,8 @@ static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 b
 		return 0;
 	}
 	struct uwalk u = { .pc = pc, .sp = sp, .bp = bp, .tgid = tgid, .hash = 0x2545f4914f6cdd1dull };
+
+	s->win_n = 0; /* another process's, or this one's stack long ago */
 	struct task_struct___mt *task = (void *)bpf_get_current_task();
 
 	u.mm = (__u32)((__u64)BPF_CORE_READ(task, mm) >> 6);

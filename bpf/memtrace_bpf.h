@@ -152,15 +152,18 @@ struct mtb_utab {
 	__u32 nrows;
 };
 
-/* The rule cache: (process, address space, PC) -> the row that covers it
- * (kind 0 where the object's table has none).  MM: bits of the process's
- * mm_struct address, so that an exec, or a pid used again, does not find
- * the rules of the previous program.  (An object unmapped and another
- * mapped at the same addresses would: dlclose then dlopen.) */
-struct mtb_ukey {
+/* A slot of the rule cache: (process, address space, PC) -> the row that
+ * covers it (kind 0 where the object's table has none).  MM: bits of the
+ * process's mm_struct address, so that an exec, or a pid used again, does
+ * not find the rules of the previous program.  (An object unmapped and
+ * another mapped at the same addresses would: dlclose then dlopen.)
+ * CHECK: a hash of all the rest, 0 for an empty slot. */
+struct mtb_ucache {
 	__u64 pc;
 	__u32 tgid;
 	__u32 mm;
+	struct mtb_urow row;
+	__u32 check;
 };
 
 /* One stack of the ustacks map: frames leaf first, frames[0] the return
