@@ -243,6 +243,20 @@ static void kernel_features(int *entry_frames, int *multi)
 	btf__free(v);
 }
 
+/* Whether the kernel can run the unwinder: x86-64 (format/cfi.c's rules),
+ * and the helpers it calls (Linux 5.17).  Without it the programs take the
+ * kernel's frame-pointer walk, and the verifier, which knows the constant
+ * that says so, never looks at the unwinder's code. */
+static int unwinder_supported(void)
+{
+#if defined(__x86_64__)
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1 &&
+	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_find_vma, NULL) == 1;
+#else
+	return 0;
+#endif
+}
+
 static uint32_t pow2_at_least(uint64_t n, uint32_t min)
 {
 	uint64_t p = min;
@@ -295,9 +309,14 @@ static void configure(struct mt_bpf *b, long page)
 	/* MEMTRACE_BPF_UNWIND=fp: frame pointers only, as before the unwind
 	 * tables (for comparing their cost: tools/bench.sh). */
 	const char *uw = getenv("MEMTRACE_BPF_UNWIND");
-	b->dwarf = !(uw && !strcmp(uw, "fp"));
+	b->dwarf = !(uw && !strcmp(uw, "fp")) && unwinder_supported();
 	s->rodata->dwarf_unwind = (uint32_t)b->dwarf;
 	bpf_map__set_max_entries(s->maps.ustacks, b->o.max_stacks);
+	if (!b->dwarf) { /* the unwinder's maps unused: as small as can be */
+		bpf_map__set_max_entries(s->maps.ustacks, 1);
+		bpf_map__set_max_entries(s->maps.urcache, 1);
+		bpf_map__set_max_entries(s->maps.uvmas, 1);
+	}
 
 	b->max_frames = MTB_MAX_FRAMES;
 	if (read_sysctl("/proc/sys/kernel/perf_event_max_stack", &v) == 0 && v >= 1 &&
