@@ -3,7 +3,9 @@
  * one way: capture.c (life cycle, events) -> attach.c (processes, objects,
  * probes) -> maps.c (the BPF maps: sites, losses, dropping a process) ->
  * stacks.c (stacks interned by content); attach.c -> elf.c (symbols, where
- * each probe goes) -> place.c (the instructions at a function's entry).
+ * each probe goes) -> place.c (the instructions at a function's entry);
+ * attach.c -> unwind.c (each object's unwind table, for the kernel's
+ * unwinder).
  * Not part of the API: tests include it to check pieces.
  */
 #ifndef MEMTRACE_BPF_CAPTURE_INT_H
