@@ -216,6 +216,29 @@ struct {
 /* Where a stack is unwound into, per CPU: too big for the BPF stack.  A
  * program can be preempted (not migrated) in the middle, and another task's
  * on the same CPU find the scratch busy: it then uses frame pointers. */
+/* The walk's state (uw_step is bpf_loop's callback).  In the scratch map,
+ * not on the BPF stack: the verifier follows constants on its own stack,
+ * and would verify the callback once per frame count. */
+struct uwalk {
+	__u64 pc, sp, bp; /* the frame's: pc a return address */
+	__u64 hash;
+	__u32 tgid, n;
+	__u32 mm; /* which address space (the cache's key): a new one after exec */
+	__u32 pad0;
+	__u32 why;   /* MTB_ST_UW_* of the first trouble, 0 if none */
+	__u32 flags; /* MTB_USTACK_* */
+	/* the mapping of the last PC looked up: [vstart, vend), file offset
+	 * = pc + vdelta, its table (vhave) */
+	__u64 vstart, vend, vdelta;
+	__u32 vtab, vnrows, vhave, pad;
+};
+
+/* A binary search of a table (bs_step), in the scratch map too. */
+struct bsearch {
+	__u64 off;
+	__u32 tab, lo, hi, fail;
+};
+
 #define MTB_UWIN_WORDS 128 /* the stack window: 1 KB */
 struct mtb_uscratch {
 	__u64 busy;
@@ -224,6 +247,8 @@ struct mtb_uscratch {
 	 * frames' words come from here, not from a helper call each */
 	__u64 win_lo, win_n;
 	__u64 win[MTB_UWIN_WORDS];
+	struct uwalk w;
+	struct bsearch bs;
 };
 
 struct {
@@ -641,21 +666,6 @@ static long vma_cb(void *task, struct vm_area_struct___mt *vma, struct uvma *v)
 	return 0;
 }
 
-/* The walk's state, on the BPF stack of dwarf_stack; uw_step is bpf_loop's
- * callback. */
-struct uwalk {
-	__u64 pc, sp, bp; /* the frame's: pc a return address */
-	__u64 hash;
-	__u32 tgid, n;
-	__u32 mm; /* which address space (the cache's key): a new one after exec */
-	__u32 pad0;
-	__u32 why;   /* MTB_ST_UW_* of the first trouble, 0 if none */
-	__u32 flags; /* MTB_USTACK_* */
-	/* the mapping of the last PC looked up: [vstart, vend), file offset
-	 * = pc + vdelta, its table (vhave) */
-	__u64 vstart, vend, vdelta;
-	__u32 vtab, vnrows, vhave, pad;
-};
 
 /* The check of a rule cache entry. */
 static __always_inline __u32 ucache_check(__u64 pc, __u32 tgid, __u32 mm, const struct mtb_urow *r)
@@ -691,6 +701,35 @@ static __always_inline int stack_word(struct mtb_uscratch *s, __u64 a, __u64 *v)
 	else
 		return -1;
 	*v = s->win[0];
+	return 0;
+}
+
+
+/* One step of the binary search of table B->tab for the last row at or
+ * below B->off, in [B->lo, B->hi). */
+static long bs_step(__u32 i, void *ctx)
+{
+	__u32 zero = 0;
+	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
+
+	if (!s)
+		return 1;
+	struct bsearch *b = &s->bs;
+
+	if (b->lo >= b->hi)
+		return 1;
+	void *rows = bpf_map_lookup_elem(&utabs, &b->tab);
+	__u32 mid = b->lo + (b->hi - b->lo) / 2;
+	struct mtb_urow *m = rows ? bpf_map_lookup_elem(rows, &mid) : NULL;
+
+	if (!m) {
+		b->fail = 1;
+		return 1;
+	}
+	if (m->pc <= b->off)
+		b->lo = mid + 1;
+	else
+		b->hi = mid;
 	return 0;
 }
 
@@ -793,23 +832,26 @@ static __always_inline int find_rule(struct uwalk *u, __u64 pc, struct mtb_urow 
 	if (!rows)
 		return 0;
 	__u64 off = q + u->vdelta;
-	__u32 lo = 0, hi = u->vnrows;
+	/* The last row at or below OFF (tables have under 2^24 rows); one
+	 * bpf_loop step per halving, which the verifier looks at once. */
+	__u32 zero = 0;
+	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
 
-	/* The last row at or below OFF: 2^24 rows at most. */
-	for (int i = 0; i < 24 && lo < hi; i++) {
-		__u32 mid = lo + (hi - lo) / 2;
-		struct mtb_urow *m = bpf_map_lookup_elem(rows, &mid);
-
-		if (!m)
-			return 0;
-		if (m->pc <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	if (!s)
+		return 0;
+	s->bs.tab = u->vtab;
+	s->bs.lo = 0;
+	s->bs.hi = u->vnrows;
+	s->bs.off = off;
+	s->bs.fail = 0;
+	bpf_loop(24, bs_step, NULL, 0);
+	if (s->bs.fail)
+		return 0;
 	__builtin_memset(out, 0, sizeof(*out));
-	if (lo > 0 && off >> 32 == 0) {
-		__u32 at = lo - 1;
+	__u32 found = s->bs.lo;
+
+	if (found > 0 && off >> 32 == 0) {
+		__u32 at = found - 1;
 		struct mtb_urow *m = bpf_map_lookup_elem(rows, &at);
 
 		if (m)
@@ -836,12 +878,14 @@ static __always_inline void uw_trouble(struct uwalk *u, __u32 why, __u32 flag)
  * Returns 1 to stop. */
 static long uw_step(__u32 i, void *ctx)
 {
-	struct uwalk *u = ctx;
-	__u32 zero = 0, n = u->n;
+	__u32 zero = 0;
 	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
 
 	if (!s)
 		return 1;
+	struct uwalk *u = &s->w;
+	__u32 n = u->n;
+
 	if (n >= MTB_MAX_FRAMES) {
 		/* a frame more than the stack holds */
 		uw_trouble(u, MTB_ST_UW_DEPTH, MTB_USTACK_TRUNCATED);
@@ -938,20 +982,24 @@ static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 b
 		count(tgid, MTB_ST_UW_BUSY, 1);
 		return 0;
 	}
-	struct uwalk u = { .pc = pc, .sp = sp, .bp = bp, .tgid = tgid, .hash = 0x2545f4914f6cdd1dull };
-
-	s->win_n = 0; /* another process's, or this one's stack long ago */
+	struct uwalk *u = &s->w;
 	struct task_struct___mt *task = (void *)bpf_get_current_task();
 
-	u.mm = (__u32)((__u64)BPF_CORE_READ(task, mm) >> 6);
+	__builtin_memset(u, 0, sizeof(*u));
+	u->pc = pc;
+	u->sp = sp;
+	u->bp = bp;
+	u->tgid = tgid;
+	u->hash = 0x2545f4914f6cdd1dull;
+	u->mm = (__u32)((__u64)BPF_CORE_READ(task, mm) >> 6);
+	s->win_n = 0; /* another process's, or this one's stack long ago */
+	bpf_loop(MTB_MAX_FRAMES + 1, uw_step, NULL, 0);
+	s->st.n = u->n;
+	s->st.flags = u->flags;
+	if (u->why)
+		count(tgid, u->why, 1);
 
-	bpf_loop(MTB_MAX_FRAMES + 1, uw_step, &u, 0);
-	s->st.n = u.n;
-	s->st.flags = u.flags;
-	if (u.why)
-		count(tgid, u.why, 1);
-
-	__u64 key = ((u.hash ^ u.flags) * 0x9e3779b97f4a7c15ull) >> 16;
+	__u64 key = ((u->hash ^ u->flags) * 0x9e3779b97f4a7c15ull) >> 16;
 	__u64 ret = MTB_KSTACK_DWARF | key;
 
 	if (!bpf_map_lookup_elem(&ustacks, &key) &&
@@ -971,8 +1019,6 @@ static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 b
 static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32 object, __u32 fn, __u64 ptr,
 					  __u64 size, __u64 now, __u64 kstack)
 {
-	if (!kstack && dwarf_unwind)
-		kstack = dwarf_stack(tgid, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx));
 	if (!kstack) {
 		kstack = MTB_KSTACK_CALLER | PT_REGS_IP(ctx);
 		if (fp_walkable(ctx)) {
@@ -1081,6 +1127,15 @@ int mt_return(struct pt_regs *ctx)
 		return 0;
 	}
 
+	/* The stack, unwound here, where one path of the program goes: the
+	 * verifier goes through the unwinder once, not once per path (a failed
+	 * call, rare, is unwound for nothing).  A call made by operator new
+	 * has its caller's stack already. */
+	__u64 dstack = 0;
+
+	if (dwarf_unwind && !c->via_new)
+		dstack = dwarf_stack(pid_tgid >> 32, PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx));
+
 	struct mtb_call p = *c;
 
 	/* The copy is made before the slot is given up. */
@@ -1091,7 +1146,7 @@ int mt_return(struct pt_regs *ctx)
 	__u64 ret = PT_REGS_RC(ctx), caller = PT_REGS_IP(ctx);
 	__u64 now = bpf_ktime_get_ns();
 	/* Made by operator new: its caller's stack, taken at new's entry. */
-	__u64 kstack = p.via_new ? p.new_kstack : 0;
+	__u64 kstack = p.via_new ? p.new_kstack : dstack;
 
 	if (p.via_new) {
 		caller = p.new_caller;
@@ -1102,6 +1157,11 @@ int mt_return(struct pt_regs *ctx)
 			c->new_sp = 0;
 	}
 
+	/* The block the call made (of NSIZE bytes, replacing NOLD), recorded
+	 * after the switch. */
+	__u64 nptr = 0, nsize = 0, nold = 0;
+	__u32 rtype = MTB_REC_ALLOC;
+
 	switch (fn) {
 	case MTB_FN_POSIX_MEMALIGN: {
 		__u64 ptr = 0;
@@ -1110,10 +1170,9 @@ int mt_return(struct pt_regs *ctx)
 			return 0;
 		if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)p.a0) || !ptr)
 			return 0;
-		kstack = record_alloc(ctx, tgid, object, fn, ptr, p.a1, now, kstack);
-		if (events_mode)
-			emit(MTB_REC_ALLOC, fn, object, pid_tgid, ptr, 0, p.a1, kstack, caller);
-		return 0;
+		nptr = ptr;
+		nsize = p.a1;
+		break;
 	}
 	case MTB_FN_XALLOCX: {
 		/* In place or not at all; RET is the block's real size.  It
@@ -1132,10 +1191,10 @@ int mt_return(struct pt_regs *ctx)
 			return 0;
 		}
 		site_release(tgid, p.old_size, p.old_kstack, p.old_ts, now);
-		kstack = record_alloc(ctx, tgid, object, fn, ptr, size, now, kstack);
-		if (events_mode)
-			emit(MTB_REC_REALLOC, fn, object, pid_tgid, ptr, ptr, size, kstack, caller);
-		return 0;
+		nptr = nold = ptr;
+		nsize = size;
+		rtype = MTB_REC_REALLOC;
+		break;
 	}
 	case MTB_FN_REALLOC:
 	case MTB_FN_REALLOCARRAY:
@@ -1145,10 +1204,9 @@ int mt_return(struct pt_regs *ctx)
 		if (!old) {
 			if (!ret)
 				return 0;
-			kstack = record_alloc(ctx, tgid, object, fn, ret, size, now, kstack);
-			if (events_mode)
-				emit(MTB_REC_ALLOC, fn, object, pid_tgid, ret, 0, size, kstack, caller);
-			return 0;
+			nptr = ret;
+			nsize = size;
+			break;
 		}
 		if (!ret && size) {
 			/* Failed: the old block is still there. */
@@ -1171,19 +1229,23 @@ int mt_return(struct pt_regs *ctx)
 				emit(MTB_REC_FREE, fn, object, pid_tgid, old, 0, 0, 0, caller);
 			return 0;
 		}
-		kstack = record_alloc(ctx, tgid, object, fn, ret, size, now, kstack);
-		if (events_mode)
-			emit(MTB_REC_REALLOC, fn, object, pid_tgid, ret, old, size, kstack, caller);
-		return 0;
+		nptr = ret;
+		nold = old;
+		nsize = size;
+		rtype = MTB_REC_REALLOC;
+		break;
 	}
 	default:
 		if (!ret)
 			return 0;
-		kstack = record_alloc(ctx, tgid, object, fn, ret, p.a0, now, kstack);
-		if (events_mode)
-			emit(MTB_REC_ALLOC, fn, object, pid_tgid, ret, 0, p.a0, kstack, caller);
-		return 0;
+		nptr = ret;
+		nsize = p.a0;
+		break;
 	}
+	kstack = record_alloc(ctx, tgid, object, fn, nptr, nsize, now, kstack);
+	if (events_mode)
+		emit(rtype, fn, object, pid_tgid, nptr, nold, nsize, kstack, caller);
+	return 0;
 }
 
 /* Is this free() (of a block we do not know) called from the allocator's

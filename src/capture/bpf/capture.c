@@ -446,9 +446,10 @@ static void print_prog_stats(struct mt_bpf *b)
 		int fd = bpf_program__fd(prog);
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
 			continue;
-		fprintf(stderr, "memtrace: bpf %s: %llu runs, %.0f ns/run\n",
+		fprintf(stderr,
+			"memtrace: bpf %s: %llu runs, %.0f ns/run (%u instructions verified)\n",
 			bpf_program__name(prog), (unsigned long long)info.run_cnt,
-			(double)info.run_time_ns / (double)info.run_cnt);
+			(double)info.run_time_ns / (double)info.run_cnt, info.verified_insns);
 	}
 	if (b->nutabs)
 		fprintf(stderr, "memtrace: bpf unwind tables: %u objects, %llu rows, %llu KB\n",
