@@ -239,7 +239,7 @@ struct bsearch {
 	__u32 tab, lo, hi, fail;
 };
 
-#define MTB_UWIN_WORDS 128 /* the stack window: 1 KB */
+#define MTB_UWIN_WORDS 512 /* the stack window: 4 KB (sqlite3's stacks: 2.7 reads each) */
 struct mtb_uscratch {
 	__u64 busy;
 	struct mtb_ustack st;
@@ -691,15 +691,22 @@ static __always_inline int stack_word(struct mtb_uscratch *s, __u64 a, __u64 *v)
 	s->win_n = 0;
 	if (a & 7)
 		return bpf_probe_read_user(v, sizeof(*v), (void *)a) ? -1 : 0;
-	s->win_lo = a;
-	if (!bpf_probe_read_user(s->win, sizeof(s->win), (void *)a))
+	/* From a little below A: a frame's saved %rbp is below its return
+	 * address, and the walk reads the return address first. */
+	s->win_lo = a - 64;
+	if (!bpf_probe_read_user(s->win, sizeof(s->win), (void *)s->win_lo)) {
 		s->win_n = MTB_UWIN_WORDS;
-	else if (!bpf_probe_read_user(s->win, 16 * 8, (void *)a))
-		s->win_n = 16;
-	else if (!bpf_probe_read_user(s->win, 8, (void *)a))
-		s->win_n = 1;
-	else
+		*v = s->win[8];
+		return 0;
+	}
+	/* Near the top of the stack: up to the end of A's page, which is
+	 * mapped if A is. */
+	__u32 len = 4096 - (__u32)(a & 4095);
+
+	s->win_lo = a;
+	if (len > sizeof(s->win) || bpf_probe_read_user(s->win, len, (void *)a))
 		return -1;
+	s->win_n = len / 8;
 	*v = s->win[0];
 	return 0;
 }
