@@ -35,8 +35,12 @@
  *   the allocator before our return probe runs is not confused with it) and
  *   put back if the call fails, which frees nothing.
  * - Stacks are taken at return, where the registers are the caller's: the
- *   first frame is the return address even in code without frame pointers,
- *   and the frame-pointer walk is tried only where %rbp can be one.
+ *   first frame is the return address even in code without frame pointers.
+ *   They are unwound here from the unwind tables the loader compiled from
+ *   each object's .eh_frame (dwarf_stack; memtrace_bpf.h, bpf/README), and
+ *   kept once each in the ustacks map; the kernel's frame-pointer walk
+ *   (bpf_get_stackid) is left for what the unwinder cannot do, tried only
+ *   where %rbp can be a frame pointer.
  * - Every loss is counted in the stats map, per process.
  */
 #include "vmlinux.h"
@@ -623,7 +627,6 @@ static __always_inline int fp_walkable(struct pt_regs *ctx)
 	return fp >= sp && fp - sp < MTB_FRAME_REACH && !(fp & 7);
 }
 
-
 /* ---- DWARF unwinding (memtrace_bpf.h: the tables) ---- */
 
 /* The kernel's structures read here, as CO-RE flavours: they need nothing
@@ -665,7 +668,6 @@ static long vma_cb(void *task, struct vm_area_struct___mt *vma, struct uvma *v)
 	}
 	return 0;
 }
-
 
 /* The check of a rule cache entry. */
 static __always_inline __u32 ucache_check(__u64 pc, __u32 tgid, __u32 mm, const struct mtb_urow *r)
@@ -710,7 +712,6 @@ static __always_inline int stack_word(struct mtb_uscratch *s, __u64 a, __u64 *v)
 	*v = s->win[0];
 	return 0;
 }
-
 
 /* One step of the binary search of table B->tab for the last row at or
  * below B->off, in [B->lo, B->hi). */
