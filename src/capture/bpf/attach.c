@@ -552,6 +552,7 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int probe, i
 		ret = -1;
 	}
 	fclose(f);
+	mtb_unwind_flush(b); /* this process's tables, before its probes */
 	return ret < 0 ? -1 : added;
 }
 
@@ -934,6 +935,7 @@ int mt_bpf_trace_exec(struct mt_bpf *b, pid_t pid, const char *exe_path, char *e
 		errno = ENOENT;
 		ret = -1;
 	}
+	mtb_unwind_flush(b);
 	if (ret < 0)
 		untrace_failed(b, p, pid);
 	else

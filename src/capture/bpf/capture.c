@@ -470,6 +470,9 @@ void mt_bpf_close(struct mt_bpf *b)
 	if (b->skel)
 		memtrace_bpf__destroy(b->skel);
 	mtb_free_objects(b);
+	for (size_t i = 0; i < b->nupend; i++)
+		close(b->upend[i].fd);
+	free(b->upend);
 	free(b->atts);
 	free(b->procs);
 	mtb_stacks_free(b);

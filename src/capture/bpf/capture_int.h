@@ -204,6 +204,13 @@ struct mt_bpf {
 	int fd_utabs, fd_utab_ids, fd_ustacks;
 	uint32_t nutabs;
 	uint64_t utab_rows;
+	/* tables made, not yet in the maps (mtb_unwind_flush) */
+	struct mtb_upend {
+		int fd;
+		struct mtb_utab_key k;
+		struct mtb_utab t;
+	} * upend;
+	size_t nupend, capupend;
 	/* the calls array, mapped: one slot per thread (memtrace_bpf.h) */
 	struct mtb_call *calls;
 	uint32_t nslots;
@@ -285,6 +292,9 @@ void mtb_set_trace_all(struct mt_bpf *b, int on);
  * stat gives them, named PATH, and loads it for the kernel's unwinder;
  * nothing if it has no .eh_frame (or the unwinder is off). */
 void mtb_unwind_add(struct mt_bpf *b, int fd, uint64_t dev, uint64_t ino, const char *path);
+/* Makes the tables added so far visible to the kernel's unwinder (they are
+ * put in its maps together: see unwind.c). */
+void mtb_unwind_flush(struct mt_bpf *b);
 
 /* ---- stacks.c --------------------------------------------------------- */
 

@@ -158,8 +158,8 @@ out:
 	return n;
 }
 
-/* Loads ROWS[0..N) into a new array and registers it as table ID. */
-static int load_table(struct mt_bpf *b, uint32_t id, const struct mtb_urow *rows, size_t n)
+/* A new array holding ROWS[0..N): its descriptor, or -1. */
+static int load_table(const struct mtb_urow *rows, size_t n)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP);
 	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "mt_urows", sizeof(uint32_t),
@@ -182,10 +182,41 @@ static int load_table(struct mt_bpf *b, uint32_t id, const struct mtb_urow *rows
 			r = bpf_map_update_elem(fd, &keys[i], &rows[i], BPF_ANY);
 	}
 	free(keys);
-	if (r == 0)
-		r = bpf_map_update_elem(b->fd_utabs, &id, &fd, BPF_ANY);
-	close(fd); /* utabs holds it */
-	return r;
+	if (r) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Puts the tables made since the last call into utabs, then makes them
+ * findable (utab_ids).  Each update of a map of maps waits for an RCU grace
+ * period (10-30 ms here): one batch for them all waits once, where one
+ * update per table made sweep's first scan of a busy machine take seconds. */
+void mtb_unwind_flush(struct mt_bpf *b)
+{
+	size_t n = b->nupend;
+
+	if (!n)
+		return;
+	uint32_t *ids = xmalloc(n * sizeof(*ids));
+	int *fds = xmalloc(n * sizeof(*fds));
+	for (size_t i = 0; i < n; i++) {
+		ids[i] = b->upend[i].t.id;
+		fds[i] = b->upend[i].fd;
+	}
+	uint32_t cnt = (uint32_t)n;
+	int batch = bpf_map_update_batch(b->fd_utabs, ids, fds, &cnt, NULL) == 0 && cnt == n;
+	for (size_t i = 0; i < n; i++) {
+		struct mtb_upend *p = &b->upend[i];
+		if ((batch || bpf_map_update_elem(b->fd_utabs, &ids[i], &fds[i], BPF_ANY) == 0) &&
+		    bpf_map_update_elem(b->fd_utab_ids, &p->k, &p->t, BPF_ANY) == 0)
+			b->utab_rows += p->t.nrows;
+		close(p->fd); /* utabs holds it */
+	}
+	free(ids);
+	free(fds);
+	b->nupend = 0;
 }
 
 void mtb_unwind_add(struct mt_bpf *b, int fd, uint64_t dev, uint64_t ino, const char *path)
@@ -199,11 +230,14 @@ void mtb_unwind_add(struct mt_bpf *b, int fd, uint64_t dev, uint64_t ino, const 
 		struct mtb_utab_key k = { .dev = (uint64_t)major(dev) << 20 | minor(dev),
 					  .ino = ino };
 		struct mtb_utab t = { .id = b->nutabs, .nrows = (uint32_t)n };
+		int tfd = load_table(rows, n);
 
-		if (load_table(b, t.id, rows, n) == 0 &&
-		    bpf_map_update_elem(b->fd_utab_ids, &k, &t, BPF_ANY) == 0) {
+		if (tfd >= 0) {
+			mt_grow(&b->upend, &b->capupend, b->nupend, sizeof(*b->upend));
+			b->upend[b->nupend++] = (struct mtb_upend){ .fd = tfd, .k = k, .t = t };
 			b->nutabs++;
-			b->utab_rows += n;
+			if (b->nupend >= 32)
+				mtb_unwind_flush(b);
 			const char *debug = getenv("MEMTRACE_BPF_DEBUG");
 			if (debug && strcmp(debug, "0"))
 				fprintf(stderr,
