@@ -35,13 +35,18 @@
  *   the allocator before our return probe runs is not confused with it) and
  *   put back if the call fails, which frees nothing.
  * - Stacks are taken at return, where the registers are the caller's: the
- *   first frame is the return address even in code without frame pointers,
- *   and the frame-pointer walk is tried only where %rbp can be one.
+ *   first frame is the return address even in code without frame pointers.
+ *   They are unwound here from the unwind tables the loader compiled from
+ *   each object's .eh_frame (dwarf_stack; memtrace_bpf.h, bpf/README), and
+ *   kept once each in the ustacks map; the kernel's frame-pointer walk
+ *   (bpf_get_stackid) is left for what the unwinder cannot do, tried only
+ *   where %rbp can be a frame pointer.
  * - Every loss is counted in the stats map, per process.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "memtrace_bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -66,6 +71,9 @@ const volatile __u32 slot_mask = (1 << 16) - 1; /* calls: entries - 1 */
 /* The kernel's user stack walk adds the return address when the probe is on
  * a function's first instruction (endbr64, push %rbp): Linux 6.12. */
 const volatile __u32 entry_frames = 0;
+
+/* Stacks from the unwind tables (dwarf_stack) rather than frame pointers. */
+const volatile __u32 dwarf_unwind = 0;
 
 /* Changed by the loader at run time. */
 __u32 trace_all = 0; /* trace every process not marked MTB_EXCLUDED */
@@ -138,6 +146,121 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 26);
 } rb SEC(".maps");
+
+/* ---- the unwinder's maps (memtrace_bpf.h) ---- */
+
+/* (process, address space, 2 MB granule) -> the file mappings seen there:
+ * bpf_find_vma once per mapping and granule, not per cold PC. */
+#define MTB_VGRAN_SHIFT 21
+#define MTB_VSET 4
+struct mtb_vkey {
+	__u64 gran;
+	__u32 tgid, mm;
+};
+struct mtb_vent {
+	__u64 start, end, pgoff, dev, ino;
+};
+struct mtb_vset {
+	struct mtb_vent e[MTB_VSET];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1 << 14);
+	__type(key, struct mtb_vkey);
+	__type(value, struct mtb_vset);
+} uvmas SEC(".maps");
+
+/* One object's rows; the loader creates one of its own size per object. */
+struct urows {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(max_entries, 1);
+	/* sizes, not types: clang leaves the row's type a declaration here */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct mtb_urow));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MTB_MAX_UTABS);
+	__type(key, __u32);
+	__array(values, struct urows);
+} utabs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MTB_MAX_UTABS);
+	__type(key, struct mtb_utab_key);
+	__type(value, struct mtb_utab);
+} utab_ids SEC(".maps");
+
+/* (process, address space, PC) -> its row, direct-mapped: an array, whose
+ * lookup the verifier inlines (a hash map's costs a helper call and a
+ * hash), once warm instead of finding the mapping and searching the table.
+ * Entries are written by any CPU without a lock: each carries a check of
+ * its key and row, and a torn one is a miss. */
+#define MTB_URCACHE_SLOTS (1 << 16)
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MTB_URCACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct mtb_ucache);
+} urcache SEC(".maps");
+
+/* The stacks unwound, by a hash of their frames. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 16);
+	__type(key, __u64);
+	__type(value, struct mtb_ustack);
+} ustacks SEC(".maps");
+
+/* Where a stack is unwound into, per CPU: too big for the BPF stack.  A
+ * program can be preempted (not migrated) in the middle, and another task's
+ * on the same CPU find the scratch busy: it then uses frame pointers. */
+/* The walk's state (uw_step is bpf_loop's callback).  In the scratch map,
+ * not on the BPF stack: the verifier follows constants on its own stack,
+ * and would verify the callback once per frame count. */
+struct uwalk {
+	__u64 pc, sp, bp; /* the frame's: pc a return address */
+	__u64 hash;
+	__u32 tgid, n;
+	__u32 mm; /* which address space (the cache's key): a new one after exec */
+	__u32 pad0;
+	__u32 why;   /* MTB_ST_UW_* of the first trouble, 0 if none */
+	__u32 flags; /* MTB_USTACK_* */
+	/* the mapping of the last PC looked up: [vstart, vend), file offset
+	 * = pc + vdelta, its table (vhave) */
+	__u64 vstart, vend, vdelta;
+	__u32 vtab, vnrows, vhave, pad;
+};
+
+/* A binary search of a table (bs_step), in the scratch map too. */
+struct bsearch {
+	__u64 off;
+	__u32 tab, lo, hi, fail;
+};
+
+#define MTB_UWIN_WORDS 512 /* the stack window: 4 KB (sqlite3's stacks: 2.7 reads each) */
+struct mtb_uscratch {
+	__u64 busy;
+	struct mtb_ustack st;
+	/* [win_lo, win_lo + 8 * win_n) of the user stack, read at once: most
+	 * frames' words come from here, not from a helper call each */
+	__u64 win_lo, win_n;
+	__u64 win[MTB_UWIN_WORDS];
+	struct uwalk w;
+	struct bsearch bs;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mtb_uscratch);
+} uscratch SEC(".maps");
 
 static __always_inline void count(__u32 tgid, __u32 kind, __u64 n)
 {
@@ -504,6 +627,400 @@ static __always_inline int fp_walkable(struct pt_regs *ctx)
 	return fp >= sp && fp - sp < MTB_FRAME_REACH && !(fp & 7);
 }
 
+/* ---- DWARF unwinding (memtrace_bpf.h: the tables) ---- */
+
+/* The kernel's structures read here, as CO-RE flavours: they need nothing
+ * of vmlinux.h (the committed copy has only pt_regs). */
+struct super_block___mt {
+	__u32 s_dev;
+} __attribute__((preserve_access_index));
+struct inode___mt {
+	unsigned long i_ino;
+	struct super_block___mt *i_sb;
+} __attribute__((preserve_access_index));
+struct file___mt {
+	struct inode___mt *f_inode;
+} __attribute__((preserve_access_index));
+struct task_struct___mt {
+	void *mm;
+} __attribute__((preserve_access_index));
+struct vm_area_struct___mt {
+	unsigned long vm_start, vm_end, vm_pgoff;
+	struct file___mt *vm_file;
+} __attribute__((preserve_access_index));
+
+struct uvma {
+	__u64 start, end, pgoff, dev, ino;
+	__u32 file, pad;
+};
+
+static long vma_cb(void *task, struct vm_area_struct___mt *vma, struct uvma *v)
+{
+	struct file___mt *f = BPF_CORE_READ(vma, vm_file);
+
+	v->start = BPF_CORE_READ(vma, vm_start);
+	v->end = BPF_CORE_READ(vma, vm_end);
+	v->pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	if (f) {
+		v->ino = BPF_CORE_READ(f, f_inode, i_ino);
+		v->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+		v->file = 1;
+	}
+	return 0;
+}
+
+/* The check of a rule cache entry. */
+static __always_inline __u32 ucache_check(__u64 pc, __u32 tgid, __u32 mm, const struct mtb_urow *r)
+{
+	__u64 h = pc * 0x9e3779b97f4a7c15ull ^ ((__u64)tgid << 32 | mm);
+
+	h ^= ((__u64)r->pc << 32 | (__u32)r->off) * 0xbf58476d1ce4e5b9ull;
+	h ^= ((__u64)(__u16)r->boff << 16 | (__u64)r->kind << 8 | r->bhow) * 0x94d049bb133111ebull;
+	return (__u32)(h >> 32) | 1; /* never 0: a zeroed slot is empty */
+}
+
+/* The word at user address A (8-aligned), from the CPU's stack window S,
+ * which is read anew (4 KB, or less where the stack ends sooner) when A is
+ * not in it.  0, or -1 if it cannot be read. */
+static __always_inline int stack_word(struct mtb_uscratch *s, __u64 a, __u64 *v)
+{
+	__u64 i = (a - s->win_lo) / 8;
+
+	if (a >= s->win_lo && i < s->win_n && !(a & 7)) {
+		*v = s->win[i & (MTB_UWIN_WORDS - 1)];
+		return 0;
+	}
+	s->win_n = 0;
+	if (a & 7)
+		return bpf_probe_read_user(v, sizeof(*v), (void *)a) ? -1 : 0;
+	/* From a little below A: a frame's saved %rbp is below its return
+	 * address, and the walk reads the return address first. */
+	s->win_lo = a - 64;
+	if (!bpf_probe_read_user(s->win, sizeof(s->win), (void *)s->win_lo)) {
+		s->win_n = MTB_UWIN_WORDS;
+		*v = s->win[8];
+		return 0;
+	}
+	/* Near the top of the stack: up to the end of A's page, which is
+	 * mapped if A is. */
+	__u32 len = 4096 - (__u32)(a & 4095);
+
+	s->win_lo = a;
+	if (len > sizeof(s->win) || bpf_probe_read_user(s->win, len, (void *)a))
+		return -1;
+	s->win_n = len / 8;
+	*v = s->win[0];
+	return 0;
+}
+
+/* One step of the binary search of table B->tab for the last row at or
+ * below B->off, in [B->lo, B->hi). */
+static long bs_step(__u32 i, void *ctx)
+{
+	__u32 zero = 0;
+	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
+
+	if (!s)
+		return 1;
+	struct bsearch *b = &s->bs;
+
+	if (b->lo >= b->hi)
+		return 1;
+	void *rows = bpf_map_lookup_elem(&utabs, &b->tab);
+	__u32 mid = b->lo + (b->hi - b->lo) / 2;
+	struct mtb_urow *m = rows ? bpf_map_lookup_elem(rows, &mid) : NULL;
+
+	if (!m) {
+		b->fail = 1;
+		return 1;
+	}
+	if (m->pc <= b->off)
+		b->lo = mid + 1;
+	else
+		b->hi = mid;
+	return 0;
+}
+
+/* The file mapping of process U at address Q: from the mapping cache, else
+ * from the kernel (bpf_find_vma, which gives up when another thread holds
+ * the address space's lock: mmap, munmap, thread stacks), remembered for
+ * Q's granule.  1 with *V, 0 if not known now. */
+static __always_inline int mapping_of(struct uwalk *u, __u64 q, struct uvma *v)
+{
+	struct mtb_vkey k = { .gran = q >> MTB_VGRAN_SHIFT, .tgid = u->tgid, .mm = u->mm };
+	struct mtb_vset *set = bpf_map_lookup_elem(&uvmas, &k);
+
+	if (set) {
+		for (int i = 0; i < MTB_VSET; i++) {
+			struct mtb_vent *e = &set->e[i];
+
+			if (q >= e->start && q < e->end) {
+				v->start = e->start;
+				v->end = e->end;
+				v->pgoff = e->pgoff;
+				v->dev = e->dev;
+				v->ino = e->ino;
+				v->file = 1;
+				return 1;
+			}
+		}
+	}
+	if (bpf_find_vma(bpf_get_current_task_btf(), q, vma_cb, v, 0) || !v->file)
+		return 0;
+	if (!set) {
+		struct mtb_vset zero = {};
+
+		bpf_map_update_elem(&uvmas, &k, &zero, BPF_NOEXIST);
+		set = bpf_map_lookup_elem(&uvmas, &k);
+	}
+	if (set) {
+		/* A granule holds few mappings: the first free entry, else by
+		 * address. */
+		__u32 at = (__u32)(q >> 12) & (MTB_VSET - 1);
+
+		for (int i = 0; i < MTB_VSET; i++)
+			if (!set->e[i].end) {
+				at = i;
+				break;
+			}
+		struct mtb_vent *e = &set->e[at & (MTB_VSET - 1)];
+
+		e->end = 0; /* (a reader meanwhile sees an empty entry) */
+		e->start = v->start;
+		e->pgoff = v->pgoff;
+		e->dev = v->dev;
+		e->ino = v->ino;
+		e->end = v->end;
+	}
+	return 1;
+}
+
+/* The row covering return address PC (the call is at PC - 1) in process
+ * U->tgid: 1 with *OUT (kind 0: the object has no rule there), 0 when its
+ * object has no table (not remembered: the loader may load it soon). */
+static __always_inline int find_rule(struct uwalk *u, __u64 pc, struct mtb_urow *out)
+{
+	__u64 q = pc - 1;
+	__u32 slot = (__u32)(((pc ^ ((__u64)u->tgid << 32 | u->mm)) * 0x9e3779b97f4a7c15ull) >> 48) &
+		     (MTB_URCACHE_SLOTS - 1);
+	struct mtb_ucache *c = bpf_map_lookup_elem(&urcache, &slot);
+
+	if (c && c->pc == pc && c->tgid == u->tgid && c->mm == u->mm) {
+		struct mtb_urow r = c->row;
+
+		if (c->check == ucache_check(pc, u->tgid, u->mm, &r)) {
+			*out = r;
+			return 1;
+		}
+	}
+	if (q < u->vstart || q >= u->vend) {
+		struct uvma v = {};
+
+		u->vhave = 0;
+		u->vstart = u->vend = 0;
+		if (!mapping_of(u, q, &v))
+			return 0;
+		u->vstart = v.start;
+		u->vend = v.end;
+		u->vdelta = (v.pgoff << 12) - v.start;
+
+		struct mtb_utab_key tk = { .dev = v.dev, .ino = v.ino };
+		struct mtb_utab *t = bpf_map_lookup_elem(&utab_ids, &tk);
+
+		if (t) {
+			u->vhave = 1;
+			u->vtab = t->id;
+			u->vnrows = t->nrows;
+		}
+	}
+	if (!u->vhave)
+		return 0;
+	void *rows = bpf_map_lookup_elem(&utabs, &u->vtab);
+
+	if (!rows)
+		return 0;
+	__u64 off = q + u->vdelta;
+	/* The last row at or below OFF (tables have under 2^24 rows); one
+	 * bpf_loop step per halving, which the verifier looks at once. */
+	__u32 zero = 0;
+	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
+
+	if (!s)
+		return 0;
+	s->bs.tab = u->vtab;
+	s->bs.lo = 0;
+	s->bs.hi = u->vnrows;
+	s->bs.off = off;
+	s->bs.fail = 0;
+	bpf_loop(24, bs_step, NULL, 0);
+	if (s->bs.fail)
+		return 0;
+	__builtin_memset(out, 0, sizeof(*out));
+	__u32 found = s->bs.lo;
+
+	if (found > 0 && off >> 32 == 0) {
+		__u32 at = found - 1;
+		struct mtb_urow *m = bpf_map_lookup_elem(rows, &at);
+
+		if (m)
+			*out = *m;
+	}
+	if (c) {
+		c->pc = pc;
+		c->tgid = u->tgid;
+		c->mm = u->mm;
+		c->row = *out;
+		c->check = ucache_check(pc, u->tgid, u->mm, out);
+	}
+	return 1;
+}
+
+static __always_inline void uw_trouble(struct uwalk *u, __u32 why, __u32 flag)
+{
+	if (!u->why)
+		u->why = why;
+	u->flags |= flag;
+}
+
+/* One frame: records U->pc, then finds its caller's pc, sp and bp.
+ * Returns 1 to stop. */
+static long uw_step(__u32 i, void *ctx)
+{
+	__u32 zero = 0;
+	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
+
+	if (!s)
+		return 1;
+	struct uwalk *u = &s->w;
+	__u32 n = u->n;
+
+	if (n >= MTB_MAX_FRAMES) {
+		/* a frame more than the stack holds */
+		uw_trouble(u, MTB_ST_UW_DEPTH, MTB_USTACK_TRUNCATED);
+		return 1;
+	}
+	s->st.pc[n] = u->pc;
+	u->n = n + 1;
+	u->hash = (u->hash ^ u->pc) * 0x9e3779b97f4a7c15ull;
+	u->hash ^= u->hash >> 29;
+
+	struct mtb_urow r;
+	__u64 sp = u->sp, bp = u->bp, cfa = 0, ra = 0;
+
+	int have = find_rule(u, u->pc, &r);
+
+	if (!have) {
+		uw_trouble(u, MTB_ST_UW_NO_TABLE, 0);
+		r.kind = 0;
+	}
+	if (r.kind == 0) {
+		/* No rule: a frame pointer, if %rbp looks like one.  Else, in
+		 * an object with a table, code without CFI (_dl_start_user, a
+		 * hand-written _start): the end, as the shim's unwinder takes
+		 * it. */
+		if (bp < sp || bp - sp >= MTB_FRAME_REACH || (bp & 7)) {
+			if (!have)
+				uw_trouble(u, MTB_ST_UW_LOST_FRAME, MTB_USTACK_CUT);
+			return 1;
+		}
+		r.kind = MTB_UK_RBP;
+		r.off = 16;
+		r.bhow = MTB_UK_B_AT_CFA;
+		r.boff = -16;
+	}
+	switch (r.kind) {
+	case MTB_UK_RSP:
+	case MTB_UK_PLT:
+		cfa = sp + r.off;
+		break;
+	case MTB_UK_RBP:
+		cfa = bp + r.off;
+		break;
+	case MTB_UK_DEREF_RBP:
+		if (stack_word(s, bp + r.off, &cfa)) {
+			uw_trouble(u, MTB_ST_UW_FAULT, MTB_USTACK_CUT);
+			return 1;
+		}
+		break;
+	default:
+		return 1; /* the outermost frame (or CFI we do not follow) */
+	}
+	if (cfa <= sp || (cfa & 7) || cfa - sp >= MTB_FRAME_REACH * 64) {
+		uw_trouble(u, MTB_ST_UW_LOST_FRAME, MTB_USTACK_CUT);
+		return 1;
+	}
+	if (stack_word(s, cfa - 8, &ra)) {
+		uw_trouble(u, MTB_ST_UW_FAULT, MTB_USTACK_CUT);
+		return 1;
+	}
+	switch (r.bhow) {
+	case MTB_UK_B_SAME:
+		break;
+	case MTB_UK_B_AT_CFA:
+		if (stack_word(s, cfa + r.boff, &bp))
+			bp = 0;
+		break;
+	case MTB_UK_B_AT_RBP:
+		if (stack_word(s, bp + r.boff, &bp))
+			bp = 0;
+		break;
+	default:
+		bp = 0;
+		break;
+	}
+	if (ra < 4096)
+		return 1; /* the end: a zero return address */
+	u->pc = ra;
+	u->sp = cfa;
+	u->bp = bp;
+	return 0;
+}
+
+/* The stack of a frame at PC (a return address), SP, BP, unwound with the
+ * tables into the ustacks map: its key (MTB_KSTACK_DWARF set), or 0 when it
+ * could not be kept (counted; the caller falls back on frame pointers). */
+static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 bp)
+{
+	__u32 zero = 0;
+	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
+
+	if (!s)
+		return 0;
+	if (__sync_val_compare_and_swap(&s->busy, 0, 1) != 0) {
+		count(tgid, MTB_ST_UW_BUSY, 1);
+		return 0;
+	}
+	struct uwalk *u = &s->w;
+	struct task_struct___mt *task = (void *)bpf_get_current_task();
+
+	__builtin_memset(u, 0, sizeof(*u));
+	u->pc = pc;
+	u->sp = sp;
+	u->bp = bp;
+	u->tgid = tgid;
+	u->hash = 0x2545f4914f6cdd1dull;
+	u->mm = (__u32)((__u64)BPF_CORE_READ(task, mm) >> 6);
+	s->win_n = 0; /* another process's, or this one's stack long ago */
+	bpf_loop(MTB_MAX_FRAMES + 1, uw_step, NULL, 0);
+	s->st.n = u->n;
+	s->st.flags = u->flags;
+	if (u->why)
+		count(tgid, u->why, 1);
+
+	__u64 key = ((u->hash ^ u->flags) * 0x9e3779b97f4a7c15ull) >> 16;
+	__u64 ret = MTB_KSTACK_DWARF | key;
+
+	if (!bpf_map_lookup_elem(&ustacks, &key) &&
+	    bpf_map_update_elem(&ustacks, &key, &s->st, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&ustacks, &key)) {
+		count(tgid, MTB_ST_UW_MAP_FULL, 1);
+		ret = 0;
+	}
+	barrier();
+	s->busy = 0; /* after the copy above */
+	return ret;
+}
+
 /* Records a new block, allocated by function FN: live map, site totals.
  * KSTACK: the stack key, or 0 to take it here (at the return: the registers
  * are the caller's).  Returns the stack key. */
@@ -618,6 +1135,15 @@ int mt_return(struct pt_regs *ctx)
 		return 0;
 	}
 
+	/* The stack, unwound here, where one path of the program goes: the
+	 * verifier goes through the unwinder once, not once per path (a failed
+	 * call, rare, is unwound for nothing).  A call made by operator new
+	 * has its caller's stack already. */
+	__u64 dstack = 0;
+
+	if (dwarf_unwind && !c->via_new)
+		dstack = dwarf_stack(pid_tgid >> 32, PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx));
+
 	struct mtb_call p = *c;
 
 	/* The copy is made before the slot is given up. */
@@ -628,10 +1154,21 @@ int mt_return(struct pt_regs *ctx)
 	__u64 ret = PT_REGS_RC(ctx), caller = PT_REGS_IP(ctx);
 	__u64 now = bpf_ktime_get_ns();
 	/* Made by operator new: its caller's stack, taken at new's entry. */
-	__u64 kstack = p.via_new ? p.new_kstack : 0;
+	__u64 kstack = p.via_new ? p.new_kstack : dstack;
 
-	if (p.via_new)
+	if (p.via_new) {
 		caller = p.new_caller;
+		/* new is done once its allocator call returns: the next new
+		 * from the same place (same %rsp, same return address) is
+		 * another call, with a stack of its own. */
+		if (MTB_OWN_TID(c->new_own) == tid)
+			c->new_sp = 0;
+	}
+
+	/* The block the call made (of NSIZE bytes, replacing NOLD), recorded
+	 * after the switch. */
+	__u64 nptr = 0, nsize = 0, nold = 0;
+	__u32 rtype = MTB_REC_ALLOC;
 
 	switch (fn) {
 	case MTB_FN_POSIX_MEMALIGN: {
@@ -641,10 +1178,9 @@ int mt_return(struct pt_regs *ctx)
 			return 0;
 		if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)p.a0) || !ptr)
 			return 0;
-		kstack = record_alloc(ctx, tgid, object, fn, ptr, p.a1, now, kstack);
-		if (events_mode)
-			emit(MTB_REC_ALLOC, fn, object, pid_tgid, ptr, 0, p.a1, kstack, caller);
-		return 0;
+		nptr = ptr;
+		nsize = p.a1;
+		break;
 	}
 	case MTB_FN_XALLOCX: {
 		/* In place or not at all; RET is the block's real size.  It
@@ -663,10 +1199,10 @@ int mt_return(struct pt_regs *ctx)
 			return 0;
 		}
 		site_release(tgid, p.old_size, p.old_kstack, p.old_ts, now);
-		kstack = record_alloc(ctx, tgid, object, fn, ptr, size, now, kstack);
-		if (events_mode)
-			emit(MTB_REC_REALLOC, fn, object, pid_tgid, ptr, ptr, size, kstack, caller);
-		return 0;
+		nptr = nold = ptr;
+		nsize = size;
+		rtype = MTB_REC_REALLOC;
+		break;
 	}
 	case MTB_FN_REALLOC:
 	case MTB_FN_REALLOCARRAY:
@@ -676,10 +1212,9 @@ int mt_return(struct pt_regs *ctx)
 		if (!old) {
 			if (!ret)
 				return 0;
-			kstack = record_alloc(ctx, tgid, object, fn, ret, size, now, kstack);
-			if (events_mode)
-				emit(MTB_REC_ALLOC, fn, object, pid_tgid, ret, 0, size, kstack, caller);
-			return 0;
+			nptr = ret;
+			nsize = size;
+			break;
 		}
 		if (!ret && size) {
 			/* Failed: the old block is still there. */
@@ -702,19 +1237,23 @@ int mt_return(struct pt_regs *ctx)
 				emit(MTB_REC_FREE, fn, object, pid_tgid, old, 0, 0, 0, caller);
 			return 0;
 		}
-		kstack = record_alloc(ctx, tgid, object, fn, ret, size, now, kstack);
-		if (events_mode)
-			emit(MTB_REC_REALLOC, fn, object, pid_tgid, ret, old, size, kstack, caller);
-		return 0;
+		nptr = ret;
+		nold = old;
+		nsize = size;
+		rtype = MTB_REC_REALLOC;
+		break;
 	}
 	default:
 		if (!ret)
 			return 0;
-		kstack = record_alloc(ctx, tgid, object, fn, ret, p.a0, now, kstack);
-		if (events_mode)
-			emit(MTB_REC_ALLOC, fn, object, pid_tgid, ret, 0, p.a0, kstack, caller);
-		return 0;
+		nptr = ret;
+		nsize = p.a0;
+		break;
 	}
+	kstack = record_alloc(ctx, tgid, object, fn, nptr, nsize, now, kstack);
+	if (events_mode)
+		emit(rtype, fn, object, pid_tgid, nptr, nold, nsize, kstack, caller);
+	return 0;
 }
 
 /* Is this free() (of a block we do not know) called from the allocator's
@@ -830,9 +1369,13 @@ int mt_new(struct pt_regs *ctx)
 		count(tgid, MTB_ST_STACK_ERROR, 1);
 		return 0;
 	}
-	__u64 kstack = MTB_KSTACK_CALLER | ret;
+	/* At new's entry the caller's frame is at %rsp + 8, its %rbp in %rbp. */
+	__u64 kstack = dwarf_unwind ? dwarf_stack(tgid, ret, sp + 8, PT_REGS_FP(ctx)) : 0;
 
-	if (entry_frames && (cookie & MTB_COOKIE_ENTRY_FRAME) && fp_walkable(ctx)) {
+	if (!kstack)
+		kstack = MTB_KSTACK_CALLER | ret;
+	if (!(kstack & MTB_KSTACK_DWARF) && entry_frames && (cookie & MTB_COOKIE_ENTRY_FRAME) &&
+	    fp_walkable(ctx)) {
 		long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 
 		if (id >= 0)

@@ -95,6 +95,87 @@
  * own address, not a frame of the caller's; the loader drops it. */
 #define MTB_KSTACK_SKIP1 (1ull << 62)
 
+/* A stack key with this bit set is a stack of the ustacks map (the
+ * in-kernel DWARF unwinder's): the other bits, a hash of its frames. */
+#define MTB_KSTACK_DWARF (1ull << 61)
+#define MTB_USTACK_HASH_MASK ((1ull << 48) - 1)
+
+/* ---- DWARF unwinding in the kernel ----
+ *
+ * The loader (src/capture/bpf/unwind.c) compiles the .eh_frame of every
+ * executable object a traced process maps (format/cfi.c, the shim's
+ * compiler) into a table of rows sorted by PC, one BPF array per object
+ * (utabs, an array of maps, at the table's id), found by the object's device
+ * and inode (utab_ids; the device as the kernel numbers it, major << 20 |
+ * minor).  PCs in a table are file offsets, so a table serves every process
+ * and every address the object is mapped at: the unwinder turns a PC into
+ * one with the mapping's start and file offset (bpf_find_vma), which also
+ * sees objects mapped after the loader last looked.
+ *
+ * x86-64 rows say how to find the CFA (rsp or rbp + off, *(rbp + off)) and
+ * the caller's %rbp (unchanged, at CFA + boff, at rbp + boff); the return
+ * address is at CFA - 8.  AArch64 would add: CFA from sp or x29 (the same
+ * two kinds, another register pair), the caller's x29 where %rbp's is, and a
+ * return address rule, since at a leaf (and in a prologue before it is
+ * saved) it is still in x30: a kind "RA in x30" for the first frame, else
+ * "at CFA + raoff".  The row has room for it in PAD (an s8 of 8-byte
+ * units); the unwinder would take x30 from pt_regs for the first frame. */
+struct mtb_urow {
+	__u32 pc;   /* file offset of the first byte it covers (up to the next row) */
+	__s32 off;  /* CFA offset */
+	__s16 boff; /* where the caller's %rbp is, per bhow */
+	__u8 kind;  /* MTB_UK_*; 0: no rule here (frame pointers) */
+	__u8 bhow;  /* MTB_UK_B_* */
+};
+/* Row kinds and %rbp rules: the values of format/cfi.h's MT_CFI_* (the
+ * loader checks that at compile time). */
+#define MTB_UK_NONE 0
+#define MTB_UK_RSP 1
+#define MTB_UK_RBP 2
+#define MTB_UK_DEREF_RBP 3
+#define MTB_UK_STOP 4
+#define MTB_UK_SIGNAL 5
+#define MTB_UK_PLT 6
+#define MTB_UK_B_SAME 0
+#define MTB_UK_B_AT_CFA 1
+#define MTB_UK_B_AT_RBP 2
+#define MTB_UK_B_UNDEF 3
+#define MTB_MAX_UTABS 4096
+
+struct mtb_utab_key {
+	__u64 dev; /* kernel numbering: major << 20 | minor */
+	__u64 ino;
+};
+
+struct mtb_utab {
+	__u32 id; /* index in utabs */
+	__u32 nrows;
+};
+
+/* A slot of the rule cache: (process, address space, PC) -> the row that
+ * covers it (kind 0 where the object's table has none).  MM: bits of the
+ * process's mm_struct address, so that an exec, or a pid used again, does
+ * not find the rules of the previous program.  (An object unmapped and
+ * another mapped at the same addresses would: dlclose then dlopen.)
+ * CHECK: a hash of all the rest, 0 for an empty slot. */
+struct mtb_ucache {
+	__u64 pc;
+	__u32 tgid;
+	__u32 mm;
+	struct mtb_urow row;
+	__u32 check;
+};
+
+/* One stack of the ustacks map: frames leaf first, frames[0] the return
+ * address of the allocator call (or of operator new's). */
+#define MTB_USTACK_TRUNCATED 1 /* deeper than MTB_MAX_FRAMES: the rest is cut */
+#define MTB_USTACK_CUT 2       /* stopped before the stack's end: a frame without a rule */
+struct mtb_ustack {
+	__u32 n;
+	__u32 flags;
+	__u64 pc[MTB_MAX_FRAMES];
+};
+
 /* One event of the ring buffer (events mode). */
 struct mtb_rec {
 	__u8 type;    /* MTB_REC_* */
@@ -222,7 +303,15 @@ struct mtb_objinfo {
 #define MTB_ST_MISSED_NESTED 6  /* calls taken as nested in a call that never returned */
 #define MTB_ST_UNMATCHED_FREE 7 /* a block freed that was not allocated while traced */
 #define MTB_ST_INTERNAL_FREE 8  /* free() of an unknown block by the allocator itself */
-#define MTB_ST_COUNT 9
+/* The unwinder (memtrace.bpf.c, dwarf_stack): stacks that stopped early,
+ * by why.  Counted once per stack, by the first reason met. */
+#define MTB_ST_UW_NO_TABLE 9    /* a frame's object has no table (yet): frame pointers tried */
+#define MTB_ST_UW_FAULT 10      /* a stack word could not be read: stack cut there */
+#define MTB_ST_UW_DEPTH 11      /* deeper than MTB_MAX_FRAMES: cut, marked truncated */
+#define MTB_ST_UW_MAP_FULL 12   /* ustacks map full: the caller alone was kept */
+#define MTB_ST_UW_BUSY 13       /* the CPU's scratch was in use: frame pointers used */
+#define MTB_ST_UW_LOST_FRAME 14 /* no rule and no frame pointer: stack cut there */
+#define MTB_ST_COUNT 15
 
 struct mtb_stats {
 	__u64 c[MTB_ST_COUNT];

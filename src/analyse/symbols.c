@@ -23,6 +23,7 @@
 #include "base/hash.h"
 #include "objects.h"
 #include "base/util.h"
+#include "format/codec.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -993,6 +994,11 @@ int mt_sym_resolve(struct mt_symbolizer *s, uint64_t address, struct mt_frame *o
 {
 	if (!out || max < 1)
 		return 0;
+	if (address == MT_FRAME_TRUNCATED || address + 1 == MT_FRAME_TRUNCATED) {
+		out[0] = (struct mt_frame){ .function = "[truncated]",
+					    .address = MT_FRAME_TRUNCATED };
+		return 1;
+	}
 	struct module *m = s ? find_module(s, address) : NULL;
 	if (!m) {
 		out[0] = (struct mt_frame){ .address = address };

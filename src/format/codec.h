@@ -132,15 +132,23 @@ enum mt_lost_kind {
 				* signal handler's, beyond the few a thread holds
 				* back while it writes a record, or another
 				* thread's while the shim was starting */
+	/* Stacks the BPF backend's unwinder could not take whole (the event
+	 * is kept, with the frames found): */
+	MT_LOST_STACK_NO_TABLE,	 /* a frame in an object without unwind table */
+	MT_LOST_STACK_FAULT,	 /* a stack word that could not be read */
+	MT_LOST_STACK_TRUNCATED, /* deeper than the depth limit: marked truncated */
 	MT_LOST_KIND_COUNT
 };
 
 static const char *const mt_lost_names[MT_LOST_KIND_COUNT] = {
-	"buffer_full",	 "map_full",	 "missed_return", "stack_error",
-	"consumer_gone", "write_failed", "shim_busy",
+	"buffer_full",	"map_full",  "missed_return",  "stack_error", "consumer_gone",
+	"write_failed", "shim_busy", "stack_no_table", "stack_fault", "stack_truncated",
 };
 
 #define MT_MAX_FRAMES 128
+/* A frame that is not an address: the last of a stack cut at the depth
+ * limit (the BPF backend's unwinder), shown as "[truncated]". */
+#define MT_FRAME_TRUNCATED 0xfffffffffffff001ull
 /* Upper bound of an encoded record other than STACK, MODULE, PROCESS, MARKER. */
 #define MT_REC_MAX_SMALL 64
 #define MT_REC_MAX_STACK (1 + 10 + 10 + 10 * MT_MAX_FRAMES)

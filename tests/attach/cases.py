@@ -202,6 +202,147 @@ def case_errors(t, static_stripped):
         sleeper.wait()
 
 
+# ---- without frame pointers (bpf-leaker-nofp): the kernel's unwinder ----
+
+# The leaking stack of leaker.c up to main, leaf first: the whole chain
+# comes from the unwind tables (frame pointers would stop at leaky_alloc).
+LEAK_CHAIN = ['leaky_alloc', 'round_of', 'leaky_round', 'main']
+
+
+def to_main(site):
+    """The function names of SITE's frames, leaf first, up to main."""
+    names = [f.get('function') for f in site.get('frames') or []]
+    return names[:names.index('main') + 1] if 'main' in names else names
+
+
+def check_chain(t, site, want, label):
+    if not t.check(site is not None, f'{label}: a site of {want[0]}'):
+        return
+    t.eq(to_main(site), want, f'{label}: the call chain of {want[0]} up to main')
+
+
+def case_attach_nofp(t, prog):
+    """memtrace -p -o FILE of a leaker built without frame pointers: the leak
+    site has its whole chain, and its figures hold (10 of each 100 leaked)."""
+    p = start(t, [prog])
+    try:
+        out = t.path('attach.mtrace')
+        rc, so, se = t.run([t.memtrace, '-p', str(p.pid), '--duration', '2', '--interval', '0', '-o', out],
+                           timeout=60)
+        t.eq(rc, 0, f'memtrace -p PID -o FILE (stderr {se.strip()[-400:]!r})')
+        pr = t.only_process(t.report(out))
+        if pr is None:
+            return
+        sites = t.sites_of(pr, 'leaky_alloc')
+        t.eq(len(sites), 1, 'sites of leaky_alloc (one stack)')
+        if sites:
+            s = sites[0]
+            check_chain(t, s, LEAK_CHAIN, 'attach -o')
+            n = s.get('leaked_allocations', 0)
+            t.check(n >= 100, f'leaked blocks of leaky_alloc: ~400 ({n})')
+            t.eq(s.get('allocations', 0) - s.get('frees', 0), n, 'allocations - frees = leaked')
+            t.eq(s.get('allocations', 0) % 100, 0, 'allocations: whole rounds of 100')
+        t.eq(pr.get('lost_events'), 0, 'lost_events (no stack cut, no table missing)')
+        last = rounds_of(p, 0.5)
+        t.check(last is not None and last.endswith('ok'), f'the program still checks out: {last!r}')
+    finally:
+        p.kill()
+        p.wait()
+
+
+def case_top_nofp(t, prog):
+    """top --json -p: the leak site's frames go up to main."""
+    p = start(t, [prog])
+    try:
+        rc, so, se = t.run([t.memtrace, 'top', '-p', str(p.pid), '--count', '2', '--interval', '1',
+                            '--json'], timeout=60)
+        t.eq(rc, 0, f'memtrace top --json (stderr {se.strip()[-400:]!r})')
+        snaps = [json.loads(line) for line in so.splitlines() if line.strip().startswith('{')]
+        if not t.check(len(snaps) == 2, f'two snapshots ({len(snaps)})'):
+            return
+        pr = t.process_with_pid(snaps[-1], p.pid)
+        if pr is None:
+            return
+        site = t.site(pr, 'leaky_alloc')
+        check_chain(t, site, LEAK_CHAIN, 'top --json')
+        t.check(site is not None and site.get('outstanding_allocations', 0) >= 10,
+                f'outstanding blocks of leaky_alloc: at least 10 ({site and site.get("outstanding_allocations")})')
+    finally:
+        p.kill()
+        p.wait()
+
+
+def case_sweep_nofp(t, prog):
+    """sweep --json (every process): the leak site's chain up to main.  The
+    sweep reads every process's objects as its first scan reaches them, and
+    traces them from the first: stacks taken before the leaker's own table
+    was read stop at its first frame, counted as stack_no_table; none may
+    be wrong."""
+    p = start(t, [prog])
+    try:
+        rc, so, se = t.run([t.memtrace, 'sweep', '--duration', '3', '--min-age', '0.2', '--json'], timeout=120)
+        t.eq(rc, 0, f'memtrace sweep (stderr {se.strip()[-400:]!r})')
+        try:
+            rep = json.loads(so)
+        except ValueError:
+            t.fail(f'sweep --json is not JSON: {so[:300]!r}')
+            return
+        pr = t.process_with_pid(rep, p.pid)
+        if pr is None:
+            return
+        sites = t.sites_of(pr, 'leaky_alloc')
+        whole = [s for s in sites if to_main(s) == LEAK_CHAIN]
+        t.eq(len(whole), 1, 'sweep --json: sites of leaky_alloc with the whole chain up to main')
+        n = sum(s.get('leaked_allocations', 0) for s in whole)
+        t.check(n >= 10, f'leaked blocks of leaky_alloc with the whole chain: at least 10 ({n})')
+        cut = [s for s in sites if to_main(s) != LEAK_CHAIN]
+        t.eq([to_main(s) for s in cut if to_main(s) != LEAK_CHAIN[:len(to_main(s))]], [],
+             'sweep --json: the other stacks of leaky_alloc are cut, not wrong')
+        if cut:
+            t.check(pr.get('lost_by_kind', {}).get('stack_no_table', 0) > 0,
+                    'cut stacks are counted as stack_no_table')
+    finally:
+        p.kill()
+        p.wait()
+
+
+def case_attach_dlopen(t, prog, lib):
+    """A library dlopened after the attachment (leaker.c "dlopen LIB", on
+    SIGUSR1): once the tracer has read its table (its next look at the
+    process's maps, within about a second), its frames have whole chains;
+    stacks taken before stop at its frame and are counted as
+    stack_no_table, one per allocation."""
+    p = start(t, [prog, 'dlopen', lib])
+    try:
+        out = t.path('attach.mtrace')
+        tracer = subprocess.Popen([t.memtrace, '-p', str(p.pid), '--duration', '4', '--interval', '0',
+                                   '-o', out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        p.send_signal(signal.SIGUSR1)
+        so, se = tracer.communicate(timeout=120)
+        t.eq(tracer.returncode, 0, f'memtrace -p PID -o FILE (stderr {se.strip()[-400:]!r})')
+        pr = t.only_process(t.report(out))
+        if pr is None:
+            return
+        sites = t.sites_of(pr, 'lib_leak')
+        whole = [s for s in sites if to_main(s) == ['lib_leak', 'main']]
+        cut = [s for s in sites if to_main(s) != ['lib_leak', 'main']]
+        n_whole = sum(s.get('allocations', 0) for s in whole)
+        t.check(n_whole >= 100, f'allocations of lib_leak with the whole chain lib_leak < main: {n_whole}')
+        for s in whole:
+            t.eq(os.path.realpath(s['frames'][0].get('module') or ''), os.path.realpath(lib),
+                 'module of the lib_leak frame')
+        t.eq([to_main(s) for s in cut if to_main(s) != ['lib_leak']], [],
+             'other stacks of lib_leak are cut right after it (its table not loaded yet)')
+        n_cut = sum(s.get('allocations', 0) for s in cut)
+        t.eq(pr.get('lost_by_kind', {}).get('stack_no_table'), n_cut,
+             'stack_no_table: one per allocation of lib_leak taken before its table was loaded')
+        check_chain(t, t.site(pr, 'leaky_alloc'), LEAK_CHAIN, 'the program\'s own leak')
+    finally:
+        p.kill()
+        p.wait()
+
+
 def main():
     name = sys.argv[1]
     why = bpflib.bpf_unavailable()

@@ -6,7 +6,12 @@
  * is started with an argument, so that two leakers differ).  It prints
  * "ready", then "round N ok" after every round whose blocks held what was
  * written in them: a probe that corrupted memory or registers would show.
+ *
+ * With "dlopen LIB": once it gets SIGUSR1 (after a tracer attached), it
+ * dlopens LIB (leaker_lib.c) and calls its lib_leak() every round, which
+ * leaks 10 blocks of 64 bytes from code mapped after the attachment.
  */
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,13 +46,34 @@ NOINLINE static void *other_alloc(size_t n) { return malloc(n); }
 NOINLINE static int leaky_round(int salt) { return round_of(salt, leaky_alloc); }
 NOINLINE static int other_leak(int salt) { return round_of(salt, other_alloc); }
 
+static volatile sig_atomic_t go_dlopen;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	go_dlopen = 1;
+}
+
 int main(int argc, char **argv)
 {
 	int sleeper = argc > 1 && !strcmp(argv[1], "sleep");
+	const char *lib = argc > 2 && !strcmp(argv[1], "dlopen") ? argv[2] : NULL;
+	void (*lib_leak)(void) = NULL;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGUSR1, on_usr1);
 	printf("ready pid=%d\n", (int)getpid());
 	for (int n = 1; !sleeper; n++) {
-		int ok = argc > 1 ? other_leak(n) : leaky_round(n);
+		if (lib && go_dlopen && !lib_leak) {
+			void *h = dlopen(lib, RTLD_NOW);
+			lib_leak = h ? (void (*)(void))dlsym(h, "lib_leak") : NULL;
+			if (!lib_leak) {
+				printf("dlopen %s failed\n", lib);
+				return 1;
+			}
+		}
+		if (lib_leak)
+			lib_leak();
+		int ok = argc > 1 && !lib ? other_leak(n) : leaky_round(n);
 		printf("round %d %s\n", n, ok ? "ok" : "CORRUPT");
 		struct timespec ts = {0, 50000000};
 		nanosleep(&ts, NULL);

@@ -31,10 +31,24 @@ def by_leaf(proc, leaves=None):
     return out
 
 
-def same_as_shim(t, prog, args=(), temporaries=True, object_prefix='libc.so'):
+def chains(proc, sites):
+    """Allocations and bytes per call chain ((function, line) of every
+    frame, leaf first) of SITES of PROC."""
+    out = {}
+    for s in sites:
+        key = tuple((f.get('function'), f.get('line')) for f in s.get('frames') or [])
+        a, b = out.get(key, (0, 0))
+        out[key] = (a + s.get('allocations', 0), b + s.get('allocated_bytes', 0))
+    return out
+
+
+def same_as_shim(t, prog, args=(), temporaries=True, object_prefix='libc.so', stacks=True):
     """Records PROG with the shim and with BPF: the same figures per leaf
-    function of the program's own code.  (Totals are not compared here: a
-    case whose totals must agree says so in its check_bpf, run_case.py.)"""
+    function of the program's own code and, with STACKS, the same whole
+    call chains (the kernel unwinds with the unwind tables, as the shim
+    does: the programs are built without frame pointers).  (Totals are not
+    compared here: a case whose totals must agree says so in its check_bpf,
+    run_case.py.)"""
     shim, _ = t.record([prog, *args], opts=['--backend=preload'], out=t.path('shim.mtrace'))
     bpf, _ = t.record([prog, *args], opts=['--backend=bpf'], out=t.path('bpf.mtrace'))
     rs, rb = t.report(shim), t.report(bpf)
@@ -54,6 +68,13 @@ def same_as_shim(t, prog, args=(), temporaries=True, object_prefix='libc.so'):
     t.check(len(objs) >= 1 and all(o and os.path.basename(o).startswith(object_prefix) for o in objs),
             f'allocator_object of the program\'s sites is {object_prefix}*: {objs}')
     t.eq(pb.get('allocator'), ps.get('allocator'), 'the process\'s allocator: BPF against the shim')
+    if stacks:
+        own_b = [s for s in pb.get('sites', [])
+                 if (s.get('frames') or [{}])[0].get('function') in leaves]
+        cs, cb = chains(ps, own), chains(pb, own_b)
+        for c in sorted(set(cs) | set(cb), key=str):
+            names = ' <- '.join(f'{fn}:{line}' for fn, line in c)
+            t.eq(cb.get(c), cs.get(c), f'(allocations, bytes) of the chain {names}: BPF against the shim')
     ls, lb = by_leaf(ps, leaves), by_leaf(pb, leaves)
     for f in sorted(leaves):
         want, got = ls.get(f), lb.get(f)

@@ -276,6 +276,20 @@ static void kernel_features(int *entry_frames, int *multi)
 	btf__free(v);
 }
 
+/* Whether the kernel can run the unwinder: x86-64 (format/cfi.c's rules),
+ * and the helpers it calls (Linux 5.17).  Without it the programs take the
+ * kernel's frame-pointer walk, and the verifier, which knows the constant
+ * that says so, never looks at the unwinder's code. */
+static int unwinder_supported(void)
+{
+#if defined(__x86_64__)
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) == 1 &&
+	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_find_vma, NULL) == 1;
+#else
+	return 0;
+#endif
+}
+
 static uint32_t pow2_at_least(uint64_t n, uint32_t min)
 {
 	uint64_t p = min;
@@ -325,13 +339,27 @@ static void configure(struct mt_bpf *b, long page)
 	s->rodata->events_mode = b->o.events ? 1 : 0;
 	s->rodata->min_age_ns = b->o.min_age_ns;
 	s->rodata->self_tgid = (uint32_t)b->self;
+	/* MEMTRACE_BPF_UNWIND=fp: frame pointers only, as before the unwind
+	 * tables (for comparing their cost: tools/bench.sh). */
+	const char *uw = getenv("MEMTRACE_BPF_UNWIND");
+	b->dwarf = !(uw && !strcmp(uw, "fp")) && unwinder_supported();
+	s->rodata->dwarf_unwind = (uint32_t)b->dwarf;
+	bpf_map__set_max_entries(s->maps.ustacks, b->o.max_stacks);
+	if (!b->dwarf) { /* the unwinder's maps unused: as small as can be */
+		bpf_map__set_max_entries(s->maps.ustacks, 1);
+		bpf_map__set_max_entries(s->maps.urcache, 1);
+		bpf_map__set_max_entries(s->maps.uvmas, 1);
+	}
 
 	b->max_frames = MTB_MAX_FRAMES;
 	if (read_sysctl("/proc/sys/kernel/perf_event_max_stack", &v) == 0 && v >= 1 &&
 	    v < b->max_frames)
 		b->max_frames = (unsigned)v;
 	bpf_map__set_value_size(s->maps.stacks, b->max_frames * sizeof(uint64_t));
-	bpf_map__set_max_entries(s->maps.stacks, b->o.max_stacks);
+	/* With the unwinder the kernel's stack map (preallocated, 1 KB an
+	 * entry) only takes the stacks it could not keep: a small one. */
+	bpf_map__set_max_entries(s->maps.stacks,
+				 b->dwarf && b->o.max_stacks > 4096 ? 4096 : b->o.max_stacks);
 	bpf_map__set_max_entries(s->maps.live, b->o.max_live);
 	bpf_map__set_max_entries(s->maps.sites, b->o.max_stacks);
 	/* One call slot per thread: as many as thread ids when pid_max is
@@ -378,6 +406,9 @@ static int after_load(struct mt_bpf *b, long page, char *err, size_t errlen)
 	b->fd_stacks = bpf_map__fd(s->maps.stacks);
 	b->fd_stats = bpf_map__fd(s->maps.stats);
 	b->fd_objinfo = bpf_map__fd(s->maps.objinfo);
+	b->fd_utabs = bpf_map__fd(s->maps.utabs);
+	b->fd_utab_ids = bpf_map__fd(s->maps.utab_ids);
+	b->fd_ustacks = bpf_map__fd(s->maps.ustacks);
 
 	b->calls_bytes = (size_t)b->nslots * ((sizeof(struct mtb_call) + 7) & ~(size_t)7);
 	b->calls_bytes = (b->calls_bytes + page - 1) & ~((size_t)page - 1);
@@ -434,7 +465,7 @@ cleanup:
 
 /* With MEMTRACE_BPF_STATS=1 (and the kernel's bpf_stats_enabled sysctl on),
  * what each program cost: tools/bench.sh prints it as the BPF programs' own
- * cost per event. */
+ * cost per event; and the memory of the unwind tables loaded. */
 static void print_prog_stats(struct mt_bpf *b)
 {
 	const char *env = getenv("MEMTRACE_BPF_STATS");
@@ -448,10 +479,15 @@ static void print_prog_stats(struct mt_bpf *b)
 		int fd = bpf_program__fd(prog);
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
 			continue;
-		fprintf(stderr, "memtrace: bpf %s: %llu runs, %.0f ns/run\n",
+		fprintf(stderr,
+			"memtrace: bpf %s: %llu runs, %.0f ns/run (%u instructions verified)\n",
 			bpf_program__name(prog), (unsigned long long)info.run_cnt,
-			(double)info.run_time_ns / (double)info.run_cnt);
+			(double)info.run_time_ns / (double)info.run_cnt, info.verified_insns);
 	}
+	if (b->nutabs)
+		fprintf(stderr, "memtrace: bpf unwind tables: %u objects, %llu rows, %llu KB\n",
+			b->nutabs, (unsigned long long)b->utab_rows,
+			(unsigned long long)mt_bpf_unwind_table_bytes(b) / 1024);
 }
 
 void mt_bpf_close(struct mt_bpf *b)
@@ -467,6 +503,9 @@ void mt_bpf_close(struct mt_bpf *b)
 	if (b->skel)
 		memtrace_bpf__destroy(b->skel);
 	mtb_free_objects(b);
+	for (size_t i = 0; i < b->nupend; i++)
+		close(b->upend[i].fd);
+	free(b->upend);
 	free(b->atts);
 	free(b->procs);
 	mtb_stacks_free(b);

@@ -3,7 +3,9 @@
  * one way: capture.c (life cycle, events) -> attach.c (processes, objects,
  * probes) -> maps.c (the BPF maps: sites, losses, dropping a process) ->
  * stacks.c (stacks interned by content); attach.c -> elf.c (symbols, where
- * each probe goes) -> place.c (the instructions at a function's entry).
+ * each probe goes) -> place.c (the instructions at a function's entry);
+ * attach.c -> unwind.c (each object's unwind table, for the kernel's
+ * unwinder).
  * Not part of the API: tests include it to check pieces.
  */
 #ifndef MEMTRACE_BPF_CAPTURE_INT_H
@@ -196,6 +198,19 @@ struct mt_bpf {
 	 * removal waits for one grace period, not one per probe */
 	int multi;
 	int fd_traced, fd_excluded, fd_calls, fd_live, fd_sites, fd_stacks, fd_stats, fd_objinfo;
+	/* the unwinder (unwind.c): on unless MEMTRACE_BPF_UNWIND=fp; its
+	 * tables, and the stacks it unwinds */
+	int dwarf;
+	int fd_utabs, fd_utab_ids, fd_ustacks;
+	uint32_t nutabs;
+	uint64_t utab_rows;
+	/* tables made, not yet in the maps (mtb_unwind_flush) */
+	struct mtb_upend {
+		int fd;
+		struct mtb_utab_key k;
+		struct mtb_utab t;
+	} * upend;
+	size_t nupend, capupend;
 	/* the calls array, mapped: one slot per thread (memtrace_bpf.h) */
 	struct mtb_call *calls;
 	uint32_t nslots;
@@ -270,6 +285,16 @@ void mtb_reset_stats(struct mt_bpf *b, uint32_t tgid);
  * missed returns. */
 void mtb_reap_dead_threads(struct mt_bpf *b);
 void mtb_set_trace_all(struct mt_bpf *b, int on);
+
+/* ---- unwind.c --------------------------------------------------------- */
+
+/* Builds the unwind table of the ELF object open on FD, (DEV, INO) as
+ * stat gives them, named PATH, and loads it for the kernel's unwinder;
+ * nothing if it has no .eh_frame (or the unwinder is off). */
+void mtb_unwind_add(struct mt_bpf *b, int fd, uint64_t dev, uint64_t ino, const char *path);
+/* Makes the tables added so far visible to the kernel's unwinder (they are
+ * put in its maps together: see unwind.c). */
+void mtb_unwind_flush(struct mt_bpf *b);
 
 /* ---- stacks.c --------------------------------------------------------- */
 

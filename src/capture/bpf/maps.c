@@ -263,7 +263,11 @@ void mt_bpf_lost(struct mt_bpf *b, uint32_t pid_or_0, uint64_t lost[MT_LOST_KIND
 	lost[MT_LOST_MAP_FULL] = c[MTB_ST_PENDING_FULL] + c[MTB_ST_SITES_FULL] +
 				 (b->o.events ? 0 : c[MTB_ST_LIVE_FULL]);
 	lost[MT_LOST_MISSED_RETURN] = c[MTB_ST_MISSED_RETURN] + c[MTB_ST_MISSED_NESTED];
-	lost[MT_LOST_STACK] = c[MTB_ST_STACK_ERROR];
+	lost[MT_LOST_STACK] = c[MTB_ST_STACK_ERROR] + c[MTB_ST_UW_BUSY];
+	lost[MT_LOST_MAP_FULL] += c[MTB_ST_UW_MAP_FULL];
+	lost[MT_LOST_STACK_NO_TABLE] = c[MTB_ST_UW_NO_TABLE] + c[MTB_ST_UW_LOST_FRAME];
+	lost[MT_LOST_STACK_FAULT] = c[MTB_ST_UW_FAULT];
+	lost[MT_LOST_STACK_TRUNCATED] = c[MTB_ST_UW_DEPTH];
 }
 
 uint64_t mt_bpf_unmatched_frees(struct mt_bpf *b, uint32_t pid_or_0)

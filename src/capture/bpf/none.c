@@ -77,6 +77,10 @@ uint64_t mt_bpf_untracked(struct mt_bpf *b, uint32_t pid)
 {
 	return 0;
 }
+uint64_t mt_bpf_unwind_table_bytes(struct mt_bpf *b)
+{
+	return 0;
+}
 void mt_bpf_untrace_pid(struct mt_bpf *b, pid_t pid)
 {
 }

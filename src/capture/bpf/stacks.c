@@ -136,9 +136,41 @@ static uint64_t kernel_uid(struct mt_bpf *b, uint32_t id, uint64_t caller)
 	return uid;
 }
 
+/* A stack the kernel unwound with the tables (MTB_KSTACK_DWARF): read once
+ * from the ustacks map.  Its frames start at the return address already. */
+static uint64_t dwarf_uid(struct mt_bpf *b, uint64_t kstack, uint64_t caller)
+{
+	uint64_t key = kstack & MTB_USTACK_HASH_MASK, id, f[MTB_MAX_FRAMES + 2];
+	struct mtb_ustack s;
+	unsigned n = 0;
+
+	if (bpf_map_lookup_elem(b->fd_ustacks, &key, &s) || s.n > MTB_MAX_FRAMES)
+		s.n = 0;
+	/* (the unwinder starts at the caller: never needed but when the
+	 * stack was not found) */
+	if (caller && (s.n == 0 || s.pc[0] != caller))
+		f[n++] = caller;
+	for (unsigned i = 0; i < s.n && n < MTB_MAX_FRAMES; i++)
+		f[n++] = s.pc[i];
+	/* A stack cut at the depth limit says so in its last frame. */
+	if (s.n && (s.flags & MTB_USTACK_TRUNCATED))
+		f[n++] = MT_FRAME_TRUNCATED;
+	if (!n)
+		return 0;
+	id = intern(b, f, n);
+	mt_ptrmap_xput(&b->callkey, kstack, id);
+	return id;
+}
+
 uint64_t mtb_stack_uid(struct mt_bpf *b, uint64_t kstack, uint64_t caller)
 {
 	uint64_t id;
+
+	if (kstack & MTB_KSTACK_DWARF) {
+		if (mt_ptrmap_get(&b->callkey, kstack, &id))
+			return id;
+		return dwarf_uid(b, kstack, caller);
+	}
 
 	if (!(kstack & (MTB_KSTACK_SKIP1 | MTB_KSTACK_CALLER)))
 		return kernel_uid(b, (uint32_t)kstack, caller);

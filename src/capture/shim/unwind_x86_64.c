@@ -53,6 +53,8 @@
 #endif
 #include "unwind.h"
 
+#include "format/cfi.h"
+
 #include <errno.h>
 #include <link.h>
 #include <stddef.h>
@@ -71,25 +73,17 @@
 /* ------------------------------------------------------------------ */
 /* Compiled rules                                                     */
 
-enum {			/* how the CFA is found */
-       K_NONE = 0,	/* empty cache slot (never stored) */
-       K_RSP = 1,	/* CFA = rsp + off */
-       K_RBP = 2,	/* CFA = rbp + off */
-       K_DEREF_RBP = 3, /* CFA = *(rbp + off)  (gcc DRAP realigned frame) */
-       K_STOP = 4,	/* outermost frame or unsupported: stop here */
-       K_SIGNAL = 5,	/* sigreturn trampoline: registers in the ucontext */
-};
-enum {		   /* where the caller's rbp is */
-       B_SAME = 0, /* unchanged */
-       B_AT_CFA,   /* *(CFA + boff) */
-       B_AT_RBP,   /* *(rbp + boff) */
-       B_UNDEF,	   /* unknown from here on */
-};
-
-struct rule {
-	int kind, bhow;
-	int64_t off, boff;
-};
+/* How the CFA is found and where %rbp is: format/cfi.h's rules. */
+#define K_NONE MT_CFI_NONE
+#define K_RSP MT_CFI_RSP
+#define K_RBP MT_CFI_RBP
+#define K_DEREF_RBP MT_CFI_DEREF_RBP
+#define K_STOP MT_CFI_STOP
+#define K_SIGNAL MT_CFI_SIGNAL
+#define B_SAME MT_CFI_B_SAME
+#define B_AT_CFA MT_CFI_B_AT_CFA
+#define B_AT_RBP MT_CFI_B_AT_RBP
+#define B_UNDEF MT_CFI_B_UNDEF
 
 /* Cache word: [31:0] tag = k >> 15, [37:32] rbp code, [40:38] kind,
  * [63:41] CFA offset in bytes (signed, so one arithmetic shift extracts it).
@@ -117,7 +111,7 @@ static inline uint64_t *cache_set(uint64_t *cache, uintptr_t k)
 	return (uint64_t *)((char *)cache + ((k << 4) & ((CACHE_SETS - 1) << 4)));
 }
 
-static inline void rule_decode(uint64_t e, struct rule *r)
+static inline void rule_decode(uint64_t e, struct mt_cfi_rule *r)
 {
 	unsigned rb = E_RB(e);
 	r->kind = E_KIND(e);
@@ -136,7 +130,7 @@ static inline void rule_decode(uint64_t e, struct rule *r)
 }
 
 /* Returns 0 when the rule does not fit in a cache word. */
-static uint64_t rule_encode(uintptr_t k, const struct rule *r)
+static uint64_t rule_encode(uintptr_t k, const struct mt_cfi_rule *r)
 {
 	uint64_t rb;
 	if (k >= Q_MAX || r->kind == K_NONE)
@@ -367,601 +361,19 @@ void mt_unwind_modules_changed(void)
 	cache_flush();
 }
 
-/* ------------------------------------------------------------------ */
-/* .eh_frame parsing                                                  */
-
-#define DW_EH_PE_omit 0xff
-#define DW_EH_PE_indirect 0x80
-
-static uint64_t rd_uleb(const uint8_t **pp, const uint8_t *end)
-{
-	const uint8_t *p = *pp;
-	uint64_t v = 0;
-	unsigned shift = 0;
-	while (p < end) {
-		uint8_t b = *p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	*pp = p;
-	return v;
-}
-
-static int64_t rd_sleb(const uint8_t **pp, const uint8_t *end)
-{
-	const uint8_t *p = *pp;
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b = 0;
-	while (p < end) {
-		b = *p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	if (shift < 64 && (b & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	*pp = p;
-	return (int64_t)v;
-}
-
-#define RD(type, p)                          \
-	({                                   \
-		type v_;                     \
-		memcpy(&v_, (p), sizeof v_); \
-		v_;                          \
-	})
-
-/* Reads a pointer in encoding ENC; DATAREL is the base for DW_EH_PE_datarel
- * (0 when not allowed).  Returns 0 on unsupported encodings. */
-static int rd_ptr(const uint8_t **pp, const uint8_t *end, uint8_t enc, uintptr_t datarel,
-		  uintptr_t *out)
-{
-	const uint8_t *p = *pp;
-	uintptr_t base, v;
-	if (enc == DW_EH_PE_omit)
-		return 0;
-	switch (enc & 0x70) {
-	case 0x00:
-		base = 0;
-		break;
-	case 0x10:
-		base = (uintptr_t)p;
-		break;
-	case 0x30:
-		if (!datarel)
-			return 0;
-		base = datarel;
-		break;
-	default:
-		return 0; /* textrel, funcrel, aligned */
-	}
-	switch (enc & 0x0f) {
-	case 0x00:
-	case 0x04:
-	case 0x0c:
-		if (end - p < 8)
-			return 0;
-		v = RD(uint64_t, p);
-		p += 8;
-		break;
-	case 0x01:
-		v = rd_uleb(&p, end);
-		break;
-	case 0x09:
-		v = (uintptr_t)rd_sleb(&p, end);
-		break;
-	case 0x02:
-		if (end - p < 2)
-			return 0;
-		v = RD(uint16_t, p);
-		p += 2;
-		break;
-	case 0x03:
-		if (end - p < 4)
-			return 0;
-		v = RD(uint32_t, p);
-		p += 4;
-		break;
-	case 0x0a:
-		if (end - p < 2)
-			return 0;
-		v = (uintptr_t)(int64_t)RD(int16_t, p);
-		p += 2;
-		break;
-	case 0x0b:
-		if (end - p < 4)
-			return 0;
-		v = (uintptr_t)(int64_t)RD(int32_t, p);
-		p += 4;
-		break;
-	default:
-		return 0;
-	}
-	v += base;
-	if (enc & DW_EH_PE_indirect)
-		v = RD(uintptr_t, (const void *)v);
-	*pp = p;
-	*out = v;
-	return 1;
-}
-
-struct cie {
-	uint64_t code_align;
-	int64_t data_align;
-	uint64_t ra_reg;
-	uint8_t fde_enc;
-	int signal, has_z;
-	const uint8_t *insn, *end;
-};
-
-/* Record header: sets *body past the length, *end to the record's end. */
-static int rd_record(const uint8_t *p, const uint8_t **body, const uint8_t **end)
-{
-	uint64_t len = RD(uint32_t, p);
-	p += 4;
-	if (len == 0xffffffffu) {
-		len = RD(uint64_t, p);
-		p += 8;
-	}
-	if (len == 0 || len > ((uint64_t)1 << 30))
-		return 0;
-	*body = p;
-	*end = p + len;
-	return 1;
-}
-
-static int parse_cie(const uint8_t *c, struct cie *ci)
-{
-	const uint8_t *p, *end;
-	if (!rd_record(c, &p, &end) || end - p < 5 || RD(uint32_t, p) != 0)
-		return 0;
-	p += 4;
-	uint8_t version = *p++;
-	if (version != 1 && version != 3 && version != 4)
-		return 0;
-	const char *aug = (const char *)p;
-	while (p < end && *p)
-		p++;
-	if (p >= end)
-		return 0;
-	p++;
-	if (version == 4)
-		p += 2; /* address_size, segment_size */
-	ci->code_align = rd_uleb(&p, end);
-	ci->data_align = rd_sleb(&p, end);
-	ci->ra_reg = version == 1 ? *p++ : rd_uleb(&p, end);
-	ci->fde_enc = 0; /* absptr */
-	ci->signal = 0;
-	ci->has_z = aug[0] == 'z';
-	if (ci->has_z) {
-		uint64_t alen = rd_uleb(&p, end);
-		const uint8_t *aend = p + alen;
-		int parsed = 1; /* data of the letters so far understood */
-		if (aend > end)
-			return 0;
-		for (const char *a = aug + 1; *a; a++) {
-			uintptr_t dummy;
-			if (*a == 'S') {
-				ci->signal = 1;
-				continue;
-			}
-			if (!parsed || p >= aend) {
-				if (*a == 'R')
-					return 0; /* cannot find the FDE encoding */
-				continue;
-			}
-			switch (*a) {
-			case 'R':
-				ci->fde_enc = *p++;
-				break;
-			case 'L':
-				p++;
-				break;
-			case 'P': {
-				uint8_t enc = *p++;
-				if (!rd_ptr(&p, aend, enc & 0x7f, 0, &dummy)) /* no deref */
-					parsed = 0;
-				break;
-			}
-			case 'B':
-				break;
-			default:
-				parsed = 0;
-				break;
-			}
-		}
-		p = aend;
-	} else if (aug[0] != 0) {
-		return 0; /* "eh" and other legacy augmentations */
-	}
-	ci->insn = p;
-	ci->end = end;
-	return 1;
-}
-
-/* Finds the FDE covering Q through the .eh_frame_hdr binary-search table;
- * returns its instructions and CIE. */
-static int find_fde(const uint8_t *hdr, uintptr_t q, struct cie *ci, const uint8_t **insn,
-		    const uint8_t **iend, uintptr_t *pc_begin)
-{
-	if (hdr[0] != 1)
-		return 0;
-	uint8_t ptr_enc = hdr[1], cnt_enc = hdr[2], tab_enc = hdr[3];
-	const uint8_t *p = hdr + 4, *lim = hdr + 64;
-	uintptr_t eh_frame, count;
-	if (!rd_ptr(&p, lim, ptr_enc, (uintptr_t)hdr, &eh_frame))
-		return 0;
-	/* Only the sorted table linkers emit (datarel sdata4) is supported. */
-	if (tab_enc != 0x3b || !rd_ptr(&p, lim, cnt_enc, (uintptr_t)hdr, &count) || count == 0)
-		return 0;
-	const int32_t *tab = (const int32_t *)p;
-	size_t lo = 0, hi = count;
-	intptr_t rel = (intptr_t)(q - (uintptr_t)hdr);
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if ((intptr_t)RD(int32_t, &tab[2 * mid]) <= rel)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return 0;
-	const uint8_t *fde = hdr + RD(int32_t, &tab[2 * (lo - 1) + 1]);
-	const uint8_t *body, *end;
-	if (!rd_record(fde, &body, &end))
-		return 0;
-	uint32_t cie_off = RD(uint32_t, body);
-	if (cie_off == 0)
-		return 0; /* a CIE, not an FDE */
-	if (!parse_cie(body - cie_off, ci))
-		return 0;
-	p = body + 4;
-	uintptr_t begin, range;
-	if (!rd_ptr(&p, end, ci->fde_enc, 0, &begin) ||
-	    !rd_ptr(&p, end, ci->fde_enc & 0x0f, 0, &range))
-		return 0;
-	if (q < begin || q - begin >= range)
-		return 0;
-	if (ci->has_z) {
-		uint64_t alen = rd_uleb(&p, end);
-		if (alen > (uint64_t)(end - p))
-			return 0;
-		p += alen;
-	}
-	*insn = p;
-	*iend = end;
-	*pc_begin = begin;
-	return 1;
-}
-
-/* ------------------------------------------------------------------ */
-/* CFI interpretation                                                 */
-
-enum { R_SAME, R_UNDEF, R_OFFSET, R_AT_RBP, R_OTHER };
-enum { C_REG, C_DEREF, C_PLT, C_BAD };
-
-struct regrule {
-	uint8_t how;
-	int64_t off;
-};
-
-struct cfistate {
-	uint8_t cfa_how;
-	uint64_t cfa_reg;
-	int64_t cfa_off, plt_thr;
-	struct regrule rbp, ra;
-};
-
-#define REG_RBP_DW 6
-#define REG_RSP_DW 7
-
-static void set_reg(struct cfistate *st, const struct cie *ci, uint64_t reg, uint8_t how,
-		    int64_t off)
-{
-	if (reg == REG_RBP_DW) {
-		st->rbp.how = how;
-		st->rbp.off = off;
-	} else if (reg == ci->ra_reg) {
-		st->ra.how = how;
-		st->ra.off = off;
-	}
-}
-
-static void restore_reg(struct cfistate *st, const struct cfistate *init, const struct cie *ci,
-			uint64_t reg)
-{
-	if (reg == REG_RBP_DW)
-		st->rbp = init->rbp;
-	else if (reg == ci->ra_reg)
-		st->ra = init->ra;
-}
-
-/* Recognises the CFA expressions compilers and linkers emit on x86_64. */
-static void cfa_expression(struct cfistate *st, const uint8_t *p, const uint8_t *end)
-{
-	st->cfa_how = C_BAD;
-	if (p >= end)
-		return;
-	uint8_t op = *p++;
-	if (op == 0x76 || op == 0x77) { /* DW_OP_breg6 / breg7 */
-		int64_t k = rd_sleb(&p, end);
-		if (p + 1 == end && *p == 0x06) { /* DW_OP_deref */
-			st->cfa_how = C_DEREF;
-			st->cfa_reg = op - 0x70;
-			st->cfa_off = k;
-			return;
-		}
-		/* PLT: breg7 k; breg16 0; lit15; and; litN; ge; lit3; shl; plus */
-		if (op == 0x77 && end - p == 9 && p[0] == 0x80 && p[1] == 0 && p[2] == 0x3f &&
-		    p[3] == 0x1a && p[4] >= 0x30 && p[4] <= 0x4f && p[5] == 0x2a && p[6] == 0x33 &&
-		    p[7] == 0x24 && p[8] == 0x22) {
-			st->cfa_how = C_PLT;
-			st->cfa_reg = REG_RSP_DW;
-			st->cfa_off = k;
-			st->plt_thr = p[4] - 0x30;
-		}
-	}
-}
-
-#define MAX_REMEMBER 8
-
-/* Runs CFI instructions [p, end) from location LOC up to the row covering
- * TARGET.  Returns 0 on malformed or unknown instructions. */
-static int run_cfi(const uint8_t *p, const uint8_t *end, const struct cie *ci, uintptr_t loc,
-		   uintptr_t target, struct cfistate *st, const struct cfistate *init)
-{
-	struct cfistate stack[MAX_REMEMBER];
-	int depth = 0;
-	while (p < end) {
-		uint8_t op = *p++;
-		uint64_t reg, u;
-		int64_t s;
-		switch (op >> 6) {
-		case 1: /* advance_loc */
-			loc += (op & 0x3f) * ci->code_align;
-			if (loc > target)
-				return 1;
-			continue;
-		case 2: /* offset */
-			u = rd_uleb(&p, end);
-			set_reg(st, ci, op & 0x3f, R_OFFSET, (int64_t)u * ci->data_align);
-			continue;
-		case 3: /* restore */
-			restore_reg(st, init, ci, op & 0x3f);
-			continue;
-		}
-		switch (op) {
-		case 0x00: /* nop */
-			break;
-		case 0x01: { /* set_loc */
-			uintptr_t a;
-			if (!rd_ptr(&p, end, ci->fde_enc, 0, &a))
-				return 0;
-			loc = a;
-			if (loc > target)
-				return 1;
-			break;
-		}
-		case 0x02: /* advance_loc1 */
-			if (end - p < 1)
-				return 0;
-			loc += *p++ * ci->code_align;
-			if (loc > target)
-				return 1;
-			break;
-		case 0x03: /* advance_loc2 */
-			if (end - p < 2)
-				return 0;
-			loc += RD(uint16_t, p) * ci->code_align;
-			p += 2;
-			if (loc > target)
-				return 1;
-			break;
-		case 0x04: /* advance_loc4 */
-			if (end - p < 4)
-				return 0;
-			loc += RD(uint32_t, p) * ci->code_align;
-			p += 4;
-			if (loc > target)
-				return 1;
-			break;
-		case 0x05: /* offset_extended */
-			reg = rd_uleb(&p, end);
-			u = rd_uleb(&p, end);
-			set_reg(st, ci, reg, R_OFFSET, (int64_t)u * ci->data_align);
-			break;
-		case 0x06: /* restore_extended */
-			restore_reg(st, init, ci, rd_uleb(&p, end));
-			break;
-		case 0x07: /* undefined */
-			set_reg(st, ci, rd_uleb(&p, end), R_UNDEF, 0);
-			break;
-		case 0x08: /* same_value */
-			set_reg(st, ci, rd_uleb(&p, end), R_SAME, 0);
-			break;
-		case 0x09: /* register */
-			reg = rd_uleb(&p, end);
-			rd_uleb(&p, end);
-			set_reg(st, ci, reg, R_OTHER, 0);
-			break;
-		case 0x0a: /* remember_state */
-			if (depth == MAX_REMEMBER)
-				return 0;
-			stack[depth++] = *st;
-			break;
-		case 0x0b: /* restore_state */
-			if (depth == 0)
-				return 0;
-			*st = stack[--depth];
-			break;
-		case 0x0c: /* def_cfa */
-			st->cfa_how = C_REG;
-			st->cfa_reg = rd_uleb(&p, end);
-			st->cfa_off = (int64_t)rd_uleb(&p, end);
-			break;
-		case 0x0d: /* def_cfa_register */
-			st->cfa_reg = rd_uleb(&p, end);
-			if (st->cfa_how != C_REG)
-				st->cfa_how = C_BAD;
-			break;
-		case 0x0e: /* def_cfa_offset */
-			st->cfa_off = (int64_t)rd_uleb(&p, end);
-			if (st->cfa_how != C_REG)
-				st->cfa_how = C_BAD;
-			break;
-		case 0x0f: /* def_cfa_expression */
-			u = rd_uleb(&p, end);
-			if (u > (uint64_t)(end - p))
-				return 0;
-			cfa_expression(st, p, p + u);
-			p += u;
-			break;
-		case 0x10: { /* expression */
-			reg = rd_uleb(&p, end);
-			u = rd_uleb(&p, end);
-			if (u > (uint64_t)(end - p))
-				return 0;
-			const uint8_t *e = p, *eend = p + u;
-			p += u;
-			/* gcc's realigned frames: rbp saved at *(rbp + k) */
-			if (reg == REG_RBP_DW && e < eend && *e == 0x76) {
-				e++;
-				s = rd_sleb(&e, eend);
-				if (e == eend) {
-					set_reg(st, ci, reg, R_AT_RBP, s);
-					break;
-				}
-			}
-			set_reg(st, ci, reg, R_OTHER, 0);
-			break;
-		}
-		case 0x11: /* offset_extended_sf */
-			reg = rd_uleb(&p, end);
-			s = rd_sleb(&p, end);
-			set_reg(st, ci, reg, R_OFFSET, s * ci->data_align);
-			break;
-		case 0x12: /* def_cfa_sf */
-			st->cfa_how = C_REG;
-			st->cfa_reg = rd_uleb(&p, end);
-			st->cfa_off = rd_sleb(&p, end) * ci->data_align;
-			break;
-		case 0x13: /* def_cfa_offset_sf */
-			st->cfa_off = rd_sleb(&p, end) * ci->data_align;
-			if (st->cfa_how != C_REG)
-				st->cfa_how = C_BAD;
-			break;
-		case 0x14: /* val_offset */
-			reg = rd_uleb(&p, end);
-			rd_uleb(&p, end);
-			set_reg(st, ci, reg, R_OTHER, 0);
-			break;
-		case 0x15: /* val_offset_sf */
-			reg = rd_uleb(&p, end);
-			rd_sleb(&p, end);
-			set_reg(st, ci, reg, R_OTHER, 0);
-			break;
-		case 0x16: /* val_expression */
-			reg = rd_uleb(&p, end);
-			u = rd_uleb(&p, end);
-			if (u > (uint64_t)(end - p))
-				return 0;
-			p += u;
-			set_reg(st, ci, reg, R_OTHER, 0);
-			break;
-		case 0x2e: /* GNU_args_size */
-			rd_uleb(&p, end);
-			break;
-		case 0x2f: /* GNU_negative_offset_extended */
-			reg = rd_uleb(&p, end);
-			u = rd_uleb(&p, end);
-			set_reg(st, ci, reg, R_OFFSET, -((int64_t)u * ci->data_align));
-			break;
-		default:
-			return 0;
-		}
-	}
-	return 1;
-}
-
 /* Computes the rule for lookup address Q of module M (PC is the frame's
- * actual PC, for the PLT form).  Returns 1 if the rule may be cached. */
-static int rule_from_module(const struct mod *m, uintptr_t q, uintptr_t pc, struct rule *r)
+ * actual PC, for the PLT form): format/cfi.c.  Returns 1 if the rule may be
+ * cached. */
+static int rule_from_module(const struct mod *m, uintptr_t q, uintptr_t pc, struct mt_cfi_rule *r)
 {
-	struct cie ci;
-	const uint8_t *insn, *iend;
-	uintptr_t begin;
-	r->kind = K_STOP;
-	r->bhow = B_UNDEF;
-	r->off = r->boff = 0;
-	if (!m->hdr || !find_fde(m->hdr, q, &ci, &insn, &iend, &begin))
-		return 1;
-	if (ci.signal) {
-		r->kind = K_SIGNAL;
-		return 1;
-	}
-	struct cfistate init = { .cfa_how = C_BAD, .rbp = { R_SAME, 0 }, .ra = { R_SAME, 0 } };
-	if (!run_cfi(ci.insn, ci.end, &ci, 0, UINTPTR_MAX, &init, &init))
-		return 1;
-	struct cfistate st = init;
-	if (!run_cfi(insn, iend, &ci, begin, q, &st, &init))
-		return 1;
-	if (ci.ra_reg != 16 || st.ra.how != R_OFFSET || st.ra.off != -8)
-		return 1; /* rip undefined (outermost frame) or unsupported */
-	int cacheable = 1;
-	switch (st.cfa_how) {
-	case C_REG:
-		if (st.cfa_reg == REG_RSP_DW)
-			r->kind = K_RSP;
-		else if (st.cfa_reg == REG_RBP_DW)
-			r->kind = K_RBP;
-		else
-			return 1;
-		r->off = st.cfa_off;
-		break;
-	case C_DEREF:
-		if (st.cfa_reg != REG_RBP_DW)
-			return 1;
-		r->kind = K_DEREF_RBP;
-		r->off = st.cfa_off;
-		break;
-	case C_PLT:
-		r->kind = K_RSP;
-		r->off = st.cfa_off + ((int64_t)(pc & 15) >= st.plt_thr ? 8 : 0);
-		cacheable = 0; /* depends on the exact pc, not q */
-		break;
-	default:
-		return 1;
-	}
-	switch (st.rbp.how) {
-	case R_SAME:
-		r->bhow = B_SAME;
-		break;
-	case R_OFFSET:
-		r->bhow = B_AT_CFA;
-		r->boff = st.rbp.off;
-		break;
-	case R_AT_RBP:
-		r->bhow = B_AT_RBP;
-		r->boff = st.rbp.off;
-		break;
-	default:
-		r->bhow = B_UNDEF;
-		break;
-	}
-	return cacheable;
+	return mt_cfi_rule_from_hdr(m->hdr, q, pc, r);
 }
 
 /* Slow path: rule for Q; returns 1 if it may be cached.  The module table
  * is checked against the loader's counters on every miss, so modules loaded
  * or unloaded behind our back (libc's internal dlopen of NSS or gconv
  * modules) are seen before their memory is trusted. */
-static int rule_lookup_slow(uintptr_t q, uintptr_t pc, struct rule *r)
+static int rule_lookup_slow(uintptr_t q, uintptr_t pc, struct mt_cfi_rule *r)
 {
 	modtab_refresh();
 	__atomic_add_fetch(&g_readers, 1, __ATOMIC_SEQ_CST);
@@ -977,7 +389,7 @@ static int rule_lookup_slow(uintptr_t q, uintptr_t pc, struct rule *r)
 }
 
 static __attribute__((noinline)) void rule_miss(uint64_t *cache, uintptr_t q, uintptr_t pc,
-						struct rule *r)
+						struct mt_cfi_rule *r)
 {
 	if (rule_lookup_slow(q, pc, r) && cache) {
 		uint64_t e = rule_encode(q + 1, r);
@@ -1127,7 +539,7 @@ static __attribute__((noinline)) int step_general(struct ustate *st, uint64_t *c
 {
 	uintptr_t q = st->pc - 1 + (uintptr_t)st->exact;
 	uintptr_t sp = st->sp, rbp = st->rbp, cfa, a;
-	struct rule r;
+	struct mt_cfi_rule r;
 	if (E_KIND(e) == K_NONE)
 		rule_miss(cache, q, st->pc, &r);
 	else

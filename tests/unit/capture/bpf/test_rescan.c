@@ -9,6 +9,11 @@
  *   test-bpf-rescan all GT_DLALLOC LIBMYALLOC    mt_bpf_trace_all, the
  *       program started afterwards: its libc calls are seen at once (same
  *       object), the library after a rescan; memtrace's own calls never.
+ *       Until that rescan the program's own code has no unwind table: the
+ *       stacks through it before are counted as stack_no_table (at most one
+ *       per allocation it made), and no other loss.  (A ring of 64 MB: every
+ *       process of the machine fills it while the test waits for the
+ *       program.)
  */
 #include "bpf_test.h"
 
@@ -48,7 +53,7 @@ int main(int argc, char **argv)
 	}
 	int all = !strcmp(argv[1], "all");
 	const char *gt = argv[2], *lib = argv[3];
-	struct mt_bpf_opts o = { .events = 1, .ringbuf_bytes = 1 << 22 };
+	struct mt_bpf_opts o = { .events = 1, .ringbuf_bytes = all ? 1u << 26 : 1u << 22 };
 	struct mt_bpf *b = bt_open(&o);
 	struct bt_child c;
 	char *cargv[] = { (char *)gt, (char *)lib, NULL };
@@ -105,7 +110,8 @@ int main(int argc, char **argv)
 	uint64_t lost[MT_LOST_KIND_COUNT];
 	mt_bpf_lost(b, c.pid, lost);
 	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
-		CHECK(lost[k] == 0, "lost %s: %llu", mt_lost_names[k], (unsigned long long)lost[k]);
+		CHECK(lost[k] == 0 || (all && k == MT_LOST_STACK_NO_TABLE && lost[k] <= s.libc_events + 4),
+		      "lost %s: %llu", mt_lost_names[k], (unsigned long long)lost[k]);
 
 	bt_close_input(&c);
 	bt_reap(&c, 1);
