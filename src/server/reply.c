@@ -11,6 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* Empties R's body for a new one: the stream to write it to (NULL when
+ * out of memory: the answer is then the status alone). */
+static FILE *fresh_body(struct srv_reply *r)
+{
+	free(r->body);
+	r->body = NULL;
+	r->len = 0;
+	r->filename[0] = 0;
+	return open_memstream(&r->body, &r->len);
+}
+
 void srv_error(struct srv_reply *r, int status, const char *fmt, ...)
 {
 	char msg[600];
@@ -18,11 +29,7 @@ void srv_error(struct srv_reply *r, int status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	free(r->body);
-	r->body = NULL;
-	r->len = 0;
-	r->filename[0] = 0;
-	FILE *f = open_memstream(&r->body, &r->len);
+	FILE *f = fresh_body(r);
 	if (f) {
 		fputs("{\"error\": ", f);
 		mt_json_str(f, msg);
@@ -61,11 +68,7 @@ void srv_error_page(struct srv_reply *r, int status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	free(r->body);
-	r->body = NULL;
-	r->len = 0;
-	r->filename[0] = 0;
-	FILE *f = open_memstream(&r->body, &r->len);
+	FILE *f = fresh_body(r);
 	if (f) {
 		/* the GUI's stylesheet and nothing inline: the page's policy is the GUI's */
 		fprintf(f,

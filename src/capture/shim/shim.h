@@ -344,10 +344,22 @@ MT_HIDDEN void mt_gate_wait_slow(void);
 static inline void mt_gate_wait(uint64_t stamp)
 {
 	uintptr_t zero = (uintptr_t)stamp;
+	/* (an AND with zero the compiler cannot see through: ZERO is 0, but
+	 * its value depends on the stamp's; without one, the stamp itself
+	 * would be added to the gate's address) */
 #if defined(__x86_64__)
 	__asm__("and $0, %0" : "+r"(zero));
+#elif defined(__aarch64__)
+	__asm__("and %0, %0, xzr" : "+r"(zero));
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#elif defined(__arm__)
+	__asm__("and %0, %0, #0" : "+r"(zero));
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#elif defined(__mips__)
+	__asm__("and %0, %0, $0" : "+r"(zero));
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 #else
-	__asm__("" : "+r"(zero));
+	zero = 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
 	const volatile uintptr_t *g =
