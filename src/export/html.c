@@ -452,8 +452,7 @@ static void resident_json(FILE *f, const struct timeline *tl, const struct mt_pr
 	for (size_t i = 0; i < p->nrss; i++) {
 		const struct mt_rss_sample *m = &p->rss[i];
 		uint64_t d = m->ts > tl->t0 ? m->ts - tl->t0 : 0;
-		int b = d >= tl->span ? BUCKETS - 1 :
-					(int)((unsigned __int128)d * BUCKETS / tl->span);
+		int b = d >= tl->span ? BUCKETS - 1 : bucket_of(d, tl->span);
 		if (m->m.rss > rss[b])
 			rss[b] = m->m.rss;
 		if (m->m.anon > mapped[b])
