@@ -176,7 +176,12 @@ static inline uint64_t mt_stamp_ns_exact(uint64_t stamp)
 {
 	/* (every stamp converted was read after tsc0: stamp.c reads it first) */
 	const struct mt_stamp_conv *c = &mt_stamp_conv;
+#ifdef __SIZEOF_INT128__
 	return c->mono0 + (uint64_t)((unsigned __int128)(stamp - c->tsc0) * c->mult >> 32);
+#else
+	/* 32-bit targets: no counter is read there, stamps are already ns */
+	return c->mono0 + (stamp - c->tsc0);
+#endif
 }
 static inline uint64_t mt_stamp_ns(uint64_t stamp)
 {
