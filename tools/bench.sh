@@ -11,6 +11,10 @@
 #   native     CMD
 #   memtrace   memtrace record -q -o F -- CMD
 #   mt-bpf     memtrace record --backend=bpf -q -o F -- CMD   (as root)
+#   bpftrace   bpftrace counting malloc's entries and returns and free's
+#              entries of CMD (as root, when bpftrace is installed): what
+#              merely probing the allocator costs, the floor any uprobe
+#              tool pays, beside which mt-bpf's own cost is read
 #   heaptrack  heaptrack -o F CMD          (its script waits for its
 #                                           interpreter and compressor, so
 #                                           their time counts)
@@ -72,6 +76,11 @@ variants=(native memtrace)
 if [ $use_bpf = 1 ]; then
 	if [ "$(id -u)" = 0 ]; then
 		variants+=(mt-bpf)
+		if command -v bpftrace > /dev/null; then
+			variants+=(bpftrace)
+		else
+			echo "bpftrace: not installed, skipped (tools/setup.sh installs it)"
+		fi
 	else
 		echo "mt-bpf: skipped (the BPF backend needs root)"
 	fi
@@ -146,6 +155,14 @@ run_variant() {
 		rm -f "$rec"
 		measure "$stdin" "$memtrace" record --backend=bpf -q -o "$rec" -- "${cmd[@]}"
 		;;
+	bpftrace)
+		# the C library the command maps: where the three probes go
+		local libc
+		libc=$(ldd "$(command -v "${cmd[0]}")" | awk '$1 ~ /^libc\.so/ { print $3; exit }')
+		measure "$stdin" bpftrace -q -e "uprobe:$libc:malloc { @m = count(); }
+			uretprobe:$libc:malloc { @r = count(); } uprobe:$libc:free { @f = count(); }" \
+			-c "${cmd[*]}"
+		;;
 	heaptrack)
 		rm -f "$work/$wl.heaptrack".*
 		measure "$stdin" heaptrack -o "$work/$wl.heaptrack" "${cmd[@]}"
@@ -154,7 +171,7 @@ run_variant() {
 		;;
 	esac
 	local wall=$m_wall cpu=$m_cpu
-	if [ "$variant" != native ]; then
+	if [ "$variant" != native ] && [ "$variant" != bpftrace ]; then
 		size=$(stat -c %s "$rec")
 	fi
 	if [ "$rnd" != warmup ]; then

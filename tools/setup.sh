@@ -24,6 +24,7 @@ build_pkgs="build-essential gcc g++ meson ninja-build pkg-config
   libsqlite3-dev libreadline-dev"
 # Tests: python3 drives them; valgrind and sqlite3 are the real-world
 # reference (tests/realworld); heaptrack is the format export's reference;
+# bpftrace counting the allocator's probes is tools/bench.sh's floor for BPF;
 # elfutils (eu-readelf, eu-addr2line) and file check the binaries they build.
 # The exports are read back by their real consumers: heaptrack_print,
 # `go tool pprof` (golang-go), ms_print (valgrind), and Chromium driven by
@@ -32,7 +33,7 @@ build_pkgs="build-essential gcc g++ meson ninja-build pkg-config
 # mimalloc, gperftools tcmalloc: libgoogle-perftools-dev carries
 # libtcmalloc_minimal.so), and redis, a real program linked to jemalloc
 # (tests/realworld).
-test_pkgs="python3 valgrind heaptrack sqlite3 elfutils file zstd golang-go chromium nodejs
+test_pkgs="python3 valgrind heaptrack bpftrace sqlite3 elfutils file zstd golang-go chromium nodejs
   libjemalloc-dev libmimalloc-dev libtcmalloc-minimal4 libgoogle-perftools-dev
   redis-server redis-tools"
 # Bench only: /usr/bin/time and perf for digging into a regression.

@@ -4,7 +4,7 @@
     summarize.py RUNS.tsv COUNTS.tsv
 
 RUNS.tsv: "workload variant round wall_s cpu_s bytes" per run, where variant is
-native, memtrace, mt-bpf, heaptrack (a recording) or memtrace-report,
+native, memtrace, mt-bpf, bpftrace (counting probes), heaptrack (a recording) or memtrace-report,
 mt-bpf-report, heaptrack-report (reading one).  COUNTS.tsv: "workload allocations frees" from memtrace's JSON
 report.  Every figure printed is a median over the rounds; "spread" is the
 wall time's (max - min) / median, a rough noise gauge.  Per-event figures
@@ -48,7 +48,7 @@ def main():
                  n, "" if n == 1 else "s"))
         print(fmt % head)
         nat_wall, nat_cpu = med(wl, "native", 0), med(wl, "native", 1)
-        for variant in ("native", "memtrace", "mt-bpf", "heaptrack"):
+        for variant in ("native", "memtrace", "mt-bpf", "bpftrace", "heaptrack"):
             rows = runs.get((wl, variant))
             if not rows:
                 continue
@@ -59,6 +59,10 @@ def main():
                      "%.3f" % cpu, "%.2f" % (cpu / nat_cpu) if nat_cpu else "-"]
             if variant == "native":
                 cells += ["-"] * 5
+            elif variant == "bpftrace":  # counts, records nothing
+                cells += ["%.0f" % ((wall - nat_wall) * 1e9 / events) if events else "-",
+                          "%.0f" % ((cpu - nat_cpu) * 1e9 / events) if events else "-",
+                          "-", "-", "-"]
             else:
                 size = med(wl, variant, 2)
                 rep = med(wl, variant + "-report", 0)
@@ -67,6 +71,11 @@ def main():
                           "%d" % size, "%.3f" % (size / events) if events else "-",
                           "%.3f" % rep if rep is not None else "-"]
             print(fmt % tuple(cells))
+        bt, mb = med(wl, "bpftrace", 0), med(wl, "mt-bpf", 0)
+        if bt and mb:
+            print("mt-bpf / bpftrace counting the same three probes: %.2fx the wall time, "
+                  "%.2fx the time over native" % (mb / bt, (mb - nat_wall) / (bt - nat_wall)
+                                                  if bt > nat_wall else float("nan")))
     return 0
 
 
