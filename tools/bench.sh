@@ -157,11 +157,13 @@ run_variant() {
 		;;
 	bpftrace)
 		# the C library the command maps: where the three probes go
-		local libc
-		libc=$(ldd "$(command -v "${cmd[0]}")" | awk '$1 ~ /^libc\.so/ { print $3; exit }')
+		# (-c wants the program by one path: /usr/bin and /bin are one here)
+		local libc exe
+		exe=$(readlink -f "$(command -v "${cmd[0]}")")
+		libc=$(ldd "$exe" | awk '$1 ~ /^libc\.so/ { print $3; exit }')
 		measure "$stdin" bpftrace -q -e "uprobe:$libc:malloc { @m = count(); }
 			uretprobe:$libc:malloc { @r = count(); } uprobe:$libc:free { @f = count(); }" \
-			-c "${cmd[*]}"
+			-c "$exe ${cmd[*]:1}"
 		;;
 	heaptrack)
 		rm -f "$work/$wl.heaptrack".*
