@@ -1,8 +1,9 @@
 /*
- * net.c - see net.h.
+ * net.c - see net.h.  The standalone shim links this file too (its
+ * MEMTRACE_ENABLE_SERVER): it calls nothing else of base/ and no stdio
+ * but snprintf.
  */
 #include "net.h"
-#include "util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,9 +15,12 @@
 
 int mt_net_port(const char *v, char *port, size_t plen)
 {
-	uint64_t n;
-	if (!v || !*v || strlen(v) > 5 || strspn(v, "0123456789") != strlen(v) ||
-	    mt_parse_u64(v, &n) || n > 65535)
+	if (!v || !*v || strlen(v) > 5 || strspn(v, "0123456789") != strlen(v))
+		return -1;
+	unsigned long n = 0;
+	for (const char *c = v; *c; c++)
+		n = n * 10 + (unsigned long)(*c - '0');
+	if (n > 65535)
 		return -1;
 	snprintf(port, plen, "%s", v);
 	return 0;

@@ -7,7 +7,7 @@
 #include "commands.h"
 #include "options.h"
 #include "collect/gather.h"
-#include "collect/wire.h"
+#include "format/wire.h"
 #include "base/net.h"
 #include "base/util.h"
 

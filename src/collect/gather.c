@@ -9,7 +9,7 @@
  * finished one, and a recording from another run at the same address.
  */
 #include "gather.h"
-#include "wire.h"
+#include "format/wire.h"
 #include "base/net.h"
 #include "base/util.h"
 #include "format/format.h"

@@ -9,7 +9,7 @@
  * recording at every moment and the recorder's buffers stay its own.
  */
 #include "listen.h"
-#include "wire.h"
+#include "format/wire.h"
 #include "base/net.h"
 #include "base/util.h"
 #include "format/format.h"
@@ -17,8 +17,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -26,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -48,157 +45,36 @@ struct mt_listener {
 	uint8_t *buf;
 };
 
-static void random_hex(char *out, size_t digits)
+/* The serving loop's view of the recording (wire.h): 1 complete, -1 stop. */
+static int source_state(void *ctx)
 {
-	uint8_t b[64];
-	size_t n = (digits + 1) / 2;
-	if (getrandom(b, n, 0) != (ssize_t)n)
-		for (size_t i = 0; i < n; i++) /* no entropy yet: still unique enough */
-			b[i] = (uint8_t)(rand() ^ (int)time(NULL) ^ (int)getpid());
-	for (size_t i = 0; i < digits; i++)
-		out[i] = "0123456789abcdef"[(b[i / 2] >> (i % 2 ? 0 : 4)) & 15];
-	out[digits] = '\0';
-}
-
-/* Compares without stopping at the first difference: the time a refusal
- * takes says nothing about how much of a guess was right. */
-static int same_secret(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned char d = (unsigned char)(la != lb);
-	for (size_t i = 0; i < la && i < lb; i++)
-		d |= (unsigned char)(a[i] ^ b[i]);
-	return d == 0;
-}
-
-/* One line from FD, within 5 s: 0, or -1. */
-static int read_line(int fd, char *line, size_t len)
-{
-	return mt_wire_line(fd, line, len, 5000);
-}
-
-/* Whether OFF is where a chunk starts (or the file's start). */
-static int is_boundary(int file, uint64_t off)
-{
-	if (off == 0)
-		return 1;
-	uint64_t at = MT_FILE_HEADER_SIZE;
-	uint8_t h[MT_CHUNK_HEADER_SIZE];
-	while (at < off && pread(file, h, sizeof h, (off_t)at) == (ssize_t)sizeof h)
-		at += sizeof h + mt_wire_chunk_len(h);
-	return at == off && mt_wire_whole_chunks(file, 0) >= off;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
-
-static void refuse(int fd, const char *why)
-{
-	char line[MT_WIRE_LINE_MAX];
-	int n = snprintf(line, sizeof line, "ERR %s\n", why);
-	mt_wire_send(fd, line, (size_t)n);
-}
-
-/* Waits up to MS for the recording to grow or end, or the gatherer to
- * leave: 0 to go on, -1 when it left.  Another gatherer coming meanwhile is
- * told at once that this one is there. */
-static int wait_more(struct mt_listener *l, int fd, int ms)
-{
-	struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = l->fd, .events = POLLIN } };
-	if (poll(p, 2, ms) <= 0)
-		return 0;
-	if (p[1].revents & POLLIN) {
-		int c = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (c >= 0) {
-			refuse(c, "another gatherer is taking this recording");
-			close(c);
-		}
-	}
-	char c;
-	if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) && recv(fd, &c, 1, MSG_DONTWAIT) <= 0)
-		return -1; /* closed (it sends nothing before the end) */
-	return 0;
+	struct mt_listener *l = ctx;
+	pthread_mutex_lock(&l->lock);
+	int st = l->stopping ? -1 : l->complete;
+	pthread_mutex_unlock(&l->lock);
+	return st;
 }
 
 /* Serves one gatherer until it has everything or leaves. */
 static void serve(struct mt_listener *l, int fd)
 {
-	char line[MT_WIRE_LINE_MAX], token[MT_WIRE_LINE_MAX], session[MT_WIRE_LINE_MAX];
-	unsigned long long off;
-	if (read_line(fd, line, sizeof line) < 0)
-		return;
-	if (strncmp(line, MT_WIRE_HELLO " ", sizeof MT_WIRE_HELLO) != 0 ||
-	    sscanf(line + sizeof MT_WIRE_HELLO, "%511s %511s %llu", token, session, &off) != 3) {
-		refuse(fd, "not a memtrace gatherer (or another version of the protocol)");
-		return;
-	}
-	if (l->token[0] && !same_secret(token, l->token)) {
-		refuse(fd, strcmp(token, "-") ?
-				   "wrong token" :
-				   "a token is required (record printed it; gather --token)");
+	struct mt_wire_source src = { .listen_fd = l->fd,
+				      .file = l->file,
+				      .token = l->token,
+				      .session = l->session,
+				      .name = l->name,
+				      .buf = l->buf,
+				      .state = source_state,
+				      .ctx = l };
+	enum mt_wire_served r = mt_wire_serve(&src, fd);
+	if (r == MT_WIRE_NO_TOKEN || r == MT_WIRE_BAD_TOKEN)
 		mt_warning("--listen: refused a gatherer: %s token",
-			   strcmp(token, "-") ? "wrong" : "no");
-		return;
-	}
-	if (strcmp(session, "-") ? strcmp(session, l->session) != 0 : off != 0) {
-		refuse(fd, "this is another recording than the one the gatherer's file holds");
-		return;
-	}
-	if (!is_boundary(l->file, off)) {
-		refuse(fd, "the offset asked for is not where a chunk starts");
-		return;
-	}
-	int n = snprintf(line, sizeof line, "OK %s %s\n", l->session, l->name);
-	if (mt_wire_send(fd, line, (size_t)n) < 0)
-		return;
-	/* END is a chunk boundary: frames cut chunks, the walk over the
-	 * file's chunks starts only where one starts */
-	uint64_t end = off, idle_since = now_ms();
-	for (;;) {
+			   r == MT_WIRE_BAD_TOKEN ? "wrong" : "no");
+	if (r == MT_WIRE_DELIVERED) {
 		pthread_mutex_lock(&l->lock);
-		int complete = l->complete, stopping = l->stopping;
+		l->delivered = 1;
+		pthread_cond_broadcast(&l->cond);
 		pthread_mutex_unlock(&l->lock);
-		if (stopping)
-			return;
-		if (off == end)
-			end = mt_wire_whole_chunks(l->file, end);
-		if (off < end) {
-			uint32_t len = end - off < MT_WIRE_FRAME_MAX ? (uint32_t)(end - off) :
-								       MT_WIRE_FRAME_MAX;
-			uint8_t head[5] = { 'D', (uint8_t)len, (uint8_t)(len >> 8),
-					    (uint8_t)(len >> 16), (uint8_t)(len >> 24) };
-			if (pread(l->file, l->buf, len, (off_t)off) != (ssize_t)len ||
-			    mt_wire_send(fd, head, sizeof head) < 0 ||
-			    mt_wire_send(fd, l->buf, len) < 0)
-				return;
-			off += len;
-			idle_since = now_ms();
-			continue;
-		}
-		if (complete) {
-			uint8_t e[9] = { 'E' };
-			for (int i = 0; i < 8; i++)
-				e[1 + i] = (uint8_t)(off >> (8 * i));
-			if (mt_wire_send(fd, e, sizeof e) < 0 ||
-			    read_line(fd, line, sizeof line) < 0 || strcmp(line, "DONE") != 0)
-				return;
-			pthread_mutex_lock(&l->lock);
-			l->delivered = 1;
-			pthread_cond_broadcast(&l->cond);
-			pthread_mutex_unlock(&l->lock);
-			return;
-		}
-		if (wait_more(l, fd, 50) < 0)
-			return;
-		if (now_ms() - idle_since >= MT_WIRE_KEEPALIVE_MS) {
-			if (mt_wire_send(fd, "K", 1) < 0)
-				return;
-			idle_since = now_ms();
-		}
 	}
 }
 
@@ -235,41 +111,16 @@ static void *server_main(void *arg)
 	}
 }
 
-/* Sends the announcement to the broadcast address of every interface the
- * listener is bound to (all of them for a wildcard address). */
-static void announce(struct mt_listener *l, const char *msg)
-{
-	struct ifaddrs *ifs, *i;
-	if (getifaddrs(&ifs) != 0)
-		return;
-	const struct sockaddr_in *b4 = (const struct sockaddr_in *)&l->bound;
-	int wildcard = mt_net_is_wildcard(&l->bound);
-	for (i = ifs; i; i = i->ifa_next) {
-		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !i->ifa_broadaddr ||
-		    !(i->ifa_flags & IFF_UP) || !(i->ifa_flags & IFF_BROADCAST))
-			continue;
-		const struct sockaddr_in *a = (const struct sockaddr_in *)i->ifa_addr;
-		if (!wildcard && a->sin_addr.s_addr != b4->sin_addr.s_addr)
-			continue;
-		struct sockaddr_in to = *(const struct sockaddr_in *)i->ifa_broadaddr;
-		to.sin_port = htons(MT_WIRE_ANNOUNCE_PORT);
-		sendto(l->announce_fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&to,
-		       sizeof to);
-	}
-	freeifaddrs(ifs);
-}
-
 static void *announcer_main(void *arg)
 {
 	struct mt_listener *l = arg;
 	char msg[MT_WIRE_LINE_MAX];
 	unsigned port = ntohs(((const struct sockaddr_in *)&l->bound)->sin_port);
-	snprintf(msg, sizeof msg, MT_WIRE_ANNOUNCE " %u %s %d %s", port, l->session, l->pid,
-		 l->name);
+	mt_wire_announcement(msg, sizeof msg, port, l->session, l->pid, l->name);
 	pthread_mutex_lock(&l->lock);
 	while (!l->stopping && !l->delivered) {
 		pthread_mutex_unlock(&l->lock);
-		announce(l, msg);
+		mt_wire_announce(l->announce_fd, &l->bound, msg);
 		struct timespec t;
 		clock_gettime(CLOCK_REALTIME, &t);
 		t.tv_sec += 1;
@@ -279,23 +130,6 @@ static void *announcer_main(void *arg)
 	}
 	pthread_mutex_unlock(&l->lock);
 	return NULL;
-}
-
-/* A name fit for the announcement and the gatherer's file name. */
-static void clean_name(const char *in, char *out, size_t len)
-{
-	const char *base = in ? strrchr(in, '/') : NULL;
-	base = base ? base + 1 : in ? in : "recording";
-	size_t k = 0;
-	for (; *base && k + 1 < len; base++)
-		out[k++] = (*base == '.' || *base == '-' || *base == '_' ||
-			    (*base >= '0' && *base <= '9') || (*base >= 'a' && *base <= 'z') ||
-			    (*base >= 'A' && *base <= 'Z')) ?
-				   *base :
-				   '_';
-	if (!k)
-		out[k++] = '_';
-	out[k] = '\0';
 }
 
 /* Whether HOST names the loopback interface without resolving it. */
@@ -348,11 +182,11 @@ struct mt_listener *mt_listen_start(const struct mt_listen_opts *o, const char *
 	if (o->token)
 		snprintf(l->token, sizeof l->token, "%s", o->token);
 	else if (!loopback)
-		random_hex(l->token, MT_WIRE_TOKEN_LEN);
+		mt_wire_random_hex(l->token, MT_WIRE_TOKEN_LEN);
 	l->pid = o->pid ? o->pid : (int)getpid();
 	l->quiet = o->quiet;
-	random_hex(l->session, 16);
-	clean_name(o->name, l->name, sizeof l->name);
+	mt_wire_random_hex(l->session, 16);
+	mt_wire_clean_name(o->name, l->name, sizeof l->name);
 	l->buf = xmalloc(MT_WIRE_FRAME_MAX);
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_cond_init(&l->cond, NULL);

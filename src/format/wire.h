@@ -1,6 +1,10 @@
 /*
  * wire.h - the live-streaming protocol between `memtrace record --listen`
- * and `memtrace gather` (memtrace-gather(1), STREAMING).
+ * (or the standalone shim under MEMTRACE_ENABLE_SERVER) and `memtrace
+ * gather` (memtrace-gather(1), STREAMING).  Both serving ends run the same
+ * code from here, so it lives below them both: it uses no stdio and
+ * allocates nothing but in getifaddrs(3), as the shim, which runs inside
+ * the traced program, needs (its thread passes that through unrecorded).
  *
  * What travels is the recording file itself, as the recorder writes it:
  * the file header, then whole chunks (format.h), so that the gatherer's
@@ -39,6 +43,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 /* Sends all N bytes (no SIGPIPE): 0, or -1. */
 int mt_wire_send(int fd, const void *p, size_t n);
@@ -52,5 +57,41 @@ uint32_t mt_wire_chunk_len(const uint8_t *h);
  * boundary AT on, as far as the file is written now (AT itself until its
  * file header is). */
 uint64_t mt_wire_whole_chunks(int fd, uint64_t at);
+
+/* DIGITS random hex digits (and a NUL) into OUT: tokens and sessions. */
+void mt_wire_random_hex(char *out, size_t digits);
+/* A name fit for an announcement and a gatherer's file name: the last
+ * component of IN (NULL: "recording"), other characters than [A-Za-z0-9._-]
+ * made '_'. */
+void mt_wire_clean_name(const char *in, char *out, size_t len);
+
+/* The serving side: one recording, read back from its file as it is
+ * written, to one gatherer at a time. */
+struct mt_wire_source {
+	int listen_fd;	   /* a gatherer coming meanwhile is refused at once */
+	int file;	   /* the recording, open for reading */
+	const char *token; /* "" when none is asked for */
+	const char *session, *name;
+	uint8_t *buf; /* MT_WIRE_FRAME_MAX bytes */
+	/* 0 while the recording grows, 1 once it is complete (the gatherer
+	 * then gets the rest and the end), -1 to stop serving now */
+	int (*state)(void *ctx);
+	void *ctx;
+};
+enum mt_wire_served {
+	MT_WIRE_LEFT = 0,      /* the gatherer left, or was refused for another reason */
+	MT_WIRE_DELIVERED = 1, /* it has the whole recording on disk */
+	MT_WIRE_NO_TOKEN = -1, /* refused: it gave no token */
+	MT_WIRE_BAD_TOKEN = -2 /* refused: it gave a wrong one */
+};
+/* Serves the gatherer connected on FD until it has everything or leaves. */
+enum mt_wire_served mt_wire_serve(const struct mt_wire_source *s, int fd);
+
+/* "MTANNOUNCE 1 PORT SESSION PID NAME" into BUF. */
+void mt_wire_announcement(char *buf, size_t len, unsigned port, const char *session, int pid,
+			  const char *name);
+/* Sends MSG on the UDP socket FD (SO_BROADCAST set) to the broadcast
+ * address of each interface BOUND lies on (every one for a wildcard). */
+void mt_wire_announce(int fd, const struct sockaddr_storage *bound, const char *msg);
 
 #endif
