@@ -616,6 +616,20 @@ static void drain_to_file(int final)
 	last_flush = mt_now();
 }
 
+const char *mt_channel_output(void)
+{
+	return sock < 0 && out_fd >= 0 ? out_path : "";
+}
+
+int mt_channel_append(uint32_t stream, const uint8_t *raw, size_t len)
+{
+	/* the scratch buffer is free between chunks, and bounds LEN: it was
+	 * sized for the ring's 8 MiB */
+	if (sock >= 0 || dropped || !scratch || len > size || !out_ready())
+		return -1;
+	return mt_chunk_write(out_fd, &zs, stream, raw, len, scratch, scratch_len);
+}
+
 static int recorder_gone(void)
 {
 	if (!mt_fd_is(sock, &sock_id)) /* the program closed it */

@@ -85,4 +85,11 @@ void mt_config_load(void)
 	c->backtrace_cache_size = env_u64("BACKTRACE_CACHE_SIZE", 1u << 18);
 	c->log_level = parse_level(env("LOG"));
 	c->logfile = env("LOGFILE");
+	c->enable_server = env_bool("ENABLE_SERVER", 0);
+	c->enable_broadcast = env_bool("ENABLE_BROADCAST", 0);
+	c->write_binaries = env_bool("WRITE_BINARIES_TO_OUTPUT", 0);
+	c->base_server_port = env("BASE_SERVER_PORT");
+	c->listen = env("LISTEN");
+	c->token = env("TOKEN");
+	c->server_wait = env_u64("SERVER_WAIT", 0);
 }

@@ -39,6 +39,12 @@ static unsigned nknown;
 static uint8_t *scan;
 static size_t scan_len;
 static atomic_flag scan_lock = ATOMIC_FLAG_INIT;
+/* With MEMTRACE_WRITE_BINARIES_TO_OUTPUT, every module emitted, for
+ * binaries.c at exit (dl_iterate_phdr would miss those dlclose'd by
+ * then): entries of u16 path length, u8 build-id length, path, build-id. */
+#define SEEN_CAP (1u << 20)
+static uint8_t *seen;
+static size_t seen_len;
 
 static size_t find_build_id(struct dl_phdr_info *info, const uint8_t **id)
 {
@@ -121,6 +127,15 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 	scan_len = (size_t)(mt_enc_module(scan + scan_len, info->dlpi_addr, lo, hi, path, plen, id,
 					  idlen) -
 			    scan);
+	if (seen && seen_len + 3 + plen + idlen <= SEEN_CAP && idlen < 256) {
+		uint8_t *e = seen + seen_len;
+		e[0] = (uint8_t)plen;
+		e[1] = (uint8_t)(plen >> 8);
+		e[2] = (uint8_t)idlen;
+		memcpy(e + 3, path, plen);
+		memcpy(e + 3 + plen, id, idlen);
+		seen_len += 3 + plen + idlen;
+	}
 	return 0;
 }
 
@@ -132,6 +147,8 @@ void mt_modules_emit_new(void)
 		known = mt_arena_alloc(MAX_MODULES * sizeof *known);
 	if (!scan)
 		scan = mt_map(SCAN_CAP);
+	if (!seen && mt_cfg.write_binaries)
+		seen = mt_map(SEEN_CAP);
 	if (known && scan) {
 		scan_len = 0;
 		dl_iterate_phdr(on_object, NULL);
@@ -149,4 +166,20 @@ void mt_modules_emit_new(void)
 void mt_modules_forget(void)
 {
 	nknown = 0;
+	seen_len = 0;
+}
+
+void mt_modules_each(void (*fn)(const char *path, size_t plen, const uint8_t *id, size_t idlen,
+				void *ctx),
+		     void *ctx)
+{
+	while (atomic_flag_test_and_set_explicit(&scan_lock, memory_order_acquire))
+		;
+	for (size_t at = 0; seen && at + 3 <= seen_len;) {
+		const uint8_t *e = seen + at;
+		size_t plen = (size_t)e[0] | (size_t)e[1] << 8, idlen = e[2];
+		fn((const char *)e + 3, plen, e + 3 + plen, idlen, ctx);
+		at += 3 + plen + idlen;
+	}
+	atomic_flag_clear_explicit(&scan_lock, memory_order_release);
 }

@@ -957,6 +957,7 @@ static void after_fork_child(void)
 {
 	drop_held();
 	mt_tbuf_after_fork_child();
+	mt_serve_after_fork_child();
 	t_tid = 0;
 	mt_enabled = 0;
 	if (main_role && hands_over)
@@ -985,6 +986,18 @@ static void on_toggle(int sig)
 static void merge_tick(void)
 {
 	mt_tbuf_sync(0);
+	if (unlikely(mt_serve_pending)) {
+		uint16_t pass = t_pass;
+		t_pass = 1; /* what starting the server allocates is the shim's */
+		mt_serve_start();
+		t_pass = pass;
+	}
+}
+
+/* Marks the calling thread as the shim's for good (serve.c's). */
+static void pass_through(void)
+{
+	t_pass = 1;
 }
 
 /* Without --follow-forks, programs this one executes must not load the shim:
@@ -1061,6 +1074,7 @@ static void start_shim(void)
 	mt_tbuf_init();
 	mt_channel_guard_init(after_fork_child);
 	mt_channel_on_tick(merge_tick);
+	mt_serve_init(pass_through);
 	if (mt_channel_open((uint32_t)getppid()) < 0) {
 		__atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
 		t_starting = 0;
@@ -1100,5 +1114,10 @@ __attribute__((destructor)) static void mt_fini(void)
 		flush_held();
 		mt_tbuf_sync(1);
 		mt_channel_flush();
+		if (mt_cfg.write_binaries && initialized) {
+			t_pass = 1; /* nothing of the process is recorded after this */
+			mt_binaries_write();
+		}
+		mt_serve_finish();
 	}
 }

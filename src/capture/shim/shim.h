@@ -240,6 +240,14 @@ struct mt_config {
 	int log_level;	     /* -1 off, 0 unset (only "not traced"), 1 error, 2 warn, 3 info,
 			* 4 debug, 5 trace */
 	const char *logfile; /* MEMTRACE_LOGFILE: path pattern, or NULL */
+	/* Standalone only (serve.c, binaries.c): bytehound's ENABLE_SERVER,
+	 * BASE_SERVER_PORT, ENABLE_BROADCAST, WRITE_BINARIES_TO_OUTPUT, and
+	 * memtrace's own LISTEN (the address), TOKEN and SERVER_WAIT. */
+	int enable_server, enable_broadcast, write_binaries;
+	const char *base_server_port; /* NULL: 8100 */
+	const char *listen;	      /* NULL: 127.0.0.1 */
+	const char *token;
+	uint64_t server_wait; /* s, at exit, for a gatherer to come */
 };
 MT_HIDDEN extern struct mt_config mt_cfg;
 MT_HIDDEN void mt_config_load(void);
@@ -274,6 +282,12 @@ MT_HIDDEN void mt_channel_flush(void); /* standalone: write out what is buffered
 /* FN runs every 20 ms on the shim's own thread (set before mt_channel_open). */
 MT_HIDDEN void mt_channel_on_tick(void (*fn)(void));
 MT_HIDDEN void mt_channel_after_fork_child(int follow);
+/* Standalone: the recording's path ("" before it is open, or under
+ * `memtrace record`). */
+MT_HIDDEN const char *mt_channel_output(void);
+/* Standalone, the lock held: compresses RAW (LEN bytes, at most 8 MiB) into
+ * a chunk of STREAM appended to the file.  0, or -1. */
+MT_HIDDEN int mt_channel_append(uint32_t stream, const uint8_t *raw, size_t len);
 /* Before an exec of PATH, which the shim cannot follow: asks the recorder
  * (if MEMTRACE_CONNECT says it offers) to trace it with the BPF backend,
  * and waits, bounded, for its answer.  Returns 1 if it does. */
@@ -293,6 +307,27 @@ MT_HIDDEN void mt_exec_failed(const char *file); /* the exec returned */
 /* modules.c: the loaded objects, emitted as MODULE records. */
 MT_HIDDEN void mt_modules_emit_new(void); /* takes the channel lock itself */
 MT_HIDDEN void mt_modules_forget(void);	  /* after fork: re-emit everything */
+/* With MEMTRACE_WRITE_BINARIES_TO_OUTPUT: every module emitted since the
+ * process started (or forked), path and build-id, for FN. */
+MT_HIDDEN void mt_modules_each(void (*fn)(const char *path, size_t plen, const uint8_t *id,
+					  size_t idlen, void *ctx),
+			       void *ctx);
+
+/* binaries.c: MEMTRACE_WRITE_BINARIES_TO_OUTPUT, at exit: the files of the
+ * modules go into the recording, as `memtrace record --embed-binaries`
+ * puts them (MT_STREAM_OBJECTS). */
+MT_HIDDEN void mt_binaries_write(void);
+
+/* serve.c: MEMTRACE_ENABLE_SERVER, the standalone shim serving its
+ * recording to `memtrace gather` (format/wire.h) from a thread of its own.
+ * ENTER marks a thread as the shim's (its allocations pass unrecorded). */
+MT_HIDDEN void mt_serve_init(void (*enter)(void));
+MT_HIDDEN extern int mt_serve_pending; /* mt_serve_start has work to do */
+MT_HIDDEN void mt_serve_start(void);   /* on the flusher's thread, lazily */
+/* At exit, the recording complete: the gatherer gets the rest, waited
+ * for (bounded); with none, MEMTRACE_SERVER_WAIT seconds for one. */
+MT_HIDDEN void mt_serve_finish(void);
+MT_HIDDEN void mt_serve_after_fork_child(void);
 
 /* tbuf.c: per-thread event buffers, merged into the channel in stamp
  * order (see there why that order is the true one).  A thread gets its
