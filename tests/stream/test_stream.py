@@ -1,6 +1,7 @@
-"""Live streaming: `memtrace record --listen` and `memtrace gather`.
+"""Live streaming: `memtrace record --listen` and `memtrace gather`, and
+the standalone shim serving its own recording (MEMTRACE_ENABLE_SERVER).
 
-  test_stream.py loopback|netns SLOW
+  test_stream.py loopback|netns|shim-loopback|shim-netns SLOW
 
 slow.c allocates for about 1.2 s: 60 allocations, 30 frees, 90,000 bytes
 leaked.  In every case the gathered file must be byte for byte the
@@ -17,6 +18,16 @@ to this one by a veth pair, so the recorder listens off loopback: without
 the token, or with a wrong one, gather is refused (exit 1, saying why);
 with it the copy is whole; with --broadcast, `gather` with no address finds
 the recorder across the veth and takes the recording.
+
+shim-loopback, shim-netns: the same with no `memtrace record`, SLOW run
+under LD_PRELOAD with MEMTRACE_ENABLE_SERVER=1: the gathered file is the
+shim's own output byte for byte, with SLOW's figures; the base port taken,
+the shim serves on the next free one; a gatherer killed mid-run and started
+again loses nothing; MEMTRACE_TOKEN is asked for on loopback when set; off
+loopback (MEMTRACE_LISTEN) a token is made up and printed, and a gatherer
+without it is refused; with MEMTRACE_ENABLE_BROADCAST, `gather` with no
+address finds the program.  MEMTRACE_SERVER_WAIT keeps the program at its
+exit until a gatherer has come, so that no step races its end.
 """
 
 import os
@@ -224,5 +235,164 @@ def netns():
         subprocess.run(['ip', 'netns', 'del', ns], capture_output=True)
 
 
-loopback() if mode == 'loopback' else netns()
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def start_shim(env, out):
+    """Starts SLOW under the shim alone with MEMTRACE_ENABLE_SERVER=1 and
+    ENV; returns the process, its output file, and the address and token it
+    printed."""
+    path = t.path(out)
+    err = open(t.path(out + '.err'), 'w+')
+    e = dict(os.environ, LD_PRELOAD=t.shim, MEMTRACE_ENABLE_SERVER='1', MEMTRACE_OUTPUT=path,
+             MEMTRACE_SERVER_WAIT='30', **env)
+    for k in ('MEMTRACE_TOKEN', 'MEMTRACE_LISTEN', 'MEMTRACE_ENABLE_BROADCAST'):
+        if k not in env:
+            e.pop(k, None)
+    p = subprocess.Popen([slow], env=e, stdout=subprocess.DEVNULL, stderr=err, text=True)
+    where = token = None
+    for _ in range(100):
+        err.seek(0)
+        m = re.search(r'gather with: memtrace gather (\S+)(?: --token (\S+))?', err.read())
+        if m:
+            where, token = m.group(1), m.group(2)
+            break
+        time.sleep(0.05)
+    t.check(where is not None, f'the shim with MEMTRACE_ENABLE_SERVER says where it streams')
+    return p, path, where, token, err
+
+
+def finish_shim(p, err, what):
+    try:
+        rc = p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = None
+    err.seek(0)
+    t.eq(rc, 0, f'{what}: exit status of the program (stderr {err.read()[-300:]!r})')
+
+
+def shim_loopback():
+    import socket
+    # 1. the base port taken: the next free one; the whole recording
+    base = free_port()
+    taken = socket.socket()
+    taken.bind(('127.0.0.1', base))
+    taken.listen()
+    p, local, where, token, err = start_shim({'MEMTRACE_BASE_SERVER_PORT': str(base)}, 'local.mtrace')
+    port = int(where.rsplit(':', 1)[1]) if where else None
+    t.check(where is not None and where.startswith('127.0.0.1:') and port is not None and
+            base < port < base + 100, f'loopback by default, on the next free port after the '
+            f'taken {base} ({where})')
+    t.check(token is None, 'no token on loopback unless asked for')
+    rc, _, se = gather([where or '-', '-o', t.path('g1.mtrace')])
+    t.eq(rc, 0, f'gather {where}: exit status (stderr {se[-300:]!r})')
+    finish_shim(p, err, 'shim on loopback')
+    taken.close()
+    same_file(local, t.path('g1.mtrace'), 'shim on loopback')
+    figures(t.path('g1.mtrace'), 'gathered from the shim on loopback')
+
+    # 2. killed mid-run, restarted with the same file: nothing lost
+    p, local, where, _, err = start_shim({'MEMTRACE_BASE_SERVER_PORT': str(free_port())},
+                                         'local2.mtrace')
+    out = t.path('g2.mtrace')
+    g = subprocess.Popen([t.memtrace, 'gather', where or '-', '-o', out], stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        if os.path.exists(out) and os.path.getsize(out) > 16:
+            break
+        time.sleep(0.01)
+    g.send_signal(signal.SIGKILL)
+    g.wait()
+    t.check(p.poll() is None, 'the gatherer was killed while the program still ran')
+    rc, _, se = gather([where or '-', '-o', out])
+    t.eq(rc, 0, f'the restarted gather: exit status (stderr {se[-300:]!r})')
+    t.check('resuming' in se, f'the restarted gather resumes (stderr {se[-300:]!r})')
+    finish_shim(p, err, 'shim, gather restarted')
+    same_file(local, out, 'shim, gather killed and restarted')
+    figures(out, 'gathered from the shim after a restart')
+
+    # 3. MEMTRACE_TOKEN is asked for on loopback too
+    p, local, where, token, err = start_shim({'MEMTRACE_BASE_SERVER_PORT': str(free_port()),
+                                              'MEMTRACE_TOKEN': 'sesame'}, 'local3.mtrace')
+    t.eq(token, 'sesame', 'the shim prints the token it asks for')
+    out3 = t.path('g3.mtrace')
+    rc, _, se = gather([where or '-', '-o', out3, '--retry', '0'])
+    t.eq(rc, 1, 'gather without MEMTRACE_TOKEN\'s token: exit status')
+    t.check('token is required' in se, f'says a token is required (stderr {se.strip()!r})')
+    rc, _, se = gather([where or '-', '-o', out3, '--token', 'sesame'])
+    t.eq(rc, 0, f'then with it: exit status (stderr {se[-300:]!r})')
+    finish_shim(p, err, 'shim with a token on loopback')
+    same_file(local, out3, 'shim with a token on loopback')
+
+
+def shim_netns():
+    if os.geteuid() != 0:
+        print('stream-shim-netns: SKIP: needs root (network namespaces)')
+        sys.exit(77)
+    n = os.getpid() % 200 + 20
+    ns, va, vb = f'mts{os.getpid()}', f'mtsa{os.getpid()}', f'mtsb{os.getpid()}'
+    here, there = f'10.252.{n}.1', f'10.252.{n}.2'
+    try:
+        ok = (sh('ip', 'netns', 'add', ns) and
+              sh('ip', 'link', 'add', va, 'type', 'veth', 'peer', 'name', vb) and
+              sh('ip', 'link', 'set', vb, 'netns', ns) and
+              sh('ip', 'addr', 'add', f'{here}/24', 'brd', '+', 'dev', va) and
+              sh('ip', 'link', 'set', va, 'up') and
+              sh('ip', 'netns', 'exec', ns, 'ip', 'addr', 'add', f'{there}/24', 'brd', '+', 'dev', vb) and
+              sh('ip', 'netns', 'exec', ns, 'ip', 'link', 'set', vb, 'up') and
+              sh('ip', 'netns', 'exec', ns, 'ip', 'link', 'set', 'lo', 'up'))
+        if not ok:
+            return
+        # off loopback: a token is made up, printed, and required
+        p, local, where, token, err = start_shim({'MEMTRACE_LISTEN': here,
+                                                  'MEMTRACE_BASE_SERVER_PORT': str(free_port())},
+                                                 'local.mtrace')
+        t.check(where is not None and where.startswith(here + ':'),
+                f'MEMTRACE_LISTEN={here}: listens there ({where})')
+        t.check(token is not None and len(token) >= 16, f'a token is made up off loopback ({token!r})')
+        rc, _, se = gather([where or '-', '-o', t.path('n0.mtrace'), '--retry', '0'], ns=ns)
+        t.eq(rc, 1, 'gather from the shim without the token: exit status')
+        t.check('token' in se and 'required' in se, f'without the token: says so (stderr {se.strip()!r})')
+        rc, _, se = gather([where or '-', '--token', 'wrong', '-o', t.path('n1.mtrace'), '--retry', '0'],
+                           ns=ns)
+        t.eq(rc, 1, 'gather from the shim with a wrong token: exit status')
+        t.check('wrong token' in se, f'a wrong token: says so (stderr {se.strip()!r})')
+        rc, _, se = gather([where or '-', '--token', token or '-', '-o', t.path('n2.mtrace')], ns=ns)
+        t.eq(rc, 0, f'gather from the shim with the token across the veth: exit status '
+             f'(stderr {se[-300:]!r})')
+        finish_shim(p, err, 'shim off loopback')
+        same_file(local, t.path('n2.mtrace'), 'shim, across the veth')
+        figures(t.path('n2.mtrace'), 'gathered from the shim across the veth')
+
+        # discovery: MEMTRACE_ENABLE_BROADCAST; gather with no address
+        p, local, where, token, err = start_shim({'MEMTRACE_LISTEN': here,
+                                                  'MEMTRACE_BASE_SERVER_PORT': str(free_port()),
+                                                  'MEMTRACE_ENABLE_BROADCAST': '1',
+                                                  'MEMTRACE_TOKEN': 'sesame'}, 'local-b.mtrace')
+        t.check(where is not None, 'the broadcasting shim says where it streams')
+        err.seek(0)
+        t.check('announced on the LAN' in err.read(), 'the shim says it announces itself')
+        os.makedirs(t.path('found'))
+        rc, _, se = gather(['--token', 'sesame', '-d', t.path('found'), '--wait', '3'], ns=ns)
+        t.eq(rc, 0, f'gather with no address: exit status (stderr {se[-400:]!r})')
+        finish_shim(p, err, 'shim broadcasting')
+        found = [f for f in os.listdir(t.path('found')) if f.endswith('.mtrace')]
+        t.eq(len(found), 1, f'recordings found by broadcast ({found})')
+        if found:
+            t.check(found[0].startswith('memtrace.stream-slow.'), f'named after the program ({found[0]})')
+            same_file(local, os.path.join(t.path('found'), found[0]), 'shim, found by broadcast')
+            figures(os.path.join(t.path('found'), found[0]), 'gathered from the shim found by broadcast')
+    finally:
+        subprocess.run(['ip', 'link', 'del', va], capture_output=True)
+        subprocess.run(['ip', 'netns', 'del', ns], capture_output=True)
+
+
+{'loopback': loopback, 'netns': netns, 'shim-loopback': shim_loopback,
+ 'shim-netns': shim_netns}[mode]()
 t.finish()
