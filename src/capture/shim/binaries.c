@@ -199,6 +199,9 @@ static void embed_one(const char *p, size_t plen, const uint8_t *id, size_t idle
 
 void mt_binaries_write(void)
 {
+	/* (a fork child that is not traced has no recording of its own) */
+	if (!mt_channel_output()[0])
+		return;
 	struct writer *w = mt_map(sizeof *w);
 	if (!w)
 		return;
