@@ -27,7 +27,11 @@ again loses nothing; MEMTRACE_TOKEN is asked for on loopback when set; off
 loopback (MEMTRACE_LISTEN) a token is made up and printed, and a gatherer
 without it is refused; with MEMTRACE_ENABLE_BROADCAST, `gather` with no
 address finds the program.  MEMTRACE_SERVER_WAIT keeps the program at its
-exit until a gatherer has come, so that no step races its end.
+exit until a gatherer has come, so that no step races its end.  Forks
+(shim-loopback, FORKS: forks.c): a child that is not followed does not keep
+its parent's listening socket (the port is free once the parent has
+exited, the child still running); a followed one serves its own recording
+on the next free port, and both are gathered whole with their own figures.
 """
 
 import os
@@ -40,6 +44,7 @@ import time
 import gtlib
 
 mode, slow = sys.argv[1], sys.argv[2]
+forks = sys.argv[3] if len(sys.argv) > 3 else None
 t = gtlib.Case('stream-' + mode)
 
 
@@ -244,18 +249,30 @@ def free_port():
     return port
 
 
-def start_shim(env, out):
-    """Starts SLOW under the shim alone with MEMTRACE_ENABLE_SERVER=1 and
-    ENV; returns the process, its output file, and the address and token it
-    printed."""
+def served(err, count=1):
+    """The (pid, address) of the first COUNT 'streaming' lines of ERR."""
+    for _ in range(200):
+        err.seek(0)
+        found = re.findall(r'memtrace\[(\d+)\]: streaming \S+ on (\S+);', err.read())
+        if len(found) >= count:
+            return found
+        time.sleep(0.05)
+    return found
+
+
+def start_shim(env, out, argv=None, stdin=None):
+    """Starts SLOW (or ARGV) under the shim alone with
+    MEMTRACE_ENABLE_SERVER=1 and ENV; returns the process, its output file,
+    and the address and token it printed."""
     path = t.path(out)
     err = open(t.path(out + '.err'), 'w+')
     e = dict(os.environ, LD_PRELOAD=t.shim, MEMTRACE_ENABLE_SERVER='1', MEMTRACE_OUTPUT=path,
-             MEMTRACE_SERVER_WAIT='30', **env)
+             MEMTRACE_SERVER_WAIT='30')
+    e.update(env)
     for k in ('MEMTRACE_TOKEN', 'MEMTRACE_LISTEN', 'MEMTRACE_ENABLE_BROADCAST'):
         if k not in env:
             e.pop(k, None)
-    p = subprocess.Popen([slow], env=e, stdout=subprocess.DEVNULL, stderr=err, text=True)
+    p = subprocess.Popen(argv or [slow], env=e, stdin=stdin, stdout=subprocess.DEVNULL, stderr=err)
     where = token = None
     for _ in range(100):
         err.seek(0)
@@ -329,6 +346,60 @@ def shim_loopback():
     t.eq(rc, 0, f'then with it: exit status (stderr {se[-300:]!r})')
     finish_shim(p, err, 'shim with a token on loopback')
     same_file(local, out3, 'shim with a token on loopback')
+
+    # 4. a fork child that is not followed leaves the parent's port alone
+    p, local, where, _, err = start_shim({'MEMTRACE_BASE_SERVER_PORT': str(free_port()),
+                                          'MEMTRACE_SERVER_WAIT': '0'},
+                                         'fork.mtrace', [forks], subprocess.PIPE)
+    p.stdin.write(b'g')
+    p.stdin.flush()
+    finish_shim(p, err, 'a forking parent')  # the child reads on
+    port = int(where.rsplit(':', 1)[1]) if where else 0
+    probe = socket.socket()
+    try:
+        probe.bind(('127.0.0.1', port))
+        free = True
+    except OSError:
+        free = False
+    probe.close()
+    t.check(free, f'the parent ended, its child running: port {port} is free (the child does '
+            f'not keep the listening socket)')
+    p.stdin.close()
+
+    # 5. followed: the child serves its own recording, on the next free port
+    p, local, where, _, err = start_shim({'MEMTRACE_BASE_SERVER_PORT': str(free_port()),
+                                          'MEMTRACE_FOLLOW_FORKS': '1',
+                                          'MEMTRACE_OUTPUT': t.path('f.%p.mtrace')},
+                                         'follow.mtrace', [forks, 'wait'], subprocess.PIPE)
+    p.stdin.write(b'g')
+    p.stdin.flush()
+    both = served(err, 2)
+    t.eq(len(both), 2, f'parent and followed child each serve ({both})')
+    if len(both) == 2:
+        (ppid, paddr), (cpid, caddr) = sorted(both, key=lambda x: x[0] != str(p.pid))
+        t.eq(ppid, str(p.pid), 'the first server is the parent\'s')
+        t.check(paddr != caddr, f'the child serves on a port of its own ({paddr}, {caddr})')
+        gs = {who: subprocess.Popen([t.memtrace, 'gather', addr, '-o', t.path(f'g-{who}.mtrace')],
+                                    stderr=subprocess.PIPE, text=True)
+              for who, addr in (('parent', paddr), ('child', caddr))}
+        p.stdin.close()
+        finish_shim(p, err, 'a followed forking parent')
+        for who, g in gs.items():
+            try:
+                _, se = g.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                g.kill()
+                _, se = g.communicate()
+            t.eq(g.returncode, 0, f'gather from the {who}: exit status (stderr {se[-300:]!r})')
+        for who, pid, allocs in (('parent', ppid, 10), ('child', cpid, 5)):
+            same_file(t.path(f'f.{pid}.mtrace'), t.path(f'g-{who}.mtrace'), f'the {who}\'s recording')
+            q = t.only_process(t.report(t.path(f'g-{who}.mtrace')))
+            if q:
+                t.check_totals(q, f'gathered from the {who}', allocations=allocs, frees=0,
+                               leaked_allocations=allocs, leaked_bytes=10000)
+    else:
+        p.stdin.close()
+        p.wait(timeout=60)
 
 
 def shim_netns():
