@@ -787,6 +787,11 @@ EXPORT void _exit(int status)
 	/* (from a signal handler that interrupted the thread holding the
 	 * channel lock, what is buffered cannot be written) */
 	if (!mt_channel_held_here()) {
+		/* Served (MEMTRACE_ENABLE_SERVER), the recording ends here: what
+		 * other threads do while the process exits would otherwise reach
+		 * the file after the gatherer was told its end. */
+		if (mt_serve_listening())
+			mt_enabled = 0;
 		flush_held();
 		mt_tbuf_sync(1);
 		mt_channel_flush();
@@ -1111,6 +1116,11 @@ __attribute__((constructor(101))) static void mt_init(void)
 __attribute__((destructor)) static void mt_fini(void)
 {
 	if (!mt_channel_held_here()) {
+		/* Served (MEMTRACE_ENABLE_SERVER), the recording ends here: what
+		 * other threads do while the process exits would otherwise reach
+		 * the file after the gatherer was told its end. */
+		if (mt_serve_listening())
+			mt_enabled = 0;
 		flush_held();
 		mt_tbuf_sync(1);
 		mt_channel_flush();

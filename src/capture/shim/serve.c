@@ -287,7 +287,8 @@ void mt_serve_finish(void)
 	__atomic_store_n(&complete, 1, __ATOMIC_RELEASE);
 	/* Wait for a gatherer being served to take the rest, or, with
 	 * MEMTRACE_SERVER_WAIT, for one to come; bounded either way. */
-	uint64_t start = mt_now(), wait_ns = mt_cfg.server_wait * 1000000000ull;
+	uint64_t wait_s = mt_cfg.server_wait < 86400 ? mt_cfg.server_wait : 86400;
+	uint64_t start = mt_now(), wait_ns = wait_s * 1000000000ull;
 	int told = 0;
 	for (;;) {
 		if (__atomic_load_n(&delivered, __ATOMIC_ACQUIRE) ||
@@ -305,6 +306,11 @@ void mt_serve_finish(void)
 		}
 		sleep_ms(10);
 	}
+}
+
+int mt_serve_listening(void)
+{
+	return listen_fd >= 0 && !__atomic_load_n(&stopped, __ATOMIC_ACQUIRE);
 }
 
 void mt_serve_after_fork_child(void)

@@ -327,6 +327,7 @@ MT_HIDDEN void mt_serve_start(void);   /* on the flusher's thread, lazily */
 /* At exit, the recording complete: the gatherer gets the rest, waited
  * for (bounded); with none, MEMTRACE_SERVER_WAIT seconds for one. */
 MT_HIDDEN void mt_serve_finish(void);
+MT_HIDDEN int mt_serve_listening(void); /* a listener is up and serving */
 MT_HIDDEN void mt_serve_after_fork_child(void);
 
 /* tbuf.c: per-thread event buffers, merged into the channel in stamp
