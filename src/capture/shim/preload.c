@@ -782,20 +782,11 @@ EXPORT int dlclose(void *h)
 	return r;
 }
 
+static void finish_recording(void);
+
 EXPORT void _exit(int status)
 {
-	/* (from a signal handler that interrupted the thread holding the
-	 * channel lock, what is buffered cannot be written) */
-	if (!mt_channel_held_here()) {
-		/* Served (MEMTRACE_ENABLE_SERVER), the recording ends here: what
-		 * other threads do while the process exits would otherwise reach
-		 * the file after the gatherer was told its end. */
-		if (mt_serve_listening())
-			mt_enabled = 0;
-		flush_held();
-		mt_tbuf_sync(1);
-		mt_channel_flush();
-	}
+	finish_recording();
 	syscall(SYS_exit_group, status);
 	__builtin_unreachable();
 }
@@ -1113,21 +1104,37 @@ __attribute__((constructor(101))) static void mt_init(void)
 		start_shim();
 }
 
+/* The end of the process (exit's destructors, _exit): what is buffered
+ * is written out, then, standalone, the binaries
+ * (MEMTRACE_WRITE_BINARIES_TO_OUTPUT), and a gatherer is given the end
+ * (MEMTRACE_ENABLE_SERVER). */
+static void finish_recording(void)
+{
+	/* (from a signal handler that interrupted the thread holding the
+	 * channel lock, what is buffered cannot be written) */
+	if (mt_channel_held_here())
+		return;
+	/* A vfork child shares our memory, server included: it only writes
+	 * out what is buffered, as before. */
+	int own = initialized && mt_channel_pid() == (uint32_t)getpid();
+	/* Served, the recording ends here: what other threads do while the
+	 * process exits would otherwise reach the file after the gatherer
+	 * was told its end. */
+	if (own && mt_serve_listening())
+		mt_enabled = 0;
+	flush_held();
+	mt_tbuf_sync(1);
+	mt_channel_flush();
+	if (!own)
+		return;
+	if (mt_cfg.write_binaries) {
+		t_pass = 1; /* nothing of the process is recorded after this */
+		mt_binaries_write();
+	}
+	mt_serve_finish();
+}
+
 __attribute__((destructor)) static void mt_fini(void)
 {
-	if (!mt_channel_held_here()) {
-		/* Served (MEMTRACE_ENABLE_SERVER), the recording ends here: what
-		 * other threads do while the process exits would otherwise reach
-		 * the file after the gatherer was told its end. */
-		if (mt_serve_listening())
-			mt_enabled = 0;
-		flush_held();
-		mt_tbuf_sync(1);
-		mt_channel_flush();
-		if (mt_cfg.write_binaries && initialized) {
-			t_pass = 1; /* nothing of the process is recorded after this */
-			mt_binaries_write();
-		}
-		mt_serve_finish();
-	}
+	finish_recording();
 }
