@@ -276,7 +276,10 @@ static void sleep_ms(long ms)
 
 void mt_serve_finish(void)
 {
-	/* a program too short for the flusher's first tick: start it now */
+	/* a program too short for the flusher's first tick: start it now,
+	 * if a gatherer is to be waited for */
+	if (!mt_cfg.server_wait)
+		__atomic_store_n(&mt_serve_pending, 0, __ATOMIC_RELEASE);
 	if (__atomic_load_n(&mt_serve_pending, __ATOMIC_ACQUIRE)) {
 		if (enter_fn)
 			enter_fn(); /* (the process is ending: the thread stays marked) */
