@@ -122,6 +122,7 @@ static int open_socket(const char *host, const char *port, int listening,
 		snprintf(err, errlen, "%s %s:%s: %s",
 			 listening ? "cannot listen on" : "cannot reach", host, port,
 			 strerror(e ? e : EADDRNOTAVAIL));
+		errno = e ? e : EADDRNOTAVAIL; /* the shim moves on from EADDRINUSE */
 		return -1;
 	}
 	if (bound) {

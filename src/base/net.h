@@ -22,7 +22,7 @@ int mt_net_is_wildcard(const struct sockaddr_storage *ss);
 const char *mt_net_str(const struct sockaddr_storage *ss, char *buf, size_t len);
 
 /* A TCP socket bound to HOST:PORT and listening, its address in *BOUND.
- * Returns the fd, or -1 with a one-line reason in ERR. */
+ * Returns the fd, or -1 with a one-line reason in ERR and errno set. */
 int mt_net_listen(const char *host, const char *port, struct sockaddr_storage *bound, char *err,
 		  size_t errlen);
 /* A TCP connection to HOST:PORT: the fd, or -1 with a reason in ERR. */
