@@ -473,6 +473,14 @@ static void on_record(struct mt_process *p, const struct mt_load_hook *hook,
 		} else if (ev->ext == MT_EXT_RSS) {
 			mt_grow(&p->rss, &p->rss_cap, p->nrss, sizeof *p->rss);
 			p->rss[p->nrss++] = (struct mt_rss_sample){ .ts = ev->ts, .m = ev->rss };
+		} else if (ev->ext == MT_EXT_MALLOPT) {
+			mt_grow(&p->tunes, &p->tunes_cap, p->ntunes, sizeof *p->tunes);
+			struct mt_tune_call *t = &p->tunes[p->ntunes++];
+			*t = (struct mt_tune_call){
+				.ts = ev->ts, .tid = ev->tid, .nframes = ev->nframes, .m = ev->tune
+			};
+			t->frames = xmalloc((ev->nframes ? ev->nframes : 1) * sizeof *t->frames);
+			memcpy(t->frames, ev->frames, ev->nframes * sizeof *t->frames);
 		} else if (ev->ext == MT_EXT_PEAK) {
 			mt_col_true_peak(&p->col, ev->ts, ev->bytes, ev->count);
 		}
@@ -774,6 +782,9 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 		mt_process_runtime_held(p);
 		if (!p->end_ts || p->end_ts < p->col.t.last_ts)
 			p->end_ts = p->col.t.last_ts > p->start_ts ? p->col.t.last_ts : p->start_ts;
+		/* (a tuning call's time is exact, the events' are rounded) */
+		if (p->ntunes && p->end_ts < p->tunes[p->ntunes - 1].ts)
+			p->end_ts = p->tunes[p->ntunes - 1].ts;
 	}
 	if (t_budget)
 		t_budget->spent += mt_recording_bytes(rec);
@@ -802,6 +813,9 @@ void mt_recording_free(struct mt_recording *rec)
 		free(p->argv);
 		free(p->modules);
 		free(p->markers);
+		for (size_t m = 0; m < p->ntunes; m++)
+			free(p->tunes[m].frames);
+		free(p->tunes);
 		free(p->rss);
 		free(p->exe);
 		free(p->backend);

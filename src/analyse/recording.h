@@ -44,6 +44,15 @@ struct mt_marker {
 	char *text;
 };
 
+/* A call that tuned the allocator (MT_EXT_MALLOPT), with its stack. */
+struct mt_tune_call {
+	uint64_t ts;
+	uint32_t tid;
+	unsigned nframes;
+	struct mt_mallopt m;
+	uint64_t *frames; /* return addresses, leaf first */
+};
+
 struct mt_process {
 	uint32_t stream;
 	uint32_t pid, ppid;
@@ -67,6 +76,8 @@ struct mt_process {
 	size_t nmodules, modules_cap;
 	struct mt_marker *markers;
 	size_t nmarkers, markers_cap;
+	struct mt_tune_call *tunes; /* mallopt, malloc_trim: in stream order */
+	size_t ntunes, tunes_cap;
 	struct mt_rss_sample *rss; /* in stream order (time order) */
 	size_t nrss, rss_cap;
 	size_t rss_placed; /* samples whose heap is known (loading) */

@@ -268,6 +268,8 @@ static int process_json(FILE *f, const struct mt_process *p, const struct mt_pro
 	fputs(n ? "\n      ],\n" : "],\n", f);
 	fputs("      \"markers\": ", f);
 	mt_json_markers(f, p);
+	fputs(",\n      \"mallopts\": ", f);
+	mt_json_tunes(f, p, sym);
 	if (mt_report_fn_mode(o))
 		found = mt_report_functions_json(f, p, sym, o);
 	if (o->sizes && o->histo)

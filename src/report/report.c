@@ -297,6 +297,7 @@ static int process_text(FILE *f, const struct mt_process *p, const struct mt_rep
 		summary_section(f, p, sym, MT_VIEW_PEAK, "PEAK MEMORY CONSUMERS", lim);
 		summary_section(f, p, sym, MT_VIEW_LEAKS, "MEMORY LEAKS", lim);
 		summary_section(f, p, sym, MT_VIEW_TEMPORARY, "MOST TEMPORARY ALLOCATIONS", lim);
+		mt_print_tunes(f, p, sym);
 	} else {
 		tree_view(f, p, sym, o);
 	}
