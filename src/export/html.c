@@ -532,6 +532,24 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 		mt_json_str_html(f, p->markers[i].text);
 		fputc('}', f);
 	}
+	/* the calls that tuned the allocator, drawn on the timeline as markers
+	 * are (value 0: no marker of the program's has it) */
+	for (size_t i = 0; i < p->ntunes; i++) {
+		const struct mt_tune_call *c = &p->tunes[i];
+		const char *name = mt_tune_param_name(c->m.param);
+		char text[128], param[24];
+		snprintf(param, sizeof param, "%lld", (long long)c->m.param);
+		if (c->m.call == MT_TUNE_MALLOC_TRIM)
+			snprintf(text, sizeof text, "malloc_trim(%lld) = %lld",
+				 (long long)c->m.value, (long long)c->m.result);
+		else
+			snprintf(text, sizeof text, "mallopt(%s, %lld) = %lld", name ? name : param,
+				 (long long)c->m.value, (long long)c->m.result);
+		fprintf(f, "%s{\"time_s\": %.6f, \"value\": 0, \"text\": ",
+			p->nmarkers || i ? ", " : "", secs(c->ts, tl->t0));
+		mt_json_str_html(f, text);
+		fputc('}', f);
+	}
 	fputc(']', f);
 	struct frametabs ft = { 0 };
 	sites_json(f, p, tl, &ft);

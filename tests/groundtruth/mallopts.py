@@ -70,10 +70,23 @@ def check_server(t, rec):
     proc.wait()
 
 
+def check_html(t, rec):
+    """The static report's (and the GUI's) timeline draws the calls as markers."""
+    out = t.path('report.html')
+    rc, _, err = t.run([t.memtrace, 'export', '--format', 'html', '-o', out, rec])
+    if not t.eq(rc, 0, f'export --format html ({err.strip()[-200:]!r})'):
+        return
+    page = open(out, encoding='utf-8').read()
+    for text in ('mallopt(M_TRIM_THRESHOLD, 67108864) = 1', 'mallopt(M_MMAP_THRESHOLD, 1048576) = 1',
+                 'malloc_trim(0) = 1', 'mallopt(M_MXFAST, 1000000) = 0'):
+        t.check(f'"value": 0, "text": "{text}"' in page, f'html: a timeline marker {text!r}')
+
+
 def run(t, prog):
     rec, _ = t.record([prog])
     check_process(t, t.only_process(t.report(rec)), 'record')
     check_text(t, rec, 'record')
+    check_html(t, rec)
     check_server(t, rec)
     # the standalone shim writes the same calls to its own file
     own = t.path('shim.mtrace')
