@@ -29,6 +29,17 @@ struct mt_module {
 	uint64_t bias, start, end;
 	uint8_t *build_id;
 	size_t build_id_len;
+	/* An object mapped where another had been (a dlopen after a dlclose):
+	 * its addresses, and those of the frames recorded while it was there,
+	 * are moved by SHIFT out of the process's address space, so that each
+	 * frame is named from the object that was there when it was recorded
+	 * (recording.c).  0 for the others. */
+	uint64_t shift;
+};
+
+/* While an object moved by SHIFT is mapped at [START, END). */
+struct mt_remap {
+	uint64_t start, end, shift;
 };
 
 /* A sample of the process's memory as the kernel counts it (MT_EXT_RSS),
@@ -74,6 +85,9 @@ struct mt_process {
 
 	struct mt_module *modules;
 	size_t nmodules, modules_cap;
+	struct mt_remap *remaps; /* in force now (loading) */
+	size_t nremaps, remaps_cap;
+	uint64_t remap_next; /* where the next moved object goes */
 	struct mt_marker *markers;
 	size_t nmarkers, markers_cap;
 	struct mt_tune_call *tunes; /* mallopt, malloc_trim: in stream order */

@@ -28,6 +28,8 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -755,6 +757,13 @@ __attribute__((noinline)) void *mt_ext_resize(int fn, void *old, size_t n, mt_re
 
 /* ---- loader, exit --------------------------------------------------- */
 
+/* The channel lock held: an object took the place of one unloaded, whose
+ * stacks' addresses may be this one's: they are written again. */
+static void modules_replaced(void)
+{
+	mt_stacktab_reset();
+}
+
 EXPORT void *dlopen(const char *file, int mode)
 {
 	if (!real_dlopen)
@@ -764,7 +773,11 @@ EXPORT void *dlopen(const char *file, int mode)
 		int busy = t_busy;
 		t_busy = 1;
 		mt_unwind_modules_changed();
-		mt_modules_emit_new();
+		/* the events the threads buffered before the load go before its
+		 * MODULE records: a reader names their frames from what was there */
+		if (!mt_channel_held_here())
+			mt_tbuf_sync(1);
+		mt_modules_emit_new(modules_replaced);
 		t_busy = busy;
 		if (unlikely(t_held_n))
 			flush_held();
@@ -804,9 +817,9 @@ EXPORT void _Exit(int status)
  * first (exec.c: traced as an entry of its own, or not, and why), so that
  * `memtrace record` can say which program went untraced; standalone, what
  * is buffered is written out, or it would die with the image.  If the exec
- * returns, the image goes on and says so.  (glibc's execl* and posix_spawn
- * reach execve without the PLT: the first are seen when the new image
- * starts, or not at all; the second run in a child.) */
+ * returns, the image goes on and says so.  (glibc's execl* reach execve
+ * without the PLT: they have hooks of their own below, as fexecve and
+ * posix_spawn, whose child execs.) */
 static void exec_note(const char *file, int search, char *const envp[])
 {
 	if (!initialized || mt_channel_pid() != (uint32_t)getpid())
@@ -848,6 +861,97 @@ EXEC_HOOK(execv, (const char *path, char *const argv[]), path, 0, environ, (path
 EXEC_HOOK(execvp, (const char *file, char *const argv[]), file, 1, environ, (file, argv))
 EXEC_HOOK(execvpe, (const char *file, char *const argv[], char *const envp[]), file, 1, envp,
 	  (file, argv, envp))
+
+/* glibc's execl, execle and execlp build their argument vector and call
+ * execve or execvpe inside libc, past the hooks above: these build it here
+ * and go through those hooks (on the stack: an exec's arguments are few). */
+#define VA_ARGV(arg, argv, ap)                                        \
+	size_t n_ = 1;                                                \
+	va_start(ap, arg);                                            \
+	for (const char *a_ = arg; a_; a_ = va_arg(ap, const char *)) \
+		n_++;                                                 \
+	va_end(ap);                                                   \
+	char *argv[n_];                                               \
+	va_start(ap, arg);                                            \
+	argv[0] = (char *)arg;                                        \
+	for (size_t i_ = 1; i_ < n_; i_++)                            \
+	argv[i_] = va_arg(ap, char *)
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	VA_ARGV(arg, argv, ap);
+	va_end(ap);
+	return execv(path, argv);
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	VA_ARGV(arg, argv, ap);
+	va_end(ap);
+	return execvp(file, argv);
+}
+
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	VA_ARGV(arg, argv, ap);
+	char *const *envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return execve(path, argv, envp);
+}
+
+/* fexecve executes what a descriptor holds: /proc/self/fd/FD names it. */
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	static int (*real)(int, char *const[], char *const[]);
+	if (!real)
+		real = (int (*)(int, char *const[], char *const[]))dlsym(RTLD_NEXT, "fexecve");
+	char path[32] = "/proc/self/fd/", digits[12];
+	int k = 0;
+	for (unsigned v = fd < 0 ? 0 : (unsigned)fd; k == 0 || v; v /= 10)
+		digits[k++] = (char)('0' + v % 10);
+	size_t o = strlen(path);
+	while (k)
+		path[o++] = digits[--k];
+	path[o] = 0;
+	exec_note(path, 0, envp);
+	int r = real(fd, argv, envp);
+	exec_failed(path);
+	return r;
+}
+
+/* posix_spawn runs the program in a child: this image goes on, but a
+ * program that spawns and is then killed (SIGKILL, which nothing catches)
+ * would lose what is buffered: standalone, it is written out first. */
+static void spawn_flush(void)
+{
+	if (!initialized || mt_cfg.connect || mt_channel_pid() != (uint32_t)getpid())
+		return;
+	int busy = t_busy;
+	t_busy = 1;
+	if (!mt_channel_held_here())
+		mt_tbuf_sync(1);
+	t_busy = busy;
+	mt_channel_flush();
+}
+
+#define SPAWN_HOOK(name)                                                                           \
+	EXPORT int name(pid_t *pid, const char *file, const posix_spawn_file_actions_t *acts,      \
+			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])     \
+	{                                                                                          \
+		static int (*real)(pid_t *, const char *, const posix_spawn_file_actions_t *,      \
+				   const posix_spawnattr_t *, char *const[], char *const[]);       \
+		if (!real)                                                                         \
+			real = (int (*)(pid_t *, const char *, const posix_spawn_file_actions_t *, \
+					const posix_spawnattr_t *, char *const[],                  \
+					char *const[]))dlsym(RTLD_NEXT, #name);                    \
+		spawn_flush();                                                                     \
+		return real(pid, file, acts, attr, argv, envp);                                    \
+	}
+SPAWN_HOOK(posix_spawn)
+SPAWN_HOOK(posix_spawnp)
 
 /* A program may mark moments of its run ("request 1 done"); reports list
  * them with their times.  Declare it weak to run with and without the shim:
@@ -953,6 +1057,24 @@ EXPORT int malloc_trim(size_t pad)
 
 /* ---- start-up, fork, signals ----------------------------------------- */
 
+/* fatal.c's handler, before signal SIG kills the process (standalone):
+ * what is buffered goes to the file, after an EXIT record that says of
+ * which signal the process died (the recorder writes it otherwise). */
+static void fatal_flush(int sig)
+{
+	if (!initialized || mt_channel_pid() != (uint32_t)getpid() || mt_channel_held_here())
+		return;
+	if (!t_busy)
+		flush_held();
+	mt_tbuf_sync(1);
+	mt_channel_lock();
+	uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
+	if (w)
+		mt_channel_commit(mt_enc_exit(w, mt_now(), -(int64_t)sig));
+	mt_channel_unlock();
+	mt_channel_flush();
+}
+
 /* Which allocator the hooks forward to (next.c), after the PROCESS record. */
 static void write_heap_record(void)
 {
@@ -1044,7 +1166,7 @@ static void after_fork_child(void)
 		mt_stacktab_reset();
 		mt_modules_forget();
 		write_process_record();
-		mt_modules_emit_new();
+		mt_modules_emit_new(NULL);
 		mt_enabled = 1;
 	}
 }
@@ -1142,7 +1264,7 @@ static void start_shim(void)
 		return;
 	}
 	write_process_record();
-	mt_modules_emit_new();
+	mt_modules_emit_new(NULL);
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	struct sigaction sa = { .sa_handler = on_toggle, .sa_flags = SA_RESTART };
 	if (mt_cfg.sigusr1)
@@ -1150,6 +1272,8 @@ static void start_shim(void)
 	if (mt_cfg.sigusr2)
 		sigaction(SIGUSR2, &sa, NULL);
 	initialized = 1;
+	if (!mt_cfg.connect)
+		mt_fatal_install(fatal_flush);
 	mt_enabled = !mt_cfg.disabled_by_default;
 	__atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
 	unsigned long missed = __atomic_exchange_n(&unrecorded_at_start, 0, __ATOMIC_RELAXED);

@@ -290,9 +290,18 @@ MT_HIDDEN int mt_is_waiting_wrapper(void); /* timeout, time...: the child is the
 MT_HIDDEN void mt_exec_note(const char *file, int search, char *const envp[], int main_role);
 MT_HIDDEN void mt_exec_failed(const char *file); /* the exec returned */
 
+/* fatal.c: standalone, the signals whose default action ends the process
+ * (SIGSEGV, SIGABRT, SIGTERM...) and that the program leaves at the
+ * default are handled: FLUSH(SIG) runs, then the process dies of the
+ * signal as it would have.  Also interposes sigaction and signal, so
+ * that the program sees and sets its own dispositions. */
+MT_HIDDEN void mt_fatal_install(void (*flush)(int sig));
+
 /* modules.c: the loaded objects, emitted as MODULE records. */
-MT_HIDDEN void mt_modules_emit_new(void); /* takes the channel lock itself */
-MT_HIDDEN void mt_modules_forget(void);	  /* after fork: re-emit everything */
+/* Takes the channel lock itself; runs ON_REPLACED (NULL: nothing) with it
+ * held, after the records, when an object is where another one was. */
+MT_HIDDEN void mt_modules_emit_new(void (*on_replaced)(void));
+MT_HIDDEN void mt_modules_forget(void); /* after fork: re-emit everything */
 
 /* tbuf.c: per-thread event buffers, merged into the channel in stamp
  * order (see there why that order is the true one).  A thread gets its
