@@ -535,19 +535,10 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 	/* the calls that tuned the allocator, drawn on the timeline as markers
 	 * are (value 0: no marker of the program's has it) */
 	for (size_t i = 0; i < p->ntunes; i++) {
-		const struct mt_tune_call *c = &p->tunes[i];
-		const char *name = mt_tune_param_name(c->m.param);
-		char text[128], param[24];
-		snprintf(param, sizeof param, "%lld", (long long)c->m.param);
-		if (c->m.call == MT_TUNE_MALLOC_TRIM)
-			snprintf(text, sizeof text, "malloc_trim(%lld) = %lld",
-				 (long long)c->m.value, (long long)c->m.result);
-		else
-			snprintf(text, sizeof text, "mallopt(%s, %lld) = %lld", name ? name : param,
-				 (long long)c->m.value, (long long)c->m.result);
+		char text[128];
 		fprintf(f, "%s{\"time_s\": %.6f, \"value\": 0, \"text\": ",
-			p->nmarkers || i ? ", " : "", secs(c->ts, tl->t0));
-		mt_json_str_html(f, text);
+			p->nmarkers || i ? ", " : "", secs(p->tunes[i].ts, tl->t0));
+		mt_json_str_html(f, mt_tune_text(&p->tunes[i], text, sizeof text));
 		fputc('}', f);
 	}
 	fputc(']', f);

@@ -1,14 +1,13 @@
 /*
- * tune.c - the calls that tuned the allocator (mallopt, malloc_trim:
- * MT_EXT_MALLOPT) in the reports: a short text section, the JSON report's
- * "mallopts" array, and the names of glibc's mallopt parameters, which the
- * server's /mallopts answer uses too.
+ * tune.c - how the reports name the calls that tuned the allocator
+ * (mallopt, malloc_trim: MT_EXT_MALLOPT): glibc's names of mallopt's
+ * parameters, and a call written as C.  The text report's section
+ * (report.c), the JSON report's "mallopts" (json.c), the static page's
+ * timeline (export/html.c) and the server's /mallopts use them.
  */
 #include "report.h"
-#include "analyse/functions.h"
-#include "base/json.h"
 
-#include <stdlib.h>
+#include <stdio.h>
 
 const char *mt_tune_param_name(int64_t param)
 {
@@ -48,57 +47,17 @@ const char *mt_tune_function(const struct mt_tune_call *t)
 	return t->m.call == MT_TUNE_MALLOC_TRIM ? "malloc_trim" : "mallopt";
 }
 
-static double rel_s(const struct mt_process *p, uint64_t ts)
+char *mt_tune_text(const struct mt_tune_call *t, char *buf, size_t len)
 {
-	return ts > p->start_ts ? (double)(ts - p->start_ts) / 1e9 : 0.0;
-}
-
-void mt_print_tunes(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym)
-{
-	if (!p->ntunes)
-		return;
-	fputs("\nMALLOPT CALLS\n", f);
-	struct mt_frame fr[MT_SYM_MAX_FRAMES];
-	for (size_t i = 0; i < p->ntunes; i++) {
-		const struct mt_tune_call *t = &p->tunes[i];
-		fprintf(f, "  %.3f s: %s(", rel_s(p, t->ts), mt_tune_function(t));
-		if (t->m.call == MT_TUNE_MALLOC_TRIM) {
-			fprintf(f, "%lld)", (long long)t->m.value);
-		} else {
-			const char *name = mt_tune_param_name(t->m.param);
-			if (name)
-				fputs(name, f);
-			else
-				fprintf(f, "%lld", (long long)t->m.param);
-			fprintf(f, ", %lld)", (long long)t->m.value);
-		}
-		fprintf(f, " = %lld from:\n", (long long)t->m.result);
-		int k = mt_stack_frames(sym, t->frames, t->nframes, fr, MT_SYM_MAX_FRAMES);
-		mt_print_frames(f, fr, k, 4, "    ");
-	}
-}
-
-void mt_json_tunes(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym)
-{
-	fputc('[', f);
-	struct mt_frame fr[MT_SYM_MAX_FRAMES];
-	for (size_t i = 0; i < p->ntunes; i++) {
-		const struct mt_tune_call *t = &p->tunes[i];
-		fprintf(f, "%s\n        {\"time_s\": %.6f, \"thread\": %u, \"function\": \"%s\", ",
-			i ? "," : "", rel_s(p, t->ts), t->tid, mt_tune_function(t));
-		fputs("\"param\": ", f);
-		mt_json_str(f,
-			    t->m.call == MT_TUNE_MALLOPT ? mt_tune_param_name(t->m.param) : NULL);
-		fprintf(f, ", \"raw_param\": %lld, \"value\": %lld, \"result\": %lld,\n         ",
-			(long long)t->m.param, (long long)t->m.value, (long long)t->m.result);
-		int k = mt_stack_frames(sym, t->frames, t->nframes, fr, MT_SYM_MAX_FRAMES);
-		char name[512];
-		fputs("\"site\": ", f);
-		mt_json_str(f, k ? mt_frame_label(&fr[mt_useful_frame(fr, k)], name, sizeof name) :
-				   NULL);
-		fputs(", \"frames\": ", f);
-		mt_json_frames(f, fr, k);
-		fputc('}', f);
-	}
-	fputs(p->ntunes ? "\n      ]" : "]", f);
+	const char *name = mt_tune_param_name(t->m.param);
+	if (t->m.call == MT_TUNE_MALLOC_TRIM)
+		snprintf(buf, len, "malloc_trim(%lld) = %lld", (long long)t->m.value,
+			 (long long)t->m.result);
+	else if (name)
+		snprintf(buf, len, "mallopt(%s, %lld) = %lld", name, (long long)t->m.value,
+			 (long long)t->m.result);
+	else
+		snprintf(buf, len, "mallopt(%lld, %lld) = %lld", (long long)t->m.param,
+			 (long long)t->m.value, (long long)t->m.result);
+	return buf;
 }
