@@ -7,8 +7,9 @@
  * malloc(300), freed (5 allocations, 4300 bytes, 1 free, 4 blocks and 4000
  * bytes leaked), then MODE ends the image, at once (well inside the half
  * second the shim's file may lag behind):
- *   execl, execlp, execle, fexecve: executes /bin/true (execlp: "true"
- *     through PATH; fexecve: a descriptor of /bin/true);
+ *   execl, execlp, execle, fexecve, execveat: executes /bin/true (execlp:
+ *     "true" through PATH; fexecve: a descriptor of /bin/true; execveat:
+ *     "true" in a descriptor of /bin);
  *   spawn, spawnp: posix_spawn(p) of /bin/true, then SIGKILL to itself
  *     (nothing can write anything at SIGKILL: only the flush before
  *     posix_spawn saves the events);
@@ -80,6 +81,11 @@ int main(int argc, char **argv)
 		GT_REQUIRE(fd >= 0);
 		char *args[] = { "true", NULL };
 		fexecve(fd, args, environ);
+	} else if (!strcmp(m, "execveat")) {
+		int dir = open("/bin", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		GT_REQUIRE(dir >= 0);
+		char *args[] = { "true", NULL };
+		execveat(dir, "true", args, environ, 0);
 	} else if (!strcmp(m, "spawn") || !strcmp(m, "spawnp")) {
 		spawn_then_die(m[5] == 'p');
 	} else if (!strcmp(m, "abort")) {

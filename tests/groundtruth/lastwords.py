@@ -19,6 +19,7 @@ MODES = {
     'execlp': (0, None, 'true'),
     'execle': (0, None, '/bin/true'),
     'fexecve': (0, None, '/proc/self/fd/'),
+    'execveat': (0, None, '/proc/self/fd/'),
     'spawn': (-signal.SIGKILL, None, None),
     'spawnp': (-signal.SIGKILL, None, None),
     'abort': (-signal.SIGABRT, -signal.SIGABRT, None),

@@ -66,6 +66,13 @@ def check_server(t, rec):
                 f'/mallopts: bytehound\'s timestamp {{secs, fract_nsecs}} ({ts})')
         t.eq(((x.get('backtrace') or [{}])[0]).get('function'), w[5], '/mallopts: backtrace[0]')
         t.check(isinstance(x.get('thread'), int) and x['thread'] > 0, f'/mallopts: thread ({x.get("thread")})')
+    # the GUI's page data: the calls among the timeline's markers
+    with serverlib.OPENER.open(f'http://127.0.0.1:{port}/data/0/report', timeout=30) as r:
+        page = json.loads(r.read())
+    marks = [m.get('text') for pr in page.get('processes', []) for m in pr.get('markers', [])
+             if m.get('value') == 0]
+    t.eq(marks, ['mallopt(M_TRIM_THRESHOLD, 67108864) = 1', 'mallopt(M_MMAP_THRESHOLD, 1048576) = 1',
+                 'malloc_trim(0) = 1', 'mallopt(M_MXFAST, 1000000) = 0'], 'GUI report: the calls as markers')
     proc.kill()
     proc.wait()
 

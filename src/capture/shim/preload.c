@@ -25,6 +25,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -902,23 +903,60 @@ EXPORT int execle(const char *path, const char *arg, ...)
 	return execve(path, argv, envp);
 }
 
+/* /proc/self/fd/FD, then "/" and REST when REST is not empty, into OUT. */
+static void fd_path(char *out, size_t len, int fd, const char *rest)
+{
+	static const char pre[] = "/proc/self/fd/";
+	char digits[12];
+	int k = 0;
+	for (unsigned v = fd < 0 ? 0 : (unsigned)fd; k == 0 || v; v /= 10)
+		digits[k++] = (char)('0' + v % 10);
+	size_t o = sizeof pre - 1, n = rest ? strlen(rest) : 0;
+	memcpy(out, pre, o);
+	while (k)
+		out[o++] = digits[--k];
+	if (n && o + 1 + n < len) {
+		out[o++] = '/';
+		memcpy(out + o, rest, n);
+		o += n;
+	}
+	out[o] = 0;
+}
+
 /* fexecve executes what a descriptor holds: /proc/self/fd/FD names it. */
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	static int (*real)(int, char *const[], char *const[]);
 	if (!real)
 		real = (int (*)(int, char *const[], char *const[]))dlsym(RTLD_NEXT, "fexecve");
-	char path[32] = "/proc/self/fd/", digits[12];
-	int k = 0;
-	for (unsigned v = fd < 0 ? 0 : (unsigned)fd; k == 0 || v; v /= 10)
-		digits[k++] = (char)('0' + v % 10);
-	size_t o = strlen(path);
-	while (k)
-		path[o++] = digits[--k];
-	path[o] = 0;
+	char path[32];
+	fd_path(path, sizeof path, fd, NULL);
 	exec_note(path, 0, envp);
 	int r = real(fd, argv, envp);
 	exec_failed(path);
+	return r;
+}
+
+/* execveat (glibc 2.34): PATH relative to directory DIRFD, or DIRFD itself. */
+EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+	static int (*real)(int, const char *, char *const[], char *const[], int);
+	if (!real)
+		real = (int (*)(int, const char *, char *const[], char *const[],
+				int))dlsym(RTLD_NEXT, "execveat");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	char where[4096];
+	const char *file = path;
+	if (path[0] != '/' && dirfd != AT_FDCWD) {
+		fd_path(where, sizeof where, dirfd, (flags & AT_EMPTY_PATH) ? NULL : path);
+		file = where;
+	}
+	exec_note(file, 0, envp);
+	int r = real(dirfd, path, argv, envp, flags);
+	exec_failed(file);
 	return r;
 }
 
