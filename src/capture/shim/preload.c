@@ -1018,14 +1018,10 @@ EXPORT void memtrace_marker(const char *text)
 		flush_held();
 }
 
-/* ---- calls that tune the allocator -----------------------------------
+/* ---- for tune.c: calls that tune the allocator ------------------------
  *
- * mallopt and malloc_trim change how the heap behaves (which blocks get a
- * mapping of their own, when freed memory goes back to the system), which
- * explains figures that the allocations alone do not: each call is
- * recorded with its arguments, result and stack (MT_EXT_MALLOPT).  They
- * are rare, so the record goes out under the lock, after the events the
- * threads buffered before it, as a marker does. */
+ * mallopt and malloc_trim are rare: their record goes out under the lock,
+ * after the events the threads buffered before it, as a marker does. */
 static void record_tune(uint32_t call, int64_t param, int64_t value, int64_t result,
 			const uint64_t *pcs, int depth)
 {
@@ -1036,61 +1032,23 @@ static void record_tune(uint32_t call, int64_t param, int64_t value, int64_t res
 	mt_channel_lock();
 	mt_tbuf_sync_locked(stamp, 0);
 	uint8_t *w = mt_channel_reserve(MT_REC_MAX_MALLOPT);
-	if (w) {
+	if (w)
 		mt_channel_commit(
 			mt_enc_mallopt(w, mt_stamp_ns_exact(stamp), &m, pcs, (unsigned)depth));
-	}
 	mt_channel_unlock();
 }
 
-/* Whether a tuning call is to be recorded (it may start the shim): not
- * one a signal handler makes inside the shim. */
-static int tune_wanted(void)
+__attribute__((noinline)) void mt_ext_tune(uint32_t call, int64_t param, int64_t value,
+					   int64_t result)
 {
-	return !t_busy && !mt_channel_held_here() && wanted() && initialized;
-}
-
-/* The C library's function NAME (resolved once; NULL when there is none). */
-static void *tune_next(void **slot, const char *name)
-{
-	void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-	if (!f) {
-		int pass = mt_ext_enter(); /* what dlsym allocates is not the program's */
-		f = mt_next_sym(name);
-		mt_ext_leave(pass);
-		__atomic_store_n(slot, f, __ATOMIC_RELEASE);
-	}
-	return f;
-}
-
-EXPORT int mallopt(int param, int value)
-{
-	static void *next;
-	int (*real)(int, int) = (int (*)(int, int))tune_next(&next, "mallopt");
-	int r = real ? real(param, value) : 0;
-	if (tune_wanted()) {
-		uint64_t pcs[MT_MAX_FRAMES];
-		t_busy = 1;
-		int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
-		record_tune(MT_TUNE_MALLOPT, param, value, r, pcs, depth);
-		leave();
-	}
-	return r;
-}
-
-EXPORT int malloc_trim(size_t pad)
-{
-	static void *next;
-	int (*real)(size_t) = (int (*)(size_t))tune_next(&next, "malloc_trim");
-	int r = real ? real(pad) : 0;
-	if (tune_wanted()) {
-		uint64_t pcs[MT_MAX_FRAMES];
-		t_busy = 1;
-		int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
-		record_tune(MT_TUNE_MALLOC_TRIM, 0, (int64_t)pad, r, pcs, depth);
-		leave();
-	}
-	return r;
+	/* (not one a signal handler makes inside the shim; it may start it) */
+	if (t_busy || mt_channel_held_here() || !wanted() || !initialized)
+		return;
+	uint64_t pcs[MT_MAX_FRAMES];
+	t_busy = 1;
+	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1); /* from the hook's caller */
+	record_tune(call, param, value, result, pcs, depth);
+	leave();
 }
 
 /* ---- start-up, fork, signals ----------------------------------------- */

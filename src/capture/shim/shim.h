@@ -8,8 +8,9 @@
  *
  * The sections below are in call order: a file calls only the files whose
  * sections come before its own, so calls run one way, from extapi.c (the
- * allocators' own APIs: jemalloc's mallocx, mi_malloc, tc_malloc...), which
- * calls preload.c's mt_ext_* (the last section), and preload.c (the hooks
+ * allocators' own APIs: jemalloc's mallocx, mi_malloc, tc_malloc...) and
+ * tune.c (mallopt, malloc_trim), which call preload.c's mt_ext_* (the last
+ * section), and preload.c (the hooks
  * and start-up, which calls all the others) down to next.c, arena.c,
  * state.c, self.c and config.c, which call no other file of the shim.
  * tbuf.c (the per-thread buffers) calls channel.c, stacktab.c and stamp.c;
@@ -403,5 +404,8 @@ MT_HIDDEN void mt_ext_free(void *p);
  * A NULL result with N > 0 is a failure; with N == 0 the block is freed. */
 typedef void *(*mt_resize_fn)(void *old, size_t n, void *ctx);
 MT_HIDDEN void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call, void *ctx);
+/* For tune.c: records a call that tuned the allocator (enum mt_tune), made
+ * by the hook that calls this, with its caller's stack. */
+MT_HIDDEN void mt_ext_tune(uint32_t call, int64_t param, int64_t value, int64_t result);
 
 #endif
