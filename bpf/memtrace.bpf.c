@@ -1024,8 +1024,9 @@ static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 b
 /* Records a new block, allocated by function FN: live map, site totals.
  * KSTACK: the stack key, or 0 to take it here (at the return: the registers
  * are the caller's).  Returns the stack key. */
-static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32 object, __u32 fn, __u64 ptr,
-					  __u64 size, __u64 now, __u64 kstack)
+/* The stack key of the call returning now: KSTACK if already taken, else
+ * the kernel's frame-pointer walk (or the caller alone). */
+static __always_inline __u64 stack_key(struct pt_regs *ctx, __u32 tgid, __u64 kstack)
 {
 	if (!kstack) {
 		kstack = MTB_KSTACK_CALLER | PT_REGS_IP(ctx);
@@ -1038,6 +1039,13 @@ static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32
 				count(tgid, MTB_ST_STACK_ERROR, 1);
 		}
 	}
+	return kstack;
+}
+
+static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32 object, __u32 fn, __u64 ptr,
+					  __u64 size, __u64 now, __u64 kstack)
+{
+	kstack = stack_key(ctx, tgid, kstack);
 
 	struct mtb_live_key lk = { .ptr = ptr, .tgid = tgid };
 	struct mtb_live lv = { .size = size, .kstack = kstack, .ts = now };
@@ -1163,6 +1171,14 @@ int mt_return(struct pt_regs *ctx)
 		 * another call, with a stack of its own. */
 		if (MTB_OWN_TID(c->new_own) == tid)
 			c->new_sp = 0;
+	}
+
+	/* A call that tuned the allocator: its arguments and result, no block. */
+	if (fn == MTB_FN_MALLOPT || fn == MTB_FN_MALLOC_TRIM) {
+		if (events_mode)
+			emit(MTB_REC_MALLOPT, fn, object, pid_tgid, p.a0, p.a1, ret,
+			     stack_key(ctx, tgid, kstack), caller);
+		return 0;
 	}
 
 	/* The block the call made (of NSIZE bytes, replacing NOLD), recorded

@@ -33,6 +33,11 @@
 /* C++'s operator new, any variant: an entry probe only (mt_new), which
  * gives the allocator call it makes the stack of new's caller. */
 #define MTB_FN_NEW 13
+/* Calls that tune the allocator (libc's mallopt(param, value) and
+ * malloc_trim(pad)): entry and return probes like an allocation's, which
+ * put an MTB_REC_MALLOPT record in the ring (events mode). */
+#define MTB_FN_MALLOPT 14
+#define MTB_FN_MALLOC_TRIM 15
 
 /* A probe's BPF cookie: bits 0-7 the function id, 8-31 the allocator
  * object's index in the loader's table; with MTB_COOKIE_ARGREGS, bits
@@ -82,6 +87,9 @@
 #define MTB_REC_ALLOC 1
 #define MTB_REC_FREE 2
 #define MTB_REC_REALLOC 3
+/* A tuning call: fn MTB_FN_MALLOPT or MTB_FN_MALLOC_TRIM, ptr its first
+ * argument (param; pad), old_ptr its second (value), size its result. */
+#define MTB_REC_MALLOPT 16
 
 /* The frames of one stack in the stack map.  The kernel refuses more than
  * kernel.perf_event_max_stack (127 by default); the loader lowers it to the

@@ -240,14 +240,84 @@ void mt_process_add_module(struct mt_process *p, const char *path, uint64_t bias
 	m->end = end;
 	m->build_id_len = build_id_len;
 	m->build_id = (uint8_t *)xstrndup((const char *)build_id, build_id_len);
+	m->shift = 0;
 }
 
+/* Moved objects go from 2^60 up, each on a 2^32 boundary: above any user
+ * address of the architectures memtrace runs on, below MT_FRAME_TRUNCATED. */
+#define REMAP_BASE (1ull << 60)
+#define REMAP_ALIGN (1ull << 32)
+
+static int same_object(const struct mt_module *m, const struct mt_event *ev)
+{
+	return m->start - m->shift == ev->start && m->end - m->shift == ev->end &&
+	       m->bias - m->shift == ev->bias && m->build_id_len == ev->build_id.len &&
+	       !memcmp(m->build_id, ev->build_id.s, ev->build_id.len) &&
+	       strlen(m->path) == ev->path.len && !memcmp(m->path, ev->path.s, ev->path.len);
+}
+
+/* From now on, frames in [START, END) are moved by SHIFT (0: not at all). */
+static void set_remap(struct mt_process *p, uint64_t start, uint64_t end, uint64_t shift)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < p->nremaps; i++)
+		if (!(p->remaps[i].start < end && start < p->remaps[i].end))
+			p->remaps[k++] = p->remaps[i];
+	p->nremaps = k;
+	if (!shift)
+		return;
+	mt_grow(&p->remaps, &p->remaps_cap, p->nremaps, sizeof *p->remaps);
+	p->remaps[p->nremaps++] = (struct mt_remap){ start, end, shift };
+}
+
+/* A MODULE record: an object where none was (as it is), one announced
+ * again (as it was), or one where another had been (moved, see struct
+ * mt_module). */
 static void add_module(struct mt_process *p, const struct mt_event *ev)
 {
+	uint64_t shift = 0;
+	int overlap = 0;
+	for (size_t i = 0; i < p->nmodules; i++) {
+		const struct mt_module *m = &p->modules[i];
+		if (!(m->start - m->shift < ev->end && ev->start < m->end - m->shift))
+			continue;
+		if (same_object(m, ev)) {
+			set_remap(p, ev->start, ev->end, m->shift);
+			return;
+		}
+		overlap = 1;
+	}
+	if (overlap && ev->end > ev->start && ev->end - ev->start < REMAP_BASE / 4) {
+		if (p->remap_next < REMAP_BASE)
+			p->remap_next = REMAP_BASE;
+		shift = p->remap_next - ev->start;
+		p->remap_next += (ev->end - ev->start + REMAP_ALIGN - 1) & ~(REMAP_ALIGN - 1);
+	}
+	set_remap(p, ev->start, ev->end, shift);
 	char *path = xstrndup(ev->path.s, ev->path.len);
-	mt_process_add_module(p, path, ev->bias, ev->start, ev->end,
+	mt_process_add_module(p, path, ev->bias + shift, ev->start + shift, ev->end + shift,
 			      (const uint8_t *)ev->build_id.s, ev->build_id.len);
+	p->modules[p->nmodules - 1].shift = shift;
 	free(path);
+}
+
+/* FRAMES of a stack recorded now, moved where an object took the place of
+ * another (into OUT; FRAMES itself when nothing moves). */
+static const uint64_t *remapped(const struct mt_process *p, const uint64_t *frames, unsigned n,
+				uint64_t *out)
+{
+	if (!p->nremaps)
+		return frames;
+	for (unsigned i = 0; i < n; i++) {
+		out[i] = frames[i];
+		for (size_t r = 0; r < p->nremaps; r++)
+			if (frames[i] - 1 >= p->remaps[r].start &&
+			    frames[i] - 1 < p->remaps[r].end) {
+				out[i] = frames[i] + p->remaps[r].shift;
+				break;
+			}
+	}
+	return out;
 }
 
 struct mt_process *mt_process_add(struct mt_recording *rec, uint32_t pid, uint32_t ppid,
@@ -428,9 +498,13 @@ static void on_record(struct mt_process *p, const struct mt_load_hook *hook,
 		      const struct mt_event *ev)
 {
 	switch (ev->type) {
-	case MT_REC_STACK:
-		ids_put(p, ev->stack, content_lookup(p, ev->frames, ev->nframes, 1));
+	case MT_REC_STACK: {
+		uint64_t moved[MT_MAX_FRAMES];
+		ids_put(p, ev->stack,
+			content_lookup(p, remapped(p, ev->frames, ev->nframes, moved), ev->nframes,
+				       1));
 		break;
+	}
 	case MT_REC_MODULE:
 		add_module(p, ev);
 		break;
@@ -473,6 +547,16 @@ static void on_record(struct mt_process *p, const struct mt_load_hook *hook,
 		} else if (ev->ext == MT_EXT_RSS) {
 			mt_grow(&p->rss, &p->rss_cap, p->nrss, sizeof *p->rss);
 			p->rss[p->nrss++] = (struct mt_rss_sample){ .ts = ev->ts, .m = ev->rss };
+		} else if (ev->ext == MT_EXT_MALLOPT) {
+			mt_grow(&p->tunes, &p->tunes_cap, p->ntunes, sizeof *p->tunes);
+			struct mt_tune_call *t = &p->tunes[p->ntunes++];
+			*t = (struct mt_tune_call){
+				.ts = ev->ts, .tid = ev->tid, .nframes = ev->nframes, .m = ev->tune
+			};
+			t->frames = xmalloc((ev->nframes ? ev->nframes : 1) * sizeof *t->frames);
+			uint64_t moved[MT_MAX_FRAMES];
+			memcpy(t->frames, remapped(p, ev->frames, ev->nframes, moved),
+			       ev->nframes * sizeof *t->frames);
 		} else if (ev->ext == MT_EXT_PEAK) {
 			mt_col_true_peak(&p->col, ev->ts, ev->bytes, ev->count);
 		}
@@ -774,6 +858,9 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 		mt_process_runtime_held(p);
 		if (!p->end_ts || p->end_ts < p->col.t.last_ts)
 			p->end_ts = p->col.t.last_ts > p->start_ts ? p->col.t.last_ts : p->start_ts;
+		/* (a tuning call's time is exact, the events' are rounded) */
+		if (p->ntunes && p->end_ts < p->tunes[p->ntunes - 1].ts)
+			p->end_ts = p->tunes[p->ntunes - 1].ts;
 	}
 	if (t_budget)
 		t_budget->spent += mt_recording_bytes(rec);
@@ -801,7 +888,11 @@ void mt_recording_free(struct mt_recording *rec)
 			free(p->argv[0]);
 		free(p->argv);
 		free(p->modules);
+		free(p->remaps);
 		free(p->markers);
+		for (size_t m = 0; m < p->ntunes; m++)
+			free(p->tunes[m].frames);
+		free(p->tunes);
 		free(p->rss);
 		free(p->exe);
 		free(p->backend);

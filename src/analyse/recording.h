@@ -29,6 +29,17 @@ struct mt_module {
 	uint64_t bias, start, end;
 	uint8_t *build_id;
 	size_t build_id_len;
+	/* An object mapped where another had been (a dlopen after a dlclose):
+	 * its addresses, and those of the frames recorded while it was there,
+	 * are moved by SHIFT out of the process's address space, so that each
+	 * frame is named from the object that was there when it was recorded
+	 * (recording.c).  0 for the others. */
+	uint64_t shift;
+};
+
+/* While an object moved by SHIFT is mapped at [START, END). */
+struct mt_remap {
+	uint64_t start, end, shift;
 };
 
 /* A sample of the process's memory as the kernel counts it (MT_EXT_RSS),
@@ -42,6 +53,15 @@ struct mt_rss_sample {
 struct mt_marker {
 	uint64_t ts, value;
 	char *text;
+};
+
+/* A call that tuned the allocator (MT_EXT_MALLOPT), with its stack. */
+struct mt_tune_call {
+	uint64_t ts;
+	uint32_t tid;
+	unsigned nframes;
+	struct mt_mallopt m;
+	uint64_t *frames; /* return addresses, leaf first */
 };
 
 struct mt_process {
@@ -65,8 +85,13 @@ struct mt_process {
 
 	struct mt_module *modules;
 	size_t nmodules, modules_cap;
+	struct mt_remap *remaps; /* in force now (loading) */
+	size_t nremaps, remaps_cap;
+	uint64_t remap_next; /* where the next moved object goes */
 	struct mt_marker *markers;
 	size_t nmarkers, markers_cap;
+	struct mt_tune_call *tunes; /* mallopt, malloc_trim: in stream order */
+	size_t ntunes, tunes_cap;
 	struct mt_rss_sample *rss; /* in stream order (time order) */
 	size_t nrss, rss_cap;
 	size_t rss_placed; /* samples whose heap is known (loading) */

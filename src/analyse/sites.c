@@ -100,8 +100,12 @@ static int allocator_frame(const struct mt_frame *f)
 int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32_t site,
 		   struct mt_frame *out, int max)
 {
-	const uint64_t *pcs = p->frames + p->site_off[site];
-	uint32_t n = p->site_len[site];
+	return mt_stack_frames(sym, p->frames + p->site_off[site], p->site_len[site], out, max);
+}
+
+int mt_stack_frames(struct mt_symbolizer *sym, const uint64_t *pcs, uint32_t n,
+		    struct mt_frame *out, int max)
+{
 	int k = 0;
 	/* Symbolizing is what a loop over sites spends its time on: when the
 	 * request behind it is gone, every site has no frames and the loop

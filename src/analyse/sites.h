@@ -49,6 +49,10 @@ uint32_t *mt_rank_sites(const struct mt_process *p, enum mt_view view, int nonze
  * MT_SYM_MAX_FRAMES wherever a whole stack is wanted).  Returns the count. */
 int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32_t site,
 		   struct mt_frame *out, int max);
+/* The same for a stack of N return addresses PCS that is no site's (a
+ * mallopt call's). */
+int mt_stack_frames(struct mt_symbolizer *sym, const uint64_t *pcs, uint32_t n,
+		    struct mt_frame *out, int max);
 
 /* A symbolizer loaded with P's modules. */
 struct mt_symbolizer *mt_process_symbolizer(const struct mt_process *p);

@@ -156,6 +156,18 @@ void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *e)
 	const struct mt_bpf_event *ev = &q;
 	q.ts -= q.ts % TS_GRAIN;
 	struct proc *p = proc_for(s, ev->pid, ev->ts);
+	if (ev->type == MT_BPF_EV_MALLOPT) {
+		/* its stack goes in the record: it is no allocation site */
+		struct mt_mallopt m = { .tid = ev->tid,
+					.call = (uint32_t)ev->fn,
+					.param = (int64_t)ev->ptr,
+					.value = (int64_t)ev->old_ptr,
+					.result = (int64_t)ev->size };
+		unsigned n = ev->nframes < MT_MAX_FRAMES ? ev->nframes : MT_MAX_FRAMES;
+		uint8_t *w = room(p, MT_REC_MAX_MALLOPT);
+		put(p, mt_enc_mallopt(w, ev->ts, &m, ev->frames, n));
+		return;
+	}
 	uint64_t stack = ev->stack_id;
 	if (stack && ev->type != MT_REC_FREE) {
 		uint64_t dummy;

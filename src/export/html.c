@@ -532,6 +532,15 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 		mt_json_str_html(f, p->markers[i].text);
 		fputc('}', f);
 	}
+	/* the calls that tuned the allocator, drawn on the timeline as markers
+	 * are (value 0: no marker of the program's has it) */
+	for (size_t i = 0; i < p->ntunes; i++) {
+		char text[128];
+		fprintf(f, "%s{\"time_s\": %.6f, \"value\": 0, \"text\": ",
+			p->nmarkers || i ? ", " : "", secs(p->tunes[i].ts, tl->t0));
+		mt_json_str_html(f, mt_tune_text(&p->tunes[i], text, sizeof text));
+		fputc('}', f);
+	}
 	fputc(']', f);
 	struct frametabs ft = { 0 };
 	sites_json(f, p, tl, &ft);

@@ -72,6 +72,19 @@ enum mt_ext {
 			       * build-id, path, bytes: a piece of a binary the
 			       * processes mapped (record --embed-binaries), in
 			       * stream MT_STREAM_OBJECTS */
+	MT_EXT_MALLOPT = 9,   /* ts (absolute), tid, call (enum mt_tune), param (zz),
+			       * value (zz), result (zz), n, pc0, zz deltas...:
+			       * a call that tunes the allocator (mallopt,
+			       * malloc_trim) and its stack, held in the record
+			       * (not a STACK record: no site of its own) */
+};
+
+/* What a MALLOPT record's call was.  mallopt(PARAM, VALUE) returns 1 on
+ * success, 0 on error; malloc_trim(PAD) (PARAM 0, VALUE the pad) returns 1
+ * if memory went back to the system. */
+enum mt_tune {
+	MT_TUNE_MALLOPT = 0,
+	MT_TUNE_MALLOC_TRIM = 1,
 };
 
 /* The stream that holds embedded binaries rather than a process's records. */
@@ -455,6 +468,47 @@ static inline uint8_t *mt_enc_rss(uint8_t *p, uint64_t ts, const struct mt_rss *
 	return mt_put_bytes(p, body, (size_t)(b - body));
 }
 
+/* A call that tunes the allocator (MT_EXT_MALLOPT); absolute time. */
+struct mt_mallopt {
+	uint32_t tid;  /* the thread that called (the record carries its own) */
+	uint32_t call; /* enum mt_tune */
+	int64_t param, value, result;
+};
+#define MT_REC_MAX_MALLOPT (MT_REC_MAX_STACK + 64)
+
+/* At most MT_REC_MAX_MALLOPT bytes (N <= MT_MAX_FRAMES). */
+static inline uint8_t *mt_enc_mallopt(uint8_t *p, uint64_t ts, const struct mt_mallopt *m,
+				      const uint64_t *pcs, unsigned n)
+{
+	uint8_t head[64], *h = mt_put_uv(head, ts);
+	h = mt_put_uv(h, m->tid);
+	h = mt_put_uv(h, m->call);
+	h = mt_put_sv(h, m->param);
+	h = mt_put_sv(h, m->value);
+	h = mt_put_sv(h, m->result);
+	h = mt_put_uv(h, n);
+	size_t flen = 0;
+	uint64_t prev = 0;
+	for (unsigned i = 0; i < n; i++) {
+		int64_t d = (int64_t)(pcs[i] - prev);
+		for (uint64_t z = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63); z >= 0x80; z >>= 7)
+			flen++;
+		flen++;
+		prev = pcs[i];
+	}
+	*p++ = MT_REC_EXT;
+	p = mt_put_uv(p, MT_EXT_MALLOPT);
+	p = mt_put_uv(p, (size_t)(h - head) + flen);
+	memcpy(p, head, (size_t)(h - head));
+	p += h - head;
+	prev = 0;
+	for (unsigned i = 0; i < n; i++) {
+		p = mt_put_sv(p, (int64_t)(pcs[i] - prev));
+		prev = pcs[i];
+	}
+	return p;
+}
+
 /* Absolute time: the recorder appends it without knowing the stream's state. */
 static inline uint8_t *mt_enc_exit(uint8_t *p, uint64_t ts, int64_t status)
 {
@@ -487,6 +541,8 @@ struct mt_event {
 	struct mt_str backend, exe, argv;
 	/* EXT_RSS */
 	struct mt_rss rss;
+	/* EXT_MALLOPT (and frames, nframes) */
+	struct mt_mallopt tune;
 	/* MARKER, LOST, CULLED, EXIT; EXT_EXEC: value the outcome, path, text why */
 	uint64_t value, count, bytes, temporary;
 	int64_t status;
@@ -680,6 +736,26 @@ again:
 				goto bad;
 			return 1;
 		}
+		if (u == MT_EXT_MALLOPT) {
+			uint64_t call, tid;
+			if (mt_get_uv(&b, &ev->ts) || mt_get_uv(&b, &tid) || tid > UINT32_MAX ||
+			    mt_get_uv(&b, &call) || call > UINT32_MAX ||
+			    mt_get_sv(&b, &ev->tune.param) || mt_get_sv(&b, &ev->tune.value) ||
+			    mt_get_sv(&b, &ev->tune.result) || mt_get_uv(&b, &n) ||
+			    n > MT_MAX_FRAMES)
+				goto bad;
+			ev->tune.call = (uint32_t)call;
+			ev->tune.tid = ev->tid = (uint32_t)tid;
+			uint64_t prev = 0;
+			for (unsigned i = 0; i < n; i++) {
+				if (mt_get_sv(&b, &s))
+					goto bad;
+				prev += (uint64_t)s;
+				ev->frames[i] = prev;
+			}
+			ev->nframes = (unsigned)n;
+			return 1;
+		}
 		if (u == MT_EXT_OBJECT) {
 			/* value: kind, size: the whole object's, ptr: this
 			 * piece's offset in it, text: the piece */
@@ -771,6 +847,10 @@ static inline uint8_t *mt_enc_passthrough(struct mt_enc *e, uint8_t *w, const st
 					   ev->path.len, ev->text.s, ev->text.len);
 		if (ev->ext == MT_EXT_HEAP)
 			return mt_enc_heap(w, ev->text.s, ev->text.len, ev->path.s, ev->path.len);
+		if (ev->ext == MT_EXT_MALLOPT)
+			return mt_enc_mallopt(w, ev->ts, &ev->tune, ev->frames, ev->nframes);
+		if (ev->ext == MT_EXT_RSS)
+			return mt_enc_rss(w, ev->ts, &ev->rss);
 		return mt_enc_peak(w, ev->ts, ev->bytes, ev->count);
 	default:
 		return w;

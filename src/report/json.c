@@ -211,6 +211,32 @@ void mt_json_span(FILE *f, const struct mt_filter *flt, const struct mt_process 
 	fprintf(f, "\"span_s\": %.6f, \"span_from_s\": %.6f", span, from);
 }
 
+/* The calls that tuned the allocator: the "mallopts" array. */
+static void json_tunes(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym)
+{
+	fputc('[', f);
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
+	for (size_t i = 0; i < p->ntunes; i++) {
+		const struct mt_tune_call *t = &p->tunes[i];
+		fprintf(f, "%s\n        {\"time_s\": %.6f, \"thread\": %u, \"function\": \"%s\", ",
+			i ? "," : "", rel_s(p, t->ts), t->tid, mt_tune_function(t));
+		fputs("\"param\": ", f);
+		mt_json_str(f,
+			    t->m.call == MT_TUNE_MALLOPT ? mt_tune_param_name(t->m.param) : NULL);
+		fprintf(f, ", \"raw_param\": %lld, \"value\": %lld, \"result\": %lld,\n         ",
+			(long long)t->m.param, (long long)t->m.value, (long long)t->m.result);
+		int k = mt_stack_frames(sym, t->frames, t->nframes, fr, MT_SYM_MAX_FRAMES);
+		char name[512];
+		fputs("\"site\": ", f);
+		mt_json_str(f, k ? mt_frame_label(&fr[mt_useful_frame(fr, k)], name, sizeof name) :
+				   NULL);
+		fputs(", \"frames\": ", f);
+		mt_json_frames(f, fr, k);
+		fputc('}', f);
+	}
+	fputs(p->ntunes ? "\n      ]" : "]", f);
+}
+
 static int process_json(FILE *f, const struct mt_process *p, const struct mt_process *main,
 			const struct mt_report_opts *o, size_t idx)
 {
@@ -268,6 +294,8 @@ static int process_json(FILE *f, const struct mt_process *p, const struct mt_pro
 	fputs(n ? "\n      ],\n" : "],\n", f);
 	fputs("      \"markers\": ", f);
 	mt_json_markers(f, p);
+	fputs(",\n      \"mallopts\": ", f);
+	json_tunes(f, p, sym);
 	if (mt_report_fn_mode(o))
 		found = mt_report_functions_json(f, p, sym, o);
 	if (o->sizes && o->histo)

@@ -243,6 +243,25 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 	free(sites);
 }
 
+/* The calls that tuned the allocator (mallopt, malloc_trim), when there
+ * are any: one line each, then up to four frames. */
+static void print_tunes(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym)
+{
+	if (!p->ntunes)
+		return;
+	fputs("\nMALLOPT CALLS\n", f);
+	struct mt_frame fr[MT_SYM_MAX_FRAMES];
+	for (size_t i = 0; i < p->ntunes; i++) {
+		const struct mt_tune_call *t = &p->tunes[i];
+		char text[128];
+		fprintf(f, "  %.3f s: %s from:\n",
+			t->ts > p->start_ts ? (double)(t->ts - p->start_ts) / 1e9 : 0.0,
+			mt_tune_text(t, text, sizeof text));
+		int k = mt_stack_frames(sym, t->frames, t->nframes, fr, MT_SYM_MAX_FRAMES);
+		mt_print_frames(f, fr, k, 4, "    ");
+	}
+}
+
 /* A process in a tree view: its losses, then the tree of its sites. */
 static void tree_view(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
 		      const struct mt_report_opts *o)
@@ -297,6 +316,7 @@ static int process_text(FILE *f, const struct mt_process *p, const struct mt_rep
 		summary_section(f, p, sym, MT_VIEW_PEAK, "PEAK MEMORY CONSUMERS", lim);
 		summary_section(f, p, sym, MT_VIEW_LEAKS, "MEMORY LEAKS", lim);
 		summary_section(f, p, sym, MT_VIEW_TEMPORARY, "MOST TEMPORARY ALLOCATIONS", lim);
+		print_tunes(f, p, sym);
 	} else {
 		tree_view(f, p, sym, o);
 	}

@@ -63,6 +63,13 @@ void mt_json_lost(FILE *f, const struct mt_process *p);
 /* A site's figures, as keys without braces ("allocations": ... "max_size": N). */
 void mt_json_site_figures(FILE *f, const struct mt_site_stats *s);
 void mt_json_markers(FILE *f, const struct mt_process *p);
+/* tune.c: the calls that tuned the allocator (mallopt, malloc_trim):
+ * glibc's name of a mallopt parameter (NULL when it has none), the
+ * function's, and the call as C ("mallopt(M_MMAP_THRESHOLD, 1048576) = 1")
+ * in BUF. */
+const char *mt_tune_param_name(int64_t param);
+const char *mt_tune_function(const struct mt_tune_call *t);
+char *mt_tune_text(const struct mt_tune_call *t, char *buf, size_t len);
 /* The process's memory samples summed up (analyse/resident.h), or null. */
 void mt_json_memory(FILE *f, const struct mt_process *p);
 /* FLT's keys as an object of strings ({"from": "200ms", ...}), or null when

@@ -27,6 +27,7 @@
 
 static const struct endpoint endpoints[] = {
 	{ .name = "summary", .heavy = 0, .type = "application/json", .run = api_run_summary },
+	{ .name = "mallopts", .heavy = 0, .type = "application/json", .run = api_run_mallopts },
 	{ .name = "allocations",
 	  .heavy = 1,
 	  .type = "application/json",
@@ -286,10 +287,10 @@ static struct req *api_data(struct srv_state *st, char *const *seg, int nseg,
 		srv_error(r, 404, "recording %zu did not load: %s", x->id, x->file->error);
 		goto fail;
 	}
-	/* bytehound's mmaps and mallopts: memtrace records neither */
-	if (nseg == 3 && (!strcmp(seg[2], "mmaps") || !strcmp(seg[2], "mallopts"))) {
+	/* bytehound's mmaps: memtrace does not record them */
+	if (nseg == 3 && !strcmp(seg[2], "mmaps")) {
 		srv_error(r, 404, "recording %zu holds no %s calls: memtrace does not record them",
-			  x->id, seg[2][1] == 'm' ? "mmap" : "mallopt");
+			  x->id, "mmap");
 		goto fail;
 	}
 	char name[64];

@@ -96,6 +96,7 @@ int api_run_summary(struct req *x);
 
 /* api_allocations.c */
 int api_run_allocations(struct req *x);
+int api_run_mallopts(struct req *x); /* api_mallopts.c */
 int api_param_allocations(struct req *x, const char *key, const char *v);
 int api_run_groups(struct req *x);
 int api_param_groups(struct req *x, const char *key, const char *v);

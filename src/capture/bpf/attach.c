@@ -275,9 +275,11 @@ static int attach_object(struct mt_bpf *b, uint32_t obj, pid_t pid, const char *
 		for (int f = 0; f < MTB_SYM_COUNT; f++) {
 			int fn = mtb_sym_fn(f);
 
-			/* free and new have no return probe (see memtrace.bpf.c) */
+			/* free and new have no return probe (see memtrace.bpf.c);
+			 * the calls that tune the allocator are events only */
 			if (!o->syms.found[f] || o->syms.alias_of[f] >= 0 ||
-			    (ret && (fn == MTB_FN_FREE || fn == MTB_FN_NEW)))
+			    (ret && (fn == MTB_FN_FREE || fn == MTB_FN_NEW)) ||
+			    (!b->o.events && (fn == MTB_FN_MALLOPT || fn == MTB_FN_MALLOC_TRIM)))
 				continue;
 			int k = ret ? 0 : fn == MTB_FN_FREE ? 2 : fn == MTB_FN_NEW ? 3 : 1;
 			uint64_t cookie = MTB_COOKIE(obj, fn);

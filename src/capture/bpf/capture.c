@@ -42,7 +42,7 @@ _Static_assert(MTB_FN_MALLOC == MT_FN_MALLOC && MTB_FN_CALLOC == MT_FN_CALLOC &&
 		       MTB_FN_FREE == MT_BPF_FN_FREE,
 	       "function ids of memtrace_bpf.h and codec.h");
 _Static_assert(MTB_REC_ALLOC == MT_REC_ALLOC && MTB_REC_FREE == MT_REC_FREE &&
-		       MTB_REC_REALLOC == MT_REC_REALLOC,
+		       MTB_REC_REALLOC == MT_REC_REALLOC && MTB_REC_MALLOPT == MT_BPF_EV_MALLOPT,
 	       "record types of memtrace_bpf.h and codec.h");
 
 /* ---- libbpf's messages ------------------------------------------------ */
@@ -533,6 +533,15 @@ static int on_record(void *ctx, void *data, size_t len)
 		.size = r->size,
 		.object = r->object,
 	};
+	if (r->type == MTB_REC_MALLOPT) {
+		/* int arguments and result: the registers' upper halves are not theirs */
+		int trim = r->fn == MTB_FN_MALLOC_TRIM;
+		ev.type = MT_BPF_EV_MALLOPT;
+		ev.fn = trim ? MT_TUNE_MALLOC_TRIM : MT_TUNE_MALLOPT;
+		ev.ptr = trim ? 0 : (uint64_t)(int64_t)(int32_t)r->ptr;
+		ev.old_ptr = trim ? r->ptr : (uint64_t)(int64_t)(int32_t)r->old_ptr;
+		ev.size = (uint64_t)(int64_t)(int32_t)r->size;
+	}
 	if (r->type != MTB_REC_FREE) {
 		ev.stack_id = mtb_stack_uid(b, r->kstack, r->caller);
 		mt_bpf_stack(b, ev.stack_id, &ev.frames, &ev.nframes);

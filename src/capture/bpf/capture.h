@@ -129,8 +129,14 @@ int mt_bpf_rescan(struct mt_bpf *b);
 
 /* ---- events mode ---- */
 
+/* An event's type besides the records': a call that tuned the allocator
+ * (mallopt, malloc_trim), with FN its enum mt_tune, PTR the parameter
+ * (0 for malloc_trim), OLD_PTR the value (malloc_trim's pad) and SIZE the
+ * result, each a sign-extended int where the function's is one. */
+#define MT_BPF_EV_MALLOPT 16
+
 struct mt_bpf_event {
-	int type; /* MT_REC_ALLOC, MT_REC_FREE, MT_REC_REALLOC */
+	int type; /* MT_REC_ALLOC, MT_REC_FREE, MT_REC_REALLOC, MT_BPF_EV_MALLOPT */
 	int fn;	  /* enum mt_fn, or MT_BPF_FN_FREE */
 	uint32_t pid, tid;
 	uint64_t ts;		/* CLOCK_MONOTONIC ns */

@@ -18,7 +18,9 @@
  * families (they are its operator new and delete: a return probe on a
  * function that throws is fatal, see memtrace.bpf.c), and any name at the
  * address of an operator delete (MTB_FN_BLOCK: tcmalloc's tc_free_sized is
- * its sized delete, whose news are not seen).
+ * its sized delete, whose news are not seen).  mallopt and malloc_trim
+ * allocate nothing: they are recorded as calls that tune the allocator
+ * (memtrace_bpf.h, MTB_REC_MALLOPT).
  */
 #ifndef MEMTRACE_BPF_EXTSYMS_H
 #define MEMTRACE_BPF_EXTSYMS_H
@@ -102,6 +104,8 @@
 	X("mi_heap_recalloc", MTB_FN_REALLOC, MTB_LA_PTRPROD1)             \
 	X("mi_heap_realloc_aligned", MTB_FN_REALLOC, MTB_LA_PTRSIZE1)      \
 	X("mi_heap_rezalloc_aligned", MTB_FN_REALLOC, MTB_LA_PTRSIZE1)     \
+	X("mallopt", MTB_FN_MALLOPT, MTB_LA_PTRSIZE0)                      \
+	X("malloc_trim", MTB_FN_MALLOC_TRIM, MTB_LA_SIZE0)                 \
 	X("_ZdlPv", MTB_FN_BLOCK, 0)                                       \
 	X("_ZdaPv", MTB_FN_BLOCK, 0)                                       \
 	X("_ZdlPvm", MTB_FN_BLOCK, 0)                                      \

@@ -5,6 +5,14 @@
  * and build-id of every object it mapped; this file sends a MODULE record for
  * each object the first time it is seen: at start, and after every dlopen.
  * The build-id is read from the object's PT_NOTE segment in memory.
+ *
+ * An object dlopened where one dlclosed before had been (the loader reuses
+ * the place when the sizes allow) is another object at the same addresses:
+ * its MODULE record comes after the other's, and readers name the frames
+ * of the stacks recorded after it from it (analyse/recording.c).  So that
+ * such stacks are recorded after it, the caller's REPLACED runs with the
+ * record (it makes the stack table forget: a stack of the new object may
+ * be the same addresses as one of the old).
  */
 #include "shim.h"
 
@@ -16,21 +24,22 @@
 
 #define MAX_MODULES 4096
 
-/* An object is known by where it is and what it is: a library loaded where a
- * closed one used to be is a new module. */
+/* An object is known by where it is and what it is (its name and build-id):
+ * a library loaded where a closed one used to be is a new module, even one
+ * of the same name rebuilt in between. */
 struct known {
-	uint64_t bias, start, name_hash;
+	uint64_t bias, start, end, id_hash;
 };
 
-static uint64_t hash_name(const char *s)
+static uint64_t hash_bytes(uint64_t h, const uint8_t *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; s && *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ s[i]) * 1099511628211ull;
 	return h;
 }
 static struct known *known;
 static unsigned nknown;
+static int replaced; /* this scan found an object where another had been */
 
 /* MODULE records are encoded here first and copied into the channel after
  * dl_iterate_phdr has returned: holding the channel lock while waiting for
@@ -88,11 +97,18 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (hi == 0)
 		return 0;
-	uint64_t nh = hash_name(info->dlpi_name);
-	for (unsigned i = 0; i < nknown; i++)
+	const uint8_t *id = NULL;
+	size_t idlen = find_build_id(info, &id);
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	uint64_t idh = hash_bytes(
+		hash_bytes(1469598103934665603ull, (const uint8_t *)name, strlen(name)), id, idlen);
+	int overlaps = 0;
+	for (unsigned i = 0; i < nknown; i++) {
 		if (known[i].bias == info->dlpi_addr && known[i].start == lo &&
-		    known[i].name_hash == nh)
+		    known[i].id_hash == idh)
 			return 0;
+		overlaps |= known[i].start < hi && lo < known[i].end;
+	}
 	char exe[4096];
 	const char *path = info->dlpi_name;
 	if (!path || !*path) {
@@ -117,10 +133,10 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 		}
 	}
 	if (nknown < MAX_MODULES)
-		known[nknown++] =
-			(struct known){ .bias = info->dlpi_addr, .start = lo, .name_hash = nh };
-	const uint8_t *id = NULL;
-	size_t idlen = find_build_id(info, &id);
+		known[nknown++] = (struct known){
+			.bias = info->dlpi_addr, .start = lo, .end = hi, .id_hash = idh
+		};
+	replaced |= overlaps;
 	size_t plen = strnlen(path, 4000);
 	if (scan_len + 64 + plen + idlen > SCAN_CAP)
 		return 1;
@@ -139,7 +155,7 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-void mt_modules_emit_new(void)
+void mt_modules_emit_new(void (*on_replaced)(void))
 {
 	while (atomic_flag_test_and_set_explicit(&scan_lock, memory_order_acquire))
 		;
@@ -151,6 +167,7 @@ void mt_modules_emit_new(void)
 		seen = mt_map(SEEN_CAP);
 	if (known && scan) {
 		scan_len = 0;
+		replaced = 0;
 		dl_iterate_phdr(on_object, NULL);
 		mt_channel_lock();
 		uint8_t *p = mt_channel_reserve(scan_len);
@@ -158,6 +175,8 @@ void mt_modules_emit_new(void)
 			memcpy(p, scan, scan_len);
 			mt_channel_commit(p + scan_len);
 		}
+		if (replaced && on_replaced)
+			on_replaced();
 		mt_channel_unlock();
 	}
 	atomic_flag_clear_explicit(&scan_lock, memory_order_release);

@@ -25,9 +25,12 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -755,6 +758,13 @@ __attribute__((noinline)) void *mt_ext_resize(int fn, void *old, size_t n, mt_re
 
 /* ---- loader, exit --------------------------------------------------- */
 
+/* The channel lock held: an object took the place of one unloaded, whose
+ * stacks' addresses may be this one's: they are written again. */
+static void modules_replaced(void)
+{
+	mt_stacktab_reset();
+}
+
 EXPORT void *dlopen(const char *file, int mode)
 {
 	if (!real_dlopen)
@@ -764,7 +774,11 @@ EXPORT void *dlopen(const char *file, int mode)
 		int busy = t_busy;
 		t_busy = 1;
 		mt_unwind_modules_changed();
-		mt_modules_emit_new();
+		/* the events the threads buffered before the load go before its
+		 * MODULE records: a reader names their frames from what was there */
+		if (!mt_channel_held_here())
+			mt_tbuf_sync(1);
+		mt_modules_emit_new(modules_replaced);
 		t_busy = busy;
 		if (unlikely(t_held_n))
 			flush_held();
@@ -800,9 +814,9 @@ EXPORT void _Exit(int status)
  * first (exec.c: traced as an entry of its own, or not, and why), so that
  * `memtrace record` can say which program went untraced; standalone, what
  * is buffered is written out, or it would die with the image.  If the exec
- * returns, the image goes on and says so.  (glibc's execl* and posix_spawn
- * reach execve without the PLT: the first are seen when the new image
- * starts, or not at all; the second run in a child.) */
+ * returns, the image goes on and says so.  (glibc's execl* reach execve
+ * without the PLT: they have hooks of their own below, as fexecve and
+ * posix_spawn, whose child execs.) */
 static void exec_note(const char *file, int search, char *const envp[])
 {
 	if (!initialized || mt_channel_pid() != (uint32_t)getpid())
@@ -845,6 +859,134 @@ EXEC_HOOK(execvp, (const char *file, char *const argv[]), file, 1, environ, (fil
 EXEC_HOOK(execvpe, (const char *file, char *const argv[], char *const envp[]), file, 1, envp,
 	  (file, argv, envp))
 
+/* glibc's execl, execle and execlp build their argument vector and call
+ * execve or execvpe inside libc, past the hooks above: these build it here
+ * and go through those hooks (on the stack: an exec's arguments are few). */
+#define VA_ARGV(arg, argv, ap)                                        \
+	size_t n_ = 1;                                                \
+	va_start(ap, arg);                                            \
+	for (const char *a_ = arg; a_; a_ = va_arg(ap, const char *)) \
+		n_++;                                                 \
+	va_end(ap);                                                   \
+	char *argv[n_];                                               \
+	va_start(ap, arg);                                            \
+	argv[0] = (char *)arg;                                        \
+	for (size_t i_ = 1; i_ < n_; i_++)                            \
+	argv[i_] = va_arg(ap, char *)
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	VA_ARGV(arg, argv, ap);
+	va_end(ap);
+	return execv(path, argv);
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	VA_ARGV(arg, argv, ap);
+	va_end(ap);
+	return execvp(file, argv);
+}
+
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	VA_ARGV(arg, argv, ap);
+	char *const *envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return execve(path, argv, envp);
+}
+
+/* /proc/self/fd/FD, then "/" and REST when REST is not empty, into OUT. */
+static void fd_path(char *out, size_t len, int fd, const char *rest)
+{
+	static const char pre[] = "/proc/self/fd/";
+	char digits[12];
+	int k = 0;
+	for (unsigned v = fd < 0 ? 0 : (unsigned)fd; k == 0 || v; v /= 10)
+		digits[k++] = (char)('0' + v % 10);
+	size_t o = sizeof pre - 1, n = rest ? strlen(rest) : 0;
+	memcpy(out, pre, o);
+	while (k)
+		out[o++] = digits[--k];
+	if (n && o + 1 + n < len) {
+		out[o++] = '/';
+		memcpy(out + o, rest, n);
+		o += n;
+	}
+	out[o] = 0;
+}
+
+/* fexecve executes what a descriptor holds: /proc/self/fd/FD names it. */
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	static int (*real)(int, char *const[], char *const[]);
+	if (!real)
+		real = (int (*)(int, char *const[], char *const[]))dlsym(RTLD_NEXT, "fexecve");
+	char path[32];
+	fd_path(path, sizeof path, fd, NULL);
+	exec_note(path, 0, envp);
+	int r = real(fd, argv, envp);
+	exec_failed(path);
+	return r;
+}
+
+/* execveat (glibc 2.34): PATH relative to directory DIRFD, or DIRFD itself. */
+EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+	static int (*real)(int, const char *, char *const[], char *const[], int);
+	if (!real)
+		real = (int (*)(int, const char *, char *const[], char *const[],
+				int))dlsym(RTLD_NEXT, "execveat");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	char where[4096];
+	const char *file = path;
+	if (path[0] != '/' && dirfd != AT_FDCWD) {
+		fd_path(where, sizeof where, dirfd, (flags & AT_EMPTY_PATH) ? NULL : path);
+		file = where;
+	}
+	exec_note(file, 0, envp);
+	int r = real(dirfd, path, argv, envp, flags);
+	exec_failed(file);
+	return r;
+}
+
+/* posix_spawn runs the program in a child: this image goes on, but a
+ * program that spawns and is then killed (SIGKILL, which nothing catches)
+ * would lose what is buffered: standalone, it is written out first. */
+static void spawn_flush(void)
+{
+	if (!initialized || mt_cfg.connect || mt_channel_pid() != (uint32_t)getpid())
+		return;
+	int busy = t_busy;
+	t_busy = 1;
+	if (!mt_channel_held_here())
+		mt_tbuf_sync(1);
+	t_busy = busy;
+	mt_channel_flush();
+}
+
+#define SPAWN_HOOK(name)                                                                           \
+	EXPORT int name(pid_t *pid, const char *file, const posix_spawn_file_actions_t *acts,      \
+			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])     \
+	{                                                                                          \
+		static int (*real)(pid_t *, const char *, const posix_spawn_file_actions_t *,      \
+				   const posix_spawnattr_t *, char *const[], char *const[]);       \
+		if (!real)                                                                         \
+			real = (int (*)(pid_t *, const char *, const posix_spawn_file_actions_t *, \
+					const posix_spawnattr_t *, char *const[],                  \
+					char *const[]))dlsym(RTLD_NEXT, #name);                    \
+		spawn_flush();                                                                     \
+		return real(pid, file, acts, attr, argv, envp);                                    \
+	}
+SPAWN_HOOK(posix_spawn)
+SPAWN_HOOK(posix_spawnp)
+
 /* A program may mark moments of its run ("request 1 done"); reports list
  * them with their times.  Declare it weak to run with and without the shim:
  *   extern void memtrace_marker(const char *) __attribute__((weak));
@@ -872,7 +1014,58 @@ EXPORT void memtrace_marker(const char *text)
 		flush_held();
 }
 
+/* ---- for tune.c: calls that tune the allocator ------------------------
+ *
+ * mallopt and malloc_trim are rare: their record goes out under the lock,
+ * after the events the threads buffered before it, as a marker does. */
+static void record_tune(uint32_t call, int64_t param, int64_t value, int64_t result,
+			const uint64_t *pcs, int depth)
+{
+	struct mt_mallopt m = {
+		.tid = tid(), .call = call, .param = param, .value = value, .result = result
+	};
+	uint64_t stamp = mt_stamp();
+	mt_channel_lock();
+	mt_tbuf_sync_locked(stamp, 0);
+	uint8_t *w = mt_channel_reserve(MT_REC_MAX_MALLOPT);
+	if (w)
+		mt_channel_commit(
+			mt_enc_mallopt(w, mt_stamp_ns_exact(stamp), &m, pcs, (unsigned)depth));
+	mt_channel_unlock();
+}
+
+__attribute__((noinline)) void mt_ext_tune(uint32_t call, int64_t param, int64_t value,
+					   int64_t result)
+{
+	/* (not one a signal handler makes inside the shim; it may start it) */
+	if (t_busy || mt_channel_held_here() || !wanted() || !initialized)
+		return;
+	uint64_t pcs[MT_MAX_FRAMES];
+	t_busy = 1;
+	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1); /* from the hook's caller */
+	record_tune(call, param, value, result, pcs, depth);
+	leave();
+}
+
 /* ---- start-up, fork, signals ----------------------------------------- */
+
+/* fatal.c's handler, before signal SIG kills the process (standalone):
+ * what is buffered goes to the file, after an EXIT record that says of
+ * which signal the process died (the recorder writes it otherwise). */
+static void fatal_flush(int sig)
+{
+	if (!initialized || mt_channel_pid() != (uint32_t)getpid() || mt_channel_held_here())
+		return;
+	if (!t_busy)
+		flush_held();
+	mt_tbuf_sync(1);
+	mt_channel_lock();
+	uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
+	if (w)
+		mt_channel_commit(mt_enc_exit(w, mt_now(), -(int64_t)sig));
+	mt_channel_unlock();
+	mt_channel_flush();
+}
 
 /* Which allocator the hooks forward to (next.c), after the PROCESS record. */
 static void write_heap_record(void)
@@ -966,7 +1159,7 @@ static void after_fork_child(void)
 		mt_stacktab_reset();
 		mt_modules_forget();
 		write_process_record();
-		mt_modules_emit_new();
+		mt_modules_emit_new(NULL);
 		mt_enabled = 1;
 	}
 }
@@ -1077,7 +1270,7 @@ static void start_shim(void)
 		return;
 	}
 	write_process_record();
-	mt_modules_emit_new();
+	mt_modules_emit_new(NULL);
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	struct sigaction sa = { .sa_handler = on_toggle, .sa_flags = SA_RESTART };
 	if (mt_cfg.sigusr1)
@@ -1085,6 +1278,8 @@ static void start_shim(void)
 	if (mt_cfg.sigusr2)
 		sigaction(SIGUSR2, &sa, NULL);
 	initialized = 1;
+	if (!mt_cfg.connect)
+		mt_fatal_install(fatal_flush);
 	mt_enabled = !mt_cfg.disabled_by_default;
 	__atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
 	unsigned long missed = __atomic_exchange_n(&unrecorded_at_start, 0, __ATOMIC_RELAXED);

@@ -8,8 +8,9 @@
  *
  * The sections below are in call order: a file calls only the files whose
  * sections come before its own, so calls run one way, from extapi.c (the
- * allocators' own APIs: jemalloc's mallocx, mi_malloc, tc_malloc...), which
- * calls preload.c's mt_ext_* (the last section), and preload.c (the hooks
+ * allocators' own APIs: jemalloc's mallocx, mi_malloc, tc_malloc...) and
+ * tune.c (mallopt, malloc_trim), which call preload.c's mt_ext_* (the last
+ * section), and preload.c (the hooks
  * and start-up, which calls all the others) down to next.c, arena.c,
  * state.c, self.c and config.c, which call no other file of the shim.
  * tbuf.c (the per-thread buffers) calls channel.c, stacktab.c and stamp.c;
@@ -304,9 +305,18 @@ MT_HIDDEN int mt_is_waiting_wrapper(void); /* timeout, time...: the child is the
 MT_HIDDEN void mt_exec_note(const char *file, int search, char *const envp[], int main_role);
 MT_HIDDEN void mt_exec_failed(const char *file); /* the exec returned */
 
+/* fatal.c: standalone, the signals whose default action ends the process
+ * (SIGSEGV, SIGABRT, SIGTERM...) and that the program leaves at the
+ * default are handled: FLUSH(SIG) runs, then the process dies of the
+ * signal as it would have.  Also interposes sigaction and signal, so
+ * that the program sees and sets its own dispositions. */
+MT_HIDDEN void mt_fatal_install(void (*flush)(int sig));
+
 /* modules.c: the loaded objects, emitted as MODULE records. */
-MT_HIDDEN void mt_modules_emit_new(void); /* takes the channel lock itself */
-MT_HIDDEN void mt_modules_forget(void);	  /* after fork: re-emit everything */
+/* Takes the channel lock itself; runs ON_REPLACED (NULL: nothing) with it
+ * held, after the records, when an object is where another one was. */
+MT_HIDDEN void mt_modules_emit_new(void (*on_replaced)(void));
+MT_HIDDEN void mt_modules_forget(void); /* after fork: re-emit everything */
 /* With MEMTRACE_WRITE_BINARIES_TO_OUTPUT: every module emitted since the
  * process started (or forked), path and build-id, for FN. */
 MT_HIDDEN void mt_modules_each(void (*fn)(const char *path, size_t plen, const uint8_t *id,
@@ -430,5 +440,8 @@ MT_HIDDEN void mt_ext_free(void *p);
  * A NULL result with N > 0 is a failure; with N == 0 the block is freed. */
 typedef void *(*mt_resize_fn)(void *old, size_t n, void *ctx);
 MT_HIDDEN void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call, void *ctx);
+/* For tune.c: records a call that tuned the allocator (enum mt_tune), made
+ * by the hook that calls this, with its caller's stack. */
+MT_HIDDEN void mt_ext_tune(uint32_t call, int64_t param, int64_t value, int64_t result);
 
 #endif

@@ -216,6 +216,12 @@ struct modtab {
 
 static struct modtab *g_mods;
 static struct modtab *g_retired;
+/* A retired table that no reader can hold, kept for the next build: the
+ * tables take turns instead of being mapped anew, so that the shim maps
+ * nothing while a program loads and unloads libraries, and the loader
+ * places them where it would without the shim (a library loaded after a
+ * dlclose lands where the closed one was). */
+static struct modtab *g_spare;
 static int g_mods_stale;
 static int g_pub_lock;
 static unsigned g_readers;
@@ -263,11 +269,20 @@ static struct modtab *modtab_build(void)
 	for (int tries = 0; tries < 8; tries++, cap *= 4) {
 		size_t sz = (sizeof(struct modtab) + cap * sizeof(struct mod) + PAGE - 1) &
 			    ~(PAGE - 1);
-		void *mem =
-			mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (mem == MAP_FAILED)
-			return NULL;
+		void *mem = __atomic_exchange_n(&g_spare, NULL, __ATOMIC_ACQUIRE);
+		if (mem && ((struct modtab *)mem)->mapsize >= sz) {
+			sz = ((struct modtab *)mem)->mapsize;
+			cap = (sz - sizeof(struct modtab)) / sizeof(struct mod);
+		} else {
+			if (mem)
+				munmap(mem, ((struct modtab *)mem)->mapsize);
+			mem = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				   -1, 0);
+			if (mem == MAP_FAILED)
+				return NULL;
+		}
 		struct modtab *t = mem;
+		memset(t, 0, sizeof *t);
 		t->mapsize = sz;
 		struct build_ctx b = { .t = t, .cap = cap };
 		dl_iterate_phdr(phdr_cb, &b);
@@ -347,9 +362,11 @@ static void modtab_refresh(void)
      * now, none can hold a retired table. */
 	if (__atomic_load_n(&g_readers, __ATOMIC_SEQ_CST) == 0) {
 		while (g_retired) {
-			struct modtab *r = g_retired;
+			struct modtab *r = g_retired, *none = NULL;
 			g_retired = r->retired_next;
-			munmap(r, r->mapsize);
+			if (!__atomic_compare_exchange_n(&g_spare, &none, r, 0, __ATOMIC_RELEASE,
+							 __ATOMIC_RELAXED))
+				munmap(r, r->mapsize);
 		}
 	}
 	__atomic_store_n(&g_pub_lock, 0, __ATOMIC_RELEASE);

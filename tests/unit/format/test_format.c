@@ -50,6 +50,10 @@ static size_t encode_all(void)
 	p = mt_enc_heap(p, "jemalloc", 8, "/usr/lib/libjemalloc.so.2", 25);
 	p = mt_enc_alloc(&e, p, MT_FN_MALLOCX, 5000000800ull, 0x6000, 77, 7);
 	p = mt_enc_realloc(&e, p, MT_FN_XALLOCX, 5000000900ull, 0x6000, 0x6000, 33, 7);
+	struct mt_mallopt mo = {.tid = 44, .call = MT_TUNE_MALLOPT, .param = -3, .value = 1 << 20, .result = 1};
+	p = mt_enc_mallopt(p, 5000001000ull, &mo, pcs, 3);
+	mo = (struct mt_mallopt){.tid = 42, .call = MT_TUNE_MALLOC_TRIM, .param = 0, .value = 4096, .result = 0};
+	p = mt_enc_mallopt(p, 5000001100ull, &mo, pcs, 0);
 	p = mt_enc_exit(p, 6000000000ull, -9);
 	return (size_t)(p - buf);
 }
@@ -92,6 +96,21 @@ static void test_codec(void)
 	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_REALLOC && ev.fn == MT_FN_XALLOCX &&
 	      ev.old_ptr == 0x6000 && ev.ptr == 0x6000 && ev.size == 33);
 	CHECK(!strcmp(mt_fn_names[ev.fn], "xallocx") && MT_FN_COUNT <= 16);
+	/* a mallopt call carries its thread and stack itself, and the thread
+	 * state of the records around it stays */
+	const uint8_t *at = d.p;
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_EXT && ev.ext == MT_EXT_MALLOPT);
+	CHECK(ev.ts == 5000001000ull && ev.tid == 44 && ev.tune.tid == 44 && ev.tune.call == MT_TUNE_MALLOPT);
+	CHECK(ev.tune.param == -3 && ev.tune.value == 1 << 20 && ev.tune.result == 1 && ev.nframes == 3);
+	CHECK(ev.frames[0] == 0x401136 && ev.frames[1] == 0x7f0000001000 && ev.frames[2] == 0x401000);
+	/* re-encoded as it was (the recorder's compaction passes it through) */
+	static uint8_t again[MT_REC_MAX_MALLOPT];
+	struct mt_enc e2 = {0};
+	size_t n1 = (size_t)(d.p - at), n2 = (size_t)(mt_enc_passthrough(&e2, again, &ev) - again);
+	CHECK(n1 == n2 && !memcmp(at, again, n1));
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_EXT && ev.ext == MT_EXT_MALLOPT);
+	CHECK(ev.tune.call == MT_TUNE_MALLOC_TRIM && ev.tune.value == 4096 && ev.tune.result == 0 &&
+	      ev.nframes == 0 && ev.tid == 42);
 	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_EXIT && ev.status == -9 && ev.ts == 6000000000ull);
 	CHECK(mt_dec_next(&d, &ev) == 0);
 
