@@ -141,6 +141,12 @@ struct mt_recording {
  * empty, foreign, unsupported version, no readable data at all). */
 int mt_recording_load(struct mt_recording *rec, const char *path, char *err, size_t errlen);
 void mt_recording_free(struct mt_recording *rec);
+/* After a load, for a reader that wants its figures and sites alone
+ * (report): frees what only the events needed (the live blocks, the
+ * tables that find stacks and sites) and gives the freed memory back to
+ * the system.  After it, mt_col_is_live sees no block and
+ * mt_process_site must not be called. */
+void mt_recording_shed(struct mt_recording *rec);
 /* The same, with every allocation event shown to HOOK first. */
 int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 			     const struct mt_load_hook *hook, char *err, size_t errlen);
