@@ -717,6 +717,9 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 						shown = 1;
 					}
 				}
+				if (t_budget && t_budget->progress)
+					__atomic_store_n(t_budget->progress, b->ts,
+							 __ATOMIC_RELAXED);
 				data = (const uint8_t *)(uintptr_t)b->ptr;
 				len = b->size;
 				if ((uint32_t)b->stack == MT_STREAM_OBJECTS) {

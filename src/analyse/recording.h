@@ -163,6 +163,9 @@ struct mt_budget {
 	uint64_t max_bytes;		      /* the tables of the loads; 0: no cap */
 	uint64_t spent;			      /* the tables of the loads done so far, counted whole
 			 * even when freed since: a bound, not a measure */
+	/* where the load under way is: the bytes of its file read so far,
+	 * stored for another thread to show (NULL: not told) */
+	uint64_t *progress;
 	/* set by the load that stopped: */
 	enum { MT_BUDGET_OK, MT_BUDGET_CANCELLED, MT_BUDGET_TIME, MT_BUDGET_MEMORY } exceeded;
 };
