@@ -41,7 +41,9 @@ static void list_file(FILE *f, size_t id, struct srv_file *file, const struct sr
 	unsigned gen;
 	double progress;
 	enum srv_file_state state = srv_file_status(file, &gen, &progress);
-	int held = state == SRV_LOADING ? 1 : srv_file_acquire(file, &st->stopping, st->timeout_s);
+	/* (a new reading of a grown file waits for the requests holding the
+	 * old one: the list does not wait long for them, it says loading) */
+	int held = state == SRV_LOADING ? 1 : srv_file_acquire(file, &st->stopping, 1);
 	if (held > 0) {
 		list_loading(f, id, file);
 		return;
