@@ -20,6 +20,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -525,7 +526,17 @@ static int serve(const struct listen_at *at, const struct file_list *fl)
 		goto done;
 	}
 	struct loader ld = { .st = &st };
-	if (pthread_create(&ld.thread, NULL, loader_run, &ld) != 0) {
+	/* the stop signals go to the main thread alone (srv_run waits for
+	 * them there): the loader is made with them blocked */
+	sigset_t stop, old;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	int made = pthread_create(&ld.thread, NULL, loader_run, &ld);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (made != 0) {
 		close(fd);
 		mt_error("cannot start a thread to load the recordings");
 		goto done;
