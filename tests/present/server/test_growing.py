@@ -11,6 +11,9 @@ writing it.  Phase one must show in the server while the program waits
 (the file is not finished: /list says it is growing), and the whole run
 once it ends: the figures of phase one exactly, then the final ones, equal
 to `memtrace report --json` of the finished file, under a higher generation.
+The page of the recording, open in Chromium (tests/present/browser/growing.js)
+while the program waits, shows phase one and then draws the whole run again
+on its own.
 """
 
 import json
@@ -19,6 +22,7 @@ import subprocess
 import sys
 import time
 
+import exportlib
 import gtlib
 import serverlib
 
@@ -88,8 +92,16 @@ first_gen = entry.get('generation', 0)
 t.check(first_gen >= 1, f'/list: a generation ({entry})')
 t.eq(recorder.poll(), None, 'the program was still running (waiting) then')
 
-# ---- phase two and the end ----
-open(go, 'w').close()
+# ---- phase two and the end: the page of the recording, open in Chromium,
+# creates the go file and must draw the grown recording on its own ----
+facts = exportlib.browser(t, 'growing.js', f'http://127.0.0.1:{port}', go,
+                          t.path('gui-growing.png'))
+if facts is None:
+    open(go, 'w').close()  # (the failure is said: the rest goes on)
+else:
+    t.eq(facts.get('state'), 'ready', 'the page: drawn')
+    t.eq(facts.get('first'), 100, 'the page: phase one\'s 100 allocations')
+    t.eq(facts.get('last'), 400, 'the page: drawn again with the 400 of the whole run, on its own')
 try:
     _, err = recorder.communicate(timeout=60)
     t.eq(recorder.returncode, 0, f'memtrace record: exit status ({err.strip()[-300:]!r})')
