@@ -270,7 +270,15 @@ struct loader {
 	struct srv_state *st;
 	pthread_t thread;
 	volatile int stop; /* the server ends (or did not start) */
+	uint64_t *next;	   /* per file: no new reading before (mt_now_ns) */
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 /* The file's size and modification time now: 0, or -1 when it is gone. */
 static int file_stamp(const char *path, uint64_t *size, int64_t *mtime)
@@ -305,7 +313,11 @@ static void load_into(struct loader *ld, size_t id, int first)
 	struct srv_file fresh = { .path = f->path };
 	struct mt_budget b = { .cancel = &mt_stop, .cancel2 = &ld->stop, .progress = &f->progress };
 	mt_budget_set(&b);
+	uint64_t t0 = now_ns();
 	int rc = load_file(&fresh, id, f->path, first);
+	/* a file that keeps growing is read again no sooner than its reading
+	 * took once more: reading it again takes half of a core at most */
+	ld->next[id] = now_ns() + (now_ns() - t0);
 	mt_budget_set(NULL);
 	if (rc < 0) {
 		srv_file_fail(f, fresh.error);
@@ -334,7 +346,7 @@ static void *loader_run(void *arg)
 			struct srv_file *f = &st->files[i];
 			uint64_t size;
 			int64_t mtime;
-			if (file_stamp(f->path, &size, &mtime) == 0 &&
+			if (now_ns() >= ld->next[i] && file_stamp(f->path, &size, &mtime) == 0 &&
 			    (size != f->seen_size || mtime != f->seen_mtime))
 				load_into(ld, i, 0);
 		}
@@ -525,7 +537,7 @@ static int serve(const struct listen_at *at, const struct file_list *fl)
 			 fl->n > 1 ? " (and the others neither)" : "");
 		goto done;
 	}
-	struct loader ld = { .st = &st };
+	struct loader ld = { .st = &st, .next = xcalloc(st.nfiles, sizeof *ld.next) };
 	/* the stop signals go to the main thread alone (srv_run waits for
 	 * them there): the loader is made with them blocked */
 	sigset_t stop, old;
@@ -539,12 +551,14 @@ static int serve(const struct listen_at *at, const struct file_list *fl)
 	if (made != 0) {
 		close(fd);
 		mt_error("cannot start a thread to load the recordings");
+		free(ld.next);
 		goto done;
 	}
 	status = srv_run(&st, fd, family) == 0 ? MT_EXIT_OK : MT_EXIT_RUNTIME;
 	/* a stop signal ends a load at its next chunk */
 	ld.stop = 1;
 	pthread_join(ld.thread, NULL);
+	free(ld.next);
 done:
 	free_files(&st);
 	sem_destroy(&st.slots);
