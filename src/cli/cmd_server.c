@@ -270,7 +270,7 @@ struct loader {
 	struct srv_state *st;
 	pthread_t thread;
 	volatile int stop; /* the server ends (or did not start) */
-	uint64_t *next;	   /* per file: no new reading before (mt_now_ns) */
+	uint64_t *next;	   /* per file: no new reading before this (now_ns) */
 };
 
 static uint64_t now_ns(void)
