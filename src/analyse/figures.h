@@ -120,6 +120,11 @@ void mt_col_true_peak(struct mt_collector *c, uint64_t ts, uint64_t bytes, uint6
 /* Settles per-site peaks and the leak figures; no events after this. */
 void mt_col_finish(struct mt_collector *c);
 
+/* After finish, for a reader that wants the figures alone (report): frees
+ * the blocks (mt_col_is_live and mt_col_each_live then see none) and the
+ * room grown for sites that did not come. */
+void mt_col_shed(struct mt_collector *c);
+
 /* After finish: the leaked blocks IS_HELD picks are the runtime's (held
  * by the C or C++ runtime until exit): counted as held, not as leaked. */
 void mt_col_runtime_held(struct mt_collector *c, int (*is_held)(void *ctx, const struct mt_live *b),

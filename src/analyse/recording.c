@@ -12,6 +12,9 @@
 #include "base/util.h"
 
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +104,12 @@ static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned
 	mt_col_reserve_site(&p->col, s);
 	size_t old_cap = p->site_cap;
 	if (s >= p->site_cap) {
-		mt_grow(&p->site_off, &p->site_cap, s, sizeof *p->site_off);
+		/* by an eighth, as the sites' figures (doubling left 1 MB of
+		 * these unused at 65,536 sites) */
+		size_t n = p->site_cap < 16 ? 16 : p->site_cap + p->site_cap / 8;
+		p->site_off = xrealloc(p->site_off, n * sizeof *p->site_off);
+		memset(p->site_off + old_cap, 0, (n - old_cap) * sizeof *p->site_off);
+		p->site_cap = n;
 		/* site_len and site_object grow with site_off */
 		p->site_len = xrealloc(p->site_len, p->site_cap * sizeof *p->site_len);
 		p->site_object = xrealloc(p->site_object, p->site_cap * sizeof *p->site_object);
@@ -109,8 +117,8 @@ static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned
 		       (p->site_cap - old_cap) * sizeof *p->site_object);
 	}
 	if (p->nframes + n >= p->frames_cap) {
-		/* by a quarter, as the sites' figures (figures.c) */
-		size_t c = p->frames_cap < 1024 ? 1024 : p->frames_cap + p->frames_cap / 4;
+		/* by an eighth, as the sites' figures (figures.c) */
+		size_t c = p->frames_cap < 1024 ? 1024 : p->frames_cap + p->frames_cap / 8;
 		if (c < p->nframes + n)
 			c = p->nframes + n;
 		p->frames = xrealloc(p->frames, c * sizeof *p->frames);
@@ -798,6 +806,9 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 						shown = 1;
 					}
 				}
+				if (t_budget && t_budget->progress)
+					__atomic_store_n(t_budget->progress, b->ts,
+							 __ATOMIC_RELAXED);
 				data = (const uint8_t *)(uintptr_t)b->ptr;
 				len = b->size;
 				if ((uint32_t)b->stack == MT_STREAM_OBJECTS) {
@@ -872,6 +883,30 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 		return -1;
 	}
 	return 0;
+}
+
+void mt_recording_shed(struct mt_recording *rec)
+{
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		struct mt_process *p = rec->procs[i];
+		mt_col_shed(&p->col);
+		free(p->ids);
+		free(p->id_dense);
+		free(p->by_content);
+		p->ids = NULL;
+		p->id_dense = NULL;
+		p->by_content = NULL;
+		p->ids_mask = p->ids_used = p->id_dense_len = p->content_mask = 0;
+		if (p->nframes && p->nframes < p->frames_cap) {
+			p->frames = xrealloc(p->frames, p->nframes * sizeof *p->frames);
+			p->frames_cap = p->nframes;
+		}
+	}
+#ifdef __GLIBC__
+	/* Freed pages amid the heap (the chunks the load read, the blocks)
+	 * count in the resident set until given back. */
+	malloc_trim(0);
+#endif
 }
 
 void mt_recording_free(struct mt_recording *rec)

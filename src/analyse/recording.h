@@ -166,6 +166,12 @@ struct mt_recording {
  * empty, foreign, unsupported version, no readable data at all). */
 int mt_recording_load(struct mt_recording *rec, const char *path, char *err, size_t errlen);
 void mt_recording_free(struct mt_recording *rec);
+/* After a load, for a reader that wants its figures and sites alone
+ * (report): frees what only the events needed (the live blocks, the
+ * tables that find stacks and sites) and gives the freed memory back to
+ * the system.  After it, mt_col_is_live sees no block and
+ * mt_process_site must not be called. */
+void mt_recording_shed(struct mt_recording *rec);
 /* The same, with every allocation event shown to HOOK first. */
 int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 			     const struct mt_load_hook *hook, char *err, size_t errlen);
@@ -182,6 +188,9 @@ struct mt_budget {
 	uint64_t max_bytes;		      /* the tables of the loads; 0: no cap */
 	uint64_t spent;			      /* the tables of the loads done so far, counted whole
 			 * even when freed since: a bound, not a measure */
+	/* where the load under way is: the bytes of its file read so far,
+	 * stored for another thread to show (NULL: not told) */
+	uint64_t *progress;
 	/* set by the load that stopped: */
 	enum { MT_BUDGET_OK, MT_BUDGET_CANCELLED, MT_BUDGET_TIME, MT_BUDGET_MEMORY } exceeded;
 };

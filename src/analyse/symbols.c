@@ -382,6 +382,46 @@ static int open_regular(const char *path, char *why, size_t whylen)
 
 /* libdwfl's search for separate debug files, after the one embedded in
  * the recording.  The module's userdata is its struct module. */
+/* Whether a debuginfod server is configured (libdebuginfod asks none
+ * without DEBUGINFOD_URLS). */
+static bool debuginfod_asked(void)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	return urls && *urls;
+}
+
+/* Whether a debug file may be found by name for FILE_NAME, where libdwfl's
+ * default path looks: next to it, in .debug/ beside it and under
+ * /usr/lib/debug, as its .gnu_debuglink says (DEBUGLINK) or as its file
+ * name plus ".debug".  Only a yes needs the full search. */
+static bool local_candidate(const char *file_name, const char *debuglink)
+{
+	if (!file_name || file_name[0] != '/')
+		return true; /* (no place to look from: let libdwfl decide) */
+	const char *slash = strrchr(file_name, '/');
+	int dirlen = (int)(slash - file_name);
+	char own[PATH_MAX];
+	snprintf(own, sizeof own, "%s.debug", slash + 1);
+	const char *names[2] = { debuglink, own };
+	static const char *const fmts[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
+	for (int n = 0; n < 2; n++) {
+		if (!names[n] || !*names[n])
+			continue;
+		if (names[n][0] == '/') {
+			if (access(names[n], F_OK) == 0)
+				return true;
+			continue;
+		}
+		for (size_t f = 0; f < sizeof fmts / sizeof *fmts; f++) {
+			char path[PATH_MAX];
+			snprintf(path, sizeof path, fmts[f], dirlen, file_name, names[n]);
+			if (access(path, F_OK) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
@@ -392,6 +432,15 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 					 m->path);
 		if (fd >= 0)
 			return fd;
+	}
+	if (!debuginfod_asked() && !local_candidate(file_name, debuglink_file)) {
+		/* What the standard search would find: by build-id, and no
+		 * file by name; its last resort, a debuginfod client, has no
+		 * server to ask, and loading it (libcurl and the TLS, LDAP
+		 * and Kerberos libraries behind it) costs 5 MB of memory. */
+		return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
+						    debuglink_file, debuglink_crc,
+						    debuginfo_file_name);
 	}
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
 					    debuglink_crc, debuginfo_file_name);

@@ -128,6 +128,11 @@ int cmd_report(int argc, char **argv)
 		}
 		o.histo = histo;
 	}
+	/* the report needs the figures and the sites, not the blocks: their
+	 * memory is better given back before symbols are loaded */
+	mt_recording_shed(&sel.all);
+	if (sel.filtered)
+		mt_recording_shed(&sel.matched);
 	int found = o.pid < 0;
 	for (size_t i = 0; i < rec->nprocs; i++)
 		found |= rec->procs[i]->pid == (uint32_t)o.pid;

@@ -253,6 +253,8 @@ void srv_api_set_reply(struct req *x, struct srv_reply *r)
 void srv_api_free(struct req *x)
 {
 	if (x) {
+		if (x->held)
+			srv_file_release(x->file);
 		mt_filter_free(&x->filt);
 		free(x->sql);
 		free(x);
@@ -283,10 +285,18 @@ static struct req *api_data(struct srv_state *st, char *const *seg, int nseg,
 			  st->nfiles - 1);
 		goto fail;
 	}
-	if (x->file->error) {
+	/* a file still loading: the answer waits for it (the GUI shows how
+	 * far it got from /list meanwhile) */
+	int held = srv_file_acquire(x->file, &st->stopping, st->timeout_s);
+	if (held < 0) {
 		srv_error(r, 404, "recording %zu did not load: %s", x->id, x->file->error);
 		goto fail;
 	}
+	if (held > 0) {
+		srv_error(r, 503, "recording %zu is still loading", x->id);
+		goto fail;
+	}
+	x->held = 1;
 	/* bytehound's mmaps: memtrace does not record them */
 	if (nseg == 3 && !strcmp(seg[2], "mmaps")) {
 		srv_error(r, 404, "recording %zu holds no %s calls: memtrace does not record them",

@@ -35,6 +35,7 @@ struct endpoint {
 struct req {
 	struct srv_state *st;
 	struct srv_file *file;
+	int held; /* the file is held (srv_file_acquire) */
 	size_t id;
 	struct srv_reply *r;
 	const struct endpoint *ep;

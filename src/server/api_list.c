@@ -24,12 +24,34 @@ static void process_identity(FILE *f, const struct mt_process *p, int first, con
 	api_json_start_time(f, p);
 }
 
-static void list_file(FILE *f, size_t id, const struct srv_file *file)
+/* A file whose first load is under way: how far it got. */
+static void list_loading(FILE *f, size_t id, struct srv_file *file)
 {
-	if (file->error) {
+	unsigned gen;
+	double progress;
+	srv_file_status(file, &gen, &progress);
+	fprintf(f, "  {\"id\": %zu, \"file\": ", id);
+	mt_json_str(f, file->path);
+	fprintf(f, ", \"state\": \"loading\", \"progress\": %.3f, \"generation\": %u}", progress,
+		gen);
+}
+
+static void list_file(FILE *f, size_t id, struct srv_file *file, const struct srv_state *st)
+{
+	unsigned gen;
+	double progress;
+	enum srv_file_state state = srv_file_status(file, &gen, &progress);
+	/* (a new reading of a grown file waits for the requests holding the
+	 * old one: the list does not wait long for them, it says loading) */
+	int held = state == SRV_LOADING ? 1 : srv_file_acquire(file, &st->stopping, 1);
+	if (held > 0) {
+		list_loading(f, id, file);
+		return;
+	}
+	if (held < 0) {
 		fprintf(f, "  {\"id\": %zu, \"file\": ", id);
 		mt_json_str(f, file->path);
-		fputs(", \"error\": ", f);
+		fputs(", \"state\": \"failed\", \"error\": ", f);
 		mt_json_str(f, file->error);
 		fputs("}", f);
 		return;
@@ -40,6 +62,9 @@ static void list_file(FILE *f, size_t id, const struct srv_file *file)
 		 end = 0;
 	uint32_t depth = 0;
 	int sites = 0;
+	/* still being written, as far as one can tell: a process has not
+	 * ended (no EXIT record yet) or the last chunk is cut */
+	int growing = rec->truncated || !rec->nprocs;
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];
 		const struct mt_totals *t = &p->col.t;
@@ -52,11 +77,16 @@ static void list_file(FILE *f, size_t id, const struct srv_file *file)
 			end = p->end_ts;
 		if (file->procs[i].max_depth > depth)
 			depth = file->procs[i].max_depth;
+		growing |= !p->exited;
 	}
 	fprintf(f, "  {\"id\": %zu, \"file\": ", id);
 	mt_json_str(f, file->path);
-	fprintf(f, ", \"file_size\": %llu, \"truncated\": %s,\n   \"pid\": ",
-		(unsigned long long)rec->file_size, rec->truncated ? "true" : "false");
+	/* (held: no load is swapped in meanwhile) */
+	fprintf(f,
+		", \"state\": \"ready\", \"generation\": %u, \"growing\": %s, \"file_size\": %llu, "
+		"\"truncated\": %s,\n   \"pid\": ",
+		file->generation, growing ? "true" : "false", (unsigned long long)rec->file_size,
+		rec->truncated ? "true" : "false");
 	if (first)
 		fprintf(f, "%u", first->pid);
 	else
@@ -95,6 +125,7 @@ static void list_file(FILE *f, size_t id, const struct srv_file *file)
 			(unsigned long long)t->live_bytes, api_sites_used(p));
 	}
 	fputs("]}", f);
+	srv_file_release(file);
 }
 
 void api_list(struct srv_state *st, const struct srv_query *q, struct srv_reply *r)
@@ -110,7 +141,7 @@ void api_list(struct srv_state *st, const struct srv_query *q, struct srv_reply 
 	}
 	fputs("[\n", f);
 	for (size_t i = 0; i < st->nfiles; i++) {
-		list_file(f, i, &st->files[i]);
+		list_file(f, i, &st->files[i], st);
 		fputs(i + 1 < st->nfiles ? ",\n" : "\n", f);
 	}
 	fputs("]\n", f);

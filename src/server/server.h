@@ -44,13 +44,48 @@ struct srv_proc {
 
 struct mt_qdb;
 
+enum srv_file_state { SRV_LOADING, SRV_READY, SRV_FAILED };
+
+/* A recording given to the server.  It is served from the start: its first
+ * load runs in the command's loader thread while /list shows how far it
+ * got, and requests for it wait for it.  A file that grows (a recording
+ * still being made or gathered) is loaded again, and the new load takes
+ * the place of the old between requests (files.c): sel, procs and qdb are
+ * only read by a request that holds the file (srv_file_acquire). */
 struct srv_file {
 	const char *path;
 	char *error;		 /* it did not load: why (the rest is empty) */
 	struct mt_selection sel; /* unfiltered: sel.all is the whole recording */
 	struct srv_proc *procs;	 /* per process of sel.all, same order */
 	struct mt_qdb *qdb;	 /* its SQL tables, made by the first query (srv_state.qlock) */
+	/* the rest under `lock` (progress: atomic) */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	enum srv_file_state state;
+	uint64_t progress;   /* bytes of the file the load under way has read */
+	uint64_t size;	     /* the file's size when that load began */
+	unsigned generation; /* loads published: 0 until the first is */
+	unsigned readers;    /* requests holding it */
+	int swapping;	     /* a new load waits for them to finish */
+	uint64_t seen_size;  /* size and modification time of the file the */
+	int64_t seen_mtime;  /* published load read (nanoseconds) */
 };
+
+/* files.c: a file's state between its loader and the requests. */
+void srv_file_init(struct srv_file *f, const char *path);
+void srv_file_destroy(struct srv_file *f);
+/* Holds F for a request, waiting at most TIMEOUT_S seconds for its first
+ * load: 0 (then srv_file_release), -1 when it failed to load (F->error
+ * says why), 1 when it is still loading (or the server stops). */
+int srv_file_acquire(struct srv_file *f, const volatile int *stopping, unsigned timeout_s);
+void srv_file_release(struct srv_file *f);
+/* Puts the load in NEW (sel, procs; a NULL qdb) in F's place once no
+ * request holds F; NEW then holds the old one, for the caller to free. */
+void srv_file_publish(struct srv_file *f, struct srv_file *fresh);
+/* The first load failed with ERROR (taken): F is listed with it. */
+void srv_file_fail(struct srv_file *f, char *error);
+/* F's state, generation and load progress (0 to 1) now. */
+enum srv_file_state srv_file_status(struct srv_file *f, unsigned *generation, double *progress);
 
 struct srv_state {
 	struct srv_file *files;

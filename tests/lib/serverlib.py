@@ -3,6 +3,7 @@
 when it ends, even on an exception."""
 
 import atexit
+import json
 import random
 import subprocess
 import sys
@@ -25,6 +26,27 @@ def _stop_servers():
             p.wait()
 
 
+def loading(listing):
+    """Whether a /list answer shows a file still loading."""
+    return any(f.get('state') == 'loading' for f in listing)
+
+
+def wait_loaded(port, timeout=60, headers=None):
+    """Waits until the server on PORT has loaded its files (its /list shows
+    none loading); True, or False after TIMEOUT seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            req = urllib.request.Request(f'http://127.0.0.1:{port}/list', headers=headers or {})
+            with OPENER.open(req, timeout=5) as r:
+                if r.status == 200 and not loading(json.loads(r.read())):
+                    return True
+        except (urllib.error.URLError, ConnectionError, OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    return False
+
+
 def start(t, files, tries=20, opts=()):
     """Starts `memtrace server OPTS` on a random free high port; returns
     (process, port) once /list answers, or (None, None) after a failure."""
@@ -38,8 +60,10 @@ def start(t, files, tries=20, opts=()):
         while time.time() < deadline and p.poll() is None:
             try:
                 with OPENER.open(f'http://127.0.0.1:{port}/list', timeout=5) as r:
-                    if r.status == 200:
+                    # the files load after the server starts: wait for them
+                    if r.status == 200 and not loading(json.loads(r.read())):
                         return p, port
+                    time.sleep(0.05)
             except (urllib.error.URLError, ConnectionError, OSError):
                 time.sleep(0.05)
         if p.poll() is None:

@@ -93,7 +93,12 @@ def start(files, listen='127.0.0.1', extra=(), env=None):
                 c.request('GET', '/static/none')
                 c.getresponse().read()
                 c.close()
-                return p, port, p.stdout.readline()
+                # the files load after the server starts: wait for them
+                line = p.stdout.readline()
+                m = re.search(r'\?token=(\S+)', line)
+                serverlib.wait_loaded(port, timeout=30, headers={
+                    'Authorization': 'Bearer ' + m.group(1)} if m else None)
+                return p, port, line
             except OSError:
                 time.sleep(0.05)
         if p.poll() is None:

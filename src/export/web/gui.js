@@ -61,6 +61,13 @@
 
 	function listRow(f) {
 		var href = '/ui/' + f.id;
+		// a file the server is still loading: how far it got
+		if (f.state === 'loading')
+			return M.el('tr', { class: 'loading' },
+				M.el('td', { class: 'num', text: String(f.id) }),
+				M.el('td', { class: 'fn', text: 'loading ' + Math.floor(100 * (f.progress || 0)) + '%' }),
+				M.el('td', { class: 'where', title: f.file, text: f.file }),
+				M.el('td', { colspan: '5' }));
 		// a file that did not load: its name and why, nothing to open
 		if (f.error)
 			return M.el('tr', { class: 'failed' },
@@ -97,8 +104,14 @@
 				body)));
 	}
 
+	/* While a file loads, the list is asked for again, to show how far it
+	 * got and then the file itself. */
 	function listPage(root) {
-		return fetchJSON('/list').then(function (files) { showList(root, files); }, function (e) {
+		return fetchJSON('/list').then(function (files) {
+			showList(root, files);
+			if (files.some(function (f) { return f.state === 'loading'; }))
+				setTimeout(function () { listPage(root); }, 500);
+		}, function (e) {
 			root.replaceChildren(topbar(), M.el('main', null,
 				M.el('div', { class: 'note', text: 'Cannot load /list: ' + e.message })));
 		});
@@ -192,6 +205,7 @@
 		var url = '/data/' + encodeURIComponent(this.id) + '/report' + (q ? '?' + q : '');
 		this.status.textContent = 'Loading\u2026';
 		this.status.className = 'gui-status';
+		this.waitedOut = false;
 		return fetchJSON(url).then(function (data) {
 			var proc = M.report && M.report.proc && M.report.data.processes.indexOf(M.report.proc);
 			M.report = M.render(self.root, data);
@@ -217,6 +231,8 @@
 			self.status.textContent = q ? 'Filtered.' : '';
 			document.body.setAttribute('data-state', 'ready');
 		}, function (e) {
+			// the load took longer than a request may wait: watch() asks again
+			self.waitedOut = /still loading/.test(e.message);
 			self.status.textContent = e.message + (self.shown !== undefined ?
 				' \u2014 not applied: the page still shows ' +
 				(self.shown ? 'the filter ' + self.shown : 'every allocation') : '');
@@ -224,6 +240,35 @@
 			if (!self.root.querySelector('main'))
 				self.place();
 			document.body.setAttribute('data-state', 'error');
+		});
+	};
+
+	/* While the recording loads, the status says how far it got (its
+	 * report waits for it).  While it is still being written (/list says
+	 * it is growing), a new generation (the server loaded it again) draws
+	 * it again with the same filters.  A finished recording is not asked
+	 * about again. */
+	Recording.prototype.watch = function () {
+		var self = this, again = 0;
+		fetchJSON('/list').then(function (files) {
+			var f = self.id === 'last' ? files[files.length - 1] : files[+self.id];
+			if (f && f.state === 'loading') {
+				self.status.textContent = 'Loading the recording\u2026 ' +
+					Math.floor(100 * (f.progress || 0)) + '%';
+				self.status.className = 'gui-status';
+				again = 500;
+			} else if (f && f.state === 'ready') {
+				if ((self.generation !== undefined && f.generation !== self.generation) ||
+						self.waitedOut)
+					self.apply();
+				self.generation = f.generation;
+				// a recording still being written: looked at again
+				if (f.growing)
+					again = 2000;
+			}
+		}, function () {}).then(function () {
+			if (again)
+				setTimeout(function () { self.watch(); }, again);
 		});
 	};
 
@@ -327,6 +372,7 @@
 		if (m) {
 			M.gui = new Recording(root, decodeURIComponent(m[1]));
 			M.gui.apply();
+			M.gui.watch();
 		} else {
 			listPage(root).then(function () { document.body.setAttribute('data-state', 'ready'); });
 		}

@@ -224,6 +224,24 @@ static void test_window(void)
 	/* and the block maps the same values */
 	CHECK_EQ(sw, sh);
 	CHECK(sw > 0 && mw.map.used > 0);
+	/* shed (what report does before symbolizing): the figures stay, the
+	 * blocks and the unused room go */
+	struct mt_site_stats before[97];
+	struct mt_totals tbefore = w.t;
+	CHECK(w.nsites == 97 && w.sites_cap > w.nsites);
+	memcpy(before, w.sites, sizeof before);
+	CHECK(mt_col_is_live(&w, key(1, 1)) || mt_col_is_live(&w, key(1, 399999)) ||
+	      w.t.live_count > 0);
+	mt_col_shed(&w);
+	CHECK_EQ(w.sites_cap, w.nsites);
+	CHECK(!memcmp(before, w.sites, sizeof before));
+	CHECK(!memcmp(&tbefore, &w.t, sizeof tbefore));
+	CHECK(w.win == NULL && w.live == NULL && w.threads == NULL);
+	for (uint64_t n = 1; n < WN + 5000000; n += n < 400000 ? 1 : 4999)
+		if (mt_col_is_live(&w, key(1, n))) {
+			CHECK_EQ(n, 0);
+			break;
+		}
 	mt_blockmap_destroy(&mw);
 	mt_blockmap_destroy(&mh);
 	mt_blocks_destroy(&bw);

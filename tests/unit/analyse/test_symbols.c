@@ -302,6 +302,19 @@ static void test_cpp(struct mt_symbolizer *s)
 	CHECK_INT(f[0].line, line);
 }
 
+/* Whether a file whose name holds NAME is mapped into this process. */
+static int mapped(const char *name)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	int found = 0;
+	while (f && fgets(line, sizeof line, f))
+		found |= strstr(line, name) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
 static void test_nodebug(struct mt_symbolizer *s, const struct module_info *lib)
 {
 	CHECK_INT(symtest_nodebug_function(1), 4);
@@ -332,6 +345,10 @@ static void test_nodebug(struct mt_symbolizer *s, const struct module_info *lib)
 		CHECK_INT(n, 1);
 		CHECK_STR(f[0].function, names[i][1]);
 	}
+	/* No debug file anywhere and no debuginfod server set: libdwfl's
+	 * debuginfod client (libcurl and what it pulls in, 5 MB resident)
+	 * is not loaded for nothing. */
+	CHECK(!mapped("libdebuginfod"));
 }
 
 static void test_no_module(struct mt_symbolizer *s)
