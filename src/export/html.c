@@ -533,6 +533,8 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 		fputc('}', f);
 	}
 	fputc(']', f);
+	fputs(",\n   \"threads\": ", f);
+	mt_json_threads(f, p);
 	struct frametabs ft = { 0 };
 	sites_json(f, p, tl, &ft);
 	key_free(&ft.files);

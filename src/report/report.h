@@ -63,6 +63,10 @@ void mt_json_lost(FILE *f, const struct mt_process *p);
 /* A site's figures, as keys without braces ("allocations": ... "max_size": N). */
 void mt_json_site_figures(FILE *f, const struct mt_site_stats *s);
 void mt_json_markers(FILE *f, const struct mt_process *p);
+/* Its threads, by tid: [{"tid", "allocations", "allocated_bytes"}] (what
+ * each allocated under the filter; a thread every allocation of which the
+ * filter left out is listed with zeros). */
+void mt_json_threads(FILE *f, const struct mt_process *p);
 /* The process's memory samples summed up (analyse/resident.h), or null. */
 void mt_json_memory(FILE *f, const struct mt_process *p);
 /* FLT's keys as an object of strings ({"from": "200ms", ...}), or null when
