@@ -24,6 +24,8 @@
  *                   (equal buckets from the start),
  *      "sizes", "lifetimes", "never_freed": as `memtrace report --sizes`,
  *      "markers": [{"time_s", "value", "text"}],
+ *      "threads": [{"tid", "allocations", "allocated_bytes"}]: its threads
+ *                 (what each allocated, under the filter),
  *      "site_fields": [...], "sites": [[figures..., stack]]: STACK the
  *                     node of the site's leaf frame in "stacks"
  *                     (from the server, a last field "live_series": the
@@ -97,6 +99,35 @@
 		return M.fmt.basename(p.exe) + ' [' + p.pid + ']';
 	}
 
+	/* "29755 (main) · 3,000 allocations": a thread of process P */
+	function threadName(p, t) {
+		return t.tid + (t.tid === p.pid ? ' (main)' : '') + ' \u00b7 ' + M.fmt.count(t.allocations) +
+			(t.allocations === 1 ? ' allocation' : ' allocations');
+	}
+
+	/* The thread selector of process P (heaptrack's and memray's): every
+	 * view then shows the allocations one thread made.  Where a page can
+	 * filter (the server's GUI sets Memtrace.onThread), a select; THREAD is
+	 * the one its filter shows.  The html report holds every thread's
+	 * allocations summed, so it lists them and says how to make a page of
+	 * one. */
+	function threadControl(p, thread) {
+		var threads = p.threads || [];
+		if (!M.onThread)
+			return threads.length > 1 ? M.el('span', { class: 'thread-list',
+				title: 'One thread\'s page: memtrace export --format html --thread TID (or the server\'s ' +
+					'GUI, which can pick one).\n' + threads.map(function (t) { return threadName(p, t); }).join('\n'),
+				text: threads.length + ' threads' }) : null;
+		var known = threads.some(function (t) { return String(t.tid) === thread; });
+		var sel = M.el('select', { class: 'thread-select', 'aria-label': 'thread' },
+			M.el('option', { value: '', text: 'all ' + threads.length + (threads.length === 1 ? ' thread' : ' threads') }),
+			threads.map(function (t) { return M.el('option', { value: String(t.tid), text: threadName(p, t) }); }),
+			thread && !known ? M.el('option', { value: thread, text: thread + ' (not a thread of this process)' }) : null);
+		sel.value = thread || '';
+		sel.addEventListener('change', function () { M.onThread(sel.value); });
+		return M.el('label', { class: 'thread-label' }, 'Thread ', sel);
+	}
+
 	/* The process a page opens on by default: the recorded command, else
 	 * the first. */
 	function mainProcess(procs) {
@@ -127,11 +158,12 @@
 					return M.el('option', { value: String(i), text: procName(p) });
 				}));
 		}
+		var threadSlot = M.el('span', { class: 'thread-slot' });
 		root.appendChild(M.el('header', { class: 'topbar' },
 			M.el('span', { class: 'brand', text: 'memtrace' }),
 			M.el('span', { class: 'recording', title: data.recording,
 				text: M.fmt.basename(data.recording) }),
-			picker ? M.el('label', { class: 'proc-label' }, 'Process ', picker) : null));
+			picker ? M.el('label', { class: 'proc-label' }, 'Process ', picker) : null, threadSlot));
 		var main = M.el('main');
 		root.appendChild(main);
 		var notes = [];
@@ -179,6 +211,7 @@
 				M.el('div', { class: 'cmd', text: (p.argv || []).join(' ') || p.exe, title: p.exe }),
 				M.el('div', { class: 'meta', text: meta(p) }),
 				M.el('div', { class: 'figures' }, figures(p, data.filtered)));
+			threadSlot.replaceChildren(threadControl(p, data.filter && data.filter.thread) || '');
 			var sites = M.sites(p);
 			r.chart.setProcess(p);
 			if (!data.diff)
