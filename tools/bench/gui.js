@@ -43,10 +43,11 @@ async function timed(page, fn, arg) {
 		out.flame_weight = await timed(page, "Memtrace.report.flame.setWeight('allocations')");
 		out.flame_invert_early = await timed(page, "document.querySelector('.fg-invert').click()");
 		out.flame_invert_back = await timed(page, "document.querySelector('.fg-invert').click()");
-		/* once the page has had a moment (the other tree is made between events) */
+		/* once the page has had a moment */
 		await page.reload();
-		await page.waitForFunction(() => window.Memtrace && Memtrace.report && Memtrace.report.flame.other,
+		await page.waitForFunction(() => window.Memtrace && Memtrace.report && Memtrace.report.flame.root,
 			null, { timeout: 600000 });
+		await page.waitForTimeout(1000);
 		out.flame_invert = await timed(page, "document.querySelector('.fg-invert').click()");
 		out.sort_functions = await timed(page, "document.querySelector('table.functions th[data-key=\"self.allocations\"] button').click()");
 		out.select_function = await timed(page, "document.querySelector('table.functions tbody tr.function').click()");

@@ -31,31 +31,143 @@
 	 * and all zero until a differential graph writes it. */
 	var NOBASE = [0, 0, 0, 0, 0];
 
+	/*
+	 * The call tree of a process's sites is made lazily: a node knows the
+	 * sites that pass through it (their indices, in an Int32Array) and its
+	 * figures, and its children are made the first time something asks for
+	 * them (kidsOf) - the layout asks only for those of the frames wide
+	 * enough to draw.  A recording of 100,000 sites 18 frames deep has
+	 * about 2 million frames; the levels drawn are a few of them, so that
+	 * turning the graph upside down (bottom-up) or zooming costs
+	 * milliseconds instead of building the whole other tree.
+	 */
+	function Tree(sites, invert, diff, forest) {
+		this.sites = sites;
+		this.invert = invert;
+		this.diff = diff;
+		this.W = forest.W;
+		this.B = forest.B;
+		this.forest = forest;
+		var all = new Int32Array(sites.length);
+		for (var i = 0; i < all.length; i++)
+			all[i] = i;
+		this.root = newNode('all', null, 'root', diff);
+		this.root.sites = all;
+		this.root.v = forest.total.slice();
+		if (diff)
+			this.root.b = forest.totalB.slice();
+	}
+
+	/* The figures of SITES in flat arrays, five weights a site (and the
+	 * base's, for a differential graph): read once, shared by both
+	 * orientations. */
+	function Forest(sites, diff) {
+		var fields = M.weights.map(function (w) { return w.field; }), nw = fields.length;
+		this.W = new Float64Array(sites.length * nw);
+		this.B = diff ? new Float64Array(sites.length * nw) : null;
+		this.total = [0, 0, 0, 0, 0];
+		this.totalB = [0, 0, 0, 0, 0];
+		/* frame names as numbers (kidsOf) */
+		this.ids = new Map();
+		this.slot = new Int32Array(1024).fill(-1);
+		for (var i = 0; i < sites.length; i++) {
+			var s = sites[i];
+			for (var k = 0; k < nw; k++) {
+				var v = s[fields[k]] || 0;
+				this.W[i * nw + k] = v;
+				this.total[k] += v;
+				if (diff) {
+					var b = s['base_' + fields[k]] || 0;
+					this.B[i * nw + k] = b;
+					this.totalB[k] += b;
+				}
+			}
+		}
+	}
+
 	function newNode(name, parent, kind, diff) {
 		return {
 			name: name, parent: parent, kind: kind, depth: parent ? parent.depth + 1 : 0,
-			kids: [], byName: null, v: [0, 0, 0, 0, 0], b: diff ? [0, 0, 0, 0, 0] : NOBASE,
-			file: null, lo: 0, hi: 0, several: false, module: null,
+			kids: null, sites: null, v: [0, 0, 0, 0, 0], b: diff ? [0, 0, 0, 0, 0] : NOBASE,
+			file: null, lo: 0, hi: 0, several: false, module: null, located: false,
 		};
 	}
 
-	/* N's child named NAME, or undefined: a scan while it has few, a Map
-	 * once it has many. */
-	function kid(n, name) {
-		if (n.byName)
-			return n.byName.get(name);
-		for (var i = 0; i < n.kids.length; i++)
-			if (n.kids[i].name === name)
-				return n.kids[i];
-		return undefined;
+	function byName(a, b) {
+		return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 	}
 
-	function addKid(n, c) {
-		n.kids.push(c);
-		if (n.byName)
-			n.byName.set(c.name, c);
-		else if (n.kids.length > 16)
-			n.byName = new Map(n.kids.map(function (k) { return [k.name, k]; }));
+	/* The frame of site S at DEPTH of TREE's orientation (depth 0: the
+	 * outermost frame, or with invert the allocating one), or undefined. */
+	function frameAt(tree, s, depth) {
+		var fr = s.frames;
+		if (depth >= fr.length)
+			return undefined;
+		return fr[tree.invert ? depth : fr.length - 1 - depth];
+	}
+
+	/* N's children in TREE, made from its sites the first time: one pass
+	 * groups them by the name of their next frame (siblings sorted by name,
+	 * as flamegraph.pl and the SVG export order them), a second hands each
+	 * child its sites. */
+	function kidsOf(tree, n) {
+		if (n.kids)
+			return n.kids;
+		var S = n.sites, sites = tree.sites, W = tree.W, B = tree.B, d = n.depth;
+		/* a frame's name as a number (kept on the frame, for this forest),
+		 * and the child of each number in a scratch array, emptied after */
+		var forest = tree.forest, ids = forest.ids, slot = forest.slot, kids = [], counts = [], of = new Int32Array(S.length);
+		for (var j = 0; j < S.length; j++) {
+			var si = S[j], f = frameAt(tree, sites[si], d);
+			if (!f) {
+				of[j] = -1;
+				continue;
+			}
+			var id = f._nidOf === forest ? f._nid : -1;
+			if (id < 0) {
+				id = ids.get(f.name);
+				if (id === undefined) {
+					ids.set(f.name, id = ids.size);
+					if (id >= slot.length) {
+						var grown = new Int32Array(slot.length * 2).fill(-1);
+						grown.set(slot);
+						forest.slot = slot = grown;
+					}
+				}
+				f._nidOf = forest;
+				f._nid = id;
+			}
+			var ci = slot[id];
+			if (ci < 0) {
+				ci = slot[id] = kids.length;
+				kids.push(newNode(f.name, n, f.kind, !!B));
+				counts.push(0);
+			}
+			of[j] = ci;
+			counts[ci]++;
+			var v = kids[ci].v, o = si * 5;
+			v[0] += W[o];
+			v[1] += W[o + 1];
+			v[2] += W[o + 2];
+			v[3] += W[o + 3];
+			v[4] += W[o + 4];
+			if (B) {
+				var b = kids[ci].b;
+				for (var k = 0; k < 5; k++)
+					b[k] += B[o + k];
+			}
+		}
+		var fill = kids.map(function (c, i) {
+			c.sites = new Int32Array(counts[i]);
+			slot[ids.get(c.name)] = -1;
+			return 0;
+		});
+		for (var m = 0; m < S.length; m++)
+			if (of[m] >= 0)
+				kids[of[m]].sites[fill[of[m]]++] = S[m];
+		kids.sort(byName);
+		n.kids = kids;
+		return kids;
 	}
 
 	function mergeLocation(n, f) {
@@ -73,61 +185,30 @@
 			n.hi = f.line;
 	}
 
-	/* The call tree of SITES, the root named "all"; with INVERT, from the
-	 * leaf (the allocating function) outwards.  Built a slice of sites at a
-	 * time (run), so that the other orientation can be made between
-	 * events, then finished (done). */
-	function TreeBuilder(sites, invert, diff) {
-		this.sites = sites;
-		this.invert = invert;
-		this.diff = diff;
-		this.i = 0;
-		this.root = newNode('all', null, 'root', diff);
-		this.fields = M.weights.map(function (w) { return w.field; });
+	/* Where node N's frames are (files, lines, module), gathered from its
+	 * sites when first asked (a hover). */
+	function locate(tree, n) {
+		if (n.located || !n.sites || !n.parent)
+			return n;
+		n.located = true;
+		for (var j = 0; j < n.sites.length; j++) {
+			var f = frameAt(tree, tree.sites[n.sites[j]], n.depth - 1);
+			if (f)
+				mergeLocation(n, f);
+		}
+		return n;
 	}
 
-	TreeBuilder.prototype.run = function (until) {
-		var fields = this.fields, diff = this.diff, invert = this.invert, root = this.root;
-		var v = [0, 0, 0, 0, 0], b = [0, 0, 0, 0, 0];
-		var end = Math.min(until, this.sites.length);
-		for (; this.i < end; this.i++) {
-			var s = this.sites[this.i];
-			for (var i = 0; i < fields.length; i++) {
-				v[i] = s[fields[i]] || 0;
-				b[i] = diff ? s['base_' + fields[i]] || 0 : 0;
-			}
-			var n = root;
-			add(n, v, b);
-			for (var k = 0; k < s.frames.length; k++) {
-				var f = s.frames[invert ? k : s.frames.length - 1 - k], c = kid(n, f.name);
-				if (!c) {
-					c = newNode(f.name, n, f.kind, diff);
-					addKid(n, c);
-				}
-				mergeLocation(c, f);
-				add(c, v, b);
-				n = c;
-			}
-		}
-		return this.i >= this.sites.length;
-	};
-
-	TreeBuilder.prototype.done = function () {
-		/* siblings by name, as flamegraph.pl and the SVG export order them */
-		var stack = [this.root];
+	/* The whole tree at once (the SVG tests and the page's own checks):
+	 * every node expanded, kids in arrays. */
+	function buildTree(sites, invert, diff) {
+		var t = new Tree(sites, invert, diff, new Forest(sites, diff)), stack = [t.root];
 		while (stack.length) {
 			var n = stack.pop();
-			n.byName = null;
-			n.kids.sort(function (a, b) { return a.name < b.name ? -1 : a.name > b.name ? 1 : 0; });
-			Array.prototype.push.apply(stack, n.kids);
+			locate(t, n);
+			Array.prototype.push.apply(stack, kidsOf(t, n));
 		}
-		return this.root;
-	};
-
-	function buildTree(sites, invert, diff) {
-		var t = new TreeBuilder(sites, invert, diff);
-		t.run(Infinity);
-		return t.done();
+		return t.root;
 	}
 
 	function add(n, v, b) {
@@ -232,34 +313,27 @@
 	}
 
 	/* SITES drawn; with DIFF, coloured by their change since the base
-	 * (their base_* fields). */
+	 * (their base_* fields).  Both orientations' trees are kept, each made
+	 * as far as it has been drawn. */
 	Flamegraph.prototype.setSites = function (sites, diff) {
 		this.diff = !!diff;
 		this.sites = sites;
-		this.root = buildTree(sites, this.inverted, this.diff);
-		this.buildOther();
-		this.zoomed = null;
-		this.hover = null;
-		this.search(this.searchBox.value);
-		this.setWeight(this.wi);
+		this.forest = new Forest(sites, this.diff);
+		this.trees = [null, null];
+		this.show();
 	};
 
-	/* The tree the other way round, made a slice at a time after the
-	 * page is drawn, so that inverting it later is immediate. */
-	Flamegraph.prototype.buildOther = function () {
-		var self = this, sites = this.sites, t = new TreeBuilder(sites, !this.inverted, this.diff);
-		this.other = null;
-		this.otherBuilder = t;
-		(function slice() {
-			if (self.otherBuilder !== t)
-				return; /* new sites came meanwhile, or it was finished at once */
-			if (!t.run(t.i + 4000)) {
-				setTimeout(slice, 0);
-				return;
-			}
-			self.other = { inverted: t.invert, root: t.done() };
-			self.otherBuilder = null;
-		})();
+	/* The tree of the orientation chosen, drawn from its root. */
+	Flamegraph.prototype.show = function () {
+		var o = this.inverted ? 1 : 0;
+		if (!this.trees[o])
+			this.trees[o] = new Tree(this.sites, !!this.inverted, this.diff, this.forest);
+		this.tree = this.trees[o];
+		this.root = this.tree.root;
+		this.zoomed = null;
+		this.hover = null;
+		this.search(this.searchBox.value, true);
+		this.setWeight(this.wi);
 	};
 
 	/* Top-down (callers at the root, the default) or bottom-up. */
@@ -267,26 +341,8 @@
 		this.inverted = on;
 		this.invertBtn.setAttribute('aria-pressed', on ? 'true' : 'false');
 		this.invertBtn.classList.toggle('active', on);
-		if (!this.sites)
-			return;
-		var t = this.otherBuilder;
-		if (t && t.invert === on) {
-			/* asked for before it was done: finish it now */
-			t.run(Infinity);
-			this.other = { inverted: on, root: t.done() };
-			this.otherBuilder = null;
-		}
-		if (this.other && this.other.inverted === on) {
-			var old = this.root;
-			this.root = this.other.root;
-			this.other = { inverted: !on, root: old };
-			this.zoomed = null;
-			this.hover = null;
-			this.search(this.searchBox.value);
-			this.setWeight(this.wi);
-		} else {
-			this.setSites(this.sites, this.diff);
-		}
+		if (this.sites)
+			this.show();
 	};
 
 	Flamegraph.prototype.setWeight = function (i) {
@@ -309,8 +365,9 @@
 	};
 
 	/* Highlights the frames whose name matches TEXT (a regular expression,
-	 * case-insensitive); '' clears. */
-	Flamegraph.prototype.search = function (text) {
+	 * case-insensitive); '' clears.  QUIET: not drawn yet (the caller
+	 * draws). */
+	Flamegraph.prototype.search = function (text, quiet) {
 		this.re = null;
 		this.searchBox.classList.remove('bad');
 		if (text) {
@@ -320,7 +377,9 @@
 				this.searchBox.classList.add('bad');
 			}
 		}
-		this.update();
+		this.share = null;
+		if (!quiet)
+			this.update();
 	};
 
 	Flamegraph.prototype.update = function () {
@@ -334,16 +393,29 @@
 	};
 
 	/* The share of the total in frames the search matches, each counted
-	 * once even when a matched frame holds another. */
+	 * once even when a matched frame holds another: in either orientation,
+	 * the sites one of whose frames matches (each name tested once). */
 	Flamegraph.prototype.matchedShare = function () {
-		var wi = this.wi, re = this.re, sum = 0, stack = [this.root];
-		while (stack.length) {
-			var n = stack.pop();
-			if (re.test(n.name))
-				sum += n.v[wi];
-			else
-				Array.prototype.push.apply(stack, n.kids);
+		var wi = this.wi, re = this.re, sum = 0, seen = new Map(), W = this.forest.W;
+		if (!this.share || this.share.re !== re) {
+			var hit = new Uint8Array(this.sites.length);
+			this.sites.forEach(function (s, i) {
+				for (var k = 0; k < s.frames.length; k++) {
+					var name = s.frames[k].name, m = seen.get(name);
+					if (m === undefined)
+						seen.set(name, m = re.test(name));
+					if (m) {
+						hit[i] = 1;
+						break;
+					}
+				}
+			});
+			this.share = { re: re, hit: hit };
 		}
+		var h = this.share.hit;
+		for (var i = 0; i < h.length; i++)
+			if (h[i])
+				sum += W[i * 5 + wi];
 		var w = M.weights[wi];
 		return M.fmt.pct(sum, this.root.v[wi]) + ' (' + M.fmt.value(sum, w.unit) + ')';
 	};
@@ -351,7 +423,7 @@
 	/* Places the frames: the zoomed one and what it holds across the whole
 	 * width, its ancestors above it (faded), full width too. */
 	Flamegraph.prototype.layout = function (width) {
-		var wi = this.wi, boxes = [], z = this.zoomed || this.root;
+		var wi = this.wi, boxes = [], z = this.zoomed || this.root, tree = this.tree;
 		var chain = [];
 		for (var a = z.parent; a; a = a.parent)
 			chain.unshift(a);
@@ -370,9 +442,9 @@
 		}
 		(function place(n, x, row) {
 			boxes.push({ n: n, x: x, w: n.v[wi] * scale, row: row, faded: false });
-			var run = [], rx = 0, rw = 0;
-			for (var i = 0; i < n.kids.length; i++) {
-				var k = n.kids[i], w = k.v[wi] * scale;
+			var run = [], rx = 0, rw = 0, kids = kidsOf(tree, n);
+			for (var i = 0; i < kids.length; i++) {
+				var k = kids[i], w = k.v[wi] * scale;
 				if (w < MIN_PX) {
 					if (!run.length)
 						rx = x;
@@ -487,6 +559,8 @@
 			return;
 		}
 		var w = M.weights[this.wi], total = this.root.v[this.wi];
+		if (!n.more)
+			locate(this.tree, n);
 		this.details.textContent = n.name + ' \u2014 ' + M.fmt.value(n.v[this.wi], w.unit) + ' ' + w.what +
 			' (' + M.fmt.pct(n.v[this.wi], total) + ')' +
 			(this.diff ? ', ' + changeText(n, this.wi, w) : '') + (location(n) ? ' \u2014 ' + location(n) : '');
