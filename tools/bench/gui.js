@@ -51,6 +51,13 @@ async function timed(page, fn, arg) {
 		out.flame_invert = await timed(page, "document.querySelector('.fg-invert').click()");
 		out.sort_functions = await timed(page, "document.querySelector('table.functions th[data-key=\"self.allocations\"] button').click()");
 		out.select_function = await timed(page, "document.querySelector('table.functions tbody tr.function').click()");
+		/* a range dragged across the chart of the html report: every view
+		 * follows it in the page (the GUI asks the server instead) */
+		if (!(await page.evaluate(() => !!Memtrace.gui))) {
+			out.brush_range = await timed(page, "const c = Memtrace.report.chart, n = c.proc.timeline.heap_bytes.length; " +
+				"c.zoom([Math.floor(n * 0.2), Math.floor(n * 0.5)]); c.onBrush([c.range[0] * c.proc.timeline.bucket_s, c.range[1] * c.proc.timeline.bucket_s])");
+			out.brush_whole = await timed(page, "document.querySelector('.chart-reset').click()");
+		}
 		out.process_rows = await page.evaluate(() => document.querySelectorAll('table.sites:not(.functions) tbody tr').length);
 	} finally {
 		await close();

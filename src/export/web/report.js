@@ -20,7 +20,10 @@
  *      "totals": the keys of `memtrace report --json`,
  *      "timeline": {"bucket_s", "time_step_s" (the smallest step between
  *                   two event times, or null), "heap_bytes": [], "allocations": [],
- *                   "frees": [], "temporary": [], "leaked_bytes": []}
+ *                   "frees": [], "temporary": [], "leaked_bytes": [],
+ *                   "site_cells" (export only, when the sites have times):
+ *                   the cells of the grid of their "times", each
+ *                   heap_bytes.length / site_cells buckets}
  *                   (equal buckets from the start),
  *      "sizes", "lifetimes", "never_freed": as `memtrace report --sizes`,
  *      "markers": [{"time_s", "value", "text"}],
@@ -29,7 +32,11 @@
  *      "site_fields": [...], "sites": [[figures..., stack]]: STACK the
  *                     node of the site's leaf frame in "stacks"
  *                     (from the server, a last field "live_series": the
- *                     site's live bytes over time, or null),
+ *                     site's live bytes over time, or null; from the html
+ *                     export, "times": the cell of the grid where all of its
+ *                     allocations were made, or [cell, allocations, bytes,
+ *                     leaked, leaked bytes, temporary, ...] by cell: what
+ *                     a range dragged across the chart selects),
  *      "stack_fields": ["frame", "parent"], "stacks": [[frame index,
  *                     parent node or -1]]: the stacks as a tree,
  *      "frame_fields": [...], "frames": [[name, file index, line, module
@@ -62,22 +69,27 @@
 			M.el('div', { class: 'figure-sub', text: sub }));
 	}
 
-	function figures(p, filtered) {
-		var t = p.totals, f = M.fmt;
-		var span = p.span_s !== undefined ? p.span_s : p.duration_s;
+	/* SEL (a range selected in the page): {totals: the figures of the
+	 * allocations made in it, span_s}; the others stay the whole run's. */
+	function figures(p, filtered, sel) {
+		var t = sel ? sel.totals : p.totals, f = M.fmt;
+		var span = sel ? sel.span_s : p.span_s !== undefined ? p.span_s : p.duration_s;
 		var tempShare = t.allocations ?
 			(100 * t.temporary_allocations / t.allocations).toFixed(1) + '% of allocations' : '';
 		return [
 			figure('allocations', 'Allocations', f.count(t.allocations), span > 0 ?
 				f.count(t.allocations / span) + ' per second on average' +
-				(filtered && span < p.duration_s ? ' over the ' + f.seconds(span) + ' filtered' : '') : ''),
+				(sel ? ' over the ' + f.seconds(span) + ' selected' : filtered && span < p.duration_s ?
+					' over the ' + f.seconds(span) + ' filtered' : '') : ''),
+			sel ? figure('frees', 'Frees', f.count(t.frees), 'of these allocations, by the end') :
 			figure('frees', 'Frees', f.count(t.frees), t.unmatched_frees ?
 				f.count(t.unmatched_frees) + ' of blocks allocated before tracing' :
 				'each matched an allocation'),
 			figure('allocated', 'Allocated', f.bytes(t.allocated_bytes),
 				f.value(t.allocated_bytes, 'bytes')),
-			figure('peak', 'Peak heap', f.bytes(t.peak_bytes), f.value(t.peak_bytes, 'bytes') + ' in ' +
-				f.value(t.peak_allocations, 'blocks') + ' at ' + f.seconds(t.peak_time_s)),
+			figure('peak', 'Peak heap', f.bytes(p.totals.peak_bytes), f.value(p.totals.peak_bytes, 'bytes') + ' in ' +
+				f.value(p.totals.peak_allocations, 'blocks') + ' at ' + f.seconds(p.totals.peak_time_s) +
+				(sel ? ' (the whole run\'s)' : '')),
 			figure('leaked', 'Leaked', f.bytes(t.leaked_bytes), f.value(t.leaked_bytes, 'bytes') + ' in ' +
 				f.value(t.leaked_allocations, 'blocks'), t.leaked_bytes > 0),
 			figure('temporary', 'Temporary', f.count(t.temporary_allocations),
@@ -126,6 +138,47 @@
 		sel.value = thread || '';
 		sel.addEventListener('change', function () { M.onThread(sel.value); });
 		return M.el('label', { class: 'thread-label' }, 'Thread ', sel);
+	}
+
+	/* The sites of process P as far as the allocations made in cells
+	 * [LO, HI) of its grid go (their "times"), with the totals of those;
+	 * the figures no cell holds (peak bytes) are zero. */
+	function sitesIn(p, lo, hi) {
+		var out = [], t = { allocations: 0, allocated_bytes: 0, leaked_allocations: 0, leaked_bytes: 0,
+			temporary_allocations: 0, frees: 0 };
+		M.sites(p).forEach(function (s) {
+			var x = s.times, o;
+			if (typeof x === 'number') {
+				if (x < lo || x >= hi)
+					return;
+				o = { allocations: s.allocations, allocated_bytes: s.allocated_bytes,
+					leaked_allocations: s.leaked_allocations, leaked_bytes: s.leaked_bytes,
+					temporary_allocations: s.temporary_allocations };
+			} else {
+				o = { allocations: 0, allocated_bytes: 0, leaked_allocations: 0, leaked_bytes: 0,
+					temporary_allocations: 0 };
+				for (var i = 0; x && i < x.length; i += 6) {
+					if (x[i] < lo || x[i] >= hi)
+						continue;
+					o.allocations += x[i + 1];
+					o.allocated_bytes += x[i + 2];
+					o.leaked_allocations += x[i + 3];
+					o.leaked_bytes += x[i + 4];
+					o.temporary_allocations += x[i + 5];
+				}
+				if (!o.allocations)
+					return;
+			}
+			o.peak_bytes = 0;
+			o.frames = s.frames;
+			o.times = x;
+			for (var k in t)
+				if (k !== 'frees')
+					t[k] += o[k];
+			out.push(o);
+		});
+		t.frees = t.allocations - t.leaked_allocations;
+		return { sites: out, totals: t };
 	}
 
 	/* The process a page opens on by default: the recorded command, else
@@ -203,21 +256,65 @@
 			functions: new M.FunctionTable(fns.body),
 			histo: new M.Histograms(histo.body),
 		};
-		r.select = function (i) {
-			var p = procs[i];
-			r.proc = p;
+		/* The summary of process P; SEL: a range selected (see brush). */
+		function summarize(p, sel) {
 			summary.replaceChildren(
 				M.el('h1', { text: M.fmt.basename(p.exe) || 'process ' + p.pid }),
 				M.el('div', { class: 'cmd', text: (p.argv || []).join(' ') || p.exe, title: p.exe }),
 				M.el('div', { class: 'meta', text: meta(p) }),
-				M.el('div', { class: 'figures' }, figures(p, data.filtered)));
-			threadSlot.replaceChildren(threadControl(p, data.filter && data.filter.thread) || '');
-			var sites = M.sites(p);
-			r.chart.setProcess(p);
+				M.el('div', { class: 'figures' }, figures(p, data.filtered, sel)),
+				sel ? M.el('div', { class: 'note range-note', text: sel.note }) : null);
+		}
+		/* A range dragged across the chart (seconds [from, to], or null:
+		 * the whole run), in the page itself: the flamegraph, the call sites
+		 * and the functions count the allocations made in it, from the
+		 * sites' times, on their grid.  (The server's GUI asks the server
+		 * instead: it sets the chart's onBrush after this.) */
+		r.brush = function (range) {
+			var p = r.proc, tl = p.timeline, cells = tl.site_cells;
+			r.range = null;
+			if (!range) {
+				summarize(p, null);
+				r.showSites(M.sites(p));
+				return;
+			}
+			if (!cells) {
+				summarize(p, { totals: p.totals, span_s: p.span_s !== undefined ? p.span_s : p.duration_s,
+					note: 'The chart shows ' + M.fmt.seconds(range[0]) + ' to ' + M.fmt.seconds(range[1]) +
+						', but this page\'s call sites carry no times (a recording too big for them to fit): ' +
+						'every other view is the whole run\'s.  memtrace export --from ' + +range[0].toFixed(6) +
+						's --to ' + +range[1].toFixed(6) + 's makes a page of that range.' });
+				return;
+			}
+			var per = tl.heap_bytes.length / cells, cell = tl.bucket_s * per;
+			var lo = Math.max(0, Math.floor(range[0] / cell + 1e-6)), hi = Math.min(cells, Math.ceil(range[1] / cell - 1e-6));
+			if (hi <= lo)
+				hi = lo + 1;
+			var got = sitesIn(p, lo, hi);
+			r.range = [lo * cell, hi * cell];
+			summarize(p, { totals: got.totals, span_s: (hi - lo) * cell,
+				note: 'Selected ' + M.fmt.seconds(lo * cell) + ' to ' + M.fmt.seconds(hi * cell) +
+					(per > 1 ? ' (the page keeps the sites\' times in steps of ' + M.fmt.seconds(cell) + ')' : '') +
+					': the figures above, the flamegraph, the call sites and the functions count the allocations ' +
+					'made in it, as --from and --to do.  The peak, the bytes at the peak, and the sizes and ' +
+					'lifetimes stay the whole run\'s (the server\'s GUI filters those too).' });
+			r.showSites(got.sites);
+		};
+		r.showSites = function (sites) {
 			if (!data.diff)
 				r.flame.setSites(sites);
 			r.table.setSites(sites);
 			r.functions.setSites(sites);
+		};
+		r.chart.onBrush = r.brush;
+		r.select = function (i) {
+			var p = procs[i];
+			r.proc = p;
+			r.range = null;
+			summarize(p, null);
+			threadSlot.replaceChildren(threadControl(p, data.filter && data.filter.thread) || '');
+			r.chart.setProcess(p);
+			r.showSites(M.sites(p));
 			r.histo.setProcess(p);
 		};
 		if (picker)

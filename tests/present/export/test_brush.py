@@ -1,0 +1,108 @@
+"""export-brush: a time range dragged across the chart of the HTML report
+selects, in the page itself, what every view counts: the summary's figures,
+the flamegraph in every weight, the call sites and the functions show the
+allocations made in the range (from the sites' times the page carries),
+each checked in Chromium (tests/present/browser/brush.js) against `memtrace
+report --json --from FROM --to TO` over the range the page says it
+selected, and "Whole run" brings the whole figures back.
+
+On gt-timeline (tests/groundtruth/timeline.c: 200 blocks of 1000 bytes 100
+us apart, then one of 1 MiB), recorded with precise timestamps: a range
+inside the spread holds exactly the allocations whose times (the JSON
+export's) fall in it, 1000 bytes each, and not the summit; on gt-threads
+(threads.c), whose blocks are leaked and freed by other threads, the
+figures including the leaks as report --json gives them.  The page says
+what stays the whole run's (the peak, sizes, lifetimes).  Screenshots go
+to tests/artifacts/html-brush*.png.
+
+Run as `python3 test_brush.py GT_TIMELINE GT_THREADS`."""
+
+import json
+import os
+import sys
+
+import exportlib
+import gtlib
+
+t = gtlib.Case('export-brush')
+SRC = os.environ.get('MEMTRACE_SOURCE_ROOT') or os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..')
+ARTIFACTS = os.path.join(SRC, 'tests', 'artifacts')
+os.makedirs(ARTIFACTS, exist_ok=True)
+PRECISE = {'MEMTRACE_PRECISE_TIMESTAMPS': '1'}
+# the flamegraph's weights (format.js) but the peak, which no range has
+WEIGHTS = ['allocated_bytes', 'allocations', 'leaked_bytes', None, 'temporary_allocations']
+
+
+def useful_name(s):
+    fr = s['frames'][s.get('useful_frame', 0)] if s['frames'] else {}
+    return fr.get('function') or fr.get('address')
+
+
+def against_report(what, rec, v):
+    """The views V of a brushed page against report --json over its range."""
+    lo, hi = v['range']
+    q = t.only_process(t.report(rec, ['--from', f'{lo:.9f}s', '--to', f'{hi:.9f}s']))
+    if not q:
+        return None
+    tot = q['totals']
+    t.eq((v['allocations'], v['allocated'], v['leaked'], v['temporary']),
+         (tot['allocations'], tot['allocated_bytes'], tot['leaked_bytes'], tot['temporary_allocations']),
+         f'{what}: summary figures (allocations, bytes, leaked bytes, temporary) as --from/--to')
+    t.eq([x for x, w in zip(v['flame'], WEIGHTS) if w], [sum(s[w] for s in q['sites']) for w in WEIGHTS if w],
+         f'{what}: flamegraph totals as --from/--to')
+    t.eq(v['flame'][3], 0, f'{what}: no bytes at the peak in a range')
+    want = {}
+    for s in q['sites']:
+        if s['allocations']:
+            a = want.setdefault(useful_name(s), [0, 0, 0, 0])
+            for i, k in enumerate(('allocations', 'allocated_bytes', 'leaked_bytes', 'temporary_allocations')):
+                a[i] += s[k]
+    t.eq(v['sites'], want, f'{what}: call sites (allocations, bytes, leaked bytes, temporary) as --from/--to')
+    t.check(v['note'] and 'whole run' in v['note'], f'{what}: the page says what a range leaves as it was ({v["note"]!r})')
+    return q
+
+
+# gt-timeline: the spread, by construction
+rec, _ = t.record([sys.argv[1]], out=t.path('timeline.mtrace'), env=PRECISE)
+page = t.path('timeline.html')
+js = exportlib.export(t, rec, 'json')
+p = t.only_process(t.report(rec))
+if exportlib.export(t, rec, 'html', out=page) is not None and js and p:
+    allocs = json.loads(js)['processes'][0]['allocations']
+    f = exportlib.browser(t, 'brush.js', page, '0.05', '0.12', ARTIFACTS)
+    if f:
+        b = f['brushed']
+        t.check(b['range'] and b['range'][0] < b['range'][1], f'a range was selected ({b["range"]})')
+        if b['range']:
+            lo, hi = b['range']
+            inside = [a for a in allocs if lo <= a['allocated_s'] < hi]
+            t.check(len(inside) > 10, f'the range holds some of the spread ({len(inside)})')
+            t.eq((b['allocations'], b['allocated']), (len(inside), sum(a['size'] for a in inside)),
+                 'timeline: the allocations made in the range, by their times (export json)')
+            t.eq(set(a['size'] for a in inside), {1000}, 'timeline: only spread blocks in the range')
+            t.eq(b['sites'], {'spread': [len(inside), 1000 * len(inside), 0, 0]}, 'timeline: only spread\'s site')
+            t.eq(b['functions'].get('spread'), [len(inside), 1000 * len(inside), 0], 'timeline: spread\'s functions row')
+            t.check('summit' not in b['functions'], 'timeline: the summit is not in the range')
+            against_report('timeline', rec, b)
+        w = f['whole']
+        t.eq(w['range'], None, 'Whole run: no range')
+        t.eq((w['allocations'], w['allocated']), (p['totals']['allocations'], p['totals']['allocated_bytes']),
+             'Whole run: the whole figures again')
+        t.eq(w['flame'], f['before']['flame'], 'Whole run: the flamegraph as before the range')
+        t.eq(w['sites'], f['before']['sites'], 'Whole run: the call sites as before the range')
+        t.eq(f['errors'], [], 'no console error')
+        t.eq(f['requests'], [], 'no request leaves the page')
+
+# gt-threads: leaks and frees by other threads, against the report
+rec2, _ = t.record([sys.argv[2]], out=t.path('threads.mtrace'), env=PRECISE)
+page2 = t.path('threads.html')
+if exportlib.export(t, rec2, 'html', out=page2) is not None:
+    f = exportlib.browser(t, 'brush.js', page2, '0.02', '0.6', t.tmp)
+    if f and f['brushed']['range']:
+        q = against_report('threads', rec2, f['brushed'])
+        t.check(q and q['totals']['leaked_bytes'] > 0, 'threads: the range holds leaked blocks')
+        t.eq(f['errors'], [], 'threads: no console error')
+for shot in ('html-brush.png', 'html-brush-summary.png'):
+    t.check(os.path.exists(os.path.join(ARTIFACTS, shot)) and
+            os.path.getsize(os.path.join(ARTIFACTS, shot)) > 5000, f'screenshot {shot}')
+t.finish()
