@@ -9,6 +9,22 @@
 const path = require('path');
 const { launch } = require(path.join(__dirname, '..', '..', 'tests', 'present', 'browser', 'lib'));
 
+/* From the event to the flamegraph drawn whole (its deeper rows come in
+ * later draws when they cost more than one draw may spend). */
+async function whole(page, fn) {
+	return page.evaluate((src) => new Promise((resolve) => {
+		const t = performance.now();
+		new Function(src)();
+		void document.body.offsetHeight;
+		(function wait() {
+			if (Memtrace.report.flame.pending)
+				setTimeout(wait, 0);
+			else
+				resolve(performance.now() - t);
+		})();
+	}), fn);
+}
+
 async function timed(page, fn, arg) {
 	return page.evaluate(([src, a]) => {
 		const f = new Function('a', src);
@@ -49,6 +65,12 @@ async function timed(page, fn, arg) {
 			null, { timeout: 600000 });
 		await page.waitForTimeout(1000);
 		out.flame_invert = await timed(page, "document.querySelector('.fg-invert').click()");
+		await page.evaluate(() => new Promise((r) => setTimeout(r, 500)));
+		out.flame_invert_back2 = await timed(page, "document.querySelector('.fg-invert').click()");
+		/* a new set of sites (the html report's range, below, makes one):
+		 * inverted, to the last row */
+		out.flame_invert_whole = await whole(page, "const f = Memtrace.report.flame; f.setSites(f.sites.slice()); " +
+			"document.querySelector('.fg-invert').click()");
 		out.sort_functions = await timed(page, "document.querySelector('table.functions th[data-key=\"self.allocations\"] button').click()");
 		out.select_function = await timed(page, "document.querySelector('table.functions tbody tr.function').click()");
 		/* a range dragged across the chart of the html report: every view

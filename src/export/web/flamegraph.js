@@ -23,6 +23,9 @@
 	var ROW = 18;
 	var FONT = '12px system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif';
 	var MIN_PX = 0.4;  /* narrower frames are merged into an "N more" block */
+	/* Sites a draw may look at to make frames' children (about 10-20 ms):
+	 * beyond, the deeper rows come in the next draws, between events. */
+	var BUDGET = 200000;
 	var MATCH = '#c043e6';
 
 	/* Nodes are plain objects with plain arrays: a recording of 100,000
@@ -67,23 +70,42 @@
 		this.B = diff ? new Float64Array(sites.length * nw) : null;
 		this.total = [0, 0, 0, 0, 0];
 		this.totalB = [0, 0, 0, 0, 0];
-		/* frame names as numbers (kidsOf) */
+		/* frame names as numbers, and kidsOf's scratch arrays by number */
 		this.ids = new Map();
 		this.slot = new Int32Array(1024).fill(-1);
+		this.acc = new Float64Array(1024 * 5);
+		this.cnt = new Int32Array(1024);
+		var W = this.W, t = this.total;
 		for (var i = 0; i < sites.length; i++) {
-			var s = sites[i];
+			/* M.weights' order, read by name: fast where a keyed read is not */
+			var s = sites[i], o = i * nw;
+			W[o] = s.allocated_bytes || 0;
+			W[o + 1] = s.allocations || 0;
+			W[o + 2] = s.leaked_bytes || 0;
+			W[o + 3] = s.peak_bytes || 0;
+			W[o + 4] = s.temporary_allocations || 0;
 			for (var k = 0; k < nw; k++) {
-				var v = s[fields[k]] || 0;
-				this.W[i * nw + k] = v;
-				this.total[k] += v;
+				t[k] += W[o + k];
 				if (diff) {
 					var b = s['base_' + fields[k]] || 0;
-					this.B[i * nw + k] = b;
+					this.B[o + k] = b;
 					this.totalB[k] += b;
 				}
 			}
 		}
 	}
+
+	/* Room for twice as many names in the scratch arrays. */
+	Forest.prototype.grow = function () {
+		var slot = new Int32Array(this.slot.length * 2).fill(-1), acc = new Float64Array(slot.length * 5);
+		var cnt = new Int32Array(slot.length);
+		slot.set(this.slot);
+		acc.set(this.acc);
+		cnt.set(this.cnt);
+		this.slot = slot;
+		this.acc = acc;
+		this.cnt = cnt;
+	};
 
 	function newNode(name, parent, kind, diff) {
 		return {
@@ -113,26 +135,29 @@
 	function kidsOf(tree, n) {
 		if (n.kids)
 			return n.kids;
-		var S = n.sites, sites = tree.sites, W = tree.W, B = tree.B, d = n.depth;
-		/* a frame's name as a number (kept on the frame, for this forest),
-		 * and the child of each number in a scratch array, emptied after */
-		var forest = tree.forest, ids = forest.ids, slot = forest.slot, kids = [], counts = [], of = new Int32Array(S.length);
+		var S = n.sites, sites = tree.sites, W = tree.W, B = tree.B, d = n.depth, inv = tree.invert;
+		/* a frame's name as a number (kept on the frame, for this forest);
+		 * the child of each number in a scratch array, emptied after, and
+		 * the children's figures summed in another */
+		var forest = tree.forest, ids = forest.ids, slot = forest.slot, acc = forest.acc, cnt = forest.cnt;
+		var kids = [], of = new Int32Array(S.length);
 		for (var j = 0; j < S.length; j++) {
-			var si = S[j], f = frameAt(tree, sites[si], d);
-			if (!f) {
+			var si = S[j], fr = sites[si].frames;
+			if (d >= fr.length) {
 				of[j] = -1;
 				continue;
 			}
+			var f = fr[inv ? d : fr.length - 1 - d];
 			var id = f._nidOf === forest ? f._nid : -1;
 			if (id < 0) {
 				id = ids.get(f.name);
 				if (id === undefined) {
 					ids.set(f.name, id = ids.size);
-					if (id >= slot.length) {
-						var grown = new Int32Array(slot.length * 2).fill(-1);
-						grown.set(slot);
-						forest.slot = slot = grown;
-					}
+					if (id >= slot.length)
+						forest.grow();
+					slot = forest.slot;
+					acc = forest.acc;
+					cnt = forest.cnt;
 				}
 				f._nidOf = forest;
 				f._nid = id;
@@ -141,30 +166,36 @@
 			if (ci < 0) {
 				ci = slot[id] = kids.length;
 				kids.push(newNode(f.name, n, f.kind, !!B));
-				counts.push(0);
 			}
 			of[j] = ci;
-			counts[ci]++;
-			var v = kids[ci].v, o = si * 5;
-			v[0] += W[o];
-			v[1] += W[o + 1];
-			v[2] += W[o + 2];
-			v[3] += W[o + 3];
-			v[4] += W[o + 4];
+			cnt[ci]++;
+			var o = si * 5, a = ci * 5;
+			acc[a] += W[o];
+			acc[a + 1] += W[o + 1];
+			acc[a + 2] += W[o + 2];
+			acc[a + 3] += W[o + 3];
+			acc[a + 4] += W[o + 4];
 			if (B) {
 				var b = kids[ci].b;
 				for (var k = 0; k < 5; k++)
 					b[k] += B[o + k];
 			}
 		}
-		var fill = kids.map(function (c, i) {
-			c.sites = new Int32Array(counts[i]);
-			slot[ids.get(c.name)] = -1;
-			return 0;
-		});
-		for (var m = 0; m < S.length; m++)
-			if (of[m] >= 0)
-				kids[of[m]].sites[fill[of[m]]++] = S[m];
+		var fill = new Int32Array(kids.length);
+		for (var c = 0; c < kids.length; c++) {
+			var kid = kids[c];
+			kid.sites = new Int32Array(cnt[c]);
+			for (var w = 0; w < 5; w++)
+				kid.v[w] = acc[c * 5 + w];
+			acc.fill(0, c * 5, c * 5 + 5);
+			cnt[c] = 0;
+			slot[ids.get(kid.name)] = -1;
+		}
+		for (var m = 0; m < S.length; m++) {
+			var x = of[m];
+			if (x >= 0)
+				kids[x].sites[fill[x]++] = S[m];
+		}
 		kids.sort(byName);
 		n.kids = kids;
 		return kids;
@@ -318,8 +349,15 @@
 	Flamegraph.prototype.setSites = function (sites, diff) {
 		this.diff = !!diff;
 		this.sites = sites;
-		this.forest = new Forest(sites, this.diff);
-		this.trees = [null, null];
+		/* the last two sets of sites stay made, so that going back (a
+		 * range dragged across the chart, then the whole run) is at once */
+		var c = (this.made || []).filter(function (m) { return m.sites === sites && m.diff === !!diff; })[0];
+		if (!c) {
+			c = { sites: sites, diff: !!diff, forest: new Forest(sites, this.diff), trees: [null, null] };
+			this.made = [c].concat((this.made || []).slice(0, 1));
+		}
+		this.forest = c.forest;
+		this.trees = c.trees;
 		this.show();
 	};
 
@@ -440,8 +478,21 @@
 			run.forEach(function (k) { add(m, k.v, k.b); });
 			boxes.push({ n: m, x: x, w: w, row: row, faded: false });
 		}
-		(function place(n, x, row) {
+		/* row by row, so that when the frames not made yet cost more than
+		 * one draw may spend (BUDGET sites looked at), the rows at the top
+		 * are whole and the rest follow in the next draws (see draw) */
+		var budget = BUDGET, queue = [[z, 0, chain.length]], self = this;
+		this.pending = false;
+		for (var q = 0; q < queue.length; q++) {
+			var n = queue[q][0], x = queue[q][1], row = queue[q][2];
 			boxes.push({ n: n, x: x, w: n.v[wi] * scale, row: row, faded: false });
+			if (!n.kids) {
+				if (budget <= 0 && n.sites.length) {
+					self.pending = true;
+					continue;
+				}
+				budget -= n.sites.length;
+			}
 			var run = [], rx = 0, rw = 0, kids = kidsOf(tree, n);
 			for (var i = 0; i < kids.length; i++) {
 				var k = kids[i], w = k.v[wi] * scale;
@@ -455,18 +506,21 @@
 					more(n, run, rx, rw, row + 1);
 					run = [];
 					rw = 0;
-					place(k, x, row + 1);
+					queue.push([k, x, row + 1]);
 				}
 				x += w;
 			}
 			more(n, run, rx, rw, row + 1);
-		})(z, 0, chain.length);
+		}
 		return boxes;
 	};
 
 	Flamegraph.prototype.draw = function () {
 		if (!this.root)
 			return;
+		var self = this;
+		clearTimeout(this.later);
+		this.later = null;
 		var width = Math.max(this.scroller.clientWidth, 200);
 		var boxes = this.layout(width), rows = 0;
 		boxes.forEach(function (b) { rows = Math.max(rows, b.row + 1); });
@@ -501,6 +555,9 @@
 			this.draw();
 			this.refitting = false;
 		}
+		/* rows left for later (layout): drawn again once this event is done */
+		if (this.pending && !this.refitting)
+			this.later = setTimeout(function () { self.draw(); }, 0);
 	};
 
 	Flamegraph.prototype.y = function (row) {
