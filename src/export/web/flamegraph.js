@@ -626,13 +626,14 @@
 				M.el('th', { text: x.label }),
 				M.el('td', { text: M.fmt.value(n.v[i], x.unit) }));
 		});
-		this.tip.replaceChildren(
+		/* (replaceChildren would write a null as "null") */
+		this.tip.replaceChildren.apply(this.tip, [
 			M.el('div', { class: 'tip-title', text: n.name }),
 			location(n) ? M.el('div', { class: 'tip-where', text: location(n) }) : null,
 			M.el('div', { class: 'tip-share', text: M.fmt.pct(n.v[this.wi], total) + ' of the total' + (this.zoomed ?
 				', ' + M.fmt.pct(n.v[this.wi], this.zoomed.v[this.wi]) + ' of the zoomed frame' : '') }),
 			this.diff ? M.el('div', { class: 'tip-change', text: changeText(n, this.wi, w) }) : null,
-			M.el('table', null, rows));
+			M.el('table', null, rows)].filter(Boolean));
 		this.tip.hidden = false;
 	};
 

@@ -258,12 +258,15 @@
 		};
 		/* The summary of process P; SEL: a range selected (see brush). */
 		function summarize(p, sel) {
-			summary.replaceChildren(
-				M.el('h1', { text: M.fmt.basename(p.exe) || 'process ' + p.pid }),
+			summary.replaceChildren();
+			[M.el('h1', { text: M.fmt.basename(p.exe) || 'process ' + p.pid }),
 				M.el('div', { class: 'cmd', text: (p.argv || []).join(' ') || p.exe, title: p.exe }),
 				M.el('div', { class: 'meta', text: meta(p) }),
 				M.el('div', { class: 'figures' }, figures(p, data.filtered, sel)),
-				sel ? M.el('div', { class: 'note range-note', text: sel.note }) : null);
+				sel ? M.el('div', { class: 'note range-note', text: sel.note }) : null].forEach(function (e) {
+				if (e)
+					summary.appendChild(e);
+			});
 		}
 		/* A range dragged across the chart (seconds [from, to], or null:
 		 * the whole run), in the page itself: the flamegraph, the call sites
