@@ -60,6 +60,14 @@ run(async ([url, tid, shots]) => {
 		await page.selectOption('.thread-select', tid);
 		await page.waitForSelector('body[data-state=ready]');
 		facts.one = await views(page);
+		// a frame's tooltip, and the summary: nothing reads "null"
+		await page.locator('.fg-canvas').scrollIntoViewIfNeeded();
+		const r = await page.evaluate(() => Memtrace.report.flame.rectOf('worker'));
+		if (r) {
+			await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
+			facts.tip = await page.locator('.fg .tip').textContent();
+		}
+		facts.summary = await page.locator('.card.summary').textContent();
 		await page.evaluate(() => window.scrollTo(0, 0));
 		await page.screenshot({ path: path.join(shots, 'gui-thread.png'), fullPage: false });
 		await page.locator('.alloc-show').click();

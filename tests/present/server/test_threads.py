@@ -119,6 +119,9 @@ if f and q:
             f'{q["totals"]["allocations"]:,}' in f['allocationStatus'],
             f'the allocation list counts the thread\'s {q["totals"]["allocations"]} ({f["allocationStatus"]!r})')
     t.eq((f['back']['field'], f['back']['selected']), ('', ''), 'all threads again: no thread filter')
+    t.check(f.get('tip') and 'worker' in f['tip'] and 'null' not in f['tip'],
+            f'a frame\'s tooltip names it and reads no "null" ({f.get("tip")!r})')
+    t.check('null' not in f['summary'], f'the summary reads no "null" ({f["summary"][-200:]!r})')
     t.eq(f['errors'], [], 'no console error')
     t.eq(f['requests'], [], 'no request elsewhere')
     for shot in ('gui-thread.png', 'gui-thread-flamegraph.png'):
