@@ -50,6 +50,10 @@ run(async ([url, from, to, shots]) => {
 		await page.goto('file://' + path.resolve(url));
 		await page.waitForFunction(() => window.Memtrace && Memtrace.report && Memtrace.report.chart.s);
 		const facts = { before: await views(page) };
+		facts.threadList = await page.evaluate(() => {
+			const e = document.querySelector('.thread-list');
+			return e ? [e.textContent, e.title] : null;
+		});
 		const canvas = page.locator('.chart-canvas').first();
 		await canvas.scrollIntoViewIfNeeded();
 		const box = await canvas.boundingBox();

@@ -102,6 +102,13 @@ if exportlib.export(t, rec2, 'html', out=page2) is not None:
         q = against_report('threads', rec2, f['brushed'])
         t.check(q and q['totals']['leaked_bytes'] > 0, 'threads: the range holds leaked blocks')
         t.eq(f['errors'], [], 'threads: no console error')
+        p2 = t.only_process(t.report(rec2))
+        if p2:
+            n = len(p2['threads'])
+            tl = f['threadList'] or ['', '']
+            t.eq(tl[0], f'{n} threads', 'the page\'s bar lists the threads')
+            t.check(all(str(x['tid']) in tl[1] for x in p2['threads']) and '--thread' in tl[1],
+                    f'its title names each thread and how to make a page of one ({tl[1]!r})')
 for shot in ('html-brush.png', 'html-brush-summary.png'):
     t.check(os.path.exists(os.path.join(ARTIFACTS, shot)) and
             os.path.getsize(os.path.join(ARTIFACTS, shot)) > 5000, f'screenshot {shot}')
