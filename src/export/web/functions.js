@@ -25,15 +25,30 @@
 	var RUNTIME = /^(libc\.so|libc-|libstdc\+\+\.so|libgcc_s\.so|ld-linux|ld-musl|libc\+\+\.so|libc\+\+abi\.so|libmemtrace-preload|libpthread\.so|libm\.so)/;
 
 	function usefulFrame(frames) {
+		var at = 0;
 		for (var i = 0; i < frames.length; i++) {
 			var f = frames[i];
 			if (f.module && RUNTIME.test(M.fmt.basename(f.module)))
 				continue;
 			if (/^operator (new|delete)/.test(f.name))
 				continue;
-			return i;
+			at = i;
+			break;
 		}
-		return 0;
+		/* a library's own allocator (analyse/functions.c's rule): the
+		 * frames of one module up to one named as an allocation function,
+		 * and the functions so named that called it */
+		var same = function (f) { return f.module && f.module === frames[at].module; };
+		var wrapper = function (f) { return f.kind !== 'unknown' && /alloc/i.test(f.name); };
+		for (var j = at + 1; j < frames.length && j <= at + 2 && same(frames[j]); j++) {
+			if (!wrapper(frames[j]))
+				continue;
+			var k = j + 1;
+			while (k + 1 < frames.length && same(frames[k]) && wrapper(frames[k]))
+				k++;
+			return k < frames.length ? k : at;
+		}
+		return at;
 	}
 
 	function zero() {
