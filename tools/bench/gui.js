@@ -10,14 +10,15 @@ const path = require('path');
 const { launch } = require(path.join(__dirname, '..', '..', 'tests', 'present', 'browser', 'lib'));
 
 /* From the event to the flamegraph drawn whole (its deeper rows come in
- * later draws when they cost more than one draw may spend). */
+ * later draws when they cost more than one draw may spend), and the
+ * tables a range updates after it (report.js's settling). */
 async function whole(page, fn) {
 	return page.evaluate((src) => new Promise((resolve) => {
 		const t = performance.now();
 		new Function(src)();
 		void document.body.offsetHeight;
 		(function wait() {
-			if (Memtrace.report.flame.pending)
+			if (Memtrace.report.flame.pending || Memtrace.report.settling)
 				setTimeout(wait, 0);
 			else
 				resolve(performance.now() - t);
@@ -79,6 +80,8 @@ async function timed(page, fn, arg) {
 			out.brush_range = await timed(page, "const c = Memtrace.report.chart, n = c.proc.timeline.heap_bytes.length; " +
 				"c.zoom([Math.floor(n * 0.2), Math.floor(n * 0.5)]); c.onBrush([c.range[0] * c.proc.timeline.bucket_s, c.range[1] * c.proc.timeline.bucket_s])");
 			out.brush_whole = await timed(page, "document.querySelector('.chart-reset').click()");
+			out.brush_range_all = await whole(page, "const c = Memtrace.report.chart, n = c.proc.timeline.heap_bytes.length; " +
+				"c.zoom([Math.floor(n * 0.3), Math.floor(n * 0.6)]); c.onBrush([c.range[0] * c.proc.timeline.bucket_s, c.range[1] * c.proc.timeline.bucket_s])");
 		}
 		out.process_rows = await page.evaluate(() => document.querySelectorAll('table.sites:not(.functions) tbody tr').length);
 	} finally {

@@ -81,7 +81,7 @@
 				f.count(t.allocations / span) + ' per second on average' +
 				(sel ? ' over the ' + f.seconds(span) + ' selected' : filtered && span < p.duration_s ?
 					' over the ' + f.seconds(span) + ' filtered' : '') : ''),
-			sel ? figure('frees', 'Frees', f.count(t.frees), 'of these allocations, by the end') :
+			sel ? figure('frees', 'Frees', f.count(t.frees), 'these allocations less the leaked ones') :
 			figure('frees', 'Frees', f.count(t.frees), t.unmatched_frees ?
 				f.count(t.unmatched_frees) + ' of blocks allocated before tracing' :
 				'each matched an allocation'),
@@ -278,7 +278,7 @@
 			r.range = null;
 			if (!range) {
 				summarize(p, null);
-				r.showSites(M.sites(p));
+				r.showSites(M.sites(p), true);
 				return;
 			}
 			if (!cells) {
@@ -301,13 +301,25 @@
 					': the figures above, the flamegraph, the call sites and the functions count the allocations ' +
 					'made in it, as --from and --to do.  The peak, the bytes at the peak, and the sizes and ' +
 					'lifetimes stay the whole run\'s (the server\'s GUI filters those too).' });
-			r.showSites(got.sites);
+			r.showSites(got.sites, true);
 		};
-		r.showSites = function (sites) {
+		/* SITES in the flamegraph, the call sites and the functions; with
+		 * LATER (a range dragged), the tables below the flamegraph once the
+		 * event is answered (r.settling until then). */
+		r.showSites = function (sites, later) {
 			if (!data.diff)
 				r.flame.setSites(sites);
-			r.table.setSites(sites);
-			r.functions.setSites(sites);
+			clearTimeout(r.settling);
+			r.settling = null;
+			var tables = function () {
+				r.settling = null;
+				r.table.setSites(sites);
+				r.functions.setSites(sites);
+			};
+			if (later)
+				r.settling = setTimeout(tables, 0);
+			else
+				tables();
 		};
 		r.chart.onBrush = r.brush;
 		r.select = function (i) {

@@ -65,11 +65,15 @@ run(async ([url, from, to, shots]) => {
 		await page.mouse.move((x(from) + x(to)) / 2, y);
 		await page.mouse.move(x(to), y);
 		await page.mouse.up();
+		// the tables below the flamegraph follow once the event is answered
+		const settled = () => page.waitForFunction(() => !Memtrace.report.settling && !Memtrace.report.flame.pending);
+		await settled();
 		facts.brushed = await views(page);
 		await page.locator('.card:has(.chart-canvas)').screenshot({ path: path.join(shots, 'html-brush.png') });
 		const summary = page.locator('.card.summary');
 		await summary.screenshot({ path: path.join(shots, 'html-brush-summary.png') });
 		await page.locator('.chart-reset').click();
+		await settled();
 		facts.whole = await views(page);
 		facts.errors = errors;
 		facts.requests = requests;
