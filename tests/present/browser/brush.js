@@ -69,6 +69,7 @@ run(async ([url, from, to, shots]) => {
 		const settled = () => page.waitForFunction(() => !Memtrace.report.settling && !Memtrace.report.flame.pending);
 		await settled();
 		facts.brushed = await views(page);
+		await page.mouse.move(1, 1);
 		await page.locator('.card:has(.chart-canvas)').screenshot({ path: path.join(shots, 'html-brush.png') });
 		const summary = page.locator('.card.summary');
 		await summary.screenshot({ path: path.join(shots, 'html-brush-summary.png') });
