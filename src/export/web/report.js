@@ -130,6 +130,8 @@
 				title: 'One thread\'s page: memtrace export --format html --thread TID (or the server\'s ' +
 					'GUI, which can pick one).\n' + threads.map(function (t) { return threadName(p, t); }).join('\n'),
 				text: threads.length + ' threads' }) : null;
+		if (threads.length < 2 && !thread)
+			return null; /* one thread: nothing to choose */
 		var known = threads.some(function (t) { return String(t.tid) === thread; });
 		var sel = M.el('select', { class: 'thread-select', 'aria-label': 'thread' },
 			M.el('option', { value: '', text: 'all ' + threads.length + (threads.length === 1 ? ' thread' : ' threads') }),
