@@ -174,6 +174,7 @@
 			o.peak_bytes = 0;
 			o.frames = s.frames;
 			o.times = x;
+			o._useful = s._useful; /* the call-site table's, of the same frames */
 			for (var k in t)
 				if (k !== 'frees')
 					t[k] += o[k];
