@@ -174,7 +174,7 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	mt_ptrmap_xput(&tl->live, ptr, size << BUCKET_BITS | (uint64_t)b);
 	track(tl, ptr, size, site, b);
 	if (tl->times)
-		mt_st_alloc(tl->times, ptr, size, site, b);
+		mt_st_alloc(tl->times, ptr, size, site, tid, b);
 }
 
 static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr)
@@ -273,7 +273,13 @@ static struct timeline *timeline_new(const struct mt_process *p, int series)
 /* Whether the page gets the sites' times: a grid finer than the whole run. */
 static int times_on(const struct timeline *tl)
 {
-	return tl->times && !tl->times->failed && tl->times->cells > 1;
+	return tl->times && mt_st_has_times(tl->times);
+}
+
+/* And its threads' (a process of several). */
+static int threads_on(const struct timeline *tl)
+{
+	return tl->times && mt_st_has_threads(tl->times);
 }
 
 static double secs(uint64_t ts, uint64_t t0)
@@ -424,6 +430,8 @@ static void sites_json(FILE *f, const struct mt_process *p, const struct timelin
 		fputs(", \"live_series\"", f);
 	if (times_on(tl))
 		fputs(", \"times\"", f);
+	if (threads_on(tl))
+		fputs(", \"by_thread\"", f);
 	fputs("],\n   \"sites\": [", f);
 	int first = 1;
 	for (uint32_t s = 0; s < p->col.nsites; s++) {
@@ -444,7 +452,9 @@ static void sites_json(FILE *f, const struct mt_process *p, const struct timelin
 		fprintf(f, "%ld", node);
 		site_series_json(f, tl, s);
 		if (times_on(tl))
-			mt_st_site_json(f, tl->times, s, st);
+			mt_st_site_json(f, tl->times, 0, s, st);
+		if (threads_on(tl))
+			mt_st_site_json(f, tl->times, 1, s, st);
 		fputc(']', f);
 	}
 	fputs("],\n   \"stack_fields\": [\"frame\", \"parent\"],\n   \"stacks\": [", f);
@@ -565,6 +575,11 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 	fputc(']', f);
 	fputs(",\n   \"threads\": ", f);
 	mt_json_threads(f, p);
+	/* the threads of the sites' "by_thread", by number */
+	if (threads_on(tl)) {
+		fputs(",\n   \"site_threads\": ", f);
+		mt_st_tids_json(f, tl->times);
+	}
 	struct frametabs ft = { 0 };
 	sites_json(f, p, tl, &ft);
 	key_free(&ft.files);

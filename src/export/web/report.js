@@ -29,6 +29,8 @@
  *      "markers": [{"time_s", "value", "text"}],
  *      "threads": [{"tid", "allocations", "allocated_bytes"}]: its threads
  *                 (what each allocated, under the filter),
+ *      "site_threads" (export only, a process of several threads): the
+ *                 tids the sites' "by_thread" number,
  *      "site_fields": [...], "sites": [[figures..., stack]]: STACK the
  *                     node of the site's leaf frame in "stacks"
  *                     (from the server, a last field "live_series": the
@@ -36,7 +38,9 @@
  *                     export, "times": the cell of the grid where all of its
  *                     allocations were made, or [cell, allocations, bytes,
  *                     leaked, leaked bytes, temporary, ...] by cell: what
- *                     a range dragged across the chart selects),
+ *                     a range dragged across the chart selects; and
+ *                     "by_thread", the same by thread number: what a thread
+ *                     picked in the bar selects),
  *      "stack_fields": ["frame", "parent"], "stacks": [[frame index,
  *                     parent node or -1]]: the stacks as a tree,
  *      "frame_fields": [...], "frames": [[name, file index, line, module
@@ -79,7 +83,7 @@
 		return [
 			figure('allocations', 'Allocations', f.count(t.allocations), span > 0 ?
 				f.count(t.allocations / span) + ' per second on average' +
-				(sel ? ' over the ' + f.seconds(span) + ' selected' : filtered && span < p.duration_s ?
+				(sel ? (sel.range ? ' over the ' + f.seconds(span) + ' selected' : '') : filtered && span < p.duration_s ?
 					' over the ' + f.seconds(span) + ' filtered' : '') : ''),
 			sel ? figure('frees', 'Frees', f.count(t.frees), 'these allocations less the leaked ones') :
 			figure('frees', 'Frees', f.count(t.frees), t.unmatched_frees ?
@@ -89,7 +93,7 @@
 				f.value(t.allocated_bytes, 'bytes')),
 			figure('peak', 'Peak heap', f.bytes(p.totals.peak_bytes), f.value(p.totals.peak_bytes, 'bytes') + ' in ' +
 				f.value(p.totals.peak_allocations, 'blocks') + ' at ' + f.seconds(p.totals.peak_time_s) +
-				(sel ? ' (the whole run\'s)' : '')),
+				(sel ? sel.range ? ' (the whole run\'s)' : ' (the whole process\'s)' : '')),
 			figure('leaked', 'Leaked', f.bytes(t.leaked_bytes), f.value(t.leaked_bytes, 'bytes') + ' in ' +
 				f.value(t.leaked_allocations, 'blocks'), t.leaked_bytes > 0),
 			figure('temporary', 'Temporary', f.count(t.temporary_allocations),
@@ -123,13 +127,15 @@
 	 * the one its filter shows.  The html report holds every thread's
 	 * allocations summed, so it lists them and says how to make a page of
 	 * one. */
-	function threadControl(p, thread) {
+	function threadControl(p, thread, pick) {
 		var threads = p.threads || [];
-		if (!M.onThread)
+		if (!M.onThread && !p.site_threads)
 			return threads.length > 1 ? M.el('span', { class: 'thread-list',
 				title: 'One thread\'s page: memtrace export --format html --thread TID (or the server\'s ' +
 					'GUI, which can pick one).\n' + threads.map(function (t) { return threadName(p, t); }).join('\n'),
 				text: threads.length + ' threads' }) : null;
+		if (!M.onThread)
+			threads = threads.filter(function (t) { return p.site_threads.indexOf(t.tid) >= 0; });
 		if (threads.length < 2 && !thread)
 			return null; /* one thread: nothing to choose */
 		var known = threads.some(function (t) { return String(t.tid) === thread; });
@@ -138,20 +144,21 @@
 			threads.map(function (t) { return M.el('option', { value: String(t.tid), text: threadName(p, t) }); }),
 			thread && !known ? M.el('option', { value: thread, text: thread + ' (not a thread of this process)' }) : null);
 		sel.value = thread || '';
-		sel.addEventListener('change', function () { M.onThread(sel.value); });
+		sel.addEventListener('change', function () { (M.onThread || pick)(sel.value); });
 		return M.el('label', { class: 'thread-label' }, 'Thread ', sel);
 	}
 
-	/* The sites of process P as far as the allocations made in cells
-	 * [LO, HI) of its grid go (their "times"), with the totals of those;
-	 * the figures no cell holds (peak bytes) are zero. */
-	function sitesIn(p, lo, hi) {
+	/* The sites of process P as far as the allocations of the cells PICK
+	 * takes go: the cells of FIELD ("times": of the grid, "by_thread": the
+	 * threads), with the totals of those; the figures no cell holds (peak
+	 * bytes) are zero. */
+	function sitesIn(p, field, pick) {
 		var out = [], t = { allocations: 0, allocated_bytes: 0, leaked_allocations: 0, leaked_bytes: 0,
 			temporary_allocations: 0, frees: 0 };
 		M.sites(p).forEach(function (s) {
-			var x = s.times, o;
+			var x = s[field], o;
 			if (typeof x === 'number') {
-				if (x < lo || x >= hi)
+				if (!pick(x))
 					return;
 				o = { allocations: s.allocations, allocated_bytes: s.allocated_bytes,
 					leaked_allocations: s.leaked_allocations, leaked_bytes: s.leaked_bytes,
@@ -160,7 +167,7 @@
 				o = { allocations: 0, allocated_bytes: 0, leaked_allocations: 0, leaked_bytes: 0,
 					temporary_allocations: 0 };
 				for (var i = 0; x && i < x.length; i += 6) {
-					if (x[i] < lo || x[i] >= hi)
+					if (!pick(x[i]))
 						continue;
 					o.allocations += x[i + 1];
 					o.allocated_bytes += x[i + 2];
@@ -173,7 +180,6 @@
 			}
 			o.peak_bytes = 0;
 			o.frames = s.frames;
-			o.times = x;
 			o._useful = s._useful; /* the call-site table's, of the same frames */
 			for (var k in t)
 				if (k !== 'frees')
@@ -279,6 +285,12 @@
 		r.brush = function (range) {
 			var p = r.proc, tl = p.timeline, cells = tl.site_cells;
 			r.range = null;
+			/* a range or a thread, not both: the page has no figures of both */
+			var ts = threadSlot.querySelector('.thread-select');
+			if (ts && !M.onThread && ts.value) {
+				ts.value = '';
+				r.thread = null;
+			}
 			if (!range) {
 				summarize(p, null);
 				r.showSites(M.sites(p), true);
@@ -296,9 +308,9 @@
 			var lo = Math.max(0, Math.floor(range[0] / cell + 1e-6)), hi = Math.min(cells, Math.ceil(range[1] / cell - 1e-6));
 			if (hi <= lo)
 				hi = lo + 1;
-			var got = sitesIn(p, lo, hi);
+			var got = sitesIn(p, 'times', function (c) { return c >= lo && c < hi; });
 			r.range = [lo * cell, hi * cell];
-			summarize(p, { totals: got.totals, span_s: (hi - lo) * cell,
+			summarize(p, { totals: got.totals, span_s: (hi - lo) * cell, range: true,
 				note: 'Selected ' + M.fmt.seconds(lo * cell) + ' to ' + M.fmt.seconds(hi * cell) +
 					(per > 1 ? ' (the page keeps the sites\' times in steps of ' + M.fmt.seconds(cell) + ')' : '') +
 					': the figures above, the flamegraph, the call sites and the functions count the allocations ' +
@@ -324,13 +336,39 @@
 			else
 				tables();
 		};
+		/* A thread picked in the bar of the html report (TID, or '' for all),
+		 * from the sites' "by_thread": the views the range follows follow
+		 * the thread.  (The server's GUI asks the server: Memtrace.onThread.) */
+		r.pickThread = function (tid) {
+			var p = r.proc;
+			r.thread = tid || null;
+			r.range = null;
+			if (r.chart.range) {
+				r.chart.brushed = false; /* no onBrush: the thread replaces the range */
+				r.chart.zoom(null);
+			}
+			if (!tid) {
+				summarize(p, null);
+				r.showSites(M.sites(p), true);
+				return;
+			}
+			var k = p.site_threads.indexOf(+tid);
+			var got = sitesIn(p, 'by_thread', function (c) { return c === k; });
+			summarize(p, { totals: got.totals, span_s: p.duration_s,
+				note: 'Thread ' + tid + (+tid === p.pid ? ' (the main thread)' : '') + ': the figures above, ' +
+					'the flamegraph, the call sites and the functions count the allocations it made, as ' +
+					'--thread does.  The chart, the peak, and the sizes and lifetimes stay the whole ' +
+					'process\'s (the server\'s GUI filters those too).' });
+			r.showSites(got.sites, true);
+		};
 		r.chart.onBrush = r.brush;
 		r.select = function (i) {
 			var p = procs[i];
 			r.proc = p;
 			r.range = null;
 			summarize(p, null);
-			threadSlot.replaceChildren(threadControl(p, data.filter && data.filter.thread) || '');
+			r.thread = null;
+			threadSlot.replaceChildren(threadControl(p, data.filter && data.filter.thread, r.pickThread) || '');
 			r.chart.setProcess(p);
 			r.showSites(M.sites(p));
 			r.histo.setProcess(p);

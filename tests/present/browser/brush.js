@@ -1,13 +1,15 @@
 // brush.js - drags across the chart of an HTML report (`memtrace export
 // --format html`) in Chromium and reports what every view then shows:
-//   node brush.js PAGE FROM TO SHOTDIR
+//   node brush.js PAGE FROM TO SHOTDIR [TID]
 //
 // FROM and TO are fractions of the chart's plot width.  Reports (JSON on
 // stdout): the range the page selected (seconds, on its grid), the
 // summary's figures, the flamegraph's totals in each weight, the call
 // sites' rows and the functions' inclusive allocations, the page's note;
-// then the same after "Whole run".  Also console errors and requests that
-// leave the page.  A screenshot goes to SHOTDIR/html-brush.png.
+// then the same after "Whole run", and with TID, after picking that thread
+// in the page's bar (and the selector's options).  Also console errors and requests that
+// leave the page.  Screenshots go to SHOTDIR/html-brush*.png (without TID)
+// or SHOTDIR/html-thread-summary.png.
 // tests/present/export/test_brush.py asserts them against `memtrace report
 // --json --from --to`.
 'use strict';
@@ -43,7 +45,7 @@ async function views(page) {
 	});
 }
 
-run(async ([url, from, to, shots]) => {
+run(async ([url, from, to, shots, tid]) => {
 	const { ctx, close } = await launch();
 	try {
 		const { page, errors, requests } = await watchedPage(ctx);
@@ -70,12 +72,30 @@ run(async ([url, from, to, shots]) => {
 		await settled();
 		facts.brushed = await views(page);
 		await page.mouse.move(1, 1);
-		await page.locator('.card:has(.chart-canvas)').screenshot({ path: path.join(shots, 'html-brush.png') });
-		const summary = page.locator('.card.summary');
-		await summary.screenshot({ path: path.join(shots, 'html-brush-summary.png') });
+		if (!tid) {
+			await page.locator('.card:has(.chart-canvas)').screenshot({ path: path.join(shots, 'html-brush.png') });
+			await page.locator('.card.summary').screenshot({ path: path.join(shots, 'html-brush-summary.png') });
+		}
 		await page.locator('.chart-reset').click();
 		await settled();
 		facts.whole = await views(page);
+		if (tid) {
+			facts.threadOptions = await page.$$eval('.thread-select option', (os) => os.map((o) => o.value));
+			await page.selectOption('.thread-select', tid);
+			await settled();
+			facts.thread = await views(page);
+			await page.locator('.card.summary').screenshot({ path: path.join(shots, 'html-thread-summary.png') });
+			// a range then replaces the thread
+			await canvas.scrollIntoViewIfNeeded();
+			const b2 = await canvas.boundingBox();
+			const x2 = (f) => b2.x + s.left + (s.right - s.left) * Number(f), y2 = b2.y + b2.height / 2;
+			await page.mouse.move(x2(from), y2);
+			await page.mouse.down();
+			await page.mouse.move(x2(to), y2);
+			await page.mouse.up();
+			await settled();
+			facts.threadAfterRange = await page.locator('.thread-select').inputValue();
+		}
 		facts.errors = errors;
 		facts.requests = requests;
 		return facts;

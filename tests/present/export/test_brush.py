@@ -100,23 +100,40 @@ if exportlib.export(t, rec, 'html', out=page) is not None and js and p:
         t.eq(f['errors'], [], 'no console error')
         t.eq(f['requests'], [], 'no request leaves the page')
 
-# gt-threads: leaks and frees by other threads, against the report
+# gt-threads: leaks and frees by other threads, against the report; and a
+# thread picked in the page's bar, against report --thread
 rec2, _ = t.record([sys.argv[2]], out=t.path('threads.mtrace'), env=PRECISE)
 page2 = t.path('threads.html')
-if exportlib.export(t, rec2, 'html', out=page2) is not None:
-    f = exportlib.browser(t, 'brush.js', page2, '0.02', '0.6', t.tmp)
+p2 = t.only_process(t.report(rec2))
+if exportlib.export(t, rec2, 'html', out=page2) is not None and p2:
+    # thread 1's (136-byte blocks), found by its site
+    tid = next((x['tid'] for x in p2['threads']
+                if t.only_process(t.report(rec2, ['--thread', str(x['tid'])]))['totals']['allocated_bytes'] ==
+                3000 * 136), None)
+    f = exportlib.browser(t, 'brush.js', page2, '0.02', '0.6', ARTIFACTS, str(tid))
     if f and f['brushed']['range']:
         q = against_report('threads', rec2, f['brushed'])
         t.check(q and q['totals']['leaked_bytes'] > 0, 'threads: the range holds leaked blocks')
         t.eq(f['errors'], [], 'threads: no console error')
-        p2 = t.only_process(t.report(rec2))
-        if p2:
-            n = len(p2['threads'])
-            tl = f['threadList'] or ['', '']
-            t.eq(tl[0], f'{n} threads', 'the page\'s bar lists the threads')
-            t.check(all(str(x['tid']) in tl[1] for x in p2['threads']) and '--thread' in tl[1],
-                    f'its title names each thread and how to make a page of one ({tl[1]!r})')
-for shot in ('html-brush.png', 'html-brush-summary.png'):
+    if f and tid:
+        t.eq(sorted(int(v) for v in f['threadOptions'] if v), sorted(x['tid'] for x in p2['threads'] if x['allocations']),
+             'the page\'s thread selector lists the threads that allocated')
+        q = t.only_process(t.report(rec2, ['--thread', str(tid)]))
+        v = f['thread']
+        tot = q['totals']
+        t.eq((v['allocations'], v['allocated'], v['leaked'], v['temporary']),
+             (tot['allocations'], tot['allocated_bytes'], tot['leaked_bytes'], tot['temporary_allocations']),
+             'thread: summary figures as report --thread')
+        t.eq((v['allocations'], v['allocated'], v['leaked']), (3000, 3000 * 136, 1000 * 136),
+             'thread 1 by construction: 3000 blocks of 136 bytes, 1000 leaked')
+        t.eq([x for x, w in zip(v['flame'], WEIGHTS) if w], [sum(s[w] for s in q['sites']) for w in WEIGHTS if w],
+             'thread: flamegraph totals as report --thread')
+        t.eq(v['sites'], {'alloc_t1': [2000, 272000, 136000, 0], 'more_t1': [1000, 136000, 0, 0]},
+             'thread: its two sites by construction')
+        t.eq(v['functions'].get('worker'), [3000, 408000, 136000], 'thread: worker\'s functions row')
+        t.check(v['note'] and f'Thread {tid}' in v['note'], f'the page says which thread ({v["note"]!r})')
+        t.eq(f['threadAfterRange'], '', 'a range dragged afterwards replaces the thread')
+for shot in ('html-brush.png', 'html-brush-summary.png', 'html-thread-summary.png'):
     t.check(os.path.exists(os.path.join(ARTIFACTS, shot)) and
             os.path.getsize(os.path.join(ARTIFACTS, shot)) > 5000, f'screenshot {shot}')
 t.finish()
