@@ -75,6 +75,9 @@ if exportlib.export(t, rec, 'html', out=page) is not None and js and p:
     spread = sorted(a['allocated_s'] for a in allocs if a['size'] == 1000)
     span = p['duration_s']
     lo_s, hi_s = spread[50], spread[150]
+    if hi_s - lo_s < span / 100:  # bunched at one moment: a range around it
+        mid = (lo_s + hi_s) / 2
+        lo_s, hi_s = mid - span / 200, mid + span / 200
     f = exportlib.browser(t, 'brush.js', page, f'{lo_s / span:.6f}', f'{hi_s / span:.6f}', ARTIFACTS)
     if f:
         b = f['brushed']
