@@ -338,8 +338,7 @@ static struct mt_thread_last *thread(struct mt_collector *c, uint32_t tid)
 		if (t->tid)
 			continue;
 		if ((c->threads_used + 1) * 2 <= c->threads_mask + 1) {
-			t->tid = key;
-			t->last_alloc = 0;
+			*t = (struct mt_thread_last){ .tid = key };
 			c->threads_used++;
 			return t;
 		}
@@ -358,6 +357,32 @@ static struct mt_thread_last *thread(struct mt_collector *c, uint32_t tid)
 		free(old);
 		return thread(c, tid);
 	}
+}
+
+static int by_tid(const void *a, const void *b)
+{
+	uint32_t x = ((const struct mt_thread_last *)a)->tid,
+		 y = ((const struct mt_thread_last *)b)->tid;
+	return x < y ? -1 : x > y;
+}
+
+struct mt_thread_last *mt_col_threads(const struct mt_collector *c, size_t *n)
+{
+	*n = 0;
+	if (!c->threads_used)
+		return NULL;
+	struct mt_thread_last *out = xcalloc(c->threads_used, sizeof *out);
+	for (size_t i = 0; c->threads && i <= c->threads_mask; i++) {
+		if (!c->threads[i].tid)
+			continue;
+		out[*n] = c->threads[i];
+		/* the key is tid + 1, but for UINT32_MAX (see thread) */
+		if (out[*n].tid != UINT32_MAX)
+			out[*n].tid--;
+		++*n;
+	}
+	qsort(out, *n, sizeof *out, by_tid);
+	return out;
 }
 
 /* Before a site's live figures change: if they last changed no later than
@@ -422,7 +447,10 @@ static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t
 		c->t.peak_ts = ts;
 		c->peak_seq = c->seq;
 	}
-	thread(c, tid)->last_alloc = ptr;
+	struct mt_thread_last *th = thread(c, tid);
+	th->last_alloc = ptr;
+	th->allocations++;
+	th->allocated_bytes += size;
 }
 
 static void on_free(struct mt_collector *c, uint32_t tid, uint64_t ptr)

@@ -68,6 +68,9 @@ struct mt_wslot {
 struct mt_thread_last {
 	uint32_t tid;
 	uint64_t last_alloc; /* the block its previous event allocated, or 0 */
+	/* what it allocated (the thread selectors of the GUI and the html
+	 * report list the threads with these) */
+	uint64_t allocations, allocated_bytes;
 };
 
 struct mt_collector {
@@ -160,6 +163,10 @@ __attribute__((always_inline)) static inline void mt_col_prefetch_site(const str
 		__builtin_prefetch((const char *)&c->sites[site] + 64, 1);
 	}
 }
+
+/* The threads of the events fed or touched, by tid (theirs, not the
+ * table's key), in a new array of *N (NULL when none). */
+struct mt_thread_last *mt_col_threads(const struct mt_collector *c, size_t *n);
 
 /* Visits every live block (after finish: every leaked block). */
 void mt_col_each_live(struct mt_collector *c, void (*fn)(void *ctx, const struct mt_live *),

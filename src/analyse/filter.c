@@ -35,6 +35,7 @@ static const struct key {
 	  K_COUNT_PCT },
 	{ "group_leaked_allocations_max", offsetof(struct mt_filter, group_leaked_max),
 	  K_COUNT_PCT },
+	{ "thread", offsetof(struct mt_filter, thread), K_COUNT },
 };
 
 static const char *const re_keys[4] = { "function_regex", "source_regex", "negative_function_regex",
@@ -68,6 +69,8 @@ const char mt_filter_help[] =
 	"                              first to last allocation of the call site\n"
 	"  --group-allocations-min N, --group-allocations-max N\n"
 	"  --group-leaked-allocations-min N[%], --group-leaked-allocations-max N[%]\n"
+	"  --thread TID                allocations made by thread TID (its kernel id;\n"
+	"                              the main thread's is the pid)\n"
 	"  --where SQL                 an SQL condition over the allocations table of\n"
 	"                              memtrace query (and its sites and frames)\n";
 
@@ -446,6 +449,8 @@ int mt_filter_match(const struct mt_filter_proc *fp, const struct mt_life *l)
 	if (!in_bounds(&f->size_min, &f->size_max, (double)l->size))
 		return 0;
 	if (!in_bounds(&f->address_min, &f->address_max, (double)l->ptr))
+		return 0;
+	if (f->thread.set && (double)l->tid != f->thread.v)
 		return 0;
 	if (f->lifetime_min.set || f->lifetime_max.set) {
 		uint64_t end = l->freed ? l->free_ts : fp->end_ts;

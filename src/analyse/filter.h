@@ -46,6 +46,9 @@ struct mt_filter {
 	struct mt_fbound group_interval_min, group_interval_max;
 	struct mt_fbound group_allocations_min, group_allocations_max;
 	struct mt_fbound group_leaked_min, group_leaked_max;
+	/* the thread (kernel tid) that made the allocation; its free may be
+	 * another thread's */
+	struct mt_fbound thread;
 	pcre2_code *re[4]; /* function, source, negative function, negative source */
 	int re_set[4];
 	/* "where": an SQL condition over the allocations table of `memtrace
@@ -78,6 +81,7 @@ struct mt_filter {
 struct mt_life {
 	uint64_t ptr, size, ts, free_ts;
 	uint32_t site;
+	uint32_t tid; /* the thread that allocated it */
 	int freed, temporary;
 };
 

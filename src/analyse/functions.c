@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char *const mt_fn_weight_names[MT_FW_COUNT] = { "allocations",	      "allocated_bytes",
 						      "leaked_allocations",   "leaked_bytes",
@@ -230,15 +231,46 @@ static int runtime_module(const char *path)
 	return 0;
 }
 
+/* Whether FN names an allocation function of its own (sqlite3Malloc,
+ * sqlite3DbMallocZero, xmalloc, g_realloc): "alloc" in its name, in any
+ * case. */
+static int wrapper_name(const char *fn)
+{
+	for (const char *s = fn; s && *s; s++)
+		if (!strncasecmp(s, "alloc", 5))
+			return 1;
+	return 0;
+}
+
+static int same_module(const struct mt_frame *a, const struct mt_frame *b)
+{
+	return a->module && b->module && !strcmp(a->module, b->module);
+}
+
 int mt_useful_frame(const struct mt_frame *fr, int n)
 {
+	int at = 0;
 	for (int i = 0; i < n; i++) {
 		const char *fn = fr[i].function;
 		if (runtime_module(fr[i].module))
 			continue;
 		if (fn && (!strncmp(fn, "operator new", 12) || !strncmp(fn, "operator delete", 15)))
 			continue;
-		return i;
+		at = i;
+		break;
 	}
-	return 0;
+	/* A library's own allocator: the frames of one module up to a function
+	 * named as one (sqlite3MemMalloc, unsymbolized, under sqlite3Malloc),
+	 * two or three of them, and the functions so named that called it
+	 * (sqlite3DbMallocZero); their caller is what tells the sites apart.
+	 * A program's function that calls malloc itself stays its site's name. */
+	for (int j = at + 1; j < n && j <= at + 2 && same_module(&fr[j], &fr[at]); j++) {
+		if (!wrapper_name(fr[j].function))
+			continue;
+		int k = j + 1;
+		while (k + 1 < n && same_module(&fr[k], &fr[at]) && wrapper_name(fr[k].function))
+			k++;
+		return k < n ? k : at;
+	}
+	return at;
 }

@@ -78,7 +78,10 @@ size_t mt_functions_neighbours(struct mt_functions *fs, const struct mt_process 
 /* The index of the most useful frame of FR[0..N): the first one outside
  * the allocator and the C/C++ runtime (libc, libstdc++, libgcc, the
  * dynamic loader, memtrace's own), as heaptrack shows a site by; 0 when
- * every frame is. */
+ * every frame is.  When that frame and one or two after it are of one
+ * module and the last of them is named as an allocation function (its
+ * name ends with "alloc": sqlite3Malloc over its unsymbolized helper), the
+ * frame after it: a library's own allocator names no site. */
 int mt_useful_frame(const struct mt_frame *fr, int n);
 
 #endif

@@ -81,6 +81,7 @@ static void life_ends(struct mt_sel_proc *sp, const struct mt_block *b, int free
 			     .ts = b->ts,
 			     .free_ts = end_ts,
 			     .site = b->site,
+			     .tid = b->tid,
 			     .freed = freed,
 			     .temporary = temporary };
 	if (mt_filter_match(&sp->fp, &l))
@@ -112,6 +113,7 @@ static void life_begin(struct mt_selection *s, struct mt_sel_proc *sp, const str
 						      .size = size,
 						      .seq = ord,
 						      .site = site,
+						      .tid = ev->tid,
 						      .aux = in_where });
 	mt_ptrmap_xput(&sp->threads, (uint64_t)ev->tid + 1, ptr);
 }

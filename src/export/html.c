@@ -29,11 +29,13 @@
 #include "base/json.h"
 #include "analyse/diff.h"
 #include "analyse/histo.h"
+#include "sitetimes.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define BUCKETS 300
+_Static_assert(BUCKETS == MT_ST_GRID, "the sites' times are in the chart's buckets");
 /* Bits of a live block's map value that hold its bucket; the rest hold
  * its size. */
 #define BUCKET_BITS 10
@@ -61,6 +63,8 @@ struct timeline {
 	int nslots;
 	struct mt_ptrmap tracked; /* blocks of those sites -> series */
 	struct mt_histo histo;	  /* sizes and lifetimes */
+	/* the sites' figures by time (the html export only, else NULL) */
+	struct mt_site_times *times;
 	/* The smallest step between two event times seen (ns; 0: none yet):
 	 * what the clock that stamped them could tell apart, at most. */
 	uint64_t last_ts, min_step;
@@ -169,6 +173,8 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	mt_histo_alloc(&tl->histo, ts, ptr, size);
 	mt_ptrmap_xput(&tl->live, ptr, size << BUCKET_BITS | (uint64_t)b);
 	track(tl, ptr, size, site, b);
+	if (tl->times)
+		mt_st_alloc(tl->times, ptr, size, site, tid, b);
 }
 
 static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr)
@@ -183,6 +189,8 @@ static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t 
 	 * collector's rule, figures.c) */
 	uint64_t lastp = 0;
 	int was_last = mt_ptrmap_take(&tl->lastcall, (uint64_t)tid + 1, &lastp) && lastp == ptr;
+	if (tl->times)
+		mt_st_free(tl->times, ptr, was_last);
 	if (drop(tl, ptr)) {
 		tl->frees[b]++;
 		tl->temps[b] += (uint64_t)was_last;
@@ -191,8 +199,10 @@ static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t 
 
 /* After the replay: the heap carried to the end, and what is still live
  * (leaked) added up from the bucket each block was allocated in. */
-static void timeline_finish(struct timeline *tl)
+static void timeline_finish(struct timeline *tl, const struct mt_process *p)
 {
+	if (tl->times)
+		mt_st_finish(tl->times, p->col.nsites, &p->col);
 	advance(tl, tl->t0 + tl->span);
 	for (size_t i = 0; i <= tl->live.mask; i++)
 		if (tl->live.keys[i])
@@ -237,12 +247,19 @@ static struct timeline *timeline_new(const struct mt_process *p, int series)
 	tl->span = end > t0 ? end - t0 : 1;
 	tl->last = -1;
 	mt_histo_init(&tl->histo);
+	if (!series) {
+		tl->times = xcalloc(1, sizeof *tl->times);
+		mt_st_init(tl->times);
+	}
 	if (mt_ptrmap_init(&tl->live, 1u << 12) < 0 || mt_ptrmap_init(&tl->lastcall, 1u << 6) < 0 ||
 	    (series && series_new(tl, p) < 0)) {
 		mt_ptrmap_destroy(&tl->live);
 		mt_ptrmap_destroy(&tl->lastcall);
 		mt_ptrmap_destroy(&tl->tracked);
 		mt_blocks_destroy(&tl->histo.live);
+		if (tl->times)
+			mt_st_destroy(tl->times);
+		free(tl->times);
 		free(tl->slot);
 		free(tl->spark);
 		free(tl);
@@ -252,6 +269,18 @@ static struct timeline *timeline_new(const struct mt_process *p, int series)
 }
 
 /* ---- JSON for a page ---- */
+
+/* Whether the page gets the sites' times: a grid finer than the whole run. */
+static int times_on(const struct timeline *tl)
+{
+	return tl->times && mt_st_has_times(tl->times);
+}
+
+/* And its threads' (a process of several). */
+static int threads_on(const struct timeline *tl)
+{
+	return tl->times && mt_st_has_threads(tl->times);
+}
 
 static double secs(uint64_t ts, uint64_t t0)
 {
@@ -399,6 +428,10 @@ static void sites_json(FILE *f, const struct mt_process *p, const struct timelin
 	      f);
 	if (tl->slot)
 		fputs(", \"live_series\"", f);
+	if (times_on(tl))
+		fputs(", \"times\"", f);
+	if (threads_on(tl))
+		fputs(", \"by_thread\"", f);
 	fputs("],\n   \"sites\": [", f);
 	int first = 1;
 	for (uint32_t s = 0; s < p->col.nsites; s++) {
@@ -418,6 +451,10 @@ static void sites_json(FILE *f, const struct mt_process *p, const struct timelin
 					 0, 0);
 		fprintf(f, "%ld", node);
 		site_series_json(f, tl, s);
+		if (times_on(tl))
+			mt_st_site_json(f, tl->times, 0, s, st);
+		if (threads_on(tl))
+			mt_st_site_json(f, tl->times, 1, s, st);
 		fputc(']', f);
 	}
 	fputs("],\n   \"stack_fields\": [\"frame\", \"parent\"],\n   \"stacks\": [", f);
@@ -489,6 +526,9 @@ static void timeline_json(FILE *f, const struct timeline *tl, const struct mt_pr
 	series_json(f, "temporary", tl->temps);
 	series_json(f, "leaked_bytes", tl->leaked);
 	resident_json(f, tl, p);
+	/* the grid of the sites' "times" (sitetimes.h), in the chart's buckets */
+	if (times_on(tl))
+		fprintf(f, ",\n    \"site_cells\": %d", tl->times->cells);
 	fputc('}', f);
 }
 
@@ -542,6 +582,13 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 		fputc('}', f);
 	}
 	fputc(']', f);
+	fputs(",\n   \"threads\": ", f);
+	mt_json_threads(f, p);
+	/* the threads of the sites' "by_thread", by number */
+	if (threads_on(tl)) {
+		fputs(",\n   \"site_threads\": ", f);
+		mt_st_tids_json(f, tl->times);
+	}
 	struct frametabs ft = { 0 };
 	sites_json(f, p, tl, &ft);
 	key_free(&ft.files);
@@ -753,6 +800,9 @@ static void timelines_free(const struct mt_recording *rec, struct timeline **tls
 			mt_ptrmap_destroy(&tls[i]->tracked);
 			mt_ptrmap_destroy(&tls[i]->lastcall);
 			mt_blocks_destroy(&tls[i]->histo.live);
+			if (tls[i]->times)
+				mt_st_destroy(tls[i]->times);
+			free(tls[i]->times);
 			free(tls[i]->slot);
 			free(tls[i]->spark);
 		}
@@ -782,7 +832,7 @@ static struct timeline **timelines(struct mt_export_ctx *x, int series, char *er
 	}
 	for (size_t i = 0; i < rec->nprocs; i++)
 		if (tls[i])
-			timeline_finish(tls[i]);
+			timeline_finish(tls[i], rec->procs[i]);
 	return tls;
 }
 

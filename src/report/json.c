@@ -139,6 +139,19 @@ void mt_json_lost(FILE *f, const struct mt_process *p)
 	fputc('}', f);
 }
 
+void mt_json_threads(FILE *f, const struct mt_process *p)
+{
+	size_t n;
+	struct mt_thread_last *t = mt_col_threads(&p->col, &n);
+	fputc('[', f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s{\"tid\": %u, \"allocations\": %llu, \"allocated_bytes\": %llu}",
+			i ? ", " : "", t[i].tid, (unsigned long long)t[i].allocations,
+			(unsigned long long)t[i].allocated_bytes);
+	fputc(']', f);
+	free(t);
+}
+
 void mt_json_markers(FILE *f, const struct mt_process *p)
 {
 	fputc('[', f);
@@ -268,6 +281,8 @@ static int process_json(FILE *f, const struct mt_process *p, const struct mt_pro
 	mt_json_lost(f, p);
 	fputs(",\n      \"memory\": ", f);
 	mt_json_memory(f, p);
+	fputs(",\n      \"threads\": ", f);
+	mt_json_threads(f, p);
 	fputs(",\n      \"sites\": [", f);
 
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);

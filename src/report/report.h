@@ -70,6 +70,10 @@ void mt_json_markers(FILE *f, const struct mt_process *p);
 const char *mt_tune_param_name(int64_t param);
 const char *mt_tune_function(const struct mt_tune_call *t);
 char *mt_tune_text(const struct mt_tune_call *t, char *buf, size_t len);
+/* Its threads, by tid: [{"tid", "allocations", "allocated_bytes"}] (what
+ * each allocated under the filter; a thread every allocation of which the
+ * filter left out is listed with zeros). */
+void mt_json_threads(FILE *f, const struct mt_process *p);
 /* The process's memory samples summed up (analyse/resident.h), or null. */
 void mt_json_memory(FILE *f, const struct mt_process *p);
 /* FLT's keys as an object of strings ({"from": "200ms", ...}), or null when

@@ -9,6 +9,23 @@
 const path = require('path');
 const { launch } = require(path.join(__dirname, '..', '..', 'tests', 'present', 'browser', 'lib'));
 
+/* From the event to the flamegraph drawn whole (its deeper rows come in
+ * later draws when they cost more than one draw may spend), and the
+ * tables a range updates after it (report.js's settling). */
+async function whole(page, fn) {
+	return page.evaluate((src) => new Promise((resolve) => {
+		const t = performance.now();
+		new Function(src)();
+		void document.body.offsetHeight;
+		(function wait() {
+			if (Memtrace.report.flame.pending || Memtrace.report.settling)
+				setTimeout(wait, 0);
+			else
+				resolve(performance.now() - t);
+		})();
+	}), fn);
+}
+
 async function timed(page, fn, arg) {
 	return page.evaluate(([src, a]) => {
 		const f = new Function('a', src);
@@ -43,13 +60,29 @@ async function timed(page, fn, arg) {
 		out.flame_weight = await timed(page, "Memtrace.report.flame.setWeight('allocations')");
 		out.flame_invert_early = await timed(page, "document.querySelector('.fg-invert').click()");
 		out.flame_invert_back = await timed(page, "document.querySelector('.fg-invert').click()");
-		/* once the page has had a moment (the other tree is made between events) */
+		/* once the page has had a moment */
 		await page.reload();
-		await page.waitForFunction(() => window.Memtrace && Memtrace.report && Memtrace.report.flame.other,
+		await page.waitForFunction(() => window.Memtrace && Memtrace.report && Memtrace.report.flame.root,
 			null, { timeout: 600000 });
+		await page.waitForTimeout(1000);
 		out.flame_invert = await timed(page, "document.querySelector('.fg-invert').click()");
+		await page.evaluate(() => new Promise((r) => setTimeout(r, 500)));
+		out.flame_invert_back2 = await timed(page, "document.querySelector('.fg-invert').click()");
+		/* a new set of sites (the html report's range, below, makes one):
+		 * inverted, to the last row */
+		out.flame_invert_whole = await whole(page, "const f = Memtrace.report.flame; f.setSites(f.sites.slice()); " +
+			"document.querySelector('.fg-invert').click()");
 		out.sort_functions = await timed(page, "document.querySelector('table.functions th[data-key=\"self.allocations\"] button').click()");
 		out.select_function = await timed(page, "document.querySelector('table.functions tbody tr.function').click()");
+		/* a range dragged across the chart of the html report: every view
+		 * follows it in the page (the GUI asks the server instead) */
+		if (!(await page.evaluate(() => !!Memtrace.gui))) {
+			out.brush_range = await timed(page, "const c = Memtrace.report.chart, n = c.proc.timeline.heap_bytes.length; " +
+				"c.zoom([Math.floor(n * 0.2), Math.floor(n * 0.5)]); c.onBrush([c.range[0] * c.proc.timeline.bucket_s, c.range[1] * c.proc.timeline.bucket_s])");
+			out.brush_whole = await timed(page, "document.querySelector('.chart-reset').click()");
+			out.brush_range_all = await whole(page, "const c = Memtrace.report.chart, n = c.proc.timeline.heap_bytes.length; " +
+				"c.zoom([Math.floor(n * 0.3), Math.floor(n * 0.6)]); c.onBrush([c.range[0] * c.proc.timeline.bucket_s, c.range[1] * c.proc.timeline.bucket_s])");
+		}
 		out.process_rows = await page.evaluate(() => document.querySelectorAll('table.sites:not(.functions) tbody tr').length);
 	} finally {
 		await close();

@@ -97,6 +97,17 @@
 		});
 	};
 
+	/* The recorder names blocks by serial number, not address (the
+	 * top bit set, as the API gives them): those say so. */
+	function addressCell(addr) {
+		var serial = /^0x[89a-f][0-9a-f]{15}$/i.test(addr || '');
+		if (!serial)
+			return M.el('td', { class: 'where', text: addr || '\u2013' });
+		var n = BigInt(addr) & ((BigInt(1) << BigInt(63)) - BigInt(1));
+		return M.el('td', { class: 'where', title: 'the recorder names blocks by their number, not their address (' +
+			addr + ')', text: 'block #' + n.toString() });
+	}
+
 	function frames(bt) {
 		return (bt || []).map(function (f) {
 			return { name: f.name || f.function || f.address, file: f.file, line: f.line || 0, module: f.module };
@@ -114,7 +125,7 @@
 				M.el('td', { class: 'num', text: M.fmt.count(a.index + 1) }),
 				M.el('td', { class: 'num', 'data-v': String(a.size), title: M.fmt.value(a.size, 'bytes'),
 					text: M.fmt.bytes(a.size) }),
-				M.el('td', { class: 'where', text: a.address }),
+				addressCell(a.address),
 				M.el('td', { class: 'num', text: M.fmt.seconds(a.timestamp_s) }),
 				M.el('td', { class: 'num' + (d ? '' : ' zero'), text: d ? M.fmt.seconds(d.timestamp_s) : 'never' }),
 				M.el('td', { class: 'num', text: d ? M.fmt.seconds(d.lifetime_s) : '\u2013' }),

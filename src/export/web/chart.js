@@ -106,7 +106,7 @@
 		var coarse = tl.time_step_s && tl.time_step_s > tl.bucket_s;
 		this.resolution.textContent = 'Resolution: one interval is ' + M.fmt.seconds(tl.bucket_s) +
 			' (' + M.fmt.count(tl.heap_bytes.length) + ' over the run)' +
-			(tl.time_step_s ? '; event times advance in steps of ' + M.fmt.seconds(tl.time_step_s) +
+			(tl.time_step_s ? '; event times advance in steps of ' + M.fmt.span(tl.time_step_s) +
 				' or more' + (coarse ? ' (the clock that stamped them is coarser than an interval: ' +
 				'events bunch up; MEMTRACE_PRECISE_TIMESTAMPS=1 when recording gives finer times)' : '') : '') +
 			'.  Drag across the chart to select a time range.';

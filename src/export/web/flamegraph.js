@@ -23,6 +23,9 @@
 	var ROW = 18;
 	var FONT = '12px system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif';
 	var MIN_PX = 0.4;  /* narrower frames are merged into an "N more" block */
+	/* Sites a draw may look at to make frames' children (about 10-20 ms):
+	 * beyond, the deeper rows come in the next draws, between events. */
+	var BUDGET = 200000;
 	var MATCH = '#c043e6';
 
 	/* Nodes are plain objects with plain arrays: a recording of 100,000
@@ -31,31 +34,171 @@
 	 * and all zero until a differential graph writes it. */
 	var NOBASE = [0, 0, 0, 0, 0];
 
+	/*
+	 * The call tree of a process's sites is made lazily: a node knows the
+	 * sites that pass through it (their indices, in an Int32Array) and its
+	 * figures, and its children are made the first time something asks for
+	 * them (kidsOf) - the layout asks only for those of the frames wide
+	 * enough to draw.  A recording of 100,000 sites 18 frames deep has
+	 * about 2 million frames; the levels drawn are a few of them, so that
+	 * turning the graph upside down (bottom-up) or zooming costs
+	 * milliseconds instead of building the whole other tree.
+	 */
+	function Tree(sites, invert, diff, forest) {
+		this.sites = sites;
+		this.invert = invert;
+		this.diff = diff;
+		this.W = forest.W;
+		this.B = forest.B;
+		this.forest = forest;
+		var all = new Int32Array(sites.length);
+		for (var i = 0; i < all.length; i++)
+			all[i] = i;
+		this.root = newNode('all', null, 'root', diff);
+		this.root.sites = all;
+		this.root.v = forest.total.slice();
+		if (diff)
+			this.root.b = forest.totalB.slice();
+	}
+
+	/* The figures of SITES in flat arrays, five weights a site (and the
+	 * base's, for a differential graph): read once, shared by both
+	 * orientations. */
+	function Forest(sites, diff) {
+		var fields = M.weights.map(function (w) { return w.field; }), nw = fields.length;
+		this.W = new Float64Array(sites.length * nw);
+		this.B = diff ? new Float64Array(sites.length * nw) : null;
+		this.total = [0, 0, 0, 0, 0];
+		this.totalB = [0, 0, 0, 0, 0];
+		/* frame names as numbers, and kidsOf's scratch arrays by number */
+		this.ids = new Map();
+		this.slot = new Int32Array(1024).fill(-1);
+		this.acc = new Float64Array(1024 * 5);
+		this.cnt = new Int32Array(1024);
+		var W = this.W, t = this.total;
+		for (var i = 0; i < sites.length; i++) {
+			/* M.weights' order, read by name: fast where a keyed read is not */
+			var s = sites[i], o = i * nw;
+			W[o] = s.allocated_bytes || 0;
+			W[o + 1] = s.allocations || 0;
+			W[o + 2] = s.leaked_bytes || 0;
+			W[o + 3] = s.peak_bytes || 0;
+			W[o + 4] = s.temporary_allocations || 0;
+			for (var k = 0; k < nw; k++) {
+				t[k] += W[o + k];
+				if (diff) {
+					var b = s['base_' + fields[k]] || 0;
+					this.B[o + k] = b;
+					this.totalB[k] += b;
+				}
+			}
+		}
+	}
+
+	/* Room for twice as many names in the scratch arrays. */
+	Forest.prototype.grow = function () {
+		var slot = new Int32Array(this.slot.length * 2).fill(-1), acc = new Float64Array(slot.length * 5);
+		var cnt = new Int32Array(slot.length);
+		slot.set(this.slot);
+		acc.set(this.acc);
+		cnt.set(this.cnt);
+		this.slot = slot;
+		this.acc = acc;
+		this.cnt = cnt;
+	};
+
 	function newNode(name, parent, kind, diff) {
 		return {
 			name: name, parent: parent, kind: kind, depth: parent ? parent.depth + 1 : 0,
-			kids: [], byName: null, v: [0, 0, 0, 0, 0], b: diff ? [0, 0, 0, 0, 0] : NOBASE,
-			file: null, lo: 0, hi: 0, several: false, module: null,
+			kids: null, sites: null, v: [0, 0, 0, 0, 0], b: diff ? [0, 0, 0, 0, 0] : NOBASE,
+			file: null, lo: 0, hi: 0, several: false, module: null, located: false,
 		};
 	}
 
-	/* N's child named NAME, or undefined: a scan while it has few, a Map
-	 * once it has many. */
-	function kid(n, name) {
-		if (n.byName)
-			return n.byName.get(name);
-		for (var i = 0; i < n.kids.length; i++)
-			if (n.kids[i].name === name)
-				return n.kids[i];
-		return undefined;
+	function byName(a, b) {
+		return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 	}
 
-	function addKid(n, c) {
-		n.kids.push(c);
-		if (n.byName)
-			n.byName.set(c.name, c);
-		else if (n.kids.length > 16)
-			n.byName = new Map(n.kids.map(function (k) { return [k.name, k]; }));
+	/* The frame of site S at DEPTH of TREE's orientation (depth 0: the
+	 * outermost frame, or with invert the allocating one), or undefined. */
+	function frameAt(tree, s, depth) {
+		var fr = s.frames;
+		if (depth >= fr.length)
+			return undefined;
+		return fr[tree.invert ? depth : fr.length - 1 - depth];
+	}
+
+	/* N's children in TREE, made from its sites the first time: one pass
+	 * groups them by the name of their next frame (siblings sorted by name,
+	 * as flamegraph.pl and the SVG export order them), a second hands each
+	 * child its sites. */
+	function kidsOf(tree, n) {
+		if (n.kids)
+			return n.kids;
+		var S = n.sites, sites = tree.sites, W = tree.W, B = tree.B, d = n.depth, inv = tree.invert;
+		/* a frame's name as a number (kept on the frame, for this forest);
+		 * the child of each number in a scratch array, emptied after, and
+		 * the children's figures summed in another */
+		var forest = tree.forest, ids = forest.ids, slot = forest.slot, acc = forest.acc, cnt = forest.cnt;
+		var kids = [], of = new Int32Array(S.length);
+		for (var j = 0; j < S.length; j++) {
+			var si = S[j], fr = sites[si].frames;
+			if (d >= fr.length) {
+				of[j] = -1;
+				continue;
+			}
+			var f = fr[inv ? d : fr.length - 1 - d];
+			var id = f._nidOf === forest ? f._nid : -1;
+			if (id < 0) {
+				id = ids.get(f.name);
+				if (id === undefined) {
+					ids.set(f.name, id = ids.size);
+					if (id >= slot.length)
+						forest.grow();
+					slot = forest.slot;
+					acc = forest.acc;
+					cnt = forest.cnt;
+				}
+				f._nidOf = forest;
+				f._nid = id;
+			}
+			var ci = slot[id];
+			if (ci < 0) {
+				ci = slot[id] = kids.length;
+				kids.push(newNode(f.name, n, f.kind, !!B));
+			}
+			of[j] = ci;
+			cnt[ci]++;
+			var o = si * 5, a = ci * 5;
+			acc[a] += W[o];
+			acc[a + 1] += W[o + 1];
+			acc[a + 2] += W[o + 2];
+			acc[a + 3] += W[o + 3];
+			acc[a + 4] += W[o + 4];
+			if (B) {
+				var b = kids[ci].b;
+				for (var k = 0; k < 5; k++)
+					b[k] += B[o + k];
+			}
+		}
+		var fill = new Int32Array(kids.length);
+		for (var c = 0; c < kids.length; c++) {
+			var kid = kids[c];
+			kid.sites = new Int32Array(cnt[c]);
+			for (var w = 0; w < 5; w++)
+				kid.v[w] = acc[c * 5 + w];
+			acc.fill(0, c * 5, c * 5 + 5);
+			cnt[c] = 0;
+			slot[ids.get(kid.name)] = -1;
+		}
+		for (var m = 0; m < S.length; m++) {
+			var x = of[m];
+			if (x >= 0)
+				kids[x].sites[fill[x]++] = S[m];
+		}
+		kids.sort(byName);
+		n.kids = kids;
+		return kids;
 	}
 
 	function mergeLocation(n, f) {
@@ -73,61 +216,30 @@
 			n.hi = f.line;
 	}
 
-	/* The call tree of SITES, the root named "all"; with INVERT, from the
-	 * leaf (the allocating function) outwards.  Built a slice of sites at a
-	 * time (run), so that the other orientation can be made between
-	 * events, then finished (done). */
-	function TreeBuilder(sites, invert, diff) {
-		this.sites = sites;
-		this.invert = invert;
-		this.diff = diff;
-		this.i = 0;
-		this.root = newNode('all', null, 'root', diff);
-		this.fields = M.weights.map(function (w) { return w.field; });
+	/* Where node N's frames are (files, lines, module), gathered from its
+	 * sites when first asked (a hover). */
+	function locate(tree, n) {
+		if (n.located || !n.sites || !n.parent)
+			return n;
+		n.located = true;
+		for (var j = 0; j < n.sites.length; j++) {
+			var f = frameAt(tree, tree.sites[n.sites[j]], n.depth - 1);
+			if (f)
+				mergeLocation(n, f);
+		}
+		return n;
 	}
 
-	TreeBuilder.prototype.run = function (until) {
-		var fields = this.fields, diff = this.diff, invert = this.invert, root = this.root;
-		var v = [0, 0, 0, 0, 0], b = [0, 0, 0, 0, 0];
-		var end = Math.min(until, this.sites.length);
-		for (; this.i < end; this.i++) {
-			var s = this.sites[this.i];
-			for (var i = 0; i < fields.length; i++) {
-				v[i] = s[fields[i]] || 0;
-				b[i] = diff ? s['base_' + fields[i]] || 0 : 0;
-			}
-			var n = root;
-			add(n, v, b);
-			for (var k = 0; k < s.frames.length; k++) {
-				var f = s.frames[invert ? k : s.frames.length - 1 - k], c = kid(n, f.name);
-				if (!c) {
-					c = newNode(f.name, n, f.kind, diff);
-					addKid(n, c);
-				}
-				mergeLocation(c, f);
-				add(c, v, b);
-				n = c;
-			}
-		}
-		return this.i >= this.sites.length;
-	};
-
-	TreeBuilder.prototype.done = function () {
-		/* siblings by name, as flamegraph.pl and the SVG export order them */
-		var stack = [this.root];
+	/* The whole tree at once (the SVG tests and the page's own checks):
+	 * every node expanded, kids in arrays. */
+	function buildTree(sites, invert, diff) {
+		var t = new Tree(sites, invert, diff, new Forest(sites, diff)), stack = [t.root];
 		while (stack.length) {
 			var n = stack.pop();
-			n.byName = null;
-			n.kids.sort(function (a, b) { return a.name < b.name ? -1 : a.name > b.name ? 1 : 0; });
-			Array.prototype.push.apply(stack, n.kids);
+			locate(t, n);
+			Array.prototype.push.apply(stack, kidsOf(t, n));
 		}
-		return this.root;
-	};
-
-	function buildTree(sites, invert, diff) {
-		var t = new TreeBuilder(sites, invert, diff);
-		t.run(Infinity);
-		return t.done();
+		return t.root;
 	}
 
 	function add(n, v, b) {
@@ -232,34 +344,34 @@
 	}
 
 	/* SITES drawn; with DIFF, coloured by their change since the base
-	 * (their base_* fields). */
+	 * (their base_* fields).  Both orientations' trees are kept, each made
+	 * as far as it has been drawn. */
 	Flamegraph.prototype.setSites = function (sites, diff) {
 		this.diff = !!diff;
 		this.sites = sites;
-		this.root = buildTree(sites, this.inverted, this.diff);
-		this.buildOther();
-		this.zoomed = null;
-		this.hover = null;
-		this.search(this.searchBox.value);
-		this.setWeight(this.wi);
+		/* the last two sets of sites stay made, so that going back (a
+		 * range dragged across the chart, then the whole run) is at once */
+		var c = (this.made || []).filter(function (m) { return m.sites === sites && m.diff === !!diff; })[0];
+		if (!c) {
+			c = { sites: sites, diff: !!diff, forest: new Forest(sites, this.diff), trees: [null, null] };
+			this.made = [c].concat((this.made || []).slice(0, 1));
+		}
+		this.forest = c.forest;
+		this.trees = c.trees;
+		this.show();
 	};
 
-	/* The tree the other way round, made a slice at a time after the
-	 * page is drawn, so that inverting it later is immediate. */
-	Flamegraph.prototype.buildOther = function () {
-		var self = this, sites = this.sites, t = new TreeBuilder(sites, !this.inverted, this.diff);
-		this.other = null;
-		this.otherBuilder = t;
-		(function slice() {
-			if (self.otherBuilder !== t)
-				return; /* new sites came meanwhile, or it was finished at once */
-			if (!t.run(t.i + 4000)) {
-				setTimeout(slice, 0);
-				return;
-			}
-			self.other = { inverted: t.invert, root: t.done() };
-			self.otherBuilder = null;
-		})();
+	/* The tree of the orientation chosen, drawn from its root. */
+	Flamegraph.prototype.show = function () {
+		var o = this.inverted ? 1 : 0;
+		if (!this.trees[o])
+			this.trees[o] = new Tree(this.sites, !!this.inverted, this.diff, this.forest);
+		this.tree = this.trees[o];
+		this.root = this.tree.root;
+		this.zoomed = null;
+		this.hover = null;
+		this.search(this.searchBox.value, true);
+		this.setWeight(this.wi);
 	};
 
 	/* Top-down (callers at the root, the default) or bottom-up. */
@@ -267,26 +379,8 @@
 		this.inverted = on;
 		this.invertBtn.setAttribute('aria-pressed', on ? 'true' : 'false');
 		this.invertBtn.classList.toggle('active', on);
-		if (!this.sites)
-			return;
-		var t = this.otherBuilder;
-		if (t && t.invert === on) {
-			/* asked for before it was done: finish it now */
-			t.run(Infinity);
-			this.other = { inverted: on, root: t.done() };
-			this.otherBuilder = null;
-		}
-		if (this.other && this.other.inverted === on) {
-			var old = this.root;
-			this.root = this.other.root;
-			this.other = { inverted: !on, root: old };
-			this.zoomed = null;
-			this.hover = null;
-			this.search(this.searchBox.value);
-			this.setWeight(this.wi);
-		} else {
-			this.setSites(this.sites, this.diff);
-		}
+		if (this.sites)
+			this.show();
 	};
 
 	Flamegraph.prototype.setWeight = function (i) {
@@ -309,8 +403,9 @@
 	};
 
 	/* Highlights the frames whose name matches TEXT (a regular expression,
-	 * case-insensitive); '' clears. */
-	Flamegraph.prototype.search = function (text) {
+	 * case-insensitive); '' clears.  QUIET: not drawn yet (the caller
+	 * draws). */
+	Flamegraph.prototype.search = function (text, quiet) {
 		this.re = null;
 		this.searchBox.classList.remove('bad');
 		if (text) {
@@ -320,7 +415,9 @@
 				this.searchBox.classList.add('bad');
 			}
 		}
-		this.update();
+		this.share = null;
+		if (!quiet)
+			this.update();
 	};
 
 	Flamegraph.prototype.update = function () {
@@ -334,16 +431,29 @@
 	};
 
 	/* The share of the total in frames the search matches, each counted
-	 * once even when a matched frame holds another. */
+	 * once even when a matched frame holds another: in either orientation,
+	 * the sites one of whose frames matches (each name tested once). */
 	Flamegraph.prototype.matchedShare = function () {
-		var wi = this.wi, re = this.re, sum = 0, stack = [this.root];
-		while (stack.length) {
-			var n = stack.pop();
-			if (re.test(n.name))
-				sum += n.v[wi];
-			else
-				Array.prototype.push.apply(stack, n.kids);
+		var wi = this.wi, re = this.re, sum = 0, seen = new Map(), W = this.forest.W;
+		if (!this.share || this.share.re !== re) {
+			var hit = new Uint8Array(this.sites.length);
+			this.sites.forEach(function (s, i) {
+				for (var k = 0; k < s.frames.length; k++) {
+					var name = s.frames[k].name, m = seen.get(name);
+					if (m === undefined)
+						seen.set(name, m = re.test(name));
+					if (m) {
+						hit[i] = 1;
+						break;
+					}
+				}
+			});
+			this.share = { re: re, hit: hit };
 		}
+		var h = this.share.hit;
+		for (var i = 0; i < h.length; i++)
+			if (h[i])
+				sum += W[i * 5 + wi];
 		var w = M.weights[wi];
 		return M.fmt.pct(sum, this.root.v[wi]) + ' (' + M.fmt.value(sum, w.unit) + ')';
 	};
@@ -351,7 +461,7 @@
 	/* Places the frames: the zoomed one and what it holds across the whole
 	 * width, its ancestors above it (faded), full width too. */
 	Flamegraph.prototype.layout = function (width) {
-		var wi = this.wi, boxes = [], z = this.zoomed || this.root;
+		var wi = this.wi, boxes = [], z = this.zoomed || this.root, tree = this.tree;
 		var chain = [];
 		for (var a = z.parent; a; a = a.parent)
 			chain.unshift(a);
@@ -368,11 +478,24 @@
 			run.forEach(function (k) { add(m, k.v, k.b); });
 			boxes.push({ n: m, x: x, w: w, row: row, faded: false });
 		}
-		(function place(n, x, row) {
+		/* row by row, so that when the frames not made yet cost more than
+		 * one draw may spend (BUDGET sites looked at), the rows at the top
+		 * are whole and the rest follow in the next draws (see draw) */
+		var budget = BUDGET, queue = [[z, 0, chain.length]], self = this;
+		this.pending = false;
+		for (var q = 0; q < queue.length; q++) {
+			var n = queue[q][0], x = queue[q][1], row = queue[q][2];
 			boxes.push({ n: n, x: x, w: n.v[wi] * scale, row: row, faded: false });
-			var run = [], rx = 0, rw = 0;
-			for (var i = 0; i < n.kids.length; i++) {
-				var k = n.kids[i], w = k.v[wi] * scale;
+			if (!n.kids) {
+				if (budget <= 0 && n.sites.length) {
+					self.pending = true;
+					continue;
+				}
+				budget -= n.sites.length;
+			}
+			var run = [], rx = 0, rw = 0, kids = kidsOf(tree, n);
+			for (var i = 0; i < kids.length; i++) {
+				var k = kids[i], w = k.v[wi] * scale;
 				if (w < MIN_PX) {
 					if (!run.length)
 						rx = x;
@@ -383,18 +506,21 @@
 					more(n, run, rx, rw, row + 1);
 					run = [];
 					rw = 0;
-					place(k, x, row + 1);
+					queue.push([k, x, row + 1]);
 				}
 				x += w;
 			}
 			more(n, run, rx, rw, row + 1);
-		})(z, 0, chain.length);
+		}
 		return boxes;
 	};
 
 	Flamegraph.prototype.draw = function () {
 		if (!this.root)
 			return;
+		var self = this;
+		clearTimeout(this.later);
+		this.later = null;
 		var width = Math.max(this.scroller.clientWidth, 200);
 		var boxes = this.layout(width), rows = 0;
 		boxes.forEach(function (b) { rows = Math.max(rows, b.row + 1); });
@@ -429,6 +555,9 @@
 			this.draw();
 			this.refitting = false;
 		}
+		/* rows left for later (layout): drawn again once this event is done */
+		if (this.pending && !this.refitting)
+			this.later = setTimeout(function () { self.draw(); }, 0);
 	};
 
 	Flamegraph.prototype.y = function (row) {
@@ -487,6 +616,8 @@
 			return;
 		}
 		var w = M.weights[this.wi], total = this.root.v[this.wi];
+		if (!n.more)
+			locate(this.tree, n);
 		this.details.textContent = n.name + ' \u2014 ' + M.fmt.value(n.v[this.wi], w.unit) + ' ' + w.what +
 			' (' + M.fmt.pct(n.v[this.wi], total) + ')' +
 			(this.diff ? ', ' + changeText(n, this.wi, w) : '') + (location(n) ? ' \u2014 ' + location(n) : '');
@@ -495,13 +626,14 @@
 				M.el('th', { text: x.label }),
 				M.el('td', { text: M.fmt.value(n.v[i], x.unit) }));
 		});
-		this.tip.replaceChildren(
+		/* (replaceChildren would write a null as "null") */
+		this.tip.replaceChildren.apply(this.tip, [
 			M.el('div', { class: 'tip-title', text: n.name }),
 			location(n) ? M.el('div', { class: 'tip-where', text: location(n) }) : null,
 			M.el('div', { class: 'tip-share', text: M.fmt.pct(n.v[this.wi], total) + ' of the total' + (this.zoomed ?
 				', ' + M.fmt.pct(n.v[this.wi], this.zoomed.v[this.wi]) + ' of the zoomed frame' : '') }),
 			this.diff ? M.el('div', { class: 'tip-change', text: changeText(n, this.wi, w) }) : null,
-			M.el('table', null, rows));
+			M.el('table', null, rows)].filter(Boolean));
 		this.tip.hidden = false;
 	};
 

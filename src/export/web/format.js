@@ -54,6 +54,16 @@ var Memtrace = window.Memtrace || (window.Memtrace = {});
 		return m + ' min ' + Math.round(s - 60 * m) + ' s';
 	}
 
+	/* A short span with its own unit, never rounded to zero: 0.8 us,
+	 * 12 ns (the clock's steps, an interval of the chart) */
+	function span(s) {
+		if (s >= 0.001 || !s)
+			return seconds(s);
+		if (s >= 1e-6)
+			return +(s * 1e6).toPrecision(2) + ' \u00b5s';
+		return +(s * 1e9).toPrecision(2) + ' ns';
+	}
+
 	/* How a process of the report data ended, as its page says it */
 	function state(p) {
 		if (p.exit_status !== null && p.exit_status !== undefined)
@@ -214,7 +224,7 @@ var Memtrace = window.Memtrace || (window.Memtrace = {});
 
 	M.sites = sites;
 	M.fmt = {
-		count: count, bytes: bytes, value: value, short: short, pct: pct, seconds: seconds,
+		count: count, bytes: bytes, value: value, short: short, pct: pct, seconds: seconds, span: span,
 		basename: basename, frameColor: frameColor, where: where, state: state,
 	};
 	M.el = el;

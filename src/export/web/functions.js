@@ -25,15 +25,30 @@
 	var RUNTIME = /^(libc\.so|libc-|libstdc\+\+\.so|libgcc_s\.so|ld-linux|ld-musl|libc\+\+\.so|libc\+\+abi\.so|libmemtrace-preload|libpthread\.so|libm\.so)/;
 
 	function usefulFrame(frames) {
+		var at = 0;
 		for (var i = 0; i < frames.length; i++) {
 			var f = frames[i];
 			if (f.module && RUNTIME.test(M.fmt.basename(f.module)))
 				continue;
 			if (/^operator (new|delete)/.test(f.name))
 				continue;
-			return i;
+			at = i;
+			break;
 		}
-		return 0;
+		/* a library's own allocator (analyse/functions.c's rule): the
+		 * frames of one module up to one named as an allocation function,
+		 * and the functions so named that called it */
+		var same = function (f) { return f.module && f.module === frames[at].module; };
+		var wrapper = function (f) { return f.kind !== 'unknown' && /alloc/i.test(f.name); };
+		for (var j = at + 1; j < frames.length && j <= at + 2 && same(frames[j]); j++) {
+			if (!wrapper(frames[j]))
+				continue;
+			var k = j + 1;
+			while (k + 1 < frames.length && same(frames[k]) && wrapper(frames[k]))
+				k++;
+			return k < frames.length ? k : at;
+		}
+		return at;
 	}
 
 	function zero() {
@@ -53,27 +68,44 @@
 
 	function build(sites) {
 		var byName = new Map(), list = [], gen = ++generation;
-		sites.forEach(function (s, si) {
-			for (var i = 0; i < s.frames.length; i++) {
+		for (var si = 0; si < sites.length; si++) {
+			/* W's order */
+			var s = sites[si], fr = s.frames, v0 = s.allocations || 0, v1 = s.allocated_bytes || 0,
+				v2 = s.leaked_bytes || 0, v3 = s.peak_bytes || 0, v4 = s.temporary_allocations || 0;
+			for (var i = 0; i < fr.length; i++) {
 				/* frames are shared objects: each remembers its function */
-				var f = s.frames[i], x = f._fnGen === gen ? f._fn : byName.get(f.name);
-				f._fnGen = gen;
-				f._fn = x;
+				var f = fr[i], x = f._fnGen === gen ? f._fn : null;
 				if (!x) {
-					x = { name: f.name, file: f.file, module: f.module, self: zero(), incl: zero(), sites: 0,
-						last: -1 };
-					byName.set(f.name, x);
-					list.push(x);
+					x = byName.get(f.name);
+					if (!x) {
+						x = { name: f.name, file: f.file, module: f.module, s: [0, 0, 0, 0, 0],
+							n: [0, 0, 0, 0, 0], sites: 0, last: -1 };
+						byName.set(f.name, x);
+						list.push(x);
+					}
+					f._fnGen = gen;
 					f._fn = x;
 				}
-				if (i === 0)
-					add(x.self, s);
+				if (i === 0) {
+					var a = x.s;
+					a[0] += v0; a[1] += v1; a[2] += v2; a[3] += v3; a[4] += v4;
+				}
 				if (x.last !== si) {
+					var b = x.n;
 					x.last = si;
-					add(x.incl, s);
+					b[0] += v0; b[1] += v1; b[2] += v2; b[3] += v3; b[4] += v4;
 					x.sites++;
 				}
 			}
+		}
+		/* the figures by W's keys, as the table reads them */
+		list.forEach(function (x) {
+			x.self = {};
+			x.incl = {};
+			W.forEach(function (w, k) {
+				x.self[w.key] = x.s[k];
+				x.incl[w.key] = x.n[k];
+			});
 		});
 		return { list: list, byName: byName, sites: sites };
 	}
@@ -149,7 +181,13 @@
 	}
 
 	FunctionTable.prototype.setSites = function (sites) {
-		this.fns = build(sites);
+		/* the last two sets of sites stay made, as the flamegraph's */
+		var c = (this.made || []).filter(function (m) { return m.sites === sites; })[0];
+		if (!c) {
+			c = { sites: sites, fns: build(sites) };
+			this.made = [c].concat((this.made || []).slice(0, 1));
+		}
+		this.fns = c.fns;
 		this.all = false;
 		this.selected = null;
 		this.render();

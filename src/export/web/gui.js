@@ -13,7 +13,9 @@
  * allocations made in it.  Under the chart, a slider picks a moment: every
  * view then shows what was live at that moment (memray's temporal view:
  * the allocations made before it and not freed by then; with a range
- * dragged, those made in the range and still live at its end).  The query
+ * dragged, those made in the range and still live at its end).  The
+ * thread selector of the page's bar (report.js) sets the thread filter the
+ * same way: every view then shows what that thread allocated.  The query
  * console (console.js) goes under it.
  */
 (function (M) {
@@ -23,6 +25,7 @@
 	var FIELDS = [
 		['from', 'From', 'text', 'e.g. 1.5s, 200ms, 10%'],
 		['to', 'To', 'text', 'e.g. 3s, 90%'],
+		['thread', 'Thread', 'text', 'a tid (the selector above)'],
 		['lifetime', 'Lifetime', ['all', 'only_leaked', 'only_temporary',
 			'only_not_deallocated_in_current_range', 'only_deallocated_in_current_range',
 			'only_whole_group_leaked']],
@@ -187,6 +190,11 @@
 			M.el('div', { class: 'card-body' }, this.form, this.downloads));
 		this.console = M.QueryConsole ? new M.QueryConsole(this) : null;
 		this.allocations = M.AllocationList ? new M.AllocationList(this) : null;
+		/* the bar's thread selector: one thread (tid), or '' for all */
+		M.onThread = function (tid) {
+			self.form.elements.thread.value = tid;
+			self.apply();
+		};
 	}
 
 	Recording.prototype.links = function (q) {
@@ -223,6 +231,13 @@
 			var picker = self.root.querySelector('.proc-select');
 			if (picker)
 				picker.addEventListener('change', function () {
+					/* a thread is one process's: another process shows all of its own */
+					var tid = self.form.elements.thread.value.trim(), p = M.report.proc;
+					if (tid && !(p.threads || []).some(function (t) { return String(t.tid) === tid; })) {
+						self.form.elements.thread.value = '';
+						self.apply();
+						return;
+					}
 					self.url();
 					if (self.allocations)
 						self.allocations.refresh();

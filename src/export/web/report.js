@@ -20,14 +20,27 @@
  *      "totals": the keys of `memtrace report --json`,
  *      "timeline": {"bucket_s", "time_step_s" (the smallest step between
  *                   two event times, or null), "heap_bytes": [], "allocations": [],
- *                   "frees": [], "temporary": [], "leaked_bytes": []}
+ *                   "frees": [], "temporary": [], "leaked_bytes": [],
+ *                   "site_cells" (export only, when the sites have times):
+ *                   the cells of the grid of their "times", each
+ *                   heap_bytes.length / site_cells buckets}
  *                   (equal buckets from the start),
  *      "sizes", "lifetimes", "never_freed": as `memtrace report --sizes`,
  *      "markers": [{"time_s", "value", "text"}],
+ *      "threads": [{"tid", "allocations", "allocated_bytes"}]: its threads
+ *                 (what each allocated, under the filter),
+ *      "site_threads" (export only, a process of several threads): the
+ *                 tids the sites' "by_thread" number,
  *      "site_fields": [...], "sites": [[figures..., stack]]: STACK the
  *                     node of the site's leaf frame in "stacks"
  *                     (from the server, a last field "live_series": the
- *                     site's live bytes over time, or null),
+ *                     site's live bytes over time, or null; from the html
+ *                     export, "times": the cell of the grid where all of its
+ *                     allocations were made, or [cell, allocations, bytes,
+ *                     leaked, leaked bytes, temporary, ...] by cell: what
+ *                     a range dragged across the chart selects; and
+ *                     "by_thread", the same by thread number: what a thread
+ *                     picked in the bar selects),
  *      "stack_fields": ["frame", "parent"], "stacks": [[frame index,
  *                     parent node or -1]]: the stacks as a tree,
  *      "frame_fields": [...], "frames": [[name, file index, line, module
@@ -60,22 +73,27 @@
 			M.el('div', { class: 'figure-sub', text: sub }));
 	}
 
-	function figures(p, filtered) {
-		var t = p.totals, f = M.fmt;
-		var span = p.span_s !== undefined ? p.span_s : p.duration_s;
+	/* SEL (a range selected in the page): {totals: the figures of the
+	 * allocations made in it, span_s}; the others stay the whole run's. */
+	function figures(p, filtered, sel) {
+		var t = sel ? sel.totals : p.totals, f = M.fmt;
+		var span = sel ? sel.span_s : p.span_s !== undefined ? p.span_s : p.duration_s;
 		var tempShare = t.allocations ?
 			(100 * t.temporary_allocations / t.allocations).toFixed(1) + '% of allocations' : '';
 		return [
 			figure('allocations', 'Allocations', f.count(t.allocations), span > 0 ?
 				f.count(t.allocations / span) + ' per second on average' +
-				(filtered && span < p.duration_s ? ' over the ' + f.seconds(span) + ' filtered' : '') : ''),
+				(sel ? (sel.range ? ' over the ' + f.seconds(span) + ' selected' : '') : filtered && span < p.duration_s ?
+					' over the ' + f.seconds(span) + ' filtered' : '') : ''),
+			sel ? figure('frees', 'Frees', f.count(t.frees), 'these allocations less the leaked ones') :
 			figure('frees', 'Frees', f.count(t.frees), t.unmatched_frees ?
 				f.count(t.unmatched_frees) + ' of blocks allocated before tracing' :
 				'each matched an allocation'),
 			figure('allocated', 'Allocated', f.bytes(t.allocated_bytes),
 				f.value(t.allocated_bytes, 'bytes')),
-			figure('peak', 'Peak heap', f.bytes(t.peak_bytes), f.value(t.peak_bytes, 'bytes') + ' in ' +
-				f.value(t.peak_allocations, 'blocks') + ' at ' + f.seconds(t.peak_time_s)),
+			figure('peak', 'Peak heap', f.bytes(p.totals.peak_bytes), f.value(p.totals.peak_bytes, 'bytes') + ' in ' +
+				f.value(p.totals.peak_allocations, 'blocks') + ' at ' + f.seconds(p.totals.peak_time_s) +
+				(sel ? sel.range ? ' (the whole run\'s)' : ' (the whole process\'s)' : '')),
 			figure('leaked', 'Leaked', f.bytes(t.leaked_bytes), f.value(t.leaked_bytes, 'bytes') + ' in ' +
 				f.value(t.leaked_allocations, 'blocks'), t.leaked_bytes > 0),
 			figure('temporary', 'Temporary', f.count(t.temporary_allocations),
@@ -95,6 +113,81 @@
 
 	function procName(p) {
 		return M.fmt.basename(p.exe) + ' [' + p.pid + ']';
+	}
+
+	/* "29755 (main) · 3,000 allocations": a thread of process P */
+	function threadName(p, t) {
+		return t.tid + (t.tid === p.pid ? ' (main)' : '') + ' \u00b7 ' + M.fmt.count(t.allocations) +
+			(t.allocations === 1 ? ' allocation' : ' allocations');
+	}
+
+	/* The thread selector of process P (heaptrack's and memray's): every
+	 * view then shows the allocations one thread made.  Where a page can
+	 * filter (the server's GUI sets Memtrace.onThread), a select; THREAD is
+	 * the one its filter shows.  The html report holds every thread's
+	 * allocations summed, so it lists them and says how to make a page of
+	 * one. */
+	function threadControl(p, thread, pick) {
+		var threads = p.threads || [];
+		if (!M.onThread && !p.site_threads)
+			return threads.length > 1 ? M.el('span', { class: 'thread-list',
+				title: 'One thread\'s page: memtrace export --format html --thread TID (or the server\'s ' +
+					'GUI, which can pick one).\n' + threads.map(function (t) { return threadName(p, t); }).join('\n'),
+				text: threads.length + ' threads' }) : null;
+		if (!M.onThread)
+			threads = threads.filter(function (t) { return p.site_threads.indexOf(t.tid) >= 0; });
+		if (threads.length < 2 && !thread)
+			return null; /* one thread: nothing to choose */
+		var known = threads.some(function (t) { return String(t.tid) === thread; });
+		var sel = M.el('select', { class: 'thread-select', 'aria-label': 'thread' },
+			M.el('option', { value: '', text: 'all ' + threads.length + (threads.length === 1 ? ' thread' : ' threads') }),
+			threads.map(function (t) { return M.el('option', { value: String(t.tid), text: threadName(p, t) }); }),
+			thread && !known ? M.el('option', { value: thread, text: thread + ' (not a thread of this process)' }) : null);
+		sel.value = thread || '';
+		sel.addEventListener('change', function () { (M.onThread || pick)(sel.value); });
+		return M.el('label', { class: 'thread-label' }, 'Thread ', sel);
+	}
+
+	/* The sites of process P as far as the allocations of the cells PICK
+	 * takes go: the cells of FIELD ("times": of the grid, "by_thread": the
+	 * threads), with the totals of those; the figures no cell holds (peak
+	 * bytes) are zero. */
+	function sitesIn(p, field, pick) {
+		var out = [], t = { allocations: 0, allocated_bytes: 0, leaked_allocations: 0, leaked_bytes: 0,
+			temporary_allocations: 0, frees: 0 };
+		M.sites(p).forEach(function (s) {
+			var x = s[field], o;
+			if (typeof x === 'number') {
+				if (!pick(x))
+					return;
+				o = { allocations: s.allocations, allocated_bytes: s.allocated_bytes,
+					leaked_allocations: s.leaked_allocations, leaked_bytes: s.leaked_bytes,
+					temporary_allocations: s.temporary_allocations };
+			} else {
+				o = { allocations: 0, allocated_bytes: 0, leaked_allocations: 0, leaked_bytes: 0,
+					temporary_allocations: 0 };
+				for (var i = 0; x && i < x.length; i += 6) {
+					if (!pick(x[i]))
+						continue;
+					o.allocations += x[i + 1];
+					o.allocated_bytes += x[i + 2];
+					o.leaked_allocations += x[i + 3];
+					o.leaked_bytes += x[i + 4];
+					o.temporary_allocations += x[i + 5];
+				}
+				if (!o.allocations)
+					return;
+			}
+			o.peak_bytes = 0;
+			o.frames = s.frames;
+			o._useful = s._useful; /* the call-site table's, of the same frames */
+			for (var k in t)
+				if (k !== 'frees')
+					t[k] += o[k];
+			out.push(o);
+		});
+		t.frees = t.allocations - t.leaked_allocations;
+		return { sites: out, totals: t };
 	}
 
 	/* The process a page opens on by default: the recorded command, else
@@ -127,11 +220,12 @@
 					return M.el('option', { value: String(i), text: procName(p) });
 				}));
 		}
+		var threadSlot = M.el('span', { class: 'thread-slot' });
 		root.appendChild(M.el('header', { class: 'topbar' },
 			M.el('span', { class: 'brand', text: 'memtrace' }),
 			M.el('span', { class: 'recording', title: data.recording,
 				text: M.fmt.basename(data.recording) }),
-			picker ? M.el('label', { class: 'proc-label' }, 'Process ', picker) : null));
+			picker ? M.el('label', { class: 'proc-label' }, 'Process ', picker) : null, threadSlot));
 		var main = M.el('main');
 		root.appendChild(main);
 		var notes = [];
@@ -171,20 +265,112 @@
 			functions: new M.FunctionTable(fns.body),
 			histo: new M.Histograms(histo.body),
 		};
+		/* The summary of process P; SEL: a range selected (see brush). */
+		function summarize(p, sel) {
+			summary.replaceChildren();
+			[M.el('h1', { text: M.fmt.basename(p.exe) || 'process ' + p.pid }),
+				M.el('div', { class: 'cmd', text: (p.argv || []).join(' ') || p.exe, title: p.exe }),
+				M.el('div', { class: 'meta', text: meta(p) }),
+				M.el('div', { class: 'figures' }, figures(p, data.filtered, sel)),
+				sel ? M.el('div', { class: 'note range-note', text: sel.note }) : null].forEach(function (e) {
+				if (e)
+					summary.appendChild(e);
+			});
+		}
+		/* A range dragged across the chart (seconds [from, to], or null:
+		 * the whole run), in the page itself: the flamegraph, the call sites
+		 * and the functions count the allocations made in it, from the
+		 * sites' times, on their grid.  (The server's GUI asks the server
+		 * instead: it sets the chart's onBrush after this.) */
+		r.brush = function (range) {
+			var p = r.proc, tl = p.timeline, cells = tl.site_cells;
+			r.range = null;
+			/* a range or a thread, not both: the page has no figures of both */
+			var ts = threadSlot.querySelector('.thread-select');
+			if (ts && !M.onThread && ts.value) {
+				ts.value = '';
+				r.thread = null;
+			}
+			if (!range) {
+				summarize(p, null);
+				r.showSites(M.sites(p), true);
+				return;
+			}
+			if (!cells) {
+				summarize(p, { totals: p.totals, span_s: p.span_s !== undefined ? p.span_s : p.duration_s,
+					note: 'The chart shows ' + M.fmt.seconds(range[0]) + ' to ' + M.fmt.seconds(range[1]) +
+						', but this page\'s call sites carry no times (a recording too big for them to fit): ' +
+						'every other view is the whole run\'s.  memtrace export --from ' + +range[0].toFixed(6) +
+						's --to ' + +range[1].toFixed(6) + 's makes a page of that range.' });
+				return;
+			}
+			var per = tl.heap_bytes.length / cells, cell = tl.bucket_s * per;
+			var lo = Math.max(0, Math.floor(range[0] / cell + 1e-6)), hi = Math.min(cells, Math.ceil(range[1] / cell - 1e-6));
+			if (hi <= lo)
+				hi = lo + 1;
+			var got = sitesIn(p, 'times', function (c) { return c >= lo && c < hi; });
+			r.range = [lo * cell, hi * cell];
+			summarize(p, { totals: got.totals, span_s: (hi - lo) * cell, range: true,
+				note: 'Selected ' + M.fmt.seconds(lo * cell) + ' to ' + M.fmt.seconds(hi * cell) +
+					(per > 1 ? ' (the page keeps the sites\' times in steps of ' + M.fmt.seconds(cell) + ')' : '') +
+					': the figures above, the flamegraph, the call sites and the functions count the allocations ' +
+					'made in it, as --from and --to do.  The peak, the bytes at the peak, and the sizes and ' +
+					'lifetimes stay the whole run\'s (the server\'s GUI filters those too).' });
+			r.showSites(got.sites, true);
+		};
+		/* SITES in the flamegraph, the call sites and the functions; with
+		 * LATER (a range dragged), the tables below the flamegraph once the
+		 * event is answered (r.settling until then). */
+		r.showSites = function (sites, later) {
+			if (!data.diff)
+				r.flame.setSites(sites);
+			clearTimeout(r.settling);
+			r.settling = null;
+			var tables = function () {
+				r.settling = null;
+				r.table.setSites(sites);
+				r.functions.setSites(sites);
+			};
+			if (later)
+				r.settling = setTimeout(tables, 0);
+			else
+				tables();
+		};
+		/* A thread picked in the bar of the html report (TID, or '' for all),
+		 * from the sites' "by_thread": the views the range follows follow
+		 * the thread.  (The server's GUI asks the server: Memtrace.onThread.) */
+		r.pickThread = function (tid) {
+			var p = r.proc;
+			r.thread = tid || null;
+			r.range = null;
+			if (r.chart.range) {
+				r.chart.brushed = false; /* no onBrush: the thread replaces the range */
+				r.chart.zoom(null);
+			}
+			if (!tid) {
+				summarize(p, null);
+				r.showSites(M.sites(p), true);
+				return;
+			}
+			var k = p.site_threads.indexOf(+tid);
+			var got = sitesIn(p, 'by_thread', function (c) { return c === k; });
+			summarize(p, { totals: got.totals, span_s: p.duration_s,
+				note: 'Thread ' + tid + (+tid === p.pid ? ' (the main thread)' : '') + ': the figures above, ' +
+					'the flamegraph, the call sites and the functions count the allocations it made, as ' +
+					'--thread does.  The chart, the peak, and the sizes and lifetimes stay the whole ' +
+					'process\'s (the server\'s GUI filters those too).' });
+			r.showSites(got.sites, true);
+		};
+		r.chart.onBrush = r.brush;
 		r.select = function (i) {
 			var p = procs[i];
 			r.proc = p;
-			summary.replaceChildren(
-				M.el('h1', { text: M.fmt.basename(p.exe) || 'process ' + p.pid }),
-				M.el('div', { class: 'cmd', text: (p.argv || []).join(' ') || p.exe, title: p.exe }),
-				M.el('div', { class: 'meta', text: meta(p) }),
-				M.el('div', { class: 'figures' }, figures(p, data.filtered)));
-			var sites = M.sites(p);
+			r.range = null;
+			summarize(p, null);
+			r.thread = null;
+			threadSlot.replaceChildren(threadControl(p, data.filter && data.filter.thread, r.pickThread) || '');
 			r.chart.setProcess(p);
-			if (!data.diff)
-				r.flame.setSites(sites);
-			r.table.setSites(sites);
-			r.functions.setSites(sites);
+			r.showSites(M.sites(p));
 			r.histo.setProcess(p);
 		};
 		if (picker)

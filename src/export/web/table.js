@@ -144,13 +144,21 @@
 		var col = COLUMNS.find(function (c) { return c.key === this.key; }, this);
 		var get = col.get || function (s) { return s[col.key]; };
 		var dir = this.desc ? -1 : 1, q = this.filter.value.trim().toLowerCase();
-		var rows = this.sites.filter(function (s) {
-			/* frames are shared objects: each keeps its text to search */
-			return !q || s.frames.some(function (f) {
-				if (f._text === undefined)
-					f._text = (f.name + '\n' + M.fmt.where(f, true)).toLowerCase();
-				return f._text.indexOf(q) >= 0;
-			});
+		var rows = !q ? this.sites.slice() : this.sites.filter(function (s) {
+			/* frames are shared objects: each keeps its text to search, and
+			 * whether the last query found it there */
+			for (var i = 0; i < s.frames.length; i++) {
+				var f = s.frames[i];
+				if (f._q !== q) {
+					if (f._text === undefined)
+						f._text = (f.name + '\n' + M.fmt.where(f, true)).toLowerCase();
+					f._q = q;
+					f._hit = f._text.indexOf(q) >= 0;
+				}
+				if (f._hit)
+					return true;
+			}
+			return false;
 		});
 		/* ties keep a fixed order: by allocated bytes, then by name */
 		rows.sort(function (a, b) {

@@ -5,7 +5,8 @@
  * naming the key; the command-line form takes "--key N" and "--key=N"; and
  * each key matches exactly the allocations it should, per allocation (time,
  * size, address, lifetime) and per site (group figures, stack depth, regexes)
- * of a process built in memory.
+ * of a process built in memory; the thread key keeps one thread's
+ * allocations.
  */
 #include "analyse/filter.h"
 #include "../check.h"
@@ -210,6 +211,26 @@ static void test_match(void)
 	CHECK(set(&f, "to", "5") == 0);
 	CHECK(life(&f, site1, 0x1000, 1, 2, -1, 0) && life(&f, site1, 0x1000, 1, 5, -1, 0));
 	CHECK(!life(&f, site1, 0x1000, 1, 0.5, -1, 0) && !life(&f, site1, 0x1000, 1, 6, -1, 0));
+	mt_filter_free(&f);
+
+	/* thread: the allocating thread's id, whichever thread freed it */
+	f = one("thread", "4242");
+	{
+		struct mt_filter_proc fp;
+		struct mt_life l = { .ptr = 0x1000, .size = 1, .ts = T0 + S, .site = site1, .tid = 4242 };
+		mt_filter_prepare(&fp, &f, proc, NULL);
+		CHECK(mt_filter_match(&fp, &l));
+		l.tid = 4243;
+		CHECK(!mt_filter_match(&fp, &l));
+		l.tid = 0;
+		CHECK(!mt_filter_match(&fp, &l));
+		mt_filter_proc_free(&fp);
+	}
+	CHECK(f.desc && !strcmp(f.desc, "thread=4242"));
+	mt_filter_free(&f);
+	mt_filter_init(&f);
+	CHECK(set(&f, "thread", "main") == -1 && !strcmp(err, "thread: 'main' is not a number"));
+	CHECK(set(&f, "thread", "-1") == -1);
 	mt_filter_free(&f);
 	f = one("from", "50%"); /* 5 s of 10 */
 	CHECK(!life(&f, site1, 0x1000, 1, 4.9, -1, 0) && life(&f, site1, 0x1000, 1, 5.1, -1, 0));
