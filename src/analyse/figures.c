@@ -59,14 +59,13 @@ void mt_col_destroy(struct mt_collector *c)
 
 void mt_col_shed(struct mt_collector *c)
 {
+	/* the threads stay: one slot a thread, and the reports list them
+	 * with what each allocated */
 	free(c->live);
 	free(c->win);
-	free(c->threads);
 	c->live = NULL;
 	c->win = NULL;
-	c->threads = NULL;
 	c->live_mask = c->live_used = c->win_mask = c->win_used = 0;
-	c->threads_mask = c->threads_used = 0;
 	/* the quarter grown for sites that did not come */
 	if (c->nsites && c->nsites < c->sites_cap) {
 		c->sites = xrealloc(c->sites, c->nsites * sizeof *c->sites);
