@@ -85,4 +85,5 @@ void mt_config_load(void)
 	c->backtrace_cache_size = env_u64("BACKTRACE_CACHE_SIZE", 1u << 18);
 	c->log_level = parse_level(env("LOG"));
 	c->logfile = env("LOGFILE");
+	c->gather_mmap = env_bool("GATHER_MMAP_CALLS", 1);
 }

@@ -240,6 +240,7 @@ struct mt_config {
 	int log_level;	     /* -1 off, 0 unset (only "not traced"), 1 error, 2 warn, 3 info,
 			* 4 debug, 5 trace */
 	const char *logfile; /* MEMTRACE_LOGFILE: path pattern, or NULL */
+	int gather_mmap;     /* MEMTRACE_GATHER_MMAP_CALLS (mmaps.c): 1 unless 0 */
 };
 MT_HIDDEN extern struct mt_config mt_cfg;
 MT_HIDDEN void mt_config_load(void);
@@ -394,5 +395,10 @@ MT_HIDDEN void mt_ext_free(void *p);
  * A NULL result with N > 0 is a failure; with N == 0 the block is freed. */
 typedef void *(*mt_resize_fn)(void *old, size_t n, void *ctx);
 MT_HIDDEN void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call, void *ctx);
+/* For mmaps.c: records the mapping call M (an MMAP record with the
+ * caller's stack and, for a file mapping, the file's path) if the thread
+ * may record now; made inside a hook's call to the next allocator, it is
+ * the allocator's (MT_MAP_BY_ALLOCATOR). */
+MT_HIDDEN void mt_ext_mapcall(struct mt_mapcall *m);
 
 #endif
