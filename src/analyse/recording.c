@@ -356,7 +356,7 @@ static uint64_t process_bytes(const struct mt_process *p)
 	n += (c->live ? c->live_mask + 1 : 0) * sizeof *c->live;
 	n += (c->win ? c->win_mask + 1 : 0) * sizeof *c->win;
 	n += (c->threads ? c->threads_mask + 1 : 0) * sizeof *c->threads;
-	n += p->maps_cap * sizeof *p->maps;
+	n += p->maps_cap * sizeof *p->maps + p->map_frames_cap * sizeof *p->map_frames;
 	return n + sizeof *p;
 }
 
@@ -426,10 +426,14 @@ static int within_budget(struct mt_recording *rec, struct mt_process *p, uint64_
 }
 
 static void add_mapev(struct mt_process *p, uint64_t ts, const struct mt_mapcall *m,
-		      uint32_t site, char *path)
+		      const uint64_t *frames, unsigned n, char *path)
 {
 	mt_grow(&p->maps, &p->maps_cap, p->nmaps, sizeof *p->maps);
-	p->maps[p->nmaps++] = (struct mt_mapev){ ts, *m, site, path };
+	mt_grow(&p->map_frames, &p->map_frames_cap, p->nmap_frames + n, sizeof *p->map_frames);
+	if (n)
+		memcpy(p->map_frames + p->nmap_frames, frames, n * sizeof *frames);
+	p->maps[p->nmaps++] = (struct mt_mapev){ ts, *m, (uint32_t)p->nmap_frames, n, path };
+	p->nmap_frames += n;
 }
 
 static void add_mapcall(struct mt_process *p, const struct mt_event *ev)
@@ -441,7 +445,7 @@ static void add_mapcall(struct mt_process *p, const struct mt_event *ev)
 		}
 		mt_ptrmap_xput(p->block_maps, ev->map.addr, p->nmaps);
 	}
-	add_mapev(p, ev->ts, &ev->map, site_of(p, ev->stack),
+	add_mapev(p, ev->ts, &ev->map, ev->frames, ev->nframes,
 		  ev->path.len ? xstrndup(ev->path.s, ev->path.len) : NULL);
 }
 
@@ -454,7 +458,7 @@ static void block_gone(struct mt_process *p, uint64_t key, uint64_t ts)
 		return;
 	struct mt_mapcall m = p->maps[at].m;
 	m.kind = MT_MAP_BLOCK_END;
-	add_mapev(p, ts, &m, UINT32_MAX, NULL);
+	add_mapev(p, ts, &m, NULL, 0, NULL);
 }
 
 /* A record of P's stream that is no allocation event. */
@@ -844,6 +848,7 @@ void mt_recording_free(struct mt_recording *rec)
 		for (size_t m = 0; m < p->nmaps; m++)
 			free(p->maps[m].path);
 		free(p->maps);
+		free(p->map_frames);
 		if (p->block_maps)
 			mt_ptrmap_destroy(p->block_maps);
 		free(p->block_maps);

@@ -46,8 +46,8 @@ struct mt_rss_sample {
 struct mt_mapev {
 	uint64_t ts;
 	struct mt_mapcall m;
-	uint32_t site; /* UINT32_MAX: none (BLOCK_END) */
-	char *path;    /* a file mapping's, or NULL */
+	uint32_t frames, nframes; /* its stack: p->map_frames[frames ..+nframes] */
+	char *path;		  /* a file mapping's, or NULL */
 };
 
 struct mt_ptrmap;
@@ -85,6 +85,8 @@ struct mt_process {
 	size_t rss_placed; /* samples whose heap is known (loading) */
 	struct mt_mapev *maps; /* in stream order */
 	size_t nmaps, maps_cap;
+	uint64_t *map_frames; /* their stacks (no sites: they allocate nothing) */
+	size_t nmap_frames, map_frames_cap;
 	struct mt_ptrmap *block_maps; /* blocks with a mapping of their own:
 				       * key -> its BLOCK's index in maps */
 

@@ -97,11 +97,9 @@ static int allocator_frame(const struct mt_frame *f)
 	       (f->module && strstr(f->module, "libmemtrace-preload"));
 }
 
-int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32_t site,
-		   struct mt_frame *out, int max)
+static int symbolize(const uint64_t *pcs, uint32_t n, struct mt_symbolizer *sym,
+		     struct mt_frame *out, int max)
 {
-	const uint64_t *pcs = p->frames + p->site_off[site];
-	uint32_t n = p->site_len[site];
 	int k = 0;
 	/* Symbolizing is what a loop over sites spends its time on: when the
 	 * request behind it is gone, every site has no frames and the loop
@@ -118,6 +116,38 @@ int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32
 	}
 	int lead = 0;
 	while (lead < k - 1 && allocator_frame(&out[lead]))
+		lead++;
+	if (lead)
+		memmove(out, out + lead, (size_t)(k - lead) * sizeof *out);
+	return k - lead;
+}
+
+int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32_t site,
+		   struct mt_frame *out, int max)
+{
+	return symbolize(p->frames + p->site_off[site], p->site_len[site], sym, out, max);
+}
+
+/* The C library's wrappers of the mapping calls (the BPF backend's stacks
+ * start in them: it sees the system call). */
+static int wrapper_frame(const struct mt_frame *f)
+{
+	static const char *const names[] = { "mmap",   "mmap64", "__mmap",	"__mmap64",
+					     "munmap", "__munmap", "mremap", "__mremap",
+					     "brk",    "__brk",	 "sbrk",	"__sbrk" };
+	if (!f->function)
+		return 0;
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (strcmp(f->function, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int mt_mapev_frames(const struct mt_process *p, struct mt_symbolizer *sym,
+		    const struct mt_mapev *e, struct mt_frame *out, int max)
+{
+	int k = symbolize(p->map_frames + e->frames, e->nframes, sym, out, max), lead = 0;
+	while (lead < k - 1 && wrapper_frame(&out[lead]))
 		lead++;
 	if (lead)
 		memmove(out, out + lead, (size_t)(k - lead) * sizeof *out);

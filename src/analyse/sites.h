@@ -49,6 +49,10 @@ uint32_t *mt_rank_sites(const struct mt_process *p, enum mt_view view, int nonze
  * MT_SYM_MAX_FRAMES wherever a whole stack is wanted).  Returns the count. */
 int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32_t site,
 		   struct mt_frame *out, int max);
+/* The same for a mapping call's stack (its frames in the shim, and those of
+ * the C library's wrapper under BPF, dropped as the allocator's are). */
+int mt_mapev_frames(const struct mt_process *p, struct mt_symbolizer *sym,
+		    const struct mt_mapev *e, struct mt_frame *out, int max);
 
 /* A symbolizer loaded with P's modules. */
 struct mt_symbolizer *mt_process_symbolizer(const struct mt_process *p);

@@ -73,11 +73,11 @@ enum mt_ext {
 			       * processes mapped (record --embed-binaries), in
 			       * stream MT_STREAM_OBJECTS */
 	MT_EXT_MMAP = 8,      /* ts (absolute), kind (enum mt_map_kind), by
-			       * (enum mt_map_by), stack, addr, len, old_addr,
-			       * old_len, prot, flags, fd (zz), offset, error
-			       * (errno, 0: it succeeded), then the file's path:
-			       * a call that maps or unmaps memory (struct
-			       * mt_mapcall) */
+			       * (enum mt_map_by), addr, len, old_addr, old_len,
+			       * prot, flags, fd (zz), offset, error (errno, 0:
+			       * it succeeded), n, n frames (as STACK's), then
+			       * the file's path: a call that maps or unmaps
+			       * memory (struct mt_mapcall) */
 };
 
 /* What an MMAP record is. */
@@ -496,14 +496,16 @@ static inline uint8_t *mt_enc_rss(uint8_t *p, uint64_t ts, const struct mt_rss *
 	return mt_put_bytes(p, body, (size_t)(b - body));
 }
 
-/* At most 160 + PATHLEN bytes; absolute time. */
-static inline uint8_t *mt_enc_mmap(uint8_t *p, uint64_t ts, uint64_t stack,
-				   const struct mt_mapcall *m, const char *path, size_t pathlen)
+/* At most 120 + MT_REC_MAX_STACK + PATHLEN bytes; absolute time.  The
+ * stack goes in the record itself, not through a STACK record's id: the
+ * calls are few, and their stacks are no allocation sites. */
+static inline uint8_t *mt_enc_mmap(uint8_t *p, uint64_t ts, const struct mt_mapcall *m,
+				   const uint64_t *pcs, unsigned n, const char *path,
+				   size_t pathlen)
 {
-	uint8_t body[160], *b = mt_put_uv(body, ts);
+	uint8_t head[128], *b = mt_put_uv(head, ts);
 	b = mt_put_uv(b, m->kind);
 	b = mt_put_uv(b, m->by);
-	b = mt_put_uv(b, stack);
 	b = mt_put_uv(b, m->addr);
 	b = mt_put_uv(b, m->len);
 	b = mt_put_uv(b, m->old_addr);
@@ -513,11 +515,22 @@ static inline uint8_t *mt_enc_mmap(uint8_t *p, uint64_t ts, uint64_t stack,
 	b = mt_put_sv(b, m->fd);
 	b = mt_put_uv(b, m->offset);
 	b = mt_put_uv(b, (uint32_t)m->error);
+	b = mt_put_uv(b, n);
+	size_t fl = 0;
+	uint8_t frames[10 * MT_MAX_FRAMES], *q = frames;
+	uint64_t prev = 0;
+	for (unsigned i = 0; i < n && i < MT_MAX_FRAMES; i++) {
+		q = mt_put_sv(q, (int64_t)(pcs[i] - prev));
+		prev = pcs[i];
+	}
+	fl = (size_t)(q - frames);
 	*p++ = MT_REC_EXT;
 	p = mt_put_uv(p, MT_EXT_MMAP);
-	p = mt_put_uv(p, (size_t)(b - body) + pathlen);
-	memcpy(p, body, (size_t)(b - body));
-	p += b - body;
+	p = mt_put_uv(p, (size_t)(b - head) + fl + pathlen);
+	memcpy(p, head, (size_t)(b - head));
+	p += b - head;
+	memcpy(p, frames, fl);
+	p += fl;
 	memcpy(p, path, pathlen);
 	return p + pathlen;
 }
@@ -753,13 +766,21 @@ again:
 			uint64_t k, by, prot, flags, err;
 			int64_t fd;
 			if (mt_get_uv(&b, &ev->ts) || mt_get_uv(&b, &k) || mt_get_uv(&b, &by) ||
-			    mt_get_uv(&b, &ev->stack) || mt_get_uv(&b, &ev->map.addr) ||
-			    mt_get_uv(&b, &ev->map.len) || mt_get_uv(&b, &ev->map.old_addr) ||
-			    mt_get_uv(&b, &ev->map.old_len) || mt_get_uv(&b, &prot) ||
-			    mt_get_uv(&b, &flags) || mt_get_sv(&b, &fd) ||
+			    mt_get_uv(&b, &ev->map.addr) || mt_get_uv(&b, &ev->map.len) ||
+			    mt_get_uv(&b, &ev->map.old_addr) || mt_get_uv(&b, &ev->map.old_len) ||
+			    mt_get_uv(&b, &prot) || mt_get_uv(&b, &flags) || mt_get_sv(&b, &fd) ||
 			    mt_get_uv(&b, &ev->map.offset) || mt_get_uv(&b, &err) ||
-			    k >= MT_MAP_KIND_COUNT || by > MT_MAP_BY_ALLOCATOR)
+			    mt_get_uv(&b, &n) || k >= MT_MAP_KIND_COUNT || by > MT_MAP_BY_ALLOCATOR ||
+			    n > MT_MAX_FRAMES)
 				goto bad;
+			uint64_t prev = 0;
+			for (unsigned i = 0; i < n; i++) {
+				if (mt_get_sv(&b, &s))
+					goto bad;
+				prev += (uint64_t)s;
+				ev->frames[i] = prev;
+			}
+			ev->nframes = (unsigned)n;
 			ev->map.kind = (uint32_t)k;
 			ev->map.by = (uint32_t)by;
 			ev->map.prot = (int32_t)(uint32_t)prot;
@@ -862,8 +883,8 @@ static inline uint8_t *mt_enc_passthrough(struct mt_enc *e, uint8_t *w, const st
 		if (ev->ext == MT_EXT_HEAP)
 			return mt_enc_heap(w, ev->text.s, ev->text.len, ev->path.s, ev->path.len);
 		if (ev->ext == MT_EXT_MMAP)
-			return mt_enc_mmap(w, ev->ts, ev->stack, &ev->map, ev->path.s,
-					   ev->path.len);
+			return mt_enc_mmap(w, ev->ts, &ev->map, ev->frames, ev->nframes,
+					   ev->path.s, ev->path.len);
 		return mt_enc_peak(w, ev->ts, ev->bytes, ev->count);
 	default:
 		return w;

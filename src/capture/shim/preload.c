@@ -812,16 +812,10 @@ static void write_mapcall(const struct mt_mapcall *m, const uint64_t *pcs, int d
 		plen = fd_path(m->fd, path, sizeof path);
 	mt_channel_lock();
 	mt_tbuf_sync_locked(stamp, 0);
-	int is_new;
-	uint64_t id = mt_stacktab_intern(pcs, (unsigned)depth, &is_new);
-	uint8_t *w = mt_channel_reserve(MT_REC_MAX_STACK + 192 + plen);
-	if (w) {
-		if (is_new)
-			w = mt_enc_stack(w, id, pcs, (unsigned)depth);
-		mt_channel_commit(mt_enc_mmap(w, mt_stamp_ns(stamp), id, m, path, plen));
-	} else if (is_new) {
-		mt_stacktab_reset();
-	}
+	uint8_t *w = mt_channel_reserve(MT_REC_MAX_STACK + 160 + plen);
+	if (w)
+		mt_channel_commit(mt_enc_mmap(w, mt_stamp_ns(stamp), m, pcs, (unsigned)depth, path,
+					      plen));
 	mt_channel_unlock();
 }
 
