@@ -76,9 +76,9 @@ static uint64_t page_up(uint64_t n)
 
 struct state {
 	struct ranges mm;
-	int64_t brk;	  /* the break's moves, all told */
-	uint64_t brk_at;  /* the last break seen (0: none) */
-	uint64_t blocks;  /* blocks' own mappings, live */
+	int64_t brk;	 /* the break's moves, all told */
+	uint64_t brk_at; /* the last break seen (0: none) */
+	uint64_t blocks; /* blocks' own mappings, live */
 };
 
 static uint64_t total(const struct state *s)

@@ -82,7 +82,7 @@ struct mt_process {
 	size_t nmarkers, markers_cap;
 	struct mt_rss_sample *rss; /* in stream order (time order) */
 	size_t nrss, rss_cap;
-	size_t rss_placed; /* samples whose heap is known (loading) */
+	size_t rss_placed;     /* samples whose heap is known (loading) */
 	struct mt_mapev *maps; /* in stream order */
 	size_t nmaps, maps_cap;
 	uint64_t *map_frames; /* their stacks (no sites: they allocate nothing) */

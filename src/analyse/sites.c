@@ -129,22 +129,33 @@ int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32
 }
 
 /* The C library's wrappers of the mapping calls (the BPF backend's stacks
- * start in them: it sees the system call). */
+ * start in them: it sees the system call), under any of glibc's names
+ * (__mmap, __GI_munmap, __brk_call...). */
 static int wrapper_frame(const struct mt_frame *f)
 {
-	static const char *const names[] = { "mmap",   "mmap64", "__mmap",	"__mmap64",
-					     "munmap", "__munmap", "mremap", "__mremap",
-					     "brk",    "__brk",	 "sbrk",	"__sbrk" };
-	if (!f->function)
+	static const char *const names[] = { "mmap",	"mmap64",    "munmap",	  "mremap",
+					     "brk",	"sbrk",	     "brk_call",  "GI_munmap",
+					     "GI_mmap", "GI_mmap64", "GI_mremap", "GI_brk",
+					     "GI_sbrk" };
+	const char *n = f->function;
+	if (!n)
 		return 0;
+	while (*n == '_')
+		n++;
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-		if (strcmp(f->function, names[i]) == 0)
+		if (strcmp(n, names[i]) == 0)
+			return 1;
+	if (strncmp(n, "GI_", 3) == 0)
+		for (n += 3; *n == '_';)
+			n++;
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (strcmp(n, names[i]) == 0)
 			return 1;
 	return 0;
 }
 
-int mt_mapev_frames(const struct mt_process *p, struct mt_symbolizer *sym,
-		    const struct mt_mapev *e, struct mt_frame *out, int max)
+int mt_mapev_frames(const struct mt_process *p, struct mt_symbolizer *sym, const struct mt_mapev *e,
+		    struct mt_frame *out, int max)
 {
 	int k = symbolize(p->map_frames + e->frames, e->nframes, sym, out, max), lead = 0;
 	while (lead < k - 1 && wrapper_frame(&out[lead]))

@@ -770,8 +770,8 @@ again:
 			    mt_get_uv(&b, &ev->map.old_addr) || mt_get_uv(&b, &ev->map.old_len) ||
 			    mt_get_uv(&b, &prot) || mt_get_uv(&b, &flags) || mt_get_sv(&b, &fd) ||
 			    mt_get_uv(&b, &ev->map.offset) || mt_get_uv(&b, &err) ||
-			    mt_get_uv(&b, &n) || k >= MT_MAP_KIND_COUNT || by > MT_MAP_BY_ALLOCATOR ||
-			    n > MT_MAX_FRAMES)
+			    mt_get_uv(&b, &n) || k >= MT_MAP_KIND_COUNT ||
+			    by > MT_MAP_BY_ALLOCATOR || n > MT_MAX_FRAMES)
 				goto bad;
 			uint64_t prev = 0;
 			for (unsigned i = 0; i < n; i++) {
@@ -883,8 +883,8 @@ static inline uint8_t *mt_enc_passthrough(struct mt_enc *e, uint8_t *w, const st
 		if (ev->ext == MT_EXT_HEAP)
 			return mt_enc_heap(w, ev->text.s, ev->text.len, ev->path.s, ev->path.len);
 		if (ev->ext == MT_EXT_MMAP)
-			return mt_enc_mmap(w, ev->ts, &ev->map, ev->frames, ev->nframes,
-					   ev->path.s, ev->path.len);
+			return mt_enc_mmap(w, ev->ts, &ev->map, ev->frames, ev->nframes, ev->path.s,
+					   ev->path.len);
 		return mt_enc_peak(w, ev->ts, ev->bytes, ev->count);
 	default:
 		return w;

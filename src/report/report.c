@@ -125,8 +125,8 @@ static void print_mapped(FILE *f, const struct mt_process *p)
 		"allocator's blocks %s)\n",
 		mt_fmt_bytes(m.peak_bytes, a),
 		m.peak_ts > p->start_ts ? (double)(m.peak_ts - p->start_ts) / 1e9 : 0.0,
-		mt_fmt_bytes(m.end_bytes, b), mt_fmt_bytes(m.end_mmap, c), mt_fmt_bytes(m.end_brk, d),
-		mt_fmt_bytes(m.end_blocks, e));
+		mt_fmt_bytes(m.end_bytes, b), mt_fmt_bytes(m.end_mmap, c),
+		mt_fmt_bytes(m.end_brk, d), mt_fmt_bytes(m.end_blocks, e));
 	fprintf(f, "  mapping calls:   %zu (", m.calls);
 	for (int k = 0; k < MT_MAP_KIND_COUNT; k++)
 		fprintf(f, "%s%s %zu", k ? ", " : "", mt_map_kind_names[k], m.kind[k]);

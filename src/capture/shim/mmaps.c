@@ -55,9 +55,9 @@ static void *lookup(const char *name)
 }
 
 /* The next definition of NAME, or NULL (then the caller makes the call). */
-#define NEXT_FN(type, name)                                   \
-	static __typeof__(type) real_;                        \
-	if (unlikely(!real_))                                 \
+#define NEXT_FN(type, name)            \
+	static __typeof__(type) real_; \
+	if (unlikely(!real_))          \
 		real_ = (type)lookup(name);
 
 static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, int64_t off)
@@ -84,8 +84,8 @@ static void note(struct mt_mapcall *m, const void *pc)
 	errno = e;
 }
 
-static void *do_mmap(void *(*real)(void *, size_t, int, int, int, int64_t), void *addr,
-		     size_t len, int prot, int flags, int fd, int64_t off, const void *pc)
+static void *do_mmap(void *(*real)(void *, size_t, int, int, int, int64_t), void *addr, size_t len,
+		     int prot, int flags, int fd, int64_t off, const void *pc)
 {
 	void *r = real ? real(addr, len, prot, flags, fd, off) :
 			 sys_mmap(addr, len, prot, flags, fd, off);

@@ -580,10 +580,10 @@ INLINE int record_free(void *p)
  * in the mapping).  Such a block is recorded as the allocator's mapping
  * (MT_MAP_BLOCK, with the allocation's stack), which ends with the block. */
 #define BLOCK_FLOOR 4096
-#define NOTE_BLOCK(p, n)                      \
-	do {                                  \
+#define NOTE_BLOCK(p, n)                          \
+	do {                                      \
 		if (unlikely((n) >= BLOCK_FLOOR)) \
-			note_block(p);        \
+			note_block(p);            \
 	} while (0)
 COLD void note_block(void *p);
 
@@ -814,8 +814,8 @@ static void write_mapcall(const struct mt_mapcall *m, const uint64_t *pcs, int d
 	mt_tbuf_sync_locked(stamp, 0);
 	uint8_t *w = mt_channel_reserve(MT_REC_MAX_STACK + 160 + plen);
 	if (w)
-		mt_channel_commit(mt_enc_mmap(w, mt_stamp_ns(stamp), m, pcs, (unsigned)depth, path,
-					      plen));
+		mt_channel_commit(
+			mt_enc_mmap(w, mt_stamp_ns(stamp), m, pcs, (unsigned)depth, path, plen));
 	mt_channel_unlock();
 }
 
