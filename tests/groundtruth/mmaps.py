@@ -44,6 +44,18 @@ def run(t, prog):
     rec, out = t.record([prog, data])
     t.check('mmaps: done' in out, f'the program ran to its end (stdout {out!r})')
     check(t, rec, data, 'shim')
+    # the shim on its own (its file: blocks named by address, not serial)
+    solo = t.path('solo.mtrace')
+    rc, _, se = t.run([prog, data], env={'LD_PRELOAD': t.shim, 'MEMTRACE_OUTPUT': solo})
+    t.eq(rc, 0, f'standalone run (stderr {se.strip()[-300:]!r})')
+    check(t, solo, data, 'shim')
+    # off: record --no-mmap, and bytehound's name for it
+    off, _ = t.record([prog, data], opts=['--no-mmap'], out=t.path('off.mtrace'))
+    t.eq(calls(t, off), [], 'record --no-mmap: no mapping calls')
+    solo_off = t.path('solo-off.mtrace')
+    rc, _, se = t.run([prog, data], env={'LD_PRELOAD': t.shim, 'MEMTRACE_OUTPUT': solo_off,
+                                         'MEMORY_PROFILER_GATHER_MMAP_CALLS': '0'})
+    t.eq(calls(t, solo_off), [], 'MEMORY_PROFILER_GATHER_MMAP_CALLS=0: no mapping calls')
 
 
 def run_bpf(t, prog):
@@ -51,6 +63,8 @@ def run_bpf(t, prog):
     rec, out = t.record([prog, data], opts=['--backend=bpf'])
     t.check('mmaps: done' in out, f'the program ran to its end (stdout {out!r})')
     check(t, rec, data, 'bpf')
+    off, _ = t.record([prog, data], opts=['--backend=bpf', '--no-mmap'], out=t.path('off.mtrace'))
+    t.eq(calls(t, off), [], 'bpf: record --no-mmap: no mapping calls')
 
 
 def check(t, rec, data, backend):
