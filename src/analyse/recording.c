@@ -425,14 +425,14 @@ static int within_budget(struct mt_recording *rec, struct mt_process *p, uint64_
 	return 1;
 }
 
-static void add_mapev(struct mt_process *p, uint64_t ts, const struct mt_mapcall *m,
+static void add_mapev(struct mt_process *p, uint64_t ts, uint32_t tid, const struct mt_mapcall *m,
 		      const uint64_t *frames, unsigned n, char *path)
 {
 	mt_grow(&p->maps, &p->maps_cap, p->nmaps, sizeof *p->maps);
 	mt_grow(&p->map_frames, &p->map_frames_cap, p->nmap_frames + n, sizeof *p->map_frames);
 	if (n)
 		memcpy(p->map_frames + p->nmap_frames, frames, n * sizeof *frames);
-	p->maps[p->nmaps++] = (struct mt_mapev){ ts, *m, (uint32_t)p->nmap_frames, n, path };
+	p->maps[p->nmaps++] = (struct mt_mapev){ ts, *m, tid, (uint32_t)p->nmap_frames, n, path };
 	p->nmap_frames += n;
 }
 
@@ -445,7 +445,7 @@ static void add_mapcall(struct mt_process *p, const struct mt_event *ev)
 		}
 		mt_ptrmap_xput(p->block_maps, ev->map.addr, p->nmaps);
 	}
-	add_mapev(p, ev->ts, &ev->map, ev->frames, ev->nframes,
+	add_mapev(p, ev->ts, ev->tid, &ev->map, ev->frames, ev->nframes,
 		  ev->path.len ? xstrndup(ev->path.s, ev->path.len) : NULL);
 }
 
@@ -458,7 +458,7 @@ static void block_gone(struct mt_process *p, uint64_t key, uint64_t ts)
 		return;
 	struct mt_mapcall m = p->maps[at].m;
 	m.kind = MT_MAP_BLOCK_END;
-	add_mapev(p, ts, &m, NULL, 0, NULL);
+	add_mapev(p, ts, p->maps[at].tid, &m, NULL, 0, NULL);
 }
 
 /* A record of P's stream that is no allocation event. */

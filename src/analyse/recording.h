@@ -46,6 +46,7 @@ struct mt_rss_sample {
 struct mt_mapev {
 	uint64_t ts;
 	struct mt_mapcall m;
+	uint32_t tid;
 	uint32_t frames, nframes; /* its stack: p->map_frames[frames ..+nframes] */
 	char *path;		  /* a file mapping's, or NULL */
 };

@@ -174,7 +174,8 @@ static void map_event(struct proc *p, const struct mt_bpf_event *ev)
 	if (ev->map.kind == MT_MAP_MMAP && ev->map.fd >= 0 && !ev->map.error)
 		plen = mapped_file(p->pid, &ev->map, path, sizeof path);
 	unsigned n = ev->nframes < MT_MAX_FRAMES ? ev->nframes : MT_MAX_FRAMES;
-	uint8_t *w = room(p, MT_REC_MAX_STACK + 160 + plen);
+	uint8_t *w = room(p, MT_REC_MAX_STACK + 176 + plen);
+	w = mt_enc_thread(&p->enc, w, ev->tid);
 	put(p, mt_enc_mmap(w, ev->ts, &ev->map, ev->frames, n, path, plen));
 }
 

@@ -27,6 +27,8 @@
 
 static const struct endpoint endpoints[] = {
 	{ .name = "summary", .heavy = 0, .type = "application/json", .run = api_run_summary },
+	/* the loaded mapping calls, symbolized under st->symlock */
+	{ .name = "mmaps", .heavy = 0, .type = "application/json", .run = api_run_mmaps },
 	{ .name = "allocations",
 	  .heavy = 1,
 	  .type = "application/json",
@@ -286,10 +288,10 @@ static struct req *api_data(struct srv_state *st, char *const *seg, int nseg,
 		srv_error(r, 404, "recording %zu did not load: %s", x->id, x->file->error);
 		goto fail;
 	}
-	/* bytehound's mmaps and mallopts: memtrace records neither */
-	if (nseg == 3 && (!strcmp(seg[2], "mmaps") || !strcmp(seg[2], "mallopts"))) {
+	/* bytehound's mallopts: memtrace does not record them */
+	if (nseg == 3 && !strcmp(seg[2], "mallopts")) {
 		srv_error(r, 404, "recording %zu holds no %s calls: memtrace does not record them",
-			  x->id, seg[2][1] == 'm' ? "mmap" : "mallopt");
+			  x->id, "mallopt");
 		goto fail;
 	}
 	char name[64];

@@ -44,6 +44,7 @@ def run(t, prog):
     rec, out = t.record([prog, data])
     t.check('mmaps: done' in out, f'the program ran to its end (stdout {out!r})')
     check(t, rec, data, 'shim')
+    check_server(t, rec)
     # the shim on its own (its file: blocks named by address, not serial)
     solo = t.path('solo.mtrace')
     rc, _, se = t.run([prog, data], env={'LD_PRELOAD': t.shim, 'MEMTRACE_OUTPUT': solo})
@@ -154,3 +155,34 @@ def check(t, rec, data, backend):
         t.eq(mem.get('mapped_bytes'), 0, 'shim: memory.mapped_bytes at the end')
     rc, so, _ = t.run([t.memtrace, 'report', rec])
     t.check('mapping calls:' in so, f'{backend}: the text report lists the mapping calls')
+
+
+def check_server(t, rec):
+    """memtrace server's /data/0/mmaps: bytehound's operations, the same
+    calls as the mmaps table, with the same callers and mapped memory."""
+    import json
+    import serverlib
+    proc, port = serverlib.start(t, [rec])
+    if proc is None:
+        return
+    try:
+        with serverlib.OPENER.open(f'http://127.0.0.1:{port}/data/0/mmaps', timeout=60) as r:
+            doc = json.loads(r.read())
+    finally:
+        proc.terminate()
+        proc.communicate()
+    ops = doc.get('operations', [])
+    rows = calls(t, rec)
+    got = [(next(iter(o)), v.get('length'), v.get('mapped_bytes'), v.get('by_allocator'),
+            (v.get('backtrace') or [{}])[0].get('function'))
+           for o in ops for v in o.values()]
+    want = [('mmap' if r['kind'] == 'block' else r['kind'], int(r['length']), int(r['mapped']),
+             r['by_allocator'] == '1', r['function'] or None) for r in rows]
+    t.eq(got, want, 'server /mmaps: kind, length, mapped, by the allocator, caller of each call')
+    mm = [v for o in ops for k, v in o.items() if k == 'mmap' and not v.get('block')]
+    if len(mm) == 2:
+        t.eq([(v['is_readable'], v['is_writable'], v['is_shared'], v['is_private'],
+               v['is_anonymous'], v['offset'], v['pointer_s'] == hex(v['pointer']))
+              for v in mm],
+             [(True, True, False, True, True, 0, True), (True, False, True, False, False, 4096, True)],
+             'server /mmaps: the two mmaps\' flags as bytehound\'s booleans, offset, pointer_s')

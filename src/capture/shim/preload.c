@@ -813,9 +813,11 @@ static void write_mapcall(const struct mt_mapcall *m, const uint64_t *pcs, int d
 	mt_channel_lock();
 	mt_tbuf_sync_locked(stamp, 0);
 	uint8_t *w = mt_channel_reserve(MT_REC_MAX_STACK + 160 + plen);
-	if (w)
+	if (w) {
+		w = mt_enc_thread(&mt_enc_state, w, tid());
 		mt_channel_commit(
 			mt_enc_mmap(w, mt_stamp_ns(stamp), m, pcs, (unsigned)depth, path, plen));
+	}
 	mt_channel_unlock();
 }
 
