@@ -17,6 +17,8 @@
  * Each hook calls the definition that comes next (libc's), found with
  * dlsym; while that lookup runs (it may allocate, and the allocation may
  * start the shim, which maps memory) the system call is made directly.
+ * The shim maps its own memory with the system calls (arena.c), but the
+ * unwinder's library calls mmap by name: hence the return address test.
  */
 #include "shim.h"
 
@@ -60,19 +62,6 @@ static void *lookup(const char *name)
 	if (unlikely(!real_))          \
 		real_ = (type)lookup(name);
 
-static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, int64_t off)
-{
-#ifdef SYS_mmap2
-	if (off & 4095) {
-		errno = EINVAL;
-		return MAP_FAILED_;
-	}
-	return (void *)syscall(SYS_mmap2, addr, len, prot, flags, fd, (long)(off >> 12));
-#else
-	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, (long)off);
-#endif
-}
-
 /* Records M if the call is the program's: PC is the hook's return address.
  * errno is kept as the call left it. */
 static void note(struct mt_mapcall *m, const void *pc)
@@ -88,7 +77,7 @@ static void *do_mmap(void *(*real)(void *, size_t, int, int, int, int64_t), void
 		     int prot, int flags, int fd, int64_t off, const void *pc)
 {
 	void *r = real ? real(addr, len, prot, flags, fd, off) :
-			 sys_mmap(addr, len, prot, flags, fd, off);
+			 mt_sys_mmap(addr, len, prot, flags, fd, off);
 	struct mt_mapcall m = { .kind = MT_MAP_MMAP,
 				.prot = prot,
 				.flags = flags,
@@ -130,7 +119,7 @@ EXPORT int mt_hook_munmap(void *addr, size_t len) __asm__("munmap");
 EXPORT int mt_hook_munmap(void *addr, size_t len)
 {
 	NEXT_FN(int (*)(void *, size_t), "munmap")
-	int r = real_ ? real_(addr, len) : (int)syscall(SYS_munmap, addr, len);
+	int r = real_ ? real_(addr, len) : mt_sys_munmap(addr, len);
 	struct mt_mapcall m = { .kind = MT_MAP_MUNMAP,
 				.fd = -1,
 				.error = r ? errno : 0,

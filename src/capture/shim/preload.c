@@ -312,7 +312,7 @@ static struct held_queue *held_queue(void)
 						__ATOMIC_ACQUIRE))
 			pool = m;
 		else {
-			munmap(m, HELD_QUEUES * sizeof *m);
+			mt_sys_munmap(m, HELD_QUEUES * sizeof *m);
 			pool = none;
 		}
 	}

@@ -109,6 +109,9 @@ extern void *__libc_pvalloc(size_t);
 /* arena.c: memory that never comes from the traced heap. */
 MT_HIDDEN void *mt_arena_alloc(size_t size); /* zeroed, 16-byte aligned */
 MT_HIDDEN void *mt_map(size_t size);	     /* fresh anonymous mapping or NULL */
+/* mmap and munmap's system calls, past the shim's hooks (mmaps.c) */
+MT_HIDDEN void *mt_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, int64_t off);
+MT_HIDDEN int mt_sys_munmap(void *addr, size_t len);
 
 /* state.c: whether events are recorded now, and the shim's own clock
  * (timeouts, flush intervals, EXEC records; events use mt_stamp below). */
