@@ -436,9 +436,18 @@ static int after_load(struct mt_bpf *b, long page, char *err, size_t errlen)
 	for (size_t i = 0; b->o.events && !b->o.no_mmaps && i < sizeof maps / sizeof *maps; i++) {
 		b->map_links[i] = bpf_program__attach(maps[i]);
 		if (!b->map_links[i]) {
-			mt_warning("no mapping calls: the system calls' tracepoints cannot be "
-				   "attached (%s)",
-				   strerror(errno));
+			int e = errno;
+			struct stat st;
+			if (stat("/sys/kernel/tracing/events/syscalls", &st) &&
+			    stat("/sys/kernel/debug/tracing/events/syscalls", &st))
+				mt_warning(
+					"no mapping calls: tracefs is not mounted (mount -t "
+					"tracefs nodev /sys/kernel/tracing), or the kernel has no "
+					"system call tracepoints");
+			else
+				mt_warning("no mapping calls: the system calls' tracepoints cannot "
+					   "be attached (%s)",
+					   strerror(e));
 			break;
 		}
 	}
