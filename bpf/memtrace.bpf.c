@@ -978,8 +978,10 @@ static long uw_step(__u32 i, void *ctx)
 
 /* The stack of a frame at PC (a return address), SP, BP, unwound with the
  * tables into the ustacks map: its key (MTB_KSTACK_DWARF set), or 0 when it
- * could not be kept (counted; the caller falls back on frame pointers). */
-static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 bp)
+ * could not be kept (counted; the caller falls back on frame pointers).
+ * QUIET: a mapping call's stack, whose troubles are no lost allocation
+ * events, and are not counted. */
+static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 bp, int quiet)
 {
 	__u32 zero = 0;
 	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
@@ -987,7 +989,8 @@ static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 b
 	if (!s)
 		return 0;
 	if (__sync_val_compare_and_swap(&s->busy, 0, 1) != 0) {
-		count(tgid, MTB_ST_UW_BUSY, 1);
+		if (!quiet)
+			count(tgid, MTB_ST_UW_BUSY, 1);
 		return 0;
 	}
 	struct uwalk *u = &s->w;
@@ -1004,7 +1007,7 @@ static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 b
 	bpf_loop(MTB_MAX_FRAMES + 1, uw_step, NULL, 0);
 	s->st.n = u->n;
 	s->st.flags = u->flags;
-	if (u->why)
+	if (u->why && !quiet)
 		count(tgid, u->why, 1);
 
 	__u64 key = ((u->hash ^ u->flags) * 0x9e3779b97f4a7c15ull) >> 16;
@@ -1013,7 +1016,8 @@ static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 b
 	if (!bpf_map_lookup_elem(&ustacks, &key) &&
 	    bpf_map_update_elem(&ustacks, &key, &s->st, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&ustacks, &key)) {
-		count(tgid, MTB_ST_UW_MAP_FULL, 1);
+		if (!quiet)
+			count(tgid, MTB_ST_UW_MAP_FULL, 1);
 		ret = 0;
 	}
 	barrier();
@@ -1142,7 +1146,7 @@ int mt_return(struct pt_regs *ctx)
 	__u64 dstack = 0;
 
 	if (dwarf_unwind && !c->via_new)
-		dstack = dwarf_stack(pid_tgid >> 32, PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx));
+		dstack = dwarf_stack(pid_tgid >> 32, PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx), 0);
 
 	struct mtb_call p = *c;
 
@@ -1370,7 +1374,7 @@ int mt_new(struct pt_regs *ctx)
 		return 0;
 	}
 	/* At new's entry the caller's frame is at %rsp + 8, its %rbp in %rbp. */
-	__u64 kstack = dwarf_unwind ? dwarf_stack(tgid, ret, sp + 8, PT_REGS_FP(ctx)) : 0;
+	__u64 kstack = dwarf_unwind ? dwarf_stack(tgid, ret, sp + 8, PT_REGS_FP(ctx), 0) : 0;
 
 	if (!kstack)
 		kstack = MTB_KSTACK_CALLER | ret;
@@ -1468,16 +1472,12 @@ static __always_inline int map_enter(struct mt_sys_enter_ctx *ctx, __u32 kind, i
 		return 0;
 	m.caller = PT_REGS_IP(&regs);
 	if (dwarf_unwind)
-		m.kstack = dwarf_stack(tgid, PT_REGS_IP(&regs), PT_REGS_SP(&regs), PT_REGS_FP(&regs));
+		m.kstack = dwarf_stack(tgid, PT_REGS_IP(&regs), PT_REGS_SP(&regs), PT_REGS_FP(&regs),
+				       1);
 	if (!m.kstack) {
 		long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 
-		if (id >= 0) {
-			m.kstack = id;
-		} else {
-			m.kstack = MTB_KSTACK_CALLER | m.caller;
-			count(tgid, MTB_ST_STACK_ERROR, 1);
-		}
+		m.kstack = id >= 0 ? (__u64)id : MTB_KSTACK_CALLER | m.caller;
 	}
 	bpf_map_update_elem(&mapcalls, &tid, &m, BPF_ANY);
 	return 0;

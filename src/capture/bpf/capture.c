@@ -392,7 +392,7 @@ static void configure(struct mt_bpf *b, long page)
 							   (uint32_t)page);
 	struct bpf_program *const maps[] = { MAP_PROGS(s) };
 	for (size_t i = 0; i < sizeof maps / sizeof *maps; i++)
-		if (!b->o.events || b->o.no_mmaps)
+		if (!b->o.events || !b->o.mmaps)
 			bpf_program__set_autoload(maps[i], false);
 }
 
@@ -433,7 +433,7 @@ static int after_load(struct mt_bpf *b, long page, char *err, size_t errlen)
 	/* The mapping calls: every traced process's, from now on.  A kernel
 	 * without the system calls' tracepoints records no mapping calls. */
 	struct bpf_program *const maps[] = { MAP_PROGS(s) };
-	for (size_t i = 0; b->o.events && !b->o.no_mmaps && i < sizeof maps / sizeof *maps; i++) {
+	for (size_t i = 0; b->o.events && b->o.mmaps && i < sizeof maps / sizeof *maps; i++) {
 		b->map_links[i] = bpf_program__attach(maps[i]);
 		if (!b->map_links[i]) {
 			int e = errno;

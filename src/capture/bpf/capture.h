@@ -78,7 +78,7 @@ struct mt_bpf_opts {
 	uint64_t min_age_ns;	/* a block freed younger than this is counted as
 				 * culled in its site (default 0: none) */
 	uint32_t ringbuf_bytes; /* events mode (default 64 MB; rounded up to a power of 2) */
-	int no_mmaps;		/* events mode: no mapping calls (mmap, munmap,
+	int mmaps;		/* events mode: the mapping calls too (mmap, munmap,
 				 * mremap, brk: MT_REC_EXT events) */
 };
 

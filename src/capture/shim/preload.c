@@ -802,7 +802,9 @@ static size_t fd_path(int fd, char *out, size_t len)
 	return r > 0 ? (size_t)r : 0;
 }
 
-/* Writes M with the stack PCS, after the events stamped before STAMP. */
+/* Writes M with the stack PCS, after the events stamped before STAMP, at
+ * its exact time (as a marker's: the calls are few, and a call and the
+ * marker the program sets after it stay in order). */
 static void write_mapcall(const struct mt_mapcall *m, const uint64_t *pcs, int depth,
 			  uint64_t stamp)
 {
@@ -815,8 +817,8 @@ static void write_mapcall(const struct mt_mapcall *m, const uint64_t *pcs, int d
 	uint8_t *w = mt_channel_reserve(MT_REC_MAX_STACK + 160 + plen);
 	if (w) {
 		w = mt_enc_thread(&mt_enc_state, w, tid());
-		mt_channel_commit(
-			mt_enc_mmap(w, mt_stamp_ns(stamp), m, pcs, (unsigned)depth, path, plen));
+		mt_channel_commit(mt_enc_mmap(w, mt_stamp_ns_exact(stamp), m, pcs, (unsigned)depth,
+					      path, plen));
 	}
 	mt_channel_unlock();
 }
