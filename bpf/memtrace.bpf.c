@@ -978,8 +978,10 @@ static long uw_step(__u32 i, void *ctx)
 
 /* The stack of a frame at PC (a return address), SP, BP, unwound with the
  * tables into the ustacks map: its key (MTB_KSTACK_DWARF set), or 0 when it
- * could not be kept (counted; the caller falls back on frame pointers). */
-static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 bp)
+ * could not be kept (counted; the caller falls back on frame pointers).
+ * QUIET: a mapping call's stack, whose troubles are no lost allocation
+ * events, and are not counted. */
+static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 bp, int quiet)
 {
 	__u32 zero = 0;
 	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
@@ -987,7 +989,8 @@ static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 b
 	if (!s)
 		return 0;
 	if (__sync_val_compare_and_swap(&s->busy, 0, 1) != 0) {
-		count(tgid, MTB_ST_UW_BUSY, 1);
+		if (!quiet)
+			count(tgid, MTB_ST_UW_BUSY, 1);
 		return 0;
 	}
 	struct uwalk *u = &s->w;
@@ -1004,7 +1007,7 @@ static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 b
 	bpf_loop(MTB_MAX_FRAMES + 1, uw_step, NULL, 0);
 	s->st.n = u->n;
 	s->st.flags = u->flags;
-	if (u->why)
+	if (u->why && !quiet)
 		count(tgid, u->why, 1);
 
 	__u64 key = ((u->hash ^ u->flags) * 0x9e3779b97f4a7c15ull) >> 16;
@@ -1013,7 +1016,8 @@ static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 b
 	if (!bpf_map_lookup_elem(&ustacks, &key) &&
 	    bpf_map_update_elem(&ustacks, &key, &s->st, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&ustacks, &key)) {
-		count(tgid, MTB_ST_UW_MAP_FULL, 1);
+		if (!quiet)
+			count(tgid, MTB_ST_UW_MAP_FULL, 1);
 		ret = 0;
 	}
 	barrier();
@@ -1150,7 +1154,7 @@ int mt_return(struct pt_regs *ctx)
 	__u64 dstack = 0;
 
 	if (dwarf_unwind && !c->via_new)
-		dstack = dwarf_stack(pid_tgid >> 32, PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx));
+		dstack = dwarf_stack(pid_tgid >> 32, PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx), 0);
 
 	struct mtb_call p = *c;
 
@@ -1386,7 +1390,7 @@ int mt_new(struct pt_regs *ctx)
 		return 0;
 	}
 	/* At new's entry the caller's frame is at %rsp + 8, its %rbp in %rbp. */
-	__u64 kstack = dwarf_unwind ? dwarf_stack(tgid, ret, sp + 8, PT_REGS_FP(ctx)) : 0;
+	__u64 kstack = dwarf_unwind ? dwarf_stack(tgid, ret, sp + 8, PT_REGS_FP(ctx), 0) : 0;
 
 	if (!kstack)
 		kstack = MTB_KSTACK_CALLER | ret;
@@ -1408,4 +1412,201 @@ int mt_new(struct pt_regs *ctx)
 	c->new_caller = ret;
 	c->new_kstack = kstack;
 	return 0;
+}
+
+/* ---- mapping calls: mmap, munmap, mremap, brk ----
+ *
+ * The system calls' tracepoints (no uprobe: every mapping of a traced
+ * process is seen, the allocator's own too, and the C library's).  The
+ * entry keeps the arguments and the stack (the user registers are the
+ * thread's at the system call), the exit adds the result and emits one
+ * MTB_REC_MAP.  A call made while the thread's allocator call slot is held
+ * is the allocator's.  Attached by the loader unless record --no-mmap. */
+
+/* The syscalls:sys_enter_* and sys_exit_* records (their format files):
+ * the common header, the system call's number, then its arguments or
+ * its result. */
+struct mt_sys_enter_ctx {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__u64 args[6];
+};
+struct mt_sys_exit_ctx {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__s64 ret;
+};
+
+struct mm_struct___mt {
+	unsigned long brk;
+} __attribute__((preserve_access_index));
+struct task_struct___mtm {
+	struct mm_struct___mt *mm;
+} __attribute__((preserve_access_index));
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct mtb_mapcall);
+} mapcalls SEC(".maps");
+
+/* MT_MAP_* of codec.h */
+#define MTB_MAP_MMAP 0
+#define MTB_MAP_MUNMAP 1
+#define MTB_MAP_MREMAP 2
+#define MTB_MAP_BRK 3
+
+/* NARGS: the system call's (the kernel refuses a program that reads past
+ * its tracepoint's record). */
+static __always_inline int map_enter(struct mt_sys_enter_ctx *ctx, __u32 kind, int nargs)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+
+	if (!events_mode || !is_traced(tgid))
+		return 0;
+	struct mtb_mapcall m = { .kind = kind };
+	struct mtb_call *c = slot_of(tid);
+
+	m.by = c && MTB_OWN_TID(c->own) == tid && c->tgid == tgid;
+	for (int i = 0; i < 6; i++)
+		if (i < nargs)
+			m.a[i] = ctx->args[i];
+	if (kind == MTB_MAP_BRK) {
+		struct task_struct___mtm *task = (void *)bpf_get_current_task();
+
+		m.old_brk = BPF_CORE_READ(task, mm, brk);
+	}
+	/* the user registers, where the system call was made */
+	struct pt_regs regs;
+	struct pt_regs *ur = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	if (!ur || bpf_probe_read_kernel(&regs, sizeof(regs), ur))
+		return 0;
+	m.caller = PT_REGS_IP(&regs);
+	if (dwarf_unwind)
+		m.kstack = dwarf_stack(tgid, PT_REGS_IP(&regs), PT_REGS_SP(&regs), PT_REGS_FP(&regs),
+				       1);
+	if (!m.kstack) {
+		long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+
+		m.kstack = id >= 0 ? (__u64)id : MTB_KSTACK_CALLER | m.caller;
+	}
+	bpf_map_update_elem(&mapcalls, &tid, &m, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int map_exit(struct mt_sys_exit_ctx *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	struct mtb_mapcall *m = bpf_map_lookup_elem(&mapcalls, &tid);
+
+	if (!m)
+		return 0;
+	struct mtb_mapcall c = *m;
+
+	bpf_map_delete_elem(&mapcalls, &tid);
+	__s64 ret = ctx->ret;
+	struct mtb_maprec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+
+	if (!r) {
+		count(pid_tgid >> 32, MTB_ST_RINGBUF_FULL, 1);
+		return 0;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->type = MTB_REC_MAP;
+	r->kind = c.kind;
+	r->by = c.by;
+	r->pid = pid_tgid >> 32;
+	r->tid = tid;
+	r->fd = -1;
+	r->ts = bpf_ktime_get_ns();
+	r->kstack = c.kstack;
+	r->caller = c.caller;
+	/* the kernel's errors are -4095..-1 */
+	int failed = ret < 0 && ret >= -4095;
+
+	r->error = failed && c.kind != MTB_MAP_BRK ? (__s32)-ret : 0;
+	switch (c.kind) {
+	case MTB_MAP_MMAP: /* addr, len, prot, flags, fd, off */
+		r->addr = failed ? 0 : (__u64)ret;
+		r->old_addr = c.a[0];
+		r->len = c.a[1];
+		r->prot = (__u32)c.a[2];
+		r->flags = (__u32)c.a[3];
+		r->fd = (r->flags & 0x20) ? -1 : (__s32)c.a[4];
+		r->offset = c.a[5];
+		break;
+	case MTB_MAP_MUNMAP: /* addr, len */
+		r->addr = c.a[0];
+		r->len = c.a[1];
+		break;
+	case MTB_MAP_MREMAP: /* old_addr, old_len, new_len, flags, new_addr */
+		r->addr = failed ? 0 : (__u64)ret;
+		r->old_addr = c.a[0];
+		r->old_len = c.a[1];
+		r->len = c.a[2];
+		r->flags = (__u32)c.a[3];
+		break;
+	default: /* brk(addr): the new break (the old one when it failed) */
+		r->addr = (__u64)ret;
+		r->len = c.a[0];
+		r->old_addr = c.old_brk;
+		r->error = c.a[0] && (__u64)ret != c.a[0] ? 12 /* ENOMEM */ : 0;
+		break;
+	}
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_mmap")
+int mt_mmap_enter(struct mt_sys_enter_ctx *ctx)
+{
+	return map_enter(ctx, MTB_MAP_MMAP, 6);
+}
+
+SEC("tracepoint/syscalls/sys_enter_munmap")
+int mt_munmap_enter(struct mt_sys_enter_ctx *ctx)
+{
+	return map_enter(ctx, MTB_MAP_MUNMAP, 2);
+}
+
+SEC("tracepoint/syscalls/sys_enter_mremap")
+int mt_mremap_enter(struct mt_sys_enter_ctx *ctx)
+{
+	return map_enter(ctx, MTB_MAP_MREMAP, 5);
+}
+
+SEC("tracepoint/syscalls/sys_enter_brk")
+int mt_brk_enter(struct mt_sys_enter_ctx *ctx)
+{
+	return map_enter(ctx, MTB_MAP_BRK, 1);
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int mt_mmap_exit(struct mt_sys_exit_ctx *ctx)
+{
+	return map_exit(ctx);
+}
+
+SEC("tracepoint/syscalls/sys_exit_munmap")
+int mt_munmap_exit(struct mt_sys_exit_ctx *ctx)
+{
+	return map_exit(ctx);
+}
+
+SEC("tracepoint/syscalls/sys_exit_mremap")
+int mt_mremap_exit(struct mt_sys_exit_ctx *ctx)
+{
+	return map_exit(ctx);
+}
+
+SEC("tracepoint/syscalls/sys_exit_brk")
+int mt_brk_exit(struct mt_sys_exit_ctx *ctx)
+{
+	return map_exit(ctx);
 }

@@ -90,6 +90,8 @@
 /* A tuning call: fn MTB_FN_MALLOPT or MTB_FN_MALLOC_TRIM, ptr its first
  * argument (param; pad), old_ptr its second (value), size its result. */
 #define MTB_REC_MALLOPT 16
+/* A mapping call (struct mtb_maprec): mmap, munmap, mremap, brk. */
+#define MTB_REC_MAP 17
 
 /* The frames of one stack in the stack map.  The kernel refuses more than
  * kernel.perf_event_max_stack (127 by default); the loader lowers it to the
@@ -198,6 +200,38 @@ struct mtb_rec {
 	__u64 size;   /* requested size (ALLOC, REALLOC) */
 	__u64 kstack; /* stack map id, or MTB_KSTACK_CALLER | caller */
 	__u64 caller; /* return address of the allocator call */
+};
+
+/* One mapping call of the ring buffer (events mode, MTB_REC_MAP), from the
+ * system call's tracepoints: kind and fields as codec.h's struct
+ * mt_mapcall (MT_MAP_*); BY 1 when the thread was inside an allocator call
+ * (its call slot held: the allocator's own mapping). */
+struct mtb_maprec {
+	__u8 type;    /* MTB_REC_MAP */
+	__u8 kind;
+	__u8 by;
+	__u8 pad;
+	__u32 pid;
+	__u32 tid;
+	__s32 fd;
+	__u32 prot;
+	__u32 flags;
+	__s32 error;
+	__u32 pad2;
+	__u64 ts;
+	__u64 addr, len, old_addr, old_len, offset;
+	__u64 kstack;
+	__u64 caller; /* the user IP: the system call's wrapper */
+};
+
+/* A mapping call between its two tracepoints (mapcalls map, by thread). */
+struct mtb_mapcall {
+	__u32 kind;
+	__u32 by;
+	__u64 a[6];     /* the system call's arguments */
+	__u64 old_brk;  /* brk: the break before */
+	__u64 kstack;
+	__u64 caller;
 };
 
 /* calls: one slot per thread, at index tid & (slots - 1), holding the

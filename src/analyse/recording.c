@@ -7,6 +7,7 @@
 #include "objects.h"
 #include "runtime.h"
 #include "base/hash.h"
+#include "base/ptrmap.h"
 #include "format/format.h"
 #include "format/signum.h"
 #include "base/util.h"
@@ -433,6 +434,7 @@ static uint64_t process_bytes(const struct mt_process *p)
 	n += (c->live ? c->live_mask + 1 : 0) * sizeof *c->live;
 	n += (c->win ? c->win_mask + 1 : 0) * sizeof *c->win;
 	n += (c->threads ? c->threads_mask + 1 : 0) * sizeof *c->threads;
+	n += p->maps_cap * sizeof *p->maps + p->map_frames_cap * sizeof *p->map_frames;
 	return n + sizeof *p;
 }
 
@@ -501,6 +503,42 @@ static int within_budget(struct mt_recording *rec, struct mt_process *p, uint64_
 	return 1;
 }
 
+static void add_mapev(struct mt_process *p, uint64_t ts, uint32_t tid, const struct mt_mapcall *m,
+		      const uint64_t *frames, unsigned n, char *path)
+{
+	mt_grow(&p->maps, &p->maps_cap, p->nmaps, sizeof *p->maps);
+	mt_grow(&p->map_frames, &p->map_frames_cap, p->nmap_frames + n, sizeof *p->map_frames);
+	if (n)
+		memcpy(p->map_frames + p->nmap_frames, frames, n * sizeof *frames);
+	p->maps[p->nmaps++] = (struct mt_mapev){ ts, *m, tid, (uint32_t)p->nmap_frames, n, path };
+	p->nmap_frames += n;
+}
+
+static void add_mapcall(struct mt_process *p, const struct mt_event *ev)
+{
+	if (ev->map.kind == MT_MAP_BLOCK) {
+		if (!p->block_maps) {
+			p->block_maps = xcalloc(1, sizeof *p->block_maps);
+			mt_ptrmap_xinit(p->block_maps, 64);
+		}
+		mt_ptrmap_xput(p->block_maps, ev->map.addr, p->nmaps);
+	}
+	add_mapev(p, ev->ts, ev->tid, &ev->map, ev->frames, ev->nframes,
+		  ev->path.len ? xstrndup(ev->path.s, ev->path.len) : NULL);
+}
+
+/* The block KEY is freed (or moved) at TS: its own mapping, if it had one,
+ * ends with it. */
+static void block_gone(struct mt_process *p, uint64_t key, uint64_t ts)
+{
+	uint64_t at;
+	if (!mt_ptrmap_take(p->block_maps, key, &at))
+		return;
+	struct mt_mapcall m = p->maps[at].m;
+	m.kind = MT_MAP_BLOCK_END;
+	add_mapev(p, ts, p->maps[at].tid, &m, NULL, 0, NULL);
+}
+
 /* A record of P's stream that is no allocation event. */
 static void on_record(struct mt_process *p, const struct mt_load_hook *hook,
 		      const struct mt_event *ev)
@@ -567,6 +605,8 @@ static void on_record(struct mt_process *p, const struct mt_load_hook *hook,
 			       ev->nframes * sizeof *t->frames);
 		} else if (ev->ext == MT_EXT_PEAK) {
 			mt_col_true_peak(&p->col, ev->ts, ev->bytes, ev->count);
+		} else if (ev->ext == MT_EXT_MMAP) {
+			add_mapcall(p, ev);
 		}
 		break;
 	}
@@ -620,6 +660,8 @@ static inline void feed(struct mt_process *p, const struct mt_load_hook *hook,
 {
 	if (__builtin_expect(p->rss_placed != p->nrss, 0))
 		place_samples(p, b->ts);
+	if (__builtin_expect(p->block_maps != NULL, 0) && b->type != MT_REC_ALLOC)
+		block_gone(p, b->type == MT_REC_FREE ? b->ptr : b->old_ptr, b->ts);
 	uint32_t site = b->type == MT_REC_FREE ? UINT32_MAX : site_of(p, b->stack);
 	enum mt_gate g = MT_GATE_PASS;
 	struct mt_collector *c = &p->col;
@@ -929,6 +971,13 @@ void mt_recording_free(struct mt_recording *rec)
 			free(p->tunes[m].frames);
 		free(p->tunes);
 		free(p->rss);
+		for (size_t m = 0; m < p->nmaps; m++)
+			free(p->maps[m].path);
+		free(p->maps);
+		free(p->map_frames);
+		if (p->block_maps)
+			mt_ptrmap_destroy(p->block_maps);
+		free(p->block_maps);
 		free(p->exe);
 		free(p->backend);
 		free(p->exec_path);

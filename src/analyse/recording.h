@@ -50,6 +50,20 @@ struct mt_rss_sample {
 	uint64_t heap;
 };
 
+/* A call that mapped or unmapped memory (MT_EXT_MMAP), with its site; and,
+ * of kind MT_MAP_BLOCK_END (the reader's own), the end of a block's own
+ * mapping (MT_MAP_BLOCK), at the block's free or realloc. */
+#define MT_MAP_BLOCK_END MT_MAP_KIND_COUNT
+struct mt_mapev {
+	uint64_t ts;
+	struct mt_mapcall m;
+	uint32_t tid;
+	uint32_t frames, nframes; /* its stack: p->map_frames[frames ..+nframes] */
+	char *path;		  /* a file mapping's, or NULL */
+};
+
+struct mt_ptrmap;
+
 struct mt_marker {
 	uint64_t ts, value;
 	char *text;
@@ -94,7 +108,13 @@ struct mt_process {
 	size_t ntunes, tunes_cap;
 	struct mt_rss_sample *rss; /* in stream order (time order) */
 	size_t nrss, rss_cap;
-	size_t rss_placed; /* samples whose heap is known (loading) */
+	size_t rss_placed;     /* samples whose heap is known (loading) */
+	struct mt_mapev *maps; /* in stream order */
+	size_t nmaps, maps_cap;
+	uint64_t *map_frames; /* their stacks (no sites: they allocate nothing) */
+	size_t nmap_frames, map_frames_cap;
+	struct mt_ptrmap *block_maps; /* blocks with a mapping of their own:
+				       * key -> its BLOCK's index in maps */
 
 	/* Sites: distinct stacks; frames of site i are frames[site_off[i] ..+site_len[i]] */
 	uint64_t *frames;

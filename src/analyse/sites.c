@@ -97,14 +97,8 @@ static int allocator_frame(const struct mt_frame *f)
 	       (f->module && strstr(f->module, "libmemtrace-preload"));
 }
 
-int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32_t site,
-		   struct mt_frame *out, int max)
-{
-	return mt_stack_frames(sym, p->frames + p->site_off[site], p->site_len[site], out, max);
-}
-
-int mt_stack_frames(struct mt_symbolizer *sym, const uint64_t *pcs, uint32_t n,
-		    struct mt_frame *out, int max)
+static int symbolize(const uint64_t *pcs, uint32_t n, struct mt_symbolizer *sym,
+		     struct mt_frame *out, int max)
 {
 	int k = 0;
 	/* Symbolizing is what a loop over sites spends its time on: when the
@@ -122,6 +116,55 @@ int mt_stack_frames(struct mt_symbolizer *sym, const uint64_t *pcs, uint32_t n,
 	}
 	int lead = 0;
 	while (lead < k - 1 && allocator_frame(&out[lead]))
+		lead++;
+	if (lead)
+		memmove(out, out + lead, (size_t)(k - lead) * sizeof *out);
+	return k - lead;
+}
+
+int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32_t site,
+		   struct mt_frame *out, int max)
+{
+	return symbolize(p->frames + p->site_off[site], p->site_len[site], sym, out, max);
+}
+
+/* The C library's wrappers of the mapping calls (the BPF backend's stacks
+ * start in them: it sees the system call), under any of glibc's names
+ * (__mmap, __GI_munmap, __brk_call...). */
+static int wrapper_frame(const struct mt_frame *f)
+{
+	static const char *const names[] = { "mmap",	"mmap64",    "munmap",	  "mremap",
+					     "brk",	"sbrk",	     "brk_call",  "GI_munmap",
+					     "GI_mmap", "GI_mmap64", "GI_mremap", "GI_brk",
+					     "GI_sbrk" };
+	const char *n = f->function;
+	if (!n)
+		return 0;
+	while (*n == '_')
+		n++;
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (strcmp(n, names[i]) == 0)
+			return 1;
+	if (strncmp(n, "GI_", 3) == 0)
+		for (n += 3; *n == '_';)
+			n++;
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (strcmp(n, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int mt_stack_frames(struct mt_symbolizer *sym, const uint64_t *pcs, uint32_t n,
+		    struct mt_frame *out, int max)
+{
+	return symbolize(pcs, n, sym, out, max);
+}
+
+int mt_mapev_frames(const struct mt_process *p, struct mt_symbolizer *sym, const struct mt_mapev *e,
+		    struct mt_frame *out, int max)
+{
+	int k = symbolize(p->map_frames + e->frames, e->nframes, sym, out, max), lead = 0;
+	while (lead < k - 1 && wrapper_frame(&out[lead]))
 		lead++;
 	if (lead)
 		memmove(out, out + lead, (size_t)(k - lead) * sizeof *out);

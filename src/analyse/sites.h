@@ -53,6 +53,10 @@ int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32
  * mallopt call's). */
 int mt_stack_frames(struct mt_symbolizer *sym, const uint64_t *pcs, uint32_t n,
 		    struct mt_frame *out, int max);
+/* The same for a mapping call's stack (its frames in the shim, and those of
+ * the C library's wrapper under BPF, dropped as the allocator's are). */
+int mt_mapev_frames(const struct mt_process *p, struct mt_symbolizer *sym, const struct mt_mapev *e,
+		    struct mt_frame *out, int max);
 
 /* A symbolizer loaded with P's modules. */
 struct mt_symbolizer *mt_process_symbolizer(const struct mt_process *p);

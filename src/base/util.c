@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static void vsay(const char *kind, const char *fmt, va_list ap)
 {
@@ -283,4 +284,13 @@ int mt_open_recorded(const char *path, int flags)
 		}
 	}
 	return open(path, flags);
+}
+
+int mt_gather_mmaps(void)
+{
+	const char *v = getenv("MEMTRACE_GATHER_MMAP_CALLS");
+	if (!v || !*v)
+		v = getenv("MEMORY_PROFILER_GATHER_MMAP_CALLS");
+	return !v || !*v ||
+	       !(strcmp(v, "0") == 0 || strcasecmp(v, "false") == 0 || strcasecmp(v, "no") == 0);
 }

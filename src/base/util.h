@@ -84,5 +84,9 @@ int mt_parse_seconds(const char *s, double *out);
  * set to a copy of its root, PATH is looked for there first, then as it is
  * (the program's own binaries); the readers check build-ids. */
 int mt_open_recorded(const char *path, int flags);
+/* Whether the calls that map memory are to be recorded: yes unless
+ * MEMTRACE_GATHER_MMAP_CALLS (or bytehound's MEMORY_PROFILER_GATHER_MMAP_CALLS)
+ * is 0, false or no (record --no-mmap sets it, for the shim too). */
+int mt_gather_mmaps(void);
 
 #endif

@@ -33,6 +33,9 @@ static const char usage_text[] =
 	"        depth 0 is the allocator's caller\n"
 	"  memory(pid, s, rss, rss_anon, rss_file, rss_shmem, vm_size, vm_data, heap)\n"
 	"        the process's memory sampled every 10 ms, with the heap in use\n"
+	"  mmaps(pid, s, kind, by_allocator, address, length, old_address, old_length,\n"
+	"        prot, flags, fd, offset, error, path, mapped, function, file, line,\n"
+	"        stack)   the mapping calls, with the mapped memory after each\n"
 	"Without SQL, reads statements from standard input (a prompt on a terminal).\n"
 	"\n"
 	"options:\n";

@@ -56,7 +56,7 @@ static const char epilogue[] =
 
 struct record_opts {
 	const char *output, *backend;
-	int follow, quiet, verbose, cull, embed, broadcast;
+	int follow, quiet, verbose, cull, embed, broadcast, no_mmap;
 	const char *listen, *token; /* --listen, --token: streaming to `gather` */
 	uint64_t cull_ms;
 	double rss_ms; /* --rss-interval; < 0: the default */
@@ -180,6 +180,12 @@ static int parse_args(struct record_opts *ro, int argc, char **argv)
 		  .type = MT_OPT_CALLBACK,
 		  .target = ro,
 		  .cb = opt_rss },
+		{ .longopt = "--no-mmap",
+		  .help = "do not record the calls that map memory (mmap,\n"
+			  "munmap, mremap, brk, sbrk), which are recorded by\n"
+			  "default (MEMTRACE_GATHER_MMAP_CALLS=0 says the same)",
+		  .type = MT_OPT_FLAG,
+		  .target = &ro->no_mmap },
 		{ .longopt = "--listen",
 		  .argh = "ADDR",
 		  .help = "stream the recording to `memtrace gather` as it is\n"
@@ -273,7 +279,7 @@ static int choose_backend(const struct record_opts *ro, const char *exe, struct 
 				use_bpf ? "bpf" : "the shim", ro->backend, bpf_why);
 	}
 	if (use_bpf) {
-		struct mt_bpf_opts bo = { .events = 1 };
+		struct mt_bpf_opts bo = { .events = 1, .mmaps = mt_gather_mmaps() };
 		if (ro->follow) {
 			mt_error("--follow-forks is not available with the BPF backend yet");
 			return -1;
@@ -603,6 +609,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!ro.leak_exit)
 		ro.leak_exit = 23;
+	/* --no-mmap: said in the environment, which the shim, the BPF
+	 * backends (and their fallback) and the command's children read */
+	if (ro.no_mmap)
+		setenv("MEMTRACE_GATHER_MMAP_CALLS", "0", 1);
 	char *exe = mt_resolve_command(cmd[0]);
 	if (!exe) {
 		mt_error("cannot run %s: command not found", cmd[0]);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct proc {
 	uint32_t pid;
@@ -149,6 +150,35 @@ void mt_bpf_streams_set_main(struct mt_bpf_streams *s, uint32_t pid)
 	s->main_pid = pid;
 }
 
+/* The file behind the mapping M that PID made, read now from its
+ * /proc/PID/map_files link: unknown (0) once the mapping is gone or was
+ * split (the descriptor, read instead, could name another file by then).
+ * The length, 0 if not. */
+static size_t mapped_file(uint32_t pid, const struct mt_mapcall *m, char *out, size_t len)
+{
+	char link[96];
+	if (!m->addr || !m->len)
+		return 0;
+	snprintf(link, sizeof link, "/proc/%u/map_files/%llx-%llx", pid,
+		 (unsigned long long)m->addr,
+		 (unsigned long long)(m->addr + ((m->len + 4095) & ~4095ull)));
+	ssize_t n = readlink(link, out, len);
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* A mapping call: an MMAP record with its stack in it. */
+static void map_event(struct proc *p, const struct mt_bpf_event *ev)
+{
+	char path[4096];
+	size_t plen = 0;
+	if (ev->map.kind == MT_MAP_MMAP && ev->map.fd >= 0 && !ev->map.error)
+		plen = mapped_file(p->pid, &ev->map, path, sizeof path);
+	unsigned n = ev->nframes < MT_MAX_FRAMES ? ev->nframes : MT_MAX_FRAMES;
+	uint8_t *w = room(p, MT_REC_MAX_STACK + 176 + plen);
+	w = mt_enc_thread(&p->enc, w, ev->tid);
+	put(p, mt_enc_mmap(w, ev->ts, &ev->map, ev->frames, n, path, plen));
+}
+
 void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *e)
 {
 	struct mt_bpf_streams *s = ctx;
@@ -166,6 +196,10 @@ void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *e)
 		unsigned n = ev->nframes < MT_MAX_FRAMES ? ev->nframes : MT_MAX_FRAMES;
 		uint8_t *w = room(p, MT_REC_MAX_MALLOPT);
 		put(p, mt_enc_mallopt(w, ev->ts, &m, ev->frames, n));
+		return;
+	}
+	if (ev->type == MT_REC_EXT) {
+		map_event(p, ev);
 		return;
 	}
 	uint64_t stack = ev->stack_id;

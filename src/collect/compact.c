@@ -87,6 +87,15 @@ size_t mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len)
 			}
 			mt_ptrmap_xput(&c->live, ev->ptr, c->enc.serial);
 			break;
+		case MT_REC_EXT:
+			/* a block's own mapping names the block as ALLOC does */
+			if (ev->ext == MT_EXT_MMAP && ev->map.kind == MT_MAP_BLOCK &&
+			    mt_ptrmap_get(&c->live, ev->map.addr, &serial))
+				ev->map.addr = MT_SERIAL_KEY(serial);
+			if (ev->ext == MT_EXT_MMAP) /* (its thread, as the stream said) */
+				w = mt_enc_thread(&c->enc, w, ev->tid);
+			w = mt_enc_passthrough(&c->enc, w, ev);
+			break;
 		default:
 			w = mt_enc_passthrough(&c->enc, w, ev);
 		}

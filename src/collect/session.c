@@ -16,6 +16,7 @@ int mt_session_open(struct mt_session *s, const struct mt_bpf_opts *maps, const 
 	s->output = output;
 	struct mt_bpf_opts bo = *maps;
 	bo.events = output != NULL;
+	bo.mmaps = bo.events && mt_gather_mmaps(); /* a recording's: attach -o */
 	if (mt_bpf_open(&s->b, &bo, err, errlen) < 0)
 		return -1;
 	if (output) {

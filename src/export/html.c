@@ -30,6 +30,7 @@
 #include "analyse/diff.h"
 #include "analyse/histo.h"
 #include "sitetimes.h"
+#include "analyse/mapped.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -512,6 +513,49 @@ static void resident_json(FILE *f, const struct timeline *tl, const struct mt_pr
 	free(seen);
 }
 
+/* The mapped memory (analyse/mapped.h) in the timeline's buckets: the most
+ * of each bucket, what the last call left carried over buckets without
+ * calls.  Nothing without mapping calls. */
+struct mapped_buckets {
+	const struct timeline *tl;
+	uint64_t *most, *last;
+	int *seen;
+};
+
+static void mapped_bucket(void *ctx, const struct mt_mapev *e, uint64_t bytes)
+{
+	struct mapped_buckets *m = ctx;
+	uint64_t d = e->ts > m->tl->t0 ? e->ts - m->tl->t0 : 0;
+	int b = d >= m->tl->span ? BUCKETS - 1 : bucket_of(d, m->tl->span);
+	if (!m->seen[b] || bytes > m->most[b])
+		m->most[b] = bytes;
+	m->last[b] = bytes;
+	m->seen[b] = 1;
+}
+
+static void mapped_json(FILE *f, const struct timeline *tl, const struct mt_process *p)
+{
+	if (!p->nmaps)
+		return;
+	struct mapped_buckets m = { tl, xcalloc(2 * BUCKETS, sizeof *m.most), NULL,
+				    xcalloc(BUCKETS, sizeof *m.seen) };
+	m.last = m.most + BUCKETS;
+	mt_mapped_walk(p, mapped_bucket, &m);
+	uint64_t carry = 0; /* before the first call: nothing mapped by one */
+	for (int b = 0; b < BUCKETS; b++) {
+		if (!m.seen[b]) {
+			m.most[b] = carry;
+			continue;
+		}
+		if (carry > m.most[b])
+			m.most[b] = carry;
+		carry = m.last[b];
+	}
+	series_json(f, "mapped_bytes", m.most);
+	free(m.most);
+	free(m.seen);
+}
+
 static void timeline_json(FILE *f, const struct timeline *tl, const struct mt_process *p)
 {
 	fprintf(f, ",\n   \"timeline\": {\"bucket_s\": %.9g, \"time_step_s\": ",
@@ -526,6 +570,7 @@ static void timeline_json(FILE *f, const struct timeline *tl, const struct mt_pr
 	series_json(f, "temporary", tl->temps);
 	series_json(f, "leaked_bytes", tl->leaked);
 	resident_json(f, tl, p);
+	mapped_json(f, tl, p);
 	/* the grid of the sites' "times" (sitetimes.h), in the chart's buckets */
 	if (times_on(tl))
 		fprintf(f, ",\n    \"site_cells\": %d", tl->times->cells);

@@ -72,11 +72,52 @@ enum mt_ext {
 			       * build-id, path, bytes: a piece of a binary the
 			       * processes mapped (record --embed-binaries), in
 			       * stream MT_STREAM_OBJECTS */
+	MT_EXT_MMAP = 8,      /* ts (absolute), kind (enum mt_map_kind), by
+			       * (enum mt_map_by), addr, len, old_addr, old_len,
+			       * prot, flags, fd (zz), offset, error (errno, 0:
+			       * it succeeded), n, n frames (as STACK's), then
+			       * the file's path: a call that maps or unmaps
+			       * memory (struct mt_mapcall) */
 	MT_EXT_MALLOPT = 9,   /* ts (absolute), tid, call (enum mt_tune), param (zz),
 			       * value (zz), result (zz), n, pc0, zz deltas...:
 			       * a call that tunes the allocator (mallopt,
 			       * malloc_trim) and its stack, held in the record
 			       * (not a STACK record: no site of its own) */
+};
+
+/* What an MMAP record is. */
+enum mt_map_kind {
+	MT_MAP_MMAP = 0,   /* ADDR: the mapping made (the result), LEN, PROT,
+			    * FLAGS, FD, OFFSET as passed; OLD_ADDR: the hint */
+	MT_MAP_MUNMAP = 1, /* ADDR, LEN as passed */
+	MT_MAP_MREMAP = 2, /* OLD_ADDR, OLD_LEN -> ADDR (the result), LEN; FLAGS */
+	MT_MAP_BRK = 3,	   /* the program break moved from OLD_ADDR (0: the
+			    * reader's last one) to ADDR; LEN: what was asked
+			    * (brk's address, or sbrk's increment as zz) */
+	MT_MAP_BLOCK = 4,  /* the allocator gave the block ADDR (its key, as
+			    * ALLOC's: an address, or a serial once compacted)
+			    * a mapping of LEN bytes of its own, which ends
+			    * with the block (shim: glibc's IS_MMAPPED chunks) */
+	MT_MAP_KIND_COUNT
+};
+
+static const char *const mt_map_kind_names[MT_MAP_KIND_COUNT] = {
+	"mmap", "munmap", "mremap", "brk", "block",
+};
+
+/* Who made a mapping call: the program (its own code or a library's), or
+ * the allocator on its behalf (BPF: the stack's leaf lies in the
+ * allocator's object; shim: a block glibc mapped, or a call the next
+ * allocator made through the PLT while the shim was in it). */
+enum mt_map_by {
+	MT_MAP_BY_PROGRAM = 0,
+	MT_MAP_BY_ALLOCATOR = 1,
+};
+
+struct mt_mapcall {
+	uint32_t kind, by;
+	int32_t prot, flags, fd, error;
+	uint64_t addr, len, old_addr, old_len, offset;
 };
 
 /* What a MALLOPT record's call was.  mallopt(PARAM, VALUE) returns 1 on
@@ -509,6 +550,45 @@ static inline uint8_t *mt_enc_mallopt(uint8_t *p, uint64_t ts, const struct mt_m
 	return p;
 }
 
+/* At most 120 + MT_REC_MAX_STACK + PATHLEN bytes; absolute time.  The
+ * stack goes in the record itself, not through a STACK record's id: the
+ * calls are few, and their stacks are no allocation sites. */
+static inline uint8_t *mt_enc_mmap(uint8_t *p, uint64_t ts, const struct mt_mapcall *m,
+				   const uint64_t *pcs, unsigned n, const char *path,
+				   size_t pathlen)
+{
+	uint8_t head[128], *b = mt_put_uv(head, ts);
+	b = mt_put_uv(b, m->kind);
+	b = mt_put_uv(b, m->by);
+	b = mt_put_uv(b, m->addr);
+	b = mt_put_uv(b, m->len);
+	b = mt_put_uv(b, m->old_addr);
+	b = mt_put_uv(b, m->old_len);
+	b = mt_put_uv(b, (uint32_t)m->prot);
+	b = mt_put_uv(b, (uint32_t)m->flags);
+	b = mt_put_sv(b, m->fd);
+	b = mt_put_uv(b, m->offset);
+	b = mt_put_uv(b, (uint32_t)m->error);
+	b = mt_put_uv(b, n);
+	size_t fl = 0;
+	uint8_t frames[10 * MT_MAX_FRAMES], *q = frames;
+	uint64_t prev = 0;
+	for (unsigned i = 0; i < n && i < MT_MAX_FRAMES; i++) {
+		q = mt_put_sv(q, (int64_t)(pcs[i] - prev));
+		prev = pcs[i];
+	}
+	fl = (size_t)(q - frames);
+	*p++ = MT_REC_EXT;
+	p = mt_put_uv(p, MT_EXT_MMAP);
+	p = mt_put_uv(p, (size_t)(b - head) + fl + pathlen);
+	memcpy(p, head, (size_t)(b - head));
+	p += b - head;
+	memcpy(p, frames, fl);
+	p += fl;
+	memcpy(p, path, pathlen);
+	return p + pathlen;
+}
+
 /* Absolute time: the recorder appends it without knowing the stream's state. */
 static inline uint8_t *mt_enc_exit(uint8_t *p, uint64_t ts, int64_t status)
 {
@@ -543,6 +623,8 @@ struct mt_event {
 	struct mt_rss rss;
 	/* EXT_MALLOPT (and frames, nframes) */
 	struct mt_mallopt tune;
+	/* EXT_MMAP (and ts, stack, path) */
+	struct mt_mapcall map;
 	/* MARKER, LOST, CULLED, EXIT; EXT_EXEC: value the outcome, path, text why */
 	uint64_t value, count, bytes, temporary;
 	int64_t status;
@@ -756,6 +838,35 @@ again:
 			ev->nframes = (unsigned)n;
 			return 1;
 		}
+		if (u == MT_EXT_MMAP) {
+			uint64_t k, by, prot, flags, err;
+			int64_t fd;
+			if (mt_get_uv(&b, &ev->ts) || mt_get_uv(&b, &k) || mt_get_uv(&b, &by) ||
+			    mt_get_uv(&b, &ev->map.addr) || mt_get_uv(&b, &ev->map.len) ||
+			    mt_get_uv(&b, &ev->map.old_addr) || mt_get_uv(&b, &ev->map.old_len) ||
+			    mt_get_uv(&b, &prot) || mt_get_uv(&b, &flags) || mt_get_sv(&b, &fd) ||
+			    mt_get_uv(&b, &ev->map.offset) || mt_get_uv(&b, &err) ||
+			    mt_get_uv(&b, &n) || k >= MT_MAP_KIND_COUNT ||
+			    by > MT_MAP_BY_ALLOCATOR || n > MT_MAX_FRAMES)
+				goto bad;
+			uint64_t prev = 0;
+			for (unsigned i = 0; i < n; i++) {
+				if (mt_get_sv(&b, &s))
+					goto bad;
+				prev += (uint64_t)s;
+				ev->frames[i] = prev;
+			}
+			ev->nframes = (unsigned)n;
+			ev->map.kind = (uint32_t)k;
+			ev->map.by = (uint32_t)by;
+			ev->map.prot = (int32_t)(uint32_t)prot;
+			ev->map.flags = (int32_t)(uint32_t)flags;
+			ev->map.fd = (int32_t)fd;
+			ev->map.error = (int32_t)(uint32_t)err;
+			ev->path.s = (const char *)b.p;
+			ev->path.len = (size_t)(b.end - b.p);
+			return 1;
+		}
 		if (u == MT_EXT_OBJECT) {
 			/* value: kind, size: the whole object's, ptr: this
 			 * piece's offset in it, text: the piece */
@@ -851,6 +962,9 @@ static inline uint8_t *mt_enc_passthrough(struct mt_enc *e, uint8_t *w, const st
 			return mt_enc_mallopt(w, ev->ts, &ev->tune, ev->frames, ev->nframes);
 		if (ev->ext == MT_EXT_RSS)
 			return mt_enc_rss(w, ev->ts, &ev->rss);
+		if (ev->ext == MT_EXT_MMAP)
+			return mt_enc_mmap(w, ev->ts, &ev->map, ev->frames, ev->nframes, ev->path.s,
+					   ev->path.len);
 		return mt_enc_peak(w, ev->ts, ev->bytes, ev->count);
 	default:
 		return w;

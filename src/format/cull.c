@@ -353,8 +353,10 @@ size_t mt_cull_feed(struct mt_cull *c, const uint8_t *records, size_t len, uint6
 		 * so nothing may stay pending behind it. */
 		if (ev->type == MT_REC_EXIT)
 			advance(c, now, 1);
-		uint8_t *s = room(c, mt_event_size(ev));
-		c->outlen += (size_t)(mt_enc_passthrough(&c->enc, s, ev) - s);
+		uint8_t *s = room(c, mt_event_size(ev) + 8), *w = s;
+		if (ev->type == MT_REC_EXT && ev->ext == MT_EXT_MMAP)
+			w = mt_enc_thread(&c->enc, w, ev->tid); /* (its thread) */
+		c->outlen += (size_t)(mt_enc_passthrough(&c->enc, w, ev) - s);
 	}
 	advance(c, now, final);
 	if (final || c->dirty || c->peak_dirty)

@@ -50,19 +50,26 @@ struct mt_hello {
 	uint8_t token[MT_TOKEN_LEN];
 };
 
+/* The shim maps its ring with the system calls themselves (MT_RING_MMAP,
+ * MT_RING_MUNMAP), not through its own hooks of mmap and munmap. */
+#ifndef MT_RING_MMAP
+#define MT_RING_MMAP mmap
+#define MT_RING_MUNMAP munmap
+#endif
+
 /* Maps the ring in FD (header + SIZE data bytes) with the data area doubled.
  * Returns the header or NULL. */
 static inline struct mt_ring_hdr *mt_ring_map(int fd, uint64_t size)
 {
-	uint8_t *base = mmap(NULL, MT_RING_HDR + 2 * size, PROT_NONE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint8_t *base = MT_RING_MMAP(NULL, MT_RING_HDR + 2 * size, PROT_NONE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (base == MAP_FAILED)
 		return NULL;
-	if (mmap(base, MT_RING_HDR + size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
-		    MAP_FAILED ||
-	    mmap(base + MT_RING_HDR + size, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		 fd, (off_t)MT_RING_HDR) == MAP_FAILED) {
-		munmap(base, MT_RING_HDR + 2 * size);
+	if (MT_RING_MMAP(base, MT_RING_HDR + size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+			 fd, 0) == MAP_FAILED ||
+	    MT_RING_MMAP(base + MT_RING_HDR + size, size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, fd, (off_t)MT_RING_HDR) == MAP_FAILED) {
+		MT_RING_MUNMAP(base, MT_RING_HDR + 2 * size);
 		return NULL;
 	}
 	return (struct mt_ring_hdr *)base;
@@ -70,7 +77,7 @@ static inline struct mt_ring_hdr *mt_ring_map(int fd, uint64_t size)
 
 static inline void mt_ring_unmap(struct mt_ring_hdr *h, uint64_t size)
 {
-	munmap(h, MT_RING_HDR + 2 * size);
+	MT_RING_MUNMAP(h, MT_RING_HDR + 2 * size);
 }
 
 static inline uint8_t *mt_ring_data(struct mt_ring_hdr *h)

@@ -7,6 +7,7 @@
  * block its thread allocated last, address 0 is no block.
  */
 #include "db.h"
+#include "analyse/mapped.h"
 #include "analyse/sites.h"
 #include "base/ptrmap.h"
 #include "base/util.h"
@@ -166,6 +167,10 @@ static const char *const ddl[] = {
 	"CREATE TABLE %s.memory(pid INTEGER, s REAL, rss INTEGER, rss_anon INTEGER,"
 	" rss_file INTEGER, rss_shmem INTEGER, vm_size INTEGER, vm_data INTEGER, heap INTEGER,"
 	" process INTEGER)",
+	"CREATE TABLE %s.mmaps(pid INTEGER, s REAL, kind TEXT, by_allocator INTEGER,"
+	" address INTEGER, length INTEGER, old_address INTEGER, old_length INTEGER, prot INTEGER,"
+	" flags INTEGER, fd INTEGER, offset INTEGER, error INTEGER, path TEXT, mapped INTEGER,"
+	" function TEXT, file TEXT, line INTEGER, stack TEXT, process INTEGER)",
 };
 /* The allocations table as an ordinary one (in a saved file). */
 static const char allocations_ddl[] =
@@ -367,9 +372,80 @@ static int fill_memory(struct mt_qdb *q, sqlite3_stmt *st, size_t pi, char *err,
 	return r;
 }
 
+/* The process's mapping calls, with the mapped memory after each (the
+ * series of analyse/mapped.h), the call's caller and its whole stack
+ * (functions, leaf first, separated by ';'). */
+struct map_rows {
+	struct mt_qdb *q;
+	sqlite3_stmt *st;
+	const struct mt_process *p;
+	struct mt_symbolizer *sym;
+	struct mt_frame *fr;
+	size_t pi;
+	int r;
+	char *err;
+	size_t errlen;
+};
+
+static void map_row(void *ctx, const struct mt_mapev *e, uint64_t bytes)
+{
+	struct map_rows *m = ctx;
+	if (m->r || e->m.kind >= MT_MAP_KIND_COUNT)
+		return;
+	sqlite3_stmt *st = m->st;
+	int i = 1;
+	bind_u64(st, i++, m->p->pid);
+	sqlite3_bind_double(st, i++, secs(m->p, e->ts));
+	bind_text(st, i++, mt_map_kind_names[e->m.kind]);
+	bind_u64(st, i++, e->m.by == MT_MAP_BY_ALLOCATOR);
+	bind_u64(st, i++, e->m.addr);
+	bind_u64(st, i++, e->m.len);
+	bind_u64(st, i++, e->m.old_addr);
+	bind_u64(st, i++, e->m.old_len);
+	sqlite3_bind_int64(st, i++, e->m.prot);
+	sqlite3_bind_int64(st, i++, e->m.flags);
+	sqlite3_bind_int64(st, i++, e->m.fd);
+	bind_u64(st, i++, e->m.offset);
+	sqlite3_bind_int64(st, i++, e->m.error);
+	bind_text(st, i++, e->path);
+	bind_u64(st, i++, bytes);
+	int k = mt_mapev_frames(m->p, m->sym, e, m->fr, MT_SYM_MAX_FRAMES);
+	bind_text(st, i++, k ? m->fr[0].function : NULL);
+	bind_text(st, i++, k ? m->fr[0].file : NULL);
+	if (k && m->fr[0].line)
+		bind_u64(st, i++, (uint64_t)m->fr[0].line);
+	else
+		sqlite3_bind_null(st, i++);
+	char stack[8192];
+	size_t o = 0;
+	stack[0] = 0;
+	for (int d = 0; d < k && o < sizeof stack; d++) {
+		int w = snprintf(stack + o, sizeof stack - o, "%s%s", d ? ";" : "",
+				 m->fr[d].function ? m->fr[d].function : "?");
+		o += w > 0 ? (size_t)w : 0;
+	}
+	bind_text(st, i++, stack);
+	bind_u64(st, i++, m->pi);
+	m->r = step_done(m->q->db, st, m->err, m->errlen);
+}
+
+static int fill_mmaps(struct mt_qdb *q, sqlite3_stmt *st, size_t pi, char *err, size_t errlen)
+{
+	const struct mt_process *p = q->rec.procs[pi];
+	if (!p->nmaps)
+		return 0;
+	struct map_rows m = { q, st, p, mt_process_symbolizer(p), NULL, pi, 0, err, errlen };
+	m.fr = xmalloc(MT_SYM_MAX_FRAMES * sizeof *m.fr);
+	mt_mapped_walk(p, map_row, &m);
+	free(m.fr);
+	mt_sym_free(m.sym);
+	return m.r;
+}
+
 static int fill(struct mt_qdb *q, char *err, size_t errlen)
 {
-	sqlite3_stmt *proc_st = NULL, *site_st = NULL, *frame_st = NULL, *mem_st = NULL;
+	sqlite3_stmt *proc_st = NULL, *site_st = NULL, *frame_st = NULL, *mem_st = NULL,
+		     *map_st = NULL;
 	int r = -1;
 	if (exec(q->db, "BEGIN", err, errlen) < 0)
 		return -1;
@@ -383,14 +459,18 @@ static int fill(struct mt_qdb *q, char *err, size_t errlen)
 	    sqlite3_prepare_v2(q->db, "INSERT INTO frames VALUES (?,?,?,?,?,?,?,?)", -1, &frame_st,
 			       NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(q->db, "INSERT INTO memory VALUES (?,?,?,?,?,?,?,?,?,?)", -1,
-			       &mem_st, NULL) != SQLITE_OK) {
+			       &mem_st, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(q->db,
+			       "INSERT INTO mmaps VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			       -1, &map_st, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s", sqlite3_errmsg(q->db));
 		goto out;
 	}
 	for (size_t i = 0; i < q->rec.nprocs; i++)
 		if (fill_process(q, proc_st, i, err, errlen) < 0 ||
 		    fill_sites(q, site_st, frame_st, i, err, errlen) < 0 ||
-		    fill_memory(q, mem_st, i, err, errlen) < 0)
+		    fill_memory(q, mem_st, i, err, errlen) < 0 ||
+		    fill_mmaps(q, map_st, i, err, errlen) < 0)
 			goto out;
 	r = exec(q->db, "COMMIT", err, errlen);
 out:
@@ -398,6 +478,7 @@ out:
 	sqlite3_finalize(site_st);
 	sqlite3_finalize(frame_st);
 	sqlite3_finalize(mem_st);
+	sqlite3_finalize(map_st);
 	return r;
 }
 

@@ -5,6 +5,7 @@
 #include "report.h"
 #include "analyse/functions.h"
 #include "analyse/resident.h"
+#include "analyse/mapped.h"
 #include "base/util.h"
 #include "base/json.h"
 
@@ -172,27 +173,52 @@ static double rel_s(const struct mt_process *p, uint64_t ts)
 	return ts > p->start_ts ? (double)(ts - p->start_ts) / 1e9 : 0.0;
 }
 
+/* The mapping calls' figures (analyse/mapped.h), as keys after others. */
+static void json_mapped(FILE *f, const struct mt_process *p, const struct mt_mapped *m)
+{
+	fprintf(f,
+		",\n        \"mapped_bytes\": %llu, \"mapped_mmap_bytes\": %llu,"
+		" \"mapped_brk_bytes\": %llu, \"mapped_block_bytes\": %llu,"
+		" \"peak_mapped_bytes\": %llu, \"peak_mapped_s\": %.6f, \"mmap_bytes_total\": %llu,"
+		"\n        \"mapping_calls\": {\"total\": %zu",
+		(unsigned long long)m->end_bytes, (unsigned long long)m->end_mmap,
+		(unsigned long long)m->end_brk, (unsigned long long)m->end_blocks,
+		(unsigned long long)m->peak_bytes, rel_s(p, m->peak_ts),
+		(unsigned long long)m->mmap_bytes, m->calls);
+	for (int k = 0; k < MT_MAP_KIND_COUNT; k++)
+		fprintf(f, ", \"%s\": %zu", mt_map_kind_names[k], m->kind[k]);
+	fprintf(f, ", \"failed\": %zu, \"by_allocator\": %zu}", m->failed, m->by_allocator);
+}
+
 void mt_json_memory(FILE *f, const struct mt_process *p)
 {
 	struct mt_resident r;
+	struct mt_mapped m;
 	mt_resident_of(p, &r);
-	if (!r.samples) {
+	mt_mapped_of(p, &m);
+	if (!r.samples && !p->nmaps) {
 		fputs("null", f);
 		return;
 	}
-	fprintf(f,
-		"{\"samples\": %zu, \"peak_rss_bytes\": %llu, \"peak_rss_s\": %.6f,"
-		" \"heap_at_peak_rss_bytes\": %llu,\n        \"end_s\": %.6f, \"rss_bytes\": %llu,"
-		" \"rss_anon_bytes\": %llu, \"rss_file_bytes\": %llu, \"rss_shmem_bytes\": %llu,"
-		" \"heap_bytes\": %llu, \"anon_beyond_heap_bytes\": %llu,\n        "
-		"\"max_anon_beyond_heap_bytes\": %llu, \"max_anon_beyond_heap_s\": %.6f,"
-		" \"vm_data_peak_bytes\": %llu}",
-		r.samples, (unsigned long long)r.peak_rss, rel_s(p, r.peak_ts),
-		(unsigned long long)r.peak_heap, rel_s(p, r.end_ts), (unsigned long long)r.end_rss,
-		(unsigned long long)r.end_anon, (unsigned long long)r.end_file,
-		(unsigned long long)r.end_shmem, (unsigned long long)r.end_heap,
-		(unsigned long long)r.end_beyond, (unsigned long long)r.beyond_bytes,
-		rel_s(p, r.beyond_ts), (unsigned long long)r.vm_data_peak);
+	fprintf(f, "{\"samples\": %zu", r.samples);
+	if (r.samples)
+		fprintf(f,
+			", \"peak_rss_bytes\": %llu, \"peak_rss_s\": %.6f,"
+			" \"heap_at_peak_rss_bytes\": %llu,\n        \"end_s\": %.6f, \"rss_bytes\": %llu,"
+			" \"rss_anon_bytes\": %llu, \"rss_file_bytes\": %llu, \"rss_shmem_bytes\": %llu,"
+			" \"heap_bytes\": %llu, \"anon_beyond_heap_bytes\": %llu,\n        "
+			"\"max_anon_beyond_heap_bytes\": %llu, \"max_anon_beyond_heap_s\": %.6f,"
+			" \"vm_data_peak_bytes\": %llu",
+			(unsigned long long)r.peak_rss, rel_s(p, r.peak_ts),
+			(unsigned long long)r.peak_heap, rel_s(p, r.end_ts),
+			(unsigned long long)r.end_rss, (unsigned long long)r.end_anon,
+			(unsigned long long)r.end_file, (unsigned long long)r.end_shmem,
+			(unsigned long long)r.end_heap, (unsigned long long)r.end_beyond,
+			(unsigned long long)r.beyond_bytes, rel_s(p, r.beyond_ts),
+			(unsigned long long)r.vm_data_peak);
+	if (p->nmaps)
+		json_mapped(f, p, &m);
+	fputc('}', f);
 }
 
 void mt_json_filter(FILE *f, const struct mt_filter *flt, int html)

@@ -3,6 +3,7 @@
  */
 #include "report.h"
 #include "analyse/resident.h"
+#include "analyse/mapped.h"
 #include "base/json.h"
 #include "base/util.h"
 
@@ -111,6 +112,27 @@ static void print_resident(FILE *f, const struct mt_process *p)
 			mt_fmt_bytes(r.end_beyond, a));
 }
 
+/* The mapping calls: memory mapped at the end and at most, the calls. */
+static void print_mapped(FILE *f, const struct mt_process *p)
+{
+	struct mt_mapped m;
+	char a[32], b[32], c[32], d[32], e[32];
+	if (!p->nmaps)
+		return;
+	mt_mapped_of(p, &m);
+	fprintf(f,
+		"  mapped:          peak %s at %.3f s; at the end %s (mmap %s, brk %s, "
+		"allocator's blocks %s)\n",
+		mt_fmt_bytes(m.peak_bytes, a),
+		m.peak_ts > p->start_ts ? (double)(m.peak_ts - p->start_ts) / 1e9 : 0.0,
+		mt_fmt_bytes(m.end_bytes, b), mt_fmt_bytes(m.end_mmap, c),
+		mt_fmt_bytes(m.end_brk, d), mt_fmt_bytes(m.end_blocks, e));
+	fprintf(f, "  mapping calls:   %zu (", m.calls);
+	for (int k = 0; k < MT_MAP_KIND_COUNT; k++)
+		fprintf(f, "%s%s %zu", k ? ", " : "", mt_map_kind_names[k], m.kind[k]);
+	fprintf(f, "); %zu failed, %zu by the allocator\n", m.failed, m.by_allocator);
+}
+
 /* "  filtered:" and the keys of O's filter, with the span they keep. */
 static void print_filter(FILE *f, const struct mt_process *p, const struct mt_report_opts *o)
 {
@@ -160,6 +182,7 @@ static void print_totals(FILE *f, const struct mt_process *p, const struct mt_re
 	fprintf(f, "  leaked:          %s in %s allocation%s\n", mt_fmt_bytes(t->live_bytes, a),
 		mt_fmt_count(t->live_count, b), mt_s(t->live_count));
 	print_resident(f, p);
+	print_mapped(f, p);
 	if (t->held_count)
 		fprintf(f,
 			"  runtime-held:    %s in %s allocation%s (kept by the C/C++ runtime until "

@@ -28,6 +28,8 @@
 static const struct endpoint endpoints[] = {
 	{ .name = "summary", .heavy = 0, .type = "application/json", .run = api_run_summary },
 	{ .name = "mallopts", .heavy = 0, .type = "application/json", .run = api_run_mallopts },
+	/* the loaded mapping calls, symbolized under st->symlock */
+	{ .name = "mmaps", .heavy = 0, .type = "application/json", .run = api_run_mmaps },
 	{ .name = "allocations",
 	  .heavy = 1,
 	  .type = "application/json",
@@ -297,12 +299,6 @@ static struct req *api_data(struct srv_state *st, char *const *seg, int nseg,
 		goto fail;
 	}
 	x->held = 1;
-	/* bytehound's mmaps: memtrace does not record them */
-	if (nseg == 3 && !strcmp(seg[2], "mmaps")) {
-		srv_error(r, 404, "recording %zu holds no %s calls: memtrace does not record them",
-			  x->id, "mmap");
-		goto fail;
-	}
 	char name[64];
 	int export = !strcmp(seg[2], "export") && nseg >= 4;
 	snprintf(name, sizeof name, "%s%s%s", seg[2], export ? "/" : "", export ? seg[3] : "");

@@ -104,6 +104,8 @@ int api_param_groups(struct req *x, const char *key, const char *v);
 
 /* api_query.c */
 int api_run_query(struct req *x);
+/* api_mmaps.c */
+int api_run_mmaps(struct req *x);
 int api_param_query(struct req *x, const char *key, const char *v);
 /* Evaluates the filter's "where" condition (a guarded connection to the
  * file's SQL tables): 0, or -1 after srv_error. */

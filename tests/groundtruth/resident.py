@@ -71,3 +71,19 @@ def run(t, prog):
             f'memory.peak_rss_s not before "touched-3" ({mem.get("peak_rss_s")})')
     rc, so, _ = t.run([t.memtrace, 'report', rec])
     t.check('beyond the heap:' in so, 'the text report says memory is held beyond the heap')
+
+    # the mapped series beside them: the 48 MiB mapping from its mmap
+    # (after "fragmented") to its munmap (before "unmapped"), nothing else
+    rc, so, se = t.run([t.memtrace, 'query', '--format', 'csv', rec,
+                        'SELECT s, kind, length, mapped, function FROM mmaps'], what='memtrace query')
+    rows = [(float(r[0]), r[1], int(r[2]), int(r[3]), r[4])
+            for r in list(csv.reader(io.StringIO(so)))[1:]] if rc == 0 else []
+    t.eq([r[1:] for r in rows], [('mmap', 3 * MIB16, 3 * MIB16, 'main'), ('munmap', 3 * MIB16, 0, 'main')],
+         'mapping calls: the mapping and its unmapping, with the mapped memory after each')
+    if len(rows) == 2:
+        t.check(marks['fragmented'] <= rows[0][0] <= marks['touched-1'],
+                f'the mmap between "fragmented" and "touched-1" ({rows[0][0]})')
+        t.check(marks['touched-3'] <= rows[1][0] <= marks['unmapped'],
+                f'the munmap between "touched-3" and "unmapped" ({rows[1][0]})')
+    t.eq((mem.get('peak_mapped_bytes'), mem.get('mapped_bytes')), (3 * MIB16, 0),
+         'memory.peak_mapped_bytes, mapped_bytes (at the end)')

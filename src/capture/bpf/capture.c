@@ -327,6 +327,12 @@ static int read_sysctl(const char *path, unsigned long long *v)
 	return ok ? 0 : -1;
 }
 
+/* The mapping calls' tracepoint programs. */
+#define MAP_PROGS(s)                                                                         \
+	(s)->progs.mt_mmap_enter, (s)->progs.mt_munmap_enter, (s)->progs.mt_mremap_enter,    \
+		(s)->progs.mt_brk_enter, (s)->progs.mt_mmap_exit, (s)->progs.mt_munmap_exit, \
+		(s)->progs.mt_mremap_exit, (s)->progs.mt_brk_exit
+
 /* Before loading: the programs' constants, the sizes of the maps, the
  * attach type of the programs. */
 static void configure(struct mt_bpf *b, long page)
@@ -384,6 +390,10 @@ static void configure(struct mt_bpf *b, long page)
 	}
 	bpf_map__set_max_entries(s->maps.rb, b->o.events ? pow2_at_least(b->o.ringbuf_bytes, page) :
 							   (uint32_t)page);
+	struct bpf_program *const maps[] = { MAP_PROGS(s) };
+	for (size_t i = 0; i < sizeof maps / sizeof *maps; i++)
+		if (!b->o.events || !b->o.mmaps)
+			bpf_program__set_autoload(maps[i], false);
 }
 
 /* After loading: the programs and maps by name, the call slots mapped, the
@@ -420,6 +430,27 @@ static int after_load(struct mt_bpf *b, long page, char *err, size_t errlen)
 		return -1;
 	}
 	bpf_map_update_elem(b->fd_stats, &zero, &st0, BPF_ANY);
+	/* The mapping calls: every traced process's, from now on.  A kernel
+	 * without the system calls' tracepoints records no mapping calls. */
+	struct bpf_program *const maps[] = { MAP_PROGS(s) };
+	for (size_t i = 0; b->o.events && b->o.mmaps && i < sizeof maps / sizeof *maps; i++) {
+		b->map_links[i] = bpf_program__attach(maps[i]);
+		if (!b->map_links[i]) {
+			int e = errno;
+			struct stat st;
+			if (stat("/sys/kernel/tracing/events/syscalls", &st) &&
+			    stat("/sys/kernel/debug/tracing/events/syscalls", &st))
+				mt_warning(
+					"no mapping calls: tracefs is not mounted (mount -t "
+					"tracefs nodev /sys/kernel/tracing), or the kernel has no "
+					"system call tracepoints");
+			else
+				mt_warning("no mapping calls: the system calls' tracepoints cannot "
+					   "be attached (%s)",
+					   strerror(e));
+			break;
+		}
+	}
 	return 0;
 }
 
@@ -495,6 +526,8 @@ void mt_bpf_close(struct mt_bpf *b)
 	if (!b)
 		return;
 	print_prog_stats(b);
+	for (size_t i = 0; i < sizeof b->map_links / sizeof *b->map_links; i++)
+		bpf_link__destroy(b->map_links[i]);
 	mtb_detach_all(b);
 	if (b->calls)
 		munmap(b->calls, b->calls_bytes);
@@ -515,11 +548,41 @@ void mt_bpf_close(struct mt_bpf *b)
 
 /* ---- events ----------------------------------------------------------- */
 
+/* A mapping call: an MT_REC_EXT event. */
+static int on_maprec(struct mt_bpf *b, const struct mtb_maprec *r)
+{
+	struct mt_bpf_event ev = {
+		.type = MT_REC_EXT,
+		.map = { .kind = r->kind,
+			 .by = r->by,
+			 .prot = (int32_t)r->prot,
+			 .flags = (int32_t)r->flags,
+			 .fd = r->fd,
+			 .error = r->error,
+			 .addr = r->addr,
+			 .len = r->len,
+			 .old_addr = r->old_addr,
+			 .old_len = r->old_len,
+			 .offset = r->offset },
+		.pid = r->pid,
+		.tid = r->tid,
+		.ts = r->ts,
+	};
+	ev.stack_id = mtb_stack_uid(b, r->kstack, r->caller);
+	mt_bpf_stack(b, ev.stack_id, &ev.frames, &ev.nframes);
+	b->delivered++;
+	if (b->cb)
+		b->cb(b->cb_ctx, &ev);
+	return 0;
+}
+
 static int on_record(void *ctx, void *data, size_t len)
 {
 	struct mt_bpf *b = ctx;
 	const struct mtb_rec *r = data;
 
+	if (len >= sizeof(struct mtb_maprec) && r->type == MTB_REC_MAP)
+		return on_maprec(b, data);
 	if (len < sizeof(*r))
 		return 0;
 	struct mt_bpf_event ev = {

@@ -78,6 +78,8 @@ struct mt_bpf_opts {
 	uint64_t min_age_ns;	/* a block freed younger than this is counted as
 				 * culled in its site (default 0: none) */
 	uint32_t ringbuf_bytes; /* events mode (default 64 MB; rounded up to a power of 2) */
+	int mmaps;		/* events mode: the mapping calls too (mmap, munmap,
+				 * mremap, brk: MT_REC_EXT events) */
 };
 
 /* The function of a FREE event made by free() (enum mt_fn has none). */
@@ -136,8 +138,10 @@ int mt_bpf_rescan(struct mt_bpf *b);
 #define MT_BPF_EV_MALLOPT 16
 
 struct mt_bpf_event {
-	int type; /* MT_REC_ALLOC, MT_REC_FREE, MT_REC_REALLOC, MT_BPF_EV_MALLOPT */
-	int fn;	  /* enum mt_fn, or MT_BPF_FN_FREE */
+	int type; /* MT_REC_ALLOC, MT_REC_FREE, MT_REC_REALLOC, MT_BPF_EV_MALLOPT;
+		   * MT_REC_EXT: a mapping call (MAP; its stack as an allocation's) */
+	struct mt_mapcall map;
+	int fn; /* enum mt_fn, or MT_BPF_FN_FREE */
 	uint32_t pid, tid;
 	uint64_t ts;		/* CLOCK_MONOTONIC ns */
 	uint64_t ptr;		/* the new block (ALLOC, REALLOC), the freed one (FREE) */

@@ -194,6 +194,8 @@ struct mt_bpf {
 	struct memtrace_bpf *skel;
 	struct mt_bpf_opts o;
 	struct bpf_program *p_entry, *p_return, *p_free, *p_new;
+	/* the mapping calls' tracepoints (memtrace.bpf.c), attached at open */
+	struct bpf_link *map_links[8];
 	/* uprobe_multi links (Linux 6.6): one per program and object, whose
 	 * removal waits for one grace period, not one per probe */
 	int multi;

@@ -32,6 +32,8 @@
 #include "shim.h"
 #include "format/cull.h"
 #include "format/format.h"
+#define MT_RING_MMAP mt_sys_mmap
+#define MT_RING_MUNMAP mt_sys_munmap
 #include "format/ring.h"
 
 #include <errno.h>
@@ -123,7 +125,7 @@ void mt_channel_guard_init(void (*on_new_process)(void))
 	if (madvise(g, 4096, MADV_WIPEONFORK) < 0) {
 		mt_log(3, "no MADV_WIPEONFORK (%s): a child made by a raw clone is not told apart",
 		       strerror(errno));
-		munmap(g, 4096);
+		mt_sys_munmap(g, 4096);
 		return;
 	}
 	g->live = 1;

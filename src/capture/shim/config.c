@@ -92,4 +92,5 @@ void mt_config_load(void)
 	c->listen = env("LISTEN");
 	c->token = env("TOKEN");
 	c->server_wait = env_u64("SERVER_WAIT", 0);
+	c->gather_mmap = env_bool("GATHER_MMAP_CALLS", 1);
 }

@@ -315,7 +315,7 @@ static struct held_queue *held_queue(void)
 						__ATOMIC_ACQUIRE))
 			pool = m;
 		else {
-			munmap(m, HELD_QUEUES * sizeof *m);
+			mt_sys_munmap(m, HELD_QUEUES * sizeof *m);
 			pool = none;
 		}
 	}
@@ -576,13 +576,29 @@ INLINE int record_free(void *p)
 	return !held;
 }
 
+/* glibc gives a block of at least its mmap threshold (128 KiB, or less
+ * with mallopt: never below a page here) a mapping of its own, with its own
+ * system call that the shim cannot see; the chunk header says so (the size
+ * word's IS_MMAPPED bit, the previous-size word holding the chunk's offset
+ * in the mapping).  Such a block is recorded as the allocator's mapping
+ * (MT_MAP_BLOCK, with the allocation's stack), which ends with the block. */
+#define BLOCK_FLOOR 4096
+#define NOTE_BLOCK(p, n)                          \
+	do {                                      \
+		if (unlikely((n) >= BLOCK_FLOOR)) \
+			note_block(p);            \
+	} while (0)
+COLD void note_block(void *p);
+
 EXPORT void *malloc(size_t n)
 {
 	uint64_t early = mt_stamp_raw(0);
 	void *p = unlikely(mt_cfg.zero_memory) ? NEXT(__libc_calloc(1, n), mt_next_calloc(1, n)) :
 						 NEXT(__libc_malloc(n), mt_next_malloc(n));
-	if (likely(p))
+	if (likely(p)) {
 		RECORD_ALLOC_AT(MT_FN_MALLOC, p, n, early);
+		NOTE_BLOCK(p, n);
+	}
 	return p;
 }
 
@@ -595,8 +611,10 @@ EXPORT void free(void *p)
 EXPORT void *calloc(size_t n, size_t m)
 {
 	void *p = NEXT(__libc_calloc(n, m), mt_next_calloc(n, m));
-	if (likely(p))
+	if (likely(p)) {
 		RECORD_ALLOC(MT_FN_CALLOC, p, n * m);
+		NOTE_BLOCK(p, n * m);
+	}
 	return p;
 }
 
@@ -633,6 +651,8 @@ INLINE void *do_realloc(int fn, void *old, size_t n)
 	void *p = NEXT_REALLOC(old, n);
 	realloc_end(s, locked, fn, old, p, n, pcs, depth, ts);
 	leave();
+	if (p)
+		NOTE_BLOCK(p, n);
 	return p;
 }
 
@@ -665,38 +685,47 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	}
 	*out = p;
 	RECORD_ALLOC(MT_FN_POSIX_MEMALIGN, p, n);
+	NOTE_BLOCK(p, n);
 	return 0;
 }
 
 EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	void *p = NEXT(__libc_memalign(align, n), mt_next_aligned_alloc(align, n));
-	if (likely(p))
+	if (likely(p)) {
 		RECORD_ALLOC(MT_FN_ALIGNED_ALLOC, p, n);
+		NOTE_BLOCK(p, n);
+	}
 	return p;
 }
 
 EXPORT void *memalign(size_t align, size_t n)
 {
 	void *p = NEXT(__libc_memalign(align, n), mt_next_memalign(align, n));
-	if (likely(p))
+	if (likely(p)) {
 		RECORD_ALLOC(MT_FN_MEMALIGN, p, n);
+		NOTE_BLOCK(p, n);
+	}
 	return p;
 }
 
 EXPORT void *valloc(size_t n)
 {
 	void *p = NEXT(__libc_valloc(n), mt_next_valloc(n));
-	if (likely(p))
+	if (likely(p)) {
 		RECORD_ALLOC(MT_FN_VALLOC, p, n);
+		NOTE_BLOCK(p, n);
+	}
 	return p;
 }
 
 EXPORT void *pvalloc(size_t n)
 {
 	void *p = NEXT(__libc_pvalloc(n), mt_next_pvalloc(n));
-	if (likely(p))
+	if (likely(p)) {
 		RECORD_ALLOC(MT_FN_PVALLOC, p, n);
+		NOTE_BLOCK(p, n);
+	}
 	return p;
 }
 
@@ -754,6 +783,96 @@ __attribute__((noinline)) void *mt_ext_resize(int fn, void *old, size_t n, mt_re
 	realloc_end(s, locked, fn, old, p, n, pcs, depth, ts);
 	leave();
 	return p;
+}
+
+/* ---- for mmaps.c: mapping calls (shim.h) ------------------------------ */
+
+/* The file behind descriptor FD (its /proc/self/fd link), in OUT: the
+ * length, 0 when unknown. */
+static size_t fd_path(int fd, char *out, size_t len)
+{
+	char link[32] = "/proc/self/fd/", digits[12];
+	int n = 0;
+	unsigned v = (unsigned)fd;
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	size_t o = 14;
+	while (n)
+		link[o++] = digits[--n];
+	link[o] = 0;
+	ssize_t r = readlink(link, out, len);
+	return r > 0 ? (size_t)r : 0;
+}
+
+/* Writes M with the stack PCS, after the events stamped before STAMP, at
+ * its exact time (as a marker's: the calls are few, and a call and the
+ * marker the program sets after it stay in order). */
+static void write_mapcall(const struct mt_mapcall *m, const uint64_t *pcs, int depth,
+			  uint64_t stamp)
+{
+	char path[4096];
+	size_t plen = 0;
+	if (m->kind == MT_MAP_MMAP && m->fd >= 0 && !m->error)
+		plen = fd_path(m->fd, path, sizeof path);
+	mt_channel_lock();
+	mt_tbuf_sync_locked(stamp, 0);
+	uint8_t *w = mt_channel_reserve(MT_REC_MAX_STACK + 160 + plen);
+	if (w) {
+		w = mt_enc_thread(&mt_enc_state, w, tid());
+		mt_channel_commit(mt_enc_mmap(w, mt_stamp_ns_exact(stamp), m, pcs, (unsigned)depth,
+					      path, plen));
+	}
+	mt_channel_unlock();
+}
+
+/* Whether a mapping call may be recorded now: tracing on, and the thread
+ * not inside the shim's recording (a call made there is the shim's own, or
+ * a signal handler's that the shim does not hold back). */
+INLINE int mapcall_wanted(void)
+{
+	return likely(mt_enabled) && mt_cfg.gather_mmap && !t_busy && !t_starting &&
+	       !mt_channel_held_here();
+}
+
+__attribute__((noinline)) void mt_ext_mapcall(struct mt_mapcall *m)
+{
+	if (!mapcall_wanted())
+		return;
+	m->by = t_pass ? MT_MAP_BY_ALLOCATOR : MT_MAP_BY_PROGRAM;
+	struct mt_tslot *s = begin();
+	uint64_t pcs[MT_MAX_FRAMES];
+	/* from here: the frames of mmaps.c are dropped when reports symbolize */
+	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
+	uint64_t stamp = mt_stamp();
+	emit_held(s);
+	write_mapcall(m, pcs, depth, stamp);
+	leave();
+	NO_TAIL_CALL();
+}
+
+COLD void note_block(void *p)
+{
+	if (likely(mt_next_glibc <= 0) || mt_boot_owns(p) || !mapcall_wanted() || t_pass)
+		return;
+	const size_t *h = (const size_t *)p;
+	if (!(h[-1] & 2)) /* IS_MMAPPED */
+		return;
+	struct mt_mapcall m = { .kind = MT_MAP_BLOCK,
+				.by = MT_MAP_BY_ALLOCATOR,
+				.prot = PROT_READ | PROT_WRITE,
+				.flags = MAP_PRIVATE | MAP_ANONYMOUS,
+				.fd = -1,
+				.addr = (uint64_t)(uintptr_t)p,
+				.len = (h[-1] & ~(size_t)7) + h[-2] };
+	struct mt_tslot *s = begin();
+	uint64_t pcs[MT_MAX_FRAMES];
+	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
+	uint64_t stamp = mt_stamp();
+	emit_held(s);
+	write_mapcall(&m, pcs, depth, stamp);
+	leave();
+	NO_TAIL_CALL();
 }
 
 /* ---- loader, exit --------------------------------------------------- */
@@ -900,7 +1019,7 @@ EXPORT int execle(const char *path, const char *arg, ...)
 }
 
 /* /proc/self/fd/FD, then "/" and REST when REST is not empty, into OUT. */
-static void fd_path(char *out, size_t len, int fd, const char *rest)
+static void proc_fd_name(char *out, size_t len, int fd, const char *rest)
 {
 	static const char pre[] = "/proc/self/fd/";
 	char digits[12];
@@ -926,7 +1045,7 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	if (!real)
 		real = (int (*)(int, char *const[], char *const[]))dlsym(RTLD_NEXT, "fexecve");
 	char path[32];
-	fd_path(path, sizeof path, fd, NULL);
+	proc_fd_name(path, sizeof path, fd, NULL);
 	exec_note(path, 0, envp);
 	int r = real(fd, argv, envp);
 	exec_failed(path);
@@ -947,7 +1066,7 @@ EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const
 	char where[4096];
 	const char *file = path;
 	if (path[0] != '/' && dirfd != AT_FDCWD) {
-		fd_path(where, sizeof where, dirfd, (flags & AT_EMPTY_PATH) ? NULL : path);
+		proc_fd_name(where, sizeof where, dirfd, (flags & AT_EMPTY_PATH) ? NULL : path);
 		file = where;
 	}
 	exec_note(file, 0, envp);

@@ -110,6 +110,9 @@ extern void *__libc_pvalloc(size_t);
 /* arena.c: memory that never comes from the traced heap. */
 MT_HIDDEN void *mt_arena_alloc(size_t size); /* zeroed, 16-byte aligned */
 MT_HIDDEN void *mt_map(size_t size);	     /* fresh anonymous mapping or NULL */
+/* mmap and munmap's system calls, past the shim's hooks (mmaps.c) */
+MT_HIDDEN void *mt_sys_mmap(void *addr, size_t len, int prot, int flags, int fd, int64_t off);
+MT_HIDDEN int mt_sys_munmap(void *addr, size_t len);
 
 /* state.c: whether events are recorded now, and the shim's own clock
  * (timeouts, flush intervals, EXEC records; events use mt_stamp below). */
@@ -249,6 +252,7 @@ struct mt_config {
 	const char *listen;	      /* NULL: 127.0.0.1 */
 	const char *token;
 	uint64_t server_wait; /* s, at exit, for a gatherer to come */
+	int gather_mmap;      /* MEMTRACE_GATHER_MMAP_CALLS (mmaps.c): 1 unless 0 */
 };
 MT_HIDDEN extern struct mt_config mt_cfg;
 MT_HIDDEN void mt_config_load(void);
@@ -443,5 +447,10 @@ MT_HIDDEN void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call, vo
 /* For tune.c: records a call that tuned the allocator (enum mt_tune), made
  * by the hook that calls this, with its caller's stack. */
 MT_HIDDEN void mt_ext_tune(uint32_t call, int64_t param, int64_t value, int64_t result);
+/* For mmaps.c: records the mapping call M (an MMAP record with the
+ * caller's stack and, for a file mapping, the file's path) if the thread
+ * may record now; made inside a hook's call to the next allocator, it is
+ * the allocator's (MT_MAP_BY_ALLOCATOR). */
+MT_HIDDEN void mt_ext_mapcall(struct mt_mapcall *m);
 
 #endif

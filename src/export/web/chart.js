@@ -18,7 +18,7 @@
 	var PAD = { left: 70, right: 78, top: 18, bottom: 30 };
 	var GAP = 8; /* between an axis and its labels */
 	var FONT = '11px system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif';
-	var C = { heap: '#0969da', heapFill: 'rgba(9,105,218,0.14)', leak: '#cf222e', rss: '#bc4c00', anon: '#8c959f', rate: 'rgba(130,80,223,0.28)', frees: 'rgba(26,127,55,0.30)',
+	var C = { heap: '#0969da', heapFill: 'rgba(9,105,218,0.14)', leak: '#cf222e', rss: '#bc4c00', anon: '#8c959f', mapped: '#1b7c83', rate: 'rgba(130,80,223,0.28)', frees: 'rgba(26,127,55,0.30)',
 		temp: 'rgba(191,135,0,0.55)',
 		grid: '#eaeef2', axis: '#57606a', marker: '#9a6700' };
 
@@ -78,6 +78,7 @@
 				key('heap', 'Heap in use (highest in each interval)'),
 				this.keyRss = key('rss', 'Resident (RSS, sampled)'),
 				this.keyAnon = key('anon', 'of which anonymous (heap pages, stacks, mappings)'),
+				this.keyMapped = key('mapped', 'Mapped by the traced calls (mmap, brk, big blocks)'),
 				this.keyLeak = key('leak', 'Leaked (allocated by then, never freed)'),
 				this.keyRate = key('rate', 'Allocations per second (right axis)'),
 				this.keyTemp = key('temp', 'of which temporary (freed by the next call)'),
@@ -160,7 +161,7 @@
 		var top = 0, rate = 0, proc = this.mode === 'process';
 		for (var i = first; i < first + n; i++) {
 			top = Math.max(top, tl.heap_bytes[i], proc ? 0 : tl.leaked_bytes[i],
-				proc && tl.rss_bytes ? tl.rss_bytes[i] : 0);
+				proc && tl.rss_bytes ? tl.rss_bytes[i] : 0, proc && tl.mapped_bytes ? tl.mapped_bytes[i] : 0);
 			rate = Math.max(rate, tl.allocations[i] / tl.bucket_s, (tl.frees ? tl.frees[i] : 0) / tl.bucket_s);
 		}
 		var yStep = niceStep(top, 4), rStep = niceStep(rate, 4);
@@ -197,14 +198,16 @@
 		ctx.font = FONT;
 		var tl = this.proc.timeline, s = this.scales(width, ctx);
 		this.s = s;
-		/* recordings made with --rss-interval 0 have no samples */
-		if (!tl.rss_bytes)
+		/* recordings made with --rss-interval 0 have no samples, and
+		 * those made with --no-mmap no mapping calls */
+		if (!tl.rss_bytes && !tl.mapped_bytes)
 			this.mode = 'heap';
 		var proc = this.mode === 'process';
-		this.modeButton.hidden = !tl.rss_bytes;
+		this.modeButton.hidden = !tl.rss_bytes && !tl.mapped_bytes;
 		/* (.key sets display: hidden alone would not hide it) */
 		var show = function (k, on) { k.style.display = on ? '' : 'none'; };
-		show(this.keyRss, proc);
+		show(this.keyRss, proc && !!tl.rss_bytes);
+		show(this.keyMapped, proc && !!tl.mapped_bytes);
 		show(this.keyAnon, proc && !!tl.rss_anon_bytes);
 		[this.keyLeak, this.keyRate, this.keyTemp, this.keyFrees].forEach(function (k) { show(k, !proc); });
 		ctx.clearRect(0, 0, width, HEIGHT);
@@ -235,6 +238,8 @@
 			this.steps(ctx, s, tl.rss_anon_bytes, C.anon, null);
 		if (proc && tl.rss_bytes)
 			this.steps(ctx, s, tl.rss_bytes, C.rss, null);
+		if (proc && tl.mapped_bytes)
+			this.steps(ctx, s, tl.mapped_bytes, C.mapped, null);
 		this.marks(ctx, s);
 		if (this.hoverAt >= 0) {
 			var hx = s.x(this.hoverAt + 0.5);
@@ -398,6 +403,7 @@
 				row('Leaked by then', M.fmt.value(tl.leaked_bytes[i], 'bytes')),
 				row('Resident (RSS)', tl.rss_bytes ? M.fmt.value(tl.rss_bytes[i], 'bytes') : '\u2013'),
 				row('of which anonymous', tl.rss_anon_bytes ? M.fmt.value(tl.rss_anon_bytes[i], 'bytes') : '\u2013'),
+				row('Mapped (traced calls)', tl.mapped_bytes ? M.fmt.value(tl.mapped_bytes[i], 'bytes') : '\u2013'),
 				row('Allocations', M.fmt.count(tl.allocations[i]) + ' (' +
 					M.fmt.count(tl.allocations[i] / tl.bucket_s) + '/s)'),
 				row('Temporary', tl.temporary ? M.fmt.count(tl.temporary[i]) : '\u2013'),

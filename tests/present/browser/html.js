@@ -37,7 +37,7 @@ run(async ([file, click, child, shot, pid]) => {
 		const chartFacts = () => page.evaluate(() => {
 			const c = document.querySelector('.chart-canvas');
 			const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-			let drawn = 0, heap = 0, rss = 0;
+			let drawn = 0, heap = 0, rss = 0, mapped = 0;
 			for (let i = 0; i < d.length; i += 4) {
 				if (d[i + 3] > 0)
 					drawn++;
@@ -46,10 +46,13 @@ run(async ([file, click, child, shot, pid]) => {
 				// resident memory's line: #bc4c00
 				if (d[i + 3] > 200 && d[i] > 160 && d[i + 1] > 50 && d[i + 1] < 110 && d[i + 2] < 40)
 					rss++;
+				// mapped memory's line: #1b7c83
+				if (d[i + 3] > 200 && d[i] < 60 && d[i + 1] > 100 && d[i + 1] < 150 && d[i + 2] > 110 && d[i + 2] < 160)
+					mapped++;
 			}
 			const keys = [...document.querySelectorAll('.legend .key')]
 				.filter((k) => k.style.display !== 'none' && !k.hidden).map((k) => k.textContent);
-			return { width: c.width, height: c.height, drawn, heap, rss, keys };
+			return { width: c.width, height: c.height, drawn, heap, rss, mapped, keys };
 		});
 		facts.chart = await chartFacts();
 		const mode = page.locator('.chart-mode');

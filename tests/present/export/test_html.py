@@ -314,4 +314,37 @@ if fork_html:
                                                      'Allocated bytes: 12,109 bytes in total'),
                  'chromium (gt-fork): each one\'s flamegraph')
 
+# ---- gt-resident: heap, mapped and resident memory on one time axis ------
+
+res_prog = os.path.join(os.path.dirname(progs['peak']), 'gt-resident')
+if t.check(os.access(res_prog, os.X_OK), f'{res_prog} is built'):
+    res, _ = t.record([res_prog], out=t.path('resident.mtrace'))
+    res_mem = (t.processes(t.report(res), 1) or [{}])[0].get('memory') or {}
+    res_html = t.path('resident.html')
+    _, d = page(res, out=res_html)
+    rtl = ((d or {}).get('processes') or [{}])[0].get('timeline', {})
+    # its one mapping of 48 MiB (resident.c), in the intervals from its
+    # mmap to its munmap: the most of the series is the report's peak
+    mapped = rtl.get('mapped_bytes') or []
+    t.eq(res_mem.get('peak_mapped_bytes'), 48 << 20, 'gt-resident: memory.peak_mapped_bytes')
+    t.eq(max(mapped or [0]), 48 << 20, 'gt-resident timeline: the most mapped is the 48 MiB mapping')
+    t.check(len(mapped) == len(rtl.get('heap_bytes') or []) and mapped and mapped[0] == 0 and mapped[-1] == 0,
+            f'gt-resident timeline: mapped in every interval, nothing at the start and the end '
+            f'({mapped[:1]}, {mapped[-1:]})')
+    t.check(rtl.get('rss_bytes'), 'gt-resident timeline: resident memory samples')
+    b = browser('html.js', res_html, 'fragment', 'fragment', os.path.join(ARTIFACTS, 'html-resident.png'))
+    if b:
+        t.eq(b['errors'], [], 'chromium (gt-resident): console errors')
+        t.check(b.get('modeShown'), 'chromium (gt-resident): the process memory view is offered')
+        pc = b.get('processChart') or {}
+        t.check(pc.get('heap', 0) > 0 and pc.get('rss', 0) > pc.get('width', 0) // 4 and
+                pc.get('mapped', 0) > pc.get('width', 0) // 8,
+                f'chromium (gt-resident): process memory view draws the heap, resident and mapped memory '
+                f'({pc.get("heap")}, {pc.get("rss")} and {pc.get("mapped")} pixels)')
+        t.check(any(k.startswith('Mapped by the traced calls') for k in pc.get('keys', [])) and
+                'Resident (RSS, sampled)' in pc.get('keys', []),
+                f'chromium (gt-resident): the legend names the three ({pc.get("keys")})')
+        c = b.get('chart') or {}
+        t.eq(c.get('mapped'), 0, 'chromium (gt-resident): the heap view draws no mapped memory')
+
 t.finish()

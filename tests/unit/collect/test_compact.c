@@ -5,6 +5,8 @@
  * tracing keeps its address; a realloc of a known block takes the next
  * serial, one of an unknown block becomes a free by address and an
  * allocation; other records pass through; the serials go on across feeds.
+ * Mapping calls (EXT MMAP) pass through whole, on their own thread, and a
+ * block's own mapping (MT_MAP_BLOCK) names its block by serial as ALLOC does.
  */
 #include "collect/compact.h"
 #include "format/codec.h"
@@ -47,8 +49,56 @@ static int count_tag(const uint8_t *p, size_t len, int type)
 	return n;
 }
 
+static void test_mmap(void)
+{
+	static uint8_t in[4096];
+	static const uint64_t pcs[3] = {0x401000, 0x402000, 0x3000};
+	struct mt_enc e = {0};
+	uint8_t *p = in;
+	struct mt_mapcall block = {.kind = MT_MAP_BLOCK, .by = MT_MAP_BY_ALLOCATOR, .prot = 3,
+				   .flags = 0x22, .fd = -1, .addr = 0x5000, .len = 1052672};
+	struct mt_mapcall file = {.kind = MT_MAP_MMAP, .prot = 1, .flags = 1, .fd = 3,
+				  .addr = 0x7f0000000000, .len = 65536, .old_addr = 0x1000,
+				  .offset = 4096};
+	struct mt_mapcall fail = {.kind = MT_MAP_MREMAP, .fd = -1, .error = 12, .old_addr = 0x8000,
+				  .old_len = 4096, .len = 1ull << 40, .flags = 1};
+	p = mt_enc_thread(&e, p, 9);
+	p = mt_enc_alloc(&e, p, MT_FN_MALLOC, T + 1, 0x5000, 1048576, 1);
+	p = mt_enc_mmap(p, T + 1, &block, pcs, 2, "", 0);
+	p = mt_enc_thread(&e, p, 10);
+	p = mt_enc_mmap(p, T + 2, &file, pcs, 3, "/tmp/data", 9);
+	p = mt_enc_mmap(p, T + 3, &fail, pcs, 1, "", 0);
+	p = mt_enc_thread(&e, p, 9);
+	p = mt_enc_free(&e, p, T + 4, 0x5000);
+
+	outlen = 0;
+	struct mt_compact *c = mt_compact_new(collect, NULL);
+	mt_compact_feed(c, in, (size_t)(p - in));
+	mt_compact_free(c);
+	struct mt_dec d = {out, out + outlen};
+	static struct mt_event ev[8];
+	int n = 0;
+	while (n < 8 && mt_dec_next(&d, &ev[n]) > 0)
+		n++;
+	CHECK(d.p == d.end && n == 5);
+	if (n != 5)
+		return;
+	CHECK(ev[0].type == MT_REC_ALLOC && ev[0].ptr == K(1));
+	CHECK(ev[1].type == MT_REC_EXT && ev[1].ext == MT_EXT_MMAP && ev[1].tid == 9);
+	CHECK(ev[1].map.kind == MT_MAP_BLOCK && ev[1].map.addr == K(1) && ev[1].map.len == 1052672);
+	CHECK(ev[1].map.by == MT_MAP_BY_ALLOCATOR && ev[1].nframes == 2 && ev[1].frames[1] == 0x402000);
+	CHECK(ev[2].type == MT_REC_EXT && ev[2].tid == 10 && ev[2].ts == T + 2);
+	CHECK(!memcmp(&ev[2].map, &file, sizeof file));
+	CHECK(ev[2].nframes == 3 && ev[2].frames[2] == 0x3000);
+	CHECK(ev[2].path.len == 9 && !memcmp(ev[2].path.s, "/tmp/data", 9));
+	CHECK(ev[3].tid == 10 && !memcmp(&ev[3].map, &fail, sizeof fail) && ev[3].path.len == 0);
+	CHECK(ev[4].type == MT_REC_FREE && ev[4].ptr == K(1) && ev[4].tid == 9);
+}
+
 int main(void)
 {
+	test_mmap();
+	outlen = 0;
 	static uint8_t in[2048];
 	static const uint64_t pcs[2] = {0x401000, 0x402000};
 	struct mt_enc e = {0};
