@@ -1416,28 +1416,31 @@ int mt_new(struct pt_regs *ctx)
 
 /* ---- mapping calls: mmap, munmap, mremap, brk ----
  *
- * The system calls' tracepoints (no uprobe: every mapping of a traced
- * process is seen, the allocator's own too, and the C library's).  The
- * entry keeps the arguments and the stack (the user registers are the
- * thread's at the system call), the exit adds the result and emits one
- * MTB_REC_MAP.  A call made while the thread's allocator call slot is held
- * is the allocator's.  Attached by the loader unless record --no-mmap. */
+ * The raw tracepoints of every system call's entry and exit (no uprobe:
+ * every mapping of a traced process is seen, the allocator's own too, and
+ * the C library's).  Raw ones, not syscalls:sys_enter_mmap and the like:
+ * those are found by their ids in tracefs, which many machines do not
+ * mount, where a raw tracepoint is attached by name; both hook the same
+ * place in the kernel, the per-call events being filters on it.  The entry
+ * keeps the arguments and the stack (the user registers are the thread's at
+ * the system call), the exit adds the result and emits one MTB_REC_MAP.  A
+ * call made while the thread's allocator call slot is held is the
+ * allocator's.  Attached by the loader unless record --no-mmap. */
 
-/* The syscalls:sys_enter_* and sys_exit_* records (their format files):
- * the common header, the system call's number, then its arguments or
- * its result. */
-struct mt_sys_enter_ctx {
-	__u64 common;
-	__s32 nr;
-	__u32 pad;
-	__u64 args[6];
-};
-struct mt_sys_exit_ctx {
-	__u64 common;
-	__s32 nr;
-	__u32 pad;
-	__s64 ret;
-};
+/* The system calls' numbers: the architecture's table. */
+#if defined(__TARGET_ARCH_x86)
+#define MTB_NR_MMAP 9
+#define MTB_NR_MUNMAP 11
+#define MTB_NR_MREMAP 25
+#define MTB_NR_BRK 12
+#define MTB_SYSCALL_PARM6(r) ((r)->r9) /* libbpf 1.1 names five */
+#else /* the generic table (arm64, riscv) */
+#define MTB_NR_MMAP 222
+#define MTB_NR_MUNMAP 215
+#define MTB_NR_MREMAP 216
+#define MTB_NR_BRK 214
+#define MTB_SYSCALL_PARM6(r) ((r)->regs[5])
+#endif
 
 struct mm_struct___mt {
 	unsigned long brk;
@@ -1459,33 +1462,55 @@ struct {
 #define MTB_MAP_MREMAP 2
 #define MTB_MAP_BRK 3
 
-/* NARGS: the system call's (the kernel refuses a program that reads past
- * its tracepoint's record). */
-static __always_inline int map_enter(struct mt_sys_enter_ctx *ctx, __u32 kind, int nargs)
+/* The mapping kind of system call NR, or -1. */
+static __always_inline int map_kind(long nr)
 {
+	switch (nr) {
+	case MTB_NR_MMAP:
+		return MTB_MAP_MMAP;
+	case MTB_NR_MUNMAP:
+		return MTB_MAP_MUNMAP;
+	case MTB_NR_MREMAP:
+		return MTB_MAP_MREMAP;
+	case MTB_NR_BRK:
+		return MTB_MAP_BRK;
+	}
+	return -1;
+}
+
+/* sys_enter(struct pt_regs *regs, long id): REGS are the user registers
+ * where the system call was made, its arguments among them. */
+SEC("raw_tp/sys_enter")
+int mt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	int kind = map_kind((long)ctx->args[1]);
+
+	if (kind < 0 || !events_mode)
+		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 
-	if (!events_mode || !is_traced(tgid))
+	if (!is_traced(tgid))
 		return 0;
-	struct mtb_mapcall m = { .kind = kind };
+	struct pt_regs regs;
+
+	if (bpf_probe_read_kernel(&regs, sizeof(regs), (void *)ctx->args[0]))
+		return 0;
+	struct mtb_mapcall m = { .kind = (__u32)kind };
 	struct mtb_call *c = slot_of(tid);
 
 	m.by = c && MTB_OWN_TID(c->own) == tid && c->tgid == tgid;
-	for (int i = 0; i < 6; i++)
-		if (i < nargs)
-			m.a[i] = ctx->args[i];
+	m.a[0] = PT_REGS_PARM1_SYSCALL(&regs);
+	m.a[1] = PT_REGS_PARM2_SYSCALL(&regs);
+	m.a[2] = PT_REGS_PARM3_SYSCALL(&regs);
+	m.a[3] = PT_REGS_PARM4_SYSCALL(&regs);
+	m.a[4] = PT_REGS_PARM5_SYSCALL(&regs);
+	m.a[5] = MTB_SYSCALL_PARM6(&regs);
 	if (kind == MTB_MAP_BRK) {
 		struct task_struct___mtm *task = (void *)bpf_get_current_task();
 
 		m.old_brk = BPF_CORE_READ(task, mm, brk);
 	}
-	/* the user registers, where the system call was made */
-	struct pt_regs regs;
-	struct pt_regs *ur = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-
-	if (!ur || bpf_probe_read_kernel(&regs, sizeof(regs), ur))
-		return 0;
 	m.caller = PT_REGS_IP(&regs);
 	if (dwarf_unwind)
 		m.kstack = dwarf_stack(tgid, PT_REGS_IP(&regs), PT_REGS_SP(&regs), PT_REGS_FP(&regs),
@@ -1499,8 +1524,13 @@ static __always_inline int map_enter(struct mt_sys_enter_ctx *ctx, __u32 kind, i
 	return 0;
 }
 
-static __always_inline int map_exit(struct mt_sys_exit_ctx *ctx)
+/* sys_exit(struct pt_regs *regs, long ret): the entry's call, if it was
+ * a mapping call of a traced thread (its entry is in mapcalls), ends. */
+SEC("raw_tp/sys_exit")
+int mt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
+	if (!events_mode)
+		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
 	struct mtb_mapcall *m = bpf_map_lookup_elem(&mapcalls, &tid);
@@ -1510,7 +1540,7 @@ static __always_inline int map_exit(struct mt_sys_exit_ctx *ctx)
 	struct mtb_mapcall c = *m;
 
 	bpf_map_delete_elem(&mapcalls, &tid);
-	__s64 ret = ctx->ret;
+	__s64 ret = (__s64)ctx->args[1];
 	struct mtb_maprec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 
 	if (!r) {
@@ -1561,52 +1591,4 @@ static __always_inline int map_exit(struct mt_sys_exit_ctx *ctx)
 	}
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_enter_mmap")
-int mt_mmap_enter(struct mt_sys_enter_ctx *ctx)
-{
-	return map_enter(ctx, MTB_MAP_MMAP, 6);
-}
-
-SEC("tracepoint/syscalls/sys_enter_munmap")
-int mt_munmap_enter(struct mt_sys_enter_ctx *ctx)
-{
-	return map_enter(ctx, MTB_MAP_MUNMAP, 2);
-}
-
-SEC("tracepoint/syscalls/sys_enter_mremap")
-int mt_mremap_enter(struct mt_sys_enter_ctx *ctx)
-{
-	return map_enter(ctx, MTB_MAP_MREMAP, 5);
-}
-
-SEC("tracepoint/syscalls/sys_enter_brk")
-int mt_brk_enter(struct mt_sys_enter_ctx *ctx)
-{
-	return map_enter(ctx, MTB_MAP_BRK, 1);
-}
-
-SEC("tracepoint/syscalls/sys_exit_mmap")
-int mt_mmap_exit(struct mt_sys_exit_ctx *ctx)
-{
-	return map_exit(ctx);
-}
-
-SEC("tracepoint/syscalls/sys_exit_munmap")
-int mt_munmap_exit(struct mt_sys_exit_ctx *ctx)
-{
-	return map_exit(ctx);
-}
-
-SEC("tracepoint/syscalls/sys_exit_mremap")
-int mt_mremap_exit(struct mt_sys_exit_ctx *ctx)
-{
-	return map_exit(ctx);
-}
-
-SEC("tracepoint/syscalls/sys_exit_brk")
-int mt_brk_exit(struct mt_sys_exit_ctx *ctx)
-{
-	return map_exit(ctx);
 }

@@ -328,10 +328,7 @@ static int read_sysctl(const char *path, unsigned long long *v)
 }
 
 /* The mapping calls' tracepoint programs. */
-#define MAP_PROGS(s)                                                                         \
-	(s)->progs.mt_mmap_enter, (s)->progs.mt_munmap_enter, (s)->progs.mt_mremap_enter,    \
-		(s)->progs.mt_brk_enter, (s)->progs.mt_mmap_exit, (s)->progs.mt_munmap_exit, \
-		(s)->progs.mt_mremap_exit, (s)->progs.mt_brk_exit
+#define MAP_PROGS(s) (s)->progs.mt_sys_enter, (s)->progs.mt_sys_exit
 
 /* Before loading: the programs' constants, the sizes of the maps, the
  * attach type of the programs. */
@@ -431,23 +428,14 @@ static int after_load(struct mt_bpf *b, long page, char *err, size_t errlen)
 	}
 	bpf_map_update_elem(b->fd_stats, &zero, &st0, BPF_ANY);
 	/* The mapping calls: every traced process's, from now on.  A kernel
-	 * without the system calls' tracepoints records no mapping calls. */
+	 * without the system calls' raw tracepoints records no mapping calls. */
 	struct bpf_program *const maps[] = { MAP_PROGS(s) };
 	for (size_t i = 0; b->o.events && b->o.mmaps && i < sizeof maps / sizeof *maps; i++) {
 		b->map_links[i] = bpf_program__attach(maps[i]);
 		if (!b->map_links[i]) {
-			int e = errno;
-			struct stat st;
-			if (stat("/sys/kernel/tracing/events/syscalls", &st) &&
-			    stat("/sys/kernel/debug/tracing/events/syscalls", &st))
-				mt_warning(
-					"no mapping calls: tracefs is not mounted (mount -t "
-					"tracefs nodev /sys/kernel/tracing), or the kernel has no "
-					"system call tracepoints");
-			else
-				mt_warning("no mapping calls: the system calls' tracepoints cannot "
-					   "be attached (%s)",
-					   strerror(e));
+			mt_warning("no mapping calls: the system calls' raw tracepoints "
+				   "(sys_enter, sys_exit) cannot be attached (%s)",
+				   strerror(errno));
 			break;
 		}
 	}
