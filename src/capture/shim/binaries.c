@@ -98,7 +98,7 @@ static int put_object(struct writer *w, int fd, uint64_t size, enum mt_object_ki
 {
 	const uint8_t *file = NULL;
 	if (size) {
-		void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+		void *m = mt_sys_mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (m == MAP_FAILED)
 			return -1;
 		file = m;
@@ -115,7 +115,7 @@ static int put_object(struct writer *w, int fd, uint64_t size, enum mt_object_ki
 		off += n;
 	} while (off < size);
 	if (file)
-		munmap((void *)file, (size_t)size);
+		mt_sys_munmap((void *)file, (size_t)size);
 	return 0;
 }
 
@@ -215,7 +215,7 @@ void mt_binaries_write(void)
 		else
 			mt_log(3, "embedded %u binaries (%.1f MB before compression)", w->embedded,
 			       (double)w->bytes / 1e6);
-		munmap(w->raw, CHUNK_RAW);
+		mt_sys_munmap(w->raw, CHUNK_RAW);
 	}
-	munmap(w, sizeof *w);
+	mt_sys_munmap(w, sizeof *w);
 }
