@@ -245,6 +245,8 @@ struct bsearch {
 
 #define MTB_UWIN_WORDS 512 /* the stack window: 4 KB (sqlite3's stacks: 2.7 reads each) */
 #define MTB_UHOLES 4
+#define MTB_USEEN 1024
+#define UW_PER_STEP 4
 struct mtb_uscratch {
 	struct mtb_uwcount cnt; /* first: the loader reads it */
 	__u64 busy;
@@ -263,6 +265,10 @@ struct mtb_uscratch {
 	 * nothing ever wrote; sqlite3's shell has one, and one stack in two
 	 * paid two faults, 1.8 us, for it).  Windows stop before them. */
 	__u64 hole[MTB_UHOLES];
+	/* Keys of stacks this CPU found or put in ustacks, direct-mapped
+	 * (0: none; a key is never 0, MTB_KSTACK_DWARF is not in it but a
+	 * hash of 48 bits is 0 once in 2^48). */
+	__u64 seen[MTB_USEEN];
 	__u32 hole_tgid, hole_mm, hole_next, hole_pad;
 	struct uwalk w;
 	struct bsearch bs;
@@ -925,13 +931,8 @@ static __always_inline void uw_trouble(struct uwalk *u, __u32 why, __u32 flag)
 
 /* One frame: records U->pc, then finds its caller's pc, sp and bp.
  * Returns 1 to stop. */
-static long uw_step(__u32 i, void *ctx)
+static __always_inline long uw_frame(struct mtb_uscratch *s)
 {
-	__u32 zero = 0;
-	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
-
-	if (!s)
-		return 1;
 	struct uwalk *u = &s->w;
 	__u32 n = u->n;
 
@@ -1017,6 +1018,21 @@ static long uw_step(__u32 i, void *ctx)
 	return 0;
 }
 
+/* bpf_loop's callback: UW_PER_STEP frames a call (a call and its return
+ * cost more than a frame's work here: the kernel's return thunks). */
+static long uw_step(__u32 i, void *ctx)
+{
+	__u32 zero = 0;
+	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
+
+	if (!s)
+		return 1;
+	for (int k = 0; k < UW_PER_STEP; k++)
+		if (uw_frame(s))
+			return 1;
+	return 0;
+}
+
 /* The stack of a frame at PC (a return address), SP, BP of thread TID (its
  * call slot C, which keeps where its stack is), unwound with the
  * tables into the ustacks map: its key (MTB_KSTACK_DWARF set), or 0 when it
@@ -1064,7 +1080,7 @@ static __always_inline __u64 dwarf_stack(struct mtb_call *c, __u32 tgid, __u32 t
 		s->hole_tgid = tgid;
 		s->hole_mm = u->mm;
 	}
-	bpf_loop(MTB_MAX_FRAMES + 1, uw_step, NULL, 0);
+	bpf_loop((MTB_MAX_FRAMES + UW_PER_STEP) / UW_PER_STEP, uw_step, NULL, 0);
 	s->cnt.stacks++;
 	s->cnt.frames += u->n;
 	s->st.n = u->n;
@@ -1075,11 +1091,19 @@ static __always_inline __u64 dwarf_stack(struct mtb_call *c, __u32 tgid, __u32 t
 	__u64 key = ((u->hash ^ u->flags) * 0x9e3779b97f4a7c15ull) >> 16;
 	__u64 ret = MTB_KSTACK_DWARF | key;
 
-	if (!bpf_map_lookup_elem(&ustacks, &key) &&
-	    bpf_map_update_elem(&ustacks, &key, &s->st, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&ustacks, &key)) {
-		count(tgid, MTB_ST_UW_MAP_FULL, 1);
-		ret = 0;
+	__u64 *seen = &s->seen[(__u32)key & (MTB_USEEN - 1)];
+
+	/* Stacks stay in ustacks once there (the loader only reads them):
+	 * one this CPU saw stored needs no lookup. */
+	if (*seen != key) {
+		if (!bpf_map_lookup_elem(&ustacks, &key) &&
+		    bpf_map_update_elem(&ustacks, &key, &s->st, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&ustacks, &key)) {
+			count(tgid, MTB_ST_UW_MAP_FULL, 1);
+			ret = 0;
+		} else {
+			*seen = key;
+		}
 	}
 	barrier();
 	s->busy = 0; /* after the copy above */
