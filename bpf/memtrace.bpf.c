@@ -236,6 +236,8 @@ struct uwalk {
 	__u64 vstart, vend, vdelta;
 	__u32 vtab, vnrows, vhave, pad;
 	__u64 top; /* the highest CFA met */
+	__u32 exact; /* pc is the interrupted instruction (after a signal frame) */
+	__u32 sig;   /* past a signal frame: return addresses may be hijacked */
 };
 
 /* A binary search of a table (bs_step), in the scratch map too. */
@@ -668,8 +670,16 @@ struct inode___mt {
 struct file___mt {
 	struct inode___mt *f_inode;
 } __attribute__((preserve_access_index));
+struct return_instance___mt {
+	unsigned long stack, orig_ret_vaddr;
+	struct return_instance___mt *next;
+} __attribute__((preserve_access_index));
+struct uprobe_task___mt {
+	struct return_instance___mt *return_instances;
+} __attribute__((preserve_access_index));
 struct task_struct___mt {
 	void *mm;
+	struct uprobe_task___mt *utask;
 } __attribute__((preserve_access_index));
 struct vm_area_struct___mt {
 	unsigned long vm_start, vm_end, vm_pgoff;
@@ -942,6 +952,100 @@ static __always_inline void uw_trouble(struct uwalk *u, __u32 why, __u32 flag)
 
 /* One frame: records U->pc, then finds its caller's pc, sp and bp.
  * Returns 1 to stop. */
+/* The return address in stack slot SLOT, read as RA: a uretprobe (ours,
+ * on the allocator the signal interrupted) replaces it with its trampoline
+ * until the function returns; the kernel keeps the one it replaced, by
+ * slot, in the thread's return instances.  Only past a signal frame: at
+ * our own return probes, no function the walk goes through is inside an
+ * allocator call. */
+static __noinline __u64 uw_hijacked(__u64 slot, __u64 ra)
+{
+	if (!bpf_core_field_exists(struct task_struct___mt, utask))
+		return ra;
+	struct task_struct___mt *task = (void *)bpf_get_current_task();
+	struct return_instance___mt *ri = BPF_CORE_READ(task, utask, return_instances);
+
+	for (int k = 0; k < 8 && ri; k++) {
+		if (BPF_CORE_READ(ri, stack) == slot)
+			return BPF_CORE_READ(ri, orig_ret_vaddr);
+		ri = BPF_CORE_READ(ri, next);
+	}
+	return ra;
+}
+
+#if defined(__TARGET_ARCH_x86)
+/* The rule at PC if it is in the kernel's uretprobe trampoline (Linux
+ * 6.11: the first slot of the [uprobes] page, which a function with a
+ * return probe returns into): push %rax; push %rcx; push %r11; mov
+ * $__NR_uretprobe, %rax; syscall; pop %r11; pop %rcx; ret.  The syscall
+ * leaves the real return address where %rax was pushed, and a signal
+ * that was pending during it (our return probe's program ran in it) is
+ * taken right after it: interrupted at the pops or the ret, the frame is
+ * at %rsp + 24, 16, 8.  1 with *R, 0 if PC is not there. */
+static __noinline int uw_tramp_rule(__u64 pc, struct mtb_urow *r)
+{
+	__u64 code[3] = {}, at = pc & 4095;
+
+	if (!r || (at != 0xd && at != 0xf && at != 0x10))
+		return 0;
+	/* 50 51 41 53 48 c7 c0 4f 01 00 00 0f 05 41 5b 59 c3 */
+	if (bpf_probe_read_user(code, 17, (void *)(pc & ~4095ull)) || code[0] != 0x4fc0c74853415150ull ||
+	    code[1] != 0x595b41050f000001ull || (code[2] & 0xff) != 0xc3)
+		return 0;
+	r->pc = 0;
+	r->kind = MTB_UK_RSP;
+	r->off = at == 0xd ? 24 : at == 0xf ? 16 : 8;
+	r->bhow = MTB_UK_B_SAME;
+	r->boff = 0;
+	return 1;
+}
+
+/* Offsets in the x86-64 kernel's signal frame (struct rt_sigframe, after
+ * its return address): the ucontext's saved %rbp, %rsp and %rip
+ * (uc_mcontext.gregs[REG_RBP], [REG_RSP], [REG_RIP]). */
+#define UC_RBP 120
+#define UC_RSP 160
+#define UC_RIP 168
+
+/* A frame at __restore_rt, the signal trampoline (its FDE is marked as a
+ * signal frame): a handler returns into it, with %rsp at the ucontext the
+ * kernel saved the interrupted registers in.  The next frame is the
+ * interrupted one, at the exact instruction.  Checked against the
+ * trampoline's code (mov $15, %rax; syscall: rt_sigreturn), as the shim's
+ * unwinder does.  Returns 1 to stop. */
+static __noinline long uw_signal(struct mtb_uscratch *s, struct uwalk *u)
+{
+	__u64 code[2] = {}, sp, nsp, npc, nbp;
+
+	if (!s || !u)
+		return 1;
+	sp = u->sp;
+	/* 48 c7 c0 0f 00 00 00 0f 05 */
+	if (bpf_probe_read_user(code, 9, (void *)u->pc) || code[0] != 0x0f0000000fc0c748ull ||
+	    (code[1] & 0xff) != 0x05)
+		goto lost;
+	if (stack_word(s, sp + UC_RSP, &nsp) || stack_word(s, sp + UC_RIP, &npc) ||
+	    stack_word(s, sp + UC_RBP, &nbp)) {
+		uw_trouble(u, MTB_ST_UW_FAULT, MTB_USTACK_CUT);
+		return 1;
+	}
+	/* Interrupted on the same stack, above the frame (a handler on an
+	 * alternate stack comes from another: cut there). */
+	if (nsp <= sp || (nsp & 7) || nsp - sp >= MTB_FRAME_REACH * 64 || npc < 4096)
+		goto lost;
+	u->pc = npc;
+	u->sp = nsp;
+	u->bp = nbp;
+	u->exact = 1;
+	u->sig = 1;
+	u->top = sp + UC_RIP + 8;
+	return 0;
+lost:
+	uw_trouble(u, MTB_ST_UW_LOST_FRAME, MTB_USTACK_CUT);
+	return 1;
+}
+#endif
+
 static __always_inline long uw_frame(struct mtb_uscratch *s)
 {
 	struct uwalk *u = &s->w;
@@ -960,7 +1064,14 @@ static __always_inline long uw_frame(struct mtb_uscratch *s)
 	struct mtb_urow r;
 	__u64 sp = u->sp, bp = u->bp, cfa = 0, ra = 0;
 
-	int have = find_rule(u, u->pc, &r);
+	/* (after a signal frame, the rule of the interrupted instruction
+	 * itself, not of the one before it) */
+	int have = find_rule(u, u->pc + u->exact, &r);
+
+#if defined(__TARGET_ARCH_x86)
+	if (!have && u->exact)
+		have = uw_tramp_rule(u->pc, &r);
+#endif
 
 	if (!have) {
 		uw_trouble(u, MTB_ST_UW_NO_TABLE, 0);
@@ -995,6 +1106,10 @@ static __always_inline long uw_frame(struct mtb_uscratch *s)
 			return 1;
 		}
 		break;
+#if defined(__TARGET_ARCH_x86)
+	case MTB_UK_SIGNAL:
+		return uw_signal(s, u);
+#endif
 	default:
 		return 1; /* the outermost frame (or CFI we do not follow) */
 	}
@@ -1007,6 +1122,8 @@ static __always_inline long uw_frame(struct mtb_uscratch *s)
 		uw_trouble(u, MTB_ST_UW_FAULT, MTB_USTACK_CUT);
 		return 1;
 	}
+	if (u->sig)
+		ra = uw_hijacked(cfa - 8, ra);
 	switch (r.bhow) {
 	case MTB_UK_B_SAME:
 		break;
@@ -1027,6 +1144,7 @@ static __always_inline long uw_frame(struct mtb_uscratch *s)
 	u->pc = ra;
 	u->sp = cfa;
 	u->bp = bp;
+	u->exact = 0;
 	return 0;
 }
 
