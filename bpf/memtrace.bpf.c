@@ -717,9 +717,9 @@ static __always_inline __u32 ucache_check(__u64 pc, __u32 tgid, __u32 mm, const 
 }
 
 /* The word at user address A (8-aligned), from the CPU's stack window S,
- * which is read anew (4 KB, or less where the stack ends sooner or a page
- * is known not to be there) when A is not in it.  0, or -1 if it cannot be
- * read. */
+ * which is read anew when A is not in it: 4 KB, or as far as the last walk
+ * of the process went (up to 16 KB), less where the stack ends sooner or a
+ * page is known not to be there.  0, or -1 if it cannot be read. */
 static __always_inline int stack_word(struct mtb_uscratch *s, __u64 a, __u64 *v)
 {
 	__u64 i = (a - s->win_lo) / 8;
