@@ -248,7 +248,8 @@ struct bsearch {
 
 /* The stack window: up to 16 KB, read at once.  A read costs ~70 ns and
  * ~13 ns a KB more here: 4 KB at a time, sqlite3's stacks took 2.7 reads
- * each; as far as the last walk went (uscratch.reach), one or two. */
+ * each; as far as the thread's last walk went (its slot's stk_reach), one
+ * or two. */
 #define MTB_UWIN_WORDS 2048
 #define MTB_UWIN_FIRST 4096 /* bytes read when the last walk says nothing */
 #define MTB_UHOLES 4
@@ -277,8 +278,9 @@ struct mtb_uscratch {
 	 * hash of 48 bits is 0 once in 2^48). */
 	__u64 seen[MTB_USEEN];
 	__u32 hole_tgid, hole_mm, hole_next, hole_pad;
-	/* How far up the stack the last walk of that process read (its
-	 * outermost CFA): a window is read up to there, at most 16 KB. */
+	/* How far up the stack the thread's last walk read (its outermost
+	 * CFA; the slot's stk_reach): a window is read up to there, at most
+	 * 16 KB. */
 	__u64 reach;
 	struct uwalk w;
 	struct bsearch bs;
@@ -1198,6 +1200,7 @@ static __always_inline __u64 dwarf_stack(struct mtb_call *c, __u32 tgid, __u32 t
 
 		s->cnt.stk_vma++;
 		c->stk_hi = 0;
+		c->stk_reach = 0;
 		if (!bpf_find_vma(bpf_get_current_task_btf(), sp, vma_cb, &v, 0) && v.end > sp) {
 			c->stk_lo = v.start;
 			c->stk_hi = v.end;
@@ -1207,14 +1210,15 @@ static __always_inline __u64 dwarf_stack(struct mtb_call *c, __u32 tgid, __u32 t
 	}
 	s->stk_lo = c->stk_lo;
 	s->stk_hi = c->stk_hi;
+	s->reach = c->stk_reach;
 	if (s->hole_tgid != tgid || s->hole_mm != u->mm) {
 		__builtin_memset(s->hole, 0, sizeof(s->hole));
 		s->hole_tgid = tgid;
 		s->hole_mm = u->mm;
-		s->reach = 0;
 	}
 	bpf_loop((MTB_MAX_FRAMES + UW_PER_STEP) / UW_PER_STEP, uw_step, NULL, 0);
-	s->reach = u->top;
+	if (c->stk_tid == tid)
+		c->stk_reach = u->top;
 	s->cnt.stacks++;
 	s->cnt.frames += u->n;
 	s->st.n = u->n;

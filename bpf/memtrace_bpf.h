@@ -257,6 +257,7 @@ struct mtb_call {
 	 * not past it.  Only a hint: a wrong one costs reads, not frames. */
 	__u64 stk_lo, stk_hi;
 	__u32 stk_tid, stk_mm;
+	__u64 stk_reach; /* how far up its last walk read: windows go as far */
 };
 
 /* Another thread may take over a slot's operator new marker this old. */
