@@ -235,6 +235,9 @@ struct uwalk {
 	 * = pc + vdelta, its table (vhave) */
 	__u64 vstart, vend, vdelta;
 	__u32 vtab, vnrows, vhave, pad;
+	__u64 top; /* the highest CFA met */
+	__u32 exact; /* pc is the interrupted instruction (after a signal frame) */
+	__u32 sig;   /* past a signal frame: return addresses may be hijacked */
 };
 
 /* A binary search of a table (bs_step), in the scratch map too. */
@@ -243,14 +246,42 @@ struct bsearch {
 	__u32 tab, lo, hi, fail;
 };
 
-#define MTB_UWIN_WORDS 512 /* the stack window: 4 KB (sqlite3's stacks: 2.7 reads each) */
+/* The stack window: up to 16 KB, read at once.  A read costs ~70 ns and
+ * ~13 ns a KB more here: 4 KB at a time, sqlite3's stacks took 2.7 reads
+ * each; as far as the thread's last walk went (its slot's stk_reach), one
+ * or two. */
+#define MTB_UWIN_WORDS 2048
+#define MTB_UWIN_FIRST 4096 /* bytes read when the last walk says nothing */
+#define MTB_UHOLES 4
+#define MTB_USEEN 512
+#define UW_PER_STEP 1
 struct mtb_uscratch {
+	struct mtb_uwcount cnt; /* first: the loader reads it */
 	__u64 busy;
 	struct mtb_ustack st;
 	/* [win_lo, win_lo + 8 * win_n) of the user stack, read at once: most
 	 * frames' words come from here, not from a helper call each */
 	__u64 win_lo, win_n;
 	__u64 win[MTB_UWIN_WORDS];
+	/* The stack mapping of the stack being walked (the thread's slot
+	 * keeps it: struct mtb_call), 0 if not known; windows end there: a
+	 * read past it faults, and a fault costs more than the rest of the
+	 * walk. */
+	__u64 stk_lo, stk_hi;
+	/* Pages of the stack of process hole_tgid (address space hole_mm)
+	 * that a read failed on: not present (a big buffer in a frame that
+	 * nothing ever wrote; sqlite3's shell has one, and one stack in two
+	 * paid two faults, 1.8 us, for it).  Windows stop before them. */
+	__u64 hole[MTB_UHOLES];
+	/* Keys of stacks this CPU found or put in ustacks, direct-mapped
+	 * (0: none; a key is never 0, MTB_KSTACK_DWARF is not in it but a
+	 * hash of 48 bits is 0 once in 2^48). */
+	__u64 seen[MTB_USEEN];
+	__u32 hole_tgid, hole_mm, hole_next, hole_pad;
+	/* How far up the stack the thread's last walk read (its outermost
+	 * CFA; the slot's stk_reach): a window is read up to there, at most
+	 * 16 KB. */
+	__u64 reach;
 	struct uwalk w;
 	struct bsearch bs;
 };
@@ -641,8 +672,16 @@ struct inode___mt {
 struct file___mt {
 	struct inode___mt *f_inode;
 } __attribute__((preserve_access_index));
+struct return_instance___mt {
+	unsigned long stack, orig_ret_vaddr;
+	struct return_instance___mt *next;
+} __attribute__((preserve_access_index));
+struct uprobe_task___mt {
+	struct return_instance___mt *return_instances;
+} __attribute__((preserve_access_index));
 struct task_struct___mt {
 	void *mm;
+	struct uprobe_task___mt *utask;
 } __attribute__((preserve_access_index));
 struct vm_area_struct___mt {
 	unsigned long vm_start, vm_end, vm_pgoff;
@@ -680,8 +719,9 @@ static __always_inline __u32 ucache_check(__u64 pc, __u32 tgid, __u32 mm, const 
 }
 
 /* The word at user address A (8-aligned), from the CPU's stack window S,
- * which is read anew (4 KB, or less where the stack ends sooner) when A is
- * not in it.  0, or -1 if it cannot be read. */
+ * which is read anew when A is not in it: 4 KB, or as far as the last walk
+ * of the process went (up to 16 KB), less where the stack ends sooner or a
+ * page is known not to be there.  0, or -1 if it cannot be read. */
 static __always_inline int stack_word(struct mtb_uscratch *s, __u64 a, __u64 *v)
 {
 	__u64 i = (a - s->win_lo) / 8;
@@ -695,19 +735,48 @@ static __always_inline int stack_word(struct mtb_uscratch *s, __u64 a, __u64 *v)
 		return bpf_probe_read_user(v, sizeof(*v), (void *)a) ? -1 : 0;
 	/* From a little below A: a frame's saved %rbp is below its return
 	 * address, and the walk reads the return address first. */
-	s->win_lo = a - 64;
-	if (!bpf_probe_read_user(s->win, sizeof(s->win), (void *)s->win_lo)) {
-		s->win_n = MTB_UWIN_WORDS;
-		*v = s->win[8];
+	__u64 lo = a - 64, hi = lo + MTB_UWIN_FIRST;
+
+	if (s->reach > hi)
+		hi = s->reach + 64 < lo + sizeof(s->win) ? s->reach + 64 : lo + sizeof(s->win);
+
+	if (a >= s->stk_lo && a < s->stk_hi) {
+		if (hi > s->stk_hi)
+			hi = s->stk_hi;
+		if (lo < s->stk_lo)
+			lo = a;
+	}
+	for (int k = 0; k < MTB_UHOLES; k++) {
+		__u64 h = s->hole[k];
+
+		if (h > a && h < hi)
+			hi = h;
+	}
+	__u32 len = (__u32)(hi - lo) & (sizeof(s->win) * 2 - 8);
+
+	/* (bounds the verifier can see) */
+	barrier_var(len);
+	if (len > sizeof(s->win))
+		len = sizeof(s->win);
+	s->win_lo = lo;
+	s->cnt.reads++;
+	if (len > a - lo && !bpf_probe_read_user(s->win, len, (void *)lo)) {
+		s->win_n = len / 8;
+		*v = s->win[((a - lo) / 8) & (MTB_UWIN_WORDS - 1)];
 		return 0;
 	}
-	/* Near the top of the stack: up to the end of A's page, which is
-	 * mapped if A is. */
-	__u32 len = 4096 - (__u32)(a & 4095);
+	/* Up to the end of A's page, which is there if A is: then the page
+	 * after it was not, and later windows stop before it. */
+	__u64 pend = (a + 4096) & ~4095ull;
 
+	len = 4096 - (__u32)(a & 4095);
+	barrier_var(len);
+	s->cnt.read_fails++;
 	s->win_lo = a;
 	if (len > sizeof(s->win) || bpf_probe_read_user(s->win, len, (void *)a))
 		return -1;
+	if (pend < hi)
+		s->hole[s->hole_next++ & (MTB_UHOLES - 1)] = pend;
 	s->win_n = len / 8;
 	*v = s->win[0];
 	return 0;
@@ -847,6 +916,7 @@ static __always_inline int find_rule(struct uwalk *u, __u64 pc, struct mtb_urow 
 
 	if (!s)
 		return 0;
+	s->cnt.rule_miss++;
 	s->bs.tab = u->vtab;
 	s->bs.lo = 0;
 	s->bs.hi = u->vnrows;
@@ -884,13 +954,102 @@ static __always_inline void uw_trouble(struct uwalk *u, __u32 why, __u32 flag)
 
 /* One frame: records U->pc, then finds its caller's pc, sp and bp.
  * Returns 1 to stop. */
-static long uw_step(__u32 i, void *ctx)
+/* The return address in stack slot SLOT, read as RA: a uretprobe (ours,
+ * on the allocator the signal interrupted) replaces it with its trampoline
+ * until the function returns; the kernel keeps the one it replaced, by
+ * slot, in the thread's return instances.  Only past a signal frame: at
+ * our own return probes, no function the walk goes through is inside an
+ * allocator call. */
+static __noinline __u64 uw_hijacked(__u64 slot, __u64 ra)
 {
-	__u32 zero = 0;
-	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
+	if (!bpf_core_field_exists(struct task_struct___mt, utask))
+		return ra;
+	struct task_struct___mt *task = (void *)bpf_get_current_task();
+	struct return_instance___mt *ri = BPF_CORE_READ(task, utask, return_instances);
 
-	if (!s)
+	for (int k = 0; k < 8 && ri; k++) {
+		if (BPF_CORE_READ(ri, stack) == slot)
+			return BPF_CORE_READ(ri, orig_ret_vaddr);
+		ri = BPF_CORE_READ(ri, next);
+	}
+	return ra;
+}
+
+#if defined(__TARGET_ARCH_x86)
+/* The rule at PC if it is in the kernel's uretprobe trampoline (Linux
+ * 6.11: the first slot of the [uprobes] page, which a function with a
+ * return probe returns into): push %rax; push %rcx; push %r11; mov
+ * $__NR_uretprobe, %rax; syscall; pop %r11; pop %rcx; ret.  The syscall
+ * leaves the real return address where %rax was pushed, and a signal
+ * that was pending during it (our return probe's program ran in it) is
+ * taken right after it: interrupted at the pops or the ret, the frame is
+ * at %rsp + 24, 16, 8.  1 with *R, 0 if PC is not there. */
+static __noinline int uw_tramp_rule(__u64 pc, struct mtb_urow *r)
+{
+	__u64 code[3] = {}, at = pc & 4095;
+
+	if (!r || (at != 0xd && at != 0xf && at != 0x10))
+		return 0;
+	/* 50 51 41 53 48 c7 c0 4f 01 00 00 0f 05 41 5b 59 c3 */
+	if (bpf_probe_read_user(code, 17, (void *)(pc & ~4095ull)) || code[0] != 0x4fc0c74853415150ull ||
+	    code[1] != 0x595b41050f000001ull || (code[2] & 0xff) != 0xc3)
+		return 0;
+	r->pc = 0;
+	r->kind = MTB_UK_RSP;
+	r->off = at == 0xd ? 24 : at == 0xf ? 16 : 8;
+	r->bhow = MTB_UK_B_SAME;
+	r->boff = 0;
+	return 1;
+}
+
+/* Offsets in the x86-64 kernel's signal frame (struct rt_sigframe, after
+ * its return address): the ucontext's saved %rbp, %rsp and %rip
+ * (uc_mcontext.gregs[REG_RBP], [REG_RSP], [REG_RIP]). */
+#define UC_RBP 120
+#define UC_RSP 160
+#define UC_RIP 168
+
+/* A frame at __restore_rt, the signal trampoline (its FDE is marked as a
+ * signal frame): a handler returns into it, with %rsp at the ucontext the
+ * kernel saved the interrupted registers in.  The next frame is the
+ * interrupted one, at the exact instruction.  Checked against the
+ * trampoline's code (mov $15, %rax; syscall: rt_sigreturn), as the shim's
+ * unwinder does.  Returns 1 to stop. */
+static __noinline long uw_signal(struct mtb_uscratch *s, struct uwalk *u)
+{
+	__u64 code[2] = {}, sp, nsp, npc, nbp;
+
+	if (!s || !u)
 		return 1;
+	sp = u->sp;
+	/* 48 c7 c0 0f 00 00 00 0f 05 */
+	if (bpf_probe_read_user(code, 9, (void *)u->pc) || code[0] != 0x0f0000000fc0c748ull ||
+	    (code[1] & 0xff) != 0x05)
+		goto lost;
+	if (stack_word(s, sp + UC_RSP, &nsp) || stack_word(s, sp + UC_RIP, &npc) ||
+	    stack_word(s, sp + UC_RBP, &nbp)) {
+		uw_trouble(u, MTB_ST_UW_FAULT, MTB_USTACK_CUT);
+		return 1;
+	}
+	/* Interrupted on the same stack, above the frame (a handler on an
+	 * alternate stack comes from another: cut there). */
+	if (nsp <= sp || (nsp & 7) || nsp - sp >= MTB_FRAME_REACH * 64 || npc < 4096)
+		goto lost;
+	u->pc = npc;
+	u->sp = nsp;
+	u->bp = nbp;
+	u->exact = 1;
+	u->sig = 1;
+	u->top = sp + UC_RIP + 8;
+	return 0;
+lost:
+	uw_trouble(u, MTB_ST_UW_LOST_FRAME, MTB_USTACK_CUT);
+	return 1;
+}
+#endif
+
+static __always_inline long uw_frame(struct mtb_uscratch *s)
+{
 	struct uwalk *u = &s->w;
 	__u32 n = u->n;
 
@@ -907,7 +1066,14 @@ static long uw_step(__u32 i, void *ctx)
 	struct mtb_urow r;
 	__u64 sp = u->sp, bp = u->bp, cfa = 0, ra = 0;
 
-	int have = find_rule(u, u->pc, &r);
+	/* (after a signal frame, the rule of the interrupted instruction
+	 * itself, not of the one before it) */
+	int have = find_rule(u, u->pc + u->exact, &r);
+
+#if defined(__TARGET_ARCH_x86)
+	if (!have && u->exact)
+		have = uw_tramp_rule(u->pc, &r);
+#endif
 
 	if (!have) {
 		uw_trouble(u, MTB_ST_UW_NO_TABLE, 0);
@@ -942,6 +1108,10 @@ static long uw_step(__u32 i, void *ctx)
 			return 1;
 		}
 		break;
+#if defined(__TARGET_ARCH_x86)
+	case MTB_UK_SIGNAL:
+		return uw_signal(s, u);
+#endif
 	default:
 		return 1; /* the outermost frame (or CFI we do not follow) */
 	}
@@ -949,10 +1119,13 @@ static long uw_step(__u32 i, void *ctx)
 		uw_trouble(u, MTB_ST_UW_LOST_FRAME, MTB_USTACK_CUT);
 		return 1;
 	}
+	u->top = cfa; /* (each frame's is above the last's) */
 	if (stack_word(s, cfa - 8, &ra)) {
 		uw_trouble(u, MTB_ST_UW_FAULT, MTB_USTACK_CUT);
 		return 1;
 	}
+	if (u->sig)
+		ra = uw_hijacked(cfa - 8, ra);
 	switch (r.bhow) {
 	case MTB_UK_B_SAME:
 		break;
@@ -973,15 +1146,35 @@ static long uw_step(__u32 i, void *ctx)
 	u->pc = ra;
 	u->sp = cfa;
 	u->bp = bp;
+	u->exact = 0;
 	return 0;
 }
 
-/* The stack of a frame at PC (a return address), SP, BP, unwound with the
+/* bpf_loop's callback: UW_PER_STEP frames a call.  Four a call saved
+ * ~80 ns a stack of sqlite3's (17 frames), but the verifier, which looks
+ * at each copy, took 80 ms more to load the programs: more than the 616k
+ * stacks of sqlite3's workload saved. */
+static long uw_step(__u32 i, void *ctx)
+{
+	__u32 zero = 0;
+	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
+
+	if (!s)
+		return 1;
+	for (int k = 0; k < UW_PER_STEP; k++)
+		if (uw_frame(s))
+			return 1;
+	return 0;
+}
+
+/* The stack of a frame at PC (a return address), SP, BP of thread TID (its
+ * call slot C, which keeps where its stack is), unwound with the
  * tables into the ustacks map: its key (MTB_KSTACK_DWARF set), or 0 when it
  * could not be kept (counted; the caller falls back on frame pointers).
  * QUIET: a mapping call's stack, whose troubles are no lost allocation
  * events, and are not counted. */
-static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 bp, int quiet)
+static __always_inline __u64 dwarf_stack(struct mtb_call *c, __u32 tgid, __u32 tid, __u64 pc,
+					 __u64 sp, __u64 bp, int quiet)
 {
 	__u32 zero = 0;
 	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
@@ -1004,7 +1197,34 @@ static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 b
 	u->hash = 0x2545f4914f6cdd1dull;
 	u->mm = (__u32)((__u64)BPF_CORE_READ(task, mm) >> 6);
 	s->win_n = 0; /* another process's, or this one's stack long ago */
-	bpf_loop(MTB_MAX_FRAMES + 1, uw_step, NULL, 0);
+	if (c->stk_tid != tid || c->stk_mm != u->mm || sp < c->stk_lo || sp >= c->stk_hi) {
+		/* Once per thread (its slot keeps it): the kernel gives up
+		 * when the address space's lock is held. */
+		struct uvma v = {};
+
+		s->cnt.stk_vma++;
+		c->stk_hi = 0;
+		c->stk_reach = 0;
+		if (!bpf_find_vma(bpf_get_current_task_btf(), sp, vma_cb, &v, 0) && v.end > sp) {
+			c->stk_lo = v.start;
+			c->stk_hi = v.end;
+			c->stk_tid = tid;
+			c->stk_mm = u->mm;
+		}
+	}
+	s->stk_lo = c->stk_lo;
+	s->stk_hi = c->stk_hi;
+	s->reach = c->stk_reach;
+	if (s->hole_tgid != tgid || s->hole_mm != u->mm) {
+		__builtin_memset(s->hole, 0, sizeof(s->hole));
+		s->hole_tgid = tgid;
+		s->hole_mm = u->mm;
+	}
+	bpf_loop((MTB_MAX_FRAMES + UW_PER_STEP) / UW_PER_STEP, uw_step, NULL, 0);
+	if (c->stk_tid == tid)
+		c->stk_reach = u->top;
+	s->cnt.stacks++;
+	s->cnt.frames += u->n;
 	s->st.n = u->n;
 	s->st.flags = u->flags;
 	if (u->why && !quiet)
@@ -1013,12 +1233,20 @@ static __always_inline __u64 dwarf_stack(__u32 tgid, __u64 pc, __u64 sp, __u64 b
 	__u64 key = ((u->hash ^ u->flags) * 0x9e3779b97f4a7c15ull) >> 16;
 	__u64 ret = MTB_KSTACK_DWARF | key;
 
-	if (!bpf_map_lookup_elem(&ustacks, &key) &&
-	    bpf_map_update_elem(&ustacks, &key, &s->st, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&ustacks, &key)) {
-		if (!quiet)
-			count(tgid, MTB_ST_UW_MAP_FULL, 1);
-		ret = 0;
+	__u64 *seen = &s->seen[(__u32)key & (MTB_USEEN - 1)];
+
+	/* Stacks stay in ustacks once there (the loader only reads them):
+	 * one this CPU saw stored needs no lookup. */
+	if (*seen != key) {
+		if (!bpf_map_lookup_elem(&ustacks, &key) &&
+		    bpf_map_update_elem(&ustacks, &key, &s->st, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&ustacks, &key)) {
+			if (!quiet)
+				count(tgid, MTB_ST_UW_MAP_FULL, 1);
+			ret = 0;
+		} else {
+			*seen = key;
+		}
 	}
 	barrier();
 	s->busy = 0; /* after the copy above */
@@ -1154,7 +1382,7 @@ int mt_return(struct pt_regs *ctx)
 	__u64 dstack = 0;
 
 	if (dwarf_unwind && !c->via_new)
-		dstack = dwarf_stack(pid_tgid >> 32, PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx), 0);
+		dstack = dwarf_stack(c, pid_tgid >> 32, tid, PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx), 0);
 
 	struct mtb_call p = *c;
 
@@ -1390,7 +1618,7 @@ int mt_new(struct pt_regs *ctx)
 		return 0;
 	}
 	/* At new's entry the caller's frame is at %rsp + 8, its %rbp in %rbp. */
-	__u64 kstack = dwarf_unwind ? dwarf_stack(tgid, ret, sp + 8, PT_REGS_FP(ctx), 0) : 0;
+	__u64 kstack = dwarf_unwind ? dwarf_stack(c, tgid, tid, ret, sp + 8, PT_REGS_FP(ctx), 0) : 0;
 
 	if (!kstack)
 		kstack = MTB_KSTACK_CALLER | ret;
@@ -1512,9 +1740,9 @@ int mt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 		m.old_brk = BPF_CORE_READ(task, mm, brk);
 	}
 	m.caller = PT_REGS_IP(&regs);
-	if (dwarf_unwind)
-		m.kstack = dwarf_stack(tgid, PT_REGS_IP(&regs), PT_REGS_SP(&regs), PT_REGS_FP(&regs),
-				       1);
+	if (dwarf_unwind && c)
+		m.kstack = dwarf_stack(c, tgid, tid, PT_REGS_IP(&regs), PT_REGS_SP(&regs),
+				       PT_REGS_FP(&regs), 1);
 	if (!m.kstack) {
 		long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 

@@ -186,6 +186,17 @@ struct mtb_ustack {
 	__u64 pc[MTB_MAX_FRAMES];
 };
 
+/* What the unwinder did, per CPU: the first member of its scratch
+ * (uscratch), which the loader sums over the CPUs for MEMTRACE_BPF_STATS. */
+struct mtb_uwcount {
+	__u64 stacks;     /* stacks walked */
+	__u64 frames;     /* frames of them */
+	__u64 reads;      /* stack windows read (bpf_probe_read_user) */
+	__u64 read_fails; /* of which failed */
+	__u64 rule_miss;  /* rules not in the rule cache: table searched */
+	__u64 stk_vma;    /* stack mappings looked up (bpf_find_vma) */
+};
+
 /* One event of the ring buffer (events mode). */
 struct mtb_rec {
 	__u8 type;    /* MTB_REC_* */
@@ -281,6 +292,14 @@ struct mtb_call {
 	__u64 new_sp, new_ret, new_lo, new_hi;
 	__u64 new_caller; /* return address into new's caller */
 	__u64 new_kstack; /* stack key of new's caller */
+
+	/* The thread's stack mapping [stk_lo, stk_hi), as the unwinder last
+	 * found it (memtrace.bpf.c, dwarf_stack), for thread stk_tid in
+	 * address space stk_mm: windows of the stack are read up to its end,
+	 * not past it.  Only a hint: a wrong one costs reads, not frames. */
+	__u64 stk_lo, stk_hi;
+	__u32 stk_tid, stk_mm;
+	__u64 stk_reach; /* how far up its last walk read: windows go as far */
 };
 
 /* Another thread may take over a slot's operator new marker this old. */

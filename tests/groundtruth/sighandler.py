@@ -1,6 +1,7 @@
 """A signal handler allocating at 1 kHz while main churns; see sighandler.c.
 
-Usage: sighandler.py [shim] PROG."""
+Usage: sighandler.py [shim] PROG; its bpf axis (run_bpf) checks the stacks
+through the signal frame."""
 from gtlib import marker_line, parse_kv
 
 SRC = 'sighandler.c'
@@ -54,3 +55,35 @@ def run(t, *args):
     t.check_totals(p, extra=foreign, allocations=n + 3 * c, frees=n + 2 * c, leaked_allocations=c,
                    leaked_bytes=200 * c)
     t.check_sites_sum_to_totals(p)
+
+
+def run_bpf(t, prog):
+    """The bpf axis: the handler's allocations, their stacks unwound in the
+    kernel through the signal frame (__restore_rt, whose ucontext holds the
+    interrupted registers) into the code the signal interrupted, down to
+    main.  Counts are not the shim's: a signal that lands inside main's own
+    malloc or free makes the handler's calls nested in that call for the
+    BPF backend, which leaves them to it (and so does not count them)."""
+    rec, out = t.record([prog], opts=['--backend=bpf'])
+    kv = parse_kv(out)
+    c = kv.get('calls')
+    if not t.check(isinstance(c, int) and c >= 500, f'the program printed its counts ({out!r})'):
+        return
+    p = t.only_process(t.report(rec))
+    if p is None:
+        return
+    through = set()  # functions the handler's stacks run through, past on_alarm
+    for fn in ('handler_temp', 'handler_keep', 'handler_move'):
+        sites = t.sites_of(p, fn)
+        total = sum(s.get('allocations', 0) for s in sites)
+        t.check(0 < total <= c, f'{fn}: {total} allocations recorded, of {c} handler runs')
+        for s in sites:
+            t.check_frames(s, fn, [(fn, SRC, marker_line(SRC, 'site:' + fn)),
+                                   ('on_alarm', SRC, marker_line(SRC, 'call:' + fn))])
+            names = [f.get('function') for f in s.get('frames') or []]
+            if t.check('main' in names[2:], f'{fn}: the stack runs through the signal frame '
+                                            f'down to main: {names}'):
+                through.update(names[2:names.index('main', 2)])
+    # main's loop spends its time in churn_once (and the malloc and free it
+    # calls): of 3 x 500 stacks, some were interrupted there
+    t.check('churn_once' in through, f'stacks through the interrupted churn_once: {sorted(map(str, through))}')

@@ -482,6 +482,40 @@ cleanup:
 	return *out ? 0 : -1;
 }
 
+/* The unwinder's counters (struct mtb_uwcount), summed over the CPUs: the
+ * first bytes of each CPU's scratch. */
+static void print_unwind_counts(struct mt_bpf *b)
+{
+	struct bpf_map *m = b->skel->maps.uscratch;
+	int ncpu = libbpf_num_possible_cpus();
+	size_t vsz = (bpf_map__value_size(m) + 7) & ~(size_t)7;
+	uint32_t zero = 0;
+
+	if (!b->dwarf || ncpu <= 0 || vsz < sizeof(struct mtb_uwcount))
+		return;
+	char *v = xcalloc((size_t)ncpu, vsz);
+	if (bpf_map_lookup_elem(bpf_map__fd(m), &zero, v) == 0) {
+		struct mtb_uwcount t = { 0 };
+		for (int i = 0; i < ncpu; i++) {
+			struct mtb_uwcount c;
+			memcpy(&c, v + (size_t)i * vsz, sizeof(c));
+			t.stacks += c.stacks;
+			t.frames += c.frames;
+			t.reads += c.reads;
+			t.read_fails += c.read_fails;
+			t.rule_miss += c.rule_miss;
+			t.stk_vma += c.stk_vma;
+		}
+		double n = t.stacks ? (double)t.stacks : 1;
+		fprintf(stderr,
+			"memtrace: bpf unwinder: %llu stacks, %.1f frames, %.2f reads (%.3f failed), "
+			"%.3f rule misses, %.4f stack lookups each\n",
+			(unsigned long long)t.stacks, (double)t.frames / n, (double)t.reads / n,
+			(double)t.read_fails / n, (double)t.rule_miss / n, (double)t.stk_vma / n);
+	}
+	free(v);
+}
+
 /* With MEMTRACE_BPF_STATS=1 (and the kernel's bpf_stats_enabled sysctl on),
  * what each program cost: tools/bench.sh prints it as the BPF programs' own
  * cost per event; and the memory of the unwind tables loaded. */
@@ -503,6 +537,7 @@ static void print_prog_stats(struct mt_bpf *b)
 			bpf_program__name(prog), (unsigned long long)info.run_cnt,
 			(double)info.run_time_ns / (double)info.run_cnt, info.verified_insns);
 	}
+	print_unwind_counts(b);
 	if (b->nutabs)
 		fprintf(stderr, "memtrace: bpf unwind tables: %u objects, %llu rows, %llu KB\n",
 			b->nutabs, (unsigned long long)b->utab_rows,

@@ -69,9 +69,12 @@ static void on_row(void *ctx, uint64_t lo, uint64_t hi, const struct mt_cfi_rule
 	struct mtb_urow row = { .kind = MTB_UK_STOP, .bhow = MTB_UK_B_UNDEF };
 
 	/* What does not fit a row stops the walk, as the shim's unwinder
-	 * stops on what it cannot follow. */
-	if (r->kind != MT_CFI_SIGNAL && r->off >= INT32_MIN && r->off <= INT32_MAX &&
-	    r->boff >= INT16_MIN && r->boff <= INT16_MAX) {
+	 * stops on what it cannot follow.  A signal frame (__restore_rt) is
+	 * its kind alone: the unwinder reads the kernel's signal frame. */
+	if (r->kind == MT_CFI_SIGNAL) {
+		row.kind = MTB_UK_SIGNAL;
+	} else if (r->off >= INT32_MIN && r->off <= INT32_MAX && r->boff >= INT16_MIN &&
+		   r->boff <= INT16_MAX) {
 		row.kind = (uint8_t)r->kind;
 		row.off = (int32_t)r->off;
 		row.boff = (int16_t)r->boff;
