@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 
 /* A script runs its interpreter: the program whose probes matter.  Copies
@@ -92,8 +94,19 @@ int mt_bpf_record_run(struct mt_bpf *b, struct mt_recorder *r, pid_t pid)
 	struct mt_bpf_streams *streams = mt_bpf_streams_new(r, b);
 	mt_bpf_streams_set_main(streams, (uint32_t)pid);
 	uint64_t next_scan = mt_now_ns() + 1000000000ull;
-	int status = 0, execs = 0;
-	for (;;) {
+	int status = 0, execs = 0, done = 0;
+	/* Every signal the command gets stops it until this loop lets it go
+	 * on: its stops wake the loop at once (SIGCHLD through a signalfd),
+	 * not at the end of a poll's sleep.  A program signalled every
+	 * millisecond, held 5 ms a signal, ran its handlers and nothing else. */
+	sigset_t chld, old;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	int wake = -1;
+	if (!sigprocmask(SIG_BLOCK, &chld, &old) &&
+	    (wake = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC)) >= 0)
+		mt_bpf_set_wake_fd(b, wake);
+	while (!done) {
 		mt_bpf_poll(b, 5, mt_bpf_streams_event, streams);
 		mt_bpf_streams_flush(streams);
 		if (mt_now_ns() >= next_scan) {
@@ -101,17 +114,28 @@ int mt_bpf_record_run(struct mt_bpf *b, struct mt_recorder *r, pid_t pid)
 			mt_bpf_rescan(b);
 			mt_bpf_streams_rescan(streams);
 		}
-		int st;
-		pid_t w = waitpid(pid, &st, WNOHANG | __WALL);
-		if (w != pid)
-			continue;
-		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			status = st;
-			break;
+		struct signalfd_siginfo si;
+		while (wake >= 0 && read(wake, &si, sizeof si) == (ssize_t)sizeof si)
+			;
+		/* the stops so far (bounded: the ring is drained in between) */
+		for (int k = 0; k < 64; k++) {
+			int st;
+			pid_t w = waitpid(pid, &st, WNOHANG | __WALL);
+			if (w != pid)
+				break;
+			if (WIFEXITED(st) || WIFSIGNALED(st)) {
+				status = st;
+				done = 1;
+				break;
+			}
+			if (WIFSTOPPED(st))
+				mt_bpf_record_stop(b, streams, pid, st, &execs);
 		}
-		if (WIFSTOPPED(st))
-			mt_bpf_record_stop(b, streams, pid, st, &execs);
 	}
+	mt_bpf_set_wake_fd(b, -1);
+	if (wake >= 0)
+		close(wake);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	mt_bpf_poll(b, 0, mt_bpf_streams_event, streams);
 	int64_t code = WIFEXITED(status) ? WEXITSTATUS(status) :
 					   -(int64_t)mt_sig_recorded(WTERMSIG(status));

@@ -14,6 +14,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <stdarg.h>
@@ -455,6 +456,7 @@ int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, siz
 	logbuf[0] = 0;
 
 	b = xcalloc(1, sizeof(*b));
+	b->wake_fd = -1;
 	b->o = with_defaults(o);
 	b->self = getpid();
 	mtb_objects_init(b);
@@ -638,15 +640,29 @@ static int on_record(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+void mt_bpf_set_wake_fd(struct mt_bpf *b, int fd)
+{
+	b->wake_fd = fd;
+}
+
+/* mt_bpf_poll's wait: TIMEOUT_MS, or until the wake fd is readable. */
+static void poll_sleep(struct mt_bpf *b, int timeout_ms)
+{
+	if (b->wake_fd >= 0) {
+		struct pollfd p = { .fd = b->wake_fd, .events = POLLIN };
+		poll(&p, 1, timeout_ms);
+		return;
+	}
+	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
 int mt_bpf_poll(struct mt_bpf *b, int timeout_ms, mt_bpf_event_fn fn, void *ctx)
 {
 	if (!b->o.events) {
 		/* Aggregation mode has no events: only the wait. */
-		if (timeout_ms > 0) {
-			struct timespec ts = { timeout_ms / 1000,
-					       (long)(timeout_ms % 1000) * 1000000 };
-			nanosleep(&ts, NULL);
-		}
+		if (timeout_ms > 0)
+			poll_sleep(b, timeout_ms);
 		return 0;
 	}
 	if (!b->rb) {
@@ -660,8 +676,7 @@ int mt_bpf_poll(struct mt_bpf *b, int timeout_ms, mt_bpf_event_fn fn, void *ctx)
 	int n = ring_buffer__consume(b->rb);
 
 	if (n == 0 && timeout_ms > 0) {
-		struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000 };
-		nanosleep(&ts, NULL);
+		poll_sleep(b, timeout_ms);
 		n = ring_buffer__consume(b->rb);
 	}
 	b->cb = NULL;

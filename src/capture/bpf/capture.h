@@ -162,6 +162,10 @@ typedef void (*mt_bpf_event_fn)(void *ctx, const struct mt_bpf_event *ev);
  * mt_bpf_close.  In aggregation mode it only sleeps and returns 0, so that
  * one loop serves both modes. */
 int mt_bpf_poll(struct mt_bpf *b, int timeout_ms, mt_bpf_event_fn fn, void *ctx);
+/* A file descriptor whose readability ends mt_bpf_poll's sleep at once
+ * (-1: none): a recorder that must answer its traced child's stops wakes
+ * on them (a signalfd of SIGCHLD) rather than after the whole timeout. */
+void mt_bpf_set_wake_fd(struct mt_bpf *b, int fd);
 
 /* Path of an allocator object (as the process that mapped it names it). */
 const char *mt_bpf_object_path(struct mt_bpf *b, uint32_t object);

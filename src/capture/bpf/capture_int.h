@@ -226,6 +226,7 @@ struct mt_bpf {
 	mt_bpf_event_fn cb;
 	void *cb_ctx;
 	int delivered;
+	int wake_fd; /* mt_bpf_set_wake_fd, or -1 */
 
 	struct mtb_object *objs;
 	size_t nobjs, capobjs;
