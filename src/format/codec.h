@@ -334,17 +334,39 @@ static inline uint8_t *mt_enc_nrealloc(struct mt_enc *e, uint8_t *p, int fn, uin
 	return mt_put_uv(p, stack);
 }
 
-static inline uint8_t *mt_enc_stack(uint8_t *p, uint64_t id, const uint64_t *pcs, unsigned n)
+/* The frames of a stack (STACK, and the records that hold a stack of their
+ * own: MALLOPT, MMAP): N return addresses, the first and then zigzag
+ * deltas; mt_frames_len is how many bytes mt_put_frames writes. */
+static inline size_t mt_frames_len(const uint64_t *pcs, unsigned n)
 {
-	*p++ = MT_REC_STACK;
-	p = mt_put_uv(p, id);
-	p = mt_put_uv(p, n);
+	size_t len = 0;
+	uint64_t prev = 0;
+	for (unsigned i = 0; i < n; i++) {
+		int64_t d = (int64_t)(pcs[i] - prev);
+		for (uint64_t z = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63); z >= 0x80; z >>= 7)
+			len++;
+		len++;
+		prev = pcs[i];
+	}
+	return len;
+}
+
+static inline uint8_t *mt_put_frames(uint8_t *p, const uint64_t *pcs, unsigned n)
+{
 	uint64_t prev = 0;
 	for (unsigned i = 0; i < n; i++) {
 		p = mt_put_sv(p, (int64_t)(pcs[i] - prev));
 		prev = pcs[i];
 	}
 	return p;
+}
+
+static inline uint8_t *mt_enc_stack(uint8_t *p, uint64_t id, const uint64_t *pcs, unsigned n)
+{
+	*p++ = MT_REC_STACK;
+	p = mt_put_uv(p, id);
+	p = mt_put_uv(p, n);
+	return mt_put_frames(p, pcs, n);
 }
 
 static inline uint8_t *mt_enc_module(uint8_t *p, uint64_t bias, uint64_t start, uint64_t end,
@@ -528,26 +550,12 @@ static inline uint8_t *mt_enc_mallopt(uint8_t *p, uint64_t ts, const struct mt_m
 	h = mt_put_sv(h, m->value);
 	h = mt_put_sv(h, m->result);
 	h = mt_put_uv(h, n);
-	size_t flen = 0;
-	uint64_t prev = 0;
-	for (unsigned i = 0; i < n; i++) {
-		int64_t d = (int64_t)(pcs[i] - prev);
-		for (uint64_t z = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63); z >= 0x80; z >>= 7)
-			flen++;
-		flen++;
-		prev = pcs[i];
-	}
 	*p++ = MT_REC_EXT;
 	p = mt_put_uv(p, MT_EXT_MALLOPT);
-	p = mt_put_uv(p, (size_t)(h - head) + flen);
+	p = mt_put_uv(p, (size_t)(h - head) + mt_frames_len(pcs, n));
 	memcpy(p, head, (size_t)(h - head));
 	p += h - head;
-	prev = 0;
-	for (unsigned i = 0; i < n; i++) {
-		p = mt_put_sv(p, (int64_t)(pcs[i] - prev));
-		prev = pcs[i];
-	}
-	return p;
+	return mt_put_frames(p, pcs, n);
 }
 
 /* At most 120 + MT_REC_MAX_STACK + PATHLEN bytes; absolute time.  The
@@ -557,6 +565,8 @@ static inline uint8_t *mt_enc_mmap(uint8_t *p, uint64_t ts, const struct mt_mapc
 				   const uint64_t *pcs, unsigned n, const char *path,
 				   size_t pathlen)
 {
+	if (n > MT_MAX_FRAMES)
+		n = MT_MAX_FRAMES;
 	uint8_t head[128], *b = mt_put_uv(head, ts);
 	b = mt_put_uv(b, m->kind);
 	b = mt_put_uv(b, m->by);
@@ -570,21 +580,12 @@ static inline uint8_t *mt_enc_mmap(uint8_t *p, uint64_t ts, const struct mt_mapc
 	b = mt_put_uv(b, m->offset);
 	b = mt_put_uv(b, (uint32_t)m->error);
 	b = mt_put_uv(b, n);
-	size_t fl = 0;
-	uint8_t frames[10 * MT_MAX_FRAMES], *q = frames;
-	uint64_t prev = 0;
-	for (unsigned i = 0; i < n && i < MT_MAX_FRAMES; i++) {
-		q = mt_put_sv(q, (int64_t)(pcs[i] - prev));
-		prev = pcs[i];
-	}
-	fl = (size_t)(q - frames);
 	*p++ = MT_REC_EXT;
 	p = mt_put_uv(p, MT_EXT_MMAP);
-	p = mt_put_uv(p, (size_t)(b - head) + fl + pathlen);
+	p = mt_put_uv(p, (size_t)(b - head) + mt_frames_len(pcs, n) + pathlen);
 	memcpy(p, head, (size_t)(b - head));
 	p += b - head;
-	memcpy(p, frames, fl);
-	p += fl;
+	p = mt_put_frames(p, pcs, n);
 	memcpy(p, path, pathlen);
 	return p + pathlen;
 }
@@ -682,6 +683,21 @@ static inline int mt_get_ts(struct mt_dec *d, struct mt_event *ev)
 	return 0;
 }
 
+/* N frames as mt_put_frames wrote them, into EV's (N <= MT_MAX_FRAMES). */
+static inline int mt_get_frames(struct mt_dec *d, struct mt_event *ev, unsigned n)
+{
+	uint64_t prev = 0;
+	for (unsigned i = 0; i < n; i++) {
+		int64_t s;
+		if (mt_get_sv(d, &s))
+			return -1;
+		prev += (uint64_t)s;
+		ev->frames[i] = prev;
+	}
+	ev->nframes = n;
+	return 0;
+}
+
 /* Decode one record.  Returns 1 with *ev filled, 0 at the end of the input,
  * -1 on a malformed record (d->p is left at its start). */
 static inline int mt_dec_next(struct mt_dec *d, struct mt_event *ev)
@@ -728,14 +744,8 @@ again:
 	case MT_REC_STACK: {
 		if (mt_get_uv(d, &ev->stack) || mt_get_uv(d, &n) || n > MT_MAX_FRAMES)
 			goto bad;
-		uint64_t prev = 0;
-		for (unsigned i = 0; i < n; i++) {
-			if (mt_get_sv(d, &s))
-				goto bad;
-			prev += (uint64_t)s;
-			ev->frames[i] = prev;
-		}
-		ev->nframes = (unsigned)n;
+		if (mt_get_frames(d, ev, (unsigned)n))
+			goto bad;
 		return 1;
 	}
 	case MT_REC_MODULE:
@@ -828,14 +838,8 @@ again:
 				goto bad;
 			ev->tune.call = (uint32_t)call;
 			ev->tune.tid = ev->tid = (uint32_t)tid;
-			uint64_t prev = 0;
-			for (unsigned i = 0; i < n; i++) {
-				if (mt_get_sv(&b, &s))
-					goto bad;
-				prev += (uint64_t)s;
-				ev->frames[i] = prev;
-			}
-			ev->nframes = (unsigned)n;
+			if (mt_get_frames(&b, ev, (unsigned)n))
+				goto bad;
 			return 1;
 		}
 		if (u == MT_EXT_MMAP) {
@@ -849,14 +853,8 @@ again:
 			    mt_get_uv(&b, &n) || k >= MT_MAP_KIND_COUNT ||
 			    by > MT_MAP_BY_ALLOCATOR || n > MT_MAX_FRAMES)
 				goto bad;
-			uint64_t prev = 0;
-			for (unsigned i = 0; i < n; i++) {
-				if (mt_get_sv(&b, &s))
-					goto bad;
-				prev += (uint64_t)s;
-				ev->frames[i] = prev;
-			}
-			ev->nframes = (unsigned)n;
+			if (mt_get_frames(&b, ev, (unsigned)n))
+				goto bad;
 			ev->map.kind = (uint32_t)k;
 			ev->map.by = (uint32_t)by;
 			ev->map.prot = (int32_t)(uint32_t)prot;
