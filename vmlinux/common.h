@@ -85,3 +85,9 @@ enum {
 	BPF_RB_CONS_POS = 2,
 	BPF_RB_PROD_POS = 3,
 };
+
+/* The context of a raw tracepoint program (the mapping calls' sys_enter
+ * and sys_exit): the tracepoint's arguments. */
+struct bpf_raw_tracepoint_args {
+	__u64 args[0];
+};

@@ -52,6 +52,10 @@ int mt_bpf_poll(struct mt_bpf *b, int timeout_ms, mt_bpf_event_fn fn, void *ctx)
 {
 	UNREACHABLE();
 }
+void mt_bpf_set_wake_fd(struct mt_bpf *b, int fd)
+{
+	/* nothing to wake: mt_bpf_open failed before */
+}
 const char *mt_bpf_object_path(struct mt_bpf *b, uint32_t object)
 {
 	return NULL;
