@@ -14,6 +14,17 @@ STEPS = ('anon', 'filemap', 'trim', 'grow', 'brkstep', 'bigblock', 'bigfree', 'u
 COLS = ('s', 'kind', 'by_allocator', 'address', 'length', 'old_address', 'old_length', 'prot',
         'flags', 'fd', 'offset', 'error', 'path', 'mapped', 'function', 'line', 'stack')
 PROT_READ, PROT_WRITE, MAP_SHARED, MAP_PRIVATE, MAP_ANONYMOUS = 1, 2, 1, 2, 0x20
+EM_MIPS = 8
+
+
+def anon_flag(prog):
+    """MAP_ANONYMOUS of the program's architecture (its ELF header's
+    e_machine): MIPS numbers it 0x800, the others 0x20."""
+    with open(prog, 'rb') as f:
+        head = f.read(20)
+    little = head[5] == 1
+    machine = int.from_bytes(head[18:20], 'little' if little else 'big')
+    return 0x800 if machine == EM_MIPS else 0x20
 
 
 def calls(t, rec):
@@ -40,6 +51,8 @@ def step_of(row):
 
 
 def run(t, prog):
+    global MAP_ANONYMOUS
+    MAP_ANONYMOUS = anon_flag(prog)
     data = t.path('data')
     rec, out = t.record([prog, data])
     t.check('mmaps: done' in out, f'the program ran to its end (stdout {out!r})')

@@ -39,7 +39,11 @@ static int from_shim(const void *pc)
 }
 
 #define MAP_FAILED_ ((void *)-1)
+#if defined(__mips__) /* MIPS's own flag numbers */
+#define MAP_ANONYMOUS_ 0x800
+#else
 #define MAP_ANONYMOUS_ 0x20
+#endif
 #define MREMAP_FIXED_ 2
 
 static __thread int t_looking; /* in dlsym for one of these */
