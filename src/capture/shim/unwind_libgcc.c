@@ -10,7 +10,8 @@
  * same instructions as 4-byte words, and walks .eh_frame through
  * PT_GNU_EH_FRAME's binary-search table: no allocation, whole stacks
  * without frame pointers.  Signals are held off during a walk (see
- * mt_unwind).
+ * mt_unwind).  On ARM a walk ends at the frame a signal interrupted (see
+ * one_frame).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -63,19 +64,66 @@ static inline __attribute__((always_inline)) int fallback_libunwind(uint64_t *pc
 struct walk {
 	uint64_t *pcs;
 	int max, skip, seen, out;
+	int after_signal; /* the previous frame was a signal's return trampoline */
 };
 
+#if defined(__arm__)
+/* Whether PC is a signal's return trampoline: `mov r7, #NR; svc 0` with NR
+ * 119 (sigreturn) or 173 (rt_sigreturn), as Thumb-2 code (glibc's
+ * restorers on armhf: mov.w then svc), 16-bit Thumb (movs; the kernel's)
+ * or ARM code (the kernel's, whose svc may also name NR for the old ABI).
+ * The unwinder found an .ARM.exidx entry for PC: it lies in a loaded
+ * object's code. */
+static int is_sigreturn(uintptr_t pc)
+{
+	const volatile uint16_t *h = (const uint16_t *)pc;
+	if (h[0] == 0x2777 || h[0] == 0x27ad)
+		return h[1] == 0xdf00;
+	if (h[0] == 0xf04f)
+		return (h[1] == 0x0777 || h[1] == 0x07ad) && h[2] == 0xdf00;
+	if (pc & 3)
+		return 0;
+	const volatile uint32_t *w = (const uint32_t *)pc;
+	if (w[0] != 0xe3a07077 && w[0] != 0xe3a070ad)
+		return 0;
+	uint32_t nr = w[0] & 0xff;
+	return w[1] == 0xef000000 || w[1] == (0xef900000 | nr); /* svc 0, or the OABI's svc */
+}
+#else
+static int is_sigreturn(uintptr_t pc)
+{
+	(void)pc;
+	return 0;
+}
+#endif
+
+/* Called by the unwinder with each frame, before it unwinds that frame
+ * with the frame's table entry.
+ *
+ * On ARM the walk stops at the frame a signal interrupted (the one past
+ * the trampoline), once its pc is taken: .ARM.exidx describes a function
+ * at its call sites only, not at every instruction.  A handler's stack
+ * reaches the code it interrupted through the trampoline's entry (the
+ * registers saved in the signal frame), at whatever instruction the
+ * signal came: qemu-user delivers signals between translation blocks, so
+ * often at a function's first one, before its prologue.  Unwinding that
+ * frame then applies the whole prologue in reverse (`vsp = r7` with the
+ * caller's r7, the shim's malloc being one such function), and libgcc
+ * reads its registers back from wherever that points: past the stack, a
+ * SIGSEGV.  Past the interrupted pc, nothing is known for sure. */
 static int one_frame(struct _Unwind_Context *ctx, void *arg)
 {
 	struct walk *w = arg;
+	uintptr_t pc = _Unwind_GetIP(ctx);
+	int interrupted = w->after_signal;
+	w->after_signal = pc && is_sigreturn(pc);
 	/* frame 0 is mt_unwind itself, frame 1 the hook that called it */
 	if (w->seen++ < 2 + w->skip)
-		return MT_URC_NO_REASON;
-	uintptr_t pc = _Unwind_GetIP(ctx);
+		return interrupted ? MT_URC_END_OF_STACK : MT_URC_NO_REASON;
 	if (!pc)
 		return MT_URC_END_OF_STACK;
 	w->pcs[w->out++] = (uint64_t)pc;
-	return w->out < w->max ? MT_URC_NO_REASON : MT_URC_END_OF_STACK;
+	return w->out < w->max && !interrupted ? MT_URC_NO_REASON : MT_URC_END_OF_STACK;
 }
 
 int mt_unwind(uint64_t *pcs, int max, int skip)
