@@ -12,7 +12,7 @@
  * tune.c (mallopt, malloc_trim), which call preload.c's mt_ext_* (the last
  * section), and preload.c (the hooks
  * and start-up, which calls all the others) down to next.c, arena.c,
- * state.c, self.c and config.c, which call no other file of the shim.
+ * state.c, thread.c, self.c and config.c, which call no other file of the shim.
  * tbuf.c (the per-thread buffers) calls channel.c, stacktab.c and stamp.c;
  * the unwinder (unwind.h) is called only from preload.c.
  */
@@ -194,6 +194,10 @@ static inline uint64_t mt_stamp_ns(uint64_t stamp)
 }
 /* Measures the rate anew if 10 ms passed since (NOW: a stamp). */
 MT_HIDDEN void mt_stamp_recalibrate(uint64_t now);
+
+/* thread.c: starts FN(ARG) on a thread of the shim's own: every signal
+ * blocked, detached, with a stack of STACK bytes.  0, or -1. */
+MT_HIDDEN int mt_shim_thread(void *(*fn)(void *), void *arg, size_t stack);
 
 /* self.c: the process's own name, read from /proc/self. */
 MT_HIDDEN int mt_read_self_exe(char *buf, size_t len); /* length, or -1 */
