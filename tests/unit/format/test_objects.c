@@ -38,10 +38,12 @@ static void write_file(const char *path, const void *p, size_t n)
 }
 
 /* Appends a note (NAME, TYPE, DESC) padded to ALIGN at *AT of BUF. */
-static void put_note(uint8_t *buf, size_t *at, const char *name, uint32_t type,
-		     const uint8_t *desc, uint32_t dlen, size_t align)
+static void put_note(uint8_t *buf, size_t *at, const char *name, uint32_t type, const uint8_t *desc,
+		     uint32_t dlen, size_t align)
 {
-	Elf64_Nhdr nh = { .n_namesz = (uint32_t)strlen(name) + 1, .n_descsz = dlen, .n_type = type };
+	Elf64_Nhdr nh = { .n_namesz = (uint32_t)strlen(name) + 1,
+			  .n_descsz = dlen,
+			  .n_type = type };
 	memcpy(buf + *at, &nh, sizeof nh);
 	memcpy(buf + *at + sizeof nh, name, nh.n_namesz);
 	size_t desc_at = (*at + sizeof nh + nh.n_namesz + align - 1) & ~(align - 1);
@@ -77,7 +79,9 @@ static size_t make_elf(uint8_t *buf, int is64, size_t align, const uint8_t *id, 
 		e.e_phnum = 2;
 		memcpy(buf, &e, sizeof e);
 		Elf64_Phdr p[2] = { { .p_type = PT_LOAD, .p_filesz = 64 },
-				    { .p_type = PT_NOTE, .p_offset = notes, .p_filesz = notes_len,
+				    { .p_type = PT_NOTE,
+				      .p_offset = notes,
+				      .p_filesz = notes_len,
 				      .p_align = align } };
 		memcpy(buf + eh, p, sizeof p);
 	} else {
@@ -89,7 +93,8 @@ static size_t make_elf(uint8_t *buf, int is64, size_t align, const uint8_t *id, 
 		e.e_phnum = 2;
 		memcpy(buf, &e, sizeof e);
 		Elf32_Phdr p[2] = { { .p_type = PT_LOAD, .p_filesz = 64 },
-				    { .p_type = PT_NOTE, .p_offset = (Elf32_Off)notes,
+				    { .p_type = PT_NOTE,
+				      .p_offset = (Elf32_Off)notes,
 				      .p_filesz = (Elf32_Word)notes_len,
 				      .p_align = (Elf32_Word)align } };
 		memcpy(buf + eh, p, sizeof p);
@@ -110,8 +115,8 @@ static size_t build_id_of(const char *path, uint8_t id[MT_OBJ_BUILD_ID_MAX])
 	return n;
 }
 
-static const uint8_t ID[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6,
-				7,    8,    9,    10,   11, 12, 13, 14, 15, 16 };
+static const uint8_t ID[20] = { 0xde, 0xad, 0xbe, 0xef, 1,  2,	3,  4,	5,  6,
+				7,    8,    9,	  10,	11, 12, 13, 14, 15, 16 };
 
 static void test_build_id(void)
 {
@@ -218,7 +223,7 @@ struct sink {
 	uint8_t *data;
 	size_t len, cap;
 	unsigned chunks;
-	int fail; /* the write fails with EIO */
+	int fail; /* the write fails (ENOSPC) */
 };
 
 static int sink_write(void *ctx, const uint8_t *raw, size_t len)
@@ -249,8 +254,9 @@ static void test_embed(void)
 	write_file(p, file, size);
 
 	struct sink s = { 0 };
-	struct mt_obj_out w = { .raw = malloc(MT_OBJ_BUF_MIN), .cap = MT_OBJ_BUF_MIN,
-				.write = sink_write, .ctx = &s };
+	struct mt_obj_out w = {
+		.raw = malloc(MT_OBJ_BUF_MIN), .cap = MT_OBJ_BUF_MIN, .write = sink_write, .ctx = &s
+	};
 	CHECK_EQ(mt_obj_embed(&w, p, ID, sizeof ID), MT_OBJ_EMBEDDED);
 	/* a file with no build-id known matches whatever it has */
 	CHECK_EQ(mt_obj_embed(&w, p, NULL, 0), MT_OBJ_EMBEDDED);
@@ -274,7 +280,8 @@ static void test_embed(void)
 		CHECK(!memcmp(ev.path.s, p, ev.path.len));
 		CHECK_EQ(ev.build_id.len, at < size ? sizeof ID : 0);
 		CHECK(at >= size || !memcmp(ev.build_id.s, ID, sizeof ID));
-		CHECK_EQ(ev.text.len, size - at % size < MT_OBJ_PIECE ? size - at % size : MT_OBJ_PIECE);
+		CHECK_EQ(ev.text.len,
+			 size - at % size < MT_OBJ_PIECE ? size - at % size : MT_OBJ_PIECE);
 		CHECK(!memcmp(ev.text.s, file + at % size, ev.text.len));
 		at += ev.text.len;
 		pieces++;
