@@ -175,8 +175,11 @@ static int put(struct mt_obj_out *w, int fd, uint64_t size, enum mt_object_kind 
 enum mt_obj_result mt_obj_embed(struct mt_obj_out *w, const char *path, const uint8_t *id,
 				size_t idlen)
 {
+	static const uint8_t none[1];
 	size_t plen = strlen(path);
 	uint64_t size;
+	if (!idlen)
+		id = none; /* (NULL is no argument for memcpy, even of 0 bytes) */
 	if (idlen > MT_OBJ_BUILD_ID_MAX || plen >= 4096) {
 		errno = ENAMETOOLONG;
 		return MT_OBJ_NO_FILE;
