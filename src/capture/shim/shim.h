@@ -36,22 +36,6 @@
 #define mt_cpu_relax() __asm__ __volatile__("yield" ::: "memory")
 #else
 #define mt_cpu_relax() __asm__ __volatile__("" ::: "memory")
-/* preload.c, for extapi.c: the recording the hooks do, for an allocator's
- * own entry points.  Called by extapi.c's hooks (their caller's stack is
- * recorded, the hook's frame lying in the shim is dropped when reports
- * symbolize).  Between mt_ext_enter and mt_ext_leave the thread is inside
- * the shim: calls that the allocator makes to our hooks (mimalloc's malloc
- * calling mi_malloc) pass through unrecorded, so each event counts once. */
-MT_HIDDEN int mt_ext_enter(void); /* returns what mt_ext_leave restores */
-MT_HIDDEN void mt_ext_leave(int saved);
-MT_HIDDEN void mt_ext_alloc(int fn, void *p, size_t n);
-MT_HIDDEN void mt_ext_free(void *p);
-/* Resizes OLD (not NULL) to N with CALL(OLD, N, CTX) and records it as a
- * REALLOC by FN, held across the call as realloc is (preload.c: realloc_begin).
- * A NULL result with N > 0 is a failure; with N == 0 the block is freed. */
-typedef void *(*mt_resize_fn)(void *old, size_t n, void *ctx);
-MT_HIDDEN void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call, void *ctx);
-
 #endif
 
 /* next.c: the allocator the process would have used without the shim (the
