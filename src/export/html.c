@@ -27,6 +27,7 @@
 #include "page.h"
 #include "export/web/web.h"
 #include "base/json.h"
+#include "base/markup.h"
 #include "analyse/diff.h"
 #include "analyse/histo.h"
 #include "sitetimes.h"
@@ -745,24 +746,6 @@ static void data_json(struct mt_export_ctx *x, struct timeline **tls)
 
 /* ---- the page ---- */
 
-static void html_text(FILE *f, const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		int len = mt_utf8_len(p);
-		if (*p == '<')
-			fputs("&lt;", f);
-		else if (*p == '>')
-			fputs("&gt;", f);
-		else if (*p == '&')
-			fputs("&amp;", f);
-		else if (!len)
-			fputs("\xef\xbf\xbd", f);
-		else
-			fwrite(p, 1, (size_t)len, f);
-		p += len ? len : 1;
-	}
-}
-
 /* The assets SLOT names, one after the other. */
 static int paste(FILE *f, const struct mt_page_slot *slot, char *err, size_t errlen)
 {
@@ -810,7 +793,7 @@ static int fill_slot(void *ctx, FILE *f, const struct mt_page_slot *slot, char *
 		const char *exe = page_title(pg->x, pg->tls);
 		const char *base = exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
 		fputs("memtrace: ", f);
-		html_text(f, base ? base : pg->x->sel->path);
+		mt_markup_str(f, base ? base : pg->x->sel->path, -1);
 	} else if (mt_page_slot_is(slot, "policy")) {
 		fputs("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 		      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">",
