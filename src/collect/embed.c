@@ -13,13 +13,13 @@
  * zstd-compressed like every chunk, so a reader that does not want them
  * skips whole chunks.  A file that changed since it was mapped is left out
  * and named: a wrong binary would name wrong functions.  Checking and
- * writing one file is format/objects.c's, which the standalone shim's
+ * writing one file is format/objwrite.c's, which the standalone shim's
  * MEMTRACE_WRITE_BINARIES_TO_OUTPUT shares.
  */
 #include "embed.h"
 #include "base/util.h"
 #include "format/format.h"
-#include "format/objects.h"
+#include "format/objwrite.h"
 
 #include <errno.h>
 #include <fcntl.h>

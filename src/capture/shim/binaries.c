@@ -2,7 +2,7 @@
  * binaries.c - MEMTRACE_WRITE_BINARIES_TO_OUTPUT: at exit, the standalone
  * shim appends to its recording the files of every module the process
  * mapped, as `memtrace record --embed-binaries` does (collect/embed.c), in
- * the same form and with the same code (format/objects.c): OBJECT records
+ * the same form and with the same code (format/objwrite.c): OBJECT records
  * of at most 1 MiB of a file each, in chunks of their own stream
  * (MT_STREAM_OBJECTS), so that reports, exports and the server symbolize
  * from them on a machine without these files.
@@ -17,7 +17,7 @@
  * /usr/lib/debug/.build-id, goes in too.
  */
 #include "shim.h"
-#include "format/objects.h"
+#include "format/objwrite.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * test_objects.c - unit tests of format/objects.c, the writer of module
+ * test_objwrite.c - unit tests of format/objwrite.c, the writer of module
  * files as OBJECT records that record --embed-binaries and the shim share:
  * the build-id read from ELF files made here byte by byte (both classes,
  * notes aligned to 4 and to 8, a foreign byte order) and from this very
@@ -9,7 +9,7 @@
  * left out with their reasons; a failed write stopping all writes.
  */
 #include "format/codec.h"
-#include "format/objects.h"
+#include "format/objwrite.h"
 #include "../check.h"
 
 #include <elf.h>

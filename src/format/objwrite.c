@@ -1,6 +1,6 @@
 /*
- * objects.c - the files of a process's modules as OBJECT records
- * (objects.h), for record --embed-binaries and the standalone shim alike.
+ * objwrite.c - the files of a process's modules as OBJECT records
+ * (objwrite.h), for record --embed-binaries and the standalone shim alike.
  *
  * It runs inside the traced program too, so it reads with pread into the
  * caller's buffer (no mapping of the file: one that shrinks while it is
@@ -9,7 +9,7 @@
  * allocates.  The program headers are what the loader and the recorders
  * read the build-id of a mapped module from, so the two agree.
  */
-#include "objects.h"
+#include "objwrite.h"
 #include "format/codec.h"
 
 #include <elf.h>

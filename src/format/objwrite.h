@@ -1,5 +1,5 @@
 /*
- * objects.h - putting the files of a process's modules into its recording
+ * objwrite.h - putting the files of a process's modules into its recording
  * as OBJECT records (codec.h), in chunks of their own stream
  * (MT_STREAM_OBJECTS): what `memtrace record --embed-binaries`
  * (collect/embed.c) and the standalone shim's
@@ -10,8 +10,8 @@
  * in and the function that writes a full one out as a chunk (zstd for the
  * recorder, the shim's deflate for the shim).
  */
-#ifndef MEMTRACE_OBJECTS_H
-#define MEMTRACE_OBJECTS_H
+#ifndef MEMTRACE_OBJWRITE_H
+#define MEMTRACE_OBJWRITE_H
 
 #include <stddef.h>
 #include <stdint.h>
