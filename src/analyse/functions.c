@@ -5,6 +5,7 @@
  * function on its stack (once, even when recursive).
  */
 #include "functions.h"
+#include "base/hash.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -43,14 +44,6 @@ int mt_view_weight(enum mt_view view)
 	}
 }
 
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static void rehash(struct mt_functions *fs)
 {
 	size_t n = fs->mask ? (fs->mask + 1) * 2 : 256;
@@ -58,7 +51,7 @@ static void rehash(struct mt_functions *fs)
 	fs->slot = xcalloc(n, sizeof *fs->slot);
 	fs->mask = n - 1;
 	for (size_t k = 0; k < fs->n; k++) {
-		size_t i = name_hash(fs->v[k].name) & fs->mask;
+		size_t i = mt_fnv_str(MT_FNV_SEED, fs->v[k].name) & fs->mask;
 		while (fs->slot[i])
 			i = (i + 1) & fs->mask;
 		fs->slot[i] = (uint32_t)k + 1;
@@ -69,7 +62,7 @@ static size_t lookup(const struct mt_functions *fs, const char *name, size_t *sl
 {
 	if (!fs->mask)
 		return SIZE_MAX;
-	size_t i = name_hash(name) & fs->mask;
+	size_t i = mt_fnv_str(MT_FNV_SEED, name) & fs->mask;
 	for (; fs->slot[i]; i = (i + 1) & fs->mask)
 		if (!strcmp(fs->v[fs->slot[i] - 1].name, name))
 			return fs->slot[i] - 1;

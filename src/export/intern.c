@@ -2,6 +2,7 @@
  * intern.c - see intern.h: open addressing on an FNV-1a hash of the triple.
  */
 #include "intern.h"
+#include "base/hash.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -9,9 +10,9 @@
 
 static uint64_t hash_str(uint64_t h, const char *s)
 {
-	for (; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return (h ^ (s ? 0xff : 0xfe)) * 1099511628211ull; /* NULL differs from "" */
+	if (s)
+		h = mt_fnv_str(h, s);
+	return (h ^ (s ? 0xff : 0xfe)) * MT_FNV_PRIME; /* NULL differs from "" */
 }
 
 static int same(const char *a, const char *b)
@@ -35,7 +36,7 @@ static void grow(struct mt_pairs *t)
 
 uint32_t mt_pairs_index(struct mt_pairs *t, const char *a, const char *b, uint32_t tag, int *added)
 {
-	uint64_t h = hash_str(hash_str(1469598103934665603ull, a), b) ^ tag * 0x9e3779b97f4a7c15ull;
+	uint64_t h = hash_str(hash_str(MT_FNV_SEED, a), b) ^ tag * 0x9e3779b97f4a7c15ull;
 	if ((t->n + 1) * 2 > t->mask + 1)
 		grow(t);
 	size_t i = h & t->mask;

@@ -18,6 +18,7 @@
  * the nodes point into their strings.
  */
 #include "export.h"
+#include "base/hash.h"
 #include "base/util.h"
 #include "export/web/web.h"
 #include "base/json.h"
@@ -64,9 +65,7 @@ struct tree {
 
 static uint64_t name_hash(uint32_t parent, const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ parent;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	uint64_t h = mt_fnv_str(MT_FNV_SEED ^ parent, s);
 	return h ^ (h >> 29);
 }
 

@@ -17,6 +17,7 @@
  * /usr/lib/debug/.build-id, goes in too.
  */
 #include "shim.h"
+#include "base/hash.h"
 #include "format/objwrite.h"
 
 #include <errno.h>
@@ -43,16 +44,6 @@ static int write_chunk(void *ctx, const uint8_t *raw, size_t len)
 	return r;
 }
 
-static uint64_t hash(const char *p, size_t plen, const uint8_t *id, size_t idlen)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < plen; i++)
-		h = (h ^ (uint8_t)p[i]) * 1099511628211ull;
-	for (size_t i = 0; i < idlen; i++)
-		h = (h ^ id[i]) * 1099511628211ull;
-	return h;
-}
-
 static void embed_one(const char *p, size_t plen, const uint8_t *id, size_t idlen, void *ctx)
 {
 	struct writer *w = ctx;
@@ -60,7 +51,7 @@ static void embed_one(const char *p, size_t plen, const uint8_t *id, size_t idle
 	if (w->out.failed || !mt_obj_is_file(p, plen) || plen >= sizeof path ||
 	    idlen > MT_OBJ_BUILD_ID_MAX)
 		return; /* the vDSO, memfds: no file to take */
-	uint64_t h = hash(p, plen, id, idlen);
+	uint64_t h = mt_fnv_bytes(mt_fnv_bytes(MT_FNV_SEED, p, plen), id, idlen);
 	for (unsigned i = 0; i < w->ndone; i++)
 		if (w->done[i] == h)
 			return;
