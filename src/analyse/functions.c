@@ -6,6 +6,7 @@
  */
 #include "functions.h"
 #include "base/hash.h"
+#include "base/slots.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -44,18 +45,10 @@ int mt_view_weight(enum mt_view view)
 	}
 }
 
-static void rehash(struct mt_functions *fs)
+static uint64_t name_hash(const void *ctx, size_t k)
 {
-	size_t n = fs->mask ? (fs->mask + 1) * 2 : 256;
-	free(fs->slot);
-	fs->slot = xcalloc(n, sizeof *fs->slot);
-	fs->mask = n - 1;
-	for (size_t k = 0; k < fs->n; k++) {
-		size_t i = mt_fnv_str(MT_FNV_SEED, fs->v[k].name) & fs->mask;
-		while (fs->slot[i])
-			i = (i + 1) & fs->mask;
-		fs->slot[i] = (uint32_t)k + 1;
-	}
+	const struct mt_functions *fs = ctx;
+	return mt_fnv_str(MT_FNV_SEED, fs->v[k].name);
 }
 
 static size_t lookup(const struct mt_functions *fs, const char *name, size_t *slot)
@@ -74,8 +67,8 @@ static size_t lookup(const struct mt_functions *fs, const char *name, size_t *sl
 /* The function named NAME, added when new (with FR's file and module). */
 static struct mt_func *intern(struct mt_functions *fs, const char *name, const struct mt_frame *fr)
 {
-	if ((fs->n + 1) * 2 > fs->mask + 1)
-		rehash(fs);
+	if (mt_slots_full(fs->n, fs->mask))
+		mt_slots_grow(&fs->slot, &fs->mask, 256, 0, fs->n, name_hash, fs);
 	size_t slot = 0, k = lookup(fs, name, &slot);
 	if (k != SIZE_MAX)
 		return &fs->v[k];

@@ -23,6 +23,7 @@
 #include "export.h"
 #include "base/hash.h"
 #include "base/ptrmap.h"
+#include "base/slots.h"
 #include "base/util.h"
 #include "page.h"
 #include "export/web/web.h"
@@ -307,25 +308,17 @@ static uint64_t key_hash(const uint64_t *k)
 	return h;
 }
 
-static void key_rehash(struct keytab *t)
+static uint64_t entry_hash(const void *ctx, size_t i)
 {
-	size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
-	free(t->slots);
-	t->slots = xcalloc(cap, sizeof *t->slots);
-	t->mask = cap - 1;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t j = key_hash(t->keys[i]) & t->mask;
-		while (t->slots[j])
-			j = (j + 1) & t->mask;
-		t->slots[j] = (uint32_t)i + 1;
-	}
+	const struct keytab *t = ctx;
+	return key_hash(t->keys[i]);
 }
 
 static uint32_t key_index(struct keytab *t, uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 {
 	uint64_t k[4] = { a, b, c, d };
-	if ((t->n + 1) * 2 > t->mask + 1)
-		key_rehash(t);
+	if (mt_slots_full(t->n, t->mask))
+		mt_slots_grow(&t->slots, &t->mask, 1024, 0, t->n, entry_hash, t);
 	size_t j = key_hash(k) & t->mask;
 	for (; t->slots[j]; j = (j + 1) & t->mask)
 		if (!memcmp(t->keys[t->slots[j] - 1], k, sizeof k))

@@ -19,6 +19,7 @@
  */
 #include "export.h"
 #include "base/hash.h"
+#include "base/slots.h"
 #include "base/util.h"
 #include "export/web/web.h"
 #include "base/json.h"
@@ -75,18 +76,16 @@ static const char *own(struct tree *t, const char *s)
 	return t->owned[t->nowned++] = xstrdup(s);
 }
 
+static uint64_t node_hash(const void *ctx, size_t i)
+{
+	const struct tree *t = ctx;
+	return name_hash(t->n[i].parent, t->n[i].name);
+}
+
+/* (the root, node 0, is no one's child: not in the index) */
 static void rehash(struct tree *t)
 {
-	size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
-	free(t->slots);
-	t->slots = xcalloc(cap, sizeof *t->slots);
-	t->mask = cap - 1;
-	for (size_t i = 1; i < t->nn; i++) {
-		size_t j = name_hash(t->n[i].parent, t->n[i].name) & t->mask;
-		while (t->slots[j])
-			j = (j + 1) & t->mask;
-		t->slots[j] = (uint32_t)i + 1;
-	}
+	mt_slots_grow(&t->slots, &t->mask, 1024, 1, t->nn, node_hash, t);
 }
 
 static uint32_t new_node(struct tree *t, uint32_t parent, const char *name, enum kind kind)
@@ -110,7 +109,7 @@ static uint32_t new_node(struct tree *t, uint32_t parent, const char *name, enum
 static uint32_t child(struct tree *t, uint32_t parent, const char *name, int transient,
 		      enum kind kind)
 {
-	if ((t->nn + 1) * 2 > t->mask + 1)
+	if (mt_slots_full(t->nn, t->mask))
 		rehash(t);
 	size_t j = name_hash(parent, name) & t->mask;
 	for (; t->slots[j]; j = (j + 1) & t->mask) {
