@@ -145,6 +145,17 @@ class Case:
         self.eq(first_difference(native, rep), None,
                 f'first difference between the native report of {path} and this memtrace\'s')
 
+    def record_forking(self, prog, follow, names=('parent', 'child')):
+        """`memtrace record` of PROG, which prints the pids of its processes
+        as NAME=PID for each of NAMES, with --follow-forks when FOLLOW:
+        (the report, the pids), or (None, None) after a failure."""
+        rec, out = self.record([prog], opts=['--follow-forks'] if follow else [])
+        pids = parse_kv(out)
+        if not self.check(all(k in pids for k in names), f'the program printed its pids ({out!r})'):
+            return None, None
+        rep = self.report(rec)
+        return (rep, pids) if rep is not None else (None, None)
+
     def record_process(self, cmd, opts=(), out=None):
         """`memtrace record` of CMD, then its JSON report: (path of the
         recording, its one process), the process None after a failure."""
