@@ -97,6 +97,13 @@ def figures(path, what):
         t.check_totals(p, what, allocations=60, frees=30, leaked_allocations=30, leaked_bytes=90000)
 
 
+def whole_copy(local, copy, what):
+    """COPY, gathered, is the recording LOCAL byte for byte, with SLOW's
+    figures."""
+    same_file(local, copy, what)
+    figures(copy, what)
+
+
 def gather(args, ns=None, what='gather'):
     argv = [t.memtrace, 'gather', *args]
     if ns:
@@ -131,10 +138,9 @@ def loopback():
     rc, _, se = gather([where, '-o', t.path('g1.mtrace')])
     t.eq(rc, 0, f'gather {where}: exit status (stderr {se[-300:]!r})')
     finish(p, err, 'loopback')
-    same_file(local, t.path('g1.mtrace'), 'loopback')
+    whole_copy(local, t.path('g1.mtrace'), 'loopback')
     t.check(os.path.getsize(local) > 2 << 20, f'the recording with its binaries spans frames '
             f'of 1 MiB ({os.path.getsize(local)} B)')
-    figures(t.path('g1.mtrace'), 'gathered on loopback')
     t.check(not os.path.exists(t.path('g1.mtrace') + '.gather'), 'the sidecar is gone once gathered')
 
     # 2. killed mid-run, restarted with the same file: nothing lost
@@ -142,8 +148,7 @@ def loopback():
     out = t.path('g2.mtrace')
     kill_and_resume(p, where, out, 'the command')
     finish(p, err, 'restart')
-    same_file(local, out, 'killed and restarted')
-    figures(out, 'gathered after a restart')
+    whole_copy(local, out, 'killed and restarted')
 
     # 3. a finished file is not overwritten; a second gatherer is refused
     p, local, where, _, err = start_record('127.0.0.1:0', out='local3.mtrace')
@@ -260,8 +265,7 @@ def found_by_broadcast(ns, p, err, local, whose, what):
     t.eq(len(found), 1, f'recordings found by broadcast ({found})')
     if found:
         t.check(found[0].startswith('memtrace.stream-slow.'), f'named after the command ({found[0]})')
-        same_file(local, os.path.join(found_dir, found[0]), what)
-        figures(os.path.join(found_dir, found[0]), what)
+        whole_copy(local, os.path.join(found_dir, found[0]), what)
 
 
 def netns():
@@ -273,8 +277,7 @@ def netns():
         p, local, where, token, err = start_record(f'{here}:0')
         token_required(where, token, ns, 'record --listen', t.path('n2.mtrace'))
         finish(p, err, 'netns')
-        same_file(local, t.path('n2.mtrace'), 'across the veth')
-        figures(t.path('n2.mtrace'), 'gathered across the veth')
+        whole_copy(local, t.path('n2.mtrace'), 'across the veth')
 
         # discovery: the recorder announces itself; gather with no address
         p, local, where, token, err = start_record(f'{here}:0', ['--broadcast', '--token', 'sesame'],
@@ -341,8 +344,7 @@ def shim_loopback():
     t.eq(rc, 0, f'gather {where}: exit status (stderr {se[-300:]!r})')
     finish_shim(p, err, 'shim on loopback')
     taken.close()
-    same_file(local, t.path('g1.mtrace'), 'shim on loopback')
-    figures(t.path('g1.mtrace'), 'gathered from the shim on loopback')
+    whole_copy(local, t.path('g1.mtrace'), 'shim on loopback')
 
     # 2. killed mid-run, restarted with the same file: nothing lost
     p, local, where, _, err = start_shim({'MEMTRACE_BASE_SERVER_PORT': str(free_port())},
@@ -350,8 +352,7 @@ def shim_loopback():
     out = t.path('g2.mtrace')
     kill_and_resume(p, where or '-', out, 'the program')
     finish_shim(p, err, 'shim, gather restarted')
-    same_file(local, out, 'shim, gather killed and restarted')
-    figures(out, 'gathered from the shim after a restart')
+    whole_copy(local, out, 'shim, gather killed and restarted')
 
     # 3. MEMTRACE_TOKEN is asked for on loopback too
     p, local, where, token, err = start_shim({'MEMTRACE_BASE_SERVER_PORT': str(free_port()),
@@ -434,8 +435,7 @@ def shim_netns():
                 f'MEMTRACE_LISTEN={here}: listens there ({where})')
         token_required(where, token, ns, 'the shim', t.path('n2.mtrace'))
         finish_shim(p, err, 'shim off loopback')
-        same_file(local, t.path('n2.mtrace'), 'shim, across the veth')
-        figures(t.path('n2.mtrace'), 'gathered from the shim across the veth')
+        whole_copy(local, t.path('n2.mtrace'), 'shim, across the veth')
 
         # discovery: MEMTRACE_ENABLE_BROADCAST; gather with no address
         p, local, where, token, err = start_shim({'MEMTRACE_LISTEN': here,
