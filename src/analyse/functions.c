@@ -5,6 +5,8 @@
  * function on its stack (once, even when recursive).
  */
 #include "functions.h"
+#include "base/hash.h"
+#include "base/slots.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -43,33 +45,17 @@ int mt_view_weight(enum mt_view view)
 	}
 }
 
-static uint64_t name_hash(const char *s)
+static uint64_t name_hash(const void *ctx, size_t k)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static void rehash(struct mt_functions *fs)
-{
-	size_t n = fs->mask ? (fs->mask + 1) * 2 : 256;
-	free(fs->slot);
-	fs->slot = xcalloc(n, sizeof *fs->slot);
-	fs->mask = n - 1;
-	for (size_t k = 0; k < fs->n; k++) {
-		size_t i = name_hash(fs->v[k].name) & fs->mask;
-		while (fs->slot[i])
-			i = (i + 1) & fs->mask;
-		fs->slot[i] = (uint32_t)k + 1;
-	}
+	const struct mt_functions *fs = ctx;
+	return mt_fnv_str(MT_FNV_SEED, fs->v[k].name);
 }
 
 static size_t lookup(const struct mt_functions *fs, const char *name, size_t *slot)
 {
 	if (!fs->mask)
 		return SIZE_MAX;
-	size_t i = name_hash(name) & fs->mask;
+	size_t i = mt_fnv_str(MT_FNV_SEED, name) & fs->mask;
 	for (; fs->slot[i]; i = (i + 1) & fs->mask)
 		if (!strcmp(fs->v[fs->slot[i] - 1].name, name))
 			return fs->slot[i] - 1;
@@ -81,8 +67,8 @@ static size_t lookup(const struct mt_functions *fs, const char *name, size_t *sl
 /* The function named NAME, added when new (with FR's file and module). */
 static struct mt_func *intern(struct mt_functions *fs, const char *name, const struct mt_frame *fr)
 {
-	if ((fs->n + 1) * 2 > fs->mask + 1)
-		rehash(fs);
+	if (mt_slots_full(fs->n, fs->mask))
+		mt_slots_grow(&fs->slot, &fs->mask, 256, 0, fs->n, name_hash, fs);
 	size_t slot = 0, k = lookup(fs, name, &slot);
 	if (k != SIZE_MAX)
 		return &fs->v[k];

@@ -58,16 +58,6 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 		}                                                       \
 	} while (0)
 
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 /* ---- interned strings ------------------------------------------------- */
 
 /* Strings live in big chunks freed all at once: frames point into them for
@@ -136,7 +126,7 @@ static struct str_entry *intern_entry(struct strtab *t, const char *s, size_t le
 {
 	if (2 * (t->count + 1) > t->cap)
 		strtab_grow(t);
-	uint64_t h = hash_bytes(s, len);
+	uint64_t h = mt_fnv_bytes(MT_FNV_SEED, s, len);
 	size_t i = h & (t->cap - 1);
 	for (;; i = (i + 1) & (t->cap - 1)) {
 		struct str_entry *e = &t->slots[i];

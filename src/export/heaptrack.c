@@ -224,21 +224,13 @@ struct ht {
 	size_t next_rss; /* the next memory sample to write */
 };
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
 /* The 1-based index of string S in heaptrack's table, written on first
  * use; 0 (heaptrack's "none") for NULL. */
 static uint64_t str_index(struct ht *h, const char *s)
 {
 	if (!s || !*s)
 		return 0;
-	uint64_t v, key = str_hash(s) | 1;
+	uint64_t v, key = mt_fnv_str(MT_FNV_SEED, s) | 1;
 	/* keys of different strings that hash alike are told apart by probing */
 	for (; mt_ptrmap_get(&h->str_keys, key, &v); key += 2)
 		if (!strcmp(h->strs[v - 1], s))

@@ -23,10 +23,12 @@
 #include "export.h"
 #include "base/hash.h"
 #include "base/ptrmap.h"
+#include "base/slots.h"
 #include "base/util.h"
 #include "page.h"
 #include "export/web/web.h"
 #include "base/json.h"
+#include "base/markup.h"
 #include "analyse/diff.h"
 #include "analyse/histo.h"
 #include "sitetimes.h"
@@ -306,25 +308,17 @@ static uint64_t key_hash(const uint64_t *k)
 	return h;
 }
 
-static void key_rehash(struct keytab *t)
+static uint64_t entry_hash(const void *ctx, size_t i)
 {
-	size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
-	free(t->slots);
-	t->slots = xcalloc(cap, sizeof *t->slots);
-	t->mask = cap - 1;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t j = key_hash(t->keys[i]) & t->mask;
-		while (t->slots[j])
-			j = (j + 1) & t->mask;
-		t->slots[j] = (uint32_t)i + 1;
-	}
+	const struct keytab *t = ctx;
+	return key_hash(t->keys[i]);
 }
 
 static uint32_t key_index(struct keytab *t, uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 {
 	uint64_t k[4] = { a, b, c, d };
-	if ((t->n + 1) * 2 > t->mask + 1)
-		key_rehash(t);
+	if (mt_slots_full(t->n, t->mask))
+		mt_slots_grow(&t->slots, &t->mask, 1024, 0, t->n, entry_hash, t);
 	size_t j = key_hash(k) & t->mask;
 	for (; t->slots[j]; j = (j + 1) & t->mask)
 		if (!memcmp(t->keys[t->slots[j] - 1], k, sizeof k))
@@ -745,24 +739,6 @@ static void data_json(struct mt_export_ctx *x, struct timeline **tls)
 
 /* ---- the page ---- */
 
-static void html_text(FILE *f, const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		int len = mt_utf8_len(p);
-		if (*p == '<')
-			fputs("&lt;", f);
-		else if (*p == '>')
-			fputs("&gt;", f);
-		else if (*p == '&')
-			fputs("&amp;", f);
-		else if (!len)
-			fputs("\xef\xbf\xbd", f);
-		else
-			fwrite(p, 1, (size_t)len, f);
-		p += len ? len : 1;
-	}
-}
-
 /* The assets SLOT names, one after the other. */
 static int paste(FILE *f, const struct mt_page_slot *slot, char *err, size_t errlen)
 {
@@ -810,7 +786,7 @@ static int fill_slot(void *ctx, FILE *f, const struct mt_page_slot *slot, char *
 		const char *exe = page_title(pg->x, pg->tls);
 		const char *base = exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
 		fputs("memtrace: ", f);
-		html_text(f, base ? base : pg->x->sel->path);
+		mt_markup_str(f, base ? base : pg->x->sel->path, -1);
 	} else if (mt_page_slot_is(slot, "policy")) {
 		fputs("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 		      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">",

@@ -2,6 +2,8 @@
  * intern.c - see intern.h: open addressing on an FNV-1a hash of the triple.
  */
 #include "intern.h"
+#include "base/hash.h"
+#include "base/slots.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -9,9 +11,9 @@
 
 static uint64_t hash_str(uint64_t h, const char *s)
 {
-	for (; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return (h ^ (s ? 0xff : 0xfe)) * 1099511628211ull; /* NULL differs from "" */
+	if (s)
+		h = mt_fnv_str(h, s);
+	return (h ^ (s ? 0xff : 0xfe)) * MT_FNV_PRIME; /* NULL differs from "" */
 }
 
 static int same(const char *a, const char *b)
@@ -19,25 +21,17 @@ static int same(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
-static void grow(struct mt_pairs *t)
+static uint64_t pair_hash(const void *ctx, size_t k)
 {
-	size_t n = t->mask ? (t->mask + 1) * 2 : 1024;
-	free(t->slot);
-	t->slot = xcalloc(n, sizeof *t->slot);
-	t->mask = n - 1;
-	for (size_t k = 0; k < t->n; k++) {
-		size_t i = t->v[k].hash & t->mask;
-		while (t->slot[i])
-			i = (i + 1) & t->mask;
-		t->slot[i] = (uint32_t)k + 1;
-	}
+	const struct mt_pairs *t = ctx;
+	return t->v[k].hash;
 }
 
 uint32_t mt_pairs_index(struct mt_pairs *t, const char *a, const char *b, uint32_t tag, int *added)
 {
-	uint64_t h = hash_str(hash_str(1469598103934665603ull, a), b) ^ tag * 0x9e3779b97f4a7c15ull;
-	if ((t->n + 1) * 2 > t->mask + 1)
-		grow(t);
+	uint64_t h = hash_str(hash_str(MT_FNV_SEED, a), b) ^ tag * 0x9e3779b97f4a7c15ull;
+	if (mt_slots_full(t->n, t->mask))
+		mt_slots_grow(&t->slot, &t->mask, 1024, 0, t->n, pair_hash, t);
 	size_t i = h & t->mask;
 	for (; t->slot[i]; i = (i + 1) & t->mask) {
 		const struct mt_pair *k = &t->v[t->slot[i] - 1];

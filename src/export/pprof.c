@@ -18,6 +18,7 @@
  */
 #include "export.h"
 #include "protobuf.h"
+#include "base/hash.h"
 #include "base/ptrmap.h"
 
 #include <stdlib.h>
@@ -124,14 +125,6 @@ static void emit_uint(struct pprof *pp, unsigned field, uint64_t v)
 
 /* ---- string table ---- */
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static void strs_grow(struct pprof *pp)
 {
 	size_t n = pp->strs_mask ? (pp->strs_mask + 1) * 2 : 1024;
@@ -156,7 +149,7 @@ static uint64_t str_id(struct pprof *pp, const char *s)
 		return 0;
 	if ((pp->nstrs + 1) * 2 > pp->strs_mask + 1)
 		strs_grow(pp);
-	uint64_t h = str_hash(s);
+	uint64_t h = mt_fnv_str(MT_FNV_SEED, s);
 	size_t i = h & pp->strs_mask;
 	for (; pp->strs[i].s; i = (i + 1) & pp->strs_mask)
 		if (pp->strs[i].hash == h && !strcmp(pp->strs[i].s, s))

@@ -18,9 +18,12 @@
  * the nodes point into their strings.
  */
 #include "export.h"
+#include "base/hash.h"
+#include "base/slots.h"
 #include "base/util.h"
 #include "export/web/web.h"
 #include "base/json.h"
+#include "base/markup.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +66,7 @@ struct tree {
 
 static uint64_t name_hash(uint32_t parent, const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ parent;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	uint64_t h = mt_fnv_str(MT_FNV_SEED ^ parent, s);
 	return h ^ (h >> 29);
 }
 
@@ -75,18 +76,16 @@ static const char *own(struct tree *t, const char *s)
 	return t->owned[t->nowned++] = xstrdup(s);
 }
 
+static uint64_t node_hash(const void *ctx, size_t i)
+{
+	const struct tree *t = ctx;
+	return name_hash(t->n[i].parent, t->n[i].name);
+}
+
+/* (the root, node 0, is no one's child: not in the index) */
 static void rehash(struct tree *t)
 {
-	size_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
-	free(t->slots);
-	t->slots = xcalloc(cap, sizeof *t->slots);
-	t->mask = cap - 1;
-	for (size_t i = 1; i < t->nn; i++) {
-		size_t j = name_hash(t->n[i].parent, t->n[i].name) & t->mask;
-		while (t->slots[j])
-			j = (j + 1) & t->mask;
-		t->slots[j] = (uint32_t)i + 1;
-	}
+	mt_slots_grow(&t->slots, &t->mask, 1024, 1, t->nn, node_hash, t);
 }
 
 static uint32_t new_node(struct tree *t, uint32_t parent, const char *name, enum kind kind)
@@ -110,7 +109,7 @@ static uint32_t new_node(struct tree *t, uint32_t parent, const char *name, enum
 static uint32_t child(struct tree *t, uint32_t parent, const char *name, int transient,
 		      enum kind kind)
 {
-	if ((t->nn + 1) * 2 > t->mask + 1)
+	if (mt_slots_full(t->nn, t->mask))
 		rehash(t);
 	size_t j = name_hash(parent, name) & t->mask;
 	for (; t->slots[j]; j = (j + 1) & t->mask) {
@@ -203,42 +202,6 @@ static void tree_free(struct tree *t)
 }
 
 /* ---- writing ---- */
-
-/* S as XML character data, at most MAXCH characters (-1: all); control
- * characters become spaces and bytes that are not UTF-8 U+FFFD, which XML
- * would not accept. */
-static void xml_put(FILE *f, const char *s, long maxch)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	for (long ch = 0; *p && (maxch < 0 || ch < maxch); ch++) {
-		int len = mt_utf8_len(p);
-		switch (*p) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&apos;", f);
-			break;
-		default:
-			if (!len)
-				fputs("\xef\xbf\xbd", f);
-			else if (*p < 0x20 || *p == 0x7f)
-				fputc(' ', f);
-			else
-				fwrite(p, 1, (size_t)len, f);
-		}
-		p += len ? len : 1;
-	}
-}
 
 static long utf8_chars(const char *s)
 {
@@ -333,7 +296,7 @@ static void location(FILE *f, const struct node *n)
 {
 	if (!n->file)
 		return;
-	xml_put(f, n->file, -1);
+	mt_markup_str(f, n->file, -1);
 	if (n->line_lo && n->line_lo == n->line_hi)
 		fprintf(f, ":%d", n->line_lo);
 	else if (n->line_lo)
@@ -364,7 +327,7 @@ static void emit_node(const struct emit *e, uint32_t i, uint64_t offset, unsigne
 	char num[32];
 	fprintf(e->f, "<g class=\"f\" data-o=\"%llu\" data-v=\"%llu\" data-d=\"%u\"><title>",
 		(unsigned long long)offset, (unsigned long long)n->value, n->depth);
-	xml_put(e->f, n->name, -1);
+	mt_markup_str(e->f, n->name, -1);
 	fprintf(e->f, "\n%s %s (%.2f%%)\n", mt_fmt_count(n->value, num), e->unit,
 		100.0 * (double)n->value / (double)e->total);
 	if (e->diff)
@@ -387,9 +350,9 @@ static void emit_node(const struct emit *e, uint32_t i, uint64_t offset, unsigne
 	long len = utf8_chars(n->name);
 	/* a cut name keeps at least three characters, or it says nothing */
 	if (len <= fit) {
-		xml_put(e->f, n->name, -1);
+		mt_markup_str(e->f, n->name, -1);
 	} else if (fit >= 5) {
-		xml_put(e->f, n->name, fit - 2);
+		mt_markup_str(e->f, n->name, fit - 2);
 		fputs("..", e->f);
 	}
 	fputs("</text></g>\n", e->f);
@@ -443,7 +406,7 @@ static void write_svg(struct mt_export_ctx *x, const struct tree *t, const struc
 		mt_fmt_count(e.total, num), e.unit);
 	fprintf(f, "<text id=\"subtitle\" x=\"%d\" y=\"44\">", WIDTH / 2);
 	if (only) {
-		xml_put(f, only->exe ? only->exe : "?", -1);
+		mt_markup_str(f, only->exe ? only->exe : "?", -1);
 		fprintf(f, " (pid %u) \xc2\xb7 ", only->pid);
 	}
 	fputs(e.total ? "click a frame to zoom, Ctrl-F to search" : "nothing to show", f);

@@ -22,11 +22,22 @@
 #include <time.h>
 #include <unistd.h>
 
-int mt_wire_send(int fd, const void *p, size_t n)
+/* Sends (SENDING) or receives the N bytes at C, waiting up to MS for each
+ * piece received: 0 once all went, -1 on an error, a timeout or the peer's
+ * end.  A signal's interruption is no error.  (The send's buffer is the
+ * caller's const one: it is only read.) */
+static int whole(int fd, char *c, size_t n, int sending, int ms)
 {
-	const char *c = p;
 	while (n) {
-		ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
+		ssize_t k;
+		if (sending) {
+			k = send(fd, c, n, MSG_NOSIGNAL);
+		} else {
+			struct pollfd pf = { .fd = fd, .events = POLLIN };
+			if (poll(&pf, 1, ms) <= 0)
+				return -1;
+			k = recv(fd, c, n, 0);
+		}
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
@@ -37,22 +48,14 @@ int mt_wire_send(int fd, const void *p, size_t n)
 	return 0;
 }
 
+int mt_wire_send(int fd, const void *p, size_t n)
+{
+	return whole(fd, (char *)p, n, 1, 0);
+}
+
 int mt_wire_recv(int fd, void *p, size_t n, int ms)
 {
-	char *c = p;
-	while (n) {
-		struct pollfd pf = { .fd = fd, .events = POLLIN };
-		if (poll(&pf, 1, ms) <= 0)
-			return -1;
-		ssize_t k = recv(fd, c, n, 0);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		c += k;
-		n -= (size_t)k;
-	}
-	return 0;
+	return whole(fd, p, n, 0, ms);
 }
 
 int mt_wire_line(int fd, char *line, size_t len, int ms)

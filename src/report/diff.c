@@ -67,48 +67,6 @@ int mt_report_diff_text(FILE *f, const struct mt_diff *d, const char *base, cons
 
 /* ---- JSON ---- */
 
-static void signed_totals(FILE *f, const struct mt_totals *b, const struct mt_totals *n)
-{
-#define D(field) ((long long)n->field - (long long)b->field)
-	fprintf(f,
-		"{\"allocations\": %lld, \"frees\": %lld, \"allocated_bytes\": %lld,\n"
-		"        \"peak_bytes\": %lld, \"peak_allocations\": %lld,\n"
-		"        \"leaked_allocations\": %lld, \"leaked_bytes\": %lld,\n"
-		"        \"temporary_allocations\": %lld, \"unmatched_frees\": %lld,\n"
-		"        \"culled_allocations\": %lld",
-		D(allocations), D(frees), D(allocated_bytes), D(peak_bytes), D(peak_count),
-		D(live_count), D(live_bytes), D(temporary), D(unmatched_frees), D(culled));
-#undef D
-}
-
-static void plain_totals(FILE *f, const struct mt_totals *t)
-{
-	fprintf(f,
-		"{\"allocations\": %llu, \"frees\": %llu, \"allocated_bytes\": %llu, "
-		"\"peak_bytes\": %llu, \"peak_allocations\": %llu, \"leaked_allocations\": %llu, "
-		"\"leaked_bytes\": %llu, \"temporary_allocations\": %llu, "
-		"\"unmatched_frees\": %llu, \"culled_allocations\": %llu}",
-		(unsigned long long)t->allocations, (unsigned long long)t->frees,
-		(unsigned long long)t->allocated_bytes, (unsigned long long)t->peak_bytes,
-		(unsigned long long)t->peak_count, (unsigned long long)t->live_count,
-		(unsigned long long)t->live_bytes, (unsigned long long)t->temporary,
-		(unsigned long long)t->unmatched_frees, (unsigned long long)t->culled);
-}
-
-static void signed_site(FILE *f, const struct mt_site_stats *b, const struct mt_site_stats *n)
-{
-#define D(field) ((long long)n->field - (long long)b->field)
-	fprintf(f,
-		"\"allocations\": %lld, \"allocated_bytes\": %lld, \"frees\": %lld,\n"
-		"         \"leaked_allocations\": %lld, \"leaked_bytes\": %lld,\n"
-		"         \"peak_bytes\": %lld, \"peak_allocations\": %lld, "
-		"\"temporary_allocations\": %lld,\n"
-		"         \"culled_allocations\": %lld",
-		D(allocations), D(allocated_bytes), D(frees), D(live_count), D(live_bytes),
-		D(peak_bytes), D(peak_count), D(temporary), D(culled));
-#undef D
-}
-
 int mt_report_diff_json(FILE *f, const struct mt_diff *d, const struct mt_recording *base,
 			const struct mt_recording *new, const struct mt_report_opts *o)
 {
@@ -127,13 +85,13 @@ int mt_report_diff_json(FILE *f, const struct mt_diff *d, const struct mt_record
 		mt_json_identity(f, p, ",\n      ", 0);
 	else
 		fputs("\"pid\": 0, \"ppid\": 0, \"exe\": null, \"argv\": [], \"backend\": null", f);
-	fputs(",\n      \"totals\": ", f);
-	signed_totals(f, &d->base, &d->new);
-	fputs(",\n        \"diff\": {\"base\": ", f);
-	plain_totals(f, &d->base);
-	fputs(", \"new\": ", f);
-	plain_totals(f, &d->new);
-	fputs("}},\n      \"sites\": [", f);
+	fputs(",\n      \"totals\": {", f);
+	mt_json_totals_delta(f, &d->base, &d->new);
+	fputs(",\n        \"diff\": {\"base\": {", f);
+	mt_json_totals_side(f, &d->base);
+	fputs("}, \"new\": {", f);
+	mt_json_totals_side(f, &d->new);
+	fputs("}}},\n      \"sites\": [", f);
 	size_t n;
 	uint32_t *sites = mt_diff_rank(d, v, 0, &n);
 	if (o->limit > 0 && (size_t)o->limit < n)
@@ -141,7 +99,7 @@ int mt_report_diff_json(FILE *f, const struct mt_diff *d, const struct mt_record
 	for (size_t i = 0; i < n; i++) {
 		const struct mt_diff_site *s = &d->sites[sites[i]];
 		fprintf(f, "%s\n        {\"id\": %u, ", i ? "," : "", sites[i]);
-		signed_site(f, &s->base, &s->new);
+		mt_json_site_delta(f, &s->base, &s->new);
 		fprintf(f, ",\n         \"allocator\": \"%s\",\n         \"frames\": ",
 			mt_fn_names[s->fn]);
 		mt_json_frames(f, s->frames, s->nframes);

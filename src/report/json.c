@@ -75,59 +75,113 @@ void mt_json_identity(FILE *f, const struct mt_process *p, const char *sep, int 
 	json_str(f, p->heap_object, html);
 }
 
+/* A figure by its name in the schema, where it is in its struct (a
+ * uint64_t), whether a line break goes before it, and whether a diff keeps
+ * it (sizes, times and what only a run's end holds are left out). */
+struct figure {
+	const char *key;
+	size_t off;
+	unsigned brk : 1, in_diff : 1;
+};
+
+/* where a line breaks in a report's totals and sites */
+#define TOTALS_BRK ",\n        "
+#define SITE_BRK ",\n         "
+
+/* (a report's "peak_time_s" comes after the first PEAK_TIME_AFTER) */
+static const struct figure total_keys[] = {
+	{ "allocations", offsetof(struct mt_totals, allocations), 0, 1 },
+	{ "frees", offsetof(struct mt_totals, frees), 0, 1 },
+	{ "allocated_bytes", offsetof(struct mt_totals, allocated_bytes), 0, 1 },
+	{ "peak_bytes", offsetof(struct mt_totals, peak_bytes), 1, 1 },
+	{ "peak_allocations", offsetof(struct mt_totals, peak_count), 0, 1 },
+	{ "leaked_allocations", offsetof(struct mt_totals, live_count), 1, 1 },
+	{ "leaked_bytes", offsetof(struct mt_totals, live_bytes), 0, 1 },
+	{ "runtime_held_allocations", offsetof(struct mt_totals, held_count), 1, 0 },
+	{ "runtime_held_bytes", offsetof(struct mt_totals, held_bytes), 0, 0 },
+	{ "temporary_allocations", offsetof(struct mt_totals, temporary), 1, 1 },
+	{ "unmatched_frees", offsetof(struct mt_totals, unmatched_frees), 0, 1 },
+	{ "culled_allocations", offsetof(struct mt_totals, culled), 1, 1 },
+	{ "suppressed_allocations", offsetof(struct mt_totals, suppressed_count), 1, 0 },
+	{ "suppressed_bytes", offsetof(struct mt_totals, suppressed_bytes), 0, 0 },
+};
+#define PEAK_TIME_AFTER 5
+#define NTOTALS (sizeof total_keys / sizeof *total_keys)
+
+static const struct figure site_keys[] = {
+	{ "allocations", offsetof(struct mt_site_stats, allocations), 0, 1 },
+	{ "allocated_bytes", offsetof(struct mt_site_stats, allocated_bytes), 0, 1 },
+	{ "frees", offsetof(struct mt_site_stats, frees), 0, 1 },
+	{ "leaked_allocations", offsetof(struct mt_site_stats, live_count), 1, 1 },
+	{ "leaked_bytes", offsetof(struct mt_site_stats, live_bytes), 0, 1 },
+	{ "runtime_held_allocations", offsetof(struct mt_site_stats, held_count), 1, 0 },
+	{ "runtime_held_bytes", offsetof(struct mt_site_stats, held_bytes), 0, 0 },
+	{ "peak_bytes", offsetof(struct mt_site_stats, peak_bytes), 1, 1 },
+	{ "peak_allocations", offsetof(struct mt_site_stats, peak_count), 0, 1 },
+	{ "temporary_allocations", offsetof(struct mt_site_stats, temporary), 0, 1 },
+	{ "culled_allocations", offsetof(struct mt_site_stats, culled), 1, 1 },
+	{ "min_size", offsetof(struct mt_site_stats, min_size), 0, 0 },
+	{ "max_size", offsetof(struct mt_site_stats, max_size), 0, 0 },
+};
+#define NSITE (sizeof site_keys / sizeof *site_keys)
+
+static uint64_t value(const void *s, const struct figure *k)
+{
+	uint64_t v;
+	memcpy(&v, (const char *)s + k->off, sizeof v);
+	return v;
+}
+
+/* The figures KEYS[FROM..TO) of S as "key": value pairs, a comma before
+ * each but the table's first, BRK where a line break goes (NULL: none);
+ * with DIFF only the ones a diff keeps, and with BASE each as S's minus
+ * BASE's, signed. */
+static void put_figures(FILE *f, const struct figure *keys, size_t from, size_t to, const void *s,
+			const void *base, int diff, const char *brk)
+{
+	for (size_t i = from; i < to; i++) {
+		const struct figure *k = &keys[i];
+		if (diff && !k->in_diff)
+			continue;
+		if (i)
+			fputs(k->brk && brk ? brk : ", ", f);
+		if (base)
+			fprintf(f, "\"%s\": %lld", k->key,
+				(long long)value(s, k) - (long long)value(base, k));
+		else
+			fprintf(f, "\"%s\": %llu", k->key, (unsigned long long)value(s, k));
+	}
+}
+
 void mt_json_totals(FILE *f, const struct mt_process *p)
 {
 	const struct mt_totals *t = &p->col.t;
-	fprintf(f,
-		"{\"allocations\": %llu, \"frees\": %llu, \"allocated_bytes\": %llu,\n"
-		"        \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"peak_time_s\": %.6f,\n"
-		"        \"leaked_allocations\": %llu, \"leaked_bytes\": %llu,\n"
-		"        \"runtime_held_allocations\": %llu, \"runtime_held_bytes\": %llu,\n"
-		"        \"temporary_allocations\": %llu, \"unmatched_frees\": %llu,\n"
-		"        \"culled_allocations\": %llu,\n"
-		"        \"suppressed_allocations\": %llu, \"suppressed_bytes\": %llu}",
-		(unsigned long long)t->allocations, (unsigned long long)t->frees,
-		(unsigned long long)t->allocated_bytes, (unsigned long long)t->peak_bytes,
-		(unsigned long long)t->peak_count,
-		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0,
-		(unsigned long long)t->live_count, (unsigned long long)t->live_bytes,
-		(unsigned long long)t->held_count, (unsigned long long)t->held_bytes,
-		(unsigned long long)t->temporary, (unsigned long long)t->unmatched_frees,
-		(unsigned long long)t->culled, (unsigned long long)t->suppressed_count,
-		(unsigned long long)t->suppressed_bytes);
+	fputc('{', f);
+	put_figures(f, total_keys, 0, PEAK_TIME_AFTER, t, NULL, 0, TOTALS_BRK);
+	fprintf(f, ", \"peak_time_s\": %.6f",
+		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0);
+	put_figures(f, total_keys, PEAK_TIME_AFTER, NTOTALS, t, NULL, 0, TOTALS_BRK);
+	fputc('}', f);
 }
 
-/* A site's figures by their names in the schema, each with whether a line
- * break goes before it. */
-static const struct {
-	const char *key;
-	size_t off;
-	int brk;
-} site_keys[] = {
-	{ "allocations", offsetof(struct mt_site_stats, allocations), 0 },
-	{ "allocated_bytes", offsetof(struct mt_site_stats, allocated_bytes), 0 },
-	{ "frees", offsetof(struct mt_site_stats, frees), 0 },
-	{ "leaked_allocations", offsetof(struct mt_site_stats, live_count), 1 },
-	{ "leaked_bytes", offsetof(struct mt_site_stats, live_bytes), 0 },
-	{ "runtime_held_allocations", offsetof(struct mt_site_stats, held_count), 1 },
-	{ "runtime_held_bytes", offsetof(struct mt_site_stats, held_bytes), 0 },
-	{ "peak_bytes", offsetof(struct mt_site_stats, peak_bytes), 1 },
-	{ "peak_allocations", offsetof(struct mt_site_stats, peak_count), 0 },
-	{ "temporary_allocations", offsetof(struct mt_site_stats, temporary), 0 },
-	{ "culled_allocations", offsetof(struct mt_site_stats, culled), 1 },
-	{ "min_size", offsetof(struct mt_site_stats, min_size), 0 },
-	{ "max_size", offsetof(struct mt_site_stats, max_size), 0 },
-};
+void mt_json_totals_delta(FILE *f, const struct mt_totals *base, const struct mt_totals *new)
+{
+	put_figures(f, total_keys, 0, NTOTALS, new, base, 1, TOTALS_BRK);
+}
+
+void mt_json_totals_side(FILE *f, const struct mt_totals *t)
+{
+	put_figures(f, total_keys, 0, NTOTALS, t, NULL, 1, NULL);
+}
 
 void mt_json_site_figures(FILE *f, const struct mt_site_stats *s)
 {
-	for (size_t i = 0; i < sizeof site_keys / sizeof *site_keys; i++) {
-		uint64_t v;
-		memcpy(&v, (const char *)s + site_keys[i].off, sizeof v);
-		if (i)
-			fputs(site_keys[i].brk ? ",\n         " : ", ", f);
-		fprintf(f, "\"%s\": %llu", site_keys[i].key, (unsigned long long)v);
-	}
+	put_figures(f, site_keys, 0, NSITE, s, NULL, 0, SITE_BRK);
+}
+
+void mt_json_site_delta(FILE *f, const struct mt_site_stats *base, const struct mt_site_stats *new)
+{
+	put_figures(f, site_keys, 0, NSITE, new, base, 1, SITE_BRK);
 }
 
 void mt_json_lost(FILE *f, const struct mt_process *p)

@@ -62,6 +62,12 @@ void mt_json_totals(FILE *f, const struct mt_process *p);
 void mt_json_lost(FILE *f, const struct mt_process *p);
 /* A site's figures, as keys without braces ("allocations": ... "max_size": N). */
 void mt_json_site_figures(FILE *f, const struct mt_site_stats *s);
+/* For a diff (diff.c), as keys without braces: the totals and site figures
+ * a diff keeps (sizes and times left out), each NEW's minus BASE's; and one
+ * side's own totals, the same keys, on one line. */
+void mt_json_totals_delta(FILE *f, const struct mt_totals *base, const struct mt_totals *new);
+void mt_json_site_delta(FILE *f, const struct mt_site_stats *base, const struct mt_site_stats *new);
+void mt_json_totals_side(FILE *f, const struct mt_totals *t);
 void mt_json_markers(FILE *f, const struct mt_process *p);
 /* tune.c: the calls that tuned the allocator (mallopt, malloc_trim):
  * glibc's name of a mallopt parameter (NULL when it has none), the

@@ -6,6 +6,7 @@
  */
 #include "server.h"
 #include "base/json.h"
+#include "base/markup.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,27 +41,6 @@ void srv_error(struct srv_reply *r, int status, const char *fmt, ...)
 	r->type = "application/json";
 }
 
-static void html_text(FILE *f, const char *s)
-{
-	for (; *s; s++)
-		switch (*s) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-}
-
 void srv_error_page(struct srv_reply *r, int status, const char *fmt, ...)
 {
 	char msg[600];
@@ -79,7 +59,7 @@ void srv_error_page(struct srv_reply *r, int status, const char *fmt, ...)
 			"<a class=\"brand\" href=\"/\">memtrace</a></header>\n<main>"
 			"<div class=\"note error-page\">",
 			status == 404 ? "not found" : "error");
-		html_text(f, msg);
+		mt_markup_str(f, msg, -1);
 		fputs("</div>\n<p><a href=\"/\">All recordings</a></p></main></div>\n</body>\n</html>\n",
 		      f);
 		fclose(f);

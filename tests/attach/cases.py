@@ -83,16 +83,22 @@ def case_attach(t, prog):
         p.wait()
 
 
+def attached_process(t, p):
+    """`memtrace -p PID -o FILE` of the running P for 2 s: the one process
+    of FILE's report (None after a failure)."""
+    out = t.path('attach.mtrace')
+    rc, so, se = t.run([t.memtrace, '-p', str(p.pid), '--duration', '2', '--interval', '0', '-o', out],
+                       timeout=60)
+    t.eq(rc, 0, f'memtrace -p PID -o FILE (stderr {se.strip()[-400:]!r})')
+    return t.only_process(t.report(out))
+
+
 def case_attach_json_record(t, prog):
     """attach -o writes a recording whose leaks match what the program says
     it leaked while traced."""
     p = start(t, [prog])
     try:
-        out = t.path('attach.mtrace')
-        rc, so, se = t.run([t.memtrace, '-p', str(p.pid), '--duration', '2', '--interval', '0', '-o', out],
-                           timeout=60)
-        t.eq(rc, 0, f'memtrace -p PID -o FILE (stderr {se.strip()[-400:]!r})')
-        pr = t.only_process(t.report(out))
+        pr = attached_process(t, p)
         if pr is None:
             return
         t.eq(pr.get('pid'), p.pid, 'pid in the recording')
@@ -232,11 +238,7 @@ def case_attach_nofp(t, prog):
     site has its whole chain, and its figures hold (10 of each 100 leaked)."""
     p = start(t, [prog])
     try:
-        out = t.path('attach.mtrace')
-        rc, so, se = t.run([t.memtrace, '-p', str(p.pid), '--duration', '2', '--interval', '0', '-o', out],
-                           timeout=60)
-        t.eq(rc, 0, f'memtrace -p PID -o FILE (stderr {se.strip()[-400:]!r})')
-        pr = t.only_process(t.report(out))
+        pr = attached_process(t, p)
         if pr is None:
             return
         sites = t.sites_of(pr, 'leaky_alloc')

@@ -4,7 +4,7 @@
 Usage: clone3.py MODE PROG, MODE being 'nofollow' or 'follow'."""
 import os
 
-from gtlib import marker_line, parse_kv
+from gtlib import marker_line
 
 SRC = 'clone3.c'
 
@@ -27,11 +27,7 @@ def check_one(t, p, prog, label, fn, n, size, frees, status):
 
 def run(t, mode, prog):
     follow = mode == 'follow'
-    rec, out = t.record([prog], opts=['--follow-forks'] if follow else [])
-    pids = parse_kv(out)
-    if not t.check('parent' in pids and 'child' in pids, f'the program printed its pids ({out!r})'):
-        return
-    rep = t.report(rec)
+    rep, pids = t.record_forking(prog, follow)
     if rep is None:
         return
     procs = t.processes(rep, 2 if follow else 1)

@@ -13,11 +13,6 @@ SRC = 'cxx.cpp'
 LEAF = 'gt::make_ints()'
 
 
-def names(p):
-    """The function names of every frame of every site."""
-    return {f.get('function') for s in p.get('sites', []) for f in s.get('frames', [])}
-
-
 def run(t, prog, other):
     exe = t.path('gt-cxx')
     shutil.copy(prog, exe)
@@ -27,21 +22,8 @@ def run(t, prog, other):
     t.eq(rc, 0, f'record --embed-binaries: exit status (stderr {se[-300:]!r})')
     t.check('embedded' in se and 'binar' in se, f'record says what it embedded (stderr {se[-300:]!r})')
     embed = t.path('embed.mtrace')
-    t.check(os.path.getsize(embed) > os.path.getsize(plain) + os.path.getsize(prog) // 4,
-            f'the recording holds the binaries ({os.path.getsize(embed)} B against '
-            f'{os.path.getsize(plain)} B without them)')
-
-    both = {}
-    for label, rec in (('present', plain), ('embedded', embed)):
-        p = t.only_process(t.report(rec))
-        if p is None:
-            return
-        both[label] = p
-    # the binaries add no process and change no figure (of two runs: their
-    # times may differ)
-    def counts(p):
-        return {k: v for k, v in (p.get('totals') or {}).items() if not k.endswith('_s')}
-    t.eq(counts(both['embedded']), counts(both['present']), 'totals with and without embedded binaries')
+    if None in t.check_embedded(plain, embed, [prog]):
+        return
 
     for how in ('deleted', 'replaced'):
         if how == 'deleted':
@@ -56,15 +38,7 @@ def run(t, prog, other):
                      leaked_bytes=4000)
         t.check_frames(s, f'{LEAF} ({how}, embedded)',
                        [(LEAF, SRC, marker_line(SRC, 'site:make_ints')), ('main', SRC, None)])
-        t.eq([w for w in p.get('warnings', []) if w.startswith(exe)], [],
-             f'no warning about the program ({how}, embedded)')
-
-        q = t.only_process(t.report(plain))
-        if q is None:
-            return
-        t.check(LEAF not in names(q) and 'main' not in names(q),
-                f'without embedded binaries the {how} program names no function of its own')
-        want = 'build-id differs' if how == 'replaced' else 'cannot open'
-        t.check(any(w.startswith(exe) and want in w for w in q.get('warnings', [])),
-                f'without embedded binaries a warning names the {how} program '
-                f'({q.get("warnings")!r})')
+        t.check_not_warned(p, exe, f'the program ({how}, embedded)')
+        t.check_unsymbolized(t.only_process(t.report(plain)), exe, {LEAF, 'main'},
+                             'build-id differs' if how == 'replaced' else 'cannot open',
+                             f'the {how} program')

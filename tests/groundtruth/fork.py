@@ -3,7 +3,7 @@
 Usage: fork.py MODE PROG, MODE being 'nofollow' or 'follow'."""
 import os
 
-from gtlib import marker_line, parse_kv
+from gtlib import marker_line
 
 SRC = 'fork.c'
 
@@ -28,11 +28,7 @@ def check_parent(t, p, prog, label):
 
 def run(t, mode, prog):
     follow = mode == 'follow'
-    rec, out = t.record([prog], opts=['--follow-forks'] if follow else [])
-    pids = parse_kv(out)
-    if not t.check('parent' in pids and 'child' in pids, f'the program printed its pids ({out!r})'):
-        return
-    rep = t.report(rec)
+    rep, pids = t.record_forking(prog, follow)
     if rep is None:
         return
     if not follow:

@@ -11,22 +11,10 @@ the binaries: it must still go in.  The figures are dlopen.py's."""
 import os
 import shutil
 
-from gtlib import chunks, marker_line
+from gtlib import marker_line
 
 SRC = 'dlopen.c'
 LIBSRC = 'gtdl.c'
-OBJECTS = 0xffffffff  # MT_STREAM_OBJECTS
-
-
-def names(p):
-    return {f.get('function') for s in p.get('sites', []) for f in s.get('frames', [])}
-
-
-def object_bytes(path):
-    """Compressed bytes of the recording's chunks of the objects' stream."""
-    data = open(path, 'rb').read()
-    return sum(n for off, n in chunks(path)
-               if int.from_bytes(data[off + 4:off + 8], 'little') == OBJECTS)
 
 
 def run(t, prog, lib):
@@ -45,21 +33,8 @@ def run(t, prog, lib):
         t.eq(rc, 0, f'{label}: exit status of the program (stderr {se[-300:]!r})')
         recs[label] = out
     plain, embed = recs['plain'], recs['embedded']
-    t.eq(object_bytes(plain), 0, 'without WRITE_BINARIES_TO_OUTPUT no object chunk')
-    ob = object_bytes(embed)
-    t.check(ob > os.path.getsize(so) // 4 + os.path.getsize(exe) // 4,
-            f'the recording holds the binaries in chunks of their own stream ({ob} B of them)')
-
-    both = {}
-    for label, rec in (('present', plain), ('embedded', embed)):
-        p = t.only_process(t.report(rec))
-        if p is None:
-            return
-        both[label] = p
-
-    def counts(p):
-        return {k: v for k, v in (p.get('totals') or {}).items() if not k.endswith('_s')}
-    t.eq(counts(both['embedded']), counts(both['present']), 'totals with and without the binaries')
+    if None in t.check_embedded(plain, embed, [exe, so]):
+        return
 
     shutil.rmtree(d)
     p = t.only_process(t.report(embed))
@@ -83,13 +58,7 @@ def run(t, prog, lib):
     t.check_frames(s, 'main_after (deleted, embedded)',
                    [('main_after', SRC, marker_line(SRC, 'site:main_after')),
                     ('main', SRC, marker_line(SRC, 'call:main_after'))])
-    t.eq([w for w in p.get('warnings', []) if w.startswith(d)], [],
-         'no warning about the deleted program or library (embedded)')
-
-    q = t.only_process(t.report(plain))
-    if q is None:
-        return
-    t.check(not names(q) & {'gtdl_leak', 'gtdl_temp', 'main_after', 'main'},
-            'without the binaries the deleted program and library name no function')
-    t.check(any(w.startswith(exe) and 'cannot open' in w for w in q.get('warnings', [])),
-            f'without the binaries a warning names the deleted program ({q.get("warnings")!r})')
+    t.check_not_warned(p, d, 'the deleted program or library (embedded)')
+    t.check_unsymbolized(t.only_process(t.report(plain)), exe,
+                         {'gtdl_leak', 'gtdl_temp', 'main_after', 'main'}, 'cannot open',
+                         'the deleted program and library')

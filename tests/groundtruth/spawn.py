@@ -4,19 +4,14 @@
 Usage: spawn.py MODE PROG, MODE being 'nofollow' or 'follow'."""
 import os
 
-from gtlib import marker_line, parse_kv
+from gtlib import marker_line
 
 SRC = 'spawn.c'
 
 
 def run(t, mode, prog):
     follow = mode == 'follow'
-    rec, out = t.record([prog], opts=['--follow-forks'] if follow else [])
-    pids = parse_kv(out)
-    if not t.check(all(k in pids for k in ('parent', 'vforked', 'spawned')),
-                   f'the program printed its pids ({out!r})'):
-        return
-    rep = t.report(rec)
+    rep, pids = t.record_forking(prog, follow, ('parent', 'vforked', 'spawned'))
     if rep is None:
         return
     procs = t.processes(rep, 3 if follow else 1)

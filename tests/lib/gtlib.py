@@ -145,6 +145,17 @@ class Case:
         self.eq(first_difference(native, rep), None,
                 f'first difference between the native report of {path} and this memtrace\'s')
 
+    def record_forking(self, prog, follow, names=('parent', 'child')):
+        """`memtrace record` of PROG, which prints the pids of its processes
+        as NAME=PID for each of NAMES, with --follow-forks when FOLLOW:
+        (the report, the pids), or (None, None) after a failure."""
+        rec, out = self.record([prog], opts=['--follow-forks'] if follow else [])
+        pids = parse_kv(out)
+        if not self.check(all(k in pids for k in names), f'the program printed its pids ({out!r})'):
+            return None, None
+        rep = self.report(rec)
+        return (rep, pids) if rep is not None else (None, None)
+
     def record_process(self, cmd, opts=(), out=None):
         """`memtrace record` of CMD, then its JSON report: (path of the
         recording, its one process), the process None after a failure."""
@@ -296,6 +307,50 @@ class Case:
             if line is not None:
                 self.eq(f.get('line'), line, f'{label}: frames[{i}].line')
 
+    # ---- embedded binaries (record --embed-binaries, the shim's
+    # MEMTRACE_WRITE_BINARIES_TO_OUTPUT) -----------------------------------
+
+    def check_embedded(self, plain, embed, files):
+        """PLAIN was recorded without the binaries, EMBED with them, of the
+        same run of a program: PLAIN has no chunk of the objects' stream,
+        EMBED has chunks of it that hold FILES (compressed, more than a
+        quarter of their bytes), and both report one process with the same
+        totals (times aside: two runs).  Returns the two processes (None
+        after a failure)."""
+        self.eq(object_bytes(plain), 0, 'without the binaries no chunk of the objects\' stream')
+        ob, want = object_bytes(embed), sum(os.path.getsize(f) for f in files) // 4
+        self.check(ob > want, f'the recording holds the binaries in chunks of their own stream '
+                   f'({ob} B of them, more than {want} B expected)')
+        procs = []
+        for rec in (plain, embed):
+            procs.append(self.only_process(self.report(rec)))
+        if None in procs:
+            return None, None
+
+        def counts(p):
+            return {k: v for k, v in (p.get('totals') or {}).items() if not k.endswith('_s')}
+        self.eq(counts(procs[1]), counts(procs[0]), 'totals with and without the binaries')
+        return procs
+
+    def check_not_warned(self, proc, prefix, label):
+        """PROC's report has no warning about a file under PREFIX."""
+        if proc is not None:
+            self.eq([w for w in proc.get('warnings', []) if w.startswith(prefix)], [],
+                    f'no warning about {label}')
+
+    def check_unsymbolized(self, proc, exe, functions, why, label):
+        """PROC, recorded without the binaries and reported once EXE was
+        deleted or replaced, names none of FUNCTIONS and has a warning
+        naming EXE that says WHY."""
+        if proc is None:
+            self.fail(f'{label}: process missing')
+            return
+        self.check(not function_names(proc) & set(functions),
+                   f'{label}: without the binaries none of {sorted(functions)} is named')
+        self.check(any(w.startswith(exe) and why in w for w in proc.get('warnings', [])),
+                   f'{label}: without the binaries a warning names {exe}, saying '
+                   f'{why!r} ({proc.get("warnings")!r})')
+
 
 # totals key -> per-site key with the same meaning
 SITE_KEY_OF_TOTAL = {
@@ -380,6 +435,22 @@ def chunks(path):
     return out
 
 
+
+OBJECTS_STREAM = 0xffffffff  # MT_STREAM_OBJECTS (codec.h): the embedded binaries
+
+
+def object_bytes(path):
+    """The bytes of a recording's chunks of the objects' stream, headers
+    included (0: no binary embedded)."""
+    data = open(path, 'rb').read()
+    return sum(n for off, n in chunks(path)
+               if int.from_bytes(data[off + 4:off + 8], 'little') == OBJECTS_STREAM)
+
+
+def function_names(proc):
+    """The function names of every frame of every site of PROC."""
+    return {f.get('function') for s in proc.get('sites', []) for f in s.get('frames', [])}
+
 # The fields of each record type (codec.h): v a varint (signed ones too),
 # b a length-prefixed byte string; STACK (4) is a count and that many varints.
 _FIELDS = {0: 'vb', 1: 'vvvv', 2: 'vv', 3: 'vvvvv', 5: 'v', 6: 'vvvbb', 7: 'vvvvbbb', 8: 'vvb',
@@ -439,4 +510,5 @@ def signal_exit(sig):
     return 128 + int(sig)
 
 
-__all__ = ['Case', 'marker_line', 'parse_kv', 'chunks', 'stderr_lines', 'signal_exit', 'signal', 'stat']
+__all__ = ['Case', 'marker_line', 'parse_kv', 'chunks', 'object_bytes', 'function_names',
+           'stderr_lines', 'signal_exit', 'signal', 'stat']

@@ -34,6 +34,7 @@ exited, the child still running); a followed one serves its own recording
 on the next free port, and both are gathered whole with their own figures.
 """
 
+import contextlib
 import os
 import re
 import signal
@@ -48,6 +49,19 @@ forks = sys.argv[3] if len(sys.argv) > 3 else None
 t = gtlib.Case('stream-' + mode)
 
 
+def where_streamed(err, who):
+    """The address and token that WHO printed on ERR (a file it writes), as
+    soon as it has: (None, None) if it never does."""
+    for _ in range(100):
+        err.seek(0)
+        m = re.search(r'gather with: memtrace gather (\S+)(?: --token (\S+))?', err.read())
+        if m:
+            return m.group(1), m.group(2)
+        time.sleep(0.05)
+    t.check(False, f'{who} says where it streams')
+    return None, None
+
+
 def start_record(listen, extra=(), out='local.mtrace'):
     """Starts `memtrace record --listen LISTEN EXTRA -- slow`; returns the
     process, the local file and the address and token it printed."""
@@ -55,26 +69,19 @@ def start_record(listen, extra=(), out='local.mtrace'):
     err = open(t.path(out + '.err'), 'w+')
     p = subprocess.Popen([t.memtrace, 'record', '--listen', listen, *extra, '-o', path, '--',
                           slow], stdout=subprocess.DEVNULL, stderr=err, text=True)
-    where = token = None
-    for _ in range(100):
-        err.seek(0)
-        m = re.search(r'gather with: memtrace gather (\S+)(?: --token (\S+))?', err.read())
-        if m:
-            where, token = m.group(1), m.group(2)
-            break
-        time.sleep(0.05)
-    t.check(where is not None, f'record --listen {listen} says where it streams')
+    where, token = where_streamed(err, f'record --listen {listen}')
     return p, path, where, token, err
 
 
-def finish(p, err, what):
+def finish(p, err, what, whose='record --listen'):
+    """Checks that P (WHOSE, its stderr in ERR) ends well."""
     try:
         rc = p.wait(timeout=60)
     except subprocess.TimeoutExpired:
         p.kill()
         rc = None
     err.seek(0)
-    t.eq(rc, 0, f'{what}: exit status of record --listen (stderr {err.read()[-300:]!r})')
+    t.eq(rc, 0, f'{what}: exit status of {whose} (stderr {err.read()[-300:]!r})')
 
 
 def same_file(a, b, what):
@@ -90,11 +97,37 @@ def figures(path, what):
         t.check_totals(p, what, allocations=60, frees=30, leaked_allocations=30, leaked_bytes=90000)
 
 
+def whole_copy(local, copy, what):
+    """COPY, gathered, is the recording LOCAL byte for byte, with SLOW's
+    figures."""
+    same_file(local, copy, what)
+    figures(copy, what)
+
+
 def gather(args, ns=None, what='gather'):
     argv = [t.memtrace, 'gather', *args]
     if ns:
         argv = ['ip', 'netns', 'exec', ns, *argv]
     return t.run(argv, timeout=60, what=what)
+
+
+def kill_and_resume(p, where, out, whose):
+    """Gathers from WHERE into OUT, kills the gatherer once something came
+    while P (WHOSE) still runs, and gathers again into OUT: it resumes."""
+    g = subprocess.Popen([t.memtrace, 'gather', where, '-o', out], stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        if os.path.exists(out) and os.path.getsize(out) > 16:
+            break
+        time.sleep(0.01)
+    partial = os.path.getsize(out) if os.path.exists(out) else 0
+    g.send_signal(signal.SIGKILL)
+    g.wait()
+    t.check(p.poll() is None, f'the gatherer was killed while {whose} still ran')
+    t.check(os.path.exists(out + '.gather'), 'a killed gathering leaves its sidecar')
+    rc, _, se = gather([where, '-o', out])
+    t.eq(rc, 0, f'the restarted gather: exit status (stderr {se[-300:]!r})')
+    t.check('resuming' in se, f'the restarted gather resumes (stderr {se[-300:]!r})')
+    t.note(f'killed with {partial} B gathered, resumed')
 
 
 def loopback():
@@ -105,32 +138,17 @@ def loopback():
     rc, _, se = gather([where, '-o', t.path('g1.mtrace')])
     t.eq(rc, 0, f'gather {where}: exit status (stderr {se[-300:]!r})')
     finish(p, err, 'loopback')
-    same_file(local, t.path('g1.mtrace'), 'loopback')
+    whole_copy(local, t.path('g1.mtrace'), 'loopback')
     t.check(os.path.getsize(local) > 2 << 20, f'the recording with its binaries spans frames '
             f'of 1 MiB ({os.path.getsize(local)} B)')
-    figures(t.path('g1.mtrace'), 'gathered on loopback')
     t.check(not os.path.exists(t.path('g1.mtrace') + '.gather'), 'the sidecar is gone once gathered')
 
     # 2. killed mid-run, restarted with the same file: nothing lost
     p, local, where, _, err = start_record('127.0.0.1:0', out='local2.mtrace')
     out = t.path('g2.mtrace')
-    g = subprocess.Popen([t.memtrace, 'gather', where, '-o', out], stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        if os.path.exists(out) and os.path.getsize(out) > 16:
-            break
-        time.sleep(0.01)
-    partial = os.path.getsize(out) if os.path.exists(out) else 0
-    g.send_signal(signal.SIGKILL)
-    g.wait()
-    t.check(p.poll() is None, 'the gatherer was killed while the command still ran')
-    t.check(os.path.exists(out + '.gather'), 'a killed gathering leaves its sidecar')
-    rc, _, se = gather([where, '-o', out])
-    t.eq(rc, 0, f'the restarted gather: exit status (stderr {se[-300:]!r})')
-    t.check('resuming' in se, f'the restarted gather resumes (stderr {se[-300:]!r})')
-    t.note(f'killed with {partial} B gathered, resumed')
+    kill_and_resume(p, where, out, 'the command')
     finish(p, err, 'restart')
-    same_file(local, out, 'killed and restarted')
-    figures(out, 'gathered after a restart')
+    whole_copy(local, out, 'killed and restarted')
 
     # 3. a finished file is not overwritten; a second gatherer is refused
     p, local, where, _, err = start_record('127.0.0.1:0', out='local3.mtrace')
@@ -190,13 +208,18 @@ def sh(*argv):
     return r.returncode == 0
 
 
-def netns():
+@contextlib.contextmanager
+def veth_netns(test, tag, subnet):
+    """A network namespace of its own joined to this one by a veth pair
+    (root: else the test is skipped), named after TAG and this pid, on
+    10.SUBNET.N.0/24: yields (namespace, this side's address), or None when
+    it could not be made (said); it is taken down after."""
     if os.geteuid() != 0:
-        print('stream-netns: SKIP: needs root (network namespaces)')
+        print(f'{test}: SKIP: needs root (network namespaces)')
         sys.exit(77)
     n = os.getpid() % 200 + 20
-    ns, va, vb = f'mtg{os.getpid()}', f'mtva{os.getpid()}', f'mtvb{os.getpid()}'
-    here, there = f'10.251.{n}.1', f'10.251.{n}.2'
+    ns, va, vb = f'{tag}{os.getpid()}', f'{tag}a{os.getpid()}', f'{tag}b{os.getpid()}'
+    here, there = f'10.{subnet}.{n}.1', f'10.{subnet}.{n}.2'
     try:
         ok = (sh('ip', 'netns', 'add', ns) and
               sh('ip', 'link', 'add', va, 'type', 'veth', 'peer', 'name', vb) and
@@ -206,38 +229,61 @@ def netns():
               sh('ip', 'netns', 'exec', ns, 'ip', 'addr', 'add', f'{there}/24', 'brd', '+', 'dev', vb) and
               sh('ip', 'netns', 'exec', ns, 'ip', 'link', 'set', vb, 'up') and
               sh('ip', 'netns', 'exec', ns, 'ip', 'link', 'set', 'lo', 'up'))
-        if not ok:
+        yield (ns, here) if ok else None
+    finally:
+        subprocess.run(['ip', 'link', 'del', va], capture_output=True)
+        subprocess.run(['ip', 'netns', 'del', ns], capture_output=True)
+
+
+def token_required(where, token, ns, whose, out):
+    """Off loopback WHOSE made up TOKEN and printed it: a gather from the
+    namespace NS without it, or with a wrong one, is refused, saying why;
+    one with it takes the recording into OUT."""
+    t.check(token is not None and len(token) >= 16, f'a token is made up off loopback ({token!r})')
+    rc, _, se = gather([where or '-', '-o', out + '.none', '--retry', '0'], ns=ns)
+    t.eq(rc, 1, f'gather from {whose} without the token: exit status')
+    t.check('token' in se and 'required' in se, f'without the token: says so (stderr {se.strip()!r})')
+    rc, _, se = gather([where or '-', '--token', 'wrong', '-o', out + '.wrong', '--retry', '0'],
+                       ns=ns)
+    t.eq(rc, 1, f'gather from {whose} with a wrong token: exit status')
+    t.check('wrong token' in se, f'a wrong token: says so (stderr {se.strip()!r})')
+    rc, _, se = gather([where or '-', '--token', token or '-', '-o', out], ns=ns)
+    t.eq(rc, 0, f'gather from {whose} with the token across the veth: exit status '
+         f'(stderr {se[-300:]!r})')
+
+
+def found_by_broadcast(ns, p, err, local, whose, what):
+    """`gather` with no address in the namespace NS finds P (WHOSE, which
+    announces itself with the token 'sesame') and takes its recording,
+    LOCAL, byte for byte, named after the command."""
+    found_dir = t.path('found')
+    os.makedirs(found_dir)
+    rc, _, se = gather(['--token', 'sesame', '-d', found_dir, '--wait', '3'], ns=ns)
+    t.eq(rc, 0, f'gather with no address: exit status (stderr {se[-400:]!r})')
+    finish(p, err, what, whose)
+    found = [f for f in os.listdir(found_dir) if f.endswith('.mtrace')]
+    t.eq(len(found), 1, f'recordings found by broadcast ({found})')
+    if found:
+        t.check(found[0].startswith('memtrace.stream-slow.'), f'named after the command ({found[0]})')
+        whole_copy(local, os.path.join(found_dir, found[0]), what)
+
+
+def netns():
+    with veth_netns('stream-netns', 'mtg', 251) as net:
+        if not net:
             return
+        ns, here = net
         # the token: required off loopback, made up and printed
         p, local, where, token, err = start_record(f'{here}:0')
-        t.check(token is not None and len(token) >= 16, f'a token is made up off loopback ({token!r})')
-        rc, _, se = gather([where, '-o', t.path('n0.mtrace'), '--retry', '0'], ns=ns)
-        t.eq(rc, 1, 'gather without the token: exit status')
-        t.check('token' in se and 'required' in se, f'without the token: says so (stderr {se.strip()!r})')
-        rc, _, se = gather([where, '--token', 'wrong', '-o', t.path('n1.mtrace'), '--retry', '0'], ns=ns)
-        t.eq(rc, 1, 'gather with a wrong token: exit status')
-        t.check('wrong token' in se, f'a wrong token: says so (stderr {se.strip()!r})')
-        rc, _, se = gather([where, '--token', token or '-', '-o', t.path('n2.mtrace')], ns=ns)
-        t.eq(rc, 0, f'gather with the token across the veth: exit status (stderr {se[-300:]!r})')
+        token_required(where, token, ns, 'record --listen', t.path('n2.mtrace'))
         finish(p, err, 'netns')
-        same_file(local, t.path('n2.mtrace'), 'across the veth')
-        figures(t.path('n2.mtrace'), 'gathered across the veth')
+        whole_copy(local, t.path('n2.mtrace'), 'across the veth')
 
         # discovery: the recorder announces itself; gather with no address
         p, local, where, token, err = start_record(f'{here}:0', ['--broadcast', '--token', 'sesame'],
                                                    out='local-b.mtrace')
-        os.makedirs(t.path('found'))
-        rc, _, se = gather(['--token', 'sesame', '-d', t.path('found'), '--wait', '3'], ns=ns)
-        t.eq(rc, 0, f'gather with no address: exit status (stderr {se[-400:]!r})')
-        finish(p, err, 'broadcast')
-        found = [f for f in os.listdir(t.path('found')) if f.endswith('.mtrace')]
-        t.eq(len(found), 1, f'recordings found by broadcast ({found})')
-        if found:
-            t.check(found[0].startswith('memtrace.stream-slow.'), f'named after the command ({found[0]})')
-            same_file(local, os.path.join(t.path('found'), found[0]), 'found by broadcast')
-    finally:
-        subprocess.run(['ip', 'link', 'del', va], capture_output=True)
-        subprocess.run(['ip', 'netns', 'del', ns], capture_output=True)
+        found_by_broadcast(ns, p, err, local, 'record --listen', 'found by broadcast')
+
 
 
 def free_port():
@@ -273,26 +319,12 @@ def start_shim(env, out, argv=None, stdin=None):
         if k not in env:
             e.pop(k, None)
     p = subprocess.Popen(argv or [slow], env=e, stdin=stdin, stdout=subprocess.DEVNULL, stderr=err)
-    where = token = None
-    for _ in range(100):
-        err.seek(0)
-        m = re.search(r'gather with: memtrace gather (\S+)(?: --token (\S+))?', err.read())
-        if m:
-            where, token = m.group(1), m.group(2)
-            break
-        time.sleep(0.05)
-    t.check(where is not None, f'the shim with MEMTRACE_ENABLE_SERVER says where it streams')
+    where, token = where_streamed(err, 'the shim with MEMTRACE_ENABLE_SERVER')
     return p, path, where, token, err
 
 
 def finish_shim(p, err, what):
-    try:
-        rc = p.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        rc = None
-    err.seek(0)
-    t.eq(rc, 0, f'{what}: exit status of the program (stderr {err.read()[-300:]!r})')
+    finish(p, err, what, 'the program')
 
 
 def shim_loopback():
@@ -312,27 +344,15 @@ def shim_loopback():
     t.eq(rc, 0, f'gather {where}: exit status (stderr {se[-300:]!r})')
     finish_shim(p, err, 'shim on loopback')
     taken.close()
-    same_file(local, t.path('g1.mtrace'), 'shim on loopback')
-    figures(t.path('g1.mtrace'), 'gathered from the shim on loopback')
+    whole_copy(local, t.path('g1.mtrace'), 'shim on loopback')
 
     # 2. killed mid-run, restarted with the same file: nothing lost
     p, local, where, _, err = start_shim({'MEMTRACE_BASE_SERVER_PORT': str(free_port())},
                                          'local2.mtrace')
     out = t.path('g2.mtrace')
-    g = subprocess.Popen([t.memtrace, 'gather', where or '-', '-o', out], stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        if os.path.exists(out) and os.path.getsize(out) > 16:
-            break
-        time.sleep(0.01)
-    g.send_signal(signal.SIGKILL)
-    g.wait()
-    t.check(p.poll() is None, 'the gatherer was killed while the program still ran')
-    rc, _, se = gather([where or '-', '-o', out])
-    t.eq(rc, 0, f'the restarted gather: exit status (stderr {se[-300:]!r})')
-    t.check('resuming' in se, f'the restarted gather resumes (stderr {se[-300:]!r})')
+    kill_and_resume(p, where or '-', out, 'the program')
     finish_shim(p, err, 'shim, gather restarted')
-    same_file(local, out, 'shim, gather killed and restarted')
-    figures(out, 'gathered from the shim after a restart')
+    whole_copy(local, out, 'shim, gather killed and restarted')
 
     # 3. MEMTRACE_TOKEN is asked for on loopback too
     p, local, where, token, err = start_shim({'MEMTRACE_BASE_SERVER_PORT': str(free_port()),
@@ -403,43 +423,19 @@ def shim_loopback():
 
 
 def shim_netns():
-    if os.geteuid() != 0:
-        print('stream-shim-netns: SKIP: needs root (network namespaces)')
-        sys.exit(77)
-    n = os.getpid() % 200 + 20
-    ns, va, vb = f'mts{os.getpid()}', f'mtsa{os.getpid()}', f'mtsb{os.getpid()}'
-    here, there = f'10.252.{n}.1', f'10.252.{n}.2'
-    try:
-        ok = (sh('ip', 'netns', 'add', ns) and
-              sh('ip', 'link', 'add', va, 'type', 'veth', 'peer', 'name', vb) and
-              sh('ip', 'link', 'set', vb, 'netns', ns) and
-              sh('ip', 'addr', 'add', f'{here}/24', 'brd', '+', 'dev', va) and
-              sh('ip', 'link', 'set', va, 'up') and
-              sh('ip', 'netns', 'exec', ns, 'ip', 'addr', 'add', f'{there}/24', 'brd', '+', 'dev', vb) and
-              sh('ip', 'netns', 'exec', ns, 'ip', 'link', 'set', vb, 'up') and
-              sh('ip', 'netns', 'exec', ns, 'ip', 'link', 'set', 'lo', 'up'))
-        if not ok:
+    with veth_netns('stream-shim-netns', 'mts', 252) as net:
+        if not net:
             return
+        ns, here = net
         # off loopback: a token is made up, printed, and required
         p, local, where, token, err = start_shim({'MEMTRACE_LISTEN': here,
                                                   'MEMTRACE_BASE_SERVER_PORT': str(free_port())},
                                                  'local.mtrace')
         t.check(where is not None and where.startswith(here + ':'),
                 f'MEMTRACE_LISTEN={here}: listens there ({where})')
-        t.check(token is not None and len(token) >= 16, f'a token is made up off loopback ({token!r})')
-        rc, _, se = gather([where or '-', '-o', t.path('n0.mtrace'), '--retry', '0'], ns=ns)
-        t.eq(rc, 1, 'gather from the shim without the token: exit status')
-        t.check('token' in se and 'required' in se, f'without the token: says so (stderr {se.strip()!r})')
-        rc, _, se = gather([where or '-', '--token', 'wrong', '-o', t.path('n1.mtrace'), '--retry', '0'],
-                           ns=ns)
-        t.eq(rc, 1, 'gather from the shim with a wrong token: exit status')
-        t.check('wrong token' in se, f'a wrong token: says so (stderr {se.strip()!r})')
-        rc, _, se = gather([where or '-', '--token', token or '-', '-o', t.path('n2.mtrace')], ns=ns)
-        t.eq(rc, 0, f'gather from the shim with the token across the veth: exit status '
-             f'(stderr {se[-300:]!r})')
+        token_required(where, token, ns, 'the shim', t.path('n2.mtrace'))
         finish_shim(p, err, 'shim off loopback')
-        same_file(local, t.path('n2.mtrace'), 'shim, across the veth')
-        figures(t.path('n2.mtrace'), 'gathered from the shim across the veth')
+        whole_copy(local, t.path('n2.mtrace'), 'shim, across the veth')
 
         # discovery: MEMTRACE_ENABLE_BROADCAST; gather with no address
         p, local, where, token, err = start_shim({'MEMTRACE_LISTEN': here,
@@ -449,19 +445,8 @@ def shim_netns():
         t.check(where is not None, 'the broadcasting shim says where it streams')
         err.seek(0)
         t.check('announced on the LAN' in err.read(), 'the shim says it announces itself')
-        os.makedirs(t.path('found'))
-        rc, _, se = gather(['--token', 'sesame', '-d', t.path('found'), '--wait', '3'], ns=ns)
-        t.eq(rc, 0, f'gather with no address: exit status (stderr {se[-400:]!r})')
-        finish_shim(p, err, 'shim broadcasting')
-        found = [f for f in os.listdir(t.path('found')) if f.endswith('.mtrace')]
-        t.eq(len(found), 1, f'recordings found by broadcast ({found})')
-        if found:
-            t.check(found[0].startswith('memtrace.stream-slow.'), f'named after the program ({found[0]})')
-            same_file(local, os.path.join(t.path('found'), found[0]), 'shim, found by broadcast')
-            figures(os.path.join(t.path('found'), found[0]), 'gathered from the shim found by broadcast')
-    finally:
-        subprocess.run(['ip', 'link', 'del', va], capture_output=True)
-        subprocess.run(['ip', 'netns', 'del', ns], capture_output=True)
+        found_by_broadcast(ns, p, err, local, 'the program', 'shim, found by broadcast')
+
 
 
 {'loopback': loopback, 'netns': netns, 'shim-loopback': shim_loopback,

@@ -40,7 +40,6 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -425,20 +424,9 @@ static void *flusher(void *arg)
 
 static void start_flusher(void)
 {
-	pthread_t t;
-	pthread_attr_t a;
-	sigset_t all, old;
-	/* the thread takes no signals meant for the program */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&a, 64 * 1024);
-	if (pthread_create(&t, &a, flusher, NULL) != 0)
+	if (mt_shim_thread(flusher, NULL, 64 * 1024) != 0)
 		mt_log(2,
 		       "no flusher thread: the file is written when the buffer fills and at exit");
-	pthread_attr_destroy(&a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* A process the shim cannot trace says so, whatever MEMTRACE_LOG asks

@@ -15,6 +15,7 @@
  * be the same addresses as one of the old).
  */
 #include "shim.h"
+#include "base/hash.h"
 
 #include <elf.h>
 #include <link.h>
@@ -31,12 +32,6 @@ struct known {
 	uint64_t bias, start, end, id_hash;
 };
 
-static uint64_t hash_bytes(uint64_t h, const uint8_t *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ s[i]) * 1099511628211ull;
-	return h;
-}
 static struct known *known;
 static unsigned nknown;
 static int replaced; /* this scan found an object where another had been */
@@ -100,8 +95,7 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *data)
 	const uint8_t *id = NULL;
 	size_t idlen = find_build_id(info, &id);
 	const char *name = info->dlpi_name ? info->dlpi_name : "";
-	uint64_t idh = hash_bytes(
-		hash_bytes(1469598103934665603ull, (const uint8_t *)name, strlen(name)), id, idlen);
+	uint64_t idh = mt_fnv_bytes(mt_fnv_str(MT_FNV_SEED, name), id, idlen);
 	int overlaps = 0;
 	for (unsigned i = 0; i < nknown; i++) {
 		if (known[i].bias == info->dlpi_addr && known[i].start == lo &&

@@ -34,8 +34,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -251,21 +249,11 @@ void mt_serve_start(void)
 		__atomic_store_n(&stopped, 1, __ATOMIC_RELEASE);
 		return;
 	}
-	pthread_t t;
-	pthread_attr_t a;
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&a, 256 * 1024);
-	if (pthread_create(&t, &a, server_main, NULL) != 0) {
+	if (mt_shim_thread(server_main, NULL, 256 * 1024) != 0) {
 		mt_log(0, "server not started: no thread for it");
 		close_all();
 		__atomic_store_n(&stopped, 1, __ATOMIC_RELEASE);
 	}
-	pthread_attr_destroy(&a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void sleep_ms(long ms)

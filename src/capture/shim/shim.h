@@ -12,7 +12,7 @@
  * tune.c (mallopt, malloc_trim), which call preload.c's mt_ext_* (the last
  * section), and preload.c (the hooks
  * and start-up, which calls all the others) down to next.c, arena.c,
- * state.c, self.c and config.c, which call no other file of the shim.
+ * state.c, thread.c, self.c and config.c, which call no other file of the shim.
  * tbuf.c (the per-thread buffers) calls channel.c, stacktab.c and stamp.c;
  * the unwinder (unwind.h) is called only from preload.c.
  */
@@ -36,22 +36,6 @@
 #define mt_cpu_relax() __asm__ __volatile__("yield" ::: "memory")
 #else
 #define mt_cpu_relax() __asm__ __volatile__("" ::: "memory")
-/* preload.c, for extapi.c: the recording the hooks do, for an allocator's
- * own entry points.  Called by extapi.c's hooks (their caller's stack is
- * recorded, the hook's frame lying in the shim is dropped when reports
- * symbolize).  Between mt_ext_enter and mt_ext_leave the thread is inside
- * the shim: calls that the allocator makes to our hooks (mimalloc's malloc
- * calling mi_malloc) pass through unrecorded, so each event counts once. */
-MT_HIDDEN int mt_ext_enter(void); /* returns what mt_ext_leave restores */
-MT_HIDDEN void mt_ext_leave(int saved);
-MT_HIDDEN void mt_ext_alloc(int fn, void *p, size_t n);
-MT_HIDDEN void mt_ext_free(void *p);
-/* Resizes OLD (not NULL) to N with CALL(OLD, N, CTX) and records it as a
- * REALLOC by FN, held across the call as realloc is (preload.c: realloc_begin).
- * A NULL result with N > 0 is a failure; with N == 0 the block is freed. */
-typedef void *(*mt_resize_fn)(void *old, size_t n, void *ctx);
-MT_HIDDEN void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call, void *ctx);
-
 #endif
 
 /* next.c: the allocator the process would have used without the shim (the
@@ -194,6 +178,10 @@ static inline uint64_t mt_stamp_ns(uint64_t stamp)
 }
 /* Measures the rate anew if 10 ms passed since (NOW: a stamp). */
 MT_HIDDEN void mt_stamp_recalibrate(uint64_t now);
+
+/* thread.c: starts FN(ARG) on a thread of the shim's own: every signal
+ * blocked, detached, with a stack of STACK bytes.  0, or -1. */
+MT_HIDDEN int mt_shim_thread(void *(*fn)(void *), void *arg, size_t stack);
 
 /* self.c: the process's own name, read from /proc/self. */
 MT_HIDDEN int mt_read_self_exe(char *buf, size_t len); /* length, or -1 */
