@@ -75,6 +75,13 @@ const volatile __u32 entry_frames = 0;
 /* Stacks from the unwind tables (dwarf_stack) rather than frame pointers. */
 const volatile __u32 dwarf_unwind = 0;
 
+/* Lean (a recording: the events are all it reads): no live map, no sites
+ * map.  They cost more than the rest of a free (a hash lookup and delete,
+ * ~250 ns) and ~200 ns of an allocation's return (an insert, which
+ * allocates); the loader pairs the events instead.  Objects marked
+ * MTB_OI_LIVE keep their blocks in the live map. */
+const volatile __u32 lean = 0;
+
 /* Changed by the loader at run time. */
 __u32 trace_all = 0; /* trace every process not marked MTB_EXCLUDED */
 
@@ -412,7 +419,7 @@ static __always_inline struct mtb_site *site_get(__u32 tgid, __u64 kstack)
 static __always_inline void site_release(__u32 tgid, __u64 size, __u64 kstack, __u64 ts, __u64 now)
 {
 	struct mtb_site_key k = { .tgid = tgid, .kstack = kstack };
-	struct mtb_site *s = bpf_map_lookup_elem(&sites, &k);
+	struct mtb_site *s = lean ? NULL : bpf_map_lookup_elem(&sites, &k);
 
 	if (!s)
 		return;
@@ -437,8 +444,8 @@ static __always_inline int live_take(__u32 tgid, __u64 ptr, struct mtb_live *out
 	return bpf_map_delete_elem(&live, &k) == 0;
 }
 
-static __always_inline void emit(__u32 type, __u32 fn, __u32 object, __u64 pid_tgid,
-				 __u64 ptr, __u64 old_ptr, __u64 size, __u64 kstack, __u64 caller)
+static __always_inline void emit_flags(__u32 type, __u32 fn, __u32 object, __u64 pid_tgid, __u64 ptr,
+				       __u64 old_ptr, __u64 size, __u64 kstack, __u64 caller, __u32 flags)
 {
 	struct mtb_rec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 
@@ -448,7 +455,7 @@ static __always_inline void emit(__u32 type, __u32 fn, __u32 object, __u64 pid_t
 	}
 	r->type = type;
 	r->fn = fn;
-	r->pad = 0;
+	r->flags = flags;
 	r->object = object;
 	r->pid = pid_tgid >> 32;
 	r->tid = (__u32)pid_tgid;
@@ -460,6 +467,22 @@ static __always_inline void emit(__u32 type, __u32 fn, __u32 object, __u64 pid_t
 	r->kstack = kstack;
 	r->caller = caller;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline void emit(__u32 type, __u32 fn, __u32 object, __u64 pid_tgid, __u64 ptr,
+				 __u64 old_ptr, __u64 size, __u64 kstack, __u64 caller)
+{
+	emit_flags(type, fn, object, pid_tgid, ptr, old_ptr, size, kstack, caller, 0);
+}
+
+/* Are the blocks of allocator OBJECT kept in the live map? */
+static __always_inline int keeps_live(__u32 object)
+{
+	if (!lean)
+		return 1;
+	struct mtb_objinfo *oi = bpf_map_lookup_elem(&objinfo, &object);
+
+	return oi && (oi->flags & MTB_OI_LIVE);
 }
 
 /* Argument I (0..2) of the call, from where the loader said it is.  Read
@@ -632,7 +655,8 @@ int mt_entry(struct pt_regs *ctx)
 	c->old_valid = 0;
 	c->via_new = made_by_new(ctx, c, tgid, tid, sp, now);
 	if ((fn == MTB_FN_REALLOC || fn == MTB_FN_REALLOCARRAY || fn == MTB_FN_RALLOCX ||
-	     fn == MTB_FN_XALLOCX) && a0) {
+	     fn == MTB_FN_XALLOCX) &&
+	    a0 && keeps_live(MTB_COOKIE_OBJECT(cookie))) {
 		struct mtb_live old;
 
 		if (live_take(tgid, a0, &old)) {
@@ -1278,6 +1302,8 @@ static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32
 					  __u64 size, __u64 now, __u64 kstack)
 {
 	kstack = stack_key(ctx, tgid, kstack);
+	if (!keeps_live(object))
+		return kstack; /* lean: the events are all */
 
 	struct mtb_live_key lk = { .ptr = ptr, .tgid = tgid };
 	struct mtb_live lv = { .size = size, .kstack = kstack, .ts = now };
@@ -1288,7 +1314,7 @@ static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32
 
 		/* An address handed out again whose free we did not see: the
 		 * old record is dead; replace it. */
-		if (live_take(tgid, ptr, &old))
+		if (live_take(tgid, ptr, &old) && !lean)
 			site_release(tgid, old.size, old.kstack, old.ts, now);
 		if (bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST)) {
 			tracked = 0;
@@ -1296,7 +1322,7 @@ static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32
 		}
 	}
 
-	struct mtb_site *s = site_get(tgid, kstack);
+	struct mtb_site *s = lean ? NULL : site_get(tgid, kstack);
 
 	if (s) {
 		s->object_plus1 = object + 1;
@@ -1478,7 +1504,7 @@ int mt_return(struct pt_regs *ctx)
 		/* The old block is gone: freed (size 0, NULL) or replaced. */
 		if (p.old_valid)
 			site_release(tgid, p.old_size, p.old_kstack, p.old_ts, now);
-		else
+		else if (!lean)
 			count(tgid, MTB_ST_UNMATCHED_FREE, 1);
 		if (!ret) {
 			if (events_mode)
@@ -1544,6 +1570,13 @@ int mt_free(struct pt_regs *ctx)
 
 	__u32 object = MTB_COOKIE_OBJECT(cookie);
 
+	if (!keeps_live(object)) {
+		/* lean: the loader pairs it, and drops an internal free of a
+		 * block it does not know */
+		emit_flags(MTB_REC_FREE, MTB_FN_FREE, object, pid_tgid, ptr, 0, 0, 0, 0,
+			   internal_free(ctx, object) ? MTB_RF_INTERNAL : 0);
+		return 0;
+	}
 	if (live_take(tgid, ptr, &old)) {
 		site_release(tgid, old.size, old.kstack, old.ts, min_age_ns ? bpf_ktime_get_ns() : 0);
 	} else if (internal_free(ctx, object)) {
