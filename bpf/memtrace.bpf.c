@@ -154,6 +154,22 @@ struct {
 	__uint(max_entries, 1 << 26);
 } rb SEC(".maps");
 
+/* Lean mode: the blocks the programs saw allocated, direct-mapped by a
+ * hash of (process, address), holding that hash (0: empty).  A free found
+ * here needs no telling whether the allocator made it (internal_free: a
+ * read of the return address, ~165 ns, more than the rest of the free);
+ * one not found (never seen, or its slot taken since by another block) is
+ * told, and the loader drops an internal free of a block it does not know
+ * (lean.c).  A slot left by a free not seen says "known" as a stale live
+ * record did. */
+#define MTB_KNOWN_SLOTS (1 << 18)
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MTB_KNOWN_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} known SEC(".maps");
+
 /* ---- the unwinder's maps (memtrace_bpf.h) ---- */
 
 /* (process, address space, 2 MB granule) -> the file mappings seen there:
@@ -473,6 +489,36 @@ static __always_inline void emit(__u32 type, __u32 fn, __u32 object, __u64 pid_t
 				 __u64 old_ptr, __u64 size, __u64 kstack, __u64 caller)
 {
 	emit_flags(type, fn, object, pid_tgid, ptr, old_ptr, size, kstack, caller, 0);
+}
+
+/* The slot of block PTR of process TGID in known, and its key there. */
+static __always_inline __u64 *known_slot(__u32 tgid, __u64 ptr, __u64 *key)
+{
+	__u64 h = (ptr ^ ((__u64)tgid << 40)) * 0x9e3779b97f4a7c15ull;
+	__u32 i = (__u32)(h >> 32) & (MTB_KNOWN_SLOTS - 1);
+
+	h ^= h >> 29;
+	*key = h | 1;
+	return bpf_map_lookup_elem(&known, &i);
+}
+
+static __always_inline void known_put(__u32 tgid, __u64 ptr)
+{
+	__u64 key, *k = known_slot(tgid, ptr, &key);
+
+	if (k)
+		*k = key;
+}
+
+/* 1 if block PTR was seen allocated (and now forgets it). */
+static __always_inline int known_take(__u32 tgid, __u64 ptr)
+{
+	__u64 key, *k = known_slot(tgid, ptr, &key);
+
+	if (!k || *k != key)
+		return 0;
+	*k = 0;
+	return 1;
 }
 
 /* Are the blocks of allocator OBJECT kept in the live map? */
@@ -1304,6 +1350,8 @@ static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32
 	kstack = stack_key(ctx, tgid, kstack);
 	if (!keeps_live(object))
 		return kstack; /* lean: the events are all */
+	if (!now)
+		now = bpf_ktime_get_ns();
 
 	struct mtb_live_key lk = { .ptr = ptr, .tgid = tgid };
 	struct mtb_live lv = { .size = size, .kstack = kstack, .ts = now };
@@ -1418,7 +1466,9 @@ int mt_return(struct pt_regs *ctx)
 
 	__u32 tgid = p.tgid, fn = p.fn, object = MTB_COOKIE_OBJECT(cookie);
 	__u64 ret = PT_REGS_RC(ctx), caller = PT_REGS_IP(ctx);
-	__u64 now = bpf_ktime_get_ns();
+	/* For the live and sites maps (the event takes its own time): lean,
+	 * only record_alloc's live record needs it, where it is taken then. */
+	__u64 now = lean ? 0 : bpf_ktime_get_ns();
 	/* Made by operator new: its caller's stack, taken at new's entry. */
 	__u64 kstack = p.via_new ? p.new_kstack : dstack;
 
@@ -1509,6 +1559,8 @@ int mt_return(struct pt_regs *ctx)
 		if (!ret) {
 			if (events_mode)
 				emit(MTB_REC_FREE, fn, object, pid_tgid, old, 0, 0, 0, caller);
+			if (lean)
+				known_take(tgid, old);
 			return 0;
 		}
 		nptr = ret;
@@ -1525,6 +1577,11 @@ int mt_return(struct pt_regs *ctx)
 		break;
 	}
 	kstack = record_alloc(ctx, tgid, object, fn, nptr, nsize, now, kstack);
+	if (lean) {
+		if (nold)
+			known_take(tgid, nold);
+		known_put(tgid, nptr);
+	}
 	if (events_mode)
 		emit(rtype, fn, object, pid_tgid, nptr, nold, nsize, kstack, caller);
 	return 0;
@@ -1573,8 +1630,10 @@ int mt_free(struct pt_regs *ctx)
 	if (!keeps_live(object)) {
 		/* lean: the loader pairs it, and drops an internal free of a
 		 * block it does not know */
+		int internal = !known_take(tgid, ptr) && internal_free(ctx, object);
+
 		emit_flags(MTB_REC_FREE, MTB_FN_FREE, object, pid_tgid, ptr, 0, 0, 0, 0,
-			   internal_free(ctx, object) ? MTB_RF_INTERNAL : 0);
+			   internal ? MTB_RF_INTERNAL : 0);
 		return 0;
 	}
 	if (live_take(tgid, ptr, &old)) {

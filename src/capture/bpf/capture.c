@@ -342,6 +342,8 @@ static void configure(struct mt_bpf *b, long page)
 
 	s->rodata->events_mode = b->o.events ? 1 : 0;
 	s->rodata->lean = b->o.events && b->o.lean ? 1 : 0;
+	if (!s->rodata->lean) /* the lean mode's table of blocks: unused */
+		bpf_map__set_max_entries(s->maps.known, 1);
 	s->rodata->min_age_ns = b->o.min_age_ns;
 	s->rodata->self_tgid = (uint32_t)b->self;
 	/* MEMTRACE_BPF_UNWIND=fp: frame pointers only, as before the unwind
