@@ -42,6 +42,9 @@
  *   (bpf_get_stackid) is left for what the unwinder cannot do, tried only
  *   where %rbp can be a frame pointer.
  * - Every loss is counted in the stats map, per process.
+ * - A recording opens the programs lean: no live or sites map, which cost
+ *   more than the rest of a free; the loader pairs the events
+ *   (bpf/README, src/capture/bpf/lean.c).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
