@@ -497,10 +497,12 @@ static __always_inline void emit(__u32 type, __u32 fn, __u32 object, __u64 pid_t
 /* The slot of block PTR of process TGID in known, and its key there. */
 static __always_inline __u64 *known_slot(__u32 tgid, __u64 ptr, __u64 *key)
 {
-	__u64 h = (ptr ^ ((__u64)tgid << 40)) * 0x9e3779b97f4a7c15ull;
+	/* (two blocks of one process never share a key: the multiply is one
+	 * to one, and the bit | 1 sets is the same in both, blocks being
+	 * 8-aligned) */
+	__u64 h = ptr * 0x9e3779b97f4a7c15ull ^ (__u64)tgid * 0xbf58476d1ce4e5b9ull;
 	__u32 i = (__u32)(h >> 32) & (MTB_KNOWN_SLOTS - 1);
 
-	h ^= h >> 29;
 	*key = h | 1;
 	return bpf_map_lookup_elem(&known, &i);
 }
