@@ -42,6 +42,9 @@
  *   (bpf_get_stackid) is left for what the unwinder cannot do, tried only
  *   where %rbp can be a frame pointer.
  * - Every loss is counted in the stats map, per process.
+ * - A recording opens the programs lean: no live or sites map, which cost
+ *   more than the rest of a free; the loader pairs the events
+ *   (bpf/README, src/capture/bpf/lean.c).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -74,6 +77,13 @@ const volatile __u32 entry_frames = 0;
 
 /* Stacks from the unwind tables (dwarf_stack) rather than frame pointers. */
 const volatile __u32 dwarf_unwind = 0;
+
+/* Lean (a recording: the events are all it reads): no live map, no sites
+ * map.  They cost more than the rest of a free (a hash lookup and delete,
+ * ~250 ns) and ~200 ns of an allocation's return (an insert, which
+ * allocates); the loader pairs the events instead.  Objects marked
+ * MTB_OI_LIVE keep their blocks in the live map. */
+const volatile __u32 lean = 0;
 
 /* Changed by the loader at run time. */
 __u32 trace_all = 0; /* trace every process not marked MTB_EXCLUDED */
@@ -146,6 +156,22 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 26);
 } rb SEC(".maps");
+
+/* Lean mode: the blocks the programs saw allocated, direct-mapped by a
+ * hash of (process, address), holding that hash (0: empty).  A free found
+ * here needs no telling whether the allocator made it (internal_free: a
+ * read of the return address, ~165 ns, more than the rest of the free);
+ * one not found (never seen, or its slot taken since by another block) is
+ * told, and the loader drops an internal free of a block it does not know
+ * (lean.c).  A slot left by a free not seen says "known" as a stale live
+ * record did. */
+#define MTB_KNOWN_SLOTS (1 << 18)
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MTB_KNOWN_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} known SEC(".maps");
 
 /* ---- the unwinder's maps (memtrace_bpf.h) ---- */
 
@@ -412,7 +438,7 @@ static __always_inline struct mtb_site *site_get(__u32 tgid, __u64 kstack)
 static __always_inline void site_release(__u32 tgid, __u64 size, __u64 kstack, __u64 ts, __u64 now)
 {
 	struct mtb_site_key k = { .tgid = tgid, .kstack = kstack };
-	struct mtb_site *s = bpf_map_lookup_elem(&sites, &k);
+	struct mtb_site *s = lean ? NULL : bpf_map_lookup_elem(&sites, &k);
 
 	if (!s)
 		return;
@@ -437,8 +463,8 @@ static __always_inline int live_take(__u32 tgid, __u64 ptr, struct mtb_live *out
 	return bpf_map_delete_elem(&live, &k) == 0;
 }
 
-static __always_inline void emit(__u32 type, __u32 fn, __u32 object, __u64 pid_tgid,
-				 __u64 ptr, __u64 old_ptr, __u64 size, __u64 kstack, __u64 caller)
+static __always_inline void emit_flags(__u32 type, __u32 fn, __u32 object, __u64 pid_tgid, __u64 ptr,
+				       __u64 old_ptr, __u64 size, __u64 kstack, __u64 caller, __u32 flags)
 {
 	struct mtb_rec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 
@@ -448,7 +474,7 @@ static __always_inline void emit(__u32 type, __u32 fn, __u32 object, __u64 pid_t
 	}
 	r->type = type;
 	r->fn = fn;
-	r->pad = 0;
+	r->flags = flags;
 	r->object = object;
 	r->pid = pid_tgid >> 32;
 	r->tid = (__u32)pid_tgid;
@@ -460,6 +486,54 @@ static __always_inline void emit(__u32 type, __u32 fn, __u32 object, __u64 pid_t
 	r->kstack = kstack;
 	r->caller = caller;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline void emit(__u32 type, __u32 fn, __u32 object, __u64 pid_tgid, __u64 ptr,
+				 __u64 old_ptr, __u64 size, __u64 kstack, __u64 caller)
+{
+	emit_flags(type, fn, object, pid_tgid, ptr, old_ptr, size, kstack, caller, 0);
+}
+
+/* The slot of block PTR of process TGID in known, and its key there. */
+static __always_inline __u64 *known_slot(__u32 tgid, __u64 ptr, __u64 *key)
+{
+	/* (two blocks of one process never share a key: the multiply is one
+	 * to one, and the bit | 1 sets is the same in both, blocks being
+	 * 8-aligned) */
+	__u64 h = ptr * 0x9e3779b97f4a7c15ull ^ (__u64)tgid * 0xbf58476d1ce4e5b9ull;
+	__u32 i = (__u32)(h >> 32) & (MTB_KNOWN_SLOTS - 1);
+
+	*key = h | 1;
+	return bpf_map_lookup_elem(&known, &i);
+}
+
+static __always_inline void known_put(__u32 tgid, __u64 ptr)
+{
+	__u64 key, *k = known_slot(tgid, ptr, &key);
+
+	if (k)
+		*k = key;
+}
+
+/* 1 if block PTR was seen allocated (and now forgets it). */
+static __always_inline int known_take(__u32 tgid, __u64 ptr)
+{
+	__u64 key, *k = known_slot(tgid, ptr, &key);
+
+	if (!k || *k != key)
+		return 0;
+	*k = 0;
+	return 1;
+}
+
+/* Are the blocks of allocator OBJECT kept in the live map? */
+static __always_inline int keeps_live(__u32 object)
+{
+	if (!lean)
+		return 1;
+	struct mtb_objinfo *oi = bpf_map_lookup_elem(&objinfo, &object);
+
+	return oi && (oi->flags & MTB_OI_LIVE);
 }
 
 /* Argument I (0..2) of the call, from where the loader said it is.  Read
@@ -632,7 +706,8 @@ int mt_entry(struct pt_regs *ctx)
 	c->old_valid = 0;
 	c->via_new = made_by_new(ctx, c, tgid, tid, sp, now);
 	if ((fn == MTB_FN_REALLOC || fn == MTB_FN_REALLOCARRAY || fn == MTB_FN_RALLOCX ||
-	     fn == MTB_FN_XALLOCX) && a0) {
+	     fn == MTB_FN_XALLOCX) &&
+	    a0 && keeps_live(MTB_COOKIE_OBJECT(cookie))) {
 		struct mtb_live old;
 
 		if (live_take(tgid, a0, &old)) {
@@ -1278,6 +1353,10 @@ static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32
 					  __u64 size, __u64 now, __u64 kstack)
 {
 	kstack = stack_key(ctx, tgid, kstack);
+	if (!keeps_live(object))
+		return kstack; /* lean: the events are all */
+	if (!now)
+		now = bpf_ktime_get_ns();
 
 	struct mtb_live_key lk = { .ptr = ptr, .tgid = tgid };
 	struct mtb_live lv = { .size = size, .kstack = kstack, .ts = now };
@@ -1288,7 +1367,7 @@ static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32
 
 		/* An address handed out again whose free we did not see: the
 		 * old record is dead; replace it. */
-		if (live_take(tgid, ptr, &old))
+		if (live_take(tgid, ptr, &old) && !lean)
 			site_release(tgid, old.size, old.kstack, old.ts, now);
 		if (bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST)) {
 			tracked = 0;
@@ -1296,7 +1375,7 @@ static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32
 		}
 	}
 
-	struct mtb_site *s = site_get(tgid, kstack);
+	struct mtb_site *s = lean ? NULL : site_get(tgid, kstack);
 
 	if (s) {
 		s->object_plus1 = object + 1;
@@ -1392,7 +1471,9 @@ int mt_return(struct pt_regs *ctx)
 
 	__u32 tgid = p.tgid, fn = p.fn, object = MTB_COOKIE_OBJECT(cookie);
 	__u64 ret = PT_REGS_RC(ctx), caller = PT_REGS_IP(ctx);
-	__u64 now = bpf_ktime_get_ns();
+	/* For the live and sites maps (the event takes its own time): lean,
+	 * only record_alloc's live record needs it, where it is taken then. */
+	__u64 now = lean ? 0 : bpf_ktime_get_ns();
 	/* Made by operator new: its caller's stack, taken at new's entry. */
 	__u64 kstack = p.via_new ? p.new_kstack : dstack;
 
@@ -1478,11 +1559,13 @@ int mt_return(struct pt_regs *ctx)
 		/* The old block is gone: freed (size 0, NULL) or replaced. */
 		if (p.old_valid)
 			site_release(tgid, p.old_size, p.old_kstack, p.old_ts, now);
-		else
+		else if (!lean)
 			count(tgid, MTB_ST_UNMATCHED_FREE, 1);
 		if (!ret) {
 			if (events_mode)
 				emit(MTB_REC_FREE, fn, object, pid_tgid, old, 0, 0, 0, caller);
+			if (lean)
+				known_take(tgid, old);
 			return 0;
 		}
 		nptr = ret;
@@ -1499,6 +1582,11 @@ int mt_return(struct pt_regs *ctx)
 		break;
 	}
 	kstack = record_alloc(ctx, tgid, object, fn, nptr, nsize, now, kstack);
+	if (lean) {
+		if (nold)
+			known_take(tgid, nold);
+		known_put(tgid, nptr);
+	}
 	if (events_mode)
 		emit(rtype, fn, object, pid_tgid, nptr, nold, nsize, kstack, caller);
 	return 0;
@@ -1544,6 +1632,15 @@ int mt_free(struct pt_regs *ctx)
 
 	__u32 object = MTB_COOKIE_OBJECT(cookie);
 
+	if (!keeps_live(object)) {
+		/* lean: the loader pairs it, and drops an internal free of a
+		 * block it does not know */
+		int internal = !known_take(tgid, ptr) && internal_free(ctx, object);
+
+		emit_flags(MTB_REC_FREE, MTB_FN_FREE, object, pid_tgid, ptr, 0, 0, 0, 0,
+			   internal ? MTB_RF_INTERNAL : 0);
+		return 0;
+	}
 	if (live_take(tgid, ptr, &old)) {
 		site_release(tgid, old.size, old.kstack, old.ts, min_age_ns ? bpf_ktime_get_ns() : 0);
 	} else if (internal_free(ctx, object)) {

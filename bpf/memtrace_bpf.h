@@ -201,7 +201,7 @@ struct mtb_uwcount {
 struct mtb_rec {
 	__u8 type;    /* MTB_REC_* */
 	__u8 fn;      /* MTB_FN_* of the call that made the event */
-	__u16 pad;
+	__u16 flags;  /* MTB_RF_* */
 	__u32 object; /* allocator object (cookie) */
 	__u32 pid;    /* tgid */
 	__u32 tid;
@@ -212,6 +212,11 @@ struct mtb_rec {
 	__u64 kstack; /* stack map id, or MTB_KSTACK_CALLER | caller */
 	__u64 caller; /* return address of the allocator call */
 };
+
+/* A FREE made by the allocator's own code (mtb_objinfo), sent in lean mode
+ * (no live map in the kernel): the loader drops it if the block is not
+ * one it knows, as the kernel does with its live map otherwise. */
+#define MTB_RF_INTERNAL 1
 
 /* One mapping call of the ring buffer (events mode, MTB_REC_MAP), from the
  * system call's tracepoints: kind and fields as codec.h's struct
@@ -347,7 +352,13 @@ struct mtb_site {
 struct mtb_objinfo {
 	__u64 free_vaddr; /* where free's probe is (link-time address) */
 	__u64 text_lo, text_hi;
+	__u32 flags, pad; /* MTB_OI_* */
 };
+
+/* The object has xallocx, whose result says whether the block was resized
+ * only against the block's old size: lean mode keeps its blocks in the live
+ * map all the same. */
+#define MTB_OI_LIVE 1
 
 /* traced, excluded: bitmaps of tgids (PID_MAX_LIMIT, 4M, of them). */
 #define MTB_PID_WORDS (4194304 / 64)

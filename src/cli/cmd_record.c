@@ -279,7 +279,7 @@ static int choose_backend(const struct record_opts *ro, const char *exe, struct 
 				use_bpf ? "bpf" : "the shim", ro->backend, bpf_why);
 	}
 	if (use_bpf) {
-		struct mt_bpf_opts bo = { .events = 1, .mmaps = mt_gather_mmaps() };
+		struct mt_bpf_opts bo = { .events = 1, .mmaps = mt_gather_mmaps(), .lean = 1 };
 		if (ro->follow) {
 			mt_error("--follow-forks is not available with the BPF backend yet");
 			return -1;

@@ -48,7 +48,7 @@ int mt_fallback_attach(struct mt_fallback *f, pid_t pid, const char *path, char 
 		return -1;
 	}
 	if (!f->b) {
-		struct mt_bpf_opts bo = { .events = 1, .mmaps = mt_gather_mmaps() };
+		struct mt_bpf_opts bo = { .events = 1, .mmaps = mt_gather_mmaps(), .lean = 1 };
 		char why[512];
 		if (mt_bpf_open(&f->b, &bo, why, sizeof why) < 0) {
 			f->b = NULL;

@@ -92,14 +92,17 @@ static int obj_add(struct mt_bpf *b, uint64_t dev, uint64_t ino, const char *pat
 		print_probes(o);
 	/* Where its code is, for telling its own calls of free apart. */
 	uint32_t idx = (uint32_t)b->nobjs;
-	if (o->allocator && o->syms.found[MTB_FN_FREE] && idx < MTB_MAX_OBJECTS &&
-	    !o->syms.executable) {
-		struct mtb_objinfo oi = {
-			.free_vaddr = o->syms.vaddr[MTB_FN_FREE] +
-				      (o->syms.probe[MTB_FN_FREE] - o->syms.offset[MTB_FN_FREE]),
-			.text_lo = o->syms.text_lo,
-			.text_hi = o->syms.text_hi,
-		};
+	if (o->allocator && idx < MTB_MAX_OBJECTS) {
+		struct mtb_objinfo oi = { 0 };
+		if (o->syms.found[MTB_FN_FREE] && !o->syms.executable) {
+			oi.free_vaddr = o->syms.vaddr[MTB_FN_FREE] +
+					(o->syms.probe[MTB_FN_FREE] - o->syms.offset[MTB_FN_FREE]);
+			oi.text_lo = o->syms.text_lo;
+			oi.text_hi = o->syms.text_hi;
+		}
+		/* xallocx needs the old block's size: lean mode keeps it */
+		if (o->syms.found[MTB_FN_XALLOCX])
+			oi.flags |= MTB_OI_LIVE;
 		bpf_map_update_elem(b->fd_objinfo, &idx, &oi, BPF_ANY);
 	}
 	mt_ptrmap_xput(&b->objidx, obj_key(dev, ino), ++b->nobjs);

@@ -341,6 +341,9 @@ static void configure(struct mt_bpf *b, long page)
 	int entry_frames;
 
 	s->rodata->events_mode = b->o.events ? 1 : 0;
+	s->rodata->lean = b->o.events && b->o.lean ? 1 : 0;
+	if (!s->rodata->lean) /* the lean mode's table of blocks: unused */
+		bpf_map__set_max_entries(s->maps.known, 1);
 	s->rodata->min_age_ns = b->o.min_age_ns;
 	s->rodata->self_tgid = (uint32_t)b->self;
 	/* MEMTRACE_BPF_UNWIND=fp: frame pointers only, as before the unwind
@@ -568,6 +571,7 @@ void mt_bpf_close(struct mt_bpf *b)
 	free(b->procs);
 	mtb_stacks_free(b);
 	free(b->missed);
+	mtb_lean_free(b);
 	free(b);
 }
 
@@ -609,6 +613,8 @@ static int on_record(void *ctx, void *data, size_t len)
 	if (len >= sizeof(struct mtb_maprec) && r->type == MTB_REC_MAP)
 		return on_maprec(b, data);
 	if (len < sizeof(*r))
+		return 0;
+	if (b->o.lean && !mtb_lean_pass(b, r))
 		return 0;
 	struct mt_bpf_event ev = {
 		.type = r->type,

@@ -80,6 +80,10 @@ struct mt_bpf_opts {
 	uint32_t ringbuf_bytes; /* events mode (default 64 MB; rounded up to a power of 2) */
 	int mmaps;		/* events mode: the mapping calls too (mmap, munmap,
 				 * mremap, brk: MT_REC_EXT events) */
+	int lean;		/* events mode: the events alone, no live and sites
+				 * maps (a recording, which reads nothing else):
+				 * mt_bpf_read_sites, the live and unmatched counts
+				 * then say nothing */
 };
 
 /* The function of a FREE event made by free() (enum mt_fn has none). */

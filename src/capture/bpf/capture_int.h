@@ -253,6 +253,13 @@ struct mt_bpf {
 		uint64_t n;
 	} * missed;
 	size_t nmissed, capmissed;
+
+	/* lean mode (lean.c): the blocks each process has, by address */
+	struct mtb_leanproc {
+		uint32_t pid;
+		struct mt_ptrmap live;
+	} * lean;
+	size_t nlean, caplean, lean_last;
 };
 
 /* ---- capture.c -------------------------------------------------------- */
@@ -271,6 +278,16 @@ void mtb_objects_init(struct mt_bpf *b);
 void mtb_free_objects(struct mt_bpf *b);
 /* Detaches every probe at once (closing: no figure is read afterwards). */
 void mtb_detach_all(struct mt_bpf *b);
+
+/* ---- lean.c ----------------------------------------------------------- */
+
+/* Whether the ring buffer's event R goes on (0: an internal free of a block
+ * the process was not seen to allocate); notes the blocks it makes and
+ * frees. */
+int mtb_lean_pass(struct mt_bpf *b, const struct mtb_rec *r);
+/* Forgets the blocks of process PID (traced anew). */
+void mtb_lean_forget(struct mt_bpf *b, uint32_t pid);
+void mtb_lean_free(struct mt_bpf *b);
 
 /* ---- maps.c ----------------------------------------------------------- */
 

@@ -290,6 +290,7 @@ uint64_t mt_bpf_untracked(struct mt_bpf *b, uint32_t pid_or_0)
 void mtb_reset_stats(struct mt_bpf *b, uint32_t tgid)
 {
 	bpf_map_delete_elem(b->fd_stats, &tgid);
+	mtb_lean_forget(b, tgid);
 	for (size_t i = 0; i < b->nmissed; i++)
 		if (b->missed[i].tgid == tgid)
 			b->missed[i].n = 0;

@@ -12,7 +12,10 @@
  * allocating function, with frame pointers ("fp": GT built with them) or
  * without (the kernel unwinds from the unwind tables).
  *
- * Usage: test-bpf-events GT [fp]
+ * "lean": the backend opened as a recording opens it (mt_bpf_opts.lean):
+ * the same events exactly, and no live or sites map kept in the kernel.
+ *
+ * Usage: test-bpf-events GT [fp] [lean]
  */
 #include "bpf_test.h"
 
@@ -69,7 +72,10 @@ int main(int argc, char **argv)
 	}
 	const char *gt = argv[1];
 	/* argv[2] "fp" says how GT was built: the checks are the same */
-	struct mt_bpf_opts o = { .events = 1, .ringbuf_bytes = 1 << 22 };
+	int lean = 0;
+	for (int i = 2; i < argc; i++)
+		lean |= !strcmp(argv[i], "lean");
+	struct mt_bpf_opts o = { .events = 1, .ringbuf_bytes = 1 << 22, .lean = lean };
 	struct mt_bpf *b = bt_open(&o);
 	struct bt_child c;
 	char *cargv[] = { (char *)gt, NULL };
@@ -229,9 +235,16 @@ int main(int argc, char **argv)
 		CHECK(lost[k] == 0, "lost %s: %llu", mt_lost_names[k], (unsigned long long)lost[k]);
 	CHECK_EQ(mt_bpf_unmatched_frees(b, c.pid), 0);
 
-	/* The maps agree: one block (the leak it names) outstanding. */
+	/* The maps agree: one block (the leak it names) outstanding.  Lean,
+	 * they are not kept: nothing in them. */
 	struct leak_find lf = { .pid = c.pid };
 	bt_symbol(gt, leak_caller, base, &lf.lo, &lf.hi);
+	if (lean) {
+		mt_bpf_read_sites(b, 0, leak_cb, &lf);
+		CHECK_EQ(lf.all_allocs, 0);
+		CHECK_EQ(mt_bpf_untracked(b, c.pid), 0);
+		goto done;
+	}
 	CHECK(mt_bpf_read_sites(b, 0, leak_cb, &lf) > 0, "read_sites");
 	CHECK_EQ(lf.sites, 1);
 	CHECK_EQ(lf.allocs, 1);
@@ -240,6 +253,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(lf.all_allocs, 1 + prelude);
 	CHECK_EQ(lf.all_bytes, leak_size + prelude_bytes);
 
+done:
 	mt_bpf_close(b);
 	free(ev.v);
 	free(c.buf);
