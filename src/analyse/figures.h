@@ -58,9 +58,11 @@ struct mt_live {
 	uint32_t seq; /* event index of its allocation, at most UINT32_MAX */
 };
 
-/* A block of the window (below): its key is its place. */
+/* A block of the window (below): its key is its place.  12 bytes rather
+ * than 16 (at 500,000 live blocks, 2 MB of a report's peak): a block of
+ * 4 GB or more goes to `live` instead. */
 struct mt_wslot {
-	uint64_t size;
+	uint32_t size;
 	uint32_t site;
 	uint32_t seq; /* as above, >= 1; 0: empty slot */
 };
@@ -83,10 +85,12 @@ struct mt_collector {
 	 * the latest serials, [win_base, win_base + win_mask + 1), at the slot
 	 * serial & win_mask: a block is found without hashing, and blocks that
 	 * are freed in about the order they came (most of them) stay within a
-	 * few cache lines of each other.  Older ones live in `live`. */
+	 * few cache lines of each other.  Older ones live in `live`, and so
+	 * do blocks too big for a slot (struct mt_wslot). */
 	struct mt_wslot *win;
 	uint64_t win_base;
 	size_t win_mask, win_used;
+	int win_big; /* a block too big for a slot went to `live`: look there too */
 	struct mt_thread_last *threads;
 	size_t threads_mask, threads_used;
 	size_t thread_hint; /* slot of the thread of the last event */
