@@ -51,6 +51,7 @@ void mt_col_init(struct mt_collector *c)
 void mt_col_destroy(struct mt_collector *c)
 {
 	free(c->sites);
+	free(c->times);
 	free(c->live);
 	free(c->win);
 	free(c->threads);
@@ -66,7 +67,9 @@ void mt_col_shed(struct mt_collector *c)
 	c->live = NULL;
 	c->win = NULL;
 	c->live_mask = c->live_used = c->win_mask = c->win_used = 0;
-	/* the quarter grown for sites that did not come */
+	free(c->times);
+	c->times = NULL;
+	/* the eighth grown for sites that did not come */
 	if (c->nsites && c->nsites < c->sites_cap) {
 		c->sites = xrealloc(c->sites, c->nsites * sizeof *c->sites);
 		c->sites_cap = c->nsites;
@@ -86,6 +89,8 @@ void mt_col_reserve_site(struct mt_collector *c, uint32_t site)
 			n = (size_t)site + 1;
 		c->sites = xrealloc(c->sites, n * sizeof *c->sites);
 		memset(c->sites + old, 0, (n - old) * sizeof *c->sites);
+		c->times = xrealloc(c->times, n * sizeof *c->times);
+		memset(c->times + old, 0, (n - old) * sizeof *c->times);
 		c->sites_cap = n;
 	}
 	for (size_t i = old; i < c->sites_cap; i++)
@@ -434,11 +439,12 @@ static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t
 		s->min_size = size;
 	if (size > s->max_size)
 		s->max_size = size;
-	if (!s->first_ts)
-		s->first_ts = ts;
-	if (!s->first_seq)
-		s->first_seq = c->seq;
-	s->last_ts = ts;
+	struct mt_site_span *tm = &c->times[site];
+	if (!tm->first_ts)
+		tm->first_ts = ts;
+	if (!tm->first_seq)
+		tm->first_seq = c->seq;
+	tm->last_ts = ts;
 	site_touch(c, s);
 	s->live_bytes += size;
 	s->live_count++;

@@ -242,7 +242,7 @@ static void test_window(void)
 	CHECK_EQ(w.sites_cap, w.nsites);
 	CHECK(!memcmp(before, w.sites, sizeof before));
 	CHECK(!memcmp(&tbefore, &w.t, sizeof tbefore));
-	CHECK(w.win == NULL && w.live == NULL);
+	CHECK(w.win == NULL && w.live == NULL && w.times == NULL);
 	/* the threads stay: the reports list what each allocated */
 	CHECK(nthreads_before > 0 && w.threads_used == nthreads_before);
 	for (uint64_t n = 1; n < WN + 5000000; n += n < 400000 ? 1 : 4999)
