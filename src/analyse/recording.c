@@ -797,6 +797,8 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	if (mt_file_open(&r, path, err, errlen) < 0)
 		return -1;
 	rec->file_size = r.size;
+	if (hook)
+		r.limit = hook->upto;
 	/* Long reads say how far they are, on a terminal, after the first second. */
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -892,6 +894,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	if (shown)
 		fprintf(stderr, "\r\033[K");
 	rec->truncated = r.truncated;
+	rec->read_to = r.offset;
 	snprintf(rec->why, sizeof rec->why, "%s", r.why);
 	int corrupt = r.corrupt;
 	mt_file_close(&r);

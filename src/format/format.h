@@ -128,6 +128,9 @@ struct mt_file_reader {
 	size_t raw_cap, comp_cap;
 	z_stream zs;
 	void *zd; /* the zstd context (mt_zstd_stream_new), made when first needed */
+	/* 0, or the offset where the file ends for this reader (a file that
+	 * grew since: what an earlier reader of it saw) */
+	uint64_t limit;
 };
 
 /* Opens a recording.  On failure returns -1 with a one-line reason in ERR

@@ -98,7 +98,7 @@ static int damaged(struct mt_file_reader *r, const char *why, uint64_t chunk_end
 int mt_file_next(struct mt_file_reader *r, uint32_t *stream, const uint8_t **data, size_t *len)
 {
 	uint8_t h[MT_CHUNK_HEADER_SIZE];
-	if (!r->f || r->truncated)
+	if (!r->f || r->truncated || (r->limit && r->offset >= r->limit))
 		return 0;
 	size_t n = fread(h, 1, sizeof h, r->f);
 	if (n == 0)
