@@ -214,12 +214,13 @@ static void *run(void *arg)
 						 .stack = stream,
 						 .old_ptr = r->chunk,
 						 .ts = r->offset };
-		if (own)
-			continue; /* (the reader decodes it) */
 		struct mt_enc *st = state_of(c, stream);
 		struct mt_dec d = { data, data + len, *st };
 		int rc;
-		for (;;) {
+		/* (the reader decodes it again: here it is only checked) */
+		while (own && (rc = mt_dec_next(&d, &ev)) > 0)
+			;
+		for (; !own;) {
 			const uint8_t *at = d.p;
 			struct mt_enc before = d.st;
 			if ((rc = mt_dec_next(&d, &ev)) <= 0)
