@@ -1,10 +1,15 @@
 /*
  * chunks.c - see chunks.h.
  *
- * A ring of NBATCH batches between the two threads.  Each chunk's data is
- * taken from the file reader (which then makes itself a new buffer) and
- * freed by the reading thread once every batch that points into it has
- * been taken: a batch lists the chunks whose last event it holds.
+ * A ring of NBATCH batches between the two threads.  A process's chunk stays
+ * in the file reader's one buffer, which the next chunk reuses as soon as
+ * this one is decoded: the few records that are no allocation event are
+ * copied into the batch that lists them (a stack's frames, a module's path:
+ * a few percent of the bytes).  The chunks of the binaries' stream, which the
+ * reader reads whole, are taken from the file reader (which then makes
+ * itself a new buffer) and freed by the reading thread once every batch
+ * that points into them has been taken: a batch lists the chunks whose last
+ * event it holds.
  */
 #include "chunks.h"
 #include "figures.h"
@@ -17,10 +22,14 @@
 
 #define NBATCH 4
 #define MAX_RELEASE 64
+/* a batch is handed on once its records' copies pass this much */
+#define BATCH_BYTES (64u << 10)
 
 struct batch {
 	struct mt_bev ev[MT_BEV_BATCH];
 	size_t n;
+	uint8_t *bytes; /* the copies of its records (MT_BEV_OTHER) */
+	size_t nbytes, bytes_cap;
 	uint8_t *release[MAX_RELEASE]; /* chunks done with once this batch is */
 	size_t release_len[MAX_RELEASE];
 	size_t nrelease;
@@ -111,13 +120,37 @@ static void flush(struct mt_chunks *c, struct batch *b)
 /* Room for one more event, publishing a full batch: NULL to stop. */
 static struct batch *room(struct mt_chunks *c, struct batch *b)
 {
-	if (b->n < MT_BEV_BATCH && b->nrelease < MAX_RELEASE)
+	if (b->n < MT_BEV_BATCH && b->nrelease < MAX_RELEASE && b->nbytes < BATCH_BYTES)
 		return b;
 	publish(c);
 	b = filling(c);
-	if (b) {
-		b->n = 0;
-		b->nrelease = 0;
+	if (b)
+		b->n = b->nrelease = b->nbytes = 0;
+	return b;
+}
+
+/* Room for an event and a copy of LEN bytes of its record, publishing the
+ * batch if they do not fit: NULL to stop.  The copies of a batch never
+ * move (its events point at them): the room grows only in an empty batch. */
+static struct batch *room_bytes(struct mt_chunks *c, struct batch *b, size_t len)
+{
+	if (!(b = room(c, b)))
+		return NULL;
+	if (b->nbytes + len <= b->bytes_cap)
+		return b;
+	if (b->n) {
+		publish(c);
+		if (!(b = filling(c)))
+			return NULL;
+		b->n = b->nrelease = b->nbytes = 0;
+	}
+	if (len > b->bytes_cap) {
+		size_t cap = b->bytes_cap ? b->bytes_cap : BATCH_BYTES;
+		while (cap < len)
+			cap *= 2;
+		free(b->bytes);
+		b->bytes = xmalloc(cap);
+		b->bytes_cap = cap;
 	}
 	return b;
 }
@@ -128,79 +161,92 @@ static void *run(void *arg)
 	struct mt_file_reader *r = c->r;
 	struct batch *b = filling(c);
 	if (b)
-		b->n = b->nrelease = 0;
+		b->n = b->nrelease = b->nbytes = 0;
 	uint32_t stream;
 	const uint8_t *data;
 	size_t len;
 	struct mt_event ev;
 	while (b && mt_file_next(r, &stream, &data, &len) > 0) {
-		/* take the chunk's buffer from the reader */
-		uint8_t *own = (uint8_t *)data;
-		if (data == r->raw) {
+		/* the binaries' chunks are handed on whole: take the buffer */
+		uint8_t *own = NULL;
+		if (stream == MT_STREAM_OBJECTS) {
+			own = r->raw;
 			r->raw = NULL;
 			r->raw_cap = 0;
-		} else {
-			r->comp = NULL;
-			r->comp_cap = 0;
 		}
-		if (c->cur) { /* the previous chunk ends in this batch */
+		if (c->cur) { /* the previous chunk taken ends in this batch */
 			if (!(b = room(c, b))) {
 				free(own);
 				break;
 			}
 			b->release[b->nrelease] = c->cur;
 			b->release_len[b->nrelease++] = c->cur_len;
+			c->cur = NULL;
 		}
-		c->cur = own;
-		c->cur_len = len;
-		pthread_mutex_lock(&c->lock);
-		c->inflight += len;
-		int wait = c->inflight - len > MT_CHUNKS_INFLIGHT;
-		pthread_mutex_unlock(&c->lock);
-		if (wait) {
-			/* the reader frees what it has been given, this batch included */
-			flush(c, b);
+		if (own) {
+			c->cur = own;
+			c->cur_len = len;
 			pthread_mutex_lock(&c->lock);
-			while (c->inflight - len > MT_CHUNKS_INFLIGHT && c->head != c->tail &&
-			       !c->stop)
-				pthread_cond_wait(&c->cond, &c->lock);
+			c->inflight += len;
+			int wait = c->inflight - len > MT_CHUNKS_INFLIGHT;
 			pthread_mutex_unlock(&c->lock);
-			if (b->n || b->nrelease) {
-				if (!(b = filling(c)))
-					break;
-				b->n = b->nrelease = 0;
+			if (wait) {
+				/* the reader frees what it has been given, this batch
+				 * included */
+				flush(c, b);
+				pthread_mutex_lock(&c->lock);
+				while (c->inflight - len > MT_CHUNKS_INFLIGHT &&
+				       c->head != c->tail && !c->stop)
+					pthread_cond_wait(&c->cond, &c->lock);
+				pthread_mutex_unlock(&c->lock);
+				if (b->n || b->nrelease) {
+					if (!(b = filling(c)))
+						break;
+					b->n = b->nrelease = b->nbytes = 0;
+				}
 			}
 		}
 		if (!(b = room(c, b)))
 			break;
 		b->ev[b->n++] = (struct mt_bev){ .type = MT_BEV_CHUNK,
 						 .ptr = (uint64_t)(uintptr_t)own,
-						 .size = len,
+						 .size = own ? len : 0,
 						 .stack = stream,
 						 .old_ptr = r->chunk,
 						 .ts = r->offset };
 		struct mt_enc *st = state_of(c, stream);
-		struct mt_dec d = { own, own + len, *st };
+		struct mt_dec d = { data, data + len, *st };
 		int rc;
-		for (;;) {
+		/* (the reader decodes it again: here it is only checked) */
+		while (own && (rc = mt_dec_next(&d, &ev)) > 0)
+			;
+		for (; !own;) {
 			const uint8_t *at = d.p;
 			struct mt_enc before = d.st;
 			if ((rc = mt_dec_next(&d, &ev)) <= 0)
 				break;
-			if (!(b = room(c, b)))
+			int event = ev.type == MT_REC_ALLOC || ev.type == MT_REC_FREE ||
+				    ev.type == MT_REC_REALLOC;
+			size_t bytes = event ? 0 : (size_t)(d.p - at);
+			if (!(b = room_bytes(c, b, bytes)))
 				break;
 			struct mt_bev *e = &b->ev[b->n++];
-			if (ev.type == MT_REC_ALLOC || ev.type == MT_REC_FREE ||
-			    ev.type == MT_REC_REALLOC)
+			if (event)
 				*e = (struct mt_bev){ (uint8_t)ev.type, (uint8_t)ev.fn,
 						      ev.tid,		ev.ts,
 						      ev.ptr,		ev.old_ptr,
 						      ev.size,		ev.stack };
-			else
+			else {
+				/* (room_bytes made room for its copy) */
 				*e = (struct mt_bev){ .type = MT_BEV_OTHER,
 						      .tid = before.tid,
 						      .ts = before.ts,
-						      .ptr = (uint64_t)(at - own) };
+						      .size = bytes,
+						      .ptr = (uint64_t)(uintptr_t)(b->bytes +
+										   b->nbytes) };
+				memcpy(b->bytes + b->nbytes, at, bytes);
+				b->nbytes += bytes;
+			}
 		}
 		*st = d.st;
 		if (!b)
@@ -208,7 +254,7 @@ static void *run(void *arg)
 		if (rc < 0) {
 			c->bad = 1;
 			c->bad_chunk = r->chunk;
-			c->bad_at = (size_t)(d.p - own);
+			c->bad_at = (size_t)(d.p - data);
 			break;
 		}
 	}
@@ -299,6 +345,8 @@ int mt_chunks_end(struct mt_chunks *c, uint64_t *chunk, size_t *bad)
 	int r = c->bad ? -1 : 0;
 	*chunk = c->bad_chunk;
 	*bad = c->bad_at;
+	for (size_t i = 0; i < NBATCH; i++)
+		free(c->b[i].bytes);
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->cond);
 	free(c->streams);
@@ -306,8 +354,9 @@ int mt_chunks_end(struct mt_chunks *c, uint64_t *chunk, size_t *bad)
 	return r;
 }
 
-int mt_bev_record(const struct mt_bev *b, const uint8_t *data, size_t len, struct mt_event *ev)
+int mt_bev_record(const struct mt_bev *b, struct mt_event *ev)
 {
-	struct mt_dec d = { data + b->ptr, data + len, { .ts = b->ts, .tid = b->tid } };
+	const uint8_t *at = (const uint8_t *)(uintptr_t)b->ptr;
+	struct mt_dec d = { at, at + b->size, { .ts = b->ts, .tid = b->tid } };
 	return mt_dec_next(&d, ev) > 0 ? 1 : -1;
 }

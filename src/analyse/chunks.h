@@ -6,11 +6,11 @@
  * into records (read, CRC, zstd, varints) and turning records into figures
  * (recording.c, figures.c).  The first runs here, on its own thread, ahead
  * of the second, so that a load uses two cores.  Allocation events come
- * decoded (struct mt_bev); every other record comes as its place in its
- * chunk, to be decoded by the reader with mt_bev_record, since only
- * allocation events are many.  Memory: a few batches of events and the
- * chunks they point into, at most MT_CHUNKS_INFLIGHT bytes of them beyond
- * the chunk being decoded.
+ * decoded (struct mt_bev); every other record comes as a copy of its bytes,
+ * to be decoded by the reader with mt_bev_record, since only allocation
+ * events are many.  Memory: the chunk being decoded, a few batches of
+ * events and records, and the binaries' chunks they point into, at most
+ * MT_CHUNKS_INFLIGHT bytes of them beyond the one being read.
  */
 #ifndef MEMTRACE_CHUNKS_H
 #define MEMTRACE_CHUNKS_H
@@ -21,12 +21,15 @@
 #include "format/format.h"
 
 enum {
-	MT_BEV_OTHER = 32, /* a record that is no allocation event: ptr is its
-			    * offset in the chunk, ts and tid the stream's state
+	MT_BEV_OTHER = 32, /* a record that is no allocation event: a copy of its
+			    * `size` bytes at `ptr` (a pointer, valid as long
+			    * as its batch), ts and tid the stream's state
 			    * before it */
-	MT_BEV_CHUNK = 33, /* a chunk starts: stream in `stack`, its data at
-			    * `ptr` (a pointer) of `size` bytes, its file offset
-			    * in `old_ptr`, the offset after it in `ts` */
+	MT_BEV_CHUNK = 33, /* a chunk starts: stream in `stack`, its file offset
+			    * in `old_ptr`, the offset after it in `ts`; for
+			    * the binaries' stream (MT_STREAM_OBJECTS), which
+			    * comes undecoded, its data at `ptr` (a pointer) of
+			    * `size` bytes */
 };
 
 /* An event, or a record's place.  For MT_REC_ALLOC, MT_REC_FREE and
@@ -53,8 +56,9 @@ const struct mt_bev *mt_chunks_next(struct mt_chunks *c, size_t *n);
  * *BAD its byte in the chunk's data. */
 int mt_chunks_end(struct mt_chunks *c, uint64_t *chunk, size_t *bad);
 
-/* Decodes the record of an MT_BEV_OTHER of the chunk DATA[0..LEN) into EV:
- * 1, or -1 when it is malformed (the thread decoded it once already). */
-int mt_bev_record(const struct mt_bev *b, const uint8_t *data, size_t len, struct mt_event *ev);
+/* Decodes the record of an MT_BEV_OTHER into EV (which points into the
+ * batch): 1, or -1 when it is malformed (the thread decoded it once
+ * already). */
+int mt_bev_record(const struct mt_bev *b, struct mt_event *ev);
 
 #endif

@@ -51,6 +51,7 @@ void mt_col_init(struct mt_collector *c)
 void mt_col_destroy(struct mt_collector *c)
 {
 	free(c->sites);
+	free(c->times);
 	free(c->live);
 	free(c->win);
 	free(c->threads);
@@ -66,7 +67,9 @@ void mt_col_shed(struct mt_collector *c)
 	c->live = NULL;
 	c->win = NULL;
 	c->live_mask = c->live_used = c->win_mask = c->win_used = 0;
-	/* the quarter grown for sites that did not come */
+	free(c->times);
+	c->times = NULL;
+	/* the eighth grown for sites that did not come */
 	if (c->nsites && c->nsites < c->sites_cap) {
 		c->sites = xrealloc(c->sites, c->nsites * sizeof *c->sites);
 		c->sites_cap = c->nsites;
@@ -86,6 +89,8 @@ void mt_col_reserve_site(struct mt_collector *c, uint32_t site)
 			n = (size_t)site + 1;
 		c->sites = xrealloc(c->sites, n * sizeof *c->sites);
 		memset(c->sites + old, 0, (n - old) * sizeof *c->sites);
+		c->times = xrealloc(c->times, n * sizeof *c->times);
+		memset(c->times + old, 0, (n - old) * sizeof *c->times);
 		c->sites_cap = n;
 	}
 	for (size_t i = old; i < c->sites_cap; i++)
@@ -229,7 +234,7 @@ static size_t win_live_oldest(const struct mt_collector *c, size_t n)
  * thirty-second goes to the hash table, unless more than half of that is
  * still live while more than a quarter of the whole is: then it doubles.
  * So a window holds at least a quarter as many live blocks as its slots
- * (16 bytes each) after it grows, a program that frees its blocks in about
+ * (12 bytes each) after it grows, a program that frees its blocks in about
  * the order it made them (500,000 live: 512K slots) spills none, and a
  * block that outlives it is moved once.  A serial far ahead (only a
  * crafted file skips serials) empties it and starts it again, small. */
@@ -261,16 +266,17 @@ static inline int block_take(struct mt_collector *c, uint64_t ptr, uint64_t *siz
 {
 	if ((ptr & SERIAL_BIT) && c->win && (ptr & ~SERIAL_BIT) >= c->win_base) {
 		uint64_t s = ptr & ~SERIAL_BIT;
-		if (s - c->win_base > c->win_mask)
-			return 0;
 		struct mt_wslot *w = &c->win[s & c->win_mask];
-		if (!w->seq)
+		if (s - c->win_base <= c->win_mask && w->seq) {
+			*size = w->size;
+			*site = w->site;
+			w->seq = 0;
+			c->win_used--;
+			return 1;
+		}
+		/* a block of 4 GB or more sits in the hash table (below) */
+		if (!c->win_big)
 			return 0;
-		*size = w->size;
-		*site = w->site;
-		w->seq = 0;
-		c->win_used--;
-		return 1;
 	}
 	struct mt_live *e = live_find(c, ptr);
 	if (!e)
@@ -290,7 +296,9 @@ static inline int block_put(struct mt_collector *c, const struct mt_live *b, uin
 		uint64_t s = b->ptr & ~SERIAL_BIT;
 		if (!c->win)
 			win_alloc(c, WIN_FIRST_SLOTS, s);
-		if (s >= c->win_base) { /* (an older serial goes to the hash table) */
+		/* (an older serial goes to the hash table, and so does a block
+		 * too big for a slot) */
+		if (s >= c->win_base && b->size <= UINT32_MAX) {
 			if (s - c->win_base > c->win_mask)
 				win_make_room(c, s);
 			struct mt_wslot *w = &c->win[s & c->win_mask];
@@ -298,11 +306,29 @@ static inline int block_put(struct mt_collector *c, const struct mt_live *b, uin
 			if (had) {
 				*old_size = w->size;
 				*old_site = w->site;
-			} else {
-				c->win_used++;
+			} else if (c->win_big && block_take(c, b->ptr, old_size, old_site)) {
+				had = 1; /* (a big one of the same serial: crafted) */
 			}
-			*w = (struct mt_wslot){ b->size, b->site, b->seq };
+			if (!had)
+				c->win_used++;
+			*w = (struct mt_wslot){ (uint32_t)b->size, b->site, b->seq };
 			return had;
+		}
+		if (s >= c->win_base)
+			c->win_big = 1;
+		struct mt_wslot *w = &c->win[s & c->win_mask];
+		if (s >= c->win_base && s - c->win_base <= c->win_mask && w->seq) {
+			/* a small one of the same serial (crafted): replaced */
+			*old_size = w->size;
+			*old_site = w->site;
+			w->seq = 0;
+			c->win_used--;
+			struct mt_live *e = live_find(c, b->ptr);
+			if (e)
+				*e = *b;
+			else
+				live_insert(c, b);
+			return 1;
 		}
 	}
 	struct mt_live *e = live_find(c, b->ptr);
@@ -413,11 +439,12 @@ static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t
 		s->min_size = size;
 	if (size > s->max_size)
 		s->max_size = size;
-	if (!s->first_ts)
-		s->first_ts = ts;
-	if (!s->first_seq)
-		s->first_seq = c->seq;
-	s->last_ts = ts;
+	struct mt_site_span *tm = &c->times[site];
+	if (!tm->first_ts)
+		tm->first_ts = ts;
+	if (!tm->first_seq)
+		tm->first_seq = c->seq;
+	tm->last_ts = ts;
 	site_touch(c, s);
 	s->live_bytes += size;
 	s->live_count++;
@@ -609,7 +636,10 @@ int mt_col_is_live(const struct mt_collector *c, uint64_t ptr)
 {
 	if ((ptr & SERIAL_BIT) && c->win && (ptr & ~SERIAL_BIT) >= c->win_base) {
 		uint64_t s = ptr & ~SERIAL_BIT;
-		return s - c->win_base <= c->win_mask && c->win[s & c->win_mask].seq;
+		if (s - c->win_base <= c->win_mask && c->win[s & c->win_mask].seq)
+			return 1;
+		if (!c->win_big) /* (else a block of 4 GB or more may be there) */
+			return 0;
 	}
 	/* (live_find only reads) */
 	return ptr && live_find((struct mt_collector *)c, ptr) != NULL;

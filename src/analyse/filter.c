@@ -346,7 +346,8 @@ static int site_passes(const struct mt_filter *f, const struct mt_process *p,
 			return 0;
 	}
 	if (f->group_interval_min.set || f->group_interval_max.set) {
-		uint64_t iv = s->last_ts - s->first_ts;
+		const struct mt_site_span *tm = &p->col.times[site];
+		uint64_t iv = tm->last_ts - tm->first_ts;
 		if (f->group_interval_min.set && iv < at(&f->group_interval_min, 0, run))
 			return 0;
 		if (f->group_interval_max.set && iv > at(&f->group_interval_max, 0, run))

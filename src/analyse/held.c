@@ -171,8 +171,9 @@ void mt_process_runtime_held(struct mt_process *p)
 	for (uint32_t i = 0; i < c->nsites; i++) {
 		const struct mt_site_stats *s = &c->sites[i];
 		int kind = site_kind(p, i);
-		if (kind == FOREIGN && s->first_seq && s->first_seq < start_end)
-			start_end = s->first_seq;
+		uint64_t first = c->times ? c->times[i].first_seq : 0;
+		if (kind == FOREIGN && first && first < start_end)
+			start_end = first;
 		if (!s->live_count)
 			continue;
 		if (stdio_site(p, &fns, i))

@@ -797,6 +797,8 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	if (mt_file_open(&r, path, err, errlen) < 0)
 		return -1;
 	rec->file_size = r.size;
+	if (hook)
+		r.limit = hook->upto;
 	/* Long reads say how far they are, on a terminal, after the first second. */
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -805,8 +807,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	uint64_t bytes = 0;
 	struct mt_event ev; /* on the stack: loads may run in several threads (the server) */
 	struct mt_process *p = NULL;
-	const uint8_t *data = NULL;
-	size_t len = 0, n;
+	size_t n;
 	const struct mt_bev *bev;
 	struct mt_chunks *ch = mt_chunks_start(&r);
 	while (!stopped && (bev = mt_chunks_next(ch, &n))) {
@@ -831,7 +832,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 				break;
 			case MT_BEV_OTHER:
 				/* (the thread decoded it once: it is well formed) */
-				if (p && mt_bev_record(b, data, len, &ev) > 0)
+				if (p && mt_bev_record(b, &ev) > 0)
 					on_record(p, hook, &ev);
 				break;
 			case MT_BEV_CHUNK:
@@ -851,14 +852,13 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 				if (t_budget && t_budget->progress)
 					__atomic_store_n(t_budget->progress, b->ts,
 							 __ATOMIC_RELAXED);
-				data = (const uint8_t *)(uintptr_t)b->ptr;
-				len = b->size;
 				if ((uint32_t)b->stack == MT_STREAM_OBJECTS) {
+					const uint8_t *data = (const uint8_t *)(uintptr_t)b->ptr;
 					/* binaries, not a process: noted, read when
 					 * symbolized */
 					if (!rec->embedded)
 						rec->embedded = mt_objects_new(path);
-					mt_objects_note(rec->embedded, b->old_ptr, data, len);
+					mt_objects_note(rec->embedded, b->old_ptr, data, b->size);
 					p = NULL;
 					break;
 				}
@@ -894,6 +894,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	if (shown)
 		fprintf(stderr, "\r\033[K");
 	rec->truncated = r.truncated;
+	rec->read_to = r.offset;
 	snprintf(rec->why, sizeof rec->why, "%s", r.why);
 	int corrupt = r.corrupt;
 	mt_file_close(&r);

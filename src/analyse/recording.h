@@ -165,6 +165,9 @@ struct mt_load_hook {
 			      uint32_t site);
 	int (*culled)(void *ctx, struct mt_process *p);
 	void *ctx;
+	/* 0, or the file offset to read to (another load's read_to): a file
+	 * that grows is read as far as that load read it */
+	uint64_t upto;
 };
 
 struct mt_recording {
@@ -178,6 +181,7 @@ struct mt_recording {
 	uint64_t file_size;
 	int truncated;
 	char why[200];
+	uint64_t read_to; /* the file offset the load stopped at */
 	const struct mt_load_hook *hook;
 	struct mt_objects *embedded; /* binaries in the recording, or NULL */
 };

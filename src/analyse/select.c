@@ -190,14 +190,32 @@ static int culled_counts(void *ctx, struct mt_process *p)
 	return !((struct mt_selection *)ctx)->filtered;
 }
 
+static int select_over(struct mt_selection *s, const struct mt_filter *f, char *err, size_t errlen);
+
 int mt_select_load(struct mt_selection *s, const char *path, const struct mt_filter *f, char *err,
 		   size_t errlen)
 {
-	int rc = -1;
 	memset(s, 0, sizeof *s);
 	s->path = path;
 	if (mt_recording_load(&s->all, path, err, errlen) < 0)
 		return -1;
+	return select_over(s, f, err, errlen);
+}
+
+int mt_select_load_over(struct mt_selection *s, const struct mt_recording *all, const char *path,
+			const struct mt_filter *f, char *err, size_t errlen)
+{
+	memset(s, 0, sizeof *s);
+	s->path = path;
+	s->all = *all;
+	s->borrowed = 1;
+	return select_over(s, f, err, errlen);
+}
+
+static int select_over(struct mt_selection *s, const struct mt_filter *f, char *err, size_t errlen)
+{
+	int rc = -1;
+	const char *path = s->path;
 	s->procs = xcalloc(s->all.nprocs ? s->all.nprocs : 1, sizeof *s->procs);
 	for (size_t i = 0; i < s->all.nprocs; i++)
 		s->procs[i].stream = s->all.procs[i]->stream;
@@ -226,7 +244,7 @@ int mt_select_load(struct mt_selection *s, const char *path, const struct mt_fil
 		reset_maps(&s->procs[i]);
 	}
 	struct mt_recording tmp;
-	struct mt_load_hook lives = { pass_lives, NULL, s };
+	struct mt_load_hook lives = { pass_lives, NULL, s, s->all.read_to };
 	if (mt_recording_load_hooked(&tmp, path, &lives, err, errlen) < 0)
 		goto fail;
 	mt_recording_free(&tmp);
@@ -234,7 +252,7 @@ int mt_select_load(struct mt_selection *s, const char *path, const struct mt_fil
 		lives_leaked(&s->procs[i]);
 		reset_maps(&s->procs[i]);
 	}
-	struct mt_load_hook matched = { pass_matched, culled_counts, s };
+	struct mt_load_hook matched = { pass_matched, culled_counts, s, s->all.read_to };
 	if (mt_recording_load_hooked(&s->matched, path, &matched, err, errlen) < 0)
 		goto fail;
 	return 0;
@@ -256,7 +274,8 @@ void mt_select_free(struct mt_selection *s)
 		mt_blocks_destroy(&sp->lives);
 	}
 	free(s->procs);
-	mt_recording_free(&s->all);
+	if (!s->borrowed)
+		mt_recording_free(&s->all);
 	memset(s, 0, sizeof *s);
 }
 
@@ -290,7 +309,7 @@ int mt_select_replay(struct mt_selection *s, const struct mt_replay_ops *ops, ch
 	for (size_t i = 0; i < s->all.nprocs; i++)
 		reset_maps(&s->procs[i]);
 	struct pass ps = { s, ops };
-	struct mt_load_hook h = { pass_replay, NULL, &ps };
+	struct mt_load_hook h = { pass_replay, NULL, &ps, s->all.read_to };
 	struct mt_recording tmp;
 	if (mt_recording_load_hooked(&tmp, s->path, &h, err, errlen) < 0)
 		return -1;

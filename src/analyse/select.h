@@ -2,7 +2,8 @@
  * select.h - a recording seen through a filter.
  *
  * Loads a recording once as it is (`all`: every allocation, for the group
- * figures of the filter and the server's all.* keys), then, when the filter
+ * figures of the filter and the server's all.* keys; or takes the server's
+ * load of it), then, when the filter
  * is active, twice more: once to follow each allocation through its life and
  * mark the ones the filter matches (a bit per allocation), once to build
  * `matched`, the same recording whose collectors took only those.  Every
@@ -21,6 +22,7 @@
 struct mt_selection {
 	const char *path;
 	struct mt_recording all, matched; /* matched is all when the filter is inactive */
+	int borrowed; /* all belongs to another selection (mt_select_load_over) */
 	int filtered;
 	const struct mt_filter *filter; /* the filter when filtered (not owned), else NULL */
 	struct mt_sel_proc *procs;	/* per process of `all`, same order */
@@ -33,6 +35,12 @@ struct mt_selection {
 #define MT_SELECT_BAD_FILTER (-2)
 int mt_select_load(struct mt_selection *s, const char *path, const struct mt_filter *f, char *err,
 		   size_t errlen);
+/* The same over ALL, a load of PATH already made (the server's), which is
+ * borrowed rather than read again: two reads instead of three, and one copy
+ * of its figures.  ALL must stay unchanged until mt_select_free; the passes
+ * read the file as far as its load did. */
+int mt_select_load_over(struct mt_selection *s, const struct mt_recording *all, const char *path,
+			const struct mt_filter *f, char *err, size_t errlen);
 void mt_select_free(struct mt_selection *s);
 
 /* Matched allocation events of the recording in stream order, per process

@@ -100,6 +100,16 @@ size_t mt_loss_records(const struct mt_salvage *s, const uint8_t *process, size_
 int mt_chunk_rewrite(int fd, uint64_t at, uint8_t *out, uint32_t stream, size_t len);
 /* Decompresses a zstd chunk of exactly DSTLEN bytes: 0, or -1. */
 int mt_zstd_decompress(void *dst, size_t dstlen, const void *src, size_t srclen);
+/* The same a piece of the compressed chunk at a time, straight into DST
+ * (no window of its own: the reader holds one copy of a chunk, not three):
+ * a context (NULL: no memory), made ready for a chunk by begin; each piece
+ * then adds to *POS; 1 once the chunk's data is complete, 0 while more is
+ * to come, -1 when it does not decompress. */
+void *mt_zstd_stream_new(void);
+void mt_zstd_stream_free(void *z);
+void mt_zstd_stream_begin(void *z);
+int mt_zstd_stream_piece(void *z, void *dst, size_t dstlen, size_t *pos, const void *src,
+			 size_t srclen);
 
 /* ---- reader ---- */
 
@@ -113,9 +123,14 @@ struct mt_file_reader {
 	uint64_t chunk;	 /* of the chunk mt_file_next returned last */
 	uint64_t size;	 /* of the file */
 	int sized;	 /* a regular file, whose size is known */
+	/* the chunk's data; a piece of its compressed bytes */
 	uint8_t *raw, *comp;
 	size_t raw_cap, comp_cap;
 	z_stream zs;
+	void *zd; /* the zstd context (mt_zstd_stream_new), made when first needed */
+	/* 0, or the offset where the file ends for this reader (a file that
+	 * grew since: what an earlier reader of it saw) */
+	uint64_t limit;
 };
 
 /* Opens a recording.  On failure returns -1 with a one-line reason in ERR

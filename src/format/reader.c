@@ -1,7 +1,8 @@
 /*
  * reader.c - reading the chunked recording file (format.h): chunks are
- * checked (length, CRC) and decompressed one at a time; damage at the end of
- * the file is truncation, damage with data after it is corruption.
+ * checked (length, CRC) and decompressed one at a time, a piece of the
+ * compressed bytes after another into the chunk's one buffer; damage at the
+ * end of the file is truncation, damage with data after it is corruption.
  */
 #include "format.h"
 
@@ -9,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+/* The compressed bytes of a chunk are read this much at a time. */
+#define PIECE (64u << 10)
 
 static uint32_t get32(const uint8_t *p)
 {
@@ -94,7 +98,7 @@ static int damaged(struct mt_file_reader *r, const char *why, uint64_t chunk_end
 int mt_file_next(struct mt_file_reader *r, uint32_t *stream, const uint8_t **data, size_t *len)
 {
 	uint8_t h[MT_CHUNK_HEADER_SIZE];
-	if (!r->f || r->truncated)
+	if (!r->f || r->truncated || (r->limit && r->offset >= r->limit))
 		return 0;
 	size_t n = fread(h, 1, sizeof h, r->f);
 	if (n == 0)
@@ -116,37 +120,60 @@ int mt_file_next(struct mt_file_reader *r, uint32_t *stream, const uint8_t **dat
 		r->size = (uint64_t)st.st_size;
 	if (r->sized && end > r->size)
 		return damaged(r, "incomplete chunk", end);
-	if (grow(&r->comp, &r->comp_cap, clen + 1) ||
-	    (flags && grow(&r->raw, &r->raw_cap, rawlen + 1)))
+	if (grow(&r->raw, &r->raw_cap, rawlen + 1) || grow(&r->comp, &r->comp_cap, PIECE) ||
+	    ((flags & MT_CHUNK_FLAG_ZSTD) && !r->zd && !(r->zd = mt_zstd_stream_new())))
 		return damaged(r, "out of memory for a chunk", end);
-	if (fread(r->comp, 1, clen, r->f) != clen)
-		return damaged(r, "incomplete chunk", end);
+	/* The compressed bytes a piece at a time, checked and decompressed as
+	 * they come: the checksum is known right only at the end, and nothing
+	 * of the chunk is handed on before. */
+	if (flags & MT_CHUNK_FLAG_ZLIB) {
+		inflateReset(&r->zs);
+		r->zs.next_out = r->raw;
+		r->zs.avail_out = rawlen;
+	} else if (flags & MT_CHUNK_FLAG_ZSTD) {
+		mt_zstd_stream_begin(r->zd);
+	}
+	uint32_t sum = 0;
+	size_t pos = 0;
+	int state = 0; /* 1: the data is complete, -1: it does not decompress */
+	for (uint32_t left = clen; left;) {
+		uint32_t n = left < PIECE ? left : PIECE;
+		if (fread(r->comp, 1, n, r->f) != n)
+			return damaged(r, "incomplete chunk", end);
+		left -= n;
+		sum = (uint32_t)crc32(sum, r->comp, n);
+		if (state < 0)
+			continue;
+		if (flags & MT_CHUNK_FLAG_ZLIB) {
+			if (state)
+				continue; /* (what follows the stream's end is not read) */
+			r->zs.next_in = r->comp;
+			r->zs.avail_in = n;
+			int zr = inflate(&r->zs, Z_NO_FLUSH);
+			if (zr == Z_STREAM_END)
+				state = r->zs.avail_out == 0 ? 1 : -1;
+			else if (zr != Z_OK)
+				state = -1;
+		} else if (flags & MT_CHUNK_FLAG_ZSTD) {
+			state = mt_zstd_stream_piece(r->zd, r->raw, rawlen, &pos, r->comp, n);
+		} else if (clen == rawlen) {
+			memcpy(r->raw + pos, r->comp, n);
+			pos += n;
+		}
+	}
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 	/* (a fuzzer's mutations must reach the decoder, not stop here) */
-	if ((uint32_t)crc32(0, r->comp, clen) != crc)
+	if (sum != crc)
 		return damaged(r, "chunk checksum mismatch", end);
 #else
 	(void)crc;
+	(void)sum;
 #endif
-	if (flags & MT_CHUNK_FLAG_ZLIB) {
-		inflateReset(&r->zs);
-		r->zs.next_in = r->comp;
-		r->zs.avail_in = clen;
-		r->zs.next_out = r->raw;
-		r->zs.avail_out = rawlen;
-		int zr = inflate(&r->zs, Z_FINISH);
-		if (zr != Z_STREAM_END || r->zs.avail_out != 0)
-			return damaged(r, "chunk does not decompress", end);
-		*data = r->raw;
-	} else if (flags & MT_CHUNK_FLAG_ZSTD) {
-		if (mt_zstd_decompress(r->raw, rawlen, r->comp, clen) != 0)
-			return damaged(r, "chunk does not decompress", end);
-		*data = r->raw;
-	} else {
-		if (clen != rawlen)
-			return damaged(r, "stored chunk of the wrong size", end);
-		*data = r->comp;
-	}
+	if (!flags && clen != rawlen)
+		return damaged(r, "stored chunk of the wrong size", end);
+	if (flags && state != 1)
+		return damaged(r, "chunk does not decompress", end);
+	*data = r->raw;
 	r->chunk = r->offset;
 	r->offset += MT_CHUNK_HEADER_SIZE + clen;
 	*stream = get32(h + 4);
@@ -169,6 +196,9 @@ void mt_file_close(struct mt_file_reader *r)
 		fclose(r->f);
 		inflateEnd(&r->zs);
 	}
+	if (r->zd)
+		mt_zstd_stream_free(r->zd);
+	r->zd = NULL;
 	free(r->raw);
 	free(r->comp);
 	r->f = NULL;

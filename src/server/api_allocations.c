@@ -234,11 +234,14 @@ struct group {
 	double v[2 * G_FIELDS];
 };
 
-static void group_figures(const struct mt_process *p, const struct mt_site_stats *s, double *v)
+static void group_figures(const struct mt_process *p, const struct mt_process *of, uint32_t site,
+			  double *v)
 {
-	v[G_MIN_TS] = s->first_ts ? api_rel_s(p, s->first_ts) : 0;
-	v[G_MAX_TS] = s->last_ts ? api_rel_s(p, s->last_ts) : 0;
-	v[G_INTERVAL] = s->last_ts > s->first_ts ? (double)(s->last_ts - s->first_ts) / 1e9 : 0;
+	const struct mt_site_stats *s = &of->col.sites[site];
+	const struct mt_site_span *tm = &of->col.times[site];
+	v[G_MIN_TS] = tm->first_ts ? api_rel_s(p, tm->first_ts) : 0;
+	v[G_MAX_TS] = tm->last_ts ? api_rel_s(p, tm->last_ts) : 0;
+	v[G_INTERVAL] = tm->last_ts > tm->first_ts ? (double)(tm->last_ts - tm->first_ts) / 1e9 : 0;
 	v[G_COUNT] = (double)s->allocations;
 	v[G_LEAKED] = (double)s->live_count;
 	v[G_SIZE] = (double)s->allocated_bytes;
@@ -259,19 +262,22 @@ static int group_cmp(const void *a, const void *b, void *ctx)
 	return x->desc ? -c : c;
 }
 
-static void write_aggregate(FILE *f, const struct mt_process *p, const struct mt_site_stats *s)
+static void write_aggregate(FILE *f, const struct mt_process *p, const struct mt_process *of,
+			    uint32_t site)
 {
+	const struct mt_site_stats *s = &of->col.sites[site];
+	const struct mt_site_span *tm = &of->col.times[site];
 	fputs("{\"min_timestamp\": ", f);
-	if (s->first_ts)
-		fprintf(f, "%.6f, \"max_timestamp\": %.6f", api_rel_s(p, s->first_ts),
-			api_rel_s(p, s->last_ts));
+	if (tm->first_ts)
+		fprintf(f, "%.6f, \"max_timestamp\": %.6f", api_rel_s(p, tm->first_ts),
+			api_rel_s(p, tm->last_ts));
 	else
 		fputs("null, \"max_timestamp\": null", f);
 	fprintf(f,
 		", \"interval\": %.6f, \"allocated_count\": %llu, \"leaked_count\": %llu, \"size\": %llu,\n"
 		"    \"leaked_size\": %llu, \"min_size\": %llu, \"max_size\": %llu, \"temporary_count\": %llu, "
 		"\"peak_size\": %llu}",
-		s->last_ts > s->first_ts ? (double)(s->last_ts - s->first_ts) / 1e9 : 0.0,
+		tm->last_ts > tm->first_ts ? (double)(tm->last_ts - tm->first_ts) / 1e9 : 0.0,
 		(unsigned long long)s->allocations, (unsigned long long)s->live_count,
 		(unsigned long long)s->allocated_bytes, (unsigned long long)s->live_bytes,
 		(unsigned long long)s->min_size, (unsigned long long)s->max_size,
@@ -296,8 +302,8 @@ int api_run_groups(struct req *x)
 				continue;
 			mt_grow(&g, &cap, n, sizeof *g);
 			g[n] = (struct group){ (uint32_t)i, s, { 0 } };
-			group_figures(pa, &pm->col.sites[s], g[n].v);
-			group_figures(pa, &pa->col.sites[s], g[n].v + G_FIELDS);
+			group_figures(pa, pm, s, g[n].v);
+			group_figures(pa, pa, s, g[n].v + G_FIELDS);
 			n++;
 		}
 	}
@@ -317,9 +323,9 @@ int api_run_groups(struct req *x)
 		fputs(",\n   \"backtrace\": ", f);
 		api_json_backtrace(x, g[k].proc, g[k].site);
 		fputs(",\n   \"only_matched\": ", f);
-		write_aggregate(f, pa, &pm->col.sites[g[k].site]);
+		write_aggregate(f, pa, pm, g[k].site);
 		fputs(",\n   \"all\": ", f);
-		write_aggregate(f, pa, &pa->col.sites[g[k].site]);
+		write_aggregate(f, pa, pa, g[k].site);
 		fputc('}', f);
 	}
 	fputs("\n]}\n", f);

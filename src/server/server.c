@@ -3,9 +3,11 @@
  * who may ask (the Host, Origin and Sec-Fetch-Site checks, the access
  * token), path splitting (no path ever reaches the file system), query
  * parameters, static pages, and the answers of the API (api.c), streamed
- * from a thread of their own.
+ * from a thread of their own.  The library is loaded when the server starts
+ * (mhd.h).
  */
 #include "server.h"
+#include "mhd.h"
 #include "base/util.h"
 #include "export/page.h"
 #include "export/web/web.h"
@@ -17,7 +19,6 @@
 #include <pthread.h>
 #include <sys/resource.h>
 #include <time.h>
-#include <microhttpd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -196,9 +197,9 @@ static int allowed_host(const struct srv_state *st, const char *host)
  * elsewhere may open the GUI's pages, which fetch the data themselves. */
 static const char *foreign(struct MHD_Connection *c, const char *url, const char *host)
 {
-	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
-	const char *site = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
-	const char *mode = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Mode");
+	const char *origin = mt_mhd.lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	const char *site = mt_mhd.lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
+	const char *mode = mt_mhd.lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Mode");
 	if (origin && (!host || strncasecmp(origin, "http://", 7) || strcasecmp(origin + 7, host)))
 		return "Origin";
 	if (site && strcmp(site, "same-origin") && strcmp(site, "none")) {
@@ -230,8 +231,8 @@ static int has_token(const struct srv_state *st, struct MHD_Connection *c, const
 {
 	if (!st->token)
 		return 1;
-	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-	const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "memtrace_token");
+	const char *auth = mt_mhd.lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	const char *cookie = mt_mhd.lookup_connection_value(c, MHD_COOKIE_KIND, "memtrace_token");
 	if (auth && !strncasecmp(auth, "Bearer ", 7) && same_secret(auth + 7, st->token))
 		return 1;
 	if (cookie && same_secret(cookie, st->token))
@@ -314,27 +315,27 @@ static struct req *handle(struct srv_state *st, const char *url, const struct sr
 static void add_headers(struct MHD_Response *resp, const struct srv_state *st,
 			const struct srv_reply *r)
 {
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-				r->type ? r->type : "text/plain");
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	mt_mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				   r->type ? r->type : "text/plain");
+	mt_mhd.add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	mt_mhd.add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	if (r->policy)
-		MHD_add_response_header(resp, "Content-Security-Policy", r->policy);
+		mt_mhd.add_response_header(resp, "Content-Security-Policy", r->policy);
 	if (r->status == 405)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+		mt_mhd.add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	if (r->status == 401)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-					"Bearer realm=\"memtrace\"");
+		mt_mhd.add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					   "Bearer realm=\"memtrace\"");
 	if (r->set_cookie && st->token) {
 		char cookie[200];
 		snprintf(cookie, sizeof cookie,
 			 "memtrace_token=%s; Path=/; HttpOnly; SameSite=Strict", st->token);
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, cookie);
+		mt_mhd.add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, cookie);
 	}
 	if (r->filename[0]) {
 		char disp[200];
 		snprintf(disp, sizeof disp, "attachment; filename=\"%s\"", r->filename);
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disp);
+		mt_mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disp);
 	}
 }
 
@@ -342,8 +343,9 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, const struct srv_sta
 				  struct srv_reply *r)
 {
 	struct MHD_Response *resp =
-		r->len ? MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE) :
-			 MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+		r->len ?
+			mt_mhd.create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE) :
+			mt_mhd.create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	if (!resp) {
 		free(r->body);
 		return MHD_NO;
@@ -351,8 +353,8 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, const struct srv_sta
 	if (!r->len)
 		free(r->body);
 	add_headers(resp, st, r);
-	enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
-	MHD_destroy_response(resp);
+	enum MHD_Result ret = mt_mhd.queue_response(c, (unsigned)r->status, resp);
+	mt_mhd.destroy_response(resp);
 	return ret;
 }
 
@@ -531,15 +533,15 @@ static enum MHD_Result serve_job(struct MHD_Connection *c, struct srv_state *st,
 		r->len = j->nhead;
 		j->head = NULL;
 	} else {
-		struct MHD_Response *resp = MHD_create_response_from_callback(
+		struct MHD_Response *resp = mt_mhd.create_response_from_callback(
 			MHD_SIZE_UNKNOWN, 64 * 1024, job_produce, j, job_drop);
 		if (!resp) {
 			job_drop(j);
 			return MHD_NO;
 		}
 		add_headers(resp, st, r);
-		enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
-		MHD_destroy_response(resp);
+		enum MHD_Result ret = mt_mhd.queue_response(c, (unsigned)r->status, resp);
+		mt_mhd.destroy_response(resp);
 		return ret;
 	}
 	job_drop(j);
@@ -556,7 +558,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct srv_state *st = cls;
 	struct srv_reply r = { 0 };
 	struct params p = { 0 };
-	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	const char *host = mt_mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
 	const char *why;
 	int get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
 	/* A GET is answered on the second call: an answer queued on the first
@@ -579,7 +581,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	} else if ((why = foreign(c, url, host))) {
 		srv_error(&r, 403, "refused: a page of another site sent this request (%s)", why);
 	} else {
-		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_param, &p);
+		mt_mhd.get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_param, &p);
 		struct req *x = NULL;
 		if (!has_token(st, c, p.token, &r))
 			srv_error(&r, 401,
@@ -642,6 +644,12 @@ static void wait_for_stop(struct srv_state *st, const sigset_t *old)
 
 int srv_run(struct srv_state *st, int fd, int family)
 {
+	char err[300];
+	if (mt_mhd_load(err, sizeof err) < 0) {
+		close(fd);
+		mt_error("%s", err);
+		return -1;
+	}
 	sigset_t stop, old;
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGINT);
@@ -661,7 +669,7 @@ int srv_run(struct srv_state *st, int fd, int family)
 	unsigned limit = connection_limit();
 	unsigned per_ip = st->loopback ? 0 : limit / 8;
 	/* the logger first, or libmicrohttpd's own may speak before it is set */
-	struct MHD_Daemon *d = MHD_start_daemon(
+	struct MHD_Daemon *d = mt_mhd.start_daemon(
 		flags, 0, NULL, NULL, on_request, st, MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
 		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, limit,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
@@ -677,7 +685,7 @@ int srv_run(struct srv_state *st, int fd, int family)
 	fflush(stdout);
 	wait_for_stop(st, &old);
 	/* closes the connections and the listening socket */
-	MHD_stop_daemon(d);
+	mt_mhd.stop_daemon(d);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return 0;
 }

@@ -6,7 +6,8 @@
  * as free + alloc, unmatched frees, culled aggregates, and a table that has
  * to grow and shrink through many blocks.  The window of serial-keyed
  * blocks is checked against the hash table: one sequence of events fed
- * with serial keys and with plain addresses must give the same figures.
+ * with serial keys and with plain addresses (some blocks of 5 GB, too big
+ * for the window's slots) must give the same figures.
  */
 #include "analyse/blockmap.h"
 #include "analyse/blocks.h"
@@ -163,7 +164,10 @@ static void feed_window(struct mt_collector *c, int serial, struct mt_blocks *bl
 				r % 100 < 90 ? 2000 + r % 9000 : /* longer */
 				r % 100 < 97 ? 0 :		 /* leaks */
 					       15000 + r % 5000; /* outlive the window */
-		mt_col_alloc(c, 1 + (uint32_t)(r >> 60), i, key(serial, n), 16 + (r >> 40) % 500,
+		uint64_t size = 16 + (r >> 40) % 500;
+		if (r % 997 == 5)
+			size += 5ull << 30; /* too big for a slot of the window */
+		mt_col_alloc(c, 1 + (uint32_t)(r >> 60), i, key(serial, n), size,
 			     (uint32_t)((r >> 20) % 97), 0);
 		mt_blocks_put(bl, &(struct mt_block){ .ptr = key(serial, n), .seq = i });
 		mt_blockmap_put(bm, key(serial, n), i + 1);
@@ -191,6 +195,7 @@ static void test_window(void)
 	feed_window(&w, 1, &bw, &tw, &mw, &sw);
 	feed_window(&h, 0, &bh, &th, &mh, &sh);
 	CHECK(w.win != NULL && w.live_used > 0); /* both parts used */
+	CHECK(w.win_big); /* blocks of 5 GB, in the hash table, figures alike */
 	CHECK(h.win == NULL);
 	CHECK_EQ(w.t.live_count, h.t.live_count);
 	CHECK_EQ(w.t.live_bytes, h.t.live_bytes);
@@ -237,7 +242,7 @@ static void test_window(void)
 	CHECK_EQ(w.sites_cap, w.nsites);
 	CHECK(!memcmp(before, w.sites, sizeof before));
 	CHECK(!memcmp(&tbefore, &w.t, sizeof tbefore));
-	CHECK(w.win == NULL && w.live == NULL);
+	CHECK(w.win == NULL && w.live == NULL && w.times == NULL);
 	/* the threads stay: the reports list what each allocated */
 	CHECK(nthreads_before > 0 && w.threads_used == nthreads_before);
 	for (uint64_t n = 1; n < WN + 5000000; n += n < 400000 ? 1 : 4999)

@@ -220,6 +220,14 @@ static void test_malformed_record(void)
 	chunk(buf, &n, 0, rec, sizeof rec, NULL, 0, 0);
 	save(buf, n);
 	check_error("malformed record", "a malformed record at byte 2 of the chunk at offset 41");
+	/* the same in the binaries' stream, whose chunks the reader decodes
+	 * whole itself: checked all the same */
+	n = header(buf);
+	chunk(buf, &n, MT_STREAM_OBJECTS, rec, 1, NULL, 0, 0);
+	chunk(buf, &n, MT_STREAM_OBJECTS, rec, sizeof rec, NULL, 0, 0);
+	save(buf, n);
+	check_error("malformed record in the binaries",
+		    "a malformed record at byte 2 of the chunk at offset 41");
 }
 
 /* Compression is no sign of damage: a loop of malloc/free in the compact

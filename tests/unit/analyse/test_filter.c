@@ -152,12 +152,12 @@ static void make_process(void)
 	struct mt_site_stats *s = &proc->col.sites[site0];
 	s->allocations = 4;
 	s->live_count = 4;
-	s->first_ts = s->last_ts = T0 + S;
+	proc->col.times[site0].first_ts = proc->col.times[site0].last_ts = T0 + S;
 	s = &proc->col.sites[site1];
 	s->allocations = 10;
 	s->live_count = 1;
-	s->first_ts = T0 + S;
-	s->last_ts = T0 + 9 * S;
+	proc->col.times[site1].first_ts = T0 + S;
+	proc->col.times[site1].last_ts = T0 + 9 * S;
 }
 
 /* Does an allocation (site SITE, SIZE bytes at PTR, made at T seconds,

@@ -4,7 +4,8 @@
  * (collect/writer.h: compacted, zstd chunks), is loaded through filters and
  * the matched figures, per process and per site, are the ones the fixture's
  * allocations give; `all` stays the whole; the replay hands out the matched
- * events only.
+ * events only; a filtered load over another load of a file that grew since
+ * reads only what that load read.
  */
 #include "analyse/select.h"
 #include "collect/writer.h"
@@ -125,6 +126,47 @@ static void test_replay(void)
 	mt_filter_free(&f);
 }
 
+/* A filtered load over the server's load of the file (mt_select_load_over),
+ * after the file grew: the passes read as far as that load did, so the
+ * figures and the replay are those of the file it saw, and `all` is its. */
+static void test_over(void)
+{
+	struct mt_selection base = {0}, s = {0};
+	struct mt_filter f;
+	char err[256] = "";
+	CHECK(mt_select_load(&base, path, NULL, err, sizeof err) == 0);
+	/* the file grows: its chunks once more */
+	FILE *fp = fopen(path, "r+b");
+	CHECK(fp != NULL);
+	if (!fp)
+		return;
+	static uint8_t bytes[1 << 20];
+	size_t n = fread(bytes, 1, sizeof bytes, fp);
+	size_t start = bytes[10] | (size_t)bytes[11] << 8;
+	CHECK(n > start && n < sizeof bytes);
+	CHECK(fwrite(bytes + start, 1, n - start, fp) == n - start);
+	fclose(fp);
+	mt_filter_init(&f);
+	CHECK(mt_filter_set(&f, "size_min", "1000", err, sizeof err) == 0);
+	CHECK(mt_select_load_over(&s, &base.all, path, &f, err, sizeof err) == 0);
+	CHECK(s.borrowed && s.all.procs == base.all.procs && s.matched.nprocs == 1);
+	if (s.matched.nprocs == 1)
+		check_totals(&s.matched.procs[0]->col.t,
+			     &(struct want){2, 13000, 1, 1, 8000, 0, 8000}, "over a grown file");
+	struct counts c = {0};
+	struct mt_replay_ops ops = {.alloc = on_alloc, .free = on_free, .ctx = &c};
+	CHECK(mt_select_replay(&s, &ops, err, sizeof err) == 0);
+	CHECK(c.allocs == 2 && c.bytes == 13000 && c.frees == 1);
+	mt_select_free(&s);
+	/* the borrowed load is still whole */
+	CHECK(base.all.nprocs == 1);
+	if (base.all.nprocs == 1)
+		check_totals(&base.all.procs[0]->col.t,
+			     &(struct want){5, 13364, 3, 2, 8200, 1, 8200}, "the borrowed load");
+	mt_select_free(&base);
+	mt_filter_free(&f);
+}
+
 int main(int argc, char **argv)
 {
 	snprintf(path, sizeof path, "%s/select-fixture.mtrace", argc > 1 ? argv[1] : ".");
@@ -138,6 +180,7 @@ int main(int argc, char **argv)
 	check("from", "0.045", (struct want){2, 8200, 0, 2, 8200, 0, 8200}, 1);
 	check("size_min", "100000", (struct want){0, 0, 0, 0, 0, 0, 0}, 0);
 	test_replay();
+	test_over(); /* (last: it makes the file grow) */
 	if (failures) {
 		fprintf(stderr, "select: %d checks failed\n", failures);
 		return 1;
