@@ -182,6 +182,11 @@ int cmd_export(int argc, char **argv)
 		mt_filter_free(&filt);
 		return MT_EXIT_RUNTIME;
 	}
+	if (mt_thread_check(&filt, &sel.all, file) < 0) {
+		mt_select_free(&sel);
+		mt_filter_free(&filt);
+		return MT_EXIT_RUNTIME;
+	}
 	x.sel = &sel;
 	struct mt_selection bsel;
 	if (base) {

@@ -109,7 +109,7 @@ int cmd_report(int argc, char **argv)
 		return MT_EXIT_RUNTIME;
 	}
 	struct mt_recording *rec = &sel.matched;
-	if (mt_suppress_file(supp, rec) < 0) {
+	if (mt_thread_check(&filt, &sel.all, file) < 0 || mt_suppress_file(supp, rec) < 0) {
 		mt_select_free(&sel);
 		mt_filter_free(&filt);
 		return MT_EXIT_RUNTIME;

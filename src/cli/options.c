@@ -3,10 +3,12 @@
  */
 #include "options.h"
 #include "analyse/filter.h"
+#include "analyse/recording.h"
 #include "analyse/suppress.h"
 #include "base/util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Does ARG (argv[*i]) name option O?  Sets *VAL to its value: the next
@@ -236,6 +238,25 @@ int mt_suppress_file(const char *path, struct mt_recording *rec)
 	mt_supp_apply(s, rec);
 	mt_supp_free(s);
 	return 0;
+}
+
+int mt_thread_check(const struct mt_filter *f, const struct mt_recording *all, const char *file)
+{
+	if (!f->thread.set)
+		return 0;
+	for (size_t i = 0; i < all->nprocs; i++) {
+		size_t n;
+		struct mt_thread_last *t = mt_col_threads(&all->procs[i]->col, &n);
+		size_t k = 0;
+		while (k < n && (double)t[k].tid != f->thread.v)
+			k++;
+		free(t);
+		if (k < n)
+			return 0;
+	}
+	mt_error("%s has no thread %.0f (report --json lists the threads of each process)", file,
+		 f->thread.v);
+	return -1;
 }
 
 /* The recordings of mt_options_recordings: at most MAX. */
