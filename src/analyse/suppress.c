@@ -46,6 +46,7 @@ struct mt_suppressions *mt_supp_load(const char *path, char *err, size_t errlen)
 	char *line = NULL;
 	size_t cap = 0;
 	unsigned no = 0;
+	errno = 0;
 	while (getline(&line, &cap, f) > 0) {
 		no++;
 		char *l = trim(line);
@@ -63,7 +64,8 @@ struct mt_suppressions *mt_supp_load(const char *path, char *err, size_t errlen)
 		s->v[s->n++] = xstrdup(trim(l + 5));
 	}
 	if (s && ferror(f)) {
-		snprintf(err, errlen, "cannot read the suppressions %s", path);
+		snprintf(err, errlen, "cannot read the suppressions %s: %s", path,
+			 strerror(errno ? errno : EIO));
 		mt_supp_free(s);
 		s = NULL;
 	}

@@ -105,7 +105,7 @@ int cmd_report(int argc, char **argv)
 	if (mt_where_filter_file(&filt, file, err, sizeof err) < 0 ||
 	    mt_select_load(&sel, file, &filt, err, sizeof err) < 0) {
 		mt_filter_free(&filt);
-		mt_error("%s", err);
+		mt_load_error(err);
 		return MT_EXIT_RUNTIME;
 	}
 	struct mt_recording *rec = &sel.matched;

@@ -259,6 +259,11 @@ int mt_thread_check(const struct mt_filter *f, const struct mt_recording *all, c
 	return -1;
 }
 
+void mt_load_error(const char *err)
+{
+	mt_error("%s%s", strncmp(err, "where: ", 7) ? "" : "--", err);
+}
+
 /* The recordings of mt_options_recordings: at most MAX. */
 struct files {
 	const char **v;

@@ -1,0 +1,54 @@
+"""cli-badargs: arguments that name the wrong thing get one error line that
+names the option or file at fault, and the documented exit status.
+
+  test_badargs.py GT_PEAK
+
+  - --suppressions DIR (a directory): report and diff exit 1, record
+    --fail-on-leak exits 2 before running the command; the line names DIR
+    and says why (it used to say only "cannot read the suppressions DIR");
+  - --where with a condition SQLite refuses: report and export exit 1 with
+    a line naming --where (it said "where:", the server's parameter).
+"""
+import os
+import sys
+
+import gtlib
+from gtlib import stderr_lines
+
+t = gtlib.Case('cli-badargs')
+prog = sys.argv[1]
+
+
+def one_error(argv, want_rc, label, *mentions):
+    rc, so, se = t.run(argv)
+    t.eq(rc, want_rc, f'{label}: exit status')
+    lines = [ln for ln in stderr_lines(se) if not ln.startswith('Try ')]
+    t.eq(len(lines), 1, f'{label}: one error line ({lines})')
+    if lines:
+        t.check(lines[0].startswith('memtrace: error:'), f'{label}: "memtrace: error:": {lines[0]!r}')
+        for m in mentions:
+            t.check(m in lines[0], f'{label}: the line says {m!r}: {lines[0]!r}')
+    return so
+
+
+rec, _ = t.record([prog])
+d = t.path('supp.d')
+os.mkdir(d)
+one_error([t.memtrace, 'report', '--suppressions', d, rec], 1, 'report --suppressions DIR', d,
+          'Is a directory')
+one_error([t.memtrace, 'diff', '--suppressions', d, rec, rec], 1, 'diff --suppressions DIR', d,
+          'Is a directory')
+marker = t.path('ran')
+one_error([t.memtrace, 'record', '-q', '--fail-on-leak', '--suppressions', d, '-o', t.path('r.mtrace'),
+           '--', 'sh', '-c', f'touch {marker}'], 2, 'record --fail-on-leak --suppressions DIR', d,
+          'Is a directory')
+t.check(not os.path.exists(marker), 'record with an unreadable suppressions file runs no command')
+
+for cmd in (['report'], ['report', '--json'], ['export', '-f', 'folded']):
+    label = f'{" ".join(cmd)} --where (a syntax error)'
+    so = one_error([t.memtrace, *cmd, '--where', 'size > (', rec], 1, label, '--where:', 'syntax error')
+    t.eq(so, '', f'{label}: nothing on stdout')
+    label = f'{" ".join(cmd)} --where (no such column)'
+    one_error([t.memtrace, *cmd, '--where', 'nosuchcolumn > 1', rec], 1, label, '--where:', 'nosuchcolumn')
+
+t.finish()
