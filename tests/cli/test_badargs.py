@@ -7,7 +7,9 @@ names the option or file at fault, and the documented exit status.
     --fail-on-leak exits 2 before running the command; the line names DIR
     and says why (it used to say only "cannot read the suppressions DIR");
   - --where with a condition SQLite refuses: report and export exit 1 with
-    a line naming --where (it said "where:", the server's parameter).
+    a line naming --where (it said "where:", the server's parameter);
+  - --help and --version written to a full device (/dev/full) exit 1 with a
+    line saying so (they exited 0, the output lost).
 """
 import os
 import sys
@@ -50,5 +52,24 @@ for cmd in (['report'], ['report', '--json'], ['export', '-f', 'folded']):
     t.eq(so, '', f'{label}: nothing on stdout')
     label = f'{" ".join(cmd)} --where (no such column)'
     one_error([t.memtrace, *cmd, '--where', 'nosuchcolumn > 1', rec], 1, label, '--where:', 'nosuchcolumn')
+
+if os.path.exists('/dev/full'):
+    for argv in (['--help'], ['--version'], ['report', '--help'], ['query', '--help']):
+        label = f'memtrace {" ".join(argv)} > /dev/full'
+        with open('/dev/full', 'w') as full:
+            rc, se = None, ''
+            try:
+                import subprocess
+                p = subprocess.run([t.memtrace, *argv], stdout=full, stderr=subprocess.PIPE, text=True,
+                                   timeout=30)
+                rc, se = p.returncode, p.stderr
+            except subprocess.TimeoutExpired:
+                t.fail(f'{label}: timed out')
+        t.eq(rc, 1, f'{label}: exit status')
+        lines = stderr_lines(se)
+        t.check(len(lines) == 1 and lines[0].startswith('memtrace: error:') and 'standard output' in lines[0],
+                f'{label}: one error line about standard output ({lines})')
+else:
+    t.note('no /dev/full here: output errors not checked')
 
 t.finish()
