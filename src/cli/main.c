@@ -93,6 +93,7 @@ static int run(int argc, char **argv)
 			for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 				if (!strcmp(argv[2], commands[i].name))
 					return commands[i].fn(2, sub);
+			return mt_usage_error(NULL, "'%s' is not a memtrace command", argv[2]);
 		}
 		usage(stdout);
 		return MT_EXIT_OK;

@@ -9,8 +9,9 @@ views have sections of their own, diff's are in its DESCRIPTION), and,
 for the commands whose --help lists bytehound's filters, those of the
 FILTERS section of memtrace-report(1), which they refer to.  --help's are
 the spellings at the start of its option lines.  The commands memtrace
---help lists are those memtrace(1) describes under COMMANDS.  (diff and
-query lacked -h/--help in their pages.)
+--help lists are those memtrace(1) describes under COMMANDS; `memtrace help
+CMD` is CMD --help, and help of what is no command a usage error.  (diff and
+query lacked -h/--help in their pages; help NOT-A-COMMAND exited 0.)
 """
 import os
 import re
@@ -73,6 +74,8 @@ for cmd in COMMANDS:
     t.eq(rc, 0, f'memtrace {cmd} --help: exit status')
     from_help = help_options(so)
     t.check('--help' in from_help, f'memtrace {cmd} --help lists --help')
+    rc2, so2, _ = t.run([t.memtrace, 'help', cmd])
+    t.check(rc2 == 0 and so2 == so, f'memtrace help {cmd} is memtrace {cmd} --help')
     secs = sections(os.path.join(man_dir, f'memtrace-{cmd}.1'))
     title = OWN_SECTION.get(cmd, 'OPTIONS')
     if not t.check(title in secs, f'memtrace-{cmd}(1) has a section {title}'):
@@ -97,5 +100,10 @@ for line in sections(os.path.join(man_dir, 'memtrace.1')).get('COMMANDS', []):
         described.add(m.group(1))
 t.eq(sorted(set(listed) - described), [], 'commands of memtrace --help missing from memtrace(1) COMMANDS')
 t.eq(sorted(described - set(listed) - {'help'}), [], 'commands of memtrace(1) missing from memtrace --help')
+
+rc, so, se = t.run([t.memtrace, 'help', 'gt-no-such-command'])
+t.eq(rc, 2, 'memtrace help NOT-A-COMMAND: exit status (it printed the list, exit 0)')
+t.check(se.startswith('memtrace: error:') and 'gt-no-such-command' in se.split('\n')[0],
+        f'memtrace help NOT-A-COMMAND: the error names it ({se.strip()!r})')
 
 t.finish()
