@@ -8,6 +8,10 @@ names the option or file at fault, and the documented exit status.
     and says why (it used to say only "cannot read the suppressions DIR");
   - --where with a condition SQLite refuses: report and export exit 1 with
     a line naming --where (it said "where:", the server's parameter);
+  - a filter range whose lower end is above its upper end (--size-min 10
+    --size-max 5, --from 50% --to 10%) is a usage error naming both, in
+    report, export and diff (it gave an empty report, exit 0); equal ends,
+    and ends of different kinds (seconds and a percentage), are not;
   - --help and --version written to a full device (/dev/full) exit 1 with a
     line saying so (they exited 0, the output lost).
 """
@@ -52,6 +56,17 @@ for cmd in (['report'], ['report', '--json'], ['export', '-f', 'folded']):
     t.eq(so, '', f'{label}: nothing on stdout')
     label = f'{" ".join(cmd)} --where (no such column)'
     one_error([t.memtrace, *cmd, '--where', 'nosuchcolumn > 1', rec], 1, label, '--where:', 'nosuchcolumn')
+
+for cmd in (['report'], ['export', '-f', 'folded'], ['diff']):
+    files = [rec, rec] if cmd == ['diff'] else [rec]
+    for lo, hi, a, b in (('--size-min', '--size-max', '10', '5'), ('--from', '--to', '50%', '10%'),
+                         ('--lifetime-min', '--lifetime-max', '2s', '1s')):
+        label = f'{" ".join(cmd)} {lo} {a} {hi} {b}'
+        so = one_error([t.memtrace, *cmd, lo, a, hi, b, *files], 2, label, lo, hi)
+        t.eq(so, '', f'{label}: nothing on stdout')
+    for extra in (['--size-min', '5', '--size-max', '5'], ['--from', '1', '--to', '50%']):
+        rc, so, se = t.run([t.memtrace, *cmd, *extra, *files])
+        t.eq(rc, 0, f'{" ".join(cmd + extra)}: exit status (stderr {se.strip()[-200:]!r})')
 
 if os.path.exists('/dev/full'):
     for argv in (['--help'], ['--version'], ['report', '--help'], ['query', '--help']):
