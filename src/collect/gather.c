@@ -90,11 +90,20 @@ static int open_out(struct mt_gather *g, uint64_t *offset)
 		}
 	}
 	if (fd < 0) {
-		snprintf(g->err, sizeof g->err,
-			 errno == EEXIST ? "%s exists (and is not a gathering to resume): remove "
-					   "it or choose another -o" :
-					   "%s: %s",
-			 g->out, strerror(errno));
+		/* a directory, link, FIFO or socket is named as what it is */
+		struct stat what;
+		int e = errno;
+		if (e == EEXIST && lstat(g->out, &what) == 0 && !S_ISREG(what.st_mode))
+			snprintf(g->err, sizeof g->err, "%s %s", g->out,
+				 mt_file_refused(g->out, ELOOP) ?
+					 mt_file_refused(g->out, ELOOP) :
+					 "is not a regular file: not written");
+		else
+			snprintf(g->err, sizeof g->err,
+				 e == EEXIST ? "%s exists (and is not a gathering to resume): "
+					       "remove it or choose another -o" :
+					       "%s: %s",
+				 g->out, strerror(e));
 		return -1;
 	}
 	*offset = 0;

@@ -9,7 +9,8 @@ the same command resumes, and it must: the empty FILE it leaves used to
 make the same command refuse ("exists (and is not a gathering to
 resume)").  The gathered file is then the recorder's own, byte for byte,
 with slow.c's figures (60 allocations, 30 frees, 30 blocks and 90,000
-bytes leaked).
+bytes leaked).  An -o that names a directory or a symbolic link is refused
+as what it is (it was called "exists, not a gathering to resume").
 """
 import os
 import re
@@ -84,5 +85,19 @@ proc = t.only_process(t.report(out)) if b else None
 if proc:
     t.check_totals(proc, 'gathered', allocations=60, frees=30, leaked_allocations=30,
                    leaked_bytes=90000)
+
+# -o naming a directory or a link: refused as what it is, and left alone
+d = t.path('adir')
+os.mkdir(d)
+link = t.path('alink')
+os.symlink(t.path('nowhere'), link)
+for o, what in ((d, 'is a directory'), (link, 'is a symbolic link')):
+    rc, so, se = t.run([t.memtrace, 'gather', '--retry', '0', '-o', o, where])
+    t.eq(rc, 1, f'gather -o {what}: exit status')
+    lines = stderr_lines(se)
+    t.check(len(lines) == 1 and o in lines[0] and what in lines[0],
+            f'gather -o {what}: one line naming it as what it is ({lines})')
+t.check(os.path.isdir(d) and os.path.islink(link) and not os.path.exists(t.path('nowhere')),
+        'the directory and the link are left alone')
 
 t.finish()
