@@ -12,6 +12,9 @@ names the option or file at fault, and the documented exit status.
     --size-max 5, --from 50% --to 10%) is a usage error naming both, in
     report, export and diff (it gave an empty report, exit 0); equal ends,
     and ends of different kinds (seconds and a percentage), are not;
+  - a FIFO given as the recording: report, query, export and diff exit 1
+    at once with a line naming it a pipe (they waited forever for a writer;
+    a pipe such as <(cat FILE) was "damaged");
   - --help and --version written to a full device (/dev/full) exit 1 with a
     line saying so (they exited 0, the output lost).
 """
@@ -67,6 +70,18 @@ for cmd in (['report'], ['export', '-f', 'folded'], ['diff']):
     for extra in (['--size-min', '5', '--size-max', '5'], ['--from', '1', '--to', '50%']):
         rc, so, se = t.run([t.memtrace, *cmd, *extra, *files])
         t.eq(rc, 0, f'{" ".join(cmd + extra)}: exit status (stderr {se.strip()[-200:]!r})')
+
+fifo = t.path('rec.fifo')
+os.mkfifo(fifo)
+for cmd in (['report'], ['query'], ['export', '-f', 'folded'], ['diff', rec]):
+    label = f'{" ".join(cmd[:1])} FIFO'
+    rc, so, se = t.run([t.memtrace, *cmd, fifo], timeout=20)
+    if rc is None:
+        continue  # (the timeout is a failure already)
+    t.eq(rc, 1, f'{label}: exit status')
+    lines = stderr_lines(se)
+    t.check(len(lines) == 1 and fifo in lines[0] and 'pipe' in lines[0],
+            f'{label}: one line naming it a pipe ({lines})')
 
 if os.path.exists('/dev/full'):
     for argv in (['--help'], ['--version'], ['report', '--help'], ['query', '--help']):
