@@ -73,6 +73,7 @@ for cmd in (['report'], ['export', '-f', 'folded'], ['diff']):
 
 fifo = t.path('rec.fifo')
 os.mkfifo(fifo)
+one_error([t.memtrace, 'report', '--suppressions', fifo, rec], 1, 'report --suppressions FIFO', fifo, 'pipe')
 for cmd in (['report'], ['query'], ['export', '-f', 'folded'], ['diff', rec]):
     label = f'{" ".join(cmd[:1])} FIFO'
     rc, so, se = t.run([t.memtrace, *cmd, fifo], timeout=20)
