@@ -15,6 +15,9 @@ names the option or file at fault, and the documented exit status.
   - a FIFO given as the recording: report, query, export and diff exit 1
     at once with a line naming it a pipe (they waited forever for a writer;
     a pipe such as <(cat FILE) was "damaged");
+  - MEMTRACE_TOKEN too short for the server's token: the error names the
+    variable (it said "the access token must be 16 to 79 ...", --token's
+    limit being 64);
   - --help and --version written to a full device (/dev/full) exit 1 with a
     line saying so (they exited 0, the output lost).
 """
@@ -83,6 +86,13 @@ for cmd in (['report'], ['query'], ['export', '-f', 'folded'], ['diff', rec]):
     lines = stderr_lines(se)
     t.check(len(lines) == 1 and fifo in lines[0] and 'pipe' in lines[0],
             f'{label}: one line naming it a pipe ({lines})')
+
+# a token from the environment the server cannot take names the variable
+rc, so, se = t.run([t.memtrace, 'server', '-l', '0.0.0.0:0', rec], env={'MEMTRACE_TOKEN': 'abc'}, timeout=20)
+t.eq(rc, 1, 'server off loopback with MEMTRACE_TOKEN=abc: exit status')
+lines = stderr_lines(se)
+t.check(len(lines) == 1 and 'MEMTRACE_TOKEN' in lines[0] and '16 to 64' in lines[0],
+        f'server with MEMTRACE_TOKEN=abc: one line naming the variable ({lines})')
 
 if os.path.exists('/dev/full'):
     for argv in (['--help'], ['--version'], ['report', '--help'], ['query', '--help']):
