@@ -7,7 +7,9 @@ on standard error, that the recording was not served and that
 MEMTRACE_SERVER_WAIT makes it wait for a gatherer (nothing with
 MEMTRACE_LOG=off); its file must say the process exited with status 7 (a
 standalone recording used to say "still running" whatever the exit).
-With MEMTRACE_SERVER_WAIT the same program serves instead.
+A setting that would have kept the server from starting (a bad
+MEMTRACE_LISTEN) is named instead, as it is in a longer program.  With
+MEMTRACE_SERVER_WAIT the same program serves instead.
 
   test_shim_short.py
 """
@@ -45,6 +47,10 @@ if p:
 
 out, lines = run('quiet.mtrace', {'MEMTRACE_LOG': 'off'})
 t.eq(lines, [], 'MEMTRACE_LOG=off: nothing on stderr')
+
+out, lines = run('badlisten.mtrace', {'MEMTRACE_LISTEN': 'no:such:address'})
+t.check(len(lines) == 1 and 'MEMTRACE_LISTEN' in lines[0] and 'no:such:address' in lines[0],
+        f'a bad MEMTRACE_LISTEN is named, short program or not ({lines})')
 
 out, lines = run('waited.mtrace', {'MEMTRACE_SERVER_WAIT': '1'})
 t.check(any('streaming' in ln for ln in lines) and not any('not served' in ln for ln in lines),
