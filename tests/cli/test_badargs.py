@@ -12,6 +12,8 @@ names the option or file at fault, and the documented exit status.
     --size-max 5, --from 50% --to 10%) is a usage error naming both, in
     report, export and diff (it gave an empty report, exit 0); equal ends,
     and ends of different kinds (seconds and a percentage), are not;
+  - report --callers/--callees FN with an FN on no stack: exit 1 and one
+    line, nothing on stdout (the whole report came first);
   - a FIFO given as the recording: report, query, export and diff exit 1
     at once with a line naming it a pipe (they waited forever for a writer;
     a pipe such as <(cat FILE) was "damaged");
@@ -73,6 +75,14 @@ for cmd in (['report'], ['export', '-f', 'folded'], ['diff']):
     for extra in (['--size-min', '5', '--size-max', '5'], ['--from', '1', '--to', '50%']):
         rc, so, se = t.run([t.memtrace, *cmd, *extra, *files])
         t.eq(rc, 0, f'{" ".join(cmd + extra)}: exit status (stderr {se.strip()[-200:]!r})')
+
+for args in (['--callers'], ['--callees'], ['--json', '--callers']):
+    label = f'report {" ".join(args)} (a name on no stack)'
+    so = one_error([t.memtrace, 'report', *args, 'gt_no_such_function', rec], 1, label,
+                   "'gt_no_such_function'")
+    t.eq(so, '', f'{label}: nothing on stdout')
+    rc, so, se = t.run([t.memtrace, 'report', *args, 'main', rec])
+    t.check(rc == 0 and so.strip(), f'report {" ".join(args)} main: a report, exit 0 ({rc}, {se.strip()!r})')
 
 fifo = t.path('rec.fifo')
 os.mkfifo(fifo)
