@@ -15,6 +15,7 @@ query lacked -h/--help in their pages; help NOT-A-COMMAND exited 0.)
 """
 import os
 import re
+import shutil
 import sys
 
 import gtlib
@@ -88,6 +89,16 @@ for cmd in COMMANDS:
         from_man |= filters
     t.eq(sorted(from_help - from_man), [], f'options of memtrace {cmd} --help missing from memtrace-{cmd}(1)')
     t.eq(sorted(from_man - from_help), [], f'options of memtrace-{cmd}(1) missing from memtrace {cmd} --help')
+
+# every page renders without a warning (a form feed where \\fR was meant
+# went unnoticed: it only cost a font change)
+groff = shutil.which('groff')
+if t.check(groff is not None, 'groff is installed (tools/setup.sh: groff-base)'):
+    for page in sorted(os.listdir(man_dir)):
+        if re.search(r'\.[1-8]$', page):
+            rc, so, se = t.run([groff, '-man', '-ww', '-z', os.path.join(man_dir, page)],
+                               env={'LC_ALL': 'C'})
+            t.check(rc == 0 and not se.strip(), f'{page} renders without warnings ({se.strip()[:300]!r})')
 
 # the commands
 rc, so, se = t.run([t.memtrace, '--help'])
