@@ -35,7 +35,10 @@ build_pkgs="build-essential gcc g++ meson ninja-build pkg-config
 # (tests/realworld).
 test_pkgs="python3 valgrind heaptrack bpftrace sqlite3 elfutils file zstd golang-go chromium nodejs
   libjemalloc-dev libmimalloc-dev libtcmalloc-minimal4 libgoogle-perftools-dev
-  redis-server redis-tools"
+  redis-server redis-tools
+  groff-base"
+# (groff-base: groff, with which tests/cli renders the manual pages, warnings
+# counting as failures.)
 # Bench only: /usr/bin/time and perf for digging into a regression.
 bench_pkgs="time linux-perf"
 

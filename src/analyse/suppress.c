@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct mt_suppressions {
 	char **v;
@@ -37,6 +38,12 @@ static char *trim(char *s)
 
 struct mt_suppressions *mt_supp_load(const char *path, char *err, size_t errlen)
 {
+	/* a FIFO would block the open until a writer comes */
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode)) {
+		snprintf(err, errlen, "cannot read the suppressions %s: it is a pipe", path);
+		return NULL;
+	}
 	FILE *f = fopen(path, "re");
 	if (!f) {
 		snprintf(err, errlen, "cannot read the suppressions %s: %s", path, strerror(errno));
@@ -46,6 +53,7 @@ struct mt_suppressions *mt_supp_load(const char *path, char *err, size_t errlen)
 	char *line = NULL;
 	size_t cap = 0;
 	unsigned no = 0;
+	errno = 0;
 	while (getline(&line, &cap, f) > 0) {
 		no++;
 		char *l = trim(line);
@@ -63,7 +71,8 @@ struct mt_suppressions *mt_supp_load(const char *path, char *err, size_t errlen)
 		s->v[s->n++] = xstrdup(trim(l + 5));
 	}
 	if (s && ferror(f)) {
-		snprintf(err, errlen, "cannot read the suppressions %s", path);
+		snprintf(err, errlen, "cannot read the suppressions %s: %s", path,
+			 strerror(errno ? errno : EIO));
 		mt_supp_free(s);
 		s = NULL;
 	}

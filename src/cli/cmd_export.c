@@ -178,7 +178,12 @@ int cmd_export(int argc, char **argv)
 	char err[512];
 	if (mt_where_filter_file(&filt, file, err, sizeof err) < 0 ||
 	    mt_select_load(&sel, file, &filt, err, sizeof err) < 0) {
-		mt_error("%s", err);
+		mt_load_error(err);
+		mt_filter_free(&filt);
+		return MT_EXIT_RUNTIME;
+	}
+	if (mt_thread_check(&filt, &sel.all, file) < 0) {
+		mt_select_free(&sel);
 		mt_filter_free(&filt);
 		return MT_EXIT_RUNTIME;
 	}

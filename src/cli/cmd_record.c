@@ -25,6 +25,7 @@
 #include "collect/listen.h"
 #include "collect/rings.h"
 #include "collect/writer.h"
+#include "format/format.h"
 #include "report/report.h"
 #include "base/json.h"
 #include "base/util.h"
@@ -297,10 +298,9 @@ static int choose_backend(const struct record_opts *ro, const char *exe, struct 
 			use_bpf = 0;
 		}
 	}
-	if (!use_bpf && mt_find_shim(shim, shimlen)) {
-		mt_error(
-			"cannot find libmemtrace-preload.so (looked next to memtrace and in %s; set MEMTRACE_SHIM)",
-			MEMTRACE_LIBDIR);
+	char why_shim[PATH_MAX + 128];
+	if (!use_bpf && mt_find_shim(shim, shimlen, why_shim, sizeof why_shim)) {
+		mt_error("%s", why_shim);
 		return -1;
 	}
 	return 0;
@@ -517,6 +517,14 @@ static int leak_gate(const struct record_opts *ro, int status)
 	return leaked ? (int)ro->leak_exit : status;
 }
 
+/* Whether PATH, a regular file, is the file header alone: no process
+ * of the command connected, nothing was recorded (a device is not read). */
+static int nothing_recorded(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= MT_FILE_HEADER_SIZE;
+}
+
 static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
 {
 	struct mt_recording rec;
@@ -697,6 +705,17 @@ int cmd_record(int argc, char **argv)
 		mt_error("cannot run %s: %s", cmd[0], strerror(exec_errno));
 		remove_output(ro.output);
 		status = exec_errno == ENOENT ? 127 : 126;
+	} else if (!failed && nothing_recorded(ro.output)) {
+		/* the command ran untraced: say so, and fail, rather than hand
+		 * over an empty recording (and pass a leak gate) in silence */
+		if (l.shim)
+			mt_error("no process of %s was traced (none connected through the shim %s; "
+				 "the loader says above when it could not preload it); %s holds "
+				 "nothing",
+				 cmd[0], l.shim, ro.output);
+		else
+			mt_error("no process of %s was traced; %s holds nothing", cmd[0],
+				 ro.output);
 	} else if (!failed) {
 		print_summary(ro.output, ro.quiet, cmd_pid, wstatus);
 		status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);

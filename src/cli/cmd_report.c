@@ -33,6 +33,25 @@ static const char epilogue[] =
 	"\n"
 	"With filters, every figure counts only the allocations they match.\n";
 
+/* --callers/--callees FN: the report is held until it is known whether FN
+ * is on any stack, so that a name that is not gives one error line and no
+ * report before it.  Returns what mt_report_* return. */
+static int report_held(struct mt_recording *rec, const struct mt_report_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return o->json ? mt_report_json(stdout, rec, o) : mt_report_text(stdout, rec, o);
+	int r = o->json ? mt_report_json(f, rec, o) : mt_report_text(f, rec, o);
+	if (fclose(f) != 0)
+		mt_oom(len);
+	if (r == 0)
+		fwrite(buf, 1, len, stdout);
+	free(buf);
+	return r;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct mt_report_opts o = {
@@ -105,11 +124,11 @@ int cmd_report(int argc, char **argv)
 	if (mt_where_filter_file(&filt, file, err, sizeof err) < 0 ||
 	    mt_select_load(&sel, file, &filt, err, sizeof err) < 0) {
 		mt_filter_free(&filt);
-		mt_error("%s", err);
+		mt_load_error(err);
 		return MT_EXIT_RUNTIME;
 	}
 	struct mt_recording *rec = &sel.matched;
-	if (mt_suppress_file(supp, rec) < 0) {
+	if (mt_thread_check(&filt, &sel.all, file) < 0 || mt_suppress_file(supp, rec) < 0) {
 		mt_select_free(&sel);
 		mt_filter_free(&filt);
 		return MT_EXIT_RUNTIME;
@@ -142,6 +161,8 @@ int cmd_report(int argc, char **argv)
 		mt_error("%s holds no process: nothing was recorded in it", file);
 	else if (!found)
 		mt_error("%s has no process %ld", file, o.pid);
+	else if (o.callers || o.callees)
+		r = report_held(rec, &o);
 	else
 		r = o.json ? mt_report_json(stdout, rec, &o) : mt_report_text(stdout, rec, &o);
 	free(histo);

@@ -474,13 +474,16 @@ static int add_file(void *ctx, const char *cmd, const char *arg)
 static int make_token(struct srv_state *st, const char *given, char *buf, size_t len)
 {
 	const char *env = getenv("MEMTRACE_TOKEN");
-	if (!given && env && *env)
+	int from_env = !given && env && *env;
+	if (from_env)
 		given = env;
 	if (given) {
+		/* (--token was checked as it was parsed, opt_token) */
 		size_t n = strlen(given);
-		if (n < 16 || n >= len || strspn(given, TOKEN_CHARS) != n) {
-			mt_error("the access token must be 16 to %zu letters, digits, '-' or '_'",
-				 len - 1);
+		if (n < 16 || n > 64 || n >= len || strspn(given, TOKEN_CHARS) != n) {
+			mt_error(
+				"%s: the access token must be 16 to 64 letters, digits, '-' or '_'",
+				from_env ? "MEMTRACE_TOKEN" : "--token");
 			return -1;
 		}
 		snprintf(buf, len, "%s", given);

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "base/util.h"
 
+#include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,7 +61,21 @@ static void usage(FILE *f)
 		"Example: memtrace record -- ./app && memtrace report --leaks memtrace.app.*.mtrace\n");
 }
 
+static int run(int argc, char **argv);
+
+/* Whatever a command printed must have reached standard output: a help
+ * or a listing written to a full disk or a closed pipe is an error too. */
 int main(int argc, char **argv)
+{
+	int st = run(argc, argv);
+	if (st == MT_EXIT_OK && (fflush(stdout) != 0 || ferror(stdout))) {
+		mt_error("cannot write to standard output: %s", strerror(errno ? errno : EIO));
+		st = MT_EXIT_RUNTIME;
+	}
+	return st;
+}
+
+static int run(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
@@ -78,6 +93,7 @@ int main(int argc, char **argv)
 			for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 				if (!strcmp(argv[2], commands[i].name))
 					return commands[i].fn(2, sub);
+			return mt_usage_error(NULL, "'%s' is not a memtrace command", argv[2]);
 		}
 		usage(stdout);
 		return MT_EXIT_OK;

@@ -3,10 +3,13 @@
  */
 #include "options.h"
 #include "analyse/filter.h"
+#include "analyse/recording.h"
 #include "analyse/suppress.h"
 #include "base/util.h"
 
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Does ARG (argv[*i]) name option O?  Sets *VAL to its value: the next
@@ -238,6 +241,30 @@ int mt_suppress_file(const char *path, struct mt_recording *rec)
 	return 0;
 }
 
+int mt_thread_check(const struct mt_filter *f, const struct mt_recording *all, const char *file)
+{
+	if (!f->thread.set)
+		return 0;
+	for (size_t i = 0; i < all->nprocs; i++) {
+		size_t n;
+		struct mt_thread_last *t = mt_col_threads(&all->procs[i]->col, &n);
+		size_t k = 0;
+		while (k < n && (double)t[k].tid != f->thread.v)
+			k++;
+		free(t);
+		if (k < n)
+			return 0;
+	}
+	mt_error("%s has no thread %.0f (report --json lists the threads of each process)", file,
+		 f->thread.v);
+	return -1;
+}
+
+void mt_load_error(const char *err)
+{
+	mt_error("%s%s", strncmp(err, "where: ", 7) ? "" : "--", err);
+}
+
 /* The recordings of mt_options_recordings: at most MAX. */
 struct files {
 	const char **v;
@@ -257,6 +284,40 @@ static int some_recordings(void *ctx, const char *cmd, const char *arg)
 	return 0;
 }
 
+/* A range whose lower end is above its upper end matches nothing: the
+ * user swapped them or mistyped one, and would get an empty report that
+ * looks like a quiet program.  Ends of different kinds (seconds and a
+ * share of the run) are not compared. */
+static int check_ranges(const char *cmd, const struct mt_filter *f)
+{
+	static const struct {
+		size_t lo, hi;
+		const char *lo_name, *hi_name;
+	} pairs[] = {
+#define PAIR(a, b, an, bn) { offsetof(struct mt_filter, a), offsetof(struct mt_filter, b), an, bn }
+		PAIR(from, to, "--from", "--to"),
+		PAIR(address_min, address_max, "--address-min", "--address-max"),
+		PAIR(size_min, size_max, "--size-min", "--size-max"),
+		PAIR(lifetime_min, lifetime_max, "--lifetime-min", "--lifetime-max"),
+		PAIR(depth_min, depth_max, "--backtrace-depth-min", "--backtrace-depth-max"),
+		PAIR(group_interval_min, group_interval_max, "--group-interval-min",
+		     "--group-interval-max"),
+		PAIR(group_allocations_min, group_allocations_max, "--group-allocations-min",
+		     "--group-allocations-max"),
+		PAIR(group_leaked_min, group_leaked_max, "--group-leaked-allocations-min",
+		     "--group-leaked-allocations-max"),
+#undef PAIR
+	};
+	for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+		const struct mt_fbound *lo = (const void *)((const char *)f + pairs[i].lo);
+		const struct mt_fbound *hi = (const void *)((const char *)f + pairs[i].hi);
+		if (lo->set && hi->set && lo->pct == hi->pct && lo->v > hi->v)
+			return mt_usage_error(cmd, "%s is above %s: nothing would match",
+					      pairs[i].lo_name, pairs[i].hi_name);
+	}
+	return 0;
+}
+
 int mt_options_recordings(const struct mt_cmdline *c, struct mt_filter *filter, const char **files,
 			  size_t max, size_t *n, int argc, char **argv)
 {
@@ -269,6 +330,8 @@ int mt_options_recordings(const struct mt_cmdline *c, struct mt_filter *filter, 
 	rc.operand = some_recordings;
 	rc.operand_ctx = &fs;
 	int st = mt_options_parse(&rc, argc, argv, NULL);
+	if (st == MT_OPTS_GO_ON && check_ranges(c->cmd, filter))
+		st = MT_EXIT_USAGE;
 	if (st != MT_OPTS_GO_ON)
 		mt_filter_free(filter);
 	*n = fs.n;

@@ -152,6 +152,17 @@ int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *nex
 struct mt_recording;
 int mt_suppress_file(const char *path, struct mt_recording *rec);
 
+/* When F selects a thread (--thread TID) that made no event in ALL (the
+ * whole recording FILE), says so in one error line and returns -1: a
+ * mistyped tid would otherwise give an empty report that looks like an idle
+ * thread's.  0 otherwise. */
+int mt_thread_check(const struct mt_filter *f, const struct mt_recording *all, const char *file);
+
+/* Says ERR, what loading a recording through the filters gave: a message
+ * about the --where condition is named by its option, as the user wrote it
+ * (the filters name it "where", the server's parameter). */
+void mt_load_error(const char *err);
+
 /* The view options of report and diff (--summary, --leaks, ...): each sets
  * views->last to its .value and counts itself in views->n. */
 struct mt_views {

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "base/util.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libgen.h>
@@ -81,13 +82,51 @@ char *mt_resolve_command(const char *cmd)
 	return NULL;
 }
 
-int mt_find_shim(char *out, size_t len)
+/* Why PATH cannot be the shim (NULL: it can): the loader would refuse it
+ * with a message of its own and run the command untraced. */
+static const char *not_a_library(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return strerror(errno);
+	struct stat st;
+	const char *why = NULL;
+	Elf *e = NULL;
+	GElf_Ehdr eh;
+	size_t n;
+	elf_version(EV_CURRENT);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		why = "is not a regular file";
+	else if (!(e = elf_begin(fd, ELF_C_READ, NULL)) || elf_kind(e) != ELF_K_ELF ||
+		 !gelf_getehdr(e, &eh) || elf_getphdrnum(e, &n) != 0)
+		why = "is not an ELF file";
+	else if (eh.e_type != ET_DYN)
+		why = "is not a shared library";
+	for (size_t i = 0; !why && i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
+			why = "is a program, not a shared library";
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return why;
+}
+
+int mt_find_shim(char *out, size_t len, char *why, size_t whylen)
 {
 	const char *env = getenv("MEMTRACE_SHIM");
 	if (env && *env) {
 		snprintf(out, len, "%s", env);
-		return access(out, R_OK);
+		const char *bad = not_a_library(out);
+		if (bad)
+			snprintf(why, whylen, "MEMTRACE_SHIM=%s: %s", out, bad);
+		return bad ? -1 : 0;
 	}
+	snprintf(why, whylen,
+		 "cannot find libmemtrace-preload.so (looked next to memtrace and in %s; set "
+		 "MEMTRACE_SHIM)",
+		 MEMTRACE_LIBDIR);
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (n > 0) {

@@ -14,7 +14,8 @@ char *mt_resolve_command(const char *cmd);
  * (statically linked, set-user-ID or set-group-ID), else 0. */
 int mt_preload_blocked(const char *path, char *why, size_t len);
 /* The shim's path in OUT: $MEMTRACE_SHIM, next to memtrace, or in the
- * library directory.  Returns 0 when it is readable there. */
-int mt_find_shim(char *out, size_t len);
+ * library directory.  Returns 0 when it is readable there (and, named by
+ * MEMTRACE_SHIM, a shared library), else -1 with the reason in WHY. */
+int mt_find_shim(char *out, size_t len, char *why, size_t whylen);
 
 #endif

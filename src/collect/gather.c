@@ -74,12 +74,36 @@ static int open_out(struct mt_gather *g, uint64_t *offset)
 		}
 	}
 	int fd = open(g->out, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* An empty file of ours without a sidecar is what a gathering
+	 * interrupted before any recorder answered leaves: it holds nothing,
+	 * and the same command starts again into it. */
+	struct stat st;
+	if (fd < 0 && errno == EEXIST && !line[0]) {
+		fd = open(g->out, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0 ||
+				st.st_nlink != 1 || st.st_uid != geteuid())) {
+			close(fd);
+			fd = -1;
+			errno = EEXIST;
+		} else if (fd < 0) {
+			errno = EEXIST;
+		}
+	}
 	if (fd < 0) {
-		snprintf(g->err, sizeof g->err,
-			 errno == EEXIST ? "%s exists (and is not a gathering to resume): remove "
-					   "it or choose another -o" :
-					   "%s: %s",
-			 g->out, strerror(errno));
+		/* a directory, link, FIFO or socket is named as what it is */
+		struct stat what;
+		int e = errno;
+		if (e == EEXIST && lstat(g->out, &what) == 0 && !S_ISREG(what.st_mode))
+			snprintf(g->err, sizeof g->err, "%s %s", g->out,
+				 mt_file_refused(g->out, ELOOP) ?
+					 mt_file_refused(g->out, ELOOP) :
+					 "is not a regular file: not written");
+		else
+			snprintf(g->err, sizeof g->err,
+				 e == EEXIST ? "%s exists (and is not a gathering to resume): "
+					       "remove it or choose another -o" :
+					       "%s: %s",
+				 g->out, strerror(e));
 		return -1;
 	}
 	*offset = 0;
@@ -248,6 +272,9 @@ int mt_gather_run(struct mt_gather *g)
 			if (!g->quiet && before > 0)
 				mt_note("%s; reconnecting to resume from %llu bytes", g->err,
 					(unsigned long long)offset);
+			/* else say why nothing happens yet, once */
+			else if (!g->quiet && lost == 1 && g->retry > 0)
+				mt_note("%s; trying again for %g s", g->err, g->retry);
 		}
 		if (now_s() >= deadline)
 			return give_up(g, out, made);

@@ -25,6 +25,14 @@ int mt_file_open(struct mt_file_reader *r, const char *path, char *err, size_t e
 {
 	memset(r, 0, sizeof *r);
 	r->path = path;
+	/* a FIFO would block the open until a writer comes, and a pipe cannot
+	 * be read again, as a recording is (filters read it more than once) */
+	struct stat pre;
+	if (stat(path, &pre) == 0 && (S_ISFIFO(pre.st_mode) || S_ISSOCK(pre.st_mode))) {
+		snprintf(err, errlen, "%s is a %s, not a recording file (save it to a file first)",
+			 path, S_ISFIFO(pre.st_mode) ? "pipe" : "socket");
+		return -1;
+	}
 	r->f = fopen(path, "rb");
 	if (!r->f) {
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));

@@ -13,9 +13,12 @@
 #include "base/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- rows, from the load's hook ---- */
 
@@ -561,18 +564,48 @@ uint64_t mt_qdb_bytes(const struct mt_qdb *q)
 	       (uint64_t)q->image_size;
 }
 
+/* Where a save is built: a new file beside PATH, mode 0600 (it holds what
+ * the recording holds: paths, arguments, addresses), made with O_EXCL and
+ * O_NOFOLLOW so that nothing planted there is followed.  PATH itself must
+ * be a regular file or nothing: a directory, link, FIFO or socket is
+ * refused, not removed.  Returns the temporary name (to free), or NULL
+ * with ERR. */
+static char *save_target(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is %s: not written", path,
+			 S_ISDIR(st.st_mode)  ? "a directory" :
+			 S_ISLNK(st.st_mode)  ? "a symbolic link" :
+			 S_ISFIFO(st.st_mode) ? "a FIFO" :
+			 S_ISSOCK(st.st_mode) ? "a socket" :
+						"not a regular file");
+		return NULL;
+	}
+	size_t n = strlen(path) + 24;
+	char *tmp = xmalloc(n);
+	snprintf(tmp, n, "%s.tmp%d", path, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		free(tmp);
+		return NULL;
+	}
+	close(fd);
+	return tmp;
+}
+
 int mt_qdb_save(struct mt_qdb *q, const char *path, char *err, size_t errlen)
 {
 	char why[400] = "";
-	if (remove(path) < 0 && errno != ENOENT) {
-		snprintf(err, errlen, "%s: cannot replace it: %s", path, strerror(errno));
+	char *tmp = save_target(path, err, errlen);
+	if (!tmp)
 		return -1;
-	}
 	sqlite3_stmt *st = NULL;
 	int r = -1;
 	if (sqlite3_prepare_v2(q->db, "ATTACH ?1 AS saved", -1, &st, NULL) != SQLITE_OK)
 		goto fail;
-	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 1, tmp, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto fail;
 	/* one transaction, no journal: a file made from scratch */
@@ -583,6 +616,8 @@ int mt_qdb_save(struct mt_qdb *q, const char *path, char *err, size_t errlen)
 		 "INSERT INTO saved.processes SELECT * FROM main.processes;"
 		 "INSERT INTO saved.sites SELECT * FROM main.sites;"
 		 "INSERT INTO saved.frames SELECT * FROM main.frames;"
+		 "INSERT INTO saved.memory SELECT * FROM main.memory;"
+		 "INSERT INTO saved.mmaps SELECT * FROM main.mmaps;"
 		 "INSERT INTO saved.allocations SELECT * FROM main.allocations;"
 		 "CREATE INDEX saved.allocations_site ON allocations(site_id);"
 		 "COMMIT",
@@ -598,5 +633,13 @@ fail:
 	}
 	sqlite3_finalize(st);
 	sqlite3_exec(q->db, "DETACH saved", NULL, NULL, NULL);
+	/* whole: in place of what was there; else what was there stays */
+	if (r == 0 && rename(tmp, path) < 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		r = -1;
+	}
+	if (r < 0)
+		unlink(tmp);
+	free(tmp);
 	return r;
 }

@@ -58,8 +58,9 @@ void mt_qdb_close(struct mt_qdb *q);
 /* What Q's rows and tables take, about. */
 uint64_t mt_qdb_bytes(const struct mt_qdb *q);
 
-/* Copies every table into a new SQLite file at PATH (replaced if it
- * exists), as ordinary tables any SQLite reader opens.  0, or -1 with ERR. */
+/* Copies every table into a new SQLite file at PATH (a regular file there
+ * is replaced once the new one is whole; anything else is refused), as
+ * ordinary tables any SQLite reader opens.  0, or -1 with ERR. */
 int mt_qdb_save(struct mt_qdb *q, const char *path, char *err, size_t errlen);
 
 /* Registers the allocations table's module on Q's database, or on DB,

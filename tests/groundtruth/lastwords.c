@@ -19,7 +19,11 @@
  *   own: a SIGTERM handler of its own, which runs on raise(SIGTERM) (and
  *     reads back as installed), then SIG_DFL again (signal returns the
  *     handler), then kill(self, SIGTERM): the process dies of it;
- *   ign: SIGTERM ignored, raise(SIGTERM) returns, the program exits 0.
+ *   ign: SIGTERM ignored, raise(SIGTERM) returns, the program exits 0
+ *     (main returns);
+ *   exit, _exit: exit(5), _exit(4).
+ * The last three end through exit or _exit: the recording says the status
+ * (it used to say nothing, and reports took the process for running on).
  * Core dumps are turned off first.  Every requirement is checked by the
  * program (exit 3 otherwise).
  */
@@ -117,6 +121,10 @@ int main(int argc, char **argv)
 		raise(SIGTERM);
 		GT_REQUIRE(signal(SIGTERM, SIG_DFL) == SIG_IGN);
 		return 0;
+	} else if (!strcmp(m, "exit")) {
+		exit(5);
+	} else if (!strcmp(m, "_exit")) {
+		_exit(4);
 	}
 	_exit(3); /* the exec failed, or the signal did not end the process */
 }

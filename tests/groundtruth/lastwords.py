@@ -13,8 +13,9 @@ SRC = 'lastwords.c'
 TOTALS = dict(allocations=5, allocated_bytes=4300, frees=1, leaked_allocations=4, leaked_bytes=4000)
 
 # mode: (the program's status as subprocess gives it, the exit_status the
-# recording says (None: none, the image did not die of a signal the shim
-# could catch), what its exec path is, or None)
+# recording says (None: none, the image was replaced or died of SIGKILL;
+# -N: the signal N the shim caught; else exit's or _exit's status), what
+# its exec path is, or None)
 MODES = {
     'execl': (0, None, '/bin/true'),
     'execlp': (0, None, 'true'),
@@ -28,7 +29,9 @@ MODES = {
     'term': (-signal.SIGTERM, -signal.SIGTERM, None),
     'dfl': (-signal.SIGABRT, -signal.SIGABRT, None),
     'own': (-signal.SIGTERM, -signal.SIGTERM, None),
-    'ign': (0, None, None),
+    'ign': (0, 0, None),
+    'exit': (5, 5, None),
+    '_exit': (4, 4, None),
 }
 
 
@@ -65,7 +68,7 @@ def run(t, prog):
         t.check_frames(s, f'{mode} before', [('before', SRC, marker_line(SRC, 'site:before')),
                                              ('main', SRC, None)])
         t.eq(p.get('exit_status'), status, f'{mode}: exit_status in the recording')
-        if status is not None:
+        if status is not None and status < 0:
             t.eq(p.get('signal'), signal.Signals(-status).name, f'{mode}: signal in the recording')
         ex = p.get('exec')
         if exec_path is None:

@@ -917,8 +917,30 @@ EXPORT int dlclose(void *h)
 
 static void finish_recording(void);
 
+/* How the process ends, for the EXIT record a standalone shim writes (the
+ * recorder learns it from waitpid otherwise): exit's status through
+ * on_exit(3), which sees main's return too, or _exit's argument.  The
+ * handler is registered as the shim starts, before main, so exit runs it
+ * after the destructors (libc registers the loader's destructor pass
+ * later): it, not mt_fini, then ends the recording, status known, with
+ * what the other libraries' destructors allocated and freed in it. */
+static int exit_hooked, exit_known, exit_code;
+
+static void note_exit(int status, void *finish)
+{
+	/* only the process that records: a vfork child shares these, and a
+	 * child that stopped tracing has nothing to end (mt_fini flushes) */
+	if (!initialized || mt_channel_pid() != (uint32_t)getpid())
+		return;
+	exit_code = status & 0xff;
+	exit_known = 1;
+	if (finish)
+		finish_recording();
+}
+
 EXPORT void _exit(int status)
 {
+	note_exit(status, NULL);
 	finish_recording();
 	syscall(SYS_exit_group, status);
 	__builtin_unreachable();
@@ -1397,8 +1419,10 @@ static void start_shim(void)
 	if (mt_cfg.sigusr2)
 		sigaction(SIGUSR2, &sa, NULL);
 	initialized = 1;
-	if (!mt_cfg.connect)
+	if (!mt_cfg.connect) {
 		mt_fatal_install(fatal_flush);
+		exit_hooked = on_exit(note_exit, (void *)1) == 0;
+	}
 	mt_enabled = !mt_cfg.disabled_by_default;
 	__atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
 	unsigned long missed = __atomic_exchange_n(&unrecorded_at_start, 0, __ATOMIC_RELAXED);
@@ -1431,6 +1455,9 @@ static void finish_recording(void)
 	/* A vfork child shares our memory, server included: it only writes
 	 * out what is buffered, as before. */
 	int own = initialized && mt_channel_pid() == (uint32_t)getpid();
+	static int ended; /* (this process's recording was ended) */
+	if (own && ended)
+		return;
 	/* Served, the recording ends here: what other threads do while the
 	 * process exits would otherwise reach the file after the gatherer
 	 * was told its end. */
@@ -1438,9 +1465,20 @@ static void finish_recording(void)
 		mt_enabled = 0;
 	flush_held();
 	mt_tbuf_sync(1);
+	/* standalone, the file says the process ended, and how, as the
+	 * recorder's does (else reports take it for still running) */
+	if (own && !mt_cfg.connect && exit_known) {
+		mt_channel_lock();
+		uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
+		if (w)
+			mt_channel_commit(mt_enc_exit(w, mt_now(), exit_code));
+		mt_channel_unlock();
+		exit_known = 0;
+	}
 	mt_channel_flush();
 	if (!own)
 		return;
+	ended = 1;
 	if (mt_cfg.write_binaries) {
 		t_pass = 1; /* nothing of the process is recorded after this */
 		mt_binaries_write();
@@ -1450,5 +1488,8 @@ static void finish_recording(void)
 
 __attribute__((destructor)) static void mt_fini(void)
 {
+	/* exit's handler comes next and finishes (note_exit) */
+	if (exit_hooked && !exit_known && mt_channel_pid() == (uint32_t)getpid())
+		return;
 	finish_recording();
 }

@@ -266,8 +266,19 @@ void mt_serve_finish(void)
 {
 	/* a program too short for the flusher's first tick: start it now,
 	 * if a gatherer is to be waited for */
-	if (!mt_cfg.server_wait)
-		__atomic_store_n(&mt_serve_pending, 0, __ATOMIC_RELEASE);
+	if (!mt_cfg.server_wait && __atomic_exchange_n(&mt_serve_pending, 0, __ATOMIC_ACQ_REL)) {
+		/* asked to serve, and ended in silence: say why, and what to do
+		 * (a setting that would have kept the server from starting is
+		 * named instead, by address()) */
+		char host[256];
+		unsigned port;
+		int given;
+		if (address(host, sizeof host, &port, &given) == 0)
+			mt_log(0,
+			       "not served: the program ended before the server started (20 ms "
+			       "in); MEMTRACE_SERVER_WAIT=SECONDS makes it wait for a gatherer at "
+			       "exit");
+	}
 	if (__atomic_load_n(&mt_serve_pending, __ATOMIC_ACQUIRE)) {
 		if (enter_fn)
 			enter_fn(); /* (the process is ending: the thread stays marked) */
