@@ -1746,7 +1746,8 @@ int mt_new(struct pt_regs *ctx)
  * the C library's).  Raw ones, not syscalls:sys_enter_mmap and the like:
  * those are found by their ids in tracefs, which many machines do not
  * mount, where a raw tracepoint is attached by name; both hook the same
- * place in the kernel, the per-call events being filters on it.  The entry
+ * place in the kernel, the per-call events being filters on it (the exit's
+ * is the BTF flavour of the same tracepoint: see mt_sys_exit).  The entry
  * keeps the arguments and the stack (the user registers are the thread's at
  * the system call), the exit adds the result and emits one MTB_REC_MAP.  A
  * call made while the thread's allocator call slot is held is the
@@ -1759,12 +1760,16 @@ int mt_new(struct pt_regs *ctx)
 #define MTB_NR_MREMAP 25
 #define MTB_NR_BRK 12
 #define MTB_SYSCALL_PARM6(r) ((r)->r9) /* libbpf 1.1 names five */
+#define MTB_SYSCALL_NR_FIELD orig_ax
 #else /* the generic table (arm64, riscv) */
 #define MTB_NR_MMAP 222
 #define MTB_NR_MUNMAP 215
 #define MTB_NR_MREMAP 216
 #define MTB_NR_BRK 214
 #define MTB_SYSCALL_PARM6(r) ((r)->regs[5])
+#if defined(__TARGET_ARCH_arm64)
+#define MTB_SYSCALL_NR_FIELD syscallno
+#endif
 #endif
 
 struct mm_struct___mt {
@@ -1850,12 +1855,20 @@ int mt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 }
 
 /* sys_exit(struct pt_regs *regs, long ret): the entry's call, if it was
- * a mapping call of a traced thread (its entry is in mapcalls), ends. */
-SEC("raw_tp/sys_exit")
-int mt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+ * a mapping call of a traced thread (its entry is in mapcalls), ends.
+ * Every system call's exit comes here, the uretprobe trampoline's (one at
+ * each allocator return on x86-64 since Linux 6.11) among them: a BTF
+ * tracepoint, whose REGS the program reads directly, turns them away by
+ * the call's number before the mapcalls lookup (a miss, ~60 ns). */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(mt_sys_exit, struct pt_regs *regs, long ret)
 {
 	if (!events_mode)
 		return 0;
+#ifdef MTB_SYSCALL_NR_FIELD
+	if (map_kind((long)regs->MTB_SYSCALL_NR_FIELD) < 0)
+		return 0;
+#endif
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
 	struct mtb_mapcall *m = bpf_map_lookup_elem(&mapcalls, &tid);
@@ -1865,7 +1878,6 @@ int mt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	struct mtb_mapcall c = *m;
 
 	bpf_map_delete_elem(&mapcalls, &tid);
-	__s64 ret = (__s64)ctx->args[1];
 	struct mtb_maprec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 
 	if (!r) {
