@@ -72,10 +72,12 @@ def main():
                           "%.3f" % rep if rep is not None else "-"]
             print(fmt % tuple(cells))
         bt, mb = med(wl, "bpftrace", 0), med(wl, "mt-bpf", 0)
+        btc, mbc = med(wl, "bpftrace", 1), med(wl, "mt-bpf", 1)
         if bt and mb:
             print("mt-bpf / bpftrace counting the same three probes: %.2fx the wall time, "
-                  "%.2fx the time over native" % (mb / bt, (mb - nat_wall) / (bt - nat_wall)
-                                                  if bt > nat_wall else float("nan")))
+                  "%.2fx the time over native, %.2fx the CPU time over native"
+                  % (mb / bt, (mb - nat_wall) / (bt - nat_wall) if bt > nat_wall else float("nan"),
+                     (mbc - nat_cpu) / (btc - nat_cpu) if btc > nat_cpu else float("nan")))
     return 0
 
 

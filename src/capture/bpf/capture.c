@@ -535,12 +535,14 @@ static void print_prog_stats(struct mt_bpf *b)
 		struct bpf_prog_info info = { .id = 0 };
 		__u32 len = sizeof info;
 		int fd = bpf_program__fd(prog);
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
 			continue;
+		/* one that never ran still cost its verification at start-up */
 		fprintf(stderr,
 			"memtrace: bpf %s: %llu runs, %.0f ns/run (%u instructions verified)\n",
 			bpf_program__name(prog), (unsigned long long)info.run_cnt,
-			(double)info.run_time_ns / (double)info.run_cnt, info.verified_insns);
+			info.run_cnt ? (double)info.run_time_ns / (double)info.run_cnt : 0.0,
+			info.verified_insns);
 	}
 	print_unwind_counts(b);
 	if (b->nutabs)
