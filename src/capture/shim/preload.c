@@ -1250,12 +1250,14 @@ static void write_process_record(void)
 
 static void before_fork(void)
 {
+	mt_serve_before_fork();
 	mt_channel_lock();
 }
 
 static void after_fork_parent(void)
 {
 	mt_channel_unlock();
+	mt_serve_after_fork_parent(); /* waits for the child to drop the listener */
 	if (unlikely(t_held_n))
 		flush_held();
 }

@@ -24,6 +24,16 @@
  * processes of a program (MEMTRACE_FOLLOW_FORKS) each get their own: a fork
  * child does not inherit its parent's listener (it closes its copies of its
  * descriptors) and, when it is traced, starts its own on its first tick.
+ *
+ * The child closes its copies in its fork handler, but the parent's fork
+ * returns without waiting for the child to run at all: a parent that ended
+ * at once left a child, not yet scheduled, holding the port.  So while a
+ * listener is up, fork hands the child a pipe's write end and the parent
+ * waits for its end of file: the child closes the pipe after the server's
+ * descriptors (or by exec or exit), and a failed fork has no child to wait
+ * for.  The descriptors the server opens on its own thread (the listener,
+ * an accepted gatherer) are opened and recorded under FD_MU, which fork
+ * takes too, so that no child gets a copy it does not know about.
  */
 #include "shim.h"
 #include "base/net.h"
@@ -34,6 +44,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -49,6 +60,9 @@
 int mt_serve_pending;
 static void (*enter_fn)(void);
 static int listen_fd = -1, file_fd = -1, announce_fd = -1;
+static int conn_fd = -1; /* the gatherer being served, on the server's thread */
+static pthread_mutex_t fd_mu = PTHREAD_MUTEX_INITIALIZER;
+static int fork_pipe[2] = { -1, -1 }; /* between fork's handlers, under FD_MU */
 static struct mt_fd_id listen_id, file_id, announce_id;
 static struct sockaddr_storage bound;
 static char token[MT_WIRE_TOKEN_MAX + 1], session[17], name[64];
@@ -99,7 +113,12 @@ static void *server_main(void *arg)
 		struct pollfd p = { .fd = listen_fd, .events = POLLIN };
 		if (poll(&p, 1, 100) <= 0)
 			continue;
+		/* (the listener is non-blocking: a connection gone since
+		 * the poll does not hold FD_MU, and forks, in accept) */
+		pthread_mutex_lock(&fd_mu);
 		int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		conn_fd = c;
+		pthread_mutex_unlock(&fd_mu);
 		if (c < 0)
 			continue;
 		/* a gatherer that stops reading must not hold the program at
@@ -114,7 +133,10 @@ static void *server_main(void *arg)
 		if (r == MT_WIRE_DELIVERED)
 			__atomic_store_n(&delivered, 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&serving, 0, __ATOMIC_RELEASE);
+		pthread_mutex_lock(&fd_mu);
+		conn_fd = -1;
 		close(c);
+		pthread_mutex_unlock(&fd_mu);
 	}
 	__atomic_store_n(&stopped, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -182,10 +204,15 @@ static int open_server(void)
 	const char *out = mt_channel_output();
 	if (!out[0] || address(host, sizeof host, &port, &port_given) < 0)
 		return -1;
+	pthread_mutex_lock(&fd_mu);
 	int fd = bind_port(host, port, port_given);
+	if (fd >= 0) {
+		listen_fd = mt_fd_place(fd, &listen_id);
+		fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK);
+	}
+	pthread_mutex_unlock(&fd_mu);
 	if (fd < 0)
 		return -1;
-	listen_fd = mt_fd_place(fd, &listen_id);
 	file_fd = mt_fd_place(open(out, O_RDONLY | O_CLOEXEC), &file_id);
 	frame_buf = frame_buf ? frame_buf : mt_map(MT_WIRE_FRAME_MAX);
 	if (file_fd < 0 || !frame_buf) {
@@ -315,6 +342,30 @@ int mt_serve_listening(void)
 	return listen_fd >= 0 && !__atomic_load_n(&stopped, __ATOMIC_ACQUIRE);
 }
 
+void mt_serve_before_fork(void)
+{
+	pthread_mutex_lock(&fd_mu);
+	if (listen_fd >= 0 && pipe2(fork_pipe, O_CLOEXEC) < 0)
+		fork_pipe[0] = fork_pipe[1] = -1; /* (then the child may lag) */
+}
+
+void mt_serve_after_fork_parent(void)
+{
+	int r = fork_pipe[0];
+	/* the write end goes before FD_MU does: a fork made by another thread
+	 * right after must not hand it to a child of its own */
+	if (fork_pipe[1] >= 0)
+		close(fork_pipe[1]);
+	fork_pipe[0] = fork_pipe[1] = -1;
+	pthread_mutex_unlock(&fd_mu);
+	if (r < 0)
+		return;
+	char c;
+	while (read(r, &c, 1) < 0 && errno == EINTR) {
+	}
+	close(r);
+}
+
 void mt_serve_after_fork_child(void)
 {
 	/* The parent's server serves the parent's recording: the child's
@@ -323,6 +374,17 @@ void mt_serve_after_fork_child(void)
 	 * (MEMTRACE_FOLLOW_FORKS) starts one of its own, on the next free
 	 * port, once its own file is open. */
 	close_all();
+	if (conn_fd >= 0)
+		close(conn_fd);
+	conn_fd = -1;
+	/* now the parent may go on (end of file on its side of the pipe) */
+	for (int i = 0; i < 2; i++)
+		if (fork_pipe[i] >= 0)
+			close(fork_pipe[i]);
+	fork_pipe[0] = fork_pipe[1] = -1;
+	/* the forking thread held it; a child made by a raw clone may have
+	 * copied it held by a thread that is not here */
+	fd_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	complete = serving = delivered = stopped = 0;
 	mt_serve_pending = mt_cfg.enable_server && !mt_cfg.connect && mt_cfg.follow_forks;
 }

@@ -330,6 +330,10 @@ MT_HIDDEN void mt_serve_start(void);   /* on the flusher's thread, lazily */
  * for (bounded); with none, MEMTRACE_SERVER_WAIT seconds for one. */
 MT_HIDDEN void mt_serve_finish(void);
 MT_HIDDEN int mt_serve_listening(void); /* a listener is up and serving */
+/* Fork handlers: a child never holds the parent's listener once fork has
+ * returned in the parent (the parent waits for the child to close it). */
+MT_HIDDEN void mt_serve_before_fork(void);
+MT_HIDDEN void mt_serve_after_fork_parent(void);
 MT_HIDDEN void mt_serve_after_fork_child(void);
 
 /* tbuf.c: per-thread event buffers, merged into the channel in stamp

@@ -89,31 +89,46 @@ st, ty, body = get('/data/0/query')
 t.eq(st, 400, 'query without sql: status')
 
 # ---- a runaway statement, and other requests meanwhile ----
-order = []
-runaway = {}
+# The runaway ends by its 2 s budget, counted from its request; on a loaded
+# machine the other two may take longer than that even when served beside
+# it.  A server that served them only after the runaway could never have
+# them end first, so the run is made again (up to ATTEMPTS times) before
+# that is called a failure: one run in order shows they were served while
+# it ran.
+ATTEMPTS = 3
 
 
-def run_away():
-    runaway['answer'] = query('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)'
-                              ' SELECT count(*) FROM c')
-    order.append('runaway')
+def runaway_beside_others():
+    order = []
+    runaway = {}
+
+    def run_away():
+        runaway['answer'] = query('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)'
+                                  ' SELECT count(*) FROM c')
+        order.append('runaway')
+
+    th = threading.Thread(target=run_away)
+    th.start()
+    # let the runaway statement start (it runs 2 s), then ask two other things
+    time.sleep(0.5)
+    other = get('/data/0/summary')
+    order.append('summary')
+    other2 = query('SELECT count(*) FROM allocations', rec=1)
+    order.append('query')
+    th.join(60)
+    return order, other, other2, runaway.get('answer', (None, '', ''))
 
 
-th = threading.Thread(target=run_away)
-th.start()
-# let the runaway statement start (it runs 2 s), then ask two other things
-time.sleep(0.5)
-other = get('/data/0/summary')
-order.append('summary')
-other2 = query('SELECT count(*) FROM allocations', rec=1)
-order.append('query')
-th.join(60)
-t.eq(other[0], 200, 'a summary while the runaway runs')
-t.eq(other2[0], 200, 'another statement while the runaway runs')
+for attempt in range(1, ATTEMPTS + 1):
+    order, other, other2, (st, ty, body) = runaway_beside_others()
+    t.eq(other[0], 200, 'a summary while the runaway runs')
+    t.eq(other2[0], 200, 'another statement while the runaway runs')
+    t.eq(st, 408, 'the runaway statement: status')
+    t.check('time budget' in body, f'the runaway statement: says why ({body!r})')
+    if order == ['summary', 'query', 'runaway'] or attempt == ATTEMPTS:
+        break
+    print(f'# run {attempt}: {order}: the runaway ended first; once more', flush=True)
 t.eq(order, ['summary', 'query', 'runaway'], 'the other requests end before the runaway one')
-st, ty, body = runaway.get('answer', (None, '', ''))
-t.eq(st, 408, 'the runaway statement: status')
-t.check('time budget' in body, f'the runaway statement: says why ({body!r})')
 
 # ---- where= beside bytehound's filters ----
 for where, filt in (('size >= 50000', {'size_min': '50000'}),
