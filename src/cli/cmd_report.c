@@ -135,6 +135,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (rec->truncated)
 		mt_warning("%s is truncated (%s); showing what it holds", file, rec->why);
+	mt_range_check(&filt, &sel.all, file);
 	struct mt_histo *histo = NULL;
 	if (o.sizes) {
 		histo = xcalloc(rec->nprocs + 1, sizeof *histo);
