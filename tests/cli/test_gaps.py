@@ -10,7 +10,11 @@ it did before.
     the run, or a --to past the end, warns of nothing;
   - `memtrace --pidx 1` was taken as attach (any word beginning "--pid")
     and pointed to `memtrace attach --help`: an unknown option before the
-    command is memtrace's own, and points to `memtrace --help`.
+    command is memtrace's own, and points to `memtrace --help`;
+  - report --top-down with --json, --functions, --callers, --callees,
+    --sizes or the summary was silently ignored (the same output): a usage
+    error naming both options, nothing on stdout; with --leaks it still
+    turns the tree over (main at the top).
 """
 import json
 import sys
@@ -59,5 +63,22 @@ for argv in (['-p', '999999999'], ['-p999999999'], ['--pid', '999999999'], ['--p
     lines = stderr_lines(se)
     t.check(rc != 2 and lines and 'unknown option' not in lines[0],
             f'memtrace {" ".join(argv)}: taken as attach ({rc}, {lines})')
+
+# --top-down applies to the text trees only
+for extra, named in ((['--json', '--leaks'], '--json'), (['--functions'], '--functions'),
+                     (['--callers', 'main'], '--callers'), (['--callees', 'main'], '--callees'),
+                     (['--sizes'], '--sizes'), (['--summary'], '--summary'), ([], 'summary')):
+    label = f'report --top-down {" ".join(extra)}'
+    rc, so, se = t.run([t.memtrace, 'report', '--top-down', *extra, rec])
+    t.eq(rc, 2, f'{label}: exit status')
+    t.eq(so, '', f'{label}: nothing on stdout')
+    lines = [ln for ln in stderr_lines(se) if not ln.startswith('Try ')]
+    t.check(len(lines) == 1 and lines[0].startswith('memtrace: error: --top-down') and named in lines[0],
+            f'{label}: one error naming --top-down and {named} ({lines})')
+rc, bottom, se = t.run([t.memtrace, 'report', '--leaks', rec])
+rc2, top, se2 = t.run([t.memtrace, 'report', '--leaks', '--top-down', rec])
+t.check(rc == 0 and rc2 == 0 and top != bottom, f'report --leaks --top-down: a different tree ({rc}, {rc2})')
+first = [ln for ln in top.splitlines() if '->' in ln][:1]
+t.check(first and 'main' in first[0], f'report --leaks --top-down: main at the top ({first})')
 
 t.finish()
