@@ -109,8 +109,7 @@ static void drop_to_nobody_with_bpf(void)
 	    setresuid(65534, 65534, 65534))
 		_exit(2);
 	d[0].effective = d[0].permitted = 1u << CAP_SYS_ADMIN;
-	d[1].effective = d[1].permitted = 1u << (38 - 32) |
-					  1u << (39 - 32); /* CAP_PERFMON, CAP_BPF */
+	d[1].effective = d[1].permitted = 1u << (38 - 32) | 1u << (39 - 32); /* CAP_PERFMON, CAP_BPF */
 	if (syscall(SYS_capset, &h, d))
 		_exit(2);
 }
@@ -145,15 +144,13 @@ static void fake_roots(void)
 
 	if (!mkdtemp(root))
 		return;
-	snprintf(p, sizeof(p),
-		 "mkdir -p %s/proc/sys/kernel %s/sys/kernel/btf %s/sys/bus/event_source/devices",
+	snprintf(p, sizeof(p), "mkdir -p %s/proc/sys/kernel %s/sys/kernel/btf %s/sys/bus/event_source/devices",
 		 root, root, root);
 	if (system(p))
 		return;
 	snprintf(p, sizeof(p), "%s/proc/sys/kernel/osrelease", root);
 	write_file(p, "5.4.0-42-generic\n");
-	expect(mtb_check_support(root, err, sizeof(err)), err, "kernel 5.4.0-42-generic is too old",
-	       "old kernel");
+	expect(mtb_check_support(root, err, sizeof(err)), err, "kernel 5.4.0-42-generic is too old", "old kernel");
 	write_file(p, "6.1.0\n");
 	expect(mtb_check_support(root, err, sizeof(err)), err, "no BTF", "no BTF");
 	snprintf(p, sizeof(p), "%s/sys/kernel/btf/vmlinux", root);
@@ -199,8 +196,7 @@ int main(int argc, char **argv)
 	char want[64];
 	snprintf(want, sizeof(want), "no such process: %d", nopid);
 	expect(mt_bpf_trace_pid(b, nopid, err, sizeof(err)), err, want, "trace_pid(no such pid)");
-	expect(mt_bpf_trace_pid(b, getpid(), err, sizeof(err)), err, "memtrace itself",
-	       "trace_pid(self)");
+	expect(mt_bpf_trace_pid(b, getpid(), err, sizeof(err)), err, "memtrace itself", "trace_pid(self)");
 
 	struct bt_child c;
 	char *cargv[] = { (char *)stat_exe, NULL };
@@ -208,8 +204,7 @@ int main(int argc, char **argv)
 	bt_go(&c);
 	CHECK(bt_wait_output(&c, "ready\n", 5000), "static program did not start");
 	snprintf(want, sizeof(want), "process %d maps no allocator", c.pid);
-	expect(mt_bpf_trace_pid(b, c.pid, err, sizeof(err)), err, want,
-	       "trace_pid(static, stripped)");
+	expect(mt_bpf_trace_pid(b, c.pid, err, sizeof(err)), err, want, "trace_pid(static, stripped)");
 	CHECK(strstr(err, "static program without its symbol table") != NULL &&
 		      strstr(err, "unstripped build") != NULL,
 	      "%s", err);
@@ -222,33 +217,27 @@ int main(int argc, char **argv)
 	       "trace_exec(static, stripped)");
 	CHECK(strstr(err, "record an unstripped build") != NULL, "%s", err);
 	expect(mt_bpf_trace_exec(b, c.pid, "/nonexistent/program", err, sizeof(err)), err,
-	       "cannot open /nonexistent/program: No such file or directory",
-	       "trace_exec(missing file)");
+	       "cannot open /nonexistent/program: No such file or directory", "trace_exec(missing file)");
 	bt_go(&c);
 	bt_close_input(&c);
 	bt_reap(&c, 1);
 	free(c.buf);
 	mt_bpf_close(b);
 
-	open_dropped(drop_to_nobody,
-		     "needs root, or CAP_BPF and CAP_PERFMON (uid 65534 has neither)",
+	open_dropped(drop_to_nobody, "needs root, or CAP_BPF and CAP_PERFMON (uid 65534 has neither)",
 		     "open as uid 65534");
 	open_dropped(keep_cap_bpf_only, "(uid 0 has CAP_BPF only)", "open with CAP_BPF only");
 	snprintf(want, sizeof(want), "cannot read /proc/%d/root/", (int)getpid());
-	trace_dropped(drop_to_nobody_with_bpf, getpid(), want,
-		      "trace_pid(root's process) as uid 65534");
-	trace_dropped(drop_to_nobody_with_bpf, getpid(),
-		      "Permission denied (needs root, or CAP_SYS_PTRACE,",
+	trace_dropped(drop_to_nobody_with_bpf, getpid(), want, "trace_pid(root's process) as uid 65534");
+	trace_dropped(drop_to_nobody_with_bpf, getpid(), "Permission denied (needs root, or CAP_SYS_PTRACE,",
 		      "  ... says what is missing");
 	fake_roots();
 
 	char err2[512];
 	mtb_load_error(verifier_log, 13, err2, sizeof(err2));
-	expect(-1, err2,
-	       "BPF verifier rejected mt_entry: dereference of modified ctx ptr R1 off=96 disallowed",
+	expect(-1, err2, "BPF verifier rejected mt_entry: dereference of modified ctx ptr R1 off=96 disallowed",
 	       "verifier");
 	mtb_load_error("libbpf: failed to load object 'memtrace_bpf'\n", 1, err2, sizeof(err2));
-	expect(-1, err2, "loading the BPF programs failed: Operation not permitted",
-	       "load without a log");
+	expect(-1, err2, "loading the BPF programs failed: Operation not permitted", "load without a log");
 	return failures ? 1 : 0;
 }
