@@ -107,12 +107,9 @@ static void step(struct state *s, const struct mt_mapev *e)
 			ranges_add(r, m->addr, m->addr + page_up(m->len));
 		break;
 	}
-	case MT_MAP_BRK: {
-		uint64_t from = m->old_addr ? m->old_addr : s->brk_at ? s->brk_at : m->addr;
-		s->brk += (int64_t)(m->addr - from);
-		s->brk_at = m->addr;
+	case MT_MAP_BRK:
+		s->brk += mt_brk_move(m, &s->brk_at);
 		break;
-	}
 	case MT_MAP_BLOCK:
 		s->blocks += m->len;
 		break;
@@ -120,6 +117,13 @@ static void step(struct state *s, const struct mt_mapev *e)
 		s->blocks -= s->blocks >= m->len ? m->len : s->blocks;
 		break;
 	}
+}
+
+int64_t mt_brk_move(const struct mt_mapcall *m, uint64_t *last)
+{
+	uint64_t from = m->old_addr ? m->old_addr : *last ? *last : m->addr;
+	*last = m->addr;
+	return (int64_t)(m->addr - from);
 }
 
 void mt_mapped_walk(const struct mt_process *p, mt_mapped_fn fn, void *ctx)

@@ -38,4 +38,12 @@ void mt_mapped_of(const struct mt_process *p, struct mt_mapped *r);
 typedef void (*mt_mapped_fn)(void *ctx, const struct mt_mapev *e, uint64_t bytes);
 void mt_mapped_walk(const struct mt_process *p, mt_mapped_fn fn, void *ctx);
 
+/* How far the brk or sbrk call M moved the program break (signed: 4096
+ * for sbrk(4096), -4096 for sbrk(-4096), 0 for a call that failed): its
+ * new break less the one before, or less *LAST, the last break seen (0:
+ * none), when the record does not say.  Sets *LAST to M's new break.
+ * (What M's LEN holds is what was asked, brk's address or sbrk's increment
+ * zigzag-encoded, which cannot be told apart.) */
+int64_t mt_brk_move(const struct mt_mapcall *m, uint64_t *last);
+
 #endif

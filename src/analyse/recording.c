@@ -778,7 +778,13 @@ void mt_process_guess_heap(struct mt_process *p)
 		if (n[o] > n[best])
 			best = o;
 	free(n);
-	p->heap = xstrdup(mt_heap_name_of(p->objects[best]));
+	const char *name = mt_heap_name_of(p->objects[best]);
+	/* the BPF backend probes a malloc the executable defines (a static
+	 * program's C library is inside it): that allocator is not unknown,
+	 * it is the program's own */
+	if (!strcmp(name, "unknown") && p->exe && !strcmp(p->exe, p->objects[best]))
+		name = "executable";
+	p->heap = xstrdup(name);
 	p->heap_object = xstrdup(p->objects[best]);
 }
 

@@ -247,7 +247,8 @@ uint32_t mt_process_site(struct mt_process *p, const uint64_t *frames, unsigned 
  * that mark, the first whose parent is not in it.  NULL when empty. */
 struct mt_process *mt_recording_main(const struct mt_recording *rec);
 /* A process whose recording does not name its allocator (BPF backend, a
- * snapshot of the kernel's maps): the object most allocations went to. */
+ * snapshot of the kernel's maps): the object most allocations went to
+ * ("executable" when that is the program itself, as in a static one). */
 void mt_process_guess_heap(struct mt_process *p);
 /* What a process is called: the last part of its argv[0] (a program run
  * through a link, such as Debian's redis-server, goes by the link's name),

@@ -187,6 +187,7 @@ int cmd_export(int argc, char **argv)
 		mt_filter_free(&filt);
 		return MT_EXIT_RUNTIME;
 	}
+	mt_range_check(&filt, &sel.all, file);
 	x.sel = &sel;
 	struct mt_selection bsel;
 	if (base) {

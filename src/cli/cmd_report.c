@@ -119,6 +119,27 @@ int cmd_report(int argc, char **argv)
 			"choose one view of --summary, --leaks, --peak, --temporary, --frequency");
 	if (!file)
 		return mt_usage_error("report", "no recording given");
+	/* --top-down turns the text trees of the four tree views over; the
+	 * other outputs have no such tree (the JSON lists sites with whole
+	 * stacks, whichever way one reads them), and taking the option silently
+	 * would let a user believe the output was turned */
+	if (o.top_down) {
+		const char *other = o.json	? "--json" :
+				    o.functions ? "--functions" :
+				    o.callers	? "--callers" :
+				    o.callees	? "--callees" :
+				    o.sizes	? "--sizes" :
+				    views.n	? NULL :
+						  "the summary (the default view)";
+		if (!other && o.view == MT_VIEW_SUMMARY)
+			other = "--summary";
+		if (other)
+			return mt_usage_error(
+				"report",
+				"--top-down turns the text trees of --leaks, --peak, "
+				"--temporary and --frequency over: it does not go with %s",
+				other);
+	}
 	struct mt_selection sel;
 	char err[512];
 	if (mt_where_filter_file(&filt, file, err, sizeof err) < 0 ||
@@ -135,6 +156,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (rec->truncated)
 		mt_warning("%s is truncated (%s); showing what it holds", file, rec->why);
+	mt_range_check(&filt, &sel.all, file);
 	struct mt_histo *histo = NULL;
 	if (o.sizes) {
 		histo = xcalloc(rec->nprocs + 1, sizeof *histo);

@@ -105,8 +105,11 @@ static int run(int argc, char **argv)
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (!strcmp(cmd, commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	/* `memtrace -p PID ...` is attach, as in perf and bpftrace */
-	if (!strncmp(cmd, "-p", 2) || !strncmp(cmd, "--pid", 5)) {
+	/* `memtrace -p PID ...` is attach, as in perf and bpftrace: -p, -pPID,
+	 * --pid and --pid=PID only; a longer word such as --pidx is an unknown
+	 * option of memtrace itself, not attach's (whose help would not know it
+	 * either). */
+	if (!strncmp(cmd, "-p", 2) || !strcmp(cmd, "--pid") || !strncmp(cmd, "--pid=", 6)) {
 		argv[0] = "attach";
 		return cmd_attach(argc, argv);
 	}

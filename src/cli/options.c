@@ -260,6 +260,26 @@ int mt_thread_check(const struct mt_filter *f, const struct mt_recording *all, c
 	return -1;
 }
 
+void mt_range_check(const struct mt_filter *f, const struct mt_recording *all, const char *file)
+{
+	/* a percentage (at most 100) is always within the run */
+	if (!f->from.set || f->from.pct || all->nprocs == 0)
+		return;
+	/* the range is measured from the start of each process: it is empty
+	 * only when it starts after the end of every one */
+	double longest = 0;
+	for (size_t i = 0; i < all->nprocs; i++) {
+		double run = mt_filter_span_s(NULL, all->procs[i], NULL);
+		if (f->from.v <= run)
+			return;
+		if (run > longest)
+			longest = run;
+	}
+	mt_warning("--from %g s is past the end of %s, whose %s %.3f s: nothing is in the range",
+		   f->from.v, file, all->nprocs > 1 ? "longest process ran" : "process ran",
+		   longest);
+}
+
 void mt_load_error(const char *err)
 {
 	mt_error("%s%s", strncmp(err, "where: ", 7) ? "" : "--", err);

@@ -158,6 +158,12 @@ int mt_suppress_file(const char *path, struct mt_recording *rec);
  * thread's.  0 otherwise. */
 int mt_thread_check(const struct mt_filter *f, const struct mt_recording *all, const char *file);
 
+/* When F's --from starts after the end of every process of ALL (the whole
+ * recording FILE), warns in one line naming how long it ran: the report,
+ * empty as for any filter that matches nothing, would otherwise not say
+ * why (--from 1h on a recording of a few seconds). */
+void mt_range_check(const struct mt_filter *f, const struct mt_recording *all, const char *file);
+
 /* Says ERR, what loading a recording through the filters gave: a message
  * about the --where condition is named by its option, as the user wrote it
  * (the filters name it "where", the server's parameter). */

@@ -388,6 +388,7 @@ struct map_rows {
 	int r;
 	char *err;
 	size_t errlen;
+	uint64_t brk_at; /* the last program break seen, for mt_brk_move */
 };
 
 static void map_row(void *ctx, const struct mt_mapev *e, uint64_t bytes)
@@ -402,7 +403,10 @@ static void map_row(void *ctx, const struct mt_mapev *e, uint64_t bytes)
 	bind_text(st, i++, mt_map_kind_names[e->m.kind]);
 	bind_u64(st, i++, e->m.by == MT_MAP_BY_ALLOCATOR);
 	bind_u64(st, i++, e->m.addr);
-	bind_u64(st, i++, e->m.len);
+	if (e->m.kind == MT_MAP_BRK) /* the break's move, not the raw request */
+		sqlite3_bind_int64(st, i++, mt_brk_move(&e->m, &m->brk_at));
+	else
+		bind_u64(st, i++, e->m.len);
 	bind_u64(st, i++, e->m.old_addr);
 	bind_u64(st, i++, e->m.old_len);
 	sqlite3_bind_int64(st, i++, e->m.prot);
@@ -437,7 +441,7 @@ static int fill_mmaps(struct mt_qdb *q, sqlite3_stmt *st, size_t pi, char *err, 
 	const struct mt_process *p = q->rec.procs[pi];
 	if (!p->nmaps)
 		return 0;
-	struct map_rows m = { q, st, p, mt_process_symbolizer(p), NULL, pi, 0, err, errlen };
+	struct map_rows m = { q, st, p, mt_process_symbolizer(p), NULL, pi, 0, err, errlen, 0 };
 	m.fr = xmalloc(MT_SYM_MAX_FRAMES * sizeof *m.fr);
 	mt_mapped_walk(p, map_row, &m);
 	free(m.fr);

@@ -73,7 +73,11 @@ static void process_header(FILE *f, const struct mt_process *p, int is_main)
 		fputs(", still running when tracing stopped", f);
 	}
 	fputc('\n', f);
-	if (p->heap)
+	if (p->heap && !strcmp(p->heap, "executable"))
+		/* a static program, or one that defines malloc itself */
+		fprintf(f, "  allocator the executable's own malloc (%s)\n",
+			p->heap_object ? p->heap_object : p->exe);
+	else if (p->heap)
 		fprintf(f, "  allocator %s%s%s%s\n", p->heap, p->heap_object ? " (" : "",
 			p->heap_object ? p->heap_object : "", p->heap_object ? ")" : "");
 }

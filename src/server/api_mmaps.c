@@ -28,6 +28,7 @@ struct ops {
 	struct mt_symbolizer *sym;
 	struct mt_frame *fr;
 	int first;
+	uint64_t brk_at; /* the last program break seen, for mt_brk_move */
 };
 
 static void hex(FILE *f, const char *key, uint64_t v)
@@ -59,7 +60,10 @@ static void op(void *ctx, const struct mt_mapev *e, uint64_t mapped)
 		e->tid);
 	o->first = 0;
 	hex(f, "pointer", block ? 0 : m->addr);
-	fprintf(f, ", \"length\": %llu", (unsigned long long)m->len);
+	if (m->kind == MT_MAP_BRK) /* the break's move, not the raw request */
+		fprintf(f, ", \"length\": %lld", (long long)mt_brk_move(m, &o->brk_at));
+	else
+		fprintf(f, ", \"length\": %llu", (unsigned long long)m->len);
 	if (m->kind == MT_MAP_MMAP || block) {
 		hex(f, "requested_address", m->old_addr);
 		flag(f, "is_readable", m->prot & PROT_READ);

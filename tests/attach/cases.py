@@ -35,6 +35,13 @@ def case_static(t, prog):
     # static glibc allocates for itself too (stdio, TLS): at least the program's
     t.check(p['totals'].get('allocations', 0) >= 107, f'totals.allocations >= 107 ({p["totals"]})')
     t.eq(p.get('lost_events'), 0, 'lost_events')
+    # its malloc is the executable's own (a static program's C library is
+    # in it): the report says so (it said "allocator unknown")
+    t.eq((p.get('allocator'), p.get('allocator_object')), ('executable', os.path.realpath(prog)),
+         'allocator of a static program')
+    rc, so, se = t.run([t.memtrace, 'report', rec])
+    want = f"  allocator the executable's own malloc ({os.path.realpath(prog)})"
+    t.check(rc == 0 and want in so.splitlines(), f'report: {want!r} ({so[:400]!r})')
 
 
 def start(t, argv):
@@ -198,6 +205,8 @@ def case_errors(t, static_stripped):
         line = one_error_line(t, [t.memtrace, '-p', str(p.pid), '--duration', '1'],
                               'a process without an allocator')
         t.check(str(p.pid) in line, f'the error names the pid: {line!r}')
+        t.check('symbol table' in line and 'unstripped' in line,
+                f'the error says why and what can trace it: {line!r}')
     finally:
         p.kill()
         p.wait()

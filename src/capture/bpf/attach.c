@@ -626,7 +626,8 @@ int mt_bpf_trace_pid(struct mt_bpf *b, pid_t pid, char *err, size_t errlen)
 		r = -1;
 	} else if (r >= 0 && nalloc == 0) {
 		snprintf(err, errlen,
-			 "process %d maps no allocator (statically linked without symbols?)",
+			 "process %d maps no allocator: a static program without its symbol table, "
+			 "whose malloc cannot be found? (an unstripped build can be traced)",
 			 (int)pid);
 		errno = ENOENT;
 		r = -1;
@@ -935,7 +936,9 @@ int mt_bpf_trace_exec(struct mt_bpf *b, pid_t pid, const char *exe_path, char *e
 	if (ret == 0 && !found) {
 		snprintf(
 			err, errlen,
-			"%s defines no allocator and links none (statically linked without symbols?)",
+			"%s defines no allocator and links none: a static program without its symbol "
+			"table, whose malloc cannot be found (record an unstripped build; the shim "
+			"needs a dynamically linked one)",
 			exe_path);
 		errno = ENOENT;
 		ret = -1;
