@@ -406,7 +406,8 @@ struct mt_thread_last *mt_col_threads(const struct mt_collector *c, size_t *n)
 			out[*n].tid--;
 		++*n;
 	}
-	qsort(out, *n, sizeof *out, by_tid);
+	if (*n)
+		qsort(out, *n, sizeof *out, by_tid);
 	return out;
 }
 

@@ -54,7 +54,8 @@ static void print_text(struct mt_recording *snap, long top, double duration, dou
 				total += p->col.sites[s].live_bytes;
 			}
 	}
-	qsort(v, n, sizeof *v, by_leak);
+	if (n) /* (qsort wants a non-null array even for no elements) */
+		qsort(v, n, sizeof *v, by_leak);
 	char a[32], b[32];
 	size_t leaking = 0;
 	for (size_t i = 0; i < snap->nprocs; i++)

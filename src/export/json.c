@@ -192,7 +192,8 @@ static void write_leaked(struct jproc *jp)
 	size_t n = 0, pos = 0;
 	for (const struct mt_block *b; (b = mt_blocks_next(&jp->live, &pos));)
 		v[n++] = b;
-	qsort(v, n, sizeof *v, by_seq);
+	if (n)
+		qsort(v, n, sizeof *v, by_seq);
 	for (size_t i = 0; i < n; i++)
 		write_block(jp, v[i], 0, 0);
 	free(v);

@@ -153,7 +153,8 @@ static struct group *group_sites(struct ms *m, uint32_t *sites, size_t n, unsign
 		if (k[i].key != UINT32_MAX && m->frames[k[i].key].startup)
 			k[i].key = UINT32_MAX;
 	}
-	qsort(k, n, sizeof *k, by_key);
+	if (n)
+		qsort(k, n, sizeof *k, by_key);
 	struct group *g = xmalloc((n ? n : 1) * sizeof *g);
 	size_t ng = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -166,7 +167,8 @@ static struct group *group_sites(struct ms *m, uint32_t *sites, size_t n, unsign
 		g[ng - 1].bytes += bytes[k[i].site];
 	}
 	free(k);
-	qsort(g, ng, sizeof *g, by_bytes);
+	if (ng)
+		qsort(g, ng, sizeof *g, by_bytes);
 	*ngroups = ng;
 	return g;
 }

@@ -215,12 +215,14 @@ void mt_st_finish(struct mt_site_times *st, size_t nsites, const struct mt_colle
 	mt_blocks_destroy(&st->blocks);
 	size_t bound = (size_t)SITE_BYTES * nsites + PAGE_EXTRA;
 	for (;;) {
-		qsort(st->times.pairs, st->times.n, sizeof *st->times.pairs, by_site);
+		if (st->times.n)
+			qsort(st->times.pairs, st->times.n, sizeof *st->times.pairs, by_site);
 		if (st->times.failed || st->cells == 1 || page_bytes(&st->times) <= bound)
 			break;
 		coarsen(st);
 	}
-	qsort(st->threads.pairs, st->threads.n, sizeof *st->threads.pairs, by_site);
+	if (st->threads.n)
+		qsort(st->threads.pairs, st->threads.n, sizeof *st->threads.pairs, by_site);
 	if (page_bytes(&st->threads) > bound)
 		st->threads.failed = 1;
 	mt_ptrmap_destroy(&st->times.index);

@@ -118,7 +118,8 @@ void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double t
 			total += st->live_bytes;
 		}
 	}
-	qsort(rows, nrows, sizeof *rows, by_bytes);
+	if (nrows)
+		qsort(rows, nrows, sizeof *rows, by_bytes);
 	double dt = t->prev_time >= 0 ? time_s - t->prev_time : time_s;
 	/* rates of every row, shown or not, so that a site entering the top N
 	 * has its rate over the last interval, not since it was last shown */

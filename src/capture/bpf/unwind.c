@@ -98,7 +98,8 @@ static int same_rule(const struct mtb_urow *a, const struct mtb_urow *b)
 /* The rows of B's spans, sorted, merged, gaps filled: how many, in *OUT. */
 static size_t make_rows(struct build *b, struct mtb_urow **out)
 {
-	qsort(b->s, b->n, sizeof(*b->s), span_cmp);
+	if (b->n)
+		qsort(b->s, b->n, sizeof(*b->s), span_cmp);
 	struct mtb_urow *rows = xmalloc((2 * b->n + 1) * sizeof(*rows));
 	size_t n = 0;
 	uint64_t end = 0;
