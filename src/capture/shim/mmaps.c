@@ -203,7 +203,7 @@ EXPORT void *sbrk(intptr_t incr)
 				.fd = -1,
 				.error = r == MAP_FAILED_ ? e : 0,
 				.addr = (uint64_t)(uintptr_t)(r == MAP_FAILED_ ? real_(0) : after),
-				.len = ((uint64_t)incr << 1) ^ (uint64_t)(incr >> 63),
+				.len = ((uint64_t)incr << 1) ^ (uint64_t)((int64_t)incr >> 63),
 				.old_addr = r == MAP_FAILED_ ? 0 : (uint64_t)(uintptr_t)r };
 	errno = e;
 	note(&m, __builtin_return_address(0));
