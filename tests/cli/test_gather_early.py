@@ -23,6 +23,16 @@ import time
 import gtlib
 from gtlib import stderr_lines
 
+
+def exit_status(proc, timeout):
+    """PROC's exit status, or None (and PROC killed) if it outlives TIMEOUT."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return None
+
+
 t = gtlib.Case('cli-gather-early')
 slow = sys.argv[1]
 
@@ -50,11 +60,7 @@ if lines:
     t.check(where in lines[0] and 'trying again for 30 s' in lines[0],
             f'the line names the address and how long it keeps trying: {lines[0]!r}')
 g.send_signal(signal.SIGINT)
-try:
-    rc = g.wait(timeout=10)
-except subprocess.TimeoutExpired:
-    g.kill()
-    rc = None
+rc = exit_status(g, 10)
 t.eq(rc, 130, 'gather interrupted: exit status')
 err.seek(0)
 t.check('the same command resumes it' in err.read(), 'interrupted, gather says the same command resumes')
@@ -71,11 +77,7 @@ for _ in range(100):
     time.sleep(0.05)
 rc, so, se = t.run(argv, timeout=60)
 t.eq(rc, 0, f'the same gather command, run again: exit status (stderr {se.strip()[-300:]!r})')
-try:
-    rrc = p.wait(timeout=60)
-except subprocess.TimeoutExpired:
-    p.kill()
-    rrc = None
+rrc = exit_status(p, 60)
 t.eq(rrc, 0, 'record --listen: exit status')
 a = open(local, 'rb').read() if os.path.exists(local) else b''
 b = open(out, 'rb').read() if os.path.exists(out) else None
