@@ -151,9 +151,10 @@ INLINE void emit_alloc(int fn, void *old, void *p, size_t n, const uint64_t *pcs
 	w = mt_enc_thread(&mt_enc_state, w, tid());
 	uint64_t ts = mt_stamp_ns(stamp);
 	if (old)
-		w = mt_enc_realloc(&mt_enc_state, w, fn, ts, (uint64_t)old, (uint64_t)p, n, id);
+		w = mt_enc_realloc(&mt_enc_state, w, fn, ts, (uint64_t)(uintptr_t)old,
+				   (uint64_t)(uintptr_t)p, n, id);
 	else
-		w = mt_enc_alloc(&mt_enc_state, w, fn, ts, (uint64_t)p, n, id);
+		w = mt_enc_alloc(&mt_enc_state, w, fn, ts, (uint64_t)(uintptr_t)p, n, id);
 	mt_channel_commit(w);
 }
 
@@ -163,7 +164,8 @@ INLINE void emit_free(void *p, uint64_t stamp)
 	uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
 	if (likely(w)) {
 		w = mt_enc_thread(&mt_enc_state, w, tid());
-		mt_channel_commit(mt_enc_free(&mt_enc_state, w, mt_stamp_ns(stamp), (uint64_t)p));
+		mt_channel_commit(
+			mt_enc_free(&mt_enc_state, w, mt_stamp_ns(stamp), (uint64_t)(uintptr_t)p));
 	}
 }
 

@@ -310,8 +310,8 @@ void mt_tbuf_event_locked(int kind, int fn, void *old, void *p, size_t n, const 
 {
 	if (unlikely(mt_tbuf_on && mt_tbuf_dirty))
 		merge(stamp, 0, mt_t_slot);
-	emit(tid, kind, fn, (uint64_t)old, (uint64_t)p, n, pcs, depth < 0 ? 0 : (unsigned)depth,
-	     stamp);
+	emit(tid, kind, fn, (uint64_t)(uintptr_t)old, (uint64_t)(uintptr_t)p, n, pcs,
+	     depth < 0 ? 0 : (unsigned)depth, stamp);
 }
 
 /* Makes room for WORDS more in S's buffer, merging (and waiting for a
@@ -353,8 +353,8 @@ void mt_tbuf_event(struct mt_tslot *s, int kind, int fn, void *old, void *p, siz
 	if (depth < 0)
 		depth = 0;
 	if (!s || !mt_tbuf_multi()) {
-		if (put_direct(s, kind, fn, (uint64_t)old, (uint64_t)p, n, pcs, (unsigned)depth,
-			       stamp, tid))
+		if (put_direct(s, kind, fn, (uint64_t)(uintptr_t)old, (uint64_t)(uintptr_t)p, n,
+			       pcs, (unsigned)depth, stamp, tid))
 			return;
 	}
 	uint64_t words = kind == KIND_FREE  ? 3 :
@@ -366,12 +366,12 @@ void mt_tbuf_event(struct mt_tslot *s, int kind, int fn, void *old, void *p, siz
 	uint64_t *r = room(s, words, stamp);
 	r[0] = stamp;
 	r[1] = (uint64_t)kind | (uint64_t)fn << 8 | (uint64_t)depth << 16 | words << 32;
-	r[2] = (uint64_t)p;
+	r[2] = (uint64_t)(uintptr_t)p;
 	if (kind != KIND_FREE) {
 		r[3] = n;
 		uint64_t *f = r + 4;
 		if (kind == KIND_REALLOC)
-			*f++ = (uint64_t)old;
+			*f++ = (uint64_t)(uintptr_t)old;
 		memcpy(f, pcs, (size_t)depth * sizeof *pcs);
 	}
 	uint64_t head = s->head + words;
