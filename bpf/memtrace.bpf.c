@@ -243,6 +243,16 @@ struct {
 	__type(value, struct mtb_ustack);
 } ustacks SEC(".maps");
 
+/* Stacks put in ustacks, per CPU: the loader empties the map when half of
+ * it has been filled since it last did (stacks.c, mtb_stacks_prune), so
+ * that a program with more distinct stacks than it holds loses none. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} ustk_ins SEC(".maps");
+
 /* Where a stack is unwound into, per CPU: too big for the BPF stack.  A
  * program can be preempted (not migrated) in the middle, and another task's
  * on the same CPU find the scratch busy: it then uses frame pointers. */
@@ -1310,12 +1320,22 @@ static __always_inline __u64 dwarf_stack(struct mtb_call *c, __u32 tgid, __u32 t
 
 	__u64 *seen = &s->seen[(__u32)key & (MTB_USEEN - 1)];
 
-	/* Stacks stay in ustacks once there (the loader only reads them):
-	 * one this CPU saw stored needs no lookup. */
+	/* A stack this CPU saw stored needs no lookup (the loader deletes
+	 * stacks only once it has read them: a later event naming one finds
+	 * it in the loader's own table). */
 	if (*seen != key) {
-		if (!bpf_map_lookup_elem(&ustacks, &key) &&
-		    bpf_map_update_elem(&ustacks, &key, &s->st, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&ustacks, &key)) {
+		long err = 1;
+
+		if (!bpf_map_lookup_elem(&ustacks, &key))
+			err = bpf_map_update_elem(&ustacks, &key, &s->st, BPF_NOEXIST);
+		if (!err) {
+			__u32 zero = 0;
+			__u64 *ins = bpf_map_lookup_elem(&ustk_ins, &zero);
+
+			if (ins)
+				(*ins)++;
+		}
+		if (err < 0 && !bpf_map_lookup_elem(&ustacks, &key)) {
 			if (!quiet)
 				count(tgid, MTB_ST_UW_MAP_FULL, 1);
 			ret = 0;

@@ -65,6 +65,7 @@ struct record_opts {
 	int gate;
 	uint64_t gate_bytes, leak_exit;
 	const char *supp;
+	uint32_t max_stacks; /* --max-stacks: the BPF backend's stack map */
 };
 
 /* -o: record's error names the option as it was spelled. */
@@ -208,6 +209,14 @@ static int parse_args(struct record_opts *ro, int argc, char **argv)
 			  "`memtrace gather` with no address",
 		  .type = MT_OPT_FLAG,
 		  .target = &ro->broadcast },
+		{ .longopt = "--max-stacks",
+		  .argh = "N",
+		  .type = MT_OPT_COUNT32,
+		  .target = &ro->max_stacks,
+		  .max = 1u << 24,
+		  .help = "with the BPF backend: entries of the kernel's map of\n"
+			  "stacks (default 65536), emptied into memtrace's\n"
+			  "own table whenever half full" },
 		{ .shortopt = "-q",
 		  .longopt = "--quiet",
 		  .help = "print nothing but errors",
@@ -280,7 +289,10 @@ static int choose_backend(const struct record_opts *ro, const char *exe, struct 
 				use_bpf ? "bpf" : "the shim", ro->backend, bpf_why);
 	}
 	if (use_bpf) {
-		struct mt_bpf_opts bo = { .events = 1, .mmaps = mt_gather_mmaps(), .lean = 1 };
+		struct mt_bpf_opts bo = { .events = 1,
+					  .mmaps = mt_gather_mmaps(),
+					  .lean = 1,
+					  .max_stacks = ro->max_stacks };
 		if (ro->follow) {
 			mt_error("--follow-forks is not available with the BPF backend yet");
 			return -1;

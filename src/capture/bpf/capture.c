@@ -420,6 +420,7 @@ static int after_load(struct mt_bpf *b, long page, char *err, size_t errlen)
 	b->fd_utabs = bpf_map__fd(s->maps.utabs);
 	b->fd_utab_ids = bpf_map__fd(s->maps.utab_ids);
 	b->fd_ustacks = bpf_map__fd(s->maps.ustacks);
+	b->fd_ustk_ins = bpf_map__fd(s->maps.ustk_ins);
 
 	b->calls_bytes = (size_t)b->nslots * ((sizeof(struct mtb_call) + 7) & ~(size_t)7);
 	b->calls_bytes = (b->calls_bytes + page - 1) & ~((size_t)page - 1);
@@ -616,6 +617,9 @@ static int on_record(void *ctx, void *data, size_t len)
 		return on_maprec(b, data);
 	if (len < sizeof(*r))
 		return 0;
+	/* a long run of records: the stack map may fill meanwhile */
+	if (!(++b->nrecs & 4095))
+		mtb_stacks_check(b);
 	if (b->o.lean && !mtb_lean_pass(b, r))
 		return 0;
 	struct mt_bpf_event ev = {
@@ -667,6 +671,7 @@ static void poll_sleep(struct mt_bpf *b, int timeout_ms)
 
 int mt_bpf_poll(struct mt_bpf *b, int timeout_ms, mt_bpf_event_fn fn, void *ctx)
 {
+	mtb_stacks_check(b);
 	if (!b->o.events) {
 		/* Aggregation mode has no events: only the wait. */
 		if (timeout_ms > 0)

@@ -203,7 +203,7 @@ struct mt_bpf {
 	/* the unwinder (unwind.c): on unless MEMTRACE_BPF_UNWIND=fp; its
 	 * tables, and the stacks it unwinds */
 	int dwarf;
-	int fd_utabs, fd_utab_ids, fd_ustacks;
+	int fd_utabs, fd_utab_ids, fd_ustacks, fd_ustk_ins;
 	uint32_t nutabs;
 	uint64_t utab_rows;
 	/* tables made, not yet in the maps (mtb_unwind_flush) */
@@ -245,6 +245,10 @@ struct mt_bpf {
 	size_t nstacks, capstacks;
 	struct mt_ptrmap stkidx;  /* content hash (odd) -> id */
 	struct mt_ptrmap callkey; /* caller-only kernel key (flagged) -> id */
+	/* stacks the programs put in ustacks (all CPUs' ustk_ins) when it was
+	 * last emptied */
+	uint64_t ustk_pruned;
+	uint64_t nrecs; /* records read from the ring */
 
 	/* missed returns noticed in user space (threads that died inside a
 	 * call), by tgid */
@@ -320,6 +324,8 @@ void mtb_unwind_flush(struct mt_bpf *b);
 
 /* Kernel stack ids below NKID are remembered in an array. */
 void mtb_stacks_init(struct mt_bpf *b, size_t nkid);
+void mtb_stacks_prune(struct mt_bpf *b);
+void mtb_stacks_check(struct mt_bpf *b);
 void mtb_stacks_free(struct mt_bpf *b);
 /* Our id for a kernel stack key (a stack map id, or MTB_KSTACK_CALLER or
  * MTB_KSTACK_SKIP1 flagged); CALLER is the return address when known (0
