@@ -156,6 +156,9 @@ int cmd_attach(int argc, char **argv)
 		.tick = print_table,
 		.ctx = &t,
 	};
+	/* named now: a process that exits before the first refresh is still */
+	for (size_t i = 0; i < pids.n; i++)
+		mt_watch_add(t.live, (uint32_t)pids.v[i]);
 	mt_session_run(&ss, &loop);
 	print_leaks(&ss, t.live, loop.start_ns, (long)top);
 	mt_top_free(t.tp);

@@ -360,6 +360,37 @@ def case_attach_dlopen(t, prog, lib):
         p.wait()
 
 
+def case_attach_exits(t, prog):
+    """A process that leaks and exits within a second of the attachment
+    (leaker.c "once", on SIGUSR1), before memtrace's first look at /proc:
+    the leak report printed at the end still names it and its frames (it
+    was "process N (?): ?" with every frame a bare address), with the
+    figures leaker.c says: 10 blocks of 100 bytes from one leaky_round."""
+    p = subprocess.Popen([prog, 'once'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline()
+        t.check('ready' in line, f'leaker started ({line!r})')
+        tracer = subprocess.Popen([t.memtrace, '-p', str(p.pid), '--interval', '0'],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = tracer.stderr.readline()
+        t.check('attached to 1 process' in first, f'memtrace -p says it attached ({first!r})')
+        p.send_signal(signal.SIGUSR1)
+        so, se = tracer.communicate(timeout=60)
+        t.eq(tracer.returncode, 0, f'memtrace -p PID (stderr {se.strip()[-400:]!r})')
+        t.eq(p.wait(timeout=30), 0, 'the leaker exits by itself')
+        name = os.path.basename(prog)[:15]
+        t.check(f'process {p.pid} ({name}): {prog} once' in so,
+                f'the report names the process and its command line: {so[:300]!r}')
+        t.check('leaked: 1.00 KB in 10 allocations' in so.splitlines(), f'leaked figures: {so[:600]!r}')
+        tree = [ln.split('): ', 1)[1] for ln in so.splitlines() if '-> ' in ln and '): ' in ln]
+        funcs = [fr.split(' ')[0] for fr in tree]
+        t.eq(funcs[:5], ['malloc'] + LEAK_CHAIN, 'the leak tree: malloc < leaky_alloc < ... < main')
+        t.eq([fr for fr in tree if fr.startswith('0x')], [], 'frames that are bare addresses')
+    finally:
+        p.kill()
+        p.wait()
+
+
 def main():
     name = sys.argv[1]
     why = bpflib.bpf_unavailable()
