@@ -65,6 +65,9 @@ void mt_session_poll(struct mt_session *s, int timeout_ms)
 		    s->streams);
 	if (s->streams)
 		mt_bpf_streams_flush(s->streams);
+	/* a dlopen seen in the mapping calls: its table now, not at the next scan */
+	if (mt_bpf_rescan_new_code(s->b) > 0 && s->streams)
+		mt_bpf_streams_rescan(s->streams);
 }
 
 void mt_session_rescan(struct mt_session *s)

@@ -1,8 +1,9 @@
 """Allocations from a dlopen'd library; see dlopen.c and gtdl.c.
 
-Usage: dlopen.py PROG LIB [close]"""
+Usage: dlopen.py PROG LIB [close|settle]"""
 import os
 
+import bpflib
 from gtlib import marker_line
 
 SRC = 'dlopen.c'
@@ -49,3 +50,15 @@ def run(t, prog, lib, *mode):
         # (the loader is ld-linux-*.so on x86-64 and ARM, ld.so.1 on MIPS)
         t.check(m.startswith('ld-linux') or m.startswith('ld.so') or m.startswith('libc.so'),
                 f'library-internal site in module {m!r}, expected the loader or the C library')
+
+
+def run_bpf(t, prog, lib, *mode):
+    """The bpf axis (gt-dlopen-settle-bpf): the library's table is read when
+    the BPF backend sees it mapped, so the stacks through it are whole, up
+    to main, as the shim's, and none is cut (stack_no_table)."""
+    pb = bpflib.same_as_shim(t, prog, args=(lib, *mode))
+    if pb is None:
+        return
+    for fn in ('gtdl_leak', 'gtdl_temp'):
+        t.check_frames(t.site(pb, fn), fn, [(fn, LIBSRC, marker_line(LIBSRC, 'site:' + fn)),
+                                            ('main', SRC, marker_line(SRC, 'call:' + fn))])
