@@ -1,6 +1,7 @@
 """Allocations from a dlopen'd library; see dlopen.c and gtdl.c.
 
-Usage: dlopen.py PROG LIB [close|settle]"""
+Usage: dlopen.py PROG LIB [close|settle|alias]"""
+import json
 import os
 
 import bpflib
@@ -11,6 +12,9 @@ LIBSRC = 'gtdl.c'
 
 
 def run(t, prog, lib, *mode):
+    if mode == ('alias',):
+        run_alias(t, prog, lib)
+        return
     rec, _ = t.record([prog, lib, *mode])
     rep = t.report(rec)
     p = t.only_process(rep)
@@ -62,3 +66,28 @@ def run_bpf(t, prog, lib, *mode):
     for fn in ('gtdl_leak', 'gtdl_temp'):
         t.check_frames(t.site(pb, fn), fn, [(fn, LIBSRC, marker_line(LIBSRC, 'site:' + fn)),
                                             ('main', SRC, marker_line(SRC, 'call:' + fn))])
+
+
+def run_alias(t, prog, lib):
+    """gt-dlopen-alias: one library under two names (LIB, then a symbolic
+    link to it, as the loader names a library through its soname link and
+    the BPF backend by the file /proc shows): `memtrace diff` of the two
+    runs must match its sites (one site each for gtdl_leak and gtdl_temp,
+    the same figures on both sides); it saw new sites and gone ones."""
+    link = t.path('libgt-dl-alias.so')
+    os.symlink(os.path.realpath(lib), link)
+    real, _ = t.record([prog, lib], out=t.path('real.mtrace'))
+    alias, _ = t.record([prog, link], out=t.path('alias.mtrace'))
+    p = t.only_process(t.report(alias))
+    s = t.site(p, 'gtdl_leak') if p else None
+    if s:
+        t.eq(os.path.basename(s['frames'][0].get('module') or ''), 'libgt-dl-alias.so',
+             'the second run names the library by its link (else this test tests nothing)')
+    rc, so, se = t.run([t.memtrace, 'diff', '--json', real, alias], what='memtrace diff')
+    if not t.check(rc == 0, f'memtrace diff --json: exit status {rc}, stderr {se.strip()[-300:]!r}'):
+        return
+    sites = [x for pr in json.loads(so).get('processes', []) for x in pr.get('sites', [])]
+    for fn, n in (('gtdl_leak', 3), ('gtdl_temp', 1)):
+        got = [(x['diff']['base']['allocations'], x['diff']['new']['allocations'])
+               for x in sites if (x.get('frames') or [{}])[0].get('function') == fn]
+        t.eq(got, [(n, n)], f'diff sites of {fn}: (base, new) allocations')
