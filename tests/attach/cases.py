@@ -391,6 +391,26 @@ def case_attach_exits(t, prog):
         p.wait()
 
 
+def case_attach_title(t, prog):
+    """A process that set its title as redis-server does (leaker.c "title":
+    its argument area zeroed past the title): the recording's command line
+    is the title alone, as ps shows it, not the title and a run of empty
+    arguments (the report's header ended in spaces)."""
+    p = start(t, [prog, 'title'])
+    try:
+        pr = attached_process(t, p)
+        if pr is None:
+            return
+        t.eq(pr.get('argv'), ['leaker title'], 'argv of a process that set its title')
+        rc, so, se = t.run([t.memtrace, 'report', t.path('attach.mtrace')])
+        head = so.splitlines()[0] if so else ''
+        t.eq(head, f'process {p.pid} (leaker title): {os.path.realpath(prog)}',
+             'the report\'s first line')
+    finally:
+        p.kill()
+        p.wait()
+
+
 def main():
     name = sys.argv[1]
     why = bpflib.bpf_unavailable()

@@ -11,6 +11,9 @@
  * dlopens LIB (leaker_lib.c) and calls its lib_leak() every round, which
  * leaks 10 blocks of 64 bytes from code mapped after the attachment.
  *
+ * With "title": it first sets its title as redis-server does, "leaker
+ * title" over its argument area, the rest of which it zeroes.
+ *
  * With "once": it waits for SIGUSR1, then runs one leaky_round (100 blocks
  * of 100 bytes allocated, 10 of them leaked: 1,000 bytes) and exits at once,
  * before a tracer's first look at /proc after attaching (once a second).
@@ -65,6 +68,11 @@ int main(int argc, char **argv)
 	void (*lib_leak)(void) = NULL;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGUSR1, on_usr1);
+	if (argc > 1 && !strcmp(argv[1], "title")) {
+		char *end = argv[argc - 1] + strlen(argv[argc - 1]);
+		memset(argv[0], 0, (size_t)(end - argv[0]));
+		strcpy(argv[0], "leaker title");
+	}
 	printf("ready pid=%d\n", (int)getpid());
 	if (argc > 1 && !strcmp(argv[1], "once")) {
 		while (!go_dlopen) { /* SIGUSR1: the tracer is attached */
