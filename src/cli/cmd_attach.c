@@ -137,9 +137,6 @@ int cmd_attach(int argc, char **argv)
 			unlink(output);
 		return MT_EXIT_RUNTIME;
 	}
-	mt_note("attached to %zu process%s; Ctrl-C to stop and print the leaks", pids.n,
-		pids.n == 1 ? "" : "es");
-
 	struct attach_table t = {
 		.live = mt_watch_new(ss.b),
 		.tp = mt_top_new(),
@@ -156,9 +153,12 @@ int cmd_attach(int argc, char **argv)
 		.tick = print_table,
 		.ctx = &t,
 	};
-	/* named now: a process that exits before the first refresh is still */
+	/* named now, before the note that says it is traced: a process that
+	 * exits before the first refresh is still */
 	for (size_t i = 0; i < pids.n; i++)
 		mt_watch_add(t.live, (uint32_t)pids.v[i]);
+	mt_note("attached to %zu process%s; Ctrl-C to stop and print the leaks", pids.n,
+		pids.n == 1 ? "" : "es");
 	mt_session_run(&ss, &loop);
 	print_leaks(&ss, t.live, loop.start_ns, (long)top);
 	mt_top_free(t.tp);
