@@ -47,6 +47,11 @@ def run(t, prog, lib, *mode):
     t.check_totals(p, extra=foreign, allocations=5, allocated_bytes=3342, frees=1, leaked_allocations=4,
                    leaked_bytes=2454, temporary_allocations=1)
     t.check_sites_sum_to_totals(p)
+    # the shim's frames are in no stack (its dlopen wrapper ran the loader's
+    # allocations: they went through it)
+    t.eq([(t.fn(x), f.get('function')) for x in p.get('sites', []) for f in x.get('frames') or []
+          if 'libmemtrace-preload' in (f.get('module') or '')], [],
+         'frames of the shim (libmemtrace-preload.so) in the stacks')
     # the loader's own sites must be the loader's (or the C library's), not
     # unsymbolized frames or the program's
     for x in foreign:
@@ -66,6 +71,15 @@ def run_bpf(t, prog, lib, *mode):
     for fn in ('gtdl_leak', 'gtdl_temp'):
         t.check_frames(t.site(pb, fn), fn, [(fn, LIBSRC, marker_line(LIBSRC, 'site:' + fn)),
                                             ('main', SRC, marker_line(SRC, 'call:' + fn))])
+    # every site, the loader's included, reads as the shim's: `memtrace diff`
+    # of the two runs matches them all, with the same counts
+    rc, so, se = t.run([t.memtrace, 'diff', '--json', t.path('shim.mtrace'), t.path('bpf.mtrace')],
+                       what='memtrace diff')
+    if t.check(rc == 0, f'memtrace diff --json: exit status {rc}, stderr {se.strip()[-300:]!r}'):
+        moved = [(t.fn(x), x['diff']['base']['allocations'], x['diff']['new']['allocations'])
+                 for pr in json.loads(so).get('processes', []) for x in pr.get('sites', [])
+                 if x['diff']['base']['allocations'] != x['diff']['new']['allocations']]
+        t.eq(moved, [], 'sites whose allocations differ between the shim\'s run and BPF\'s')
 
 
 def run_alias(t, prog, lib):
