@@ -13,6 +13,7 @@
 #include "capture/bpf/procmaps.h"
 #include "collect/embed.h"
 #include "collect/session.h"
+#include "analyse/held.h"
 #include "report/report.h"
 #include "report/top.h"
 #include "base/util.h"
@@ -66,8 +67,11 @@ static void print_leaks(struct mt_session *ss, struct mt_watch *live, uint64_t s
 	struct mt_recording snap;
 	mt_watch_snapshot(live, 0, &snap);
 	uint64_t end = mt_now_ns() - start_ns;
-	for (size_t i = 0; i < snap.nprocs; i++)
+	for (size_t i = 0; i < snap.nprocs; i++) {
 		snap.procs[i]->end_ts = end;
+		/* stdio's buffers are no leaks, as in a recording's report */
+		mt_process_stdio_held(snap.procs[i]);
+	}
 	struct mt_report_opts ro = {
 		.view = MT_VIEW_LEAKS, .threshold = 0.5, .limit = top, .pid = -1
 	};

@@ -56,6 +56,8 @@ int mt_session_start(struct mt_session *s, const struct mt_bpf_opts *maps, const
 	}
 	s->pids = pids;
 	s->npids = npids;
+	for (size_t i = 0; s->streams && i < npids; i++)
+		mt_bpf_streams_begin(s->streams, (uint32_t)pids[i]);
 	return 0;
 }
 

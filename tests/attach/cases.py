@@ -363,14 +363,17 @@ def case_attach_dlopen(t, prog, lib):
 def case_attach_exits(t, prog):
     """A process that leaks and exits within a second of the attachment
     (leaker.c "once", on SIGUSR1), before memtrace's first look at /proc:
-    the leak report printed at the end still names it and its frames (it
-    was "process N (?): ?" with every frame a bare address), with the
-    figures leaker.c says: 10 blocks of 100 bytes from one leaky_round."""
+    the leak report printed at the end, and the recording (-o), still name
+    it and its frames (both were "process N (?)" with every frame a bare
+    address), with the figures leaker.c says: 10 blocks of 100 bytes from
+    one leaky_round, and stdout's buffer, allocated while traced, held by
+    the C library, not leaked (the printed report called it a leak)."""
     p = subprocess.Popen([prog, 'once'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = p.stdout.readline()
         t.check('ready' in line, f'leaker started ({line!r})')
-        tracer = subprocess.Popen([t.memtrace, '-p', str(p.pid), '--interval', '0'],
+        out = t.path('exits.mtrace')
+        tracer = subprocess.Popen([t.memtrace, '-p', str(p.pid), '--interval', '0', '-o', out],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         first = tracer.stderr.readline()
         t.check('attached to 1 process' in first, f'memtrace -p says it attached ({first!r})')
@@ -386,6 +389,17 @@ def case_attach_exits(t, prog):
         funcs = [fr.split(' ')[0] for fr in tree]
         t.eq(funcs[:5], ['malloc'] + LEAK_CHAIN, 'the leak tree: malloc < leaky_alloc < ... < main')
         t.eq([fr for fr in tree if fr.startswith('0x')], [], 'frames that are bare addresses')
+        pr = t.only_process(t.report(out))
+        if pr is None:
+            return
+        t.eq((pr.get('name'), pr.get('argv')), (name, [prog, 'once']), 'the recording: name and argv')
+        tot = pr.get('totals', {})
+        t.eq((tot.get('leaked_allocations'), tot.get('leaked_bytes')), (10, 1000),
+             'the recording: leaked blocks and bytes')
+        t.eq(tot.get('runtime_held_allocations'), 1, 'the recording: stdout\'s buffer, held by the runtime')
+        site = t.site(pr, 'leaky_alloc')
+        if t.check(site is not None, 'the recording: a site of leaky_alloc'):
+            t.eq(to_main(site), LEAK_CHAIN, 'the recording: the call chain of leaky_alloc up to main')
     finally:
         p.kill()
         p.wait()
