@@ -37,23 +37,56 @@ static void key_add(char **k, size_t *len, size_t *cap, const char *s)
 	(*k)[*len] = 0;
 }
 
+static const char *keep(struct mt_diff *d, const char *s)
+{
+	if (!s)
+		return NULL;
+	mt_grow(&d->strings, &d->strings_cap, d->nstrings, sizeof *d->strings);
+	return d->strings[d->nstrings++] = xstrdup(s);
+}
+
+/* The name module M (of a recording added first or later) goes by in keys:
+ * its file name, or the file name of the first module met with its build
+ * id.  Two builds of a program (same path, other build ids) match by file
+ * name; the same object recorded under two paths (the shim names objects
+ * as the loader does, through symbolic links; the BPF backend as /proc
+ * does, resolved) by build id. */
+static const char *alias_of(struct mt_diff *d, const struct mt_module *m)
+{
+	const char *name = base_name(m->path);
+	if (!m->build_id_len || !name)
+		return name;
+	for (size_t i = 0; i < d->naliases; i++)
+		if (d->aliases[i].len == m->build_id_len &&
+		    !memcmp(d->aliases[i].id, m->build_id, m->build_id_len))
+			return d->aliases[i].name;
+	mt_grow(&d->aliases, &d->aliases_cap, d->naliases, sizeof *d->aliases);
+	d->aliases[d->naliases++] =
+		(struct mt_diff_alias){ m->build_id, m->build_id_len, keep(d, name) };
+	return d->aliases[d->naliases - 1].name;
+}
+
 /* The key of a site: its allocator function, then function (or module
- * offset) and module file name of each frame. */
-static char *site_key(const struct mt_process *p, int fn, const struct mt_frame *fr, int n)
+ * offset) and module name (NAMES, by module index) of each frame. */
+static char *site_key(const struct mt_process *p, const char *const *names, int fn,
+		      const struct mt_frame *fr, int n)
 {
 	char *k = NULL, buf[64];
 	size_t len = 0, cap = 0;
 	key_add(&k, &len, &cap, mt_fn_names[fn]);
 	for (int i = 0; i < n; i++) {
+		const struct mt_module *m = module_at(p, fr[i].address);
 		if (fr[i].function) {
 			key_add(&k, &len, &cap, fr[i].function);
 		} else {
-			const struct mt_module *m = module_at(p, fr[i].address);
 			snprintf(buf, sizeof buf, "+0x%llx",
 				 (unsigned long long)(m ? fr[i].address - m->bias : fr[i].address));
 			key_add(&k, &len, &cap, buf);
 		}
-		key_add(&k, &len, &cap, fr[i].module ? base_name(fr[i].module) : "");
+		const char *mod = m && names[m - p->modules] ? names[m - p->modules] :
+				  fr[i].module		     ? base_name(fr[i].module) :
+							       "";
+		key_add(&k, &len, &cap, mod);
 	}
 	return k;
 }
@@ -64,14 +97,6 @@ static uint64_t str_hash(const char *s)
 	for (; *s; s++)
 		h = mt_hash_combine(h, (unsigned char)*s);
 	return h;
-}
-
-static const char *keep(struct mt_diff *d, const char *s)
-{
-	if (!s)
-		return NULL;
-	mt_grow(&d->strings, &d->strings_cap, d->nstrings, sizeof *d->strings);
-	return d->strings[d->nstrings++] = xstrdup(s);
 }
 
 static void rehash(struct mt_diff *d)
@@ -160,15 +185,19 @@ static void add_side(struct mt_diff *d, const struct mt_recording *rec, int is_n
 		const struct mt_process *p = rec->procs[i];
 		add_totals(is_new ? &d->new : &d->base, &p->col.t);
 		struct mt_symbolizer *sym = mt_process_symbolizer(p);
+		const char **names = xcalloc(p->nmodules ? p->nmodules : 1, sizeof *names);
+		for (size_t m = 0; m < p->nmodules; m++)
+			names[m] = alias_of(d, &p->modules[m]);
 		for (uint32_t s = 0; s < p->col.nsites; s++) {
 			const struct mt_site_stats *st = &p->col.sites[s];
 			if (!st->allocations && !st->frees && !st->culled)
 				continue;
 			int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 			struct mt_diff_site *ds =
-				site_for(d, site_key(p, st->fn, fr, n), st->fn, fr, n);
+				site_for(d, site_key(p, names, st->fn, fr, n), st->fn, fr, n);
 			add_stats(is_new ? &ds->new : &ds->base, st);
 		}
+		free(names);
 		mt_sym_free(sym);
 	}
 }
@@ -180,6 +209,9 @@ int mt_diff_build(struct mt_diff *d, const struct mt_recording *base,
 	rehash(d);
 	add_side(d, base, 0);
 	add_side(d, new, 1);
+	free(d->aliases); /* they point into the recordings */
+	d->aliases = NULL;
+	d->naliases = d->aliases_cap = 0;
 	return 0;
 }
 
@@ -194,6 +226,7 @@ void mt_diff_free(struct mt_diff *d)
 	free(d->sites);
 	free(d->index);
 	free(d->strings);
+	free(d->aliases);
 	memset(d, 0, sizeof *d);
 }
 

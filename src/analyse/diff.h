@@ -39,6 +39,16 @@ struct mt_diff {
 	size_t mask;
 	char **strings; /* owned copies of frame strings */
 	size_t nstrings, strings_cap;
+	/* a module's name in keys, by build id: the first recording's, so that
+	 * one object under two paths (the loader's /lib/libfoo.so.1 in a
+	 * preload recording, /proc's /usr/lib/libfoo.so.1.2.3 in a BPF one)
+	 * keys its frames alike (while mt_diff_build runs) */
+	struct mt_diff_alias {
+		const uint8_t *id;
+		size_t len;
+		const char *name;
+	} * aliases;
+	size_t naliases, aliases_cap;
 };
 
 /* Matches the sites of BASE and NEW.  Returns 0 (it cannot fail but for

@@ -157,6 +157,24 @@ static int is_held(void *ctx, const struct mt_live *b)
 	return h->held_site[b->site] == 1 || (h->held_site[b->site] == 2 && b->seq < h->start_end);
 }
 
+void mt_process_stdio_held(struct mt_process *p)
+{
+	struct mt_collector *c = &p->col;
+	struct stdio_fns fns = { 0 };
+	for (uint32_t i = 0; i < c->nsites; i++) {
+		struct mt_site_stats *s = &c->sites[i];
+		if (!s->live_count || !stdio_site(p, &fns, i))
+			continue;
+		s->held_bytes += s->live_bytes;
+		s->held_count += s->live_count;
+		c->t.held_bytes += s->live_bytes;
+		c->t.held_count += s->live_count;
+		c->t.live_bytes -= s->live_bytes;
+		c->t.live_count -= s->live_count;
+		s->live_bytes = s->live_count = 0;
+	}
+}
+
 void mt_process_runtime_held(struct mt_process *p)
 {
 	struct mt_collector *c = &p->col;

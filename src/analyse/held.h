@@ -12,4 +12,10 @@
  * ones to the held figures (site and totals held_count/held_bytes). */
 void mt_process_runtime_held(struct mt_process *p);
 
+/* The same for a process seen in per-site figures only (attach, sweep: the
+ * kernel's totals, no single block): the live figures of the sites that
+ * allocate stdio buffers go to the held ones.  (The other rule, blocks of
+ * the process's start, does not apply: they watch it from the middle.) */
+void mt_process_stdio_held(struct mt_process *p);
+
 #endif

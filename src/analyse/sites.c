@@ -86,6 +86,12 @@ struct mt_symbolizer *mt_process_symbolizer(const struct mt_process *p)
 	return s;
 }
 
+/* A frame of the shim (libmemtrace-preload.so), named or not. */
+static int shim_frame(const struct mt_frame *f)
+{
+	return f->module && strstr(f->module, "libmemtrace-preload") != NULL;
+}
+
 /* Frames that belong to the allocator rather than to the program: C++'s
  * operator new and the like call malloc on the user's behalf. */
 static int allocator_frame(const struct mt_frame *f)
@@ -119,7 +125,16 @@ static int symbolize(const uint64_t *pcs, uint32_t n, struct mt_symbolizer *sym,
 		lead++;
 	if (lead)
 		memmove(out, out + lead, (size_t)(k - lead) * sizeof *out);
-	return k - lead;
+	k -= lead;
+	/* The shim's frames further up too: its dlopen wrapper (the loader's
+	 * allocations while a library is loaded run through it), its own code
+	 * where a signal handler interrupted it.  The program did not call
+	 * them, and the BPF backend's stacks of the same calls have none. */
+	int j = 0;
+	for (int i = 0; i < k; i++)
+		if (!shim_frame(&out[i]) || (j == 0 && i == k - 1))
+			out[j++] = out[i];
+	return j;
 }
 
 int mt_site_frames(const struct mt_process *p, struct mt_symbolizer *sym, uint32_t site,

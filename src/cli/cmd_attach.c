@@ -13,6 +13,7 @@
 #include "capture/bpf/procmaps.h"
 #include "collect/embed.h"
 #include "collect/session.h"
+#include "analyse/held.h"
 #include "report/report.h"
 #include "report/top.h"
 #include "base/util.h"
@@ -66,8 +67,11 @@ static void print_leaks(struct mt_session *ss, struct mt_watch *live, uint64_t s
 	struct mt_recording snap;
 	mt_watch_snapshot(live, 0, &snap);
 	uint64_t end = mt_now_ns() - start_ns;
-	for (size_t i = 0; i < snap.nprocs; i++)
+	for (size_t i = 0; i < snap.nprocs; i++) {
 		snap.procs[i]->end_ts = end;
+		/* stdio's buffers are no leaks, as in a recording's report */
+		mt_process_stdio_held(snap.procs[i]);
+	}
 	struct mt_report_opts ro = {
 		.view = MT_VIEW_LEAKS, .threshold = 0.5, .limit = top, .pid = -1
 	};
@@ -137,9 +141,6 @@ int cmd_attach(int argc, char **argv)
 			unlink(output);
 		return MT_EXIT_RUNTIME;
 	}
-	mt_note("attached to %zu process%s; Ctrl-C to stop and print the leaks", pids.n,
-		pids.n == 1 ? "" : "es");
-
 	struct attach_table t = {
 		.live = mt_watch_new(ss.b),
 		.tp = mt_top_new(),
@@ -156,6 +157,12 @@ int cmd_attach(int argc, char **argv)
 		.tick = print_table,
 		.ctx = &t,
 	};
+	/* named now, before the note that says it is traced: a process that
+	 * exits before the first refresh is still */
+	for (size_t i = 0; i < pids.n; i++)
+		mt_watch_add(t.live, (uint32_t)pids.v[i]);
+	mt_note("attached to %zu process%s; Ctrl-C to stop and print the leaks", pids.n,
+		pids.n == 1 ? "" : "es");
 	mt_session_run(&ss, &loop);
 	print_leaks(&ss, t.live, loop.start_ns, (long)top);
 	mt_top_free(t.tp);

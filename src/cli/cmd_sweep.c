@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "options.h"
 #include "collect/session.h"
+#include "analyse/held.h"
 #include "analyse/sites.h"
 #include "report/report.h"
 #include "base/json.h"
@@ -152,8 +153,10 @@ int cmd_sweep(int argc, char **argv)
 	mt_watch_refresh(live);
 	struct mt_recording snap;
 	mt_watch_snapshot(live, (uint64_t)(min_age * 1e9), &snap);
-	for (size_t i = 0; i < snap.nprocs; i++)
+	for (size_t i = 0; i < snap.nprocs; i++) {
 		snap.procs[i]->end_ts = (uint64_t)(c.elapsed * 1e9);
+		mt_process_stdio_held(snap.procs[i]); /* no leaks, as in a report */
+	}
 	/* The figures are in: every process runs untraced again before the
 	 * report is symbolized, which takes seconds on a busy machine. */
 	mt_watch_free(live);

@@ -103,6 +103,8 @@ int cmd_top(int argc, char **argv)
 		.top = (long)top,
 		.json = json,
 	};
+	for (size_t i = 0; i < pids.n; i++)
+		mt_watch_add(t.live, (uint32_t)pids.v[i]); /* named even if it exits at once */
 	/* with --all, new processes are watched as they come: it never ends */
 	struct mt_session_loop loop = {
 		.poll_ms = 20,

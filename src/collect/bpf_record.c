@@ -109,6 +109,12 @@ int mt_bpf_record_run(struct mt_bpf *b, struct mt_recorder *r, pid_t pid)
 	while (!done) {
 		mt_bpf_poll(b, 5, mt_bpf_streams_event, streams);
 		mt_bpf_streams_flush(streams);
+		/* A dlopen: its table now, the command held meanwhile (it
+		 * stops at once; the loop below lets it go on). */
+		if (mt_bpf_new_code_pending(b))
+			ptrace(PTRACE_INTERRUPT, pid, 0, 0);
+		if (mt_bpf_rescan_new_code(b) > 0)
+			mt_bpf_streams_rescan(streams);
 		if (mt_now_ns() >= next_scan) {
 			next_scan = mt_now_ns() + 1000000000ull;
 			mt_bpf_rescan(b);

@@ -150,6 +150,14 @@ void mt_bpf_streams_set_main(struct mt_bpf_streams *s, uint32_t pid)
 	s->main_pid = pid;
 }
 
+void mt_bpf_streams_begin(struct mt_bpf_streams *s, uint32_t pid)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	uint64_t ts = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	proc_for(s, pid, ts - ts % TS_GRAIN);
+}
+
 /* The file behind the mapping M that PID made, read now from its
  * /proc/PID/map_files link: unknown (0) once the mapping is gone or was
  * split (the descriptor, read instead, could name another file by then).

@@ -31,6 +31,11 @@ void mt_bpf_streams_end(struct mt_bpf_streams *s, struct mt_bpf *b, uint32_t pid
 			int64_t exit_status);
 /* PID (the command's, through its execs) is the recording's main process. */
 void mt_bpf_streams_set_main(struct mt_bpf_streams *s, uint32_t pid);
+/* Begins PID's stream now, from /proc: a process attached to (-p) is
+ * named and its objects described even if it exits before its first
+ * event is read (its recording was "process N (?)", every frame an
+ * address, its stdio buffer a leak). */
+void mt_bpf_streams_begin(struct mt_bpf_streams *s, uint32_t pid);
 /* PID exec'd PATH (and is stopped there): its entry, if any, ends here (an
  * EXEC record), and the new image's starts, named as /proc shows it now. */
 void mt_bpf_streams_exec(struct mt_bpf_streams *s, struct mt_bpf *b, uint32_t pid,

@@ -56,6 +56,8 @@ int mt_session_start(struct mt_session *s, const struct mt_bpf_opts *maps, const
 	}
 	s->pids = pids;
 	s->npids = npids;
+	for (size_t i = 0; s->streams && i < npids; i++)
+		mt_bpf_streams_begin(s->streams, (uint32_t)pids[i]);
 	return 0;
 }
 
@@ -65,6 +67,9 @@ void mt_session_poll(struct mt_session *s, int timeout_ms)
 		    s->streams);
 	if (s->streams)
 		mt_bpf_streams_flush(s->streams);
+	/* a dlopen seen in the mapping calls: its table now, not at the next scan */
+	if (mt_bpf_rescan_new_code(s->b) > 0 && s->streams)
+		mt_bpf_streams_rescan(s->streams);
 }
 
 void mt_session_rescan(struct mt_session *s)

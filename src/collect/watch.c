@@ -48,6 +48,11 @@ static struct known_proc *known(struct mt_watch *l, uint32_t pid)
 	return k;
 }
 
+void mt_watch_add(struct mt_watch *l, uint32_t pid)
+{
+	known(l, pid);
+}
+
 static void note_pid(void *ctx, const struct mt_bpf_site *s)
 {
 	known(ctx, s->pid);

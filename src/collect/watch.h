@@ -19,6 +19,11 @@ struct mt_watch;
 
 struct mt_watch *mt_watch_new(struct mt_bpf *b);
 void mt_watch_free(struct mt_watch *l);
+/* Reads /proc for PID now: a process given by pid (-p) is named, and its
+ * objects known, even if it exits before the first refresh (a program that
+ * allocates and exits within a second of the attachment had its report
+ * unnamed: "process N (?): ?", every frame a bare address). */
+void mt_watch_add(struct mt_watch *l, uint32_t pid);
 /* Reads /proc for processes with figures in the maps that it has not seen,
  * and again for those whose objects changed; call about once a second. */
 void mt_watch_refresh(struct mt_watch *l);

@@ -28,6 +28,7 @@
 struct node {
 	char *label;
 	int64_t weight, bytes, count; /* a diff's may be negative */
+	uint64_t moved;		      /* a diff's: the sum of its sites' |weight| */
 	size_t first_child, next;     /* indices, 0 = none (node 0 is the root) */
 };
 
@@ -147,7 +148,12 @@ static void print(FILE *f, struct tree *t, size_t node, char *prefix, size_t ple
 	int64_t folded_w = 0;
 	for (size_t i = 0; i < nk; i++) {
 		const struct node *k = &t->n[kids[i]];
-		if (total && 100.0 * (double)magnitude(k->weight) / (double)total < threshold)
+		/* a diff's branch by how much moved in it: one where a site grew
+		 * as much as another shrank has changed (it was folded, the whole
+		 * tree at times: "0: 1 more call site changed by less than
+		 * 0.50%" for +7 and -7 calls) */
+		uint64_t m = t->diff ? k->moved : magnitude(k->weight);
+		if (total && 100.0 * (double)m / (double)total < threshold)
 			folded_w += k->weight, folded_n++;
 		else
 			kids[shown++] = kids[i];
@@ -198,6 +204,7 @@ static void add_path(struct tree *t, int fn, const struct mt_frame *fr, int k, i
 	}
 	for (size_t d = 0; d < depth; d++) {
 		t->n[path[d]].weight += w;
+		t->n[path[d]].moved += magnitude(w);
 		t->n[path[d]].bytes += bytes;
 		t->n[path[d]].count += count;
 	}
@@ -286,6 +293,7 @@ static void add_seq(struct tree *t, const char *first, const struct mt_frame *fr
 		path[depth++] = child(t, cur, last);
 	for (size_t d = 0; d < depth; d++) {
 		t->n[path[d]].weight += w;
+		t->n[path[d]].moved += magnitude(w);
 		t->n[path[d]].bytes += bytes;
 		t->n[path[d]].count += count;
 	}

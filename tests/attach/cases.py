@@ -360,6 +360,71 @@ def case_attach_dlopen(t, prog, lib):
         p.wait()
 
 
+def case_attach_exits(t, prog):
+    """A process that leaks and exits within a second of the attachment
+    (leaker.c "once", on SIGUSR1), before memtrace's first look at /proc:
+    the leak report printed at the end, and the recording (-o), still name
+    it and its frames (both were "process N (?)" with every frame a bare
+    address), with the figures leaker.c says: 10 blocks of 100 bytes from
+    one leaky_round, and stdout's buffer, allocated while traced, held by
+    the C library, not leaked (the printed report called it a leak)."""
+    p = subprocess.Popen([prog, 'once'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline()
+        t.check('ready' in line, f'leaker started ({line!r})')
+        out = t.path('exits.mtrace')
+        tracer = subprocess.Popen([t.memtrace, '-p', str(p.pid), '--interval', '0', '-o', out],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = tracer.stderr.readline()
+        t.check('attached to 1 process' in first, f'memtrace -p says it attached ({first!r})')
+        p.send_signal(signal.SIGUSR1)
+        so, se = tracer.communicate(timeout=60)
+        t.eq(tracer.returncode, 0, f'memtrace -p PID (stderr {se.strip()[-400:]!r})')
+        t.eq(p.wait(timeout=30), 0, 'the leaker exits by itself')
+        name = os.path.basename(prog)[:15]
+        t.check(f'process {p.pid} ({name}): {prog} once' in so,
+                f'the report names the process and its command line: {so[:300]!r}')
+        t.check('leaked: 1.00 KB in 10 allocations' in so.splitlines(), f'leaked figures: {so[:600]!r}')
+        tree = [ln.split('): ', 1)[1] for ln in so.splitlines() if '-> ' in ln and '): ' in ln]
+        funcs = [fr.split(' ')[0] for fr in tree]
+        t.eq(funcs[:5], ['malloc'] + LEAK_CHAIN, 'the leak tree: malloc < leaky_alloc < ... < main')
+        t.eq([fr for fr in tree if fr.startswith('0x')], [], 'frames that are bare addresses')
+        pr = t.only_process(t.report(out))
+        if pr is None:
+            return
+        t.eq((pr.get('name'), pr.get('argv')), (name, [prog, 'once']), 'the recording: name and argv')
+        tot = pr.get('totals', {})
+        t.eq((tot.get('leaked_allocations'), tot.get('leaked_bytes')), (10, 1000),
+             'the recording: leaked blocks and bytes')
+        t.eq(tot.get('runtime_held_allocations'), 1, 'the recording: stdout\'s buffer, held by the runtime')
+        site = t.site(pr, 'leaky_alloc')
+        if t.check(site is not None, 'the recording: a site of leaky_alloc'):
+            t.eq(to_main(site), LEAK_CHAIN, 'the recording: the call chain of leaky_alloc up to main')
+    finally:
+        p.kill()
+        p.wait()
+
+
+def case_attach_title(t, prog):
+    """A process that set its title as redis-server does (leaker.c "title":
+    its argument area zeroed past the title): the recording's command line
+    is the title alone, as ps shows it, not the title and a run of empty
+    arguments (the report's header ended in spaces)."""
+    p = start(t, [prog, 'title'])
+    try:
+        pr = attached_process(t, p)
+        if pr is None:
+            return
+        t.eq(pr.get('argv'), ['leaker title'], 'argv of a process that set its title')
+        rc, so, se = t.run([t.memtrace, 'report', t.path('attach.mtrace')])
+        head = so.splitlines()[0] if so else ''
+        t.eq(head, f'process {p.pid} (leaker title): {os.path.realpath(prog)}',
+             'the report\'s first line')
+    finally:
+        p.kill()
+        p.wait()
+
+
 def main():
     name = sys.argv[1]
     why = bpflib.bpf_unavailable()

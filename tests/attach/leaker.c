@@ -10,6 +10,16 @@
  * With "dlopen LIB": once it gets SIGUSR1 (after a tracer attached), it
  * dlopens LIB (leaker_lib.c) and calls its lib_leak() every round, which
  * leaks 10 blocks of 64 bytes from code mapped after the attachment.
+ *
+ * With "title": it first sets its title as redis-server does, "leaker
+ * title" over its argument area, the rest of which it zeroes.
+ *
+ * With "once": it waits for SIGUSR1, then runs one leaky_round (100 blocks
+ * of 100 bytes allocated, 10 of them leaked: 1,000 bytes) and exits at once,
+ * before a tracer's first look at /proc after attaching (once a second).
+ * It says "ready" with write(2), so that its first printf, after the signal,
+ * allocates stdout's buffer while it is traced: a block the C library holds
+ * until exit, which is no leak.
  */
 #include <dlfcn.h>
 #include <signal.h>
@@ -61,6 +71,24 @@ int main(int argc, char **argv)
 	void (*lib_leak)(void) = NULL;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGUSR1, on_usr1);
+	if (argc > 1 && !strcmp(argv[1], "title")) {
+		char *end = argv[argc - 1] + strlen(argv[argc - 1]);
+		memset(argv[0], 0, (size_t)(end - argv[0]));
+		strcpy(argv[0], "leaker title");
+	}
+	if (argc > 1 && !strcmp(argv[1], "once")) {
+		char msg[64];
+		int len = snprintf(msg, sizeof msg, "ready pid=%d\n", (int)getpid());
+		if (write(1, msg, (size_t)len) != len)
+			return 1;
+		while (!go_dlopen) { /* SIGUSR1: the tracer is attached */
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
+		int ok = leaky_round(1);
+		printf("round 1 %s\n", ok ? "ok" : "CORRUPT");
+		return 0;
+	}
 	printf("ready pid=%d\n", (int)getpid());
 	for (int n = 1; !sleeper; n++) {
 		if (lib && go_dlopen && !lib_leak) {

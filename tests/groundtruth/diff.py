@@ -166,3 +166,12 @@ def suppressions(t, base, new):
     s = {leaf(x): x for x in p.get('sites', [])}
     t.eq((s.get('leak_grows', {}).get('leaked_bytes'), s.get('leak_shrinks', {}).get('leaked_bytes')), (0, -350),
          'diff --suppressions: the suppressed site leaks nothing on either side')
+    # calls: leak_grows' +7 and leak_shrinks' -7 cancel out under malloc,
+    # which still changed (the whole tree was folded: "0: 1 more call site
+    # changed by less than 0.50% each")
+    rc, so, _ = t.run([t.memtrace, 'diff', '--frequency', base, new], what='memtrace diff')
+    t.eq(rc, 0, 'diff --frequency (text): exit status')
+    t.check('frequency, new minus base: 0' in so, f'text: no change in calls in all ({so[-600:]!r})')
+    t.check('-> +7 calls (+7.00 KB): leak_grows' in so and '-> -7 calls (-350 B): leak_shrinks' in so,
+            f'text: the calls that moved, leak_grows +7 and leak_shrinks -7 ({so[-600:]!r})')
+    t.check('changed by less than' not in so, 'text: nothing folded')

@@ -1087,6 +1087,43 @@ int mt_bpf_rescan(struct mt_bpf *b)
 	return added;
 }
 
+void mtb_note_new_code(struct mt_bpf *b, pid_t pid)
+{
+	struct mtb_proc *p = proc_find(b, pid);
+
+	if (p && !p->exited)
+		p->new_code = b->new_code = 1;
+}
+
+int mt_bpf_new_code_pending(struct mt_bpf *b)
+{
+	return b->new_code;
+}
+
+int mt_bpf_rescan_new_code(struct mt_bpf *b)
+{
+	uint32_t before = b->nutabs;
+	char err[512];
+
+	if (!b->new_code)
+		return 0;
+	b->new_code = 0;
+	for (size_t i = 0; i < b->nprocs; i++) {
+		struct mtb_proc *p = &b->procs[i];
+		int nalloc;
+
+		if (!p->new_code || p->exited)
+			continue;
+		p->new_code = 0;
+		/* tables first, then probes (a dlopen'd allocator) */
+		if (scan_maps(b, p->pid, b->all ? -1 : p->pid, 0, &nalloc, NULL, err,
+			      sizeof(err)) >= 0)
+			scan_maps(b, p->pid, b->all ? -1 : p->pid, 1, &nalloc, NULL, err,
+				  sizeof(err));
+	}
+	return (int)(b->nutabs - before);
+}
+
 void mt_bpf_untrace_pid(struct mt_bpf *b, pid_t pid)
 {
 	set_traced(b, pid, b->all ? MTB_EXCLUDED : 0);

@@ -603,6 +603,8 @@ static int on_maprec(struct mt_bpf *b, const struct mtb_maprec *r)
 	ev.stack_id = mtb_stack_uid(b, r->kstack, r->caller);
 	mt_bpf_stack(b, ev.stack_id, &ev.frames, &ev.nframes);
 	b->delivered++;
+	if (r->kind == MT_MAP_MMAP && (r->prot & PROT_EXEC) && r->fd >= 0 && !r->error)
+		mtb_note_new_code(b, (pid_t)r->pid); /* dlopen: its table, soon */
 	if (b->cb)
 		b->cb(b->cb_ctx, &ev);
 	return 0;

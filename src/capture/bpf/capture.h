@@ -133,6 +133,16 @@ int mt_bpf_trace_all(struct mt_bpf *b, char *err, size_t errlen);
  * called every second.  Returns the number of objects newly probed, or -1. */
 int mt_bpf_rescan(struct mt_bpf *b);
 
+/* What mt_bpf_rescan does for the traced processes (not every process of
+ * trace_all) that mapped a file executable since the last call, seen in
+ * the mapping calls mt_bpf_poll read: the tables of a library dlopen'd
+ * mid-second are read at once, not up to a second later, so fewer stacks
+ * through it are cut (a short program's: all of them).  Meant to be called
+ * after every mt_bpf_poll.  Returns the number of unwind tables made. */
+int mt_bpf_rescan_new_code(struct mt_bpf *b);
+/* Whether mt_bpf_rescan_new_code has anything to read. */
+int mt_bpf_new_code_pending(struct mt_bpf *b);
+
 /* ---- events mode ---- */
 
 /* An event's type besides the records': a call that tuned the allocator

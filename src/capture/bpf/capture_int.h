@@ -181,6 +181,7 @@ struct mtb_proc {
 	uint64_t start;	  /* start time (/proc/PID/stat), to notice pid reuse */
 	int exited;	  /* its probes are gone; figures kept */
 	int exec_pending; /* trace_exec: not exec'd yet when last looked at */
+	int new_code;	  /* mapped a file executable since (mtb_note_new_code) */
 };
 
 /* One distinct stack, interned in user space: id = index + 1. */
@@ -237,6 +238,7 @@ struct mt_bpf {
 
 	struct mtb_proc *procs;
 	size_t nprocs, capprocs;
+	int new_code; /* some process's new_code is set */
 
 	/* stacks: kernel stack id -> our id; caller-only keys -> our id */
 	uint32_t *kid;
@@ -282,6 +284,9 @@ void mtb_objects_init(struct mt_bpf *b);
 void mtb_free_objects(struct mt_bpf *b);
 /* Detaches every probe at once (closing: no figure is read afterwards). */
 void mtb_detach_all(struct mt_bpf *b);
+/* attach.c: traced process PID mapped a file executable (a dlopen): the
+ * next mt_bpf_rescan_new_code reads its table. */
+void mtb_note_new_code(struct mt_bpf *b, pid_t pid);
 
 /* ---- lean.c ----------------------------------------------------------- */
 

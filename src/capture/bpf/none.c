@@ -48,6 +48,14 @@ int mt_bpf_rescan(struct mt_bpf *b)
 {
 	UNREACHABLE();
 }
+int mt_bpf_rescan_new_code(struct mt_bpf *b)
+{
+	UNREACHABLE();
+}
+int mt_bpf_new_code_pending(struct mt_bpf *b)
+{
+	UNREACHABLE();
+}
 int mt_bpf_poll(struct mt_bpf *b, int timeout_ms, mt_bpf_event_fn fn, void *ctx)
 {
 	UNREACHABLE();

@@ -271,6 +271,13 @@ int mt_pinfo_read(struct mt_pinfo *pi, pid_t pid)
 	}
 	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
 	pi->argv = slurp(path, &pi->argv_len);
+	/* A program that set its title (redis-server, postgres, sshd) leaves
+	 * the rest of its argument area zeroed: no empty arguments, as ps(1)
+	 * shows none (the header read "/usr/bin/redis-check-rdb" and a run of
+	 * spaces).  One NUL ends the last argument. */
+	while (pi->argv && pi->argv_len > 1 && !pi->argv[pi->argv_len - 1] &&
+	       !pi->argv[pi->argv_len - 2])
+		pi->argv_len--;
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	char *stat = slurp(path, NULL);
 	if (stat) {
