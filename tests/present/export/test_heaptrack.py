@@ -283,5 +283,22 @@ if cut:
     fc = export(cut, 'truncated.heaptrack')
     same_as_report(ht_print(fc, 'truncated') if fc else None, totals_of(rc_rep), 'truncated recording')
 
+# ---- a binary without symbols: each frame without a name is a function
+# of its own, named gt-peak+0xOFFSET as in the report (unnamed, heaptrack
+# took every such frame of a module for one function and counted all 14
+# calls under the first one's address)
+srec, snames = exportlib.stripped_peak(t, progs)
+fs = export(srec, 'stripped.heaptrack') if srec else None
+s = ht_print(fs, 'stripped gt-peak', leaks=True) if fs else None
+if s and snames:
+    calls = entries(s['sections'], 'MOST CALLS TO ALLOCATION FUNCTIONS',
+                    r'(\d+) calls to allocation functions with (\S+) peak consumption from')
+    leaks = entries(s['sections'], 'MEMORY LEAKS', r'(\S+) leaked over (\d+) calls from')
+    for fn, (n, _, _, leaked) in exportlib.PEAK_OWN.items():
+        name = snames.get(fn)
+        t.eq(calls.get(name, ('',))[0], str(n), f'stripped gt-peak: calls from {name} (in {fn})')
+        t.eq(leaks.get(name, ('0B',))[0], ht_bytes(leaked), f'stripped gt-peak: leaked from {name} (in {fn})')
+    t.eq(len(calls), len(exportlib.PEAK_OWN), f'stripped gt-peak: one entry per call site ({sorted(calls)})')
+
 exportlib.check_no_temporary_files(t)
 t.finish()
