@@ -365,7 +365,8 @@ static void header(struct pprof *pp, struct mt_export_ctx *x)
 	emit_uint(pp, PROFILE_DEFAULT_TYPE, str_id(pp, "inuse_space"));
 	emit_uint(pp, PROFILE_COMMENT,
 		  str_id(pp, "every allocation recorded by memtrace, unsampled; "
-			     "inuse = still live when the recording ended"));
+			     "inuse = leaked: still live when the recording ended, "
+			     "less the C/C++ runtime's blocks held until exit"));
 
 	const struct mt_recording *rec = &x->sel->matched;
 	uint64_t start = UINT64_MAX, end = 0, unix_ns = 0;
