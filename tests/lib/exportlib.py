@@ -171,3 +171,11 @@ def stripped_peak(t, progs):
     t.eq(sorted(names), sorted(PEAK_OWN), 'stripped gt-peak: a call site in each function of peak.c, unnamed')
     t.eq(len(set(names.values())), len(names), f'stripped gt-peak: distinct names {names}')
     return rec, names
+
+
+def linked_peak(t, progs):
+    """A symbolic link named peak-link to gt-peak, in the case's directory."""
+    link = t.path('peak-link')
+    if not os.path.lexists(link):
+        os.symlink(os.path.realpath(progs['peak']), link)
+    return link
