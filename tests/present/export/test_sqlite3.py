@@ -61,6 +61,12 @@ def leaf(site):
     return fr[0].get('name') or fr[0].get('function')
 
 
+# heaptrack_print groups by the allocating frame's function, file and line
+by_line = {}
+for s in proc['sites']:
+    fr = (s.get('frames') or [{}])[0]
+    key = (leaf(s), fr.get('file'), fr.get('line') if fr.get('file') else None)
+    by_line[key] = by_line.get(key, 0) + s['allocations']
 by_leaf = {}
 for s in proc['sites']:
     v = by_leaf.setdefault(leaf(s), [0, 0, 0, 0])
@@ -105,14 +111,17 @@ if f and HT:
             m = re.search(pat, so, re.M)
             t.eq(m and m.group(1), want, f'heaptrack_print: {key} = the report\'s')
         sec = so.split('MOST CALLS TO ALLOCATION FUNCTIONS\n', 1)[-1].split('\nPEAK MEMORY CONSUMERS', 1)[0]
-        entries = re.findall(r'^(\d+) calls to allocation functions with \S+ peak consumption from\n(.+)$', sec, re.M)
+        entries = re.findall(r'^(\d+) calls to allocation functions with \S+ peak consumption from\n(.+)\n'
+                             r'(?:  at (.+):(\d+)\n)?', sec, re.M)
         t.check(len(entries) >= 10, f'heaptrack_print: its top call sites ({len(entries)})')
         seen = set()
-        for n, name in entries:
-            t.check(name not in seen, f'heaptrack_print: {name} twice')
-            seen.add(name)
-            t.eq(int(n), by_leaf.get(name, [None])[0], f'heaptrack_print: calls from {name} = the report\'s')
-        t.check(row_leaves <= seen, f'heaptrack_print: the frames of the per-row sites each have an entry')
+        for n, name, file, line in entries:
+            key = (name, file or None, int(line) if line else None)
+            t.check(key not in seen, f'heaptrack_print: {key} twice')
+            seen.add(key)
+            t.eq(int(n), by_line.get(key), f'heaptrack_print: calls from {key} = the report\'s')
+        t.check(row_leaves <= {k[0] for k in seen}, 'heaptrack_print: the frames of the per-row sites each '
+                'have an entry')
 
 # ---- go tool pprof: every allocating function's figures by sample index
 f = export('pprof', 'sqlite3.pb.gz')
