@@ -276,6 +276,21 @@ p = subprocess.run([t.memtrace, 'export', '--format', 'heaptrack', '--pid', '1',
 t.eq(p.returncode, 1, f'--pid of no process: exit status (stderr {p.stderr.strip()!r})')
 t.check(not os.path.exists(t.path('none.ht')), '--pid of no process: no file written')
 
+# ---- --pid of an exec chain: its programs share the pid; the file holds
+# the one the chain led to (gt-peak, the main one), not sh
+chain, _ = t.record(['/bin/sh', '-c', f'exec "{progs["peak"]}"'], out=t.path('chain.mtrace'))
+rch = t.report(chain)
+cpids = {p['pid'] for p in t.processes(rch)} if rch else set()
+if t.eq(len(cpids), 1, 'exec chain: sh and gt-peak share one pid'):
+    cpid = cpids.pop()
+    p = subprocess.run([t.memtrace, 'export', '--format', 'heaptrack', '--pid', str(cpid), '-o',
+                        t.path('chain.ht'), chain], capture_output=True, text=True)
+    t.eq(p.returncode, 0, f'exec chain --pid {cpid}: exit status ({p.stderr.strip()!r})')
+    t.check('exporting gt-peak, the main one' in p.stderr, f'exec chain --pid: says which program: {p.stderr!r}')
+    s = ht_print(t.path('chain.ht'), 'exec chain --pid')
+    t.eq((s or {}).get('calls'), 14, 'exec chain --pid: gt-peak\'s 14 calls (peak.c), not sh\'s')
+    t.eq((s or {}).get('peak'), '156.00K', 'exec chain --pid: gt-peak\'s peak')
+
 # ---- a truncated recording: what it holds, as the report reads it
 cut = exportlib.truncated_copy(t, peak)
 if cut:
