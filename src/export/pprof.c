@@ -416,7 +416,7 @@ int mt_export_pprof(struct mt_export_ctx *x, char *err, size_t errlen)
 	const struct mt_process *m = mt_recording_main(rec);
 	if (m && !mt_export_wants(x, m))
 		m = NULL;
-	if (m)
+	if (m && r == 0)
 		r = process(pp, m, pid_key);
 	for (size_t i = 0; r == 0 && i < rec->nprocs; i++)
 		if (rec->procs[i] != m && mt_export_wants(x, rec->procs[i]))
