@@ -36,9 +36,11 @@ build_pkgs="build-essential gcc g++ meson ninja-build pkg-config
 test_pkgs="python3 valgrind heaptrack bpftrace sqlite3 elfutils file zstd golang-go chromium nodejs
   libjemalloc-dev libmimalloc-dev libtcmalloc-minimal4 libgoogle-perftools-dev
   redis-server redis-tools
-  groff-base"
+  groff-base binutils"
 # (groff-base: groff, with which tests/cli renders the manual pages, warnings
-# counting as failures.)
+# counting as failures.  binutils: strip and nm, with which the export tests
+# make a program without symbols and find its functions; build-essential
+# brings it too.)
 # Bench only: /usr/bin/time and perf for digging into a regression.
 bench_pkgs="time linux-perf"
 

@@ -31,14 +31,42 @@ int mt_export_wants(const struct mt_export_ctx *x, const struct mt_process *p)
 	return x->pid < 0 || p->pid == (uint32_t)x->pid;
 }
 
+/* With --pid, the processes of that pid are the programs one exec chain
+ * ran (env, a shell, the program): the main one when it is among them,
+ * else the last, the program the chain led to (the first would be a
+ * wrapper such as env, exported without a word). */
+static const struct mt_process *one_of_pid(const struct mt_export_ctx *x, const char *format,
+					   size_t *idx)
+{
+	const struct mt_recording *rec = &x->sel->matched;
+	const struct mt_process *m = mt_recording_main(rec);
+	size_t n = 0, pick = 0;
+	for (size_t i = 0; i < rec->nprocs; i++)
+		if (mt_export_wants(x, rec->procs[i])) {
+			if (!n || rec->procs[pick] != m)
+				pick = i;
+			n++;
+		}
+	if (!n)
+		return NULL;
+	const struct mt_process *p = rec->procs[pick];
+	if (n > 1)
+		mt_note("%s holds one process: pid %u ran %zu programs (exec): exporting %s, the %s",
+			format, p->pid, n, mt_process_name(p), p == m ? "main one" : "last");
+	*idx = pick;
+	return p;
+}
+
 const struct mt_process *mt_export_one_process(const struct mt_export_ctx *x, const char *format,
 					       size_t *idx)
 {
 	const struct mt_recording *rec = &x->sel->matched;
-	const struct mt_process *m = x->pid < 0 ? mt_recording_main(rec) : NULL;
+	if (x->pid >= 0)
+		return one_of_pid(x, format, idx);
+	const struct mt_process *m = mt_recording_main(rec);
 	for (size_t i = 0; i < rec->nprocs; i++)
-		if (m ? rec->procs[i] == m : mt_export_wants(x, rec->procs[i])) {
-			if (m && rec->nprocs > 1)
+		if (rec->procs[i] == m) {
+			if (rec->nprocs > 1)
 				mt_note("%s holds one process: exporting pid %u (%s), the main one of "
 					"%zu (--pid chooses another)",
 					format, m->pid, mt_process_name(m), rec->nprocs);

@@ -8,7 +8,7 @@
  * default, where memtrail's own files hold the bytes at the peak or the
  * leaked bytes: --weight peak and --weight leaked give those).  A function
  * is a (name, module) pair; an export of several processes keeps each
- * process's functions apart, labelled by "process" (exe and pid).  Sites of
+ * process's functions apart, labelled by "process" (name and pid).  Sites of
  * weight 0 are left out.
  */
 #include "export.h"
@@ -60,12 +60,12 @@ static size_t events(FILE *f, struct mt_pairs *t, const struct mt_process *p, en
 	return written;
 }
 
-/* A process as gprof2dot labels its functions: "exe (pid N)". */
+/* A process as gprof2dot labels its functions: "name (pid N)", its name
+ * the report's (argv[0]: a program run through a link goes by that). */
 static void process_label(FILE *f, const struct mt_process *p)
 {
-	const char *base = p->exe ? strrchr(p->exe, '/') : NULL;
 	char buf[512];
-	snprintf(buf, sizeof buf, "%s (pid %u)", base ? base + 1 : p->exe ? p->exe : "?", p->pid);
+	snprintf(buf, sizeof buf, "%s (pid %u)", mt_process_name(p), p->pid);
 	mt_json_str(f, buf);
 }
 

@@ -23,6 +23,7 @@
  * and a capped cache of rows.
  */
 #include "export.h"
+#include "intern.h"
 #include "analyse/blockmap.h"
 #include "base/hash.h"
 #include "base/ptrmap.h"
@@ -206,7 +207,8 @@ struct ht {
 	struct mt_ptrmap str_keys; /* a string's hash (probed on collision) -> index */
 	const char **strs;	   /* index - 1 -> string */
 	size_t nstrs, strs_cap;
-	struct mt_ptrmap ips; /* address + 1 -> instruction pointer index */
+	struct mt_pairs unnamed; /* the names given to frames without a symbol */
+	struct mt_ptrmap ips;	 /* address + 1 -> instruction pointer index */
 	uint64_t nips;
 	struct mt_ptrmap traces; /* parent << 32 | ip -> call tree node */
 	uint64_t ntraces;
@@ -244,6 +246,21 @@ static uint64_t str_index(struct ht *h, const char *s)
 	return h->nstrs;
 }
 
+/* The name of frame F without a symbol, in a module: "module+0xoffset",
+ * as memtrace's report names it.  Without a name heaptrack would take
+ * every such frame of a module for one function ("0x7f.. in libfoo.so"),
+ * adding up the calls of unrelated code under the first one's address;
+ * the offset is also the same in every run, where the address is not.
+ * NULL outside any module: heaptrack then shows the address itself. */
+static const char *unnamed(struct ht *h, const struct mt_frame *f)
+{
+	char buf[512];
+	if (!f->module)
+		return NULL;
+	uint32_t i = mt_pairs_index(&h->unnamed, mt_frame_name(f, buf, sizeof buf), NULL, 0, NULL);
+	return h->unnamed.v[i].a;
+}
+
 /* The instruction pointer of frames FR[0..N): the frames of one address,
  * innermost inlined function first, the real function last. */
 static uint64_t ip_index(struct ht *h, const struct mt_frame *fr, int n)
@@ -255,7 +272,7 @@ static uint64_t ip_index(struct ht *h, const struct mt_frame *fr, int n)
 	/* the strings go out before the line that names them */
 	uint64_t mod = str_index(h, fr[0].module), idx[MT_SYM_MAX_FRAMES][3];
 	for (int k = 0; k < n; k++) {
-		idx[k][0] = str_index(h, fr[k].function);
+		idx[k][0] = str_index(h, fr[k].function ? fr[k].function : unnamed(h, &fr[k]));
 		idx[k][1] = str_index(h, fr[k].file);
 		idx[k][2] = fr[k].line > 0 ? (uint64_t)fr[k].line : 0;
 	}
@@ -475,6 +492,7 @@ static void ht_free(struct ht *h)
 		mt_ptrmap_destroy(m[i]);
 	mt_blockmap_destroy(&h->live);
 	free(h->strs);
+	mt_pairs_free(&h->unnamed);
 	free(h->site_trace);
 	free(h->rows);
 	if (h->sym)

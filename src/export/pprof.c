@@ -8,8 +8,10 @@
  * ended (leaked).  One Sample per call site, unsampled (period 1); a
  * Location per distinct address of a process, its Lines the inlined
  * functions first and the real function last; a Function per (name, file);
- * a Mapping per module, with its build-id.  Every selected process goes into
- * the one profile, each sample labelled with its pid.
+ * a Mapping per module, with its build-id; a frame without a symbol is a
+ * function named "module+0xoffset".  Every selected process goes into the
+ * one profile, the main one first, each sample labelled with its pid and
+ * its process's name.
  *
  * Repeated fields of a message may come in any order and interleaved, so the
  * profile is streamed into the gzip stream as it is built: a string, a
@@ -163,9 +165,15 @@ static uint64_t str_id(struct pprof *pp, const char *s)
 
 /* ---- functions, locations, mappings ---- */
 
+/* The Function of frame F.  One without a symbol, in a module, is named
+ * "module+0xoffset" as in memtrace's report: pprof would otherwise show
+ * every such frame of a module as one "[libfoo.so]" node, adding up the
+ * costs of unrelated code; the offset is also the same in every run, so
+ * that -diff_base matches it. */
 static uint64_t function_id(struct pprof *pp, const struct mt_frame *f)
 {
-	uint64_t name = str_id(pp, f->function), file = str_id(pp, f->file);
+	char buf[512];
+	uint64_t name = str_id(pp, mt_frame_name(f, buf, sizeof buf)), file = str_id(pp, f->file);
 	uint64_t key = (name << 32 | file) + 1, id;
 	if (mt_ptrmap_get(&pp->funcs, key, &id))
 		return id;
@@ -206,7 +214,7 @@ static uint64_t location_id(struct pprof *pp, const struct mt_process *p, uint64
 	int mod = a ? module_of(p, a) : -1;
 	uint64_t fids[MT_SYM_MAX_FRAMES];
 	for (int i = 0; i < n; i++)
-		fids[i] = fr[i].function ? function_id(pp, &fr[i]) : 0;
+		fids[i] = fr[i].function || fr[i].module ? function_id(pp, &fr[i]) : 0;
 	struct mt_pb *m = &pp->msg, *line = &pp->sub;
 	mt_pb_uint(m, 1, id);
 	mt_pb_uint(m, 2, mod >= 0 ? mapping_base + (uint64_t)mod + 1 : 0);
@@ -219,9 +227,11 @@ static uint64_t location_id(struct pprof *pp, const struct mt_process *p, uint64
 		mt_pb_uint(line, 2, fr[i].line > 0 ? (uint64_t)fr[i].line : 0);
 		mt_pb_msg(m, 4, line);
 	}
+	/* a name given to a frame without a symbol counts too: pprof keeps a
+	 * location's lines rather than symbolize it again */
 	for (int i = 0; mod >= 0 && i < n; i++)
-		pp->mod_info[mod] |= (fr[i].function ? INFO_FUNC : 0) |
-				     (fr[i].file ? INFO_FILE : 0) | (fr[i].line ? INFO_LINE : 0);
+		pp->mod_info[mod] |= (fids[i] ? INFO_FUNC : 0) | (fr[i].file ? INFO_FILE : 0) |
+				     (fr[i].line ? INFO_LINE : 0);
 	emit(pp, PROFILE_LOCATION, m);
 	return id;
 }
@@ -272,8 +282,13 @@ static size_t site_locations(struct pprof *pp, const struct mt_process *p, uint6
 	return k;
 }
 
+/* The label keys of every sample: its process's pid and name. */
+struct labels {
+	uint64_t pid_key, name_key, name;
+};
+
 static void sample(struct pprof *pp, const struct mt_process *p, const struct mt_site_stats *s,
-		   const uint64_t *locs, size_t nlocs, uint64_t pid_key)
+		   const uint64_t *locs, size_t nlocs, const struct labels *lb)
 {
 	uint64_t v[4] = { s->allocations, s->allocated_bytes, s->live_count, s->live_bytes };
 	struct mt_pb *m = &pp->msg, *label = &pp->sub;
@@ -281,14 +296,25 @@ static void sample(struct pprof *pp, const struct mt_process *p, const struct mt
 		mt_pb_packed(m, 1, locs, nlocs);
 	mt_pb_packed(m, 2, v, 4);
 	label->len = 0;
-	mt_pb_uint(label, 1, pid_key);
+	mt_pb_uint(label, 1, lb->pid_key);
 	mt_pb_uint(label, 3, p->pid);
 	mt_pb_msg(m, 3, label);
+	/* the name too: the programs an exec chain ran (env, a shell, the
+	 * program) share one pid */
+	if (lb->name) {
+		label->len = 0;
+		mt_pb_uint(label, 1, lb->name_key);
+		mt_pb_uint(label, 2, lb->name);
+		mt_pb_msg(m, 3, label);
+	}
 	emit(pp, PROFILE_SAMPLE, m);
 }
 
 static int process(struct pprof *pp, const struct mt_process *p, uint64_t pid_key)
 {
+	const char *name = mt_process_name(p);
+	struct labels lb = { pid_key, str_id(pp, "process"),
+			     strcmp(name, "?") ? str_id(pp, name) : 0 };
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	uint64_t locs[MT_SYM_MAX_FRAMES];
 	mt_ptrmap_destroy(&pp->locs);
@@ -305,7 +331,7 @@ static int process(struct pprof *pp, const struct mt_process *p, uint64_t pid_ke
 			continue; /* not one allocation of it matched */
 		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 		size_t k = site_locations(pp, p, pp->nmappings, fr, n, locs);
-		sample(pp, p, st, locs, k, pid_key);
+		sample(pp, p, st, locs, k, &lb);
 	}
 	mt_sym_free(sym);
 	mappings(pp, p);
@@ -339,7 +365,8 @@ static void header(struct pprof *pp, struct mt_export_ctx *x)
 	emit_uint(pp, PROFILE_DEFAULT_TYPE, str_id(pp, "inuse_space"));
 	emit_uint(pp, PROFILE_COMMENT,
 		  str_id(pp, "every allocation recorded by memtrace, unsampled; "
-			     "inuse = still live when the recording ended"));
+			     "inuse = leaked: still live when the recording ended, "
+			     "less the C/C++ runtime's blocks held until exit"));
 
 	const struct mt_recording *rec = &x->sel->matched;
 	uint64_t start = UINT64_MAX, end = 0, unix_ns = 0;
@@ -384,8 +411,15 @@ int mt_export_pprof(struct mt_export_ctx *x, char *err, size_t errlen)
 	header(pp, x);
 	uint64_t pid_key = str_id(pp, "pid");
 	const struct mt_recording *rec = &x->sel->matched;
+	/* the main process first: pprof names the profile ("File:") after the
+	 * first mapping, and a process's first module is its executable */
+	const struct mt_process *m = mt_recording_main(rec);
+	if (m && !mt_export_wants(x, m))
+		m = NULL;
+	if (m && r == 0)
+		r = process(pp, m, pid_key);
 	for (size_t i = 0; r == 0 && i < rec->nprocs; i++)
-		if (mt_export_wants(x, rec->procs[i]))
+		if (rec->procs[i] != m && mt_export_wants(x, rec->procs[i]))
 			r = process(pp, rec->procs[i], pid_key);
 	pp->z.avail_in = 0;
 	gz_run(pp, Z_FINISH);

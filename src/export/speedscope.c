@@ -146,17 +146,15 @@ static void write_frames(FILE *f, const struct mt_pairs *t)
 static void write_profile(FILE *f, const struct stacks *st, enum figure fig, int first)
 {
 	const struct mt_process *p = st->p;
-	const char *base = p->exe ? strrchr(p->exe, '/') : NULL;
 	uint64_t total = 0;
 	for (uint32_t s = 0; s < p->col.nsites; s++)
 		if (st->len[s])
 			total += figure_of(&p->col.sites[s], fig);
 	char name[512];
-	snprintf(name, sizeof name, "%s (pid %u): %s",
-		 base	? base + 1 :
-		 p->exe ? p->exe :
-			  "?",
-		 p->pid, figures[fig].name);
+	/* the process's name as the report gives it: its argv[0], so that a
+	 * program run through a link (Debian's redis-server) goes by that */
+	snprintf(name, sizeof name, "%s (pid %u): %s", mt_process_name(p), p->pid,
+		 figures[fig].name);
 	fputs(first ? "\n    {\"type\": \"sampled\", \"name\": " :
 		      ",\n    {\"type\": \"sampled\", \"name\": ",
 	      f);

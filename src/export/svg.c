@@ -426,12 +426,6 @@ static void write_svg(struct mt_export_ctx *x, const struct tree *t, const struc
 	fputs("]]></script>\n</svg>\n", f);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = path ? strrchr(path, '/') : NULL;
-	return s ? s + 1 : path ? path : "?";
-}
-
 int mt_export_svg(struct mt_export_ctx *x, char *err, size_t errlen)
 {
 	(void)err;
@@ -459,7 +453,8 @@ int mt_export_svg(struct mt_export_ctx *x, char *err, size_t errlen)
 		uint32_t top = 0;
 		if (nsel > 1 && !brec) {
 			char name[300];
-			snprintf(name, sizeof name, "%s [%u]", base_name(p->exe), p->pid);
+			/* named as in the report: by argv[0], a link's name */
+			snprintf(name, sizeof name, "%s [%u]", mt_process_name(p), p->pid);
 			top = child(&t, 0, name, 1, K_PROCESS);
 			t.n[top].file = p->exe;
 		}

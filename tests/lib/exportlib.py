@@ -126,3 +126,56 @@ def page_frames(proc, site):
         out.append(stacks[node][0])
         node = stacks[node][1]
     return out
+
+
+# gt-peak's own call sites by construction (peak.c): function -> (calls,
+# bytes allocated, blocks leaked, bytes leaked)
+PEAK_OWN = {'many_blocks': (10, 10000, 4, 4000), 'site_a': (1, 100000, 0, 0),
+            'site_b': (1, 50000, 1, 50000), 'site_c': (1, 90000, 0, 0), 'site_e': (1, 11999, 0, 0)}
+
+
+def stripped_peak(t, progs):
+    """gt-peak copied and stripped of its symbols (strip, binutils), then
+    recorded: its frames have no names, so memtrace calls them
+    gt-peak+0xOFFSET.  Returns (recording, {function of PEAK_OWN: the name
+    of its allocating frame}), the function found from the offset in the
+    symbol table of the original (nm), not from memtrace; or (None, {})
+    after a failure."""
+    exe = t.path('gt-peak')
+    shutil.copy(progs['peak'], exe)
+    rc, _, se = t.run(['strip', exe], what='strip')
+    if not t.check(rc == 0, f'strip gt-peak (binutils): exit status {rc}, {se.strip()[-200:]!r}'):
+        return None, {}
+    rc, so, se = t.run(['nm', '-S', progs['peak']], what='nm')
+    if not t.check(rc == 0, f'nm -S gt-peak: exit status {rc}, {se.strip()[-200:]!r}'):
+        return None, {}
+    ranges = {}
+    for line in so.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[3] in PEAK_OWN:
+            ranges[f[3]] = (int(f[0], 16), int(f[0], 16) + int(f[1], 16))
+    t.eq(sorted(ranges), sorted(PEAK_OWN), 'nm -S gt-peak: the functions of peak.c')
+    rec, _ = t.record([exe], out=t.path('stripped.mtrace'))
+    rep = t.report(rec)
+    names = {}
+    for p in t.processes(rep) if rep else []:
+        for s in p.get('sites', []):
+            fr = (s.get('frames') or [{}])[0]
+            if fr.get('function') or not fr.get('offset') or fr.get('module') != exe:
+                continue
+            off = int(fr['offset'], 16)
+            for fn, (lo, hi) in ranges.items():
+                if lo <= off < hi:
+                    t.check(fn not in names, f'stripped gt-peak: one call site in {fn}')
+                    names[fn] = fr.get('name')
+    t.eq(sorted(names), sorted(PEAK_OWN), 'stripped gt-peak: a call site in each function of peak.c, unnamed')
+    t.eq(len(set(names.values())), len(names), f'stripped gt-peak: distinct names {names}')
+    return rec, names
+
+
+def linked_peak(t, progs):
+    """A symbolic link named peak-link to gt-peak, in the case's directory."""
+    link = t.path('peak-link')
+    if not os.path.lexists(link):
+        os.symlink(os.path.realpath(progs['peak']), link)
+    return link

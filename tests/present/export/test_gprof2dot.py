@@ -101,6 +101,22 @@ doc = load(tmp, '--weight', 'temporary')
 t.eq(total(doc), tp['totals'].get('temporary_allocations'), 'gt-temporary, weight temporary: total')
 t.eq(self_costs(doc), {'solo': 5, 'inner': 3, 'thr_block': 1}, 'gt-temporary, weight temporary: by function')
 
+# several processes: each function is labelled with its process, by the
+# name the report gives it (a program run through a link goes by the link's)
+link = exportlib.linked_peak(t, progs)
+two, _ = t.record(['/bin/sh', '-c', f'"{link}"; "{progs["temporary"]}"'], opts=['--follow-forks'],
+                  out=t.path('two.mtrace'))
+rprocs = t.processes(t.report(two))
+labels = {f'{p["name"]} (pid {p["pid"]})' for p in rprocs}
+t.check(any(p['name'] == 'peak-link' for p in rprocs), f'gt-peak run as peak-link: the report\'s name ({labels})')
+doc = load(two)
+fns = doc.get('functions') or []
+t.check({f.get('process') for f in fns} <= labels, f'several processes: labels {sorted({f.get("process") for f in fns})} '
+        f'are the report\'s {sorted(labels)}')
+t.eq({f.get('process') for f in fns if f['name'] == 'site_a'},
+     {f'{p["name"]} (pid {p["pid"]})' for p in rprocs if p['name'] == 'peak-link'},
+     'several processes: site_a is labelled peak-link (pid N)')
+
 # gprof2dot itself, where installed (pip's gprof2dot; not packaged by Debian)
 g2d = shutil.which('gprof2dot')
 if g2d:

@@ -276,12 +276,44 @@ p = subprocess.run([t.memtrace, 'export', '--format', 'heaptrack', '--pid', '1',
 t.eq(p.returncode, 1, f'--pid of no process: exit status (stderr {p.stderr.strip()!r})')
 t.check(not os.path.exists(t.path('none.ht')), '--pid of no process: no file written')
 
+# ---- --pid of an exec chain: its programs share the pid; the file holds
+# the one the chain led to (gt-peak, the main one), not sh
+chain, _ = t.record(['/bin/sh', '-c', f'exec "{progs["peak"]}"'], out=t.path('chain.mtrace'))
+rch = t.report(chain)
+cpids = {p['pid'] for p in t.processes(rch)} if rch else set()
+if t.eq(len(cpids), 1, 'exec chain: sh and gt-peak share one pid'):
+    cpid = cpids.pop()
+    p = subprocess.run([t.memtrace, 'export', '--format', 'heaptrack', '--pid', str(cpid), '-o',
+                        t.path('chain.ht'), chain], capture_output=True, text=True)
+    t.eq(p.returncode, 0, f'exec chain --pid {cpid}: exit status ({p.stderr.strip()!r})')
+    t.check('exporting gt-peak, the main one' in p.stderr, f'exec chain --pid: says which program: {p.stderr!r}')
+    s = ht_print(t.path('chain.ht'), 'exec chain --pid')
+    t.eq((s or {}).get('calls'), 14, 'exec chain --pid: gt-peak\'s 14 calls (peak.c), not sh\'s')
+    t.eq((s or {}).get('peak'), '156.00K', 'exec chain --pid: gt-peak\'s peak')
+
 # ---- a truncated recording: what it holds, as the report reads it
 cut = exportlib.truncated_copy(t, peak)
 if cut:
     rc_rep = t.report(cut)
     fc = export(cut, 'truncated.heaptrack')
     same_as_report(ht_print(fc, 'truncated') if fc else None, totals_of(rc_rep), 'truncated recording')
+
+# ---- a binary without symbols: each frame without a name is a function
+# of its own, named gt-peak+0xOFFSET as in the report (unnamed, heaptrack
+# took every such frame of a module for one function and counted all 14
+# calls under the first one's address)
+srec, snames = exportlib.stripped_peak(t, progs)
+fs = export(srec, 'stripped.heaptrack') if srec else None
+s = ht_print(fs, 'stripped gt-peak', leaks=True) if fs else None
+if s and snames:
+    calls = entries(s['sections'], 'MOST CALLS TO ALLOCATION FUNCTIONS',
+                    r'(\d+) calls to allocation functions with (\S+) peak consumption from')
+    leaks = entries(s['sections'], 'MEMORY LEAKS', r'(\S+) leaked over (\d+) calls from')
+    for fn, (n, _, _, leaked) in exportlib.PEAK_OWN.items():
+        name = snames.get(fn)
+        t.eq(calls.get(name, ('',))[0], str(n), f'stripped gt-peak: calls from {name} (in {fn})')
+        t.eq(leaks.get(name, ('0B',))[0], ht_bytes(leaked), f'stripped gt-peak: leaked from {name} (in {fn})')
+    t.eq(len(calls), len(exportlib.PEAK_OWN), f'stripped gt-peak: one entry per call site ({sorted(calls)})')
 
 exportlib.check_no_temporary_files(t)
 t.finish()

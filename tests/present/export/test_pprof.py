@@ -61,7 +61,7 @@ def parse_raw(text):
         elif section == 'types':
             types = line.split()
             section = 'samples'
-        elif section == 'samples' and ':' in line and not line.strip().startswith('pid:'):
+        elif section == 'samples' and ':' in line and not re.match(r'\s+\w+:\[', line):  # not a label
             vals, ids = line.split(':', 1)
             samples.append(([int(v) for v in vals.split()], [int(i) for i in ids.split()]))
         elif section == 'locations':
@@ -207,6 +207,37 @@ for p in rprocs:
     so = pprof('-sample_index=alloc_objects', f'-tagfocus=pid={p["pid"]}', '-nodefraction=0', '-top', out)
     m = re.search(r'accounting for (\d+),', so)
     t.eq(int(m.group(1)) if m else None, p['totals']['allocations'], f'-tagfocus=pid={p["pid"]}: its allocations')
+
+# ---- an exec chain: the programs share one pid; each sample also carries
+# its process's name, and the profile is named after the main one (pprof's
+# "File:" is the first mapping's; sh's came first)
+chain, _ = t.record(['/bin/sh', '-c', f'exec "{progs["peak"]}"'], out=t.path('chain.mtrace'))
+cprocs = t.processes(t.report(chain))
+t.eq(sorted(p['name'] for p in cprocs), ['gt-peak', 'sh'], 'exec chain: the report has sh, then gt-peak')
+t.eq(len({p['pid'] for p in cprocs}), 1, 'exec chain: one pid')
+out = export(chain, 'chain.pb.gz')
+so = pprof('-sample_index=alloc_objects', '-top', out)
+t.check(re.search(r'^File: gt-peak$', so, re.M), f'exec chain: pprof names the profile after gt-peak: {so[:200]!r}')
+for p in cprocs:
+    so = pprof('-sample_index=alloc_objects', f'-tagfocus=process={p["name"]}', '-nodefraction=0', '-top', out)
+    m = re.search(r'accounting for (\d+),', so)
+    t.eq(int(m.group(1)) if m else None, p['totals']['allocations'],
+         f'exec chain: -tagfocus=process={p["name"]}: its allocations')
+    if p['name'] == 'gt-peak':
+        t.eq(p['totals']['allocations'], 14, 'exec chain: gt-peak\'s 14 allocations (peak.c)')
+
+# ---- a binary without symbols: each frame without a name is a function of
+# its own, gt-peak+0xOFFSET as in the report (pprof drew them all as one
+# "[gt-peak]" node of 14 allocations)
+srec, snames = exportlib.stripped_peak(t, progs)
+out = export(srec, 'stripped.pb.gz') if srec else None
+for k, index in enumerate(('alloc_objects', 'alloc_space', 'inuse_objects', 'inuse_space')):
+    if not out or not snames:
+        break
+    total, flat = top_total(out, index)
+    for fn, want in OWN.items():
+        t.eq(flat.get(snames.get(fn), 0), want[k], f'stripped gt-peak: -sample_index={index}: flat of '
+             f'{snames.get(fn)} (in {fn})')
 
 # ---- an inlined allocating function: one location, its lines inlined first ----
 src = t.path('inl.c')

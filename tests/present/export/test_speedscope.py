@@ -137,4 +137,15 @@ if len(doc.get('profiles', [])) == 2:
 else:
     t.fail('gt-temporary: two profiles expected')
 
+# a program run through a link goes by the link's name, as in the report
+# (Debian's redis-server is a link to redis-check-rdb)
+link = exportlib.linked_peak(t, progs)
+rec, _ = t.record([link], out=t.path('link.mtrace'))
+lp = t.only_process(t.report(rec)) or {}
+t.eq(lp.get('name'), 'peak-link', 'gt-peak run as peak-link: the report\'s name')
+doc = load(rec)
+t.eq([p.get('name') for p in doc.get('profiles', [])],
+     [f'peak-link (pid {lp.get("pid")}): allocated bytes', f'peak-link (pid {lp.get("pid")}): allocations'],
+     'gt-peak run as peak-link: the profiles are named after the link')
+
 t.finish()

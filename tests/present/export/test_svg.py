@@ -176,6 +176,19 @@ if t.check(os.access(fork_prog, os.X_OK), f'{fork_prog} is built'):
             'fork --pid CHILD: the child alone, without a process frame')
     check_tree(ff, 'fork')
 
+# a process's frame names it as the report does: gt-peak run through a
+# link goes by the link's name, /bin/sh by sh (not dash)
+link = exportlib.linked_peak(t, progs)
+two, _ = t.record(['/bin/sh', '-c', f'"{link}"; "{progs["temporary"]}"'], opts=['--follow-forks'],
+                  out=t.path('two.mtrace'))
+rprocs = t.processes(t.report(two))
+_, _, ft = svg(two)
+for p in rprocs:
+    f = one(ft, f'{p["name"]} [{p["pid"]}]', 'link')
+    t.check(f and f['d'] == 1 and f['value'] == p['totals']['allocated_bytes'],
+            f'{p["name"]} [{p["pid"]}]: a frame under the root with its {p["totals"]["allocated_bytes"]} bytes')
+t.check(any(p['name'] == 'peak-link' for p in rprocs), 'the report names gt-peak run as peak-link so')
+
 cxxc = shutil.which(os.environ.get('CXX', 'c++'))
 src = t.path('templates.cpp')
 with open(src, 'w') as f:
