@@ -240,16 +240,6 @@ struct mtb_maprec {
 	__u64 caller; /* the user IP: the system call's wrapper */
 };
 
-/* A mapping call between its two tracepoints (mapcalls map, by thread). */
-struct mtb_mapcall {
-	__u32 kind;
-	__u32 by;
-	__u64 a[6];     /* the system call's arguments */
-	__u64 old_brk;  /* brk: the break before */
-	__u64 kstack;
-	__u64 caller;
-};
-
 /* calls: one slot per thread, at index tid & (slots - 1), holding the
  * outermost allocator call the thread is in: written at entry, completed by
  * the return probe of the same function.  Calls an allocator makes to its
