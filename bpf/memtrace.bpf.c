@@ -354,6 +354,57 @@ static __always_inline int is_traced(__u32 tgid)
 	return !(x && (*x & bit));
 }
 
+/* The clock of the call slots' ages (struct mtb_call: ts, new_ts, own):
+ * CLOCK_MONOTONIC, as the loader and the tests read them, but told apart
+ * only by windows of 16 ms and more (MTB_NEW_TAKEOVER_NS,
+ * MTB_NEST_WINDOW_NS).  bpf_ktime_get_ns reads the clock source, ~50 ns
+ * on a VM at every allocator entry (1.7% of a sqlite3 run under record);
+ * this CPU's last reading serves while the kernel's tick count has not
+ * moved (at most a tick old: 4 ms at HZ=250; never ahead of the time, so
+ * an age is never negative).  Uprobe programs may not read the kernel's
+ * coarse clock.  The events' own times are read fresh. */
+struct mtb_clk {
+	__u64 jiffies, ns;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mtb_clk);
+} slotclk SEC(".maps");
+
+static __always_inline __u64 slot_clock(void)
+{
+	__u32 zero = 0;
+	struct mtb_clk *k = bpf_map_lookup_elem(&slotclk, &zero);
+	__u64 j = bpf_jiffies64();
+
+	if (k && k->jiffies == j && k->ns)
+		return k->ns;
+	__u64 ns = bpf_ktime_get_ns();
+
+	if (k) {
+		/* (preempted here, another task's reading of the same tick
+		 * may land in between: as good) */
+		k->ns = ns;
+		k->jiffies = j;
+	}
+	return ns;
+}
+
+/* How long ago slot time T was at NOW (signed: a reading of another CPU
+ * may be up to a tick ahead of this one's, and is young). */
+static __always_inline __s64 age(__u64 now, __u64 t)
+{
+	return (__s64)(now - t);
+}
+
+/* The same of a slot owner's time (OWN: its low 32 bits, in 2^20 ns). */
+static __always_inline __s32 own_age(__u64 now, __u64 own)
+{
+	return (__s32)((__u32)(now >> MTB_OWN_SHIFT) - (__u32)own);
+}
+
 static __always_inline struct mtb_call *slot_of(__u32 tid)
 {
 	__u32 i = tid & slot_mask;
@@ -392,8 +443,8 @@ static __always_inline int nested_call(struct mtb_call *c, __u32 tgid, __u32 tid
 	if (MTB_OWN_TID(own) != tid)
 		return 0;
 	if (!now)
-		now = bpf_ktime_get_ns(); /* only now: free does not need it otherwise */
-	if (c->tgid == tgid && sp <= c->sp && now - c->ts < MTB_NEST_WINDOW_NS) {
+		now = slot_clock(); /* only now: free does not need it otherwise */
+	if (c->tgid == tgid && sp <= c->sp && age(now, c->ts) < (__s64)MTB_NEST_WINDOW_NS) {
 		c->nested++; /* only its own thread writes it */
 		return 1;
 	}
@@ -407,7 +458,7 @@ static __always_inline int claim(struct mtb_call *c, __u32 tid, __u64 now)
 {
 	__u64 own = c->own, mine = (__u64)tid << 32 | (__u32)(now >> MTB_OWN_SHIFT);
 
-	if (own && (__u32)(now >> MTB_OWN_SHIFT) - (__u32)own < (__u32)(MTB_NEST_WINDOW_NS >> MTB_OWN_SHIFT))
+	if (own && own_age(now, own) < (__s32)(MTB_NEST_WINDOW_NS >> MTB_OWN_SHIFT))
 		return 0;
 	__u32 tgid = c->tgid;
 	__u64 nested = c->nested;
@@ -615,7 +666,7 @@ static __always_inline __u64 return_address(struct pt_regs *ctx)
  * caller.) */
 static __always_inline int from_new(struct mtb_call *c, __u32 tgid, __u32 tid, __u64 sp, __u64 ret, __u64 now)
 {
-	if (MTB_OWN_TID(c->new_own) != tid || c->new_tgid != tgid || now - c->new_ts >= MTB_NEST_WINDOW_NS)
+	if (MTB_OWN_TID(c->new_own) != tid || c->new_tgid != tgid || age(now, c->new_ts) >= (__s64)MTB_NEST_WINDOW_NS)
 		return 0;
 	return sp < c->new_sp ? ret - c->new_lo < c->new_hi - c->new_lo : sp == c->new_sp && ret == c->new_ret;
 }
@@ -641,7 +692,7 @@ int mt_entry(struct pt_regs *ctx)
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 fn = MTB_COOKIE_FN(cookie);
 	__u64 sp = PT_REGS_SP(ctx);
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = slot_clock();
 	struct mtb_call *c = slot_of(tid);
 
 	if (!c || nested_call(c, tgid, tid, sp, now))
@@ -1248,13 +1299,14 @@ static long uw_step(__u32 i, void *ctx)
  * could not be kept (counted; the caller falls back on frame pointers).
  * QUIET: a mapping call's stack, whose troubles are no lost allocation
  * events, and are not counted. */
-static __always_inline __u64 dwarf_stack(struct mtb_call *c, __u32 tgid, __u32 tid, __u64 pc,
-					 __u64 sp, __u64 bp, int quiet)
+__noinline __u64 dwarf_stack(struct mtb_call *c, __u64 pc, __u64 sp, __u64 bp, int quiet)
 {
 	__u32 zero = 0;
 	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 
-	if (!s)
+	if (!s || !c)
 		return 0;
 	if (__sync_val_compare_and_swap(&s->busy, 0, 1) != 0) {
 		if (!quiet)
@@ -1461,7 +1513,7 @@ int mt_return(struct pt_regs *ctx)
 	__u64 dstack = 0;
 
 	if (dwarf_unwind && !c->via_new)
-		dstack = dwarf_stack(c, pid_tgid >> 32, tid, PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx), 0);
+		dstack = dwarf_stack(c, PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx), 0);
 
 	struct mtb_call p = *c;
 
@@ -1661,7 +1713,7 @@ static __always_inline int claim_new(struct mtb_call *c, __u32 tid, __u64 now)
 	__u64 own = c->new_own, mine = (__u64)tid << 32 | (__u32)(now >> MTB_OWN_SHIFT);
 
 	if (own && MTB_OWN_TID(own) != tid &&
-	    (__u32)(now >> MTB_OWN_SHIFT) - (__u32)own < (__u32)(MTB_NEW_TAKEOVER_NS >> MTB_OWN_SHIFT))
+	    own_age(now, own) < (__s32)(MTB_NEW_TAKEOVER_NS >> MTB_OWN_SHIFT))
 		return 0;
 	return __sync_val_compare_and_swap(&c->new_own, own, mine) == own;
 }
@@ -1687,13 +1739,13 @@ int mt_new(struct pt_regs *ctx)
 
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u64 sp = PT_REGS_SP(ctx);
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = slot_clock();
 	struct mtb_call *c = slot_of(tid);
 
 	if (!c)
 		return 0;
 	/* Inside an allocator call: that call is what counts. */
-	if (MTB_OWN_TID(c->own) == tid && c->tgid == tgid && sp <= c->sp && now - c->ts < MTB_NEST_WINDOW_NS)
+	if (MTB_OWN_TID(c->own) == tid && c->tgid == tgid && sp <= c->sp && age(now, c->ts) < (__s64)MTB_NEST_WINDOW_NS)
 		return 0;
 
 	__u64 ret = return_address(ctx);
@@ -1715,7 +1767,7 @@ int mt_new(struct pt_regs *ctx)
 		return 0;
 	}
 	/* At new's entry the caller's frame is at %rsp + 8, its %rbp in %rbp. */
-	__u64 kstack = dwarf_unwind ? dwarf_stack(c, tgid, tid, ret, sp + 8, PT_REGS_FP(ctx), 0) : 0;
+	__u64 kstack = dwarf_unwind ? dwarf_stack(c, ret, sp + 8, PT_REGS_FP(ctx), 0) : 0;
 
 	if (!kstack)
 		kstack = MTB_KSTACK_CALLER | ret;
@@ -1884,7 +1936,7 @@ int BPF_PROG(mt_sys_exit, struct pt_regs *regs, long ret)
 	/* (the walk, one path of the program: a branch on KIND before it
 	 * would have the verifier go through the unwinder once per kind) */
 	if (dwarf_unwind && c)
-		kstack = dwarf_stack(c, tgid, tid, caller, PT_REGS_SP(regs), PT_REGS_FP(regs), 1);
+		kstack = dwarf_stack(c, caller, PT_REGS_SP(regs), PT_REGS_FP(regs), 1);
 	if (!kstack) {
 		long sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 
