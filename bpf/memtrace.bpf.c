@@ -1512,8 +1512,16 @@ int mt_return(struct pt_regs *ctx)
 	 * has its caller's stack already. */
 	__u64 dstack = 0;
 
-	if (dwarf_unwind && !c->via_new)
-		dstack = dwarf_stack(c, PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx), 0);
+	/* (made by operator new: the stack of new's caller, from the registers
+	 * new's entry kept, once per new; its frames are all still there) */
+	if (dwarf_unwind && (!c->via_new || !c->new_kstack)) {
+		int vn = c->via_new;
+
+		dstack = dwarf_stack(c, vn ? c->new_caller : PT_REGS_IP(ctx), vn ? c->new_usp : sp,
+				     vn ? c->new_ubp : PT_REGS_FP(ctx), 0);
+		if (vn)
+			c->new_kstack = dstack ? dstack : MTB_KSTACK_CALLER | c->new_caller;
+	}
 
 	struct mtb_call p = *c;
 
@@ -1766,20 +1774,26 @@ int mt_new(struct pt_regs *ctx)
 		count(tgid, MTB_ST_STACK_ERROR, 1);
 		return 0;
 	}
-	/* At new's entry the caller's frame is at %rsp + 8, its %rbp in %rbp. */
-	__u64 kstack = dwarf_unwind ? dwarf_stack(c, ret, sp + 8, PT_REGS_FP(ctx), 0) : 0;
+	/* At new's entry the caller's frame is at %rsp + 8, its %rbp in %rbp:
+	 * unwound from there by mt_return, at the return of the allocator
+	 * call new makes (new_kstack 0 until then), where new's caller's
+	 * frames are still all there.  Else the kernel's frame-pointer walk,
+	 * here. */
+	__u64 kstack = 0;
 
-	if (!kstack)
+	if (!dwarf_unwind) {
 		kstack = MTB_KSTACK_CALLER | ret;
-	if (!(kstack & MTB_KSTACK_DWARF) && entry_frames && (cookie & MTB_COOKIE_ENTRY_FRAME) &&
-	    fp_walkable(ctx)) {
-		long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+		if (entry_frames && (cookie & MTB_COOKIE_ENTRY_FRAME) && fp_walkable(ctx)) {
+			long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 
-		if (id >= 0)
-			kstack = MTB_KSTACK_SKIP1 | id;
-		else
-			count(tgid, MTB_ST_STACK_ERROR, 1);
+			if (id >= 0)
+				kstack = MTB_KSTACK_SKIP1 | id;
+			else
+				count(tgid, MTB_ST_STACK_ERROR, 1);
+		}
 	}
+	c->new_usp = sp + 8;
+	c->new_ubp = PT_REGS_FP(ctx);
 	c->new_tgid = tgid;
 	c->new_ts = now;
 	c->new_sp = sp;

@@ -295,6 +295,11 @@ struct mtb_call {
 	__u64 stk_lo, stk_hi;
 	__u32 stk_tid, stk_mm;
 	__u64 stk_reach; /* how far up its last walk read: windows go as far */
+	/* Where the stack of new's caller is unwound from (its pc is
+	 * new_caller), at the return of the allocator call new makes
+	 * (new_kstack 0 until then): mt_new has no unwinder of its own, which
+	 * the verifier would check once more at every start. */
+	__u64 new_usp, new_ubp;
 };
 
 /* Another thread may take over a slot's operator new marker this old. */
