@@ -23,7 +23,9 @@
 # The table shows medians; CPU is user+sys of the command and all it waited
 # for.  Per-event figures divide by allocations + frees from memtrace's JSON
 # report of the same workload.  With mt-bpf, one more run per workload prints
-# the BPF programs' own cost per run from the kernel's bpf_stats.
+# the BPF programs' own cost per run from the kernel's bpf_stats (which adds
+# two clock reads to every program run: switched off for the timed runs if
+# it was left on, and back on after).
 #
 #   -r N            rounds (default 5)
 #   -w LIST         workloads, comma-separated (default churn,sqlite)
