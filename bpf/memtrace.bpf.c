@@ -363,9 +363,9 @@ static __always_inline int is_traced(__u32 tgid)
  * MTB_NEST_WINDOW_NS).  bpf_ktime_get_ns reads the clock source, ~50 ns
  * on a VM at every allocator entry (1.7% of a sqlite3 run under record);
  * this CPU's last reading serves while the kernel's tick count has not
- * moved (at most a tick old: 4 ms at HZ=250; never ahead of the time, so
- * an age is never negative).  Uprobe programs may not read the kernel's
- * coarse clock.  The events' own times are read fresh. */
+ * moved (at most a tick old: 4 ms at HZ=250; another CPU's may be fresher,
+ * so ages are signed: age, own_age).  Uprobe programs may not read the
+ * kernel's coarse clock.  The events' own times are read fresh. */
 struct mtb_clk {
 	__u64 jiffies, ns;
 };
@@ -1819,8 +1819,9 @@ int mt_new(struct pt_regs *ctx)
  * from: the whole record is made there, with the result, and the entry's
  * tracepoint is not attached.  Every uretprobe return is a system call on
  * x86-64 since Linux 6.11 (616k a sqlite3 run): each attached tracepoint
- * runs at all of them, and the entry's cost sqlite3's run ~0.11 s of CPU
- * (its program and the kernel's way to it).  What only the entry saw, the
+ * runs at all of them (the entry's cost a sqlite3 run ~0.11 s of CPU with
+ * bpf_stats on, which doubled it with its clock reads; a few tens of ms
+ * without).  What only the entry saw, the
  * break before brk, is kept per process (brks).  A call made while the
  * thread's allocator call slot is held is the allocator's.  Attached by the
  * loader unless record --no-mmap. */
