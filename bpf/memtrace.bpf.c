@@ -138,8 +138,11 @@ struct {
 	__uint(value_size, MTB_MAX_FRAMES * sizeof(__u64));
 } stacks SEC(".maps");
 
+/* Per process; not preallocated: 16384 entries made at each start cost
+ * more (~4 ms) than the few inserts a run makes (one per process). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct mtb_stats);
@@ -364,6 +367,57 @@ static __always_inline int is_traced(__u32 tgid)
 	return !(x && (*x & bit));
 }
 
+/* The clock of the call slots' ages (struct mtb_call: ts, new_ts, own):
+ * CLOCK_MONOTONIC, as the loader and the tests read them, but told apart
+ * only by windows of 16 ms and more (MTB_NEW_TAKEOVER_NS,
+ * MTB_NEST_WINDOW_NS).  bpf_ktime_get_ns reads the clock source, ~50 ns
+ * on a VM at every allocator entry (1.7% of a sqlite3 run under record);
+ * this CPU's last reading serves while the kernel's tick count has not
+ * moved (at most a tick old: 4 ms at HZ=250; another CPU's may be fresher,
+ * so ages are signed: age, own_age).  Uprobe programs may not read the
+ * kernel's coarse clock.  The events' own times are read fresh. */
+struct mtb_clk {
+	__u64 jiffies, ns;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mtb_clk);
+} slotclk SEC(".maps");
+
+static __always_inline __u64 slot_clock(void)
+{
+	__u32 zero = 0;
+	struct mtb_clk *k = bpf_map_lookup_elem(&slotclk, &zero);
+	__u64 j = bpf_jiffies64();
+
+	if (k && k->jiffies == j && k->ns)
+		return k->ns;
+	__u64 ns = bpf_ktime_get_ns();
+
+	if (k) {
+		/* (preempted here, another task's reading of the same tick
+		 * may land in between: as good) */
+		k->ns = ns;
+		k->jiffies = j;
+	}
+	return ns;
+}
+
+/* How long ago slot time T was at NOW (signed: a reading of another CPU
+ * may be up to a tick ahead of this one's, and is young). */
+static __always_inline __s64 age(__u64 now, __u64 t)
+{
+	return (__s64)(now - t);
+}
+
+/* The same of a slot owner's time (OWN: its low 32 bits, in 2^20 ns). */
+static __always_inline __s32 own_age(__u64 now, __u64 own)
+{
+	return (__s32)((__u32)(now >> MTB_OWN_SHIFT) - (__u32)own);
+}
+
 static __always_inline struct mtb_call *slot_of(__u32 tid)
 {
 	__u32 i = tid & slot_mask;
@@ -402,8 +456,8 @@ static __always_inline int nested_call(struct mtb_call *c, __u32 tgid, __u32 tid
 	if (MTB_OWN_TID(own) != tid)
 		return 0;
 	if (!now)
-		now = bpf_ktime_get_ns(); /* only now: free does not need it otherwise */
-	if (c->tgid == tgid && sp <= c->sp && now - c->ts < MTB_NEST_WINDOW_NS) {
+		now = slot_clock(); /* only now: free does not need it otherwise */
+	if (c->tgid == tgid && sp <= c->sp && age(now, c->ts) < (__s64)MTB_NEST_WINDOW_NS) {
 		c->nested++; /* only its own thread writes it */
 		return 1;
 	}
@@ -417,7 +471,7 @@ static __always_inline int claim(struct mtb_call *c, __u32 tid, __u64 now)
 {
 	__u64 own = c->own, mine = (__u64)tid << 32 | (__u32)(now >> MTB_OWN_SHIFT);
 
-	if (own && (__u32)(now >> MTB_OWN_SHIFT) - (__u32)own < (__u32)(MTB_NEST_WINDOW_NS >> MTB_OWN_SHIFT))
+	if (own && own_age(now, own) < (__s32)(MTB_NEST_WINDOW_NS >> MTB_OWN_SHIFT))
 		return 0;
 	__u32 tgid = c->tgid;
 	__u64 nested = c->nested;
@@ -625,7 +679,7 @@ static __always_inline __u64 return_address(struct pt_regs *ctx)
  * caller.) */
 static __always_inline int from_new(struct mtb_call *c, __u32 tgid, __u32 tid, __u64 sp, __u64 ret, __u64 now)
 {
-	if (MTB_OWN_TID(c->new_own) != tid || c->new_tgid != tgid || now - c->new_ts >= MTB_NEST_WINDOW_NS)
+	if (MTB_OWN_TID(c->new_own) != tid || c->new_tgid != tgid || age(now, c->new_ts) >= (__s64)MTB_NEST_WINDOW_NS)
 		return 0;
 	return sp < c->new_sp ? ret - c->new_lo < c->new_hi - c->new_lo : sp == c->new_sp && ret == c->new_ret;
 }
@@ -651,7 +705,7 @@ int mt_entry(struct pt_regs *ctx)
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 fn = MTB_COOKIE_FN(cookie);
 	__u64 sp = PT_REGS_SP(ctx);
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = slot_clock();
 	struct mtb_call *c = slot_of(tid);
 
 	if (!c || nested_call(c, tgid, tid, sp, now))
@@ -1258,13 +1312,14 @@ static long uw_step(__u32 i, void *ctx)
  * could not be kept (counted; the caller falls back on frame pointers).
  * QUIET: a mapping call's stack, whose troubles are no lost allocation
  * events, and are not counted. */
-static __always_inline __u64 dwarf_stack(struct mtb_call *c, __u32 tgid, __u32 tid, __u64 pc,
-					 __u64 sp, __u64 bp, int quiet)
+__noinline __u64 dwarf_stack(struct mtb_call *c, __u64 pc, __u64 sp, __u64 bp, int quiet)
 {
 	__u32 zero = 0;
 	struct mtb_uscratch *s = bpf_map_lookup_elem(&uscratch, &zero);
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 
-	if (!s)
+	if (!s || !c)
 		return 0;
 	if (__sync_val_compare_and_swap(&s->busy, 0, 1) != 0) {
 		if (!quiet)
@@ -1480,8 +1535,16 @@ int mt_return(struct pt_regs *ctx)
 	 * has its caller's stack already. */
 	__u64 dstack = 0;
 
-	if (dwarf_unwind && !c->via_new)
-		dstack = dwarf_stack(c, pid_tgid >> 32, tid, PT_REGS_IP(ctx), sp, PT_REGS_FP(ctx), 0);
+	/* (made by operator new: the stack of new's caller, from the registers
+	 * new's entry kept, once per new; its frames are all still there) */
+	if (dwarf_unwind && (!c->via_new || !c->new_kstack)) {
+		int vn = c->via_new;
+
+		dstack = dwarf_stack(c, vn ? c->new_caller : PT_REGS_IP(ctx), vn ? c->new_usp : sp,
+				     vn ? c->new_ubp : PT_REGS_FP(ctx), 0);
+		if (vn)
+			c->new_kstack = dstack ? dstack : MTB_KSTACK_CALLER | c->new_caller;
+	}
 
 	struct mtb_call p = *c;
 
@@ -1681,7 +1744,7 @@ static __always_inline int claim_new(struct mtb_call *c, __u32 tid, __u64 now)
 	__u64 own = c->new_own, mine = (__u64)tid << 32 | (__u32)(now >> MTB_OWN_SHIFT);
 
 	if (own && MTB_OWN_TID(own) != tid &&
-	    (__u32)(now >> MTB_OWN_SHIFT) - (__u32)own < (__u32)(MTB_NEW_TAKEOVER_NS >> MTB_OWN_SHIFT))
+	    own_age(now, own) < (__s32)(MTB_NEW_TAKEOVER_NS >> MTB_OWN_SHIFT))
 		return 0;
 	return __sync_val_compare_and_swap(&c->new_own, own, mine) == own;
 }
@@ -1707,13 +1770,13 @@ int mt_new(struct pt_regs *ctx)
 
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u64 sp = PT_REGS_SP(ctx);
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = slot_clock();
 	struct mtb_call *c = slot_of(tid);
 
 	if (!c)
 		return 0;
 	/* Inside an allocator call: that call is what counts. */
-	if (MTB_OWN_TID(c->own) == tid && c->tgid == tgid && sp <= c->sp && now - c->ts < MTB_NEST_WINDOW_NS)
+	if (MTB_OWN_TID(c->own) == tid && c->tgid == tgid && sp <= c->sp && age(now, c->ts) < (__s64)MTB_NEST_WINDOW_NS)
 		return 0;
 
 	__u64 ret = return_address(ctx);
@@ -1734,20 +1797,26 @@ int mt_new(struct pt_regs *ctx)
 		count(tgid, MTB_ST_STACK_ERROR, 1);
 		return 0;
 	}
-	/* At new's entry the caller's frame is at %rsp + 8, its %rbp in %rbp. */
-	__u64 kstack = dwarf_unwind ? dwarf_stack(c, tgid, tid, ret, sp + 8, PT_REGS_FP(ctx), 0) : 0;
+	/* At new's entry the caller's frame is at %rsp + 8, its %rbp in %rbp:
+	 * unwound from there by mt_return, at the return of the allocator
+	 * call new makes (new_kstack 0 until then), where new's caller's
+	 * frames are still all there.  Else the kernel's frame-pointer walk,
+	 * here. */
+	__u64 kstack = 0;
 
-	if (!kstack)
+	if (!dwarf_unwind) {
 		kstack = MTB_KSTACK_CALLER | ret;
-	if (!(kstack & MTB_KSTACK_DWARF) && entry_frames && (cookie & MTB_COOKIE_ENTRY_FRAME) &&
-	    fp_walkable(ctx)) {
-		long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+		if (entry_frames && (cookie & MTB_COOKIE_ENTRY_FRAME) && fp_walkable(ctx)) {
+			long id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 
-		if (id >= 0)
-			kstack = MTB_KSTACK_SKIP1 | id;
-		else
-			count(tgid, MTB_ST_STACK_ERROR, 1);
+			if (id >= 0)
+				kstack = MTB_KSTACK_SKIP1 | id;
+			else
+				count(tgid, MTB_ST_STACK_ERROR, 1);
+		}
 	}
+	c->new_usp = sp + 8;
+	c->new_ubp = PT_REGS_FP(ctx);
 	c->new_tgid = tgid;
 	c->new_ts = now;
 	c->new_sp = sp;
@@ -1761,17 +1830,21 @@ int mt_new(struct pt_regs *ctx)
 
 /* ---- mapping calls: mmap, munmap, mremap, brk ----
  *
- * The raw tracepoints of every system call's entry and exit (no uprobe:
- * every mapping of a traced process is seen, the allocator's own too, and
- * the C library's).  Raw ones, not syscalls:sys_enter_mmap and the like:
- * those are found by their ids in tracefs, which many machines do not
- * mount, where a raw tracepoint is attached by name; both hook the same
- * place in the kernel, the per-call events being filters on it (the exit's
- * is the BTF flavour of the same tracepoint: see mt_sys_exit).  The entry
- * keeps the arguments and the stack (the user registers are the thread's at
- * the system call), the exit adds the result and emits one MTB_REC_MAP.  A
- * call made while the thread's allocator call slot is held is the
- * allocator's.  Attached by the loader unless record --no-mmap. */
+ * The raw tracepoint of every system call's exit alone (no uprobe: every
+ * mapping of a traced process is seen, the allocator's own too, and the C
+ * library's; raw, not syscalls:sys_exit_mmap and the like: those are found
+ * by their ids in tracefs, which many machines do not mount).  At the exit
+ * the user registers still hold the call's number and arguments (only the
+ * result register changed), and the stack is the one the call was made
+ * from: the whole record is made there, with the result, and the entry's
+ * tracepoint is not attached.  Every uretprobe return is a system call on
+ * x86-64 since Linux 6.11 (616k a sqlite3 run): each attached tracepoint
+ * runs at all of them (the entry's cost a sqlite3 run ~0.11 s of CPU with
+ * bpf_stats on, which doubled it with its clock reads; a few tens of ms
+ * without).  What only the entry saw, the
+ * break before brk, is kept per process (brks).  A call made while the
+ * thread's allocator call slot is held is the allocator's.  Attached by the
+ * loader unless record --no-mmap. */
 
 /* The system calls' numbers: the architecture's table. */
 #if defined(__TARGET_ARCH_x86)
@@ -1789,28 +1862,42 @@ int mt_new(struct pt_regs *ctx)
 #define MTB_SYSCALL_PARM6(r) ((r)->regs[5])
 #if defined(__TARGET_ARCH_arm64)
 #define MTB_SYSCALL_NR_FIELD syscallno
+#else
+#error "where the system call's number is in pt_regs on this architecture"
 #endif
 #endif
 
 struct mm_struct___mt {
-	unsigned long brk;
+	unsigned long start_brk;
 } __attribute__((preserve_access_index));
 struct task_struct___mtm {
 	struct mm_struct___mt *mm;
+	struct task_struct___mtm *real_parent;
+	int tgid;
 } __attribute__((preserve_access_index));
 
+/* The break each traced process was last seen to leave (its last brk's
+ * result): the break before its next brk.  After an exec it is stale, but
+ * the C library's first brk then is a query (brk(0): the break is its
+ * result), which sets it right. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
-	__type(value, struct mtb_mapcall);
-} mapcalls SEC(".maps");
+	__type(value, __u64);
+} brks SEC(".maps");
 
 /* MT_MAP_* of codec.h */
 #define MTB_MAP_MMAP 0
 #define MTB_MAP_MUNMAP 1
 #define MTB_MAP_MREMAP 2
 #define MTB_MAP_BRK 3
+
+/* The four calls' numbers, as bits of a mask of 256. */
+#define MAP_WORD(w) (MAP_BIT_W(MTB_NR_MMAP, w) | MAP_BIT_W(MTB_NR_MUNMAP, w) | \
+		     MAP_BIT_W(MTB_NR_MREMAP, w) | MAP_BIT_W(MTB_NR_BRK, w))
+#define MAP_BIT_W(nr, w) ((nr) / 64 == (w) ? 1ull << ((nr) % 64) : 0)
+static const volatile __u64 map_mask[4] = { MAP_WORD(0), MAP_WORD(1), MAP_WORD(2), MAP_WORD(3) };
 
 /* The mapping kind of system call NR, or -1. */
 static __always_inline int map_kind(long nr)
@@ -1828,125 +1915,123 @@ static __always_inline int map_kind(long nr)
 	return -1;
 }
 
-/* sys_enter(struct pt_regs *regs, long id): REGS are the user registers
- * where the system call was made, its arguments among them (a BTF
- * tracepoint: read directly, no copy of them on the stack, which made the
- * verifier's work on the unwinder below half as much again). */
-SEC("tp_btf/sys_enter")
-int BPF_PROG(mt_sys_enter, struct pt_regs *regs, long id)
+/* The break before brk(A0) of process TGID, which returned RET (the break
+ * after: the old one when it failed or asked), remembering RET for the
+ * next.  Not known yet (a process forked since we last saw its parent's
+ * break, or attached to): the parent's, else where the heap starts. */
+static __always_inline __u64 brk_before(__u32 tgid, __u64 a0, __u64 ret)
 {
-	int kind = map_kind(id);
+	__u64 *last = bpf_map_lookup_elem(&brks, &tgid), old;
 
-	if (kind < 0 || !events_mode)
+	if (!a0 || ret != a0)
+		old = ret; /* a query, or a failure: the break did not move */
+	else if (last)
+		old = *last;
+	else {
+		struct task_struct___mtm *task = (void *)bpf_get_current_task();
+		__u32 ptgid = BPF_CORE_READ(task, real_parent, tgid);
+		__u64 *pl = bpf_map_lookup_elem(&brks, &ptgid);
+
+		old = pl ? *pl : BPF_CORE_READ(task, mm, start_brk);
+	}
+	if (last)
+		*last = ret;
+	else
+		bpf_map_update_elem(&brks, &tgid, &ret, BPF_ANY);
+	return old;
+}
+
+/* sys_exit(struct pt_regs *regs, long ret): every system call's exit, the
+ * uretprobe trampoline's among them, comes here: turned away by the call's
+ * number first (a BTF tracepoint: REGS read directly, no copy).  A mapping
+ * call of a traced process: one MTB_REC_MAP, with the stack unwound from
+ * the user registers, which are still the call's. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(mt_sys_exit, struct pt_regs *regs, long ret)
+{
+	if (!events_mode)
+		return 0;
+	/* The four calls' numbers as a mask: a test that leaves the verifier
+	 * no number to tell paths apart by until after the walk (a switch
+	 * here would have it go through the unwinder once per kind: 46k
+	 * instructions instead of 12k, ~30 ms of each start-up). */
+	__u64 nr = (__u64)regs->MTB_SYSCALL_NR_FIELD;
+
+	if (nr >= 256 || !(map_mask[nr / 64] & (1ull << (nr % 64))))
 		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 
 	if (!is_traced(tgid))
 		return 0;
+	__u64 a[6] = { PT_REGS_PARM1_SYSCALL(regs), PT_REGS_PARM2_SYSCALL(regs),
+		       PT_REGS_PARM3_SYSCALL(regs), PT_REGS_PARM4_SYSCALL(regs),
+		       PT_REGS_PARM5_SYSCALL(regs), MTB_SYSCALL_PARM6(regs) };
+	__u64 caller = PT_REGS_IP(regs);
 	struct mtb_call *c = slot_of(tid);
 	__u64 kstack = 0;
 
+	/* (the walk, one path of the program: a branch on KIND before it
+	 * would have the verifier go through the unwinder once per kind) */
 	if (dwarf_unwind && c)
-		kstack = dwarf_stack(c, tgid, tid, PT_REGS_IP(regs), PT_REGS_SP(regs),
-				     PT_REGS_FP(regs), 1);
-	struct mtb_mapcall m = { .kind = (__u32)kind, .kstack = kstack };
-
-	m.by = c && MTB_OWN_TID(c->own) == tid && c->tgid == tgid;
-	m.a[0] = PT_REGS_PARM1_SYSCALL(regs);
-	m.a[1] = PT_REGS_PARM2_SYSCALL(regs);
-	m.a[2] = PT_REGS_PARM3_SYSCALL(regs);
-	m.a[3] = PT_REGS_PARM4_SYSCALL(regs);
-	m.a[4] = PT_REGS_PARM5_SYSCALL(regs);
-	m.a[5] = MTB_SYSCALL_PARM6(regs);
-	/* The break before the call, for brk's record, read whatever the
-	 * call (mapping calls are rare): a branch on KIND, like the record
-	 * built before the walk, would have the verifier walk the unwinder
-	 * once per kind (23k instructions instead of 12k, ~60 ms of each
-	 * start-up). */
-	struct task_struct___mtm *task = (void *)bpf_get_current_task();
-
-	m.old_brk = BPF_CORE_READ(task, mm, brk);
-	m.caller = PT_REGS_IP(regs);
-	if (!m.kstack) {
+		kstack = dwarf_stack(c, caller, PT_REGS_SP(regs), PT_REGS_FP(regs), 1);
+	if (!kstack) {
 		long sid = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
 
-		m.kstack = sid >= 0 ? (__u64)sid : MTB_KSTACK_CALLER | m.caller;
+		kstack = sid >= 0 ? (__u64)sid : MTB_KSTACK_CALLER | caller;
 	}
-	bpf_map_update_elem(&mapcalls, &tid, &m, BPF_ANY);
-	return 0;
-}
+	int kind = map_kind((long)nr);
 
-/* sys_exit(struct pt_regs *regs, long ret): the entry's call, if it was
- * a mapping call of a traced thread (its entry is in mapcalls), ends.
- * Every system call's exit comes here, the uretprobe trampoline's (one at
- * each allocator return on x86-64 since Linux 6.11) among them: a BTF
- * tracepoint, whose REGS the program reads directly, turns them away by
- * the call's number before the mapcalls lookup (a miss, ~60 ns). */
-SEC("tp_btf/sys_exit")
-int BPF_PROG(mt_sys_exit, struct pt_regs *regs, long ret)
-{
-	if (!events_mode)
+	if (kind < 0)
 		return 0;
-#ifdef MTB_SYSCALL_NR_FIELD
-	if (map_kind((long)regs->MTB_SYSCALL_NR_FIELD) < 0)
-		return 0;
-#endif
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pid_tgid;
-	struct mtb_mapcall *m = bpf_map_lookup_elem(&mapcalls, &tid);
-
-	if (!m)
-		return 0;
-	struct mtb_mapcall c = *m;
-
-	bpf_map_delete_elem(&mapcalls, &tid);
+	__u32 by = c && MTB_OWN_TID(c->own) == tid && c->tgid == tgid;
+	__u64 old_brk = kind == MTB_MAP_BRK ? brk_before(tgid, a[0], (__u64)ret) : 0;
 	struct mtb_maprec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 
 	if (!r) {
-		count(pid_tgid >> 32, MTB_ST_RINGBUF_FULL, 1);
+		count(tgid, MTB_ST_RINGBUF_FULL, 1);
 		return 0;
 	}
 	__builtin_memset(r, 0, sizeof(*r));
 	r->type = MTB_REC_MAP;
-	r->kind = c.kind;
-	r->by = c.by;
-	r->pid = pid_tgid >> 32;
+	r->kind = (__u32)kind;
+	r->by = by;
+	r->pid = tgid;
 	r->tid = tid;
 	r->fd = -1;
 	r->ts = bpf_ktime_get_ns();
-	r->kstack = c.kstack;
-	r->caller = c.caller;
+	r->kstack = kstack;
+	r->caller = caller;
 	/* the kernel's errors are -4095..-1 */
 	int failed = ret < 0 && ret >= -4095;
 
-	r->error = failed && c.kind != MTB_MAP_BRK ? (__s32)-ret : 0;
-	switch (c.kind) {
+	r->error = failed && kind != MTB_MAP_BRK ? (__s32)-ret : 0;
+	switch (kind) {
 	case MTB_MAP_MMAP: /* addr, len, prot, flags, fd, off */
 		r->addr = failed ? 0 : (__u64)ret;
-		r->old_addr = c.a[0];
-		r->len = c.a[1];
-		r->prot = (__u32)c.a[2];
-		r->flags = (__u32)c.a[3];
-		r->fd = (r->flags & 0x20) ? -1 : (__s32)c.a[4];
-		r->offset = c.a[5];
+		r->old_addr = a[0];
+		r->len = a[1];
+		r->prot = (__u32)a[2];
+		r->flags = (__u32)a[3];
+		r->fd = (r->flags & 0x20) ? -1 : (__s32)a[4];
+		r->offset = a[5];
 		break;
 	case MTB_MAP_MUNMAP: /* addr, len */
-		r->addr = c.a[0];
-		r->len = c.a[1];
+		r->addr = a[0];
+		r->len = a[1];
 		break;
 	case MTB_MAP_MREMAP: /* old_addr, old_len, new_len, flags, new_addr */
 		r->addr = failed ? 0 : (__u64)ret;
-		r->old_addr = c.a[0];
-		r->old_len = c.a[1];
-		r->len = c.a[2];
-		r->flags = (__u32)c.a[3];
+		r->old_addr = a[0];
+		r->old_len = a[1];
+		r->len = a[2];
+		r->flags = (__u32)a[3];
 		break;
 	default: /* brk(addr): the new break (the old one when it failed) */
 		r->addr = (__u64)ret;
-		r->len = c.a[0];
-		r->old_addr = c.old_brk;
-		r->error = c.a[0] && (__u64)ret != c.a[0] ? 12 /* ENOMEM */ : 0;
+		r->len = a[0];
+		r->old_addr = old_brk;
+		r->error = a[0] && (__u64)ret != a[0] ? 12 /* ENOMEM */ : 0;
 		break;
 	}
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);

@@ -240,16 +240,6 @@ struct mtb_maprec {
 	__u64 caller; /* the user IP: the system call's wrapper */
 };
 
-/* A mapping call between its two tracepoints (mapcalls map, by thread). */
-struct mtb_mapcall {
-	__u32 kind;
-	__u32 by;
-	__u64 a[6];     /* the system call's arguments */
-	__u64 old_brk;  /* brk: the break before */
-	__u64 kstack;
-	__u64 caller;
-};
-
 /* calls: one slot per thread, at index tid & (slots - 1), holding the
  * outermost allocator call the thread is in: written at entry, completed by
  * the return probe of the same function.  Calls an allocator makes to its
@@ -305,6 +295,11 @@ struct mtb_call {
 	__u64 stk_lo, stk_hi;
 	__u32 stk_tid, stk_mm;
 	__u64 stk_reach; /* how far up its last walk read: windows go as far */
+	/* Where the stack of new's caller is unwound from (its pc is
+	 * new_caller), at the return of the allocator call new makes
+	 * (new_kstack 0 until then): mt_new has no unwinder of its own, which
+	 * the verifier would check once more at every start. */
+	__u64 new_usp, new_ubp;
 };
 
 /* Another thread may take over a slot's operator new marker this old. */

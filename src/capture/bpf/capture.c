@@ -328,8 +328,8 @@ static int read_sysctl(const char *path, unsigned long long *v)
 	return ok ? 0 : -1;
 }
 
-/* The mapping calls' tracepoint programs. */
-#define MAP_PROGS(s) (s)->progs.mt_sys_enter, (s)->progs.mt_sys_exit
+/* The mapping calls' tracepoint program (the exit alone: memtrace.bpf.c). */
+#define MAP_PROGS(s) (s)->progs.mt_sys_exit
 
 /* Before loading: the programs' constants, the sizes of the maps, the
  * attach type of the programs. */
@@ -438,8 +438,8 @@ static int after_load(struct mt_bpf *b, long page, char *err, size_t errlen)
 	for (size_t i = 0; b->o.events && b->o.mmaps && i < sizeof maps / sizeof *maps; i++) {
 		b->map_links[i] = bpf_program__attach(maps[i]);
 		if (!b->map_links[i]) {
-			mt_warning("no mapping calls: the system calls' raw tracepoints "
-				   "(sys_enter, sys_exit) cannot be attached (%s)",
+			mt_warning("no mapping calls: the system calls' raw tracepoint "
+				   "(sys_exit) cannot be attached (%s)",
 				   strerror(errno));
 			break;
 		}
