@@ -1,26 +1,25 @@
-"""An allocation from assembly without CFI whose %rbp points at a stack
-address (see nocfi.c): the stack ends at that function.  x86-64 only."""
+"""Allocations from assembly without CFI whose %rbp points at a stack or a
+data address (see nocfi.c): the stack ends at that function.  x86-64
+only."""
 import os
 
 
 def check(t, p, prog):
-    """The one site of the program: 3 blocks of 555 bytes, leaked, its
-    stack gt_nocfi_alloc alone, in the program."""
+    """The two sites of the program: 3 blocks of 555 bytes and 2 of 444,
+    leaked, each stack its assembly function alone, in the program."""
     own = t.own_sites(p, prog)
-    t.eq(len(own), 1, 'sites of the program (one call site)')
-    s = t.site(p, 'gt_nocfi_alloc')
-    t.check_site(s, 'gt_nocfi_alloc', allocations=3, allocated_bytes=3 * 555, frees=0,
-                 leaked_allocations=3, leaked_bytes=3 * 555)
-    if s is None:
-        return
-    frames = s.get('frames') or []
-    t.eq([(f.get('function'), f.get('module')) for f in frames],
-         [('gt_nocfi_alloc', os.path.realpath(prog))],
-         'the stack: gt_nocfi_alloc, and no frame after it (no rule says where its caller is)')
-    # (before the fix, BPF's walk trusted %rbp there and added a frame at
-    # the stack address it read: 0x7ff...)
-    t.eq([f.get('address') for f in frames if not f.get('module')], [],
-         'frames outside every object (a stack address taken for a return address)')
+    t.eq(len(own), 2, 'sites of the program (two call sites)')
+    for fn, n, size in (('gt_nocfi_stack', 3, 555), ('gt_nocfi_data', 2, 444)):
+        s = t.site(p, fn)
+        t.check_site(s, fn, allocations=n, allocated_bytes=n * size, frees=0,
+                     leaked_allocations=n, leaked_bytes=n * size)
+        if s is None:
+            continue
+        frames = s.get('frames') or []
+        # (before the fix, BPF's walk trusted %rbp there and added a frame
+        # at the word it read: a stack address 0x7ff..., or gt_nocfi_word)
+        t.eq([(f.get('function'), f.get('module')) for f in frames], [(fn, os.path.realpath(prog))],
+             f'{fn}: the stack, the function alone (no rule says where its caller is)')
 
 
 def run(t, prog):
@@ -33,8 +32,8 @@ def run(t, prog):
 
 def run_bpf(t, prog):
     """The bpf axis: the kernel's unwinder has no rule for gt_nocfi_alloc
-    either, tries %rbp as a frame pointer, and must not take the stack
-    address it finds there for a return address: each of the 3 stacks is
+    either, tries %rbp as a frame pointer, and must not take the stack or
+    data address it finds there for a return address: each of the 5 stacks is
     cut there, counted (stack_no_table, where the loss of a frame without
     a rule goes), as the shim's figures are otherwise."""
     _, p = t.record_process([prog], opts=['--backend=bpf'])
@@ -42,7 +41,7 @@ def run_bpf(t, prog):
         return
     t.eq(p.get('backend'), 'bpf', 'backend')
     lost = p.get('lost_by_kind', {})
-    t.eq(lost.get('stack_no_table'), 3, 'lost_by_kind.stack_no_table: the 3 stacks cut at gt_nocfi_alloc')
+    t.eq(lost.get('stack_no_table'), 5, 'lost_by_kind.stack_no_table: the 5 stacks cut at the assembly')
     t.eq({k: v for k, v in lost.items() if k != 'stack_no_table' and v}, {}, 'no other loss')
     t.eq(p['totals'].get('unmatched_frees'), 0, 'totals "unmatched_frees"')
     check(t, p, prog)
