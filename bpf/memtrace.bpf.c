@@ -2089,7 +2089,8 @@ int BPF_PROG(mt_sys_exit, struct pt_regs *regs, long ret)
  * exit status, MTB_REC_EXIT, with a wake-up: a process attached to (-p) is
  * not the loader's child, which cannot wait for it (its recording and
  * report said "still running when tracing stopped").  In both modes:
- * aggregation's ring (one page) carries these alone. */
+ * aggregation's ring (one page) carries these alone.  Only processes
+ * traced by pid (the traced bitmap), not trace_all's. */
 struct signal_struct___mtx {
 	struct {
 		int counter;
@@ -2108,9 +2109,12 @@ struct task_struct___mtx {
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(mt_proc_exit, struct task_struct___mtx *p)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = BPF_CORE_READ(p, tgid), w = tgid / 64;
+	/* a process traced by pid (-p, record's command): not every exit of
+	 * the machine under trace_all (sweep), which reads no status */
+	__u64 *t = bpf_map_lookup_elem(&traced, &w);
 
-	if (!is_traced(tgid) || BPF_CORE_READ(p, signal, live.counter) != 0)
+	if (!t || !(*t & (1ull << (tgid % 64))) || BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
 	/* exit_group and a fatal signal set the group's code, which wait()
 	 * reports, whichever thread is last; threads that each called exit
