@@ -267,7 +267,10 @@ struct uwalk {
 	__u64 hash;
 	__u32 tgid, n;
 	__u32 mm; /* which address space (the cache's key): a new one after exec */
-	__u32 pad0;
+	/* this frame's rule is the frame pointer's, for want of one (uw_frame:
+	 * here, not on the BPF stack, where the verifier would follow both
+	 * values through the rest of the frame: twice the instructions) */
+	__u32 guess;
 	__u32 why;   /* MTB_ST_UW_* of the first trouble, 0 if none */
 	__u32 flags; /* MTB_USTACK_* */
 	/* the mapping of the last PC looked up: [vstart, vend), file offset
@@ -1235,7 +1238,8 @@ static __always_inline long uw_frame(struct mtb_uscratch *s)
 
 	struct mtb_urow r;
 	__u64 sp = u->sp, bp = u->bp, cfa = 0, ra = 0;
-	int guess = 0; /* the frame pointer's rule, for want of one */
+
+	u->guess = 0;
 
 	/* (after a signal frame, the rule of the interrupted instruction
 	 * itself, not of the one before it) */
@@ -1264,7 +1268,7 @@ static __always_inline long uw_frame(struct mtb_uscratch *s)
 		r.off = 16;
 		r.bhow = MTB_UK_B_AT_CFA;
 		r.boff = -16;
-		guess = 1;
+		u->guess = 1;
 	}
 	switch (r.kind) {
 	case MTB_UK_RSP:
@@ -1315,7 +1319,7 @@ static __always_inline long uw_frame(struct mtb_uscratch *s)
 	}
 	if (ra < 4096)
 		return 1; /* the end: a zero return address */
-	if (guess && !uw_code_addr(s->stk_lo, s->stk_hi, ra)) {
+	if (u->guess && !uw_code_addr(s->stk_lo, s->stk_hi, ra)) {
 		/* %rbp was no frame pointer: a frame lost, the stack cut */
 		uw_trouble(u, MTB_ST_UW_LOST_FRAME, MTB_USTACK_CUT);
 		return 1;
