@@ -467,6 +467,7 @@ int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, siz
 	b = xcalloc(1, sizeof(*b));
 	b->wake_fd = -1;
 	mt_ptrmap_xinit(&b->exits, 16);
+	mt_ptrmap_xinit(&b->exit_ts, 16);
 	b->o = with_defaults(o);
 	b->self = getpid();
 	mtb_objects_init(b);
@@ -565,6 +566,7 @@ void mt_bpf_close(struct mt_bpf *b)
 	print_prog_stats(b);
 	bpf_link__destroy(b->exit_link);
 	mt_ptrmap_destroy(&b->exits);
+	mt_ptrmap_destroy(&b->exit_ts);
 	for (size_t i = 0; i < sizeof b->map_links / sizeof *b->map_links; i++)
 		bpf_link__destroy(b->map_links[i]);
 	mtb_detach_all(b);
@@ -627,6 +629,7 @@ static int on_exitrec(struct mt_bpf *b, const struct mtb_exitrec *r)
 	int sig = r->code & 0x7f;
 	int64_t status = sig ? -(int64_t)mt_sig_recorded(sig) : (r->code >> 8) & 0xff;
 	mt_ptrmap_xput(&b->exits, (uint64_t)r->pid + 1, (uint64_t)(status + (1ll << 32)));
+	mt_ptrmap_xput(&b->exit_ts, (uint64_t)r->pid + 1, r->ts);
 	struct mt_bpf_event ev = {
 		.type = MT_REC_EXIT, .pid = r->pid, .tid = r->pid, .ts = r->ts, .status = status
 	};
@@ -636,12 +639,15 @@ static int on_exitrec(struct mt_bpf *b, const struct mtb_exitrec *r)
 	return 0;
 }
 
-int mt_bpf_exit_status(struct mt_bpf *b, uint32_t pid, int64_t *status)
+int mt_bpf_exit_status(struct mt_bpf *b, uint32_t pid, int64_t *status, uint64_t *ts)
 {
-	uint64_t v;
+	uint64_t v, t = 0;
 	if (!mt_ptrmap_get(&b->exits, (uint64_t)pid + 1, &v))
 		return 0;
 	*status = (int64_t)v - (1ll << 32);
+	mt_ptrmap_get(&b->exit_ts, (uint64_t)pid + 1, &t);
+	if (ts)
+		*ts = t;
 	return 1;
 }
 

@@ -187,9 +187,10 @@ void mt_bpf_set_wake_fd(struct mt_bpf *b, int fd);
 
 /* Whether traced process PID was seen to exit (an MT_REC_EXIT event read
  * by mt_bpf_poll, any mode): 1 with *STATUS, its exit code >= 0 or
- * -signal (in the recordings' numbering, format/signum.h), else 0.  A
- * process traced anew under the same pid forgets it. */
-int mt_bpf_exit_status(struct mt_bpf *b, uint32_t pid, int64_t *status);
+ * -signal (in the recordings' numbering, format/signum.h), and *TS (may be
+ * NULL) when (CLOCK_MONOTONIC ns), else 0.  A process traced anew under
+ * the same pid forgets it. */
+int mt_bpf_exit_status(struct mt_bpf *b, uint32_t pid, int64_t *status, uint64_t *ts);
 
 /* Path of an allocator object (as the process that mapped it names it). */
 const char *mt_bpf_object_path(struct mt_bpf *b, uint32_t object);

@@ -64,7 +64,7 @@ void mt_bpf_set_wake_fd(struct mt_bpf *b, int fd)
 {
 	/* nothing to wake: mt_bpf_open failed before */
 }
-int mt_bpf_exit_status(struct mt_bpf *b, uint32_t pid, int64_t *status)
+int mt_bpf_exit_status(struct mt_bpf *b, uint32_t pid, int64_t *status, uint64_t *ts)
 {
 	return 0;
 }

@@ -182,8 +182,9 @@ int main(int argc, char **argv)
 	CHECK_EQ(exits, 1);
 	CHECK_EQ(after_exit, 0);
 	int64_t st = -1;
-	CHECK(mt_bpf_exit_status(b, (uint32_t)c.pid, &st) == 1 && st == 0, "mt_bpf_exit_status: status %lld",
-	      (long long)st);
+	uint64_t ets = 0;
+	CHECK(mt_bpf_exit_status(b, (uint32_t)c.pid, &st, &ets) == 1 && st == 0 && ets,
+	      "mt_bpf_exit_status: status %lld at %llu", (long long)st, (unsigned long long)ets);
 	uint64_t exc_ptr = 0;
 	for (size_t i = 0; i < n && i < nexp; i++) {
 		const struct mt_bpf_event *e = &ev.v[i].e;
