@@ -267,7 +267,10 @@ struct uwalk {
 	__u64 hash;
 	__u32 tgid, n;
 	__u32 mm; /* which address space (the cache's key): a new one after exec */
-	__u32 pad0;
+	/* this frame's rule is the frame pointer's, for want of one (uw_frame:
+	 * here, not on the BPF stack, where the verifier would follow both
+	 * values through the rest of the frame: twice the instructions) */
+	__u32 guess;
 	__u32 why;   /* MTB_ST_UW_* of the first trouble, 0 if none */
 	__u32 flags; /* MTB_USTACK_* */
 	/* the mapping of the last PC looked up: [vstart, vend), file offset
@@ -1187,6 +1190,37 @@ lost:
 }
 #endif
 
+struct vm_area_struct___mtf {
+	unsigned long vm_flags;
+} __attribute__((preserve_access_index));
+
+#define MTB_VM_EXEC 0x4 /* include/linux/mm.h */
+
+static long exec_cb(void *task, struct vm_area_struct___mtf *vma, __u64 *flags)
+{
+	*flags = BPF_CORE_READ(vma, vm_flags);
+	return 0;
+}
+
+/* Whether RA, a return address read where a frame pointer would have its
+ * frame's, can be one: not in the thread's stack [LO, HI) (known or 0),
+ * and in an executable mapping when the kernel can tell.  The guess reads
+ * whatever the code keeps there: libffi's ffi_call_unix64 keeps a stack
+ * address (python3's ctypes had a frame "libffi+0x6f79 < 0x7fff...").
+ * Only for frames without a rule: one bpf_find_vma each. */
+static __noinline int uw_code_addr(__u64 lo, __u64 hi, __u64 ra)
+{
+	__u64 flags = 0;
+
+	if (ra >= lo && ra < hi)
+		return 0;
+	long err = bpf_find_vma(bpf_get_current_task_btf(), ra, exec_cb, &flags, 0);
+
+	if (err == -16 /* EBUSY: another thread holds the lock; cannot tell */)
+		return 1;
+	return !err && (flags & MTB_VM_EXEC);
+}
+
 static __always_inline long uw_frame(struct mtb_uscratch *s)
 {
 	struct uwalk *u = &s->w;
@@ -1204,6 +1238,8 @@ static __always_inline long uw_frame(struct mtb_uscratch *s)
 
 	struct mtb_urow r;
 	__u64 sp = u->sp, bp = u->bp, cfa = 0, ra = 0;
+
+	u->guess = 0;
 
 	/* (after a signal frame, the rule of the interrupted instruction
 	 * itself, not of the one before it) */
@@ -1232,6 +1268,7 @@ static __always_inline long uw_frame(struct mtb_uscratch *s)
 		r.off = 16;
 		r.bhow = MTB_UK_B_AT_CFA;
 		r.boff = -16;
+		u->guess = 1;
 	}
 	switch (r.kind) {
 	case MTB_UK_RSP:
@@ -1282,6 +1319,11 @@ static __always_inline long uw_frame(struct mtb_uscratch *s)
 	}
 	if (ra < 4096)
 		return 1; /* the end: a zero return address */
+	if (u->guess && !uw_code_addr(s->stk_lo, s->stk_hi, ra)) {
+		/* %rbp was no frame pointer: a frame lost, the stack cut */
+		uw_trouble(u, MTB_ST_UW_LOST_FRAME, MTB_USTACK_CUT);
+		return 1;
+	}
 	u->pc = ra;
 	u->sp = cfa;
 	u->bp = bp;
@@ -2034,6 +2076,67 @@ int BPF_PROG(mt_sys_exit, struct pt_regs *regs, long ret)
 		r->error = a[0] && (__u64)ret != a[0] ? 12 /* ENOMEM */ : 0;
 		break;
 	}
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	/* A file mapped executable (a dlopen, rare) wakes the loader at once:
+	 * it reads the object's unwind table before stacks through it are cut
+	 * (the rest waits for its next poll, 5-10 ms). */
+	int code = kind == MTB_MAP_MMAP && (r->prot & 4 /* PROT_EXEC */) && r->fd >= 0 && !failed;
+
+	bpf_ringbuf_submit(r, code ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* ---- a traced process's exit ----
+ *
+ * sched_process_exit(struct task_struct *p, ...): each thread's exit, in
+ * do_exit, after it took itself off signal->live and set its exit_code.
+ * The last thread's (live 0: the thread group is dead) sends the process's
+ * exit status, MTB_REC_EXIT, with a wake-up: a process attached to (-p) is
+ * not the loader's child, which cannot wait for it (its recording and
+ * report said "still running when tracing stopped").  In both modes:
+ * aggregation's ring (one page) carries these alone.  Only processes
+ * traced by pid (the traced bitmap), not trace_all's. */
+struct signal_struct___mtx {
+	struct {
+		int counter;
+	} live;
+	unsigned int flags;
+	int group_exit_code;
+} __attribute__((preserve_access_index));
+struct task_struct___mtx {
+	int tgid;
+	int exit_code;
+	struct signal_struct___mtx *signal;
+} __attribute__((preserve_access_index));
+
+#define MTB_SIGNAL_GROUP_EXIT 0x4 /* include/linux/sched/signal.h */
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(mt_proc_exit, struct task_struct___mtx *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid), w = tgid / 64;
+	/* a process traced by pid (-p, record's command): not every exit of
+	 * the machine under trace_all (sweep), which reads no status */
+	__u64 *t = bpf_map_lookup_elem(&traced, &w);
+
+	if (!t || !(*t & (1ull << (tgid % 64))) || BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	/* exit_group and a fatal signal set the group's code, which wait()
+	 * reports, whichever thread is last; threads that each called exit
+	 * leave the last one's own */
+	int code = BPF_CORE_READ(p, exit_code);
+
+	if (BPF_CORE_READ(p, signal, flags) & MTB_SIGNAL_GROUP_EXIT)
+		code = BPF_CORE_READ(p, signal, group_exit_code);
+	struct mtb_exitrec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+
+	if (!r)
+		return 0; /* (no event lost: the status alone is unknown) */
+	r->type = MTB_REC_EXIT;
+	r->pad[0] = r->pad[1] = r->pad[2] = 0;
+	r->pid = tgid;
+	r->code = code;
+	r->pad2 = 0;
+	r->ts = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

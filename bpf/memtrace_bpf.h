@@ -92,6 +92,17 @@
 #define MTB_REC_MALLOPT 16
 /* A mapping call (struct mtb_maprec): mmap, munmap, mremap, brk. */
 #define MTB_REC_MAP 17
+/* A traced process's exit (struct mtb_exitrec), both modes. */
+#define MTB_REC_EXIT 18
+
+struct mtb_exitrec {
+	__u8 type; /* MTB_REC_EXIT */
+	__u8 pad[3];
+	__u32 pid;  /* tgid */
+	__s32 code; /* as wait() gives it: status << 8, or the signal (| 0x80: core) */
+	__u32 pad2;
+	__u64 ts;
+};
 
 /* The frames of one stack in the stack map.  The kernel refuses more than
  * kernel.perf_event_max_stack (127 by default); the loader lowers it to the

@@ -68,7 +68,12 @@ static void print_leaks(struct mt_session *ss, struct mt_watch *live, uint64_t s
 	mt_watch_snapshot(live, 0, &snap);
 	uint64_t end = mt_now_ns() - start_ns;
 	for (size_t i = 0; i < snap.nprocs; i++) {
-		snap.procs[i]->end_ts = end;
+		/* one that exited ran until then, not until now */
+		int64_t st;
+		uint64_t ets;
+		int gone = mt_bpf_exit_status(ss->b, snap.procs[i]->pid, &st, &ets) &&
+			   ets > start_ns && ets - start_ns < end;
+		snap.procs[i]->end_ts = gone ? ets - start_ns : end;
 		/* stdio's buffers are no leaks, as in a recording's report */
 		mt_process_stdio_held(snap.procs[i]);
 	}

@@ -187,9 +187,29 @@ static void map_event(struct proc *p, const struct mt_bpf_event *ev)
 	put(p, mt_enc_mmap(w, ev->ts, &ev->map, ev->frames, n, path, plen));
 }
 
+static void end_proc(struct mt_bpf_streams *s, size_t i, struct mt_bpf *b, int have_exit,
+		     int64_t st);
+
+/* Process PID exited (the kernel saw its last thread go; its events are all
+ * in the ring before this): its stream ends with its status.  Not the
+ * recorded command's, whose EXIT record comes from waitpid; not a process
+ * without a stream (nothing recorded of it). */
+static void exit_event(struct mt_bpf_streams *s, const struct mt_bpf_event *ev)
+{
+	if (ev->pid == s->main_pid)
+		return;
+	for (size_t i = s->n; i-- > 0;)
+		if (s->procs[i]->pid == ev->pid)
+			end_proc(s, i, s->b, 1, ev->status);
+}
+
 void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *e)
 {
 	struct mt_bpf_streams *s = ctx;
+	if (e->type == MT_REC_EXIT) {
+		exit_event(s, e);
+		return;
+	}
 	struct mt_bpf_event q = *e;
 	const struct mt_bpf_event *ev = &q;
 	q.ts -= q.ts % TS_GRAIN;

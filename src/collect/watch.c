@@ -100,6 +100,9 @@ static struct mt_process *process_of(struct snap *sn, uint32_t pid)
 	}
 	mt_bpf_lost(sn->l->b, pid, p->lost);
 	p->col.t.unmatched_frees = mt_bpf_unmatched_frees(sn->l->b, pid);
+	/* the kernel saw it exit: its status, not "still running" */
+	if (mt_bpf_exit_status(sn->l->b, pid, &p->exit_status, NULL))
+		p->exited = 1;
 	return p;
 }
 

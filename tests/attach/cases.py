@@ -405,6 +405,58 @@ def case_attach_exits(t, prog):
         p.wait()
 
 
+def case_attach_exit_status(t, prog):
+    """A process attached to (-p) that exits while traced: the kernel's
+    record of its exit gives its real status, in the recording (-o) and in
+    the leak report printed at the end, with -o (events mode) and without
+    (aggregation).  Both said "still running when tracing stopped" right
+    after memtrace said every traced process had exited.  leaker.c "exit
+    3" exits with status 3 on SIGUSR1; the plain leaker is killed by
+    SIGTERM (it has no handler)."""
+    for args, sig, status, words, with_o in (
+            (['exit', '3'], signal.SIGUSR1, 3, 'exit status 3', True),
+            ([], signal.SIGTERM, -15, 'killed by SIGTERM', True),
+            (['exit', '3'], signal.SIGUSR1, 3, 'exit status 3', False),
+            ([], signal.SIGTERM, -15, 'killed by SIGTERM', False)):
+        label = f'{words}{" (-o)" if with_o else ""}'
+        p = start(t, [prog, *args])
+        out = t.path(f'exit{status}{"o" if with_o else ""}.mtrace')
+        try:
+            tracer = subprocess.Popen([t.memtrace, '-p', str(p.pid), '--interval', '0', '--duration', '30',
+                                       *(['-o', out] if with_o else [])],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            first = tracer.stderr.readline()
+            t.check('attached to 1 process' in first, f'{label}: memtrace -p says it attached ({first!r})')
+            time.sleep(0.3)  # a few rounds traced
+            p.send_signal(sig)
+            so, se = tracer.communicate(timeout=60)
+            t.eq(tracer.returncode, 0, f'{label}: memtrace -p PID (stderr {se.strip()[-400:]!r})')
+            t.check('every traced process has exited' in se, f'{label}: memtrace saw the exit ({se[-300:]!r})')
+            want = -signal.SIGTERM if status < 0 else status
+            t.eq(p.wait(timeout=30), want, f'{label}: the leaker\'s status as its parent sees it')
+        finally:
+            p.kill()
+            p.wait()
+        heads = [ln for ln in so.splitlines() if ln.startswith('  backend bpf')]
+        t.check(len(heads) == 1 and heads[0].endswith(', ' + words),
+                f'{label}: the printed leak report\'s header ends in "{words}": {heads!r}')
+        if not with_o:
+            continue
+        pr = t.only_process(t.report(out))
+        if pr is None:
+            continue
+        t.eq(pr.get('exit_status'), status, f'{label}: the recording\'s exit_status')
+        t.eq(pr.get('signal'), 'SIGTERM' if status < 0 else None, f'{label}: the recording\'s signal')
+        fn = 'other_alloc' if args else 'leaky_alloc'
+        site = t.site(pr, fn)
+        n = site.get('leaked_allocations', 0) if site else 0
+        t.check(n >= 10, f'{label}: the recording\'s leaks of {fn}: at least one round\'s 10 ({n})')
+        rc, text, _ = t.run([t.memtrace, 'report', out])
+        head = [ln for ln in text.splitlines() if ln.startswith('  backend bpf')]
+        t.check(rc == 0 and len(head) == 1 and head[0].endswith(', ' + words),
+                f'{label}: memtrace report of the recording says "{words}": {head!r}')
+
+
 def case_attach_title(t, prog):
     """A process that set its title as redis-server does (leaker.c "title":
     its argument area zeroed past the title): the recording's command line

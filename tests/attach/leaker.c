@@ -20,6 +20,9 @@
  * It says "ready" with write(2), so that its first printf, after the signal,
  * allocates stdout's buffer while it is traced: a block the C library holds
  * until exit, which is no leak.
+ *
+ * With "exit N": it runs rounds until SIGUSR1 (a tracer attached), then
+ * exits with status N, by exit(3) from the main thread.
  */
 #include <dlfcn.h>
 #include <signal.h>
@@ -69,6 +72,7 @@ int main(int argc, char **argv)
 	int sleeper = argc > 1 && !strcmp(argv[1], "sleep");
 	const char *lib = argc > 2 && !strcmp(argv[1], "dlopen") ? argv[2] : NULL;
 	void (*lib_leak)(void) = NULL;
+	int exit_code = argc > 2 && !strcmp(argv[1], "exit") ? atoi(argv[2]) : -1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGUSR1, on_usr1);
 	if (argc > 1 && !strcmp(argv[1], "title")) {
@@ -91,6 +95,8 @@ int main(int argc, char **argv)
 	}
 	printf("ready pid=%d\n", (int)getpid());
 	for (int n = 1; !sleeper; n++) {
+		if (exit_code >= 0 && go_dlopen)
+			exit(exit_code);
 		if (lib && go_dlopen && !lib_leak) {
 			void *h = dlopen(lib, RTLD_NOW);
 			lib_leak = h ? (void (*)(void))dlsym(h, "lib_leak") : NULL;

@@ -603,6 +603,9 @@ int mt_bpf_trace_pid(struct mt_bpf *b, pid_t pid, char *err, size_t errlen)
 	int fresh = !p || p->start != st || p->exited;
 
 	if (fresh) {
+		uint64_t old;
+		mt_ptrmap_take(&b->exits, (uint64_t)pid + 1, &old); /* a pid used again */
+		mt_ptrmap_take(&b->exit_ts, (uint64_t)pid + 1, &old);
 		if (p) {
 			detach_pid(b, pid);
 			mtb_drop_process(b, (uint32_t)pid);

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "format/signum.h"
 #include "memtrace.skel.h"
 
 _Static_assert(MTB_FN_MALLOC == MT_FN_MALLOC && MTB_FN_CALLOC == MT_FN_CALLOC &&
@@ -432,6 +433,10 @@ static int after_load(struct mt_bpf *b, long page, char *err, size_t errlen)
 		return -1;
 	}
 	bpf_map_update_elem(b->fd_stats, &zero, &st0, BPF_ANY);
+	/* Traced processes' exits, in both modes: without it (a kernel whose
+	 * tracepoint has no BTF) a process attached to that exits is reported
+	 * as still running, as before. */
+	b->exit_link = bpf_program__attach(s->progs.mt_proc_exit);
 	/* The mapping calls: every traced process's, from now on.  A kernel
 	 * without the system calls' raw tracepoints records no mapping calls. */
 	struct bpf_program *const maps[] = { MAP_PROGS(s) };
@@ -461,6 +466,8 @@ int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, siz
 
 	b = xcalloc(1, sizeof(*b));
 	b->wake_fd = -1;
+	mt_ptrmap_xinit(&b->exits, 16);
+	mt_ptrmap_xinit(&b->exit_ts, 16);
 	b->o = with_defaults(o);
 	b->self = getpid();
 	mtb_objects_init(b);
@@ -557,6 +564,9 @@ void mt_bpf_close(struct mt_bpf *b)
 	if (!b)
 		return;
 	print_prog_stats(b);
+	bpf_link__destroy(b->exit_link);
+	mt_ptrmap_destroy(&b->exits);
+	mt_ptrmap_destroy(&b->exit_ts);
 	for (size_t i = 0; i < sizeof b->map_links / sizeof *b->map_links; i++)
 		bpf_link__destroy(b->map_links[i]);
 	mtb_detach_all(b);
@@ -610,11 +620,44 @@ static int on_maprec(struct mt_bpf *b, const struct mtb_maprec *r)
 	return 0;
 }
 
+/* A traced process's exit: its status, kept for mt_bpf_exit_status, and an
+ * MT_REC_EXIT event. */
+static int on_exitrec(struct mt_bpf *b, const struct mtb_exitrec *r)
+{
+	/* as wait() has it: the signal in the low 7 bits (0x80: a core dump),
+	 * else the status in the next 8 */
+	int sig = r->code & 0x7f;
+	int64_t status = sig ? -(int64_t)mt_sig_recorded(sig) : (r->code >> 8) & 0xff;
+	mt_ptrmap_xput(&b->exits, (uint64_t)r->pid + 1, (uint64_t)(status + (1ll << 32)));
+	mt_ptrmap_xput(&b->exit_ts, (uint64_t)r->pid + 1, r->ts);
+	struct mt_bpf_event ev = {
+		.type = MT_REC_EXIT, .pid = r->pid, .tid = r->pid, .ts = r->ts, .status = status
+	};
+	b->delivered++;
+	if (b->cb)
+		b->cb(b->cb_ctx, &ev);
+	return 0;
+}
+
+int mt_bpf_exit_status(struct mt_bpf *b, uint32_t pid, int64_t *status, uint64_t *ts)
+{
+	uint64_t v, t = 0;
+	if (!mt_ptrmap_get(&b->exits, (uint64_t)pid + 1, &v))
+		return 0;
+	*status = (int64_t)v - (1ll << 32);
+	mt_ptrmap_get(&b->exit_ts, (uint64_t)pid + 1, &t);
+	if (ts)
+		*ts = t;
+	return 1;
+}
+
 static int on_record(void *ctx, void *data, size_t len)
 {
 	struct mt_bpf *b = ctx;
 	const struct mtb_rec *r = data;
 
+	if (len >= sizeof(struct mtb_exitrec) && r->type == MTB_REC_EXIT)
+		return on_exitrec(b, data);
 	if (len >= sizeof(struct mtb_maprec) && r->type == MTB_REC_MAP)
 		return on_maprec(b, data);
 	if (len < sizeof(*r))
@@ -659,12 +702,20 @@ void mt_bpf_set_wake_fd(struct mt_bpf *b, int fd)
 	b->wake_fd = fd;
 }
 
-/* mt_bpf_poll's wait: TIMEOUT_MS, or until the wake fd is readable. */
+/* mt_bpf_poll's wait: TIMEOUT_MS, or until the wake fd is readable or the
+ * ring wakes us: most records are submitted without a wake-up, but those
+ * the loader must act on at once (a file mapped executable: a dlopen, whose
+ * table it reads; a traced process's exit) force one. */
 static void poll_sleep(struct mt_bpf *b, int timeout_ms)
 {
-	if (b->wake_fd >= 0) {
-		struct pollfd p = { .fd = b->wake_fd, .events = POLLIN };
-		poll(&p, 1, timeout_ms);
+	struct pollfd p[2];
+	nfds_t n = 0;
+	if (b->wake_fd >= 0)
+		p[n++] = (struct pollfd){ .fd = b->wake_fd, .events = POLLIN };
+	if (b->rb)
+		p[n++] = (struct pollfd){ .fd = ring_buffer__epoll_fd(b->rb), .events = POLLIN };
+	if (n) {
+		poll(p, n, timeout_ms);
 		return;
 	}
 	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000 };
@@ -674,12 +725,8 @@ static void poll_sleep(struct mt_bpf *b, int timeout_ms)
 int mt_bpf_poll(struct mt_bpf *b, int timeout_ms, mt_bpf_event_fn fn, void *ctx)
 {
 	mtb_stacks_check(b);
-	if (!b->o.events) {
-		/* Aggregation mode has no events: only the wait. */
-		if (timeout_ms > 0)
-			poll_sleep(b, timeout_ms);
-		return 0;
-	}
+	/* (aggregation mode has a ring too, of one page: the exit records
+	 * alone) */
 	if (!b->rb) {
 		b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.rb), on_record, b, NULL);
 		if (!b->rb)

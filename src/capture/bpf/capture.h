@@ -153,7 +153,8 @@ int mt_bpf_new_code_pending(struct mt_bpf *b);
 
 struct mt_bpf_event {
 	int type; /* MT_REC_ALLOC, MT_REC_FREE, MT_REC_REALLOC, MT_BPF_EV_MALLOPT;
-		   * MT_REC_EXT: a mapping call (MAP; its stack as an allocation's) */
+		   * MT_REC_EXT: a mapping call (MAP; its stack as an allocation's);
+		   * MT_REC_EXIT: process PID exited (STATUS; every mode) */
 	struct mt_mapcall map;
 	int fn; /* enum mt_fn, or MT_BPF_FN_FREE */
 	uint32_t pid, tid;
@@ -165,6 +166,7 @@ struct mt_bpf_event {
 	unsigned nframes;	/* return addresses, leaf first; frames[0] is the */
 	const uint64_t *frames; /* return address of the allocator call itself */
 	uint32_t object;	/* allocator object: mt_bpf_object_path */
+	int64_t status;		/* MT_REC_EXIT: exit code >= 0, or -signal (signum.h) */
 };
 typedef void (*mt_bpf_event_fn)(void *ctx, const struct mt_bpf_event *ev);
 
@@ -173,13 +175,22 @@ typedef void (*mt_bpf_event_fn)(void *ctx, const struct mt_bpf_event *ev);
  * rest of the probe): when nothing is waiting this sleeps TIMEOUT_MS (0: not
  * at all; a signal cuts it short) and drains again.  Returns the number of
  * events delivered, or -1 (errno set).  FRAMES stay valid until
- * mt_bpf_close.  In aggregation mode it only sleeps and returns 0, so that
- * one loop serves both modes. */
+ * mt_bpf_close.  In aggregation mode the only events are the traced
+ * processes' exits (MT_REC_EXIT), so that one loop serves both modes.
+ * Records the loader must act on at once (an exit, a file mapped
+ * executable) end the sleep. */
 int mt_bpf_poll(struct mt_bpf *b, int timeout_ms, mt_bpf_event_fn fn, void *ctx);
 /* A file descriptor whose readability ends mt_bpf_poll's sleep at once
  * (-1: none): a recorder that must answer its traced child's stops wakes
  * on them (a signalfd of SIGCHLD) rather than after the whole timeout. */
 void mt_bpf_set_wake_fd(struct mt_bpf *b, int fd);
+
+/* Whether traced process PID was seen to exit (an MT_REC_EXIT event read
+ * by mt_bpf_poll, any mode): 1 with *STATUS, its exit code >= 0 or
+ * -signal (in the recordings' numbering, format/signum.h), and *TS (may be
+ * NULL) when (CLOCK_MONOTONIC ns), else 0.  A process traced anew under
+ * the same pid forgets it. */
+int mt_bpf_exit_status(struct mt_bpf *b, uint32_t pid, int64_t *status, uint64_t *ts);
 
 /* Path of an allocator object (as the process that mapped it names it). */
 const char *mt_bpf_object_path(struct mt_bpf *b, uint32_t object);

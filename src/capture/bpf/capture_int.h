@@ -228,6 +228,12 @@ struct mt_bpf {
 	void *cb_ctx;
 	int delivered;
 	int wake_fd; /* mt_bpf_set_wake_fd, or -1 */
+	/* traced processes' exits (memtrace.bpf.c, mt_proc_exit): its link,
+	 * and the statuses read from the ring, tgid + 1 -> status + 2^32
+	 * (exit code >= 0, or -signal: mt_bpf_exit_status), and when (tgid + 1
+	 * -> CLOCK_MONOTONIC ns) */
+	struct bpf_link *exit_link;
+	struct mt_ptrmap exits, exit_ts;
 
 	struct mtb_object *objs;
 	size_t nobjs, capobjs;

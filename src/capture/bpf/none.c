@@ -64,6 +64,10 @@ void mt_bpf_set_wake_fd(struct mt_bpf *b, int fd)
 {
 	/* nothing to wake: mt_bpf_open failed before */
 }
+int mt_bpf_exit_status(struct mt_bpf *b, uint32_t pid, int64_t *status, uint64_t *ts)
+{
+	return 0;
+}
 const char *mt_bpf_object_path(struct mt_bpf *b, uint32_t object)
 {
 	return NULL;

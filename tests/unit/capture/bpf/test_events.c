@@ -154,11 +154,19 @@ int main(int argc, char **argv)
 	/* Only the child's events (nothing else is traced anyway).  A static
 	 * program's C library allocates before main (_dl_non_dynamic_init):
 	 * those come first and stay; they are set apart. */
-	size_t n = 0;
+	size_t n = 0, exits = 0, after_exit = 0;
 	uint64_t prelude = 0, prelude_bytes = 0;
 	for (size_t i = 0; i < ev.n; i++) {
 		if (ev.v[i].e.pid != (uint32_t)c.pid)
 			continue;
+		/* its end (the kernel's sched_process_exit): once, last, with
+		 * the status waitpid gave */
+		after_exit += exits > 0;
+		if (ev.v[i].e.type == MT_REC_EXIT) {
+			exits++;
+			CHECK(ev.v[i].e.status == 0, "exit event: status %lld", (long long)ev.v[i].e.status);
+			continue;
+		}
 		if (n == 0 && nexp && (ev.v[i].e.ptr != exp[0].ptr || ev.v[i].e.type != exp[0].type) &&
 		    ev.v[i].e.type == MT_REC_ALLOC) {
 			prelude++;
@@ -171,6 +179,12 @@ int main(int argc, char **argv)
 		printf("events: %llu allocations before main (%llu bytes)\n", (unsigned long long)prelude,
 		       (unsigned long long)prelude_bytes);
 	CHECK_EQ(n, nexp);
+	CHECK_EQ(exits, 1);
+	CHECK_EQ(after_exit, 0);
+	int64_t st = -1;
+	uint64_t ets = 0;
+	CHECK(mt_bpf_exit_status(b, (uint32_t)c.pid, &st, &ets) == 1 && st == 0 && ets,
+	      "mt_bpf_exit_status: status %lld at %llu", (long long)st, (unsigned long long)ets);
 	uint64_t exc_ptr = 0;
 	for (size_t i = 0; i < n && i < nexp; i++) {
 		const struct mt_bpf_event *e = &ev.v[i].e;

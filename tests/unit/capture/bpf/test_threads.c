@@ -30,6 +30,8 @@ struct replay {
 	struct mt_ptrmap live; /* ptr + 1 (keys are never 0) -> size */
 	uint64_t worker_allocs, worker_frees, unknown_frees, events, bad_realloc;
 	uint64_t live_bytes;
+	uint64_t exits; /* MT_REC_EXIT events (the kernel saw the process end) */
+	int64_t exit_status;
 };
 
 static void replay_cb(void *ctx, const struct mt_bpf_event *ev)
@@ -38,6 +40,12 @@ static void replay_cb(void *ctx, const struct mt_bpf_event *ev)
 
 	if (ev->pid != r->pid)
 		return;
+	if (ev->type == MT_REC_EXIT) {
+		/* no allocation event: not in the counts the losses add up to */
+		r->exits++;
+		r->exit_status = ev->status;
+		return;
+	}
 	r->events++;
 	int worker = ev->tid != ev->pid;
 	uint64_t v;
@@ -121,6 +129,9 @@ int main(int argc, char **argv)
 	CHECK_EQ(r.worker_frees, frees);
 	CHECK_EQ(r.unknown_frees, 0);
 	CHECK_EQ(r.bad_realloc, 0);
+	/* its end, once, last thread gone: status 0 as waitpid saw it */
+	CHECK_EQ(r.exits, 1);
+	CHECK_EQ(r.exit_status, 0);
 	/* Live at the end: the workers' leaks plus main's own blocks (its
 	 * queues and the threads' TLS), which the workers never free. */
 	CHECK(r.live_bytes >= leaked, "live bytes %llu < leaked %llu", (unsigned long long)r.live_bytes, leaked);
@@ -133,6 +144,7 @@ int main(int argc, char **argv)
 	struct replay r2 = run(argv[1], 16384, 200, out, sizeof(out), lost2);
 
 	CHECK(lost2[MT_LOST_BUFFER_FULL] > 0, "nothing lost with a 16 KB ring");
+	CHECK(r2.exits <= 1, "%llu exits of one process", (unsigned long long)r2.exits);
 	CHECK_EQ(r2.events + lost2[MT_LOST_BUFFER_FULL], r.events);
 	for (int k = 0; k < MT_LOST_KIND_COUNT; k++)
 		if (k != MT_LOST_BUFFER_FULL)
