@@ -356,18 +356,20 @@ static __always_inline void count(__u32 tgid, __u32 kind, __u64 n)
 		__sync_fetch_and_add(&s->c[kind], n);
 }
 
-static __always_inline int is_traced(__u32 tgid)
+/* Whether TGID's bit is set in SET (traced or excluded). */
+static __always_inline int in_pidset(void *set, __u32 tgid)
 {
 	__u32 w = tgid / 64;
-	__u64 bit = 1ull << (tgid % 64);
-	__u64 *t = bpf_map_lookup_elem(&traced, &w);
+	__u64 *x = bpf_map_lookup_elem(set, &w);
 
-	if (t && (*t & bit))
+	return x && (*x & (1ull << (tgid % 64)));
+}
+
+static __always_inline int is_traced(__u32 tgid)
+{
+	if (in_pidset(&traced, tgid))
 		return 1;
-	if (!trace_all || tgid == self_tgid)
-		return 0;
-	__u64 *x = bpf_map_lookup_elem(&excluded, &w);
-	return !(x && (*x & bit));
+	return trace_all && tgid != self_tgid && !in_pidset(&excluded, tgid);
 }
 
 /* The clock of the call slots' ages (struct mtb_call: ts, new_ts, own):
@@ -1426,7 +1428,6 @@ __noinline __u64 dwarf_stack(struct mtb_call *c, __u64 pc, __u64 sp, __u64 bp, i
 		if (!bpf_map_lookup_elem(&ustacks, &key))
 			err = bpf_map_update_elem(&ustacks, &key, &s->st, BPF_NOEXIST);
 		if (!err) {
-			__u32 zero = 0;
 			__u64 *ins = bpf_map_lookup_elem(&ustk_ins, &zero);
 
 			if (ins)
@@ -2113,12 +2114,11 @@ struct task_struct___mtx {
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(mt_proc_exit, struct task_struct___mtx *p)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid), w = tgid / 64;
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
 	/* a process traced by pid (-p, record's command): not every exit of
 	 * the machine under trace_all (sweep), which reads no status */
-	__u64 *t = bpf_map_lookup_elem(&traced, &w);
-
-	if (!t || !(*t & (1ull << (tgid % 64))) || BPF_CORE_READ(p, signal, live.counter) != 0)
+	if (!in_pidset(&traced, tgid) || BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
 	/* exit_group and a fatal signal set the group's code, which wait()
 	 * reports, whichever thread is last; threads that each called exit

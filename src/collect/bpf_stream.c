@@ -6,6 +6,7 @@
 #include "capture/bpf/procmaps.h"
 #include "base/ptrmap.h"
 #include "base/util.h"
+#include "writer.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,9 +40,7 @@ struct mt_bpf_streams *mt_bpf_streams_new(struct mt_recorder *rec, struct mt_bpf
 	struct mt_bpf_streams *s = xcalloc(1, sizeof *s);
 	s->rec = rec;
 	s->b = b;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	s->t0 = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	s->t0 = mt_now_ns();
 	return s;
 }
 
@@ -152,9 +151,7 @@ void mt_bpf_streams_set_main(struct mt_bpf_streams *s, uint32_t pid)
 
 void mt_bpf_streams_begin(struct mt_bpf_streams *s, uint32_t pid)
 {
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	uint64_t ts = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	uint64_t ts = mt_now_ns();
 	proc_for(s, pid, ts - ts % TS_GRAIN);
 }
 
@@ -313,9 +310,7 @@ void mt_bpf_streams_end(struct mt_bpf_streams *s, struct mt_bpf *b, uint32_t pid
 
 void mt_bpf_streams_exec(struct mt_bpf_streams *s, struct mt_bpf *b, uint32_t pid, const char *path)
 {
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	uint64_t ts = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	uint64_t ts = mt_now_ns();
 	ts -= ts % TS_GRAIN;
 	for (size_t i = s->n; i-- > 0;)
 		if (s->procs[i]->pid == pid) {

@@ -179,3 +179,12 @@ def linked_peak(t, progs):
     if not os.path.lexists(link):
         os.symlink(os.path.realpath(progs['peak']), link)
     return link
+
+
+def ht_bytes(n):
+    """N bytes as heaptrack_print writes them."""
+    b, i = float(n), 0
+    while i < 4 and abs(b) > 1000:
+        b /= 1000
+        i += 1
+    return f'{n}B' if i == 0 else f'{b:.2f}{"BKMGT"[i]}'

@@ -603,9 +603,6 @@ int mt_bpf_trace_pid(struct mt_bpf *b, pid_t pid, char *err, size_t errlen)
 	int fresh = !p || p->start != st || p->exited;
 
 	if (fresh) {
-		uint64_t old;
-		mt_ptrmap_take(&b->exits, (uint64_t)pid + 1, &old); /* a pid used again */
-		mt_ptrmap_take(&b->exit_ts, (uint64_t)pid + 1, &old);
 		if (p) {
 			detach_pid(b, pid);
 			mtb_drop_process(b, (uint32_t)pid);
@@ -1096,6 +1093,30 @@ void mtb_note_new_code(struct mt_bpf *b, pid_t pid)
 
 	if (p && !p->exited)
 		p->new_code = b->new_code = 1;
+}
+
+void mtb_note_exit(struct mt_bpf *b, pid_t pid, int64_t status, uint64_t ts)
+{
+	struct mtb_proc *p = proc_find(b, pid);
+
+	if (p) {
+		p->has_status = 1;
+		p->status = status;
+		p->exit_ts = ts;
+	}
+}
+
+/* (a pid traced anew is recorded anew by proc_record: its status forgotten) */
+int mt_bpf_exit_status(struct mt_bpf *b, uint32_t pid, int64_t *status, uint64_t *ts)
+{
+	struct mtb_proc *p = proc_find(b, (pid_t)pid);
+
+	if (!p || !p->has_status)
+		return 0;
+	*status = p->status;
+	if (ts)
+		*ts = p->exit_ts;
+	return 1;
 }
 
 int mt_bpf_new_code_pending(struct mt_bpf *b)

@@ -466,8 +466,6 @@ int mt_bpf_open(struct mt_bpf **out, const struct mt_bpf_opts *o, char *err, siz
 
 	b = xcalloc(1, sizeof(*b));
 	b->wake_fd = -1;
-	mt_ptrmap_xinit(&b->exits, 16);
-	mt_ptrmap_xinit(&b->exit_ts, 16);
 	b->o = with_defaults(o);
 	b->self = getpid();
 	mtb_objects_init(b);
@@ -565,8 +563,6 @@ void mt_bpf_close(struct mt_bpf *b)
 		return;
 	print_prog_stats(b);
 	bpf_link__destroy(b->exit_link);
-	mt_ptrmap_destroy(&b->exits);
-	mt_ptrmap_destroy(&b->exit_ts);
 	for (size_t i = 0; i < sizeof b->map_links / sizeof *b->map_links; i++)
 		bpf_link__destroy(b->map_links[i]);
 	mtb_detach_all(b);
@@ -620,16 +616,15 @@ static int on_maprec(struct mt_bpf *b, const struct mtb_maprec *r)
 	return 0;
 }
 
-/* A traced process's exit: its status, kept for mt_bpf_exit_status, and an
- * MT_REC_EXIT event. */
+/* A traced process's exit: its status, kept for mt_bpf_exit_status
+ * (attach.c), and an MT_REC_EXIT event. */
 static int on_exitrec(struct mt_bpf *b, const struct mtb_exitrec *r)
 {
 	/* as wait() has it: the signal in the low 7 bits (0x80: a core dump),
 	 * else the status in the next 8 */
 	int sig = r->code & 0x7f;
 	int64_t status = sig ? -(int64_t)mt_sig_recorded(sig) : (r->code >> 8) & 0xff;
-	mt_ptrmap_xput(&b->exits, (uint64_t)r->pid + 1, (uint64_t)(status + (1ll << 32)));
-	mt_ptrmap_xput(&b->exit_ts, (uint64_t)r->pid + 1, r->ts);
+	mtb_note_exit(b, (pid_t)r->pid, status, r->ts);
 	struct mt_bpf_event ev = {
 		.type = MT_REC_EXIT, .pid = r->pid, .tid = r->pid, .ts = r->ts, .status = status
 	};
@@ -637,18 +632,6 @@ static int on_exitrec(struct mt_bpf *b, const struct mtb_exitrec *r)
 	if (b->cb)
 		b->cb(b->cb_ctx, &ev);
 	return 0;
-}
-
-int mt_bpf_exit_status(struct mt_bpf *b, uint32_t pid, int64_t *status, uint64_t *ts)
-{
-	uint64_t v, t = 0;
-	if (!mt_ptrmap_get(&b->exits, (uint64_t)pid + 1, &v))
-		return 0;
-	*status = (int64_t)v - (1ll << 32);
-	mt_ptrmap_get(&b->exit_ts, (uint64_t)pid + 1, &t);
-	if (ts)
-		*ts = t;
-	return 1;
 }
 
 static int on_record(void *ctx, void *data, size_t len)

@@ -182,6 +182,11 @@ struct mtb_proc {
 	int exited;	  /* its probes are gone; figures kept */
 	int exec_pending; /* trace_exec: not exec'd yet when last looked at */
 	int new_code;	  /* mapped a file executable since (mtb_note_new_code) */
+	/* seen to exit (mt_proc_exit's record: mtb_note_exit): its exit code
+	 * >= 0 or -signal, and when (CLOCK_MONOTONIC ns) */
+	int has_status;
+	int64_t status;
+	uint64_t exit_ts;
 };
 
 /* One distinct stack, interned in user space: id = index + 1. */
@@ -228,12 +233,9 @@ struct mt_bpf {
 	void *cb_ctx;
 	int delivered;
 	int wake_fd; /* mt_bpf_set_wake_fd, or -1 */
-	/* traced processes' exits (memtrace.bpf.c, mt_proc_exit): its link,
-	 * and the statuses read from the ring, tgid + 1 -> status + 2^32
-	 * (exit code >= 0, or -signal: mt_bpf_exit_status), and when (tgid + 1
-	 * -> CLOCK_MONOTONIC ns) */
+	/* traced processes' exits (memtrace.bpf.c, mt_proc_exit; their
+	 * statuses are kept in procs) */
 	struct bpf_link *exit_link;
-	struct mt_ptrmap exits, exit_ts;
 
 	struct mtb_object *objs;
 	size_t nobjs, capobjs;
@@ -293,6 +295,7 @@ void mtb_detach_all(struct mt_bpf *b);
 /* attach.c: traced process PID mapped a file executable (a dlopen): the
  * next mt_bpf_rescan_new_code reads its table. */
 void mtb_note_new_code(struct mt_bpf *b, pid_t pid);
+void mtb_note_exit(struct mt_bpf *b, pid_t pid, int64_t status, uint64_t ts);
 
 /* ---- lean.c ----------------------------------------------------------- */
 

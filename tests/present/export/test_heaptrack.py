@@ -23,21 +23,13 @@ import shutil
 import subprocess
 
 import exportlib
+from exportlib import ht_bytes
 
 t, progs = exportlib.setup('export-heaptrack')
 peak, _ = t.record([progs['peak']], out=t.path('peak.mtrace'))
 tmp, _ = t.record([progs['temporary']], out=t.path('temporary.mtrace'))
 HT = shutil.which('heaptrack_print')
 t.check(HT, 'heaptrack_print is installed (Debian package heaptrack)')
-
-
-def ht_bytes(n):
-    """N bytes as heaptrack_print writes them."""
-    b, i = float(n), 0
-    while i < 4 and abs(b) > 1000:
-        b /= 1000
-        i += 1
-    return f'{n}B' if i == 0 else f'{b:.2f}{"BKMGT"[i]}'
 
 
 def sections(text):

@@ -29,6 +29,7 @@ import subprocess
 import sys
 
 import gtlib
+from exportlib import ht_bytes
 
 ROWS = 20000
 t = gtlib.Case('export-sqlite3')
@@ -84,15 +85,6 @@ def export(fmt, name):
     out = t.path(name)
     rc, _, se = t.run([t.memtrace, 'export', '-f', fmt, '-o', out, rec], what='memtrace export')
     return out if t.eq(rc, 0, f'export {fmt}: exit status ({se.strip()[-300:]!r})') else None
-
-
-def ht_bytes(n):
-    """N bytes as heaptrack_print writes them."""
-    b, i = float(n), 0
-    while i < 4 and abs(b) > 1000:
-        b /= 1000
-        i += 1
-    return f'{n}B' if i == 0 else f'{b:.2f}{"BKMGT"[i]}'
 
 
 # ---- heaptrack_print: totals, and its top call sites by allocating function
