@@ -14,12 +14,11 @@
 #include <stdint.h>
 
 #include "base/ptrmap.h"
+#include "base/window.h"
 
 struct mt_blockmap {
-	struct mt_ptrmap map; /* addresses, and serials below win_base */
-	uint64_t *win;	      /* value at serial & win_mask (0: none) */
-	uint64_t win_base;
-	size_t win_mask, win_used;
+	struct mt_ptrmap map; /* addresses, and serials below win.base */
+	struct mt_window win; /* base/window.h: a uint64_t value a slot (0: none) */
 };
 
 void mt_blockmap_init(struct mt_blockmap *m);

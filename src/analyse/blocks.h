@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "base/ptrmap.h"
+#include "base/window.h"
 
 struct mt_block {
 	uint64_t ptr, ts, size;
@@ -31,11 +32,9 @@ struct mt_blocks {
 	size_t n, cap;
 	uint32_t free_head; /* index + 1 of a reusable record */
 	size_t live;	    /* blocks kept */
-	/* serials [win_base, win_base + win_mask + 1): record index + 1 at
-	 * serial & win_mask (0: none); older serials are in the map */
-	uint32_t *win;
-	uint64_t win_base;
-	size_t win_mask, win_used;
+	/* serials from win.base (base/window.h): a uint32_t slot each, the
+	 * record index + 1 (0: none); older serials are in the map */
+	struct mt_window win;
 };
 
 void mt_blocks_init(struct mt_blocks *t);

@@ -17,6 +17,7 @@
  */
 #include "figures.h"
 #include "base/hash.h"
+#include "base/window.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -53,7 +54,7 @@ void mt_col_destroy(struct mt_collector *c)
 	free(c->sites);
 	free(c->times);
 	free(c->live);
-	free(c->win);
+	mt_window_free(&c->win);
 	free(c->threads);
 	memset(c, 0, sizeof *c);
 }
@@ -63,10 +64,9 @@ void mt_col_shed(struct mt_collector *c)
 	/* the threads stay: one slot a thread, and the reports list them
 	 * with what each allocated */
 	free(c->live);
-	free(c->win);
+	mt_window_free(&c->win);
 	c->live = NULL;
-	c->win = NULL;
-	c->live_mask = c->live_used = c->win_mask = c->win_used = 0;
+	c->live_mask = c->live_used = 0;
 	free(c->times);
 	c->times = NULL;
 	/* the eighth grown for sites that did not come */
@@ -164,99 +164,29 @@ static void live_remove(struct mt_collector *c, struct mt_live *e)
 	c->live_used--;
 }
 
-/* ---- the window of serial-keyed blocks (figures.h) ---- */
+/* ---- the window of serial-keyed blocks (figures.h, base/window.h) ---- */
 
 #define SERIAL_BIT (1ull << 63)
-/* 16 KB: what a process with events costs at least */
-#define WIN_FIRST_SLOTS 1024
 
-static void win_alloc(struct mt_collector *c, size_t slots, uint64_t base)
+static int wslot_live(const void *slot)
 {
-	c->win = xcalloc(slots, sizeof *c->win);
-	c->win_mask = slots - 1;
-	c->win_base = base;
-	c->win_used = 0;
+	return ((const struct mt_wslot *)slot)->seq != 0;
 }
 
-/* The serial of window slot I. */
-static inline uint64_t win_serial(const struct mt_collector *c, size_t i)
+/* An older serial's block goes to the hash table, which keeps every serial
+ * below the window's base. */
+static void wslot_spill(void *owner, uint64_t s, const void *slot)
 {
-	return c->win_base + (((uint64_t)i - c->win_base) & c->win_mask);
+	const struct mt_wslot *w = slot;
+	live_insert(owner, &(struct mt_live){ SERIAL_BIT | s, w->size, w->site, w->seq });
 }
 
-/* Moves the blocks of serials [win_base, UPTO) to the hash table, which
- * keeps every serial below win_base, and starts the window at UPTO. */
-static void win_spill(struct mt_collector *c, uint64_t upto)
-{
-	uint64_t end = upto - c->win_base > c->win_mask ? c->win_base + c->win_mask + 1 : upto;
-	for (uint64_t s = c->win_base; s < end && c->win_used; s++) {
-		struct mt_wslot *w = &c->win[s & c->win_mask];
-		if (!w->seq)
-			continue;
-		live_insert(c, &(struct mt_live){ SERIAL_BIT | s, w->size, w->site, w->seq });
-		w->seq = 0;
-		c->win_used--;
-	}
-	c->win_base = upto;
-}
+/* 12 KB: what a process with events costs at least */
+static const struct mt_window_kind wkind = { sizeof(struct mt_wslot), wslot_live, wslot_spill };
 
-/* Doubles the window in place: a block at slot I goes to I or I + N, and
- * the upper half is new, so no second copy of the window is ever needed
- * (realloc moves the pages of a big one without copying them): at 500,000
- * live blocks that copy was 12 MB at once, the peak of a report. */
-static void win_grow(struct mt_collector *c)
+static inline struct mt_wslot *wslot(const struct mt_collector *c, uint64_t s)
 {
-	size_t n = c->win_mask + 1;
-	c->win = xrealloc(c->win, n * 2 * sizeof *c->win);
-	memset(c->win + n, 0, n * sizeof *c->win);
-	for (size_t i = 0; i < n; i++)
-		if (c->win[i].seq) {
-			uint64_t s = c->win_base + (((uint64_t)i - c->win_base) & (n - 1));
-			size_t j = (size_t)(s & (n * 2 - 1));
-			if (j != i) {
-				c->win[j] = c->win[i];
-				c->win[i].seq = 0;
-			}
-		}
-	c->win_mask = n * 2 - 1;
-}
-
-/* Live blocks among the oldest N serials of the window. */
-static size_t win_live_oldest(const struct mt_collector *c, size_t n)
-{
-	size_t live = 0;
-	for (uint64_t s = c->win_base; s < c->win_base + n; s++)
-		live += c->win[s & c->win_mask].seq != 0;
-	return live;
-}
-
-/* Makes the window reach serial S (>= win_base + its size).  Its oldest
- * thirty-second goes to the hash table, unless more than half of that is
- * still live while more than a quarter of the whole is: then it doubles.
- * So a window holds at least a quarter as many live blocks as its slots
- * (12 bytes each) after it grows, a program that frees its blocks in about
- * the order it made them (500,000 live: 512K slots) spills none, and a
- * block that outlives it is moved once.  A serial far ahead (only a
- * crafted file skips serials) empties it and starts it again, small. */
-static void win_make_room(struct mt_collector *c, uint64_t s)
-{
-	size_t n = c->win_mask + 1;
-	if (s - c->win_base >= 2 * (uint64_t)n) {
-		win_spill(c, c->win_base + n);
-		if (n > WIN_FIRST_SLOTS) {
-			free(c->win);
-			win_alloc(c, WIN_FIRST_SLOTS, s);
-		}
-		c->win_base = s;
-		return;
-	}
-	while (s - c->win_base > c->win_mask) {
-		n = c->win_mask + 1;
-		if (c->win_used * 4 > n && win_live_oldest(c, n / 32) * 2 > n / 32)
-			win_grow(c);
-		else
-			win_spill(c, c->win_base + n / 32);
-	}
+	return mt_window_slot(&c->win, sizeof(struct mt_wslot), s);
 }
 
 /* ---- blocks: the window, then the hash table ---- */
@@ -264,14 +194,14 @@ static void win_make_room(struct mt_collector *c, uint64_t s)
 /* Takes the block at PTR out: 1 with its size and site, 0 if unknown. */
 static inline int block_take(struct mt_collector *c, uint64_t ptr, uint64_t *size, uint32_t *site)
 {
-	if ((ptr & SERIAL_BIT) && c->win && (ptr & ~SERIAL_BIT) >= c->win_base) {
+	if ((ptr & SERIAL_BIT) && c->win.slots && (ptr & ~SERIAL_BIT) >= c->win.base) {
 		uint64_t s = ptr & ~SERIAL_BIT;
-		struct mt_wslot *w = &c->win[s & c->win_mask];
-		if (s - c->win_base <= c->win_mask && w->seq) {
+		struct mt_wslot *w = wslot(c, s);
+		if (s - c->win.base <= c->win.mask && w->seq) {
 			*size = w->size;
 			*site = w->site;
 			w->seq = 0;
-			c->win_used--;
+			c->win.used--;
 			return 1;
 		}
 		/* a block of 4 GB or more sits in the hash table (below) */
@@ -294,14 +224,12 @@ static inline int block_put(struct mt_collector *c, const struct mt_live *b, uin
 {
 	if (b->ptr & SERIAL_BIT) {
 		uint64_t s = b->ptr & ~SERIAL_BIT;
-		if (!c->win)
-			win_alloc(c, WIN_FIRST_SLOTS, s);
+		if (!c->win.slots)
+			mt_window_start(&c->win, &wkind, MT_WINDOW_FIRST_SLOTS, s);
 		/* (an older serial goes to the hash table, and so does a block
 		 * too big for a slot) */
-		if (s >= c->win_base && b->size <= UINT32_MAX) {
-			if (s - c->win_base > c->win_mask)
-				win_make_room(c, s);
-			struct mt_wslot *w = &c->win[s & c->win_mask];
+		if (s >= c->win.base && b->size <= UINT32_MAX) {
+			struct mt_wslot *w = mt_window_reach(&c->win, &wkind, c, s);
 			int had = w->seq != 0;
 			if (had) {
 				*old_size = w->size;
@@ -310,19 +238,19 @@ static inline int block_put(struct mt_collector *c, const struct mt_live *b, uin
 				had = 1; /* (a big one of the same serial: crafted) */
 			}
 			if (!had)
-				c->win_used++;
+				c->win.used++;
 			*w = (struct mt_wslot){ (uint32_t)b->size, b->site, b->seq };
 			return had;
 		}
-		if (s >= c->win_base)
+		if (s >= c->win.base)
 			c->win_big = 1;
-		struct mt_wslot *w = &c->win[s & c->win_mask];
-		if (s >= c->win_base && s - c->win_base <= c->win_mask && w->seq) {
+		struct mt_wslot *w = wslot(c, s);
+		if (mt_window_covers(&c->win, s) && w->seq) {
 			/* a small one of the same serial (crafted): replaced */
 			*old_size = w->size;
 			*old_site = w->site;
 			w->seq = 0;
-			c->win_used--;
+			c->win.used--;
 			struct mt_live *e = live_find(c, b->ptr);
 			if (e)
 				*e = *b;
@@ -622,22 +550,23 @@ void mt_col_runtime_held(struct mt_collector *c, int (*is_held)(void *ctx, const
 		live_remove(c, e);
 		i--; /* live_remove may move a later entry here */
 	}
-	for (size_t i = 0; c->win && i <= c->win_mask; i++) {
-		struct mt_wslot *w = &c->win[i];
-		if (!w->seq || !is_held(ctx, &(struct mt_live){ SERIAL_BIT | win_serial(c, i),
-								w->size, w->site, w->seq }))
+	for (size_t i = 0; c->win.slots && i <= c->win.mask; i++) {
+		struct mt_wslot *w = (struct mt_wslot *)c->win.slots + i;
+		if (!w->seq ||
+		    !is_held(ctx, &(struct mt_live){ SERIAL_BIT | mt_window_serial(&c->win, i),
+						     w->size, w->site, w->seq }))
 			continue;
 		to_held(c, w->site, w->size);
 		w->seq = 0;
-		c->win_used--;
+		c->win.used--;
 	}
 }
 
 int mt_col_is_live(const struct mt_collector *c, uint64_t ptr)
 {
-	if ((ptr & SERIAL_BIT) && c->win && (ptr & ~SERIAL_BIT) >= c->win_base) {
+	if ((ptr & SERIAL_BIT) && c->win.slots && (ptr & ~SERIAL_BIT) >= c->win.base) {
 		uint64_t s = ptr & ~SERIAL_BIT;
-		if (s - c->win_base <= c->win_mask && c->win[s & c->win_mask].seq)
+		if (s - c->win.base <= c->win.mask && wslot(c, s)->seq)
 			return 1;
 		if (!c->win_big) /* (else a block of 4 GB or more may be there) */
 			return 0;
@@ -652,8 +581,9 @@ void mt_col_each_live(struct mt_collector *c, void (*fn)(void *ctx, const struct
 	for (size_t i = 0; c->live && i <= c->live_mask; i++)
 		if (c->live[i].ptr)
 			fn(ctx, &c->live[i]);
-	for (size_t i = 0; c->win && i <= c->win_mask; i++)
-		if (c->win[i].seq)
-			fn(ctx, &(struct mt_live){ SERIAL_BIT | win_serial(c, i), c->win[i].size,
-						   c->win[i].site, c->win[i].seq });
+	const struct mt_wslot *w = c->win.slots;
+	for (size_t i = 0; w && i <= c->win.mask; i++)
+		if (w[i].seq)
+			fn(ctx, &(struct mt_live){ SERIAL_BIT | mt_window_serial(&c->win, i),
+						   w[i].size, w[i].site, w[i].seq });
 }

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/window.h"
+
 /* The fields every event touches come first, so that an event costs one or
  * two cache lines of its site rather than three. */
 struct mt_site_stats {
@@ -88,15 +90,11 @@ struct mt_collector {
 	struct mt_live *live;
 	size_t live_mask, live_used;
 	/* Blocks named by allocation serial (MT_SERIAL_KEY: the recorder's
-	 * compact records) whose serial is at least win_base sit in a ring of
-	 * the latest serials, [win_base, win_base + win_mask + 1), at the slot
-	 * serial & win_mask: a block is found without hashing, and blocks that
-	 * are freed in about the order they came (most of them) stay within a
-	 * few cache lines of each other.  Older ones live in `live`, and so
-	 * do blocks too big for a slot (struct mt_wslot). */
-	struct mt_wslot *win;
-	uint64_t win_base;
-	size_t win_mask, win_used;
+	 * compact records) whose serial is at least win.base sit in a window
+	 * of struct mt_wslot (base/window.h): found without hashing, and
+	 * close together when freed in about the order they came.  Older ones
+	 * live in `live`, and so do blocks too big for a slot. */
+	struct mt_window win;
 	int win_big; /* a block too big for a slot went to `live`: look there too */
 	struct mt_thread_last *threads;
 	size_t threads_mask, threads_used;
@@ -155,15 +153,19 @@ __attribute__((always_inline)) static inline void
 mt_col_prefetch_block(const struct mt_collector *c, uint64_t ptr)
 {
 	uint64_t s = ptr & ~(1ull << 63);
-	if ((ptr >> 63) && c->win && s - c->win_base <= c->win_mask)
-		__builtin_prefetch(&c->win[s & c->win_mask]);
+	if ((ptr >> 63) && c->win.slots && s - c->win.base <= c->win.mask)
+		__builtin_prefetch((const struct mt_wslot *)c->win.slots + (s & c->win.mask));
 }
 __attribute__((always_inline)) static inline uint32_t
 mt_col_block_site(const struct mt_collector *c, uint64_t ptr)
 {
 	uint64_t s = ptr & ~(1ull << 63);
-	if ((ptr >> 63) && c->win && s - c->win_base <= c->win_mask && c->win[s & c->win_mask].seq)
-		return c->win[s & c->win_mask].site;
+	if ((ptr >> 63) && c->win.slots && s - c->win.base <= c->win.mask) {
+		const struct mt_wslot *w =
+			(const struct mt_wslot *)c->win.slots + (s & c->win.mask);
+		if (w->seq)
+			return w->site;
+	}
 	return UINT32_MAX;
 }
 __attribute__((always_inline)) static inline void mt_col_prefetch_site(const struct mt_collector *c,

@@ -432,7 +432,7 @@ static uint64_t process_bytes(const struct mt_process *p)
 	n += (p->by_content ? p->content_mask + 1 : 0) * sizeof *p->by_content;
 	n += c->sites_cap * sizeof *c->sites;
 	n += (c->live ? c->live_mask + 1 : 0) * sizeof *c->live;
-	n += (c->win ? c->win_mask + 1 : 0) * sizeof *c->win;
+	n += (c->win.slots ? c->win.mask + 1 : 0) * sizeof(struct mt_wslot);
 	n += (c->threads ? c->threads_mask + 1 : 0) * sizeof *c->threads;
 	n += p->maps_cap * sizeof *p->maps + p->map_frames_cap * sizeof *p->map_frames;
 	return n + sizeof *p;

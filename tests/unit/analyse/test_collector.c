@@ -194,9 +194,9 @@ static void test_window(void)
 	mt_blocks_init(&bh);
 	feed_window(&w, 1, &bw, &tw, &mw, &sw);
 	feed_window(&h, 0, &bh, &th, &mh, &sh);
-	CHECK(w.win != NULL && w.live_used > 0); /* both parts used */
+	CHECK(w.win.slots != NULL && w.live_used > 0); /* both parts used */
 	CHECK(w.win_big); /* blocks of 5 GB, in the hash table, figures alike */
-	CHECK(h.win == NULL);
+	CHECK(h.win.slots == NULL);
 	CHECK_EQ(w.t.live_count, h.t.live_count);
 	CHECK_EQ(w.t.live_bytes, h.t.live_bytes);
 	CHECK_EQ(w.t.frees, h.t.frees);
@@ -242,7 +242,7 @@ static void test_window(void)
 	CHECK_EQ(w.sites_cap, w.nsites);
 	CHECK(!memcmp(before, w.sites, sizeof before));
 	CHECK(!memcmp(&tbefore, &w.t, sizeof tbefore));
-	CHECK(w.win == NULL && w.live == NULL && w.times == NULL);
+	CHECK(w.win.slots == NULL && w.live == NULL && w.times == NULL);
 	/* the threads stay: the reports list what each allocated */
 	CHECK(nthreads_before > 0 && w.threads_used == nthreads_before);
 	for (uint64_t n = 1; n < WN + 5000000; n += n < 400000 ? 1 : 4999)
