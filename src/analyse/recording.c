@@ -11,6 +11,7 @@
 #include "format/format.h"
 #include "format/signum.h"
 #include "base/util.h"
+#include "base/clock.h"
 
 #include <limits.h>
 #ifdef __GLIBC__
@@ -458,10 +459,7 @@ static int budget_stops(struct mt_budget *b)
 		return 1;
 	}
 	if (b->deadline_ns) {
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec >=
-		    b->deadline_ns) {
+		if (mt_now_ns() >= b->deadline_ns) {
 			b->exceeded = MT_BUDGET_TIME;
 			return 1;
 		}

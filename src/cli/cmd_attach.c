@@ -17,6 +17,7 @@
 #include "report/report.h"
 #include "report/top.h"
 #include "base/util.h"
+#include "base/clock.h"
 
 #include <limits.h>
 #include <unistd.h>

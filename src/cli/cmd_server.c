@@ -14,6 +14,7 @@
 #include "base/net.h"
 #include "base/util.h"
 #include "format/format.h"
+#include "base/clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -275,9 +276,7 @@ struct loader {
 
 static uint64_t now_ns(void)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+	return mt_now_ns();
 }
 
 /* The file's size and modification time now: 0, or -1 when it is gone. */
@@ -287,7 +286,7 @@ static int file_stamp(const char *path, uint64_t *size, int64_t *mtime)
 	if (stat(path, &sb) < 0)
 		return -1;
 	*size = (uint64_t)sb.st_size;
-	*mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+	*mtime = (int64_t)mt_timespec_ns(sb.st_mtim);
 	return 0;
 }
 

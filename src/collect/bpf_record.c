@@ -13,6 +13,7 @@
 
 #include "base/util.h"
 #include "format/signum.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <limits.h>

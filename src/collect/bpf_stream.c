@@ -7,6 +7,7 @@
 #include "base/ptrmap.h"
 #include "base/util.h"
 #include "writer.h"
+#include "base/clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -120,9 +121,8 @@ static struct proc *proc_for_image(struct mt_bpf_streams *s, uint32_t pid, uint6
 	uint64_t start = have && pi.start_ns > s->t0 ? pi.start_ns : s->t0;
 	if (start > ts || at_exec)
 		start = ts;
-	uint64_t now = (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec;
-	uint64_t unix_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec -
-			   (now > start ? now - start : 0);
+	uint64_t now = mt_timespec_ns(mono);
+	uint64_t unix_ns = mt_timespec_ns(rt) - (now > start ? now - start : 0);
 	const char *exe = have && pi.exe ? pi.exe : "";
 	const char *argv = have && pi.argv ? pi.argv : "";
 	size_t argv_len = have && pi.argv ? pi.argv_len : 0;

@@ -12,6 +12,7 @@
 
 #include "base/util.h"
 #include "format/signum.h"
+#include "base/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>

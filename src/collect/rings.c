@@ -22,6 +22,7 @@
 #include "format/ring.h"
 #include "base/util.h"
 #include "format/signum.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>

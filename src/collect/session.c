@@ -4,6 +4,7 @@
 #include "session.h"
 #include "capture/bpf/procmaps.h"
 #include "base/util.h"
+#include "base/clock.h"
 
 #include <string.h>
 

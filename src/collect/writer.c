@@ -7,6 +7,7 @@
 #include "format/cull.h"
 #include "format/format.h"
 #include "base/util.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -56,13 +57,6 @@ struct mt_stream {
 	uint32_t pid;	   /* whose memory is sampled (mt_stream_watch); 0: none */
 	uint64_t last_rss; /* when it last was */
 };
-
-uint64_t mt_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static struct mt_recorder *open_recorder(const char *path, int made_up, uint64_t cull_ns, char *err,
 					 size_t errlen)

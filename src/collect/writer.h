@@ -50,6 +50,4 @@ void mt_stream_tick(struct mt_stream *s);
 void mt_stream_end(struct mt_stream *s, const uint64_t lost[MT_LOST_KIND_COUNT], int have_exit,
 		   int64_t exit_status);
 
-uint64_t mt_now_ns(void);
-
 #endif

@@ -6,6 +6,7 @@
  */
 #include "wire.h"
 #include "format/format.h"
+#include "base/clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -158,9 +159,7 @@ static int is_boundary(int file, uint64_t off)
 
 static uint64_t now_ms(void)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+	return mt_now_ns() / 1000000;
 }
 
 /* S, then a NUL, into OUT (at most LEN with it): 0, or -1 when too long. */

@@ -3,6 +3,7 @@
  */
 #include "guard.h"
 #include "analyse/recording.h"
+#include "base/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,25 +60,18 @@ static int authorize(void *ctx, int action, const char *a, const char *b, const 
 	return SQLITE_DENY;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /* Every few thousand steps of the statement: non-zero stops it. */
 static int progress(void *ctx)
 {
 	struct mt_qguard *g = ctx;
-	if (g->deadline_ns && now_ns() >= g->deadline_ns) {
+	if (g->deadline_ns && mt_now_ns() >= g->deadline_ns) {
 		g->why = MT_QGUARD_TIME;
 		return 1;
 	}
 	if (mt_budget_stopped()) {
 		const struct mt_budget *b = mt_budget_get();
-		g->why = b && b->deadline_ns && now_ns() >= b->deadline_ns ? MT_QGUARD_TIME :
-									     MT_QGUARD_CANCELLED;
+		g->why = b && b->deadline_ns && mt_now_ns() >= b->deadline_ns ? MT_QGUARD_TIME :
+										MT_QGUARD_CANCELLED;
 		return 1;
 	}
 	return 0;

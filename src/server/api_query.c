@@ -15,6 +15,7 @@
 #include "query/output.h"
 #include "query/where.h"
 #include "base/util.h"
+#include "base/clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -95,10 +96,8 @@ static struct mt_qdb *file_qdb(struct req *x)
 
 static uint64_t deadline(const struct req *x)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
 	uint64_t ms = x->st->timeout_s * 500ull;
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec + ms * 1000000ull;
+	return mt_now_ns() + ms * 1000000ull;
 }
 
 /* A statement's failure: SQLite's message, or what the guard did. */

@@ -9,6 +9,7 @@
 #include "server.h"
 #include "mhd.h"
 #include "base/util.h"
+#include "base/clock.h"
 #include "export/page.h"
 #include "export/web/web.h"
 
@@ -481,8 +482,7 @@ static struct job *job_start(struct srv_state *st, struct req *x)
 	j->budget = (struct mt_budget){
 		.cancel = &j->dropped,
 		.cancel2 = &st->stopping,
-		.deadline_ns = (uint64_t)j->deadline.tv_sec * 1000000000ull +
-			       (uint64_t)j->deadline.tv_nsec,
+		.deadline_ns = mt_timespec_ns(j->deadline),
 		.max_bytes = st->request_bytes,
 	};
 	pthread_attr_t attr;

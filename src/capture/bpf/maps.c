@@ -20,6 +20,7 @@
 
 #include "base/util.h"
 #include "memtrace.skel.h"
+#include "base/clock.h"
 
 /* ---- walking a map ---------------------------------------------------- */
 
@@ -190,7 +191,7 @@ int mt_bpf_read_sites(struct mt_bpf *b, uint64_t min_age_ns,
 
 	mt_ptrmap_xinit(&w.idx, 64);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	w.now = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	w.now = mt_timespec_ns(ts);
 	int ret = mtb_map_walk(b->fd_sites, sizeof(struct mtb_site_key), sizeof(struct mtb_site),
 			       site_cb, &w);
 

@@ -15,6 +15,7 @@
 #include "base/hash.h"
 #include "base/ptrmap.h"
 #include "base/util.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -295,8 +296,7 @@ int mt_pinfo_read(struct mt_pinfo *pi, pid_t pid)
 			struct timespec boot, mono;
 			clock_gettime(CLOCK_BOOTTIME, &boot);
 			clock_gettime(CLOCK_MONOTONIC, &mono);
-			int64_t asleep = (boot.tv_sec - mono.tv_sec) * 1000000000ll +
-					 (boot.tv_nsec - mono.tv_nsec);
+			int64_t asleep = (int64_t)(mt_timespec_ns(boot) - mt_timespec_ns(mono));
 			long hz = sysconf(_SC_CLK_TCK);
 			int64_t at = (int64_t)(ticks * (1000000000ull /
 							(unsigned long long)(hz > 0 ? hz : 100)));

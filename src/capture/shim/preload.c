@@ -1239,9 +1239,8 @@ static void write_process_record(void)
 	uint8_t *w = mt_channel_reserve(128 + (size_t)exelen + alen);
 	if (w) {
 		w = mt_enc_process(&mt_enc_state, w, (uint32_t)getpid(), (uint32_t)getppid(),
-				   (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
-				   mt_now(), "preload", exe, (size_t)exelen, argv ? argv : "",
-				   alen);
+				   mt_timespec_ns(rt), mt_now(), "preload", exe, (size_t)exelen,
+				   argv ? argv : "", alen);
 		if (main_role)
 			w = mt_enc_main(w);
 		mt_channel_commit(w);

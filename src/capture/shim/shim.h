@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "format/codec.h"
+#include "base/clock.h"
 
 #define MT_HIDDEN __attribute__((visibility("hidden")))
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -105,9 +106,7 @@ MT_HIDDEN extern clockid_t mt_clock; /* CLOCK_MONOTONIC */
 
 static inline uint64_t mt_now(void)
 {
-	struct timespec ts;
-	clock_gettime(mt_clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return mt_clock_ns(mt_clock);
 }
 
 /* stamp.c: the time of each event, read raw on the hot path (the CPU's
@@ -136,9 +135,7 @@ static inline uint64_t mt_stamp_raw(int ordered)
 	}
 #endif
 	(void)ordered;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return mt_now_ns();
 }
 static inline uint64_t mt_stamp(void)
 {

@@ -35,13 +35,6 @@ static void set_rate(double r)
 	__atomic_store_n(&mt_stamp_conv.mult, (uint64_t)(r * 4294967296.0), __ATOMIC_RELAXED);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Whether the kernel's clock runs on the TSC: then it is invariant and in
  * step across CPUs (the kernel drops it as a clocksource otherwise). */
 static int kernel_uses_tsc(void)
@@ -62,7 +55,7 @@ static void read_pair(uint64_t *tsc, uint64_t *mono)
 {
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 3; i++) {
-		uint64_t a = mt_stamp(), m = mono_ns(), b = mt_stamp();
+		uint64_t a = mt_stamp(), m = mt_now_ns(), b = mt_stamp();
 		if (b - a < best) {
 			best = b - a;
 			*tsc = a + (b - a) / 2;
