@@ -1,5 +1,5 @@
 /*
- * figures.c - the collector: see figures.h for the semantics.
+ * figures.c - a process's figures: see figures.h for the semantics.
  *
  * The live table is open addressing on the block address with linear probing
  * and backward-shift deletion (no tombstones), so a long run of malloc/free
@@ -38,18 +38,18 @@ uint64_t mt_hash_salt(void)
 }
 
 /* Where KEY's search starts in a table of MASK + 1 slots. */
-static inline size_t home(const struct mt_collector *c, uint64_t key, size_t mask)
+static inline size_t home(const struct mt_figures *c, uint64_t key, size_t mask)
 {
 	return mt_hash64(key ^ c->salt) & mask;
 }
 
-void mt_col_init(struct mt_collector *c)
+void mt_figures_init(struct mt_figures *c)
 {
 	memset(c, 0, sizeof *c);
 	c->salt = mt_hash_salt();
 }
 
-void mt_col_destroy(struct mt_collector *c)
+void mt_figures_destroy(struct mt_figures *c)
 {
 	free(c->sites);
 	free(c->times);
@@ -59,7 +59,7 @@ void mt_col_destroy(struct mt_collector *c)
 	memset(c, 0, sizeof *c);
 }
 
-void mt_col_shed(struct mt_collector *c)
+void mt_figures_shed(struct mt_figures *c)
 {
 	/* the threads stay: one slot a thread, and the reports list them
 	 * with what each allocated */
@@ -76,7 +76,7 @@ void mt_col_shed(struct mt_collector *c)
 	}
 }
 
-void mt_col_reserve_site(struct mt_collector *c, uint32_t site)
+void mt_figures_reserve_site(struct mt_figures *c, uint32_t site)
 {
 	size_t old = c->sites_cap;
 	if (site >= c->sites_cap) {
@@ -106,7 +106,7 @@ void mt_col_reserve_site(struct mt_collector *c, uint32_t site)
  * only streams with events get one. */
 #define LIVE_FIRST_SLOTS 1024
 
-static void live_grow(struct mt_collector *c)
+static void live_grow(struct mt_figures *c)
 {
 	struct mt_live *old = c->live;
 	size_t n = old ? c->live_mask + 1 : 0, m = n ? n * 2 : LIVE_FIRST_SLOTS;
@@ -123,7 +123,7 @@ static void live_grow(struct mt_collector *c)
 	free(old);
 }
 
-static struct mt_live *live_find(struct mt_collector *c, uint64_t ptr)
+static struct mt_live *live_find(struct mt_figures *c, uint64_t ptr)
 {
 	if (!c->live || !ptr)
 		return NULL;
@@ -136,7 +136,7 @@ static struct mt_live *live_find(struct mt_collector *c, uint64_t ptr)
 }
 
 /* Puts a block that is not in the table. */
-static void live_insert(struct mt_collector *c, const struct mt_live *b)
+static void live_insert(struct mt_figures *c, const struct mt_live *b)
 {
 	if (!c->live || (c->live_used + 1) * 4 > (c->live_mask + 1) * 3)
 		live_grow(c);
@@ -147,7 +147,7 @@ static void live_insert(struct mt_collector *c, const struct mt_live *b)
 	c->live_used++;
 }
 
-static void live_remove(struct mt_collector *c, struct mt_live *e)
+static void live_remove(struct mt_figures *c, struct mt_live *e)
 {
 	size_t i = (size_t)(e - c->live);
 	for (size_t j = (i + 1) & c->live_mask;; j = (j + 1) & c->live_mask) {
@@ -184,7 +184,7 @@ static void wslot_spill(void *owner, uint64_t s, const void *slot)
 /* 12 KB: what a process with events costs at least */
 static const struct mt_window_kind wkind = { sizeof(struct mt_wslot), wslot_live, wslot_spill };
 
-static inline struct mt_wslot *wslot(const struct mt_collector *c, uint64_t s)
+static inline struct mt_wslot *wslot(const struct mt_figures *c, uint64_t s)
 {
 	return mt_window_slot(&c->win, sizeof(struct mt_wslot), s);
 }
@@ -192,7 +192,7 @@ static inline struct mt_wslot *wslot(const struct mt_collector *c, uint64_t s)
 /* ---- blocks: the window, then the hash table ---- */
 
 /* Takes the block at PTR out: 1 with its size and site, 0 if unknown. */
-static inline int block_take(struct mt_collector *c, uint64_t ptr, uint64_t *size, uint32_t *site)
+static inline int block_take(struct mt_figures *c, uint64_t ptr, uint64_t *size, uint32_t *site)
 {
 	if ((ptr & SERIAL_BIT) && c->win.slots && (ptr & ~SERIAL_BIT) >= c->win.base) {
 		uint64_t s = ptr & ~SERIAL_BIT;
@@ -219,7 +219,7 @@ static inline int block_take(struct mt_collector *c, uint64_t ptr, uint64_t *siz
 
 /* Puts block B: 1 with the size and site of the block it replaced (one at
  * the same address, allocated again without a free seen), else 0. */
-static inline int block_put(struct mt_collector *c, const struct mt_live *b, uint64_t *old_size,
+static inline int block_put(struct mt_figures *c, const struct mt_live *b, uint64_t *old_size,
 			    uint32_t *old_site)
 {
 	if (b->ptr & SERIAL_BIT) {
@@ -272,7 +272,7 @@ static inline int block_put(struct mt_collector *c, const struct mt_live *b, uin
 
 /* Threads are keyed by tid + 1 so that a zeroed slot is empty (no kernel
  * gives tid 2^32 - 1, which shares the key of the one below it). */
-static struct mt_thread_last *thread(struct mt_collector *c, uint32_t tid)
+static struct mt_thread_last *thread(struct mt_figures *c, uint32_t tid)
 {
 	uint32_t key = tid == UINT32_MAX ? tid : tid + 1;
 	/* most events are of the thread before them */
@@ -319,7 +319,7 @@ static int by_tid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-struct mt_thread_last *mt_col_threads(const struct mt_collector *c, size_t *n)
+struct mt_thread_last *mt_figures_threads(const struct mt_figures *c, size_t *n)
 {
 	*n = 0;
 	if (!c->threads_used)
@@ -341,7 +341,7 @@ struct mt_thread_last *mt_col_threads(const struct mt_collector *c, size_t *n)
 
 /* Before a site's live figures change: if they last changed no later than
  * the latest global peak, they are its figures at the peak. */
-static inline void site_touch(struct mt_collector *c, struct mt_site_stats *s)
+static inline void site_touch(struct mt_figures *c, struct mt_site_stats *s)
 {
 	if (s->stamp <= c->peak_seq && c->peak_seq) {
 		s->peak_bytes = s->live_bytes;
@@ -350,15 +350,15 @@ static inline void site_touch(struct mt_collector *c, struct mt_site_stats *s)
 	s->stamp = c->seq;
 }
 
-static inline uint32_t seq32(const struct mt_collector *c)
+static inline uint32_t seq32(const struct mt_figures *c)
 {
 	return c->seq < UINT32_MAX ? (uint32_t)c->seq : UINT32_MAX;
 }
 
-static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr, uint64_t size,
+static void on_alloc(struct mt_figures *c, uint32_t tid, uint64_t ts, uint64_t ptr, uint64_t size,
 		     uint32_t site, int fn)
 {
-	mt_col_reserve_site(c, site);
+	mt_figures_reserve_site(c, site);
 	struct mt_site_stats *s = &c->sites[site];
 	if (!s->allocations && !s->culled)
 		s->fn = fn;
@@ -408,7 +408,7 @@ static void on_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t
 	th->allocated_bytes += size;
 }
 
-static void on_free(struct mt_collector *c, uint32_t tid, uint64_t ptr)
+static void on_free(struct mt_figures *c, uint32_t tid, uint64_t ptr)
 {
 	struct mt_thread_last *t = thread(c, tid);
 	uint64_t size;
@@ -433,7 +433,7 @@ static void on_free(struct mt_collector *c, uint32_t tid, uint64_t ptr)
 	c->t.frees++;
 }
 
-static void stamp_time(struct mt_collector *c, uint64_t ts)
+static void stamp_time(struct mt_figures *c, uint64_t ts)
 {
 	if (!c->t.first_ts || ts < c->t.first_ts)
 		c->t.first_ts = ts;
@@ -441,8 +441,8 @@ static void stamp_time(struct mt_collector *c, uint64_t ts)
 		c->t.last_ts = ts;
 }
 
-void mt_col_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr, uint64_t size,
-		  uint32_t site, int fn)
+void mt_figures_alloc(struct mt_figures *c, uint32_t tid, uint64_t ts, uint64_t ptr, uint64_t size,
+		      uint32_t site, int fn)
 {
 	c->seq++;
 	stamp_time(c, ts);
@@ -450,7 +450,7 @@ void mt_col_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t pt
 		on_alloc(c, tid, ts, ptr, size, site, fn);
 }
 
-void mt_col_free(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr)
+void mt_figures_free(struct mt_figures *c, uint32_t tid, uint64_t ts, uint64_t ptr)
 {
 	c->seq++;
 	stamp_time(c, ts);
@@ -459,8 +459,8 @@ void mt_col_free(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr
 }
 
 /* realloc(NULL, n) is malloc, and realloc to NULL only freed the block. */
-void mt_col_realloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t old, uint64_t ptr,
-		    uint64_t size, uint32_t site, int fn)
+void mt_figures_realloc(struct mt_figures *c, uint32_t tid, uint64_t ts, uint64_t old, uint64_t ptr,
+			uint64_t size, uint32_t site, int fn)
 {
 	c->seq++;
 	stamp_time(c, ts);
@@ -471,16 +471,16 @@ void mt_col_realloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t 
 		on_alloc(c, tid, ts, ptr, size, site, fn);
 }
 
-void mt_col_touch(struct mt_collector *c, uint32_t tid, uint64_t ts)
+void mt_figures_touch(struct mt_figures *c, uint32_t tid, uint64_t ts)
 {
 	stamp_time(c, ts);
 	thread(c, tid)->last_alloc = 0;
 }
 
-void mt_col_culled(struct mt_collector *c, uint32_t site, uint64_t count, uint64_t bytes,
-		   uint64_t temporary)
+void mt_figures_culled(struct mt_figures *c, uint32_t site, uint64_t count, uint64_t bytes,
+		       uint64_t temporary)
 {
-	mt_col_reserve_site(c, site);
+	mt_figures_reserve_site(c, site);
 	struct mt_site_stats *s = &c->sites[site];
 	s->allocations += count;
 	s->allocated_bytes += bytes;
@@ -494,7 +494,7 @@ void mt_col_culled(struct mt_collector *c, uint32_t site, uint64_t count, uint64
 	c->t.culled += count;
 }
 
-void mt_col_true_peak(struct mt_collector *c, uint64_t ts, uint64_t bytes, uint64_t count)
+void mt_figures_true_peak(struct mt_figures *c, uint64_t ts, uint64_t bytes, uint64_t count)
 {
 	if (bytes > c->true_peak_bytes) {
 		c->true_peak_bytes = bytes;
@@ -503,7 +503,7 @@ void mt_col_true_peak(struct mt_collector *c, uint64_t ts, uint64_t bytes, uint6
 	}
 }
 
-void mt_col_finish(struct mt_collector *c)
+void mt_figures_finish(struct mt_figures *c)
 {
 	if (c->finished)
 		return;
@@ -526,7 +526,7 @@ void mt_col_finish(struct mt_collector *c)
 }
 
 /* The accounting of a leaked block that the runtime holds. */
-static void to_held(struct mt_collector *c, uint32_t site, uint64_t size)
+static void to_held(struct mt_figures *c, uint32_t site, uint64_t size)
 {
 	struct mt_site_stats *s = &c->sites[site];
 	s->live_bytes -= size;
@@ -539,8 +539,8 @@ static void to_held(struct mt_collector *c, uint32_t site, uint64_t size)
 	c->t.held_count++;
 }
 
-void mt_col_runtime_held(struct mt_collector *c, int (*is_held)(void *ctx, const struct mt_live *b),
-			 void *ctx)
+void mt_figures_runtime_held(struct mt_figures *c,
+			     int (*is_held)(void *ctx, const struct mt_live *b), void *ctx)
 {
 	for (size_t i = 0; c->live && i <= c->live_mask; i++) {
 		struct mt_live *e = &c->live[i];
@@ -562,7 +562,7 @@ void mt_col_runtime_held(struct mt_collector *c, int (*is_held)(void *ctx, const
 	}
 }
 
-int mt_col_is_live(const struct mt_collector *c, uint64_t ptr)
+int mt_figures_is_live(const struct mt_figures *c, uint64_t ptr)
 {
 	if ((ptr & SERIAL_BIT) && c->win.slots && (ptr & ~SERIAL_BIT) >= c->win.base) {
 		uint64_t s = ptr & ~SERIAL_BIT;
@@ -572,11 +572,11 @@ int mt_col_is_live(const struct mt_collector *c, uint64_t ptr)
 			return 0;
 	}
 	/* (live_find only reads) */
-	return ptr && live_find((struct mt_collector *)c, ptr) != NULL;
+	return ptr && live_find((struct mt_figures *)c, ptr) != NULL;
 }
 
-void mt_col_each_live(struct mt_collector *c, void (*fn)(void *ctx, const struct mt_live *),
-		      void *ctx)
+void mt_figures_each_live(struct mt_figures *c, void (*fn)(void *ctx, const struct mt_live *),
+			  void *ctx)
 {
 	for (size_t i = 0; c->live && i <= c->live_mask; i++)
 		if (c->live[i].ptr)

@@ -1,5 +1,6 @@
 /*
- * figures.h - the collector, the one place where allocation events become figures.
+ * figures.h - a process's figures, the one place where allocation events
+ * become figures (struct mt_figures).
  *
  * Fed the events of one process in stream order, it tracks live blocks, the
  * global peak, temporaries and per-site totals with the semantics of
@@ -11,7 +12,7 @@
  *     its peak figure the first time it changes after a new global peak);
  *   - temporary: freed by the next allocator event on the same thread;
  *   - leaked: live when the stream ends, except the blocks held by the
- *     runtime (runtime.c): those are counted apart, as held;
+ *     runtime (runtime_held.c): those are counted apart, as held;
  *   - a free of an unknown block is an unmatched free, not an error;
  *   - address 0 is no block: a free of it does nothing (free(NULL)), and an
  *     allocation at it (which only a damaged file holds) is left out.
@@ -40,7 +41,7 @@ struct mt_site_stats {
 };
 
 /* When a site allocated, apart from its figures: the server's groups and
- * the filters want these, a report does not (mt_col_shed frees them: 1.5 MB
+ * the filters want these, a report does not (mt_figures_shed frees them: 1.5 MB
  * at 65,536 sites). */
 struct mt_site_span {
 	uint64_t first_ts;  /* of its first allocation (0: none seen) */
@@ -83,10 +84,10 @@ struct mt_thread_last {
 	uint64_t allocations, allocated_bytes;
 };
 
-struct mt_collector {
+struct mt_figures {
 	struct mt_site_stats *sites;
 	size_t nsites, sites_cap;
-	struct mt_site_span *times; /* beside sites (NULL after mt_col_shed) */
+	struct mt_site_span *times; /* beside sites (NULL after mt_figures_shed) */
 	struct mt_live *live;
 	size_t live_mask, live_used;
 	/* Blocks named by allocation serial (MT_SERIAL_KEY: the recorder's
@@ -111,53 +112,53 @@ struct mt_collector {
  * an unkeyed table makes every lookup scan it (70,000 blocks: 10 s). */
 uint64_t mt_hash_salt(void);
 
-void mt_col_init(struct mt_collector *c);
-void mt_col_destroy(struct mt_collector *c);
+void mt_figures_init(struct mt_figures *c);
+void mt_figures_destroy(struct mt_figures *c);
 /* Makes site index SITE valid (sites are numbered by the caller from 0). */
-void mt_col_reserve_site(struct mt_collector *c, uint32_t site);
-void mt_col_alloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr, uint64_t size,
-		  uint32_t site, int fn);
-void mt_col_free(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t ptr);
-void mt_col_realloc(struct mt_collector *c, uint32_t tid, uint64_t ts, uint64_t old, uint64_t ptr,
-		    uint64_t size, uint32_t site, int fn);
+void mt_figures_reserve_site(struct mt_figures *c, uint32_t site);
+void mt_figures_alloc(struct mt_figures *c, uint32_t tid, uint64_t ts, uint64_t ptr, uint64_t size,
+		      uint32_t site, int fn);
+void mt_figures_free(struct mt_figures *c, uint32_t tid, uint64_t ts, uint64_t ptr);
+void mt_figures_realloc(struct mt_figures *c, uint32_t tid, uint64_t ts, uint64_t old, uint64_t ptr,
+			uint64_t size, uint32_t site, int fn);
 /* An event of thread TID at TS that is not fed (a filter left it out): the
  * thread's next free is then no temporary, as in the whole stream. */
-void mt_col_touch(struct mt_collector *c, uint32_t tid, uint64_t ts);
+void mt_figures_touch(struct mt_figures *c, uint32_t tid, uint64_t ts);
 /* Allocations culled before they reached the stream, each also freed. */
-void mt_col_culled(struct mt_collector *c, uint32_t site, uint64_t count, uint64_t bytes,
-		   uint64_t temporary);
+void mt_figures_culled(struct mt_figures *c, uint32_t site, uint64_t count, uint64_t bytes,
+		       uint64_t temporary);
 /* The peak over every event, when culling kept some out of the stream; the
  * stream's own peak can only be lower.  Per-site peaks stay the stream's. */
-void mt_col_true_peak(struct mt_collector *c, uint64_t ts, uint64_t bytes, uint64_t count);
+void mt_figures_true_peak(struct mt_figures *c, uint64_t ts, uint64_t bytes, uint64_t count);
 /* Settles per-site peaks and the leak figures; no events after this. */
-void mt_col_finish(struct mt_collector *c);
+void mt_figures_finish(struct mt_figures *c);
 
 /* After finish, for a reader that wants the figures alone (report): frees
- * the blocks (mt_col_is_live and mt_col_each_live then see none), the
+ * the blocks (mt_figures_is_live and mt_figures_each_live then see none), the
  * sites' times and the room grown for sites that did not come. */
-void mt_col_shed(struct mt_collector *c);
+void mt_figures_shed(struct mt_figures *c);
 
 /* After finish: the leaked blocks IS_HELD picks are the runtime's (held
  * by the C or C++ runtime until exit): counted as held, not as leaked. */
-void mt_col_runtime_held(struct mt_collector *c, int (*is_held)(void *ctx, const struct mt_live *b),
-			 void *ctx);
+void mt_figures_runtime_held(struct mt_figures *c,
+			     int (*is_held)(void *ctx, const struct mt_live *b), void *ctx);
 
 /* Whether the block at PTR is live (after finish: leaked; a block the
  * runtime holds is not). */
-int mt_col_is_live(const struct mt_collector *c, uint64_t ptr);
+int mt_figures_is_live(const struct mt_figures *c, uint64_t ptr);
 
 /* For a reader that sees events coming: asks the memory of the block at
  * PTR (a free's) to be fetched, and says the site of the block when it
  * is at hand (else UINT32_MAX), so that its figures can be fetched too. */
 __attribute__((always_inline)) static inline void
-mt_col_prefetch_block(const struct mt_collector *c, uint64_t ptr)
+mt_figures_prefetch_block(const struct mt_figures *c, uint64_t ptr)
 {
 	uint64_t s = ptr & ~(1ull << 63);
 	if ((ptr >> 63) && c->win.slots && s - c->win.base <= c->win.mask)
 		__builtin_prefetch((const struct mt_wslot *)c->win.slots + (s & c->win.mask));
 }
 __attribute__((always_inline)) static inline uint32_t
-mt_col_block_site(const struct mt_collector *c, uint64_t ptr)
+mt_figures_block_site(const struct mt_figures *c, uint64_t ptr)
 {
 	uint64_t s = ptr & ~(1ull << 63);
 	if ((ptr >> 63) && c->win.slots && s - c->win.base <= c->win.mask) {
@@ -168,8 +169,8 @@ mt_col_block_site(const struct mt_collector *c, uint64_t ptr)
 	}
 	return UINT32_MAX;
 }
-__attribute__((always_inline)) static inline void mt_col_prefetch_site(const struct mt_collector *c,
-								       uint32_t site)
+__attribute__((always_inline)) static inline void
+mt_figures_prefetch_site(const struct mt_figures *c, uint32_t site)
 {
 	if (site < c->sites_cap) {
 		__builtin_prefetch(&c->sites[site], 1);
@@ -180,10 +181,10 @@ __attribute__((always_inline)) static inline void mt_col_prefetch_site(const str
 
 /* The threads of the events fed or touched, by tid (theirs, not the
  * table's key), in a new array of *N (NULL when none). */
-struct mt_thread_last *mt_col_threads(const struct mt_collector *c, size_t *n);
+struct mt_thread_last *mt_figures_threads(const struct mt_figures *c, size_t *n);
 
 /* Visits every live block (after finish: every leaked block). */
-void mt_col_each_live(struct mt_collector *c, void (*fn)(void *ctx, const struct mt_live *),
-		      void *ctx);
+void mt_figures_each_live(struct mt_figures *c, void (*fn)(void *ctx, const struct mt_live *),
+			  void *ctx);
 
 #endif

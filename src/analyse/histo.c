@@ -31,7 +31,7 @@ int mt_life_bucket(uint64_t ns)
 void mt_histo_init(struct mt_histo *h)
 {
 	memset(h, 0, sizeof *h);
-	mt_blocks_init(&h->live);
+	mt_blockrecs_init(&h->live);
 }
 
 void mt_histo_alloc(struct mt_histo *h, uint64_t ts, uint64_t ptr, uint64_t size)
@@ -42,14 +42,14 @@ void mt_histo_alloc(struct mt_histo *h, uint64_t ts, uint64_t ptr, uint64_t size
 	struct mt_block old;
 	/* a block handed out again without a free between: the free was lost,
 	 * and how long it lived is not known */
-	mt_blocks_take(&h->live, ptr, &old);
-	mt_blocks_put(&h->live, &(struct mt_block){ .ptr = ptr, .ts = ts, .size = size });
+	mt_blockrecs_take(&h->live, ptr, &old);
+	mt_blockrecs_put(&h->live, &(struct mt_block){ .ptr = ptr, .ts = ts, .size = size });
 }
 
 void mt_histo_free(struct mt_histo *h, uint64_t ts, uint64_t ptr)
 {
 	struct mt_block b;
-	if (!mt_blocks_take(&h->live, ptr, &b))
+	if (!mt_blockrecs_take(&h->live, ptr, &b))
 		return; /* allocated before tracing, or not matched */
 	int k = mt_life_bucket(ts > b.ts ? ts - b.ts : 0);
 	h->life_count[k]++;
@@ -60,11 +60,11 @@ void mt_histo_finish(struct mt_histo *h)
 {
 	size_t pos = 0;
 	const struct mt_block *b;
-	while ((b = mt_blocks_next(&h->live, &pos))) {
+	while ((b = mt_blockrecs_next(&h->live, &pos))) {
 		h->never_freed++;
 		h->never_freed_bytes += b->size;
 	}
-	mt_blocks_destroy(&h->live);
+	mt_blockrecs_destroy(&h->live);
 }
 
 static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,

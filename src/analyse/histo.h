@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "blocks.h"
+#include "blockrecs.h"
 #include "select.h"
 
 #define MT_SIZE_BUCKETS 41 /* up to 2^40 bytes, then everything bigger */
@@ -28,7 +28,7 @@ struct mt_histo {
 	uint64_t size_count[MT_SIZE_BUCKETS], size_bytes[MT_SIZE_BUCKETS];
 	uint64_t life_count[MT_LIFE_BUCKETS], life_bytes[MT_LIFE_BUCKETS];
 	uint64_t never_freed, never_freed_bytes; /* live at the end */
-	struct mt_blocks live;			 /* during the replay */
+	struct mt_blockrecs live;		 /* during the replay */
 };
 
 /* The bucket of SIZE, and the largest size bucket B holds (UINT64_MAX for

@@ -3,9 +3,9 @@
  */
 #include "recording.h"
 #include "chunks.h"
-#include "held.h"
+#include "runtime_held.h"
 #include "objects.h"
-#include "runtime.h"
+#include "managed.h"
 #include "base/hash.h"
 #include "base/ptrmap.h"
 #include "format/format.h"
@@ -54,7 +54,7 @@ static struct mt_process *process_for(struct mt_recording *rec, uint32_t stream)
 	/* no table of its own yet: a stream may hold nothing but a record or two */
 	struct mt_process *p = xcalloc(1, sizeof *p);
 	p->stream = stream;
-	mt_col_init(&p->col);
+	mt_figures_init(&p->col);
 	p->salt = p->col.salt;
 	streams_put(rec, stream, (uint32_t)rec->nprocs);
 	rec->procs[rec->nprocs++] = p;
@@ -103,7 +103,7 @@ static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned
 	}
 	(void)insert;
 	uint32_t s = (uint32_t)p->col.nsites;
-	mt_col_reserve_site(&p->col, s);
+	mt_figures_reserve_site(&p->col, s);
 	size_t old_cap = p->site_cap;
 	if (s >= p->site_cap) {
 		/* by an eighth, as the sites' figures (doubling left 1 MB of
@@ -425,7 +425,7 @@ struct mt_budget *mt_budget_get(void)
 
 static uint64_t process_bytes(const struct mt_process *p)
 {
-	const struct mt_collector *c = &p->col;
+	const struct mt_figures *c = &p->col;
 	uint64_t n = p->frames_cap * sizeof *p->frames;
 	n += p->site_cap * (sizeof *p->site_off + sizeof *p->site_len + sizeof *p->site_object);
 	n += (p->ids ? p->ids_mask + 1 : 0) * sizeof *p->ids;
@@ -567,7 +567,8 @@ static void on_record(struct mt_process *p, const struct mt_load_hook *hook,
 	case MT_REC_CULLED:
 		if (hook && hook->culled && !hook->culled(hook->ctx, p))
 			break;
-		mt_col_culled(&p->col, site_of(p, ev->stack), ev->count, ev->bytes, ev->temporary);
+		mt_figures_culled(&p->col, site_of(p, ev->stack), ev->count, ev->bytes,
+				  ev->temporary);
 		break;
 	case MT_REC_EXIT:
 		p->exited = 1;
@@ -602,7 +603,7 @@ static void on_record(struct mt_process *p, const struct mt_load_hook *hook,
 			memcpy(t->frames, remapped(p, ev->frames, ev->nframes, moved),
 			       ev->nframes * sizeof *t->frames);
 		} else if (ev->ext == MT_EXT_PEAK) {
-			mt_col_true_peak(&p->col, ev->ts, ev->bytes, ev->count);
+			mt_figures_true_peak(&p->col, ev->ts, ev->bytes, ev->count);
 		} else if (ev->ext == MT_EXT_MMAP) {
 			add_mapcall(p, ev);
 		}
@@ -624,9 +625,9 @@ __attribute__((always_inline)) static inline void prefetch_far(const struct mt_p
 							       const struct mt_bev *b)
 {
 	if (b->type == MT_REC_FREE)
-		mt_col_prefetch_block(&p->col, b->ptr);
+		mt_figures_prefetch_block(&p->col, b->ptr);
 	else if (b->type == MT_REC_REALLOC)
-		mt_col_prefetch_block(&p->col, b->old_ptr);
+		mt_figures_prefetch_block(&p->col, b->old_ptr);
 	else if (b->type == MT_REC_ALLOC && b->stack < p->id_dense_len)
 		__builtin_prefetch(&p->id_dense[b->stack]);
 }
@@ -635,10 +636,10 @@ __attribute__((always_inline)) static inline void prefetch_near(const struct mt_
 								const struct mt_bev *b)
 {
 	if (b->type == MT_REC_FREE)
-		mt_col_prefetch_site(&p->col, mt_col_block_site(&p->col, b->ptr));
+		mt_figures_prefetch_site(&p->col, mt_figures_block_site(&p->col, b->ptr));
 	else if ((b->type == MT_REC_ALLOC || b->type == MT_REC_REALLOC) &&
 		 b->stack < p->id_dense_len && p->id_dense[b->stack])
-		mt_col_prefetch_site(&p->col, p->id_dense[b->stack] - 1);
+		mt_figures_prefetch_site(&p->col, p->id_dense[b->stack] - 1);
 }
 
 /* Memory samples taken before TS get the heap in use as it is now.  A
@@ -662,7 +663,7 @@ static inline void feed(struct mt_process *p, const struct mt_load_hook *hook,
 		block_gone(p, b->type == MT_REC_FREE ? b->ptr : b->old_ptr, b->ts);
 	uint32_t site = b->type == MT_REC_FREE ? UINT32_MAX : site_of(p, b->stack);
 	enum mt_gate g = MT_GATE_PASS;
-	struct mt_collector *c = &p->col;
+	struct mt_figures *c = &p->col;
 
 	if (hook) {
 		ev->type = b->type;
@@ -677,18 +678,18 @@ static inline void feed(struct mt_process *p, const struct mt_load_hook *hook,
 	}
 	p->events++;
 	if (g == MT_GATE_SKIP) {
-		mt_col_touch(c, b->tid, b->ts);
+		mt_figures_touch(c, b->tid, b->ts);
 	} else if (b->type == MT_REC_ALLOC) {
-		mt_col_alloc(c, b->tid, b->ts, b->ptr, b->size, site, b->fn);
+		mt_figures_alloc(c, b->tid, b->ts, b->ptr, b->size, site, b->fn);
 	} else if (b->type == MT_REC_FREE) {
-		mt_col_free(c, b->tid, b->ts, b->ptr);
+		mt_figures_free(c, b->tid, b->ts, b->ptr);
 	} else if (g == MT_GATE_PASS) {
-		mt_col_realloc(c, b->tid, b->ts, b->old_ptr, b->ptr, b->size, site, b->fn);
+		mt_figures_realloc(c, b->tid, b->ts, b->old_ptr, b->ptr, b->size, site, b->fn);
 	} else if (g == MT_GATE_FREE_ONLY) {
-		mt_col_free(c, b->tid, b->ts, b->old_ptr);
+		mt_figures_free(c, b->tid, b->ts, b->old_ptr);
 	} else {
-		mt_col_touch(c, b->tid, b->ts);
-		mt_col_alloc(c, b->tid, b->ts, b->ptr, b->size, site, b->fn);
+		mt_figures_touch(c, b->tid, b->ts);
+		mt_figures_alloc(c, b->tid, b->ts, b->ptr, b->size, site, b->fn);
 	}
 }
 
@@ -911,7 +912,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 		struct mt_process *p = rec->procs[i];
 		p->embedded = rec->embedded;
 		place_samples(p, UINT64_MAX);
-		mt_col_finish(&p->col);
+		mt_figures_finish(&p->col);
 		mt_process_guess_heap(p);
 		mt_process_runtime_held(p);
 		if (!p->end_ts || p->end_ts < p->col.t.last_ts)
@@ -936,7 +937,7 @@ void mt_recording_shed(struct mt_recording *rec)
 {
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		struct mt_process *p = rec->procs[i];
-		mt_col_shed(&p->col);
+		mt_figures_shed(&p->col);
 		free(p->ids);
 		free(p->id_dense);
 		free(p->by_content);
@@ -1000,7 +1001,7 @@ void mt_recording_free(struct mt_recording *rec)
 		free(p->ids);
 		free(p->id_dense);
 		free(p->by_content);
-		mt_col_destroy(&p->col);
+		mt_figures_destroy(&p->col);
 		free(p);
 	}
 	free(rec->procs);

@@ -3,8 +3,8 @@
  *
  * Every front end (report, the summary of record, exports, the server) reads
  * recordings through here: it walks the chunks, decodes each process's
- * stream, merges stacks that are the same into one site, and runs the
- * collector.  Reading and decoding run on a second thread (chunks.h), a
+ * stream, merges stacks that are the same into one site, and feeds its
+ * figures (figures.h).  Reading and decoding run on a second thread (chunks.h), a
  * batch ahead of the figures.  Memory stays bounded by live blocks and
  * sites; events are not kept.  A truncated file yields what it holds, with `truncated` set.
  *
@@ -132,7 +132,7 @@ struct mt_process {
 	uint32_t *objects_index; /* hash of objects: index + 1 */
 	size_t objects_mask;
 	size_t site_cap;
-	struct mt_collector col;
+	struct mt_figures col;
 
 	/* stack id in the stream -> site (hash), stack content -> site (hash) */
 	struct {
@@ -150,11 +150,11 @@ struct mt_process {
 	size_t content_mask;
 };
 
-/* How a load feeds an allocation event to the collector (see mt_load_hook). */
+/* How a load feeds an allocation event to the figures (see mt_load_hook). */
 enum mt_gate { MT_GATE_PASS, MT_GATE_SKIP, MT_GATE_FREE_ONLY, MT_GATE_ALLOC_ONLY };
 
 /* Lets a reader see every allocation event of a load, in stream order, and
- * decide which the collector takes: the filters of report and export load a
+ * decide which the figures take: the filters of report and export load a
  * recording whose figures count only the allocations they match.  EVENT is
  * called for MT_REC_ALLOC, MT_REC_FREE and MT_REC_REALLOC with SITE the
  * allocation's site (UINT32_MAX for a free); FREE_ONLY and ALLOC_ONLY take
@@ -193,7 +193,7 @@ void mt_recording_free(struct mt_recording *rec);
 /* After a load, for a reader that wants its figures and sites alone
  * (report): frees what only the events needed (the live blocks, the
  * tables that find stacks and sites) and gives the freed memory back to
- * the system.  After it, mt_col_is_live sees no block and
+ * the system.  After it, mt_figures_is_live sees no block and
  * mt_process_site must not be called. */
 void mt_recording_shed(struct mt_recording *rec);
 /* The same, with every allocation event shown to HOOK first. */

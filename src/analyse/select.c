@@ -2,7 +2,7 @@
  * select.c - see select.h.
  */
 #include "select.h"
-#include "blocks.h"
+#include "blockrecs.h"
 #include "base/ptrmap.h"
 #include "base/util.h"
 
@@ -15,9 +15,9 @@ struct mt_sel_proc {
 	uint64_t *bits; /* allocation ordinal -> matched */
 	size_t nwords;
 	uint64_t next_ord;
-	struct mt_blocks lives;	  /* pass A: each live block, seq its allocation's ordinal */
-	struct mt_ptrmap threads; /* pass A: tid + 1 -> the block its last event allocated */
-	struct mt_ptrmap live;	  /* the gate: matched ptr -> 1 */
+	struct mt_blockrecs lives; /* pass A: each live block, seq its allocation's ordinal */
+	struct mt_ptrmap threads;  /* pass A: tid + 1 -> the block its last event allocated */
+	struct mt_ptrmap live;	   /* the gate: matched ptr -> 1 */
 };
 
 struct pass {
@@ -106,15 +106,15 @@ static void life_begin(struct mt_selection *s, struct mt_sel_proc *sp, const str
 	if (ptr)
 		s->where_next++;
 	/* allocated again without a free we saw: the old one ends here */
-	if (mt_blocks_take(&sp->lives, ptr, &old))
+	if (mt_blockrecs_take(&sp->lives, ptr, &old))
 		life_ends(sp, &old, 1, ev->ts, 0);
-	mt_blocks_put(&sp->lives, &(struct mt_block){ .ptr = ptr,
-						      .ts = ev->ts,
-						      .size = size,
-						      .seq = ord,
-						      .site = site,
-						      .tid = ev->tid,
-						      .aux = in_where });
+	mt_blockrecs_put(&sp->lives, &(struct mt_block){ .ptr = ptr,
+							 .ts = ev->ts,
+							 .size = size,
+							 .seq = ord,
+							 .site = site,
+							 .tid = ev->tid,
+							 .aux = in_where });
 	mt_ptrmap_xput(&sp->threads, (uint64_t)ev->tid + 1, ptr);
 }
 
@@ -123,7 +123,7 @@ static void life_end(struct mt_sel_proc *sp, const struct mt_event *ev, uint64_t
 	uint64_t last = 0;
 	struct mt_block b;
 	mt_ptrmap_take(&sp->threads, (uint64_t)ev->tid + 1, &last);
-	if (mt_blocks_take(&sp->lives, ptr, &b))
+	if (mt_blockrecs_take(&sp->lives, ptr, &b))
 		life_ends(sp, &b, 1, ev->ts, last == ptr);
 }
 
@@ -143,9 +143,9 @@ static enum mt_gate pass_lives(void *ctx, struct mt_process *p, const struct mt_
 static void lives_leaked(struct mt_sel_proc *sp)
 {
 	size_t pos = 0;
-	for (const struct mt_block *b; (b = mt_blocks_next(&sp->lives, &pos));)
+	for (const struct mt_block *b; (b = mt_blockrecs_next(&sp->lives, &pos));)
 		life_ends(sp, b, 0, 0, 0);
-	mt_blocks_destroy(&sp->lives);
+	mt_blockrecs_destroy(&sp->lives);
 }
 
 /* ---- the gate: matched allocations and their frees ---- */
@@ -240,7 +240,7 @@ static int select_over(struct mt_selection *s, const struct mt_filter *f, char *
 			rc = MT_SELECT_BAD_FILTER;
 			goto fail;
 		}
-		mt_blocks_init(&s->procs[i].lives);
+		mt_blockrecs_init(&s->procs[i].lives);
 		reset_maps(&s->procs[i]);
 	}
 	struct mt_recording tmp;
@@ -271,7 +271,7 @@ void mt_select_free(struct mt_selection *s)
 		mt_ptrmap_destroy(&sp->live);
 		mt_ptrmap_destroy(&sp->threads);
 		free(sp->bits);
-		mt_blocks_destroy(&sp->lives);
+		mt_blockrecs_destroy(&sp->lives);
 	}
 	free(s->procs);
 	if (!s->borrowed)
@@ -300,7 +300,7 @@ static enum mt_gate pass_replay(void *ctx, struct mt_process *p, const struct mt
 		o->free(o->ctx, idx, ev->ts, ev->tid, ev->old_ptr);
 	if (ev->type == MT_REC_ALLOC || (ev->type == MT_REC_REALLOC && g != MT_GATE_FREE_ONLY))
 		o->alloc(o->ctx, idx, ev->ts, ev->tid, ev->ptr, ev->size, site);
-	return MT_GATE_SKIP; /* the replay's own collector is not used */
+	return MT_GATE_SKIP; /* the replay's own figures are not used */
 }
 
 int mt_select_replay(struct mt_selection *s, const struct mt_replay_ops *ops, char *err,

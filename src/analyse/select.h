@@ -6,7 +6,7 @@
  * load of it), then, when the filter
  * is active, twice more: once to follow each allocation through its life and
  * mark the ones the filter matches (a bit per allocation), once to build
- * `matched`, the same recording whose collectors took only those.  Every
+ * `matched`, the same recording whose figures took only those.  Every
  * report view and export then works on `matched` unchanged.  Memory: the
  * live blocks, the sites and one bit per allocation; events are not kept.
  *

@@ -13,7 +13,7 @@
 #include "capture/bpf/procmaps.h"
 #include "collect/embed.h"
 #include "collect/session.h"
-#include "analyse/held.h"
+#include "analyse/runtime_held.h"
 #include "report/report.h"
 #include "report/top.h"
 #include "base/util.h"

@@ -17,7 +17,7 @@
 #include "options.h"
 #include "target.h"
 #include "analyse/recording.h"
-#include "analyse/runtime.h"
+#include "analyse/managed.h"
 #include "analyse/suppress.h"
 #include "collect/embed.h"
 #include "collect/bpf_record.h"
@@ -407,12 +407,12 @@ fail:
  * is there already, a file or a link another user planted in a shared
  * directory, is never followed nor overwritten: the next free name of
  * memtrace.COMMAND.PID.N.mtrace is taken instead.  PATH gets the name. */
-static struct mt_recorder *open_default(char *path, size_t len, const char *exe, pid_t pid,
-					uint64_t cull_ns, char *err, size_t errlen)
+static struct mt_writer *open_default(char *path, size_t len, const char *exe, pid_t pid,
+				      uint64_t cull_ns, char *err, size_t errlen)
 {
 	char *copy = xstrdup(exe);
 	const char *base = basename(copy);
-	struct mt_recorder *r = NULL;
+	struct mt_writer *r = NULL;
 	/* a name of at most 255 bytes, as file systems take: the command's is
 	 * cut to 200 */
 	for (unsigned i = 0; i < 100 && !r; i++) {
@@ -420,7 +420,7 @@ static struct mt_recorder *open_default(char *path, size_t len, const char *exe,
 			snprintf(path, len, "memtrace.%.200s.%d.%u.mtrace", base, (int)pid, i);
 		else
 			snprintf(path, len, "memtrace.%.200s.%d.mtrace", base, (int)pid);
-		r = mt_recorder_open_new(path, cull_ns, err, errlen);
+		r = mt_writer_open_new(path, cull_ns, err, errlen);
 		if (!r && errno != EEXIST)
 			break;
 	}
@@ -588,10 +588,10 @@ static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
 				   p->exec_why ? p->exec_why : "the shim cannot load there",
 				   geteuid() == 0 ? "; --backend=bpf can trace it" : "");
 		}
-		const char *rt = mt_process_runtime(p);
+		const char *rt = mt_managed_runtime(p);
 		if (rt)
 			mt_warning("pid %u (%s) is a %s program: %s", p->pid, name, rt,
-				   mt_runtime_hint(rt));
+				   mt_managed_hint(rt));
 	}
 	if (rec.truncated)
 		mt_warning("%s is truncated (%s)", path, rec.why);
@@ -608,7 +608,7 @@ int cmd_record(int argc, char **argv)
 	struct mt_bpf *b = NULL;
 	struct mt_rings *rings = NULL;
 	struct mt_fallback *fb = NULL;
-	struct mt_recorder *r = NULL;
+	struct mt_writer *r = NULL;
 	struct mt_listener *lst = NULL;
 	char shim[PATH_MAX], sockname[108], err[PATH_MAX + 128], defpath[PATH_MAX];
 	int status = EXIT_FAILED, go = -1, errfd = -1, wstatus, exec_errno = 0, failed;
@@ -657,13 +657,13 @@ int cmd_record(int argc, char **argv)
 		goto cleanup;
 	uint64_t cull_ns = ro.cull ? (ro.cull_ms ? ro.cull_ms : 1) * 1000000ull : 0;
 	if (ro.output) {
-		r = mt_recorder_open(ro.output, cull_ns, err, sizeof err);
+		r = mt_writer_open(ro.output, cull_ns, err, sizeof err);
 	} else {
 		r = open_default(defpath, sizeof defpath, exe, pid, cull_ns, err, sizeof err);
 		ro.output = defpath;
 	}
 	if (r && ro.rss_ms >= 0)
-		mt_recorder_rss_interval(r, (uint64_t)(ro.rss_ms * 1e6));
+		mt_writer_rss_interval(r, (uint64_t)(ro.rss_ms * 1e6));
 	if (r && ro.listen) {
 		const struct mt_listen_opts lo = { .addr = ro.listen,
 						   .token = ro.token,
@@ -681,7 +681,7 @@ int cmd_record(int argc, char **argv)
 		 * rather than that its symbols are missing */
 		if (r && mt_elf_is_go(exe))
 			mt_error("%s is a Go program that calls no C allocator (no cgo): %s", exe,
-				 mt_runtime_hint("Go"));
+				 mt_managed_hint("Go"));
 		else
 			mt_error("%s", err);
 		goto cleanup;
@@ -707,7 +707,7 @@ int cmd_record(int argc, char **argv)
 		exec_errno = 0;
 	mt_rings_close(rings);
 	rings = NULL;
-	failed = mt_recorder_close(r) < 0;
+	failed = mt_writer_close(r) < 0;
 	r = NULL;
 	struct stat ost;
 	if (!failed && !exec_errno && ro.embed && stat(ro.output, &ost) == 0 &&
@@ -742,7 +742,7 @@ cleanup:
 		waitpid(pid, NULL, 0);
 	}
 	if (r) {
-		mt_recorder_close(r);
+		mt_writer_close(r);
 		remove_output(ro.output);
 	}
 	mt_fallback_end(fb, pid, 0);

@@ -10,7 +10,7 @@
 #include "commands.h"
 #include "options.h"
 #include "collect/session.h"
-#include "analyse/held.h"
+#include "analyse/runtime_held.h"
 #include "analyse/sites.h"
 #include "report/report.h"
 #include "base/json.h"

@@ -90,7 +90,7 @@ void mt_bpf_record_stop(struct mt_bpf *b, struct mt_bpf_streams *streams, pid_t 
 	}
 }
 
-int mt_bpf_record_run(struct mt_bpf *b, struct mt_recorder *r, pid_t pid)
+int mt_bpf_record_run(struct mt_bpf *b, struct mt_writer *r, pid_t pid)
 {
 	struct mt_bpf_streams *streams = mt_bpf_streams_new(r, b);
 	mt_bpf_streams_set_main(streams, (uint32_t)pid);

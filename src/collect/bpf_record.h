@@ -25,6 +25,6 @@ void mt_bpf_record_stop(struct mt_bpf *b, struct mt_bpf_streams *streams, pid_t 
 			int *execs);
 /* Records PID's events into R until it has exited; returns its wait
  * status.  B stays open (mt_bpf_close is the caller's). */
-int mt_bpf_record_run(struct mt_bpf *b, struct mt_recorder *r, pid_t pid);
+int mt_bpf_record_run(struct mt_bpf *b, struct mt_writer *r, pid_t pid);
 
 #endif

@@ -26,7 +26,7 @@ struct proc {
 };
 
 struct mt_bpf_streams {
-	struct mt_recorder *rec;
+	struct mt_writer *rec;
 	struct mt_bpf *b;
 	uint64_t t0;	   /* when tracing began (CLOCK_MONOTONIC) */
 	uint32_t main_pid; /* the recorded command's process (0: none) */
@@ -36,7 +36,7 @@ struct mt_bpf_streams {
 
 #define BUF (1u << 20)
 
-struct mt_bpf_streams *mt_bpf_streams_new(struct mt_recorder *rec, struct mt_bpf *b)
+struct mt_bpf_streams *mt_bpf_streams_new(struct mt_writer *rec, struct mt_bpf *b)
 {
 	struct mt_bpf_streams *s = xcalloc(1, sizeof *s);
 	s->rec = rec;

@@ -16,12 +16,12 @@
 
 struct mt_bpf_streams;
 
-struct mt_bpf_streams *mt_bpf_streams_new(struct mt_recorder *rec, struct mt_bpf *b);
+struct mt_bpf_streams *mt_bpf_streams_new(struct mt_writer *rec, struct mt_bpf *b);
 /* The event callback for mt_bpf_poll(); ctx is the mt_bpf_streams. */
 void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *ev);
 /* A callback for mt_bpf_poll() that drops events (aggregation only). */
 void mt_bpf_ignore_event(void *ctx, const struct mt_bpf_event *ev);
-/* After each poll: hands what was encoded to the recorder. */
+/* After each poll: hands what was encoded to the writer. */
 void mt_bpf_streams_flush(struct mt_bpf_streams *s);
 /* Looks for objects the traced processes mapped since (dlopen). */
 void mt_bpf_streams_rescan(struct mt_bpf_streams *s);

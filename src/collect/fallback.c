@@ -21,7 +21,7 @@
 #define RESCAN_EVERY_NS 1000000000ull
 
 struct mt_fallback {
-	struct mt_recorder *rec;
+	struct mt_writer *rec;
 	struct mt_bpf *b;
 	struct mt_bpf_streams *streams;
 	int failed; /* BPF could not be opened: not tried again */
@@ -30,7 +30,7 @@ struct mt_fallback {
 	uint64_t next_scan;
 };
 
-struct mt_fallback *mt_fallback_new(struct mt_recorder *r)
+struct mt_fallback *mt_fallback_new(struct mt_writer *r)
 {
 	struct mt_fallback *f = xcalloc(1, sizeof *f);
 	f->rec = r;

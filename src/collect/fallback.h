@@ -19,7 +19,7 @@
 struct mt_fallback;
 
 /* A fallback writing into R; BPF itself is opened at the first request. */
-struct mt_fallback *mt_fallback_new(struct mt_recorder *r);
+struct mt_fallback *mt_fallback_new(struct mt_writer *r);
 /* PID (the command's process, a child of ours) is about to exec PATH,
  * which the shim cannot follow: places the probes for it and seizes PID.
  * Returns 0, or -1 with a one-line reason in ERR. */

@@ -283,7 +283,7 @@ static void close_conn(struct mt_rings *s, size_t k, int have_status, int status
 
 /* A process connected: it is recorded if it is one of the command's (CMD's)
  * and hands over a ring that can be read safely. */
-static void accept_conn(struct mt_rings *s, struct mt_recorder *r, pid_t cmd)
+static void accept_conn(struct mt_rings *s, struct mt_writer *r, pid_t cmd)
 {
 	int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
@@ -402,7 +402,7 @@ static void on_message(struct conn *c, pid_t pid, struct mt_fallback *fb)
 	}
 }
 
-int mt_rings_run(struct mt_rings *s, struct mt_recorder *r, pid_t pid, struct mt_fallback *fb)
+int mt_rings_run(struct mt_rings *s, struct mt_writer *r, pid_t pid, struct mt_fallback *fb)
 {
 	int status = 0, reaped = 0;
 	for (;;) {

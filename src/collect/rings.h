@@ -27,7 +27,7 @@ struct mt_rings *mt_rings_listen(char *name, size_t namelen, char *err, size_t e
  * warning.  With FB (not NULL), PID's shim may ask for the BPF backend to
  * trace an image it cannot follow (fallback.h).  Returns PID's wait
  * status. */
-int mt_rings_run(struct mt_rings *s, struct mt_recorder *r, pid_t pid, struct mt_fallback *fb);
+int mt_rings_run(struct mt_rings *s, struct mt_writer *r, pid_t pid, struct mt_fallback *fb);
 /* Closes the socket (NULL is fine). */
 void mt_rings_close(struct mt_rings *s);
 

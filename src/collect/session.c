@@ -21,7 +21,7 @@ int mt_session_open(struct mt_session *s, const struct mt_bpf_opts *maps, const 
 	if (mt_bpf_open(&s->b, &bo, err, errlen) < 0)
 		return -1;
 	if (output) {
-		s->rec = mt_recorder_open(output, 0, err, errlen);
+		s->rec = mt_writer_open(output, 0, err, errlen);
 		if (!s->rec) {
 			mt_bpf_close(s->b);
 			return -1;
@@ -86,7 +86,7 @@ int mt_session_close(struct mt_session *s)
 	if (s->streams) {
 		mt_bpf_streams_end(s->streams, s->b, 0, 0, 0);
 		mt_bpf_streams_free(s->streams);
-		if (mt_recorder_close(s->rec) < 0)
+		if (mt_writer_close(s->rec) < 0)
 			rc = MT_EXIT_RUNTIME;
 		else
 			mt_note("recording written to %s", s->output);

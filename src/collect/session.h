@@ -19,7 +19,7 @@
 
 struct mt_session {
 	struct mt_bpf *b;
-	struct mt_recorder *rec;
+	struct mt_writer *rec;
 	struct mt_bpf_streams *streams;
 	const char *output;
 	const pid_t *pids; /* those mt_session_start traced by pid */

@@ -19,7 +19,7 @@
 #define FLUSH_NS 250000000ull
 #define CHUNK_TARGET (4u << 20)
 
-struct mt_recorder {
+struct mt_writer {
 	int fd;
 	char *path;
 	ZSTD_CCtx *zc;
@@ -32,7 +32,7 @@ struct mt_recorder {
 };
 
 struct mt_stream {
-	struct mt_recorder *r;
+	struct mt_writer *r;
 	uint32_t id;
 	uint8_t *buf; /* records not yet written; always ends on a record boundary */
 	size_t len, cap;
@@ -58,10 +58,10 @@ struct mt_stream {
 	uint64_t last_rss; /* when it last was */
 };
 
-static struct mt_recorder *open_recorder(const char *path, int made_up, uint64_t cull_ns, char *err,
-					 size_t errlen)
+static struct mt_writer *open_writer(const char *path, int made_up, uint64_t cull_ns, char *err,
+				     size_t errlen)
 {
-	struct mt_recorder *r = xcalloc(1, sizeof *r);
+	struct mt_writer *r = xcalloc(1, sizeof *r);
 	r->fd = made_up ? mt_file_create_new(path) : mt_file_create(path);
 	if (r->fd < 0) {
 		int e = errno;
@@ -91,23 +91,22 @@ static struct mt_recorder *open_recorder(const char *path, int made_up, uint64_t
 	return r;
 }
 
-struct mt_recorder *mt_recorder_open(const char *path, uint64_t cull_ns, char *err, size_t errlen)
+struct mt_writer *mt_writer_open(const char *path, uint64_t cull_ns, char *err, size_t errlen)
 {
-	return open_recorder(path, 0, cull_ns, err, errlen);
+	return open_writer(path, 0, cull_ns, err, errlen);
 }
 
-struct mt_recorder *mt_recorder_open_new(const char *path, uint64_t cull_ns, char *err,
-					 size_t errlen)
+struct mt_writer *mt_writer_open_new(const char *path, uint64_t cull_ns, char *err, size_t errlen)
 {
-	return open_recorder(path, 1, cull_ns, err, errlen);
+	return open_writer(path, 1, cull_ns, err, errlen);
 }
 
-const char *mt_recorder_path(const struct mt_recorder *r)
+const char *mt_writer_path(const struct mt_writer *r)
 {
 	return r->path;
 }
 
-int mt_recorder_close(struct mt_recorder *r)
+int mt_writer_close(struct mt_writer *r)
 {
 	int failed = r->failed;
 	if (fsync(r->fd) < 0 && errno != EINVAL && errno != EROFS)
@@ -124,7 +123,7 @@ int mt_recorder_close(struct mt_recorder *r)
 }
 
 /* Writes one chunk of stream ID; the first failure is reported. */
-static int put_chunk(struct mt_recorder *r, uint32_t id, const uint8_t *raw, size_t len)
+static int put_chunk(struct mt_writer *r, uint32_t id, const uint8_t *raw, size_t len)
 {
 	size_t need = mt_chunk_bound(len);
 	if (need > r->scratch_len) {
@@ -169,7 +168,7 @@ static void drop(struct mt_stream *s)
  * gets it once, at the end (FINAL), since it could not be rewritten. */
 static void write_loss(struct mt_stream *s, int final)
 {
-	struct mt_recorder *r = s->r;
+	struct mt_writer *r = s->r;
 	size_t plen = s->process ? s->lost.process_len : 0;
 	uint8_t *buf = xmalloc(MT_CHUNK_HEADER_SIZE + MT_LOSS_SIZE(plen));
 	size_t len = mt_loss_records(&s->lost, s->process, plen, buf + MT_CHUNK_HEADER_SIZE);
@@ -222,7 +221,7 @@ static void cull_out(void *ctx, const uint8_t *p, size_t n)
 	mt_compact_feed(((struct mt_stream *)ctx)->compact, p, n);
 }
 
-struct mt_stream *mt_stream_new(struct mt_recorder *r)
+struct mt_stream *mt_stream_new(struct mt_writer *r)
 {
 	struct mt_stream *s = xcalloc(1, sizeof *s);
 	s->r = r;
@@ -237,7 +236,7 @@ struct mt_stream *mt_stream_new(struct mt_recorder *r)
 	return s;
 }
 
-void mt_recorder_rss_interval(struct mt_recorder *r, uint64_t ns)
+void mt_writer_rss_interval(struct mt_writer *r, uint64_t ns)
 {
 	r->rss_ns = ns;
 }

@@ -1,41 +1,40 @@
 /*
  * writer.h - writing record streams into a recording file.
  *
- * A recorder owns the output file; each traced process gets a stream.  What
+ * A writer owns the output file; each traced process gets a stream.  What
  * a backend captures (the shim's ring, the BPF loader's events) is fed in as
  * whole records of codec.h; the stream optionally culls short-lived
  * allocations (cull.h), rewrites blocks by serial (compact.h) and cuts the
  * result into compressed chunks, written at least every 250 ms so that a
  * crash loses less than a second.
  */
-#ifndef MEMTRACE_RECORDER_H
-#define MEMTRACE_RECORDER_H
+#ifndef MEMTRACE_WRITER_H
+#define MEMTRACE_WRITER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "format/codec.h"
 
-struct mt_recorder;
+struct mt_writer;
 struct mt_stream;
 
 /* Creates PATH (0600), a name the user gave (mt_file_create).  CULL_NS > 0
  * culls allocations freed younger than that.  Returns NULL with a one-line
  * reason in ERR and errno set. */
-struct mt_recorder *mt_recorder_open(const char *path, uint64_t cull_ns, char *err, size_t errlen);
+struct mt_writer *mt_writer_open(const char *path, uint64_t cull_ns, char *err, size_t errlen);
 /* The same for a name memtrace made up (mt_file_create_new): if anything
  * exists at PATH, NULL with errno EEXIST. */
-struct mt_recorder *mt_recorder_open_new(const char *path, uint64_t cull_ns, char *err,
-					 size_t errlen);
+struct mt_writer *mt_writer_open_new(const char *path, uint64_t cull_ns, char *err, size_t errlen);
 /* Closes the file; returns -1 if any write failed (already reported). */
-int mt_recorder_close(struct mt_recorder *r);
-const char *mt_recorder_path(const struct mt_recorder *r);
+int mt_writer_close(struct mt_writer *r);
+const char *mt_writer_path(const struct mt_writer *r);
 
 /* Samples the memory of every watched process every NS (default 10 ms;
  * 0: never), into its stream (MT_EXT_RSS). */
-void mt_recorder_rss_interval(struct mt_recorder *r, uint64_t ns);
+void mt_writer_rss_interval(struct mt_writer *r, uint64_t ns);
 
-struct mt_stream *mt_stream_new(struct mt_recorder *r);
+struct mt_stream *mt_stream_new(struct mt_writer *r);
 /* The stream is process PID's: its memory is sampled as time passes
  * (mt_stream_tick, which the recorder's loops call every few ms). */
 void mt_stream_watch(struct mt_stream *s, uint32_t pid);

@@ -3,7 +3,7 @@
  * a function that writes a (filtered) recording in another tool's format.
  *
  * An exporter reads figures from x->sel->matched (per-site totals, the peak,
- * leaks: the collector's, so every format agrees with `memtrace report`),
+ * leaks: analyse/figures.h's, so every format agrees with `memtrace report`),
  * and, when it needs the events in time order, replays them with
  * mt_select_replay.  It writes to x->out; x->pid selects a process (-1:
  * every process, for the formats that can hold several).

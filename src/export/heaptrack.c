@@ -24,7 +24,7 @@
  */
 #include "export.h"
 #include "intern.h"
-#include "analyse/blockmap.h"
+#include "analyse/blockvals.h"
 #include "base/hash.h"
 #include "base/ptrmap.h"
 #include "base/util.h"
@@ -220,7 +220,7 @@ struct ht {
 	uint64_t nrows;	   /* rows written */
 	uint64_t last_row; /* heaptrack's view: row of the previous '+', 0 after a '-' */
 
-	struct mt_blockmap live;  /* block -> row + 1 */
+	struct mt_blockvals live; /* block -> row + 1 */
 	struct mt_ptrmap threads; /* tid + 1 -> the block its last event allocated */
 	uint64_t base_ts, last_ms;
 	size_t next_rss; /* the next memory sample to write */
@@ -415,13 +415,13 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 		return;
 	stamp(h, ts);
 	uint64_t row;
-	/* allocated again without a free we saw: the collector frees the old one */
-	if (mt_blockmap_take(&h->live, ptr, &row))
+	/* allocated again without a free we saw: the figures free the old one */
+	if (mt_blockvals_take(&h->live, ptr, &row))
 		emit_free(h, row - 1, 0);
 	row = row_of(h, size, site);
 	sink_line(&h->out, '+', row);
 	h->last_row = row;
-	mt_blockmap_put(&h->live, ptr, row + 1);
+	mt_blockvals_put(&h->live, ptr, row + 1);
 	mt_ptrmap_xput(&h->threads, (uint64_t)tid + 1, ptr);
 }
 
@@ -434,7 +434,7 @@ static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t 
 	uint64_t last = 0, row;
 	mt_ptrmap_take(&h->threads, (uint64_t)tid + 1, &last);
 	/* a block we never saw allocated is no event for heaptrack */
-	if (mt_blockmap_take(&h->live, ptr, &row))
+	if (mt_blockvals_take(&h->live, ptr, &row))
 		emit_free(h, row - 1, last == ptr);
 }
 
@@ -481,7 +481,7 @@ static int maps_init(struct ht *h)
 	int r = 0;
 	for (size_t i = 0; i < sizeof m / sizeof *m; i++)
 		r |= mt_ptrmap_init(m[i], 1024);
-	mt_blockmap_init(&h->live);
+	mt_blockvals_init(&h->live);
 	return r;
 }
 
@@ -490,7 +490,7 @@ static void ht_free(struct ht *h)
 	struct mt_ptrmap *m[] = HT_MAPS(h);
 	for (size_t i = 0; i < sizeof m / sizeof *m; i++)
 		mt_ptrmap_destroy(m[i]);
-	mt_blockmap_destroy(&h->live);
+	mt_blockvals_destroy(&h->live);
 	free(h->strs);
 	mt_pairs_free(&h->unnamed);
 	free(h->site_trace);

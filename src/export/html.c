@@ -189,7 +189,7 @@ static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t 
 	step(tl, ts);
 	mt_histo_free(&tl->histo, ts, ptr);
 	/* temporary: freed by the very next call of its thread (the
-	 * collector's rule, figures.c) */
+	 * figures' rule, figures.c) */
 	uint64_t lastp = 0;
 	int was_last = mt_ptrmap_take(&tl->lastcall, (uint64_t)tid + 1, &lastp) && lastp == ptr;
 	if (tl->times)
@@ -259,7 +259,7 @@ static struct timeline *timeline_new(const struct mt_process *p, int series)
 		mt_ptrmap_destroy(&tl->live);
 		mt_ptrmap_destroy(&tl->lastcall);
 		mt_ptrmap_destroy(&tl->tracked);
-		mt_blocks_destroy(&tl->histo.live);
+		mt_blockrecs_destroy(&tl->histo.live);
 		if (tl->times)
 			mt_st_destroy(tl->times);
 		free(tl->times);
@@ -820,7 +820,7 @@ static void timelines_free(const struct mt_recording *rec, struct timeline **tls
 			mt_ptrmap_destroy(&tls[i]->live);
 			mt_ptrmap_destroy(&tls[i]->tracked);
 			mt_ptrmap_destroy(&tls[i]->lastcall);
-			mt_blocks_destroy(&tls[i]->histo.live);
+			mt_blockrecs_destroy(&tls[i]->histo.live);
 			if (tls[i]->times)
 				mt_st_destroy(tls[i]->times);
 			free(tls[i]->times);

@@ -5,7 +5,7 @@
  *   - by default, every matched allocation: site, size, address, thread,
  *     when it was allocated and freed (null: never), in seconds since the
  *     process started, and for one never freed whether the C or C++
- *     runtime held it (analyse/runtime.c: then it is no leak).  An allocation is written when its free is seen, the
+ *     runtime held it (analyse/runtime_held.c: then it is no leak).  An allocation is written when its free is seen, the
  *     leaked ones at the end (in allocation order), so the array is ordered
  *     by free time and memory holds only the live blocks;
  *   - with --per-site, the figures of each call site instead.
@@ -17,7 +17,7 @@
  * --cull-temporary exist only in the figures (culled_allocations).
  */
 #include "export.h"
-#include "analyse/blocks.h"
+#include "analyse/blockrecs.h"
 #include "base/util.h"
 #include "base/json.h"
 
@@ -29,7 +29,7 @@
 struct jproc {
 	const struct mt_process *p;
 	FILE *f;
-	struct mt_blocks live;
+	struct mt_blockrecs live;
 	uint64_t seq, written;
 };
 
@@ -134,8 +134,8 @@ static void write_block(struct jproc *jp, const struct mt_block *b, int freed, u
 	p = put_str(p, ", \"freed_s\": ");
 	if (freed)
 		p = put_secs_buf(p, jp->p, freed_ts);
-	else /* the collector counted the runtime's blocks apart */
-		p = put_str(p, mt_col_is_live(&jp->p->col, b->ptr) ?
+	else /* the figures counted the runtime's blocks apart */
+		p = put_str(p, mt_figures_is_live(&jp->p->col, b->ptr) ?
 				       "null, \"runtime_held\": false" :
 				       "null, \"runtime_held\": true");
 	*p++ = '}';
@@ -147,7 +147,7 @@ static void end_block(struct jproc *jp, uint64_t ptr, uint64_t ts)
 {
 	struct mt_block b;
 	/* none: a block allocated before the recording began, or not matched */
-	if (mt_blocks_take(&jp->live, ptr, &b))
+	if (mt_blockrecs_take(&jp->live, ptr, &b))
 		write_block(jp, &b, 1, ts);
 }
 
@@ -158,15 +158,15 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	struct jproc *jp = c->by_index[proc];
 	if (!jp)
 		return;
-	/* allocated again without a free seen: the collector counts the old
+	/* allocated again without a free seen: the figures count the old
 	 * block freed here, and so does the export */
 	end_block(jp, ptr, ts);
-	mt_blocks_put(&jp->live, &(struct mt_block){ .ptr = ptr,
-						     .ts = ts,
-						     .size = size,
-						     .seq = jp->seq++,
-						     .site = site,
-						     .tid = tid });
+	mt_blockrecs_put(&jp->live, &(struct mt_block){ .ptr = ptr,
+							.ts = ts,
+							.size = size,
+							.seq = jp->seq++,
+							.site = site,
+							.tid = tid });
 }
 
 static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr)
@@ -190,7 +190,7 @@ static void write_leaked(struct jproc *jp)
 {
 	const struct mt_block **v = xmalloc((jp->live.live + 1) * sizeof *v);
 	size_t n = 0, pos = 0;
-	for (const struct mt_block *b; (b = mt_blocks_next(&jp->live, &pos));)
+	for (const struct mt_block *b; (b = mt_blockrecs_next(&jp->live, &pos));)
 		v[n++] = b;
 	if (n)
 		qsort(v, n, sizeof *v, by_seq);
@@ -212,7 +212,7 @@ static int copy_back(FILE *from, FILE *to)
 
 static void jproc_free(struct jproc *jp)
 {
-	mt_blocks_destroy(&jp->live);
+	mt_blockrecs_destroy(&jp->live);
 }
 
 /* One replay for the wanted processes IDX[0..N): the first streams to OUT. */
@@ -231,7 +231,7 @@ static int batch(struct mt_export_ctx *x, struct jctx *c, const size_t *idx, siz
 				 jps[k].p->pid);
 			r = -1;
 		} else {
-			mt_blocks_init(&jps[k].live);
+			mt_blockrecs_init(&jps[k].live);
 		}
 		c->by_index[idx[k]] = &jps[k];
 	}

@@ -7,7 +7,7 @@
  * One process per file.  The events are replayed in time order; a snapshot
  * is taken at every fiftieth of the run (at least every millisecond, the
  * time unit) that the events pass, one at the global peak (heap_tree=peak,
- * from the collector's peak and per-site figures, so that it agrees with
+ * from the figures' peak and per-site figures, so that it agrees with
  * `memtrace report`) and one at the end (what leaked); every tenth and the
  * last are detailed.  Tree nodes are frames (inlined functions are frames
  * of their own), out to main (the C library's start-up below it is left
@@ -271,10 +271,10 @@ static void snapshot(struct ms *m, uint64_t ts, uint64_t heap, enum snap_kind ki
 		write_tree(m, site_bytes, heap);
 }
 
-/* The peak as the collector saw it: its total and each site's share. */
+/* The peak as the figures saw it: its total and each site's share. */
 static void snapshot_peak(struct ms *m)
 {
-	const struct mt_collector *c = &m->p->col;
+	const struct mt_figures *c = &m->p->col;
 	uint64_t *bytes = xcalloc(c->nsites ? c->nsites : 1, sizeof *bytes);
 	for (uint32_t s = 0; s < c->nsites; s++)
 		bytes[s] = c->sites[s].peak_bytes;
@@ -305,7 +305,7 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 		return;
 	before_event(m, ts);
 	uint64_t old, old_site;
-	/* allocated again without a free we saw: the collector frees the old one */
+	/* allocated again without a free we saw: the figures free the old one */
 	if (mt_ptrmap_take(&m->live_size, ptr, &old) &&
 	    mt_ptrmap_take(&m->live_site, ptr, &old_site)) {
 		m->site_live[old_site] -= old;

@@ -39,7 +39,7 @@ void mt_st_init(struct mt_site_times *st)
 {
 	memset(st, 0, sizeof *st);
 	st->cells = MT_ST_GRID;
-	mt_blocks_init(&st->blocks);
+	mt_blockrecs_init(&st->blocks);
 	table_init(&st->times);
 	table_init(&st->threads);
 	if (mt_ptrmap_init(&st->tids, 64) < 0)
@@ -48,7 +48,7 @@ void mt_st_init(struct mt_site_times *st)
 
 void mt_st_destroy(struct mt_site_times *st)
 {
-	mt_blocks_destroy(&st->blocks);
+	mt_blockrecs_destroy(&st->blocks);
 	table_free(&st->times);
 	table_free(&st->threads);
 	mt_ptrmap_destroy(&st->tids);
@@ -157,7 +157,7 @@ void mt_st_alloc(struct mt_site_times *st, uint64_t ptr, uint64_t size, uint32_t
 	};
 	count(time_pair(st, site, fine), size);
 	count(thread_pair(st, &b), size);
-	mt_blocks_put(&st->blocks, &b);
+	mt_blockrecs_put(&st->blocks, &b);
 	if (st->times.n > MAX_PAIRS && st->cells > 1)
 		coarsen(st);
 	if (st->threads.n > MAX_PAIRS)
@@ -167,7 +167,7 @@ void mt_st_alloc(struct mt_site_times *st, uint64_t ptr, uint64_t size, uint32_t
 void mt_st_free(struct mt_site_times *st, uint64_t ptr, int temporary)
 {
 	struct mt_block b;
-	if (!mt_blocks_take(&st->blocks, ptr, &b) || !temporary)
+	if (!mt_blockrecs_take(&st->blocks, ptr, &b) || !temporary)
 		return;
 	struct mt_st_pair *p = time_pair(st, b.site, (int)b.aux), *q = thread_pair(st, &b);
 	if (p)
@@ -196,12 +196,12 @@ static size_t page_bytes(const struct mt_st_table *t)
 	return bytes;
 }
 
-void mt_st_finish(struct mt_site_times *st, size_t nsites, const struct mt_collector *col)
+void mt_st_finish(struct mt_site_times *st, size_t nsites, const struct mt_figures *col)
 {
 	/* the blocks left were never freed: leaked, where they were made */
 	size_t pos = 0;
-	for (const struct mt_block *b; (b = mt_blocks_next(&st->blocks, &pos));) {
-		if (!mt_col_is_live(col, b->ptr))
+	for (const struct mt_block *b; (b = mt_blockrecs_next(&st->blocks, &pos));) {
+		if (!mt_figures_is_live(col, b->ptr))
 			continue; /* held by the runtime until exit: not a leak */
 		struct mt_st_pair *p = time_pair(st, b->site, (int)b->aux), *q = thread_pair(st, b);
 		for (int k = 0; k < 2; k++) {
@@ -212,7 +212,7 @@ void mt_st_finish(struct mt_site_times *st, size_t nsites, const struct mt_colle
 			}
 		}
 	}
-	mt_blocks_destroy(&st->blocks);
+	mt_blockrecs_destroy(&st->blocks);
 	size_t bound = (size_t)SITE_BYTES * nsites + PAGE_EXTRA;
 	for (;;) {
 		if (st->times.n)

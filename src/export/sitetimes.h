@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analyse/blocks.h"
+#include "analyse/blockrecs.h"
 #include "analyse/figures.h"
 #include "base/ptrmap.h"
 
@@ -44,7 +44,7 @@ struct mt_st_table {
 };
 
 struct mt_site_times {
-	struct mt_blocks blocks; /* live blocks: size, site, tid, aux its fine cell */
+	struct mt_blockrecs blocks; /* live blocks: size, site, tid, aux its fine cell */
 	struct mt_st_table times, threads;
 	int cells; /* intervals of the grid now: a divisor of MT_ST_GRID */
 	/* the threads, numbered in the order they first allocated */
@@ -62,10 +62,10 @@ void mt_st_alloc(struct mt_site_times *st, uint64_t ptr, uint64_t size, uint32_t
 /* Block PTR freed; TEMPORARY: by the next call of its thread. */
 void mt_st_free(struct mt_site_times *st, uint64_t ptr, int temporary);
 /* After the replay: the blocks still live are the leaked ones (those COL,
- * the process's collector, counts as leaked: not the runtime's); then the
+ * the process's figures, count as leaked: not the runtime's); then the
  * grid coarsened until the pairs of the NSITES written fit the page's
  * bound, the threads' dropped when they do not, and both sorted by site. */
-void mt_st_finish(struct mt_site_times *st, size_t nsites, const struct mt_collector *col);
+void mt_st_finish(struct mt_site_times *st, size_t nsites, const struct mt_figures *col);
 /* Whether the page gets times (a grid finer than the whole run), and
  * threads (several, and they fit). */
 int mt_st_has_times(const struct mt_site_times *st);

@@ -220,7 +220,7 @@ static void advance(struct mt_cull *c, uint64_t now, int all)
 	}
 }
 
-/* Culled allocations never reach the collector, so the peak is tracked
+/* Culled allocations never reach the figures (analyse/figures.h), so the peak is tracked
  * here over every event and written as a PEAK record. */
 static void track_free(struct mt_cull *c, uint64_t ptr)
 {

@@ -1,7 +1,7 @@
 /*
  * db.c - see db.h.  One pass over the file: the load's hook sees each
- * allocation event before the collector does and keeps its row, following
- * the collector's rules (figures.h) so that the rows add up to its figures:
+ * allocation event before the figures do and keeps its row, following
+ * the figures' rules (figures.h) so that the rows add up to its figures:
  * realloc frees the old block and allocates the new one, a block allocated
  * again without a free ends there, a free is temporary when it frees the
  * block its thread allocated last, address 0 is no block.
@@ -95,7 +95,7 @@ static void on_free(struct mt_qrows *r, struct proc_state *ps, uint32_t tid, uin
 {
 	uint64_t last = 0, row;
 	if (!ptr)
-		return; /* free(NULL): no event for the collector either */
+		return; /* free(NULL): no event for the figures either */
 	mt_ptrmap_take(&ps->last, (uint64_t)tid + 1, &last);
 	if (mt_ptrmap_take(&ps->live, ptr, &row)) {
 		r->free_ts[row - 1] = ts;

@@ -3,7 +3,7 @@
  * and the server's query console.
  *
  * The figures are the report's: the recording is loaded once through
- * analyse/ (the collector makes the per-site and per-process figures, the
+ * analyse/ (figures.h makes the per-site and per-process figures, the
  * same code as `memtrace report`), and the same pass, through the load's
  * hook, keeps one row per allocation in plain arrays.  The tables:
  *

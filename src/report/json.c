@@ -197,7 +197,7 @@ void mt_json_lost(FILE *f, const struct mt_process *p)
 void mt_json_threads(FILE *f, const struct mt_process *p)
 {
 	size_t n;
-	struct mt_thread_last *t = mt_col_threads(&p->col, &n);
+	struct mt_thread_last *t = mt_figures_threads(&p->col, &n);
 	fputc('[', f);
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%s{\"tid\": %u, \"allocations\": %llu, \"allocated_bytes\": %llu}",

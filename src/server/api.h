@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analyse/blocks.h"
+#include "analyse/blockrecs.h"
 #include "analyse/filter.h"
 #include "analyse/select.h"
 #include "analyse/sites.h"
@@ -81,7 +81,7 @@ int api_param_sort(struct req *x, const char *v, const char *const *names, int n
 struct api_replay {
 	size_t n;
 	uint8_t *want;
-	struct mt_blocks *live;
+	struct mt_blockrecs *live;
 };
 
 void api_replay_init(struct api_replay *rp, const struct req *x);

@@ -114,7 +114,7 @@ static void listing_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint
 {
 	struct listing *l = ctx;
 	struct mt_block b;
-	if (l->rp.want[proc] && mt_blocks_take(&l->rp.live[proc], ptr, &b))
+	if (l->rp.want[proc] && mt_blockrecs_take(&l->rp.live[proc], ptr, &b))
 		ended(l, proc, &b, 1, ts, tid);
 }
 
@@ -126,12 +126,12 @@ static void listing_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uin
 		return;
 	struct mt_block b;
 	/* allocated again without a free in the stream: the old one ends here */
-	if (mt_blocks_take(&l->rp.live[proc], ptr, &b))
+	if (mt_blockrecs_take(&l->rp.live[proc], ptr, &b))
 		ended(l, proc, &b, 1, ts, tid);
 	b = (struct mt_block){
 		.ptr = ptr, .ts = ts, .size = size, .seq = l->seq++, .site = site, .tid = tid
 	};
-	mt_blocks_put(&l->rp.live[proc], &b);
+	mt_blockrecs_put(&l->rp.live[proc], &b);
 }
 
 static void write_item(struct req *x, const struct item *it, int first)
@@ -177,7 +177,8 @@ int api_run_allocations(struct req *x)
 		/* what is still live at the end was never freed */
 		for (size_t i = 0; i < l.rp.n; i++) {
 			size_t pos = 0;
-			for (const struct mt_block *b; (b = mt_blocks_next(&l.rp.live[i], &pos));)
+			for (const struct mt_block *b;
+			     (b = mt_blockrecs_next(&l.rp.live[i], &pos));)
 				ended(&l, i, b, 0, 0, 0);
 		}
 		if (l.n)

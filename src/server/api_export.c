@@ -118,7 +118,7 @@ static void tl_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t 
 	struct timeline *t = ctx;
 	struct tl_proc *p = &t->p[proc];
 	struct mt_block r;
-	if (!t->rp.want[proc] || !mt_blocks_take(&t->rp.live[proc], ptr, &r))
+	if (!t->rp.want[proc] || !mt_blockrecs_take(&t->rp.live[proc], ptr, &r))
 		return;
 	size_t b = bucket_of(t, p, ts);
 	if (b > p->cur)
@@ -145,7 +145,7 @@ static void tl_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	struct mt_block r = {
 		.ptr = ptr, .ts = ts, .size = size, .site = site, .tid = tid, .aux = (uint32_t)p->cur
 	};
-	mt_blocks_put(&t->rp.live[proc], &r);
+	mt_blockrecs_put(&t->rp.live[proc], &r);
 }
 
 static void write_series(FILE *f, const char *name, const uint64_t *v, size_t n)
@@ -165,7 +165,7 @@ static void tl_finish(struct timeline *t, size_t proc, const struct mt_process *
 	p->heap[nb - 1] = p->live;
 	/* leaked: what is live at the end, by the bucket it was allocated in */
 	size_t pos = 0;
-	for (const struct mt_block *r; (r = mt_blocks_next(&t->rp.live[proc], &pos));)
+	for (const struct mt_block *r; (r = mt_blockrecs_next(&t->rp.live[proc], &pos));)
 		p->leaked[r->aux] += r->size;
 	for (size_t i = 1; i < nb; i++)
 		p->leaked[i] += p->leaked[i - 1];

@@ -109,14 +109,14 @@ void api_replay_init(struct api_replay *rp, const struct req *x)
 	rp->live = xcalloc(rp->n ? rp->n : 1, sizeof *rp->live);
 	for (size_t i = 0; i < rp->n; i++) {
 		rp->want[i] = (uint8_t)api_wants(x, x->sel->all.procs[i]);
-		mt_blocks_init(&rp->live[i]);
+		mt_blockrecs_init(&rp->live[i]);
 	}
 }
 
 void api_replay_free(struct api_replay *rp)
 {
 	for (size_t i = 0; i < rp->n; i++)
-		mt_blocks_destroy(&rp->live[i]);
+		mt_blockrecs_destroy(&rp->live[i]);
 	free(rp->live);
 	free(rp->want);
 	memset(rp, 0, sizeof *rp);

@@ -145,8 +145,8 @@ static void make_process(void)
 	site0 = mt_process_site(proc, a, 2);
 	site1 = mt_process_site(proc, b, 3);
 	CHECK(site0 != site1);
-	mt_col_reserve_site(&proc->col, site0);
-	mt_col_reserve_site(&proc->col, site1);
+	mt_figures_reserve_site(&proc->col, site0);
+	mt_figures_reserve_site(&proc->col, site1);
 	proc->start_ts = T0;
 	proc->end_ts = T0 + 10 * S;
 	struct mt_site_stats *s = &proc->col.sites[site0];
@@ -217,7 +217,9 @@ static void test_match(void)
 	f = one("thread", "4242");
 	{
 		struct mt_filter_proc fp;
-		struct mt_life l = { .ptr = 0x1000, .size = 1, .ts = T0 + S, .site = site1, .tid = 4242 };
+		struct mt_life l = {
+			.ptr = 0x1000, .size = 1, .ts = T0 + S, .site = site1, .tid = 4242
+		};
 		mt_filter_prepare(&fp, &f, proc, NULL);
 		CHECK(mt_filter_match(&fp, &l));
 		l.tid = 4243;

@@ -17,8 +17,8 @@ static void write_recording(void)
 {
 	char err[256] = "";
 	static uint8_t buf[4096];
-	struct mt_enc e = {0};
-	struct mt_recorder *r = mt_recorder_open(path, 0, err, sizeof err);
+	struct mt_enc e = { 0 };
+	struct mt_writer *r = mt_writer_open(path, 0, err, sizeof err);
 	CHECK(r != NULL);
 	if (!r) {
 		fprintf(stderr, "%s\n", err);
@@ -27,9 +27,9 @@ static void write_recording(void)
 	struct mt_stream *s = mt_stream_new(r);
 	for (int part = 0; part < 3; part++)
 		mt_stream_feed(s, buf, fx_part(&e, buf, part), 0);
-	uint64_t lost[MT_LOST_KIND_COUNT] = {0};
+	uint64_t lost[MT_LOST_KIND_COUNT] = { 0 };
 	mt_stream_end(s, lost, 0, 0);
-	CHECK(mt_recorder_close(r) == 0);
+	CHECK(mt_writer_close(r) == 0);
 }
 
 /* The site of P whose leaf frame is LEAF, or NULL. */
@@ -63,9 +63,9 @@ static void check_totals(const struct mt_totals *t, const struct want *w, const 
  * matched totals, the whole recording in `all`, and the site of stack 2. */
 static void check(const char *key, const char *value, struct want w, uint64_t stack2_allocs)
 {
-	static const struct want whole = {5, 13364, 3, 2, 8200, 1, 8200};
+	static const struct want whole = { 5, 13364, 3, 2, 8200, 1, 8200 };
 	struct mt_filter f;
-	struct mt_selection s = {0};
+	struct mt_selection s = { 0 };
 	char err[256] = "";
 	mt_filter_init(&f);
 	if (key)
@@ -112,13 +112,13 @@ static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t 
 static void test_replay(void)
 {
 	struct mt_filter f;
-	struct mt_selection s = {0};
-	struct counts c = {0};
+	struct mt_selection s = { 0 };
+	struct counts c = { 0 };
 	char err[256] = "";
 	mt_filter_init(&f);
 	CHECK(mt_filter_set(&f, "size_min", "1000", err, sizeof err) == 0);
 	CHECK(mt_select_load(&s, path, &f, err, sizeof err) == 0);
-	struct mt_replay_ops ops = {.alloc = on_alloc, .free = on_free, .ctx = &c};
+	struct mt_replay_ops ops = { .alloc = on_alloc, .free = on_free, .ctx = &c };
 	CHECK(mt_select_replay(&s, &ops, err, sizeof err) == 0);
 	/* B and B' (the realloc: B's free, then B' allocated) */
 	CHECK(c.allocs == 2 && c.bytes == 13000 && c.frees == 1);
@@ -131,7 +131,7 @@ static void test_replay(void)
  * figures and the replay are those of the file it saw, and `all` is its. */
 static void test_over(void)
 {
-	struct mt_selection base = {0}, s = {0};
+	struct mt_selection base = { 0 }, s = { 0 };
 	struct mt_filter f;
 	char err[256] = "";
 	CHECK(mt_select_load(&base, path, NULL, err, sizeof err) == 0);
@@ -152,9 +152,9 @@ static void test_over(void)
 	CHECK(s.borrowed && s.all.procs == base.all.procs && s.matched.nprocs == 1);
 	if (s.matched.nprocs == 1)
 		check_totals(&s.matched.procs[0]->col.t,
-			     &(struct want){2, 13000, 1, 1, 8000, 0, 8000}, "over a grown file");
-	struct counts c = {0};
-	struct mt_replay_ops ops = {.alloc = on_alloc, .free = on_free, .ctx = &c};
+			     &(struct want){ 2, 13000, 1, 1, 8000, 0, 8000 }, "over a grown file");
+	struct counts c = { 0 };
+	struct mt_replay_ops ops = { .alloc = on_alloc, .free = on_free, .ctx = &c };
 	CHECK(mt_select_replay(&s, &ops, err, sizeof err) == 0);
 	CHECK(c.allocs == 2 && c.bytes == 13000 && c.frees == 1);
 	mt_select_free(&s);
@@ -162,7 +162,7 @@ static void test_over(void)
 	CHECK(base.all.nprocs == 1);
 	if (base.all.nprocs == 1)
 		check_totals(&base.all.procs[0]->col.t,
-			     &(struct want){5, 13364, 3, 2, 8200, 1, 8200}, "the borrowed load");
+			     &(struct want){ 5, 13364, 3, 2, 8200, 1, 8200 }, "the borrowed load");
 	mt_select_free(&base);
 	mt_filter_free(&f);
 }
@@ -172,13 +172,13 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof path, "%s/select-fixture.mtrace", argc > 1 ? argv[1] : ".");
 	write_recording();
 	/* allocations, bytes, frees, leaked, leaked bytes, temporary, peak */
-	check(NULL, NULL, (struct want){5, 13364, 3, 2, 8200, 1, 8200}, 2);
-	check("size_min", "1000", (struct want){2, 13000, 1, 1, 8000, 0, 8000}, 2);
-	check("lifetime", "only_leaked", (struct want){2, 8200, 0, 2, 8200, 0, 8200}, 1);
-	check("lifetime", "only_temporary", (struct want){1, 64, 1, 0, 0, 1, 64}, 0);
-	check("size_max", "150", (struct want){2, 164, 2, 0, 0, 1, 100}, 0);
-	check("from", "0.045", (struct want){2, 8200, 0, 2, 8200, 0, 8200}, 1);
-	check("size_min", "100000", (struct want){0, 0, 0, 0, 0, 0, 0}, 0);
+	check(NULL, NULL, (struct want){ 5, 13364, 3, 2, 8200, 1, 8200 }, 2);
+	check("size_min", "1000", (struct want){ 2, 13000, 1, 1, 8000, 0, 8000 }, 2);
+	check("lifetime", "only_leaked", (struct want){ 2, 8200, 0, 2, 8200, 0, 8200 }, 1);
+	check("lifetime", "only_temporary", (struct want){ 1, 64, 1, 0, 0, 1, 64 }, 0);
+	check("size_max", "150", (struct want){ 2, 164, 2, 0, 0, 1, 100 }, 0);
+	check("from", "0.045", (struct want){ 2, 8200, 0, 2, 8200, 0, 8200 }, 1);
+	check("size_min", "100000", (struct want){ 0, 0, 0, 0, 0, 0, 0 }, 0);
 	test_replay();
 	test_over(); /* (last: it makes the file grow) */
 	if (failures) {

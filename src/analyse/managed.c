@@ -1,5 +1,5 @@
 /*
- * runtime.c - see runtime.h.
+ * managed.c - see managed.h.
  *
  * Go is known by its executable's sections (.go.buildinfo, which every Go
  * linker since 1.13 writes, or .gopclntab), static or not; Java and .NET by
@@ -7,7 +7,7 @@
  * launcher's name.  The section names come from libelf, which reads only
  * the section headers and their string table.
  */
-#include "runtime.h"
+#include "managed.h"
 #include "base/util.h"
 
 #include <fcntl.h>
@@ -48,7 +48,7 @@ int mt_elf_is_go(const char *path)
 	return go;
 }
 
-const char *mt_process_runtime(const struct mt_process *p)
+const char *mt_managed_runtime(const struct mt_process *p)
 {
 	for (size_t i = 0; i < p->nmodules; i++) {
 		const char *b = base_of(p->modules[i].path);
@@ -65,7 +65,7 @@ const char *mt_process_runtime(const struct mt_process *p)
 	return mt_elf_is_go(p->exe) ? "Go" : NULL;
 }
 
-const char *mt_runtime_hint(const char *runtime)
+const char *mt_managed_hint(const char *runtime)
 {
 	if (!strcmp(runtime, "Go"))
 		return "the Go heap is Go's own and invisible to memtrace (only C allocations, "

@@ -1,6 +1,6 @@
 /*
- * held.c - blocks the C and C++ runtimes hold until exit, told apart
- * from leaks.
+ * runtime_held.c - blocks the C and C++ runtimes hold until exit, told
+ * apart from leaks.
  *
  * Some blocks the runtimes allocate for themselves and keep for the whole
  * run; they are freed only by __libc_freeres and __gnu_cxx::__freeres, which
@@ -31,7 +31,7 @@
  * code built without frame pointers hold the calling function alone; the
  * start alone would take the leaks of a program's library's constructor.
  */
-#include "held.h"
+#include "runtime_held.h"
 #include "base/util.h"
 
 #include <fcntl.h>
@@ -159,7 +159,7 @@ static int is_held(void *ctx, const struct mt_live *b)
 
 void mt_process_stdio_held(struct mt_process *p)
 {
-	struct mt_collector *c = &p->col;
+	struct mt_figures *c = &p->col;
 	struct stdio_fns fns = { 0 };
 	for (uint32_t i = 0; i < c->nsites; i++) {
 		struct mt_site_stats *s = &c->sites[i];
@@ -177,7 +177,7 @@ void mt_process_stdio_held(struct mt_process *p)
 
 void mt_process_runtime_held(struct mt_process *p)
 {
-	struct mt_collector *c = &p->col;
+	struct mt_figures *c = &p->col;
 	if (!c->t.live_count || !c->nsites)
 		return;
 	uint8_t *held = calloc(c->nsites, 1);
@@ -202,7 +202,7 @@ void mt_process_runtime_held(struct mt_process *p)
 	}
 	if (any) {
 		struct held_ctx h = { held, start_end };
-		mt_col_runtime_held(c, is_held, &h);
+		mt_figures_runtime_held(c, is_held, &h);
 	}
 	free(held);
 }

@@ -1,5 +1,5 @@
 /*
- * test_collector.c - unit tests of the collector's arithmetic on synthetic
+ * test_figures.c - unit tests of the figures' arithmetic on synthetic
  * event sequences whose figures are worked out by hand in the comments:
  * the global peak and each site's share of it (including sites that change
  * after the peak, and a later higher peak), temporaries per thread, realloc
@@ -9,8 +9,8 @@
  * with serial keys and with plain addresses (some blocks of 5 GB, too big
  * for the window's slots) must give the same figures.
  */
-#include "analyse/blockmap.h"
-#include "analyse/blocks.h"
+#include "analyse/blockvals.h"
+#include "analyse/blockrecs.h"
 #include "analyse/figures.h"
 #include "format/codec.h"
 #include "../check.h"
@@ -23,18 +23,18 @@
 
 static void test_peak(void)
 {
-	struct mt_collector c;
-	mt_col_init(&c);
+	struct mt_figures c;
+	mt_figures_init(&c);
 	/* site 0: 100 live; site 1: +50 -> 150 (peak 1); site 0 frees (50);
 	 * site 2: +120 -> 170 (peak 2, the global one); site 1 frees afterwards.
 	 * At the global peak: site0 0, site1 50, site2 120. */
-	mt_col_alloc(&c, 1, 10, 0x1000, 100, 0, 0);
-	mt_col_alloc(&c, 1, 20, 0x2000, 50, 1, 0);
-	mt_col_free(&c, 1, 30, 0x1000);
-	mt_col_alloc(&c, 1, 40, 0x3000, 120, 2, 1);
-	mt_col_free(&c, 1, 50, 0x2000);
-	mt_col_alloc(&c, 1, 60, 0x4000, 10, 0, 0); /* 140: below the peak */
-	mt_col_finish(&c);
+	mt_figures_alloc(&c, 1, 10, 0x1000, 100, 0, 0);
+	mt_figures_alloc(&c, 1, 20, 0x2000, 50, 1, 0);
+	mt_figures_free(&c, 1, 30, 0x1000);
+	mt_figures_alloc(&c, 1, 40, 0x3000, 120, 2, 1);
+	mt_figures_free(&c, 1, 50, 0x2000);
+	mt_figures_alloc(&c, 1, 60, 0x4000, 10, 0, 0); /* 140: below the peak */
+	mt_figures_finish(&c);
 	CHECK_EQ(c.t.peak_bytes, 170);
 	CHECK_EQ(c.t.peak_count, 2);
 	CHECK_EQ(c.t.peak_ts, 40);
@@ -51,31 +51,31 @@ static void test_peak(void)
 	CHECK_EQ(c.t.allocations, 4);
 	CHECK_EQ(c.t.frees, 2);
 	CHECK_EQ(c.t.allocated_bytes, 280);
-	mt_col_destroy(&c);
+	mt_figures_destroy(&c);
 }
 
 static void test_temporary(void)
 {
-	struct mt_collector c;
-	mt_col_init(&c);
+	struct mt_figures c;
+	mt_figures_init(&c);
 	/* thread 1: alloc A, free A -> temporary.  thread 1: alloc B, alloc C,
 	 * free C (temporary), free B (not).  Interleaved thread 2: alloc D on
 	 * thread 2 between thread 1's alloc E and free E: E is still temporary
 	 * (the next event *on its thread*).  realloc of F right after F's alloc:
 	 * F is temporary (realloc frees it). */
-	mt_col_alloc(&c, 1, 0, 0xa, 1, 0, 0);
-	mt_col_free(&c, 1, 0, 0xa);
-	mt_col_alloc(&c, 1, 0, 0xb, 1, 1, 0);
-	mt_col_alloc(&c, 1, 0, 0xc, 1, 2, 0);
-	mt_col_free(&c, 1, 0, 0xc);
-	mt_col_free(&c, 1, 0, 0xb);
-	mt_col_alloc(&c, 1, 0, 0xe, 1, 3, 0);
-	mt_col_alloc(&c, 2, 0, 0xd, 1, 4, 0);
-	mt_col_free(&c, 1, 0, 0xe);
-	mt_col_alloc(&c, 1, 0, 0xf, 8, 5, 0);
-	mt_col_realloc(&c, 1, 0, 0xf, 0x10, 16, 6, 2);
-	mt_col_free(&c, 2, 0, 0x999); /* never allocated */
-	mt_col_finish(&c);
+	mt_figures_alloc(&c, 1, 0, 0xa, 1, 0, 0);
+	mt_figures_free(&c, 1, 0, 0xa);
+	mt_figures_alloc(&c, 1, 0, 0xb, 1, 1, 0);
+	mt_figures_alloc(&c, 1, 0, 0xc, 1, 2, 0);
+	mt_figures_free(&c, 1, 0, 0xc);
+	mt_figures_free(&c, 1, 0, 0xb);
+	mt_figures_alloc(&c, 1, 0, 0xe, 1, 3, 0);
+	mt_figures_alloc(&c, 2, 0, 0xd, 1, 4, 0);
+	mt_figures_free(&c, 1, 0, 0xe);
+	mt_figures_alloc(&c, 1, 0, 0xf, 8, 5, 0);
+	mt_figures_realloc(&c, 1, 0, 0xf, 0x10, 16, 6, 2);
+	mt_figures_free(&c, 2, 0, 0x999); /* never allocated */
+	mt_figures_finish(&c);
 	CHECK_EQ(c.t.temporary, 4);
 	CHECK_EQ(c.sites[0].temporary, 1);
 	CHECK_EQ(c.sites[1].temporary, 0);
@@ -89,24 +89,24 @@ static void test_temporary(void)
 	CHECK_EQ(c.t.frees, 5);
 	CHECK_EQ(c.sites[6].live_bytes, 16);
 	CHECK_EQ(c.t.live_count, 2); /* D and the realloc'd block */
-	mt_col_destroy(&c);
+	mt_figures_destroy(&c);
 }
 
 static void test_culled_and_growth(void)
 {
-	struct mt_collector c;
-	mt_col_init(&c);
-	mt_col_culled(&c, 3, 100, 6400, 40);
+	struct mt_figures c;
+	mt_figures_init(&c);
+	mt_figures_culled(&c, 3, 100, 6400, 40);
 	/* 100000 live blocks, then all freed in another order: the table must
 	 * grow and delete without losing any */
 	for (uint64_t i = 1; i <= 100000; i++)
-		mt_col_alloc(&c, 7, i, i * 48, 32, (uint32_t)(i % 5), 0);
+		mt_figures_alloc(&c, 7, i, i * 48, 32, (uint32_t)(i % 5), 0);
 	CHECK_EQ(c.t.live_count, 100000);
 	for (uint64_t i = 100000; i >= 1; i -= 2)
-		mt_col_free(&c, 7, 0, i * 48);
+		mt_figures_free(&c, 7, 0, i * 48);
 	for (uint64_t i = 1; i <= 100000; i += 2)
-		mt_col_free(&c, 7, 0, i * 48);
-	mt_col_finish(&c);
+		mt_figures_free(&c, 7, 0, i * 48);
+	mt_figures_finish(&c);
 	CHECK_EQ(c.t.live_count, 0);
 	CHECK_EQ(c.t.unmatched_frees, 0);
 	CHECK_EQ(c.t.peak_bytes, 3200000);
@@ -117,7 +117,7 @@ static void test_culled_and_growth(void)
 	CHECK_EQ(c.sites[3].allocations, 20000 + 100);
 	CHECK_EQ(c.sites[3].culled, 100);
 	CHECK_EQ(c.sites[0].peak_bytes, 20000 * 32);
-	mt_col_destroy(&c);
+	mt_figures_destroy(&c);
 }
 
 /* Block N's key: its serial (the window) or an address (the hash table). */
@@ -140,8 +140,8 @@ static uint64_t rng(void)
  * ahead, and see frees of spilled, unknown and doubly allocated blocks.
  * Both tables of blocks (BL) see the same puts and takes (*TAKEN: found). */
 #define WN 300000
-static void feed_window(struct mt_collector *c, int serial, struct mt_blocks *bl, uint64_t *taken,
-			struct mt_blockmap *bm, uint64_t *sum)
+static void feed_window(struct mt_figures *c, int serial, struct mt_blockrecs *bl, uint64_t *taken,
+			struct mt_blockvals *bm, uint64_t *sum)
 {
 	uint64_t next = 1;
 	rng_state = 88172645463325252ull;
@@ -151,10 +151,11 @@ static void feed_window(struct mt_collector *c, int serial, struct mt_blocks *bl
 	memset(at, 0, sizeof at);
 	for (uint64_t i = 0; i < WN; i++) {
 		if (at[i]) {
-			mt_col_free(c, 1, i, key(serial, at[i]));
-			*taken += mt_blocks_take(bl, key(serial, at[i]), &(struct mt_block){ 0 });
+			mt_figures_free(c, 1, i, key(serial, at[i]));
+			*taken +=
+				mt_blockrecs_take(bl, key(serial, at[i]), &(struct mt_block){ 0 });
 			uint64_t v = 0;
-			if (mt_blockmap_take(bm, key(serial, at[i]), &v))
+			if (mt_blockvals_take(bm, key(serial, at[i]), &v))
 				*sum += v * 3 + 1;
 		}
 		if (i == WN / 2)
@@ -167,31 +168,32 @@ static void feed_window(struct mt_collector *c, int serial, struct mt_blocks *bl
 		uint64_t size = 16 + (r >> 40) % 500;
 		if (r % 997 == 5)
 			size += 5ull << 30; /* too big for a slot of the window */
-		mt_col_alloc(c, 1 + (uint32_t)(r >> 60), i, key(serial, n), size,
-			     (uint32_t)((r >> 20) % 97), 0);
-		mt_blocks_put(bl, &(struct mt_block){ .ptr = key(serial, n), .seq = i });
-		mt_blockmap_put(bm, key(serial, n), i + 1);
+		mt_figures_alloc(c, 1 + (uint32_t)(r >> 60), i, key(serial, n), size,
+				 (uint32_t)((r >> 20) % 97), 0);
+		mt_blockrecs_put(bl, &(struct mt_block){ .ptr = key(serial, n), .seq = i });
+		mt_blockvals_put(bm, key(serial, n), i + 1);
 		if (life && i + life < WN + 20000 && !at[i + life])
 			at[i + life] = n;
 		if (r % 1000 == 7)
-			mt_col_free(c, 1, i, key(serial, n + 3)); /* not allocated yet: unmatched */
-		if (r % 1000 == 9) /* allocated again without a free */
-			mt_col_alloc(c, 1, i, key(serial, n), 8, 3, 0);
+			mt_figures_free(c, 1, i,
+					key(serial, n + 3)); /* not allocated yet: unmatched */
+		if (r % 1000 == 9)			     /* allocated again without a free */
+			mt_figures_alloc(c, 1, i, key(serial, n), 8, 3, 0);
 	}
 }
 
 static void test_window(void)
 {
-	struct mt_collector w, h;
-	struct mt_blocks bw, bh;
-	struct mt_blockmap mw, mh;
+	struct mt_figures w, h;
+	struct mt_blockrecs bw, bh;
+	struct mt_blockvals mw, mh;
 	uint64_t tw = 0, th = 0, sw = 0, sh = 0;
-	mt_blockmap_init(&mw);
-	mt_blockmap_init(&mh);
-	mt_col_init(&w);
-	mt_col_init(&h);
-	mt_blocks_init(&bw);
-	mt_blocks_init(&bh);
+	mt_blockvals_init(&mw);
+	mt_blockvals_init(&mh);
+	mt_figures_init(&w);
+	mt_figures_init(&h);
+	mt_blockrecs_init(&bw);
+	mt_blockrecs_init(&bh);
 	feed_window(&w, 1, &bw, &tw, &mw, &sw);
 	feed_window(&h, 0, &bh, &th, &mh, &sh);
 	CHECK(w.win.slots != NULL && w.live_used > 0); /* both parts used */
@@ -204,8 +206,8 @@ static void test_window(void)
 	CHECK_EQ(w.t.temporary, h.t.temporary);
 	CHECK_EQ(w.t.peak_bytes, h.t.peak_bytes);
 	CHECK(w.t.unmatched_frees > 0 && w.t.live_count > 1000);
-	mt_col_finish(&w);
-	mt_col_finish(&h);
+	mt_figures_finish(&w);
+	mt_figures_finish(&h);
 	for (uint32_t s = 0; s < 97; s++) {
 		CHECK_EQ(w.sites[s].live_bytes, h.sites[s].live_bytes);
 		CHECK_EQ(w.sites[s].frees, h.sites[s].frees);
@@ -214,7 +216,7 @@ static void test_window(void)
 	}
 	/* the leaked blocks, one by one */
 	for (uint64_t n = 1; n < WN + 5000000; n += n < 400000 ? 1 : 4999) {
-		if (mt_col_is_live(&w, key(1, n)) != mt_col_is_live(&h, key(0, n))) {
+		if (mt_figures_is_live(&w, key(1, n)) != mt_figures_is_live(&h, key(0, n))) {
 			CHECK_EQ(n, 0);
 			break;
 		}
@@ -223,7 +225,7 @@ static void test_window(void)
 	CHECK_EQ(tw, th);
 	CHECK_EQ(bw.live, bh.live);
 	size_t pos = 0, nw = 0;
-	while (mt_blocks_next(&bw, &pos))
+	while (mt_blockrecs_next(&bw, &pos))
 		nw++;
 	CHECK_EQ(nw, bw.live);
 	/* and the block maps the same values */
@@ -235,10 +237,10 @@ static void test_window(void)
 	struct mt_totals tbefore = w.t;
 	CHECK(w.nsites == 97 && w.sites_cap > w.nsites);
 	memcpy(before, w.sites, sizeof before);
-	CHECK(mt_col_is_live(&w, key(1, 1)) || mt_col_is_live(&w, key(1, 399999)) ||
+	CHECK(mt_figures_is_live(&w, key(1, 1)) || mt_figures_is_live(&w, key(1, 399999)) ||
 	      w.t.live_count > 0);
 	size_t nthreads_before = w.threads_used;
-	mt_col_shed(&w);
+	mt_figures_shed(&w);
 	CHECK_EQ(w.sites_cap, w.nsites);
 	CHECK(!memcmp(before, w.sites, sizeof before));
 	CHECK(!memcmp(&tbefore, &w.t, sizeof tbefore));
@@ -246,16 +248,16 @@ static void test_window(void)
 	/* the threads stay: the reports list what each allocated */
 	CHECK(nthreads_before > 0 && w.threads_used == nthreads_before);
 	for (uint64_t n = 1; n < WN + 5000000; n += n < 400000 ? 1 : 4999)
-		if (mt_col_is_live(&w, key(1, n))) {
+		if (mt_figures_is_live(&w, key(1, n))) {
 			CHECK_EQ(n, 0);
 			break;
 		}
-	mt_blockmap_destroy(&mw);
-	mt_blockmap_destroy(&mh);
-	mt_blocks_destroy(&bw);
-	mt_blocks_destroy(&bh);
-	mt_col_destroy(&w);
-	mt_col_destroy(&h);
+	mt_blockvals_destroy(&mw);
+	mt_blockvals_destroy(&mh);
+	mt_blockrecs_destroy(&bw);
+	mt_blockrecs_destroy(&bh);
+	mt_figures_destroy(&w);
+	mt_figures_destroy(&h);
 }
 
 int main(void)
@@ -265,6 +267,6 @@ int main(void)
 	test_temporary();
 	test_culled_and_growth();
 	if (!failures)
-		printf("collector: all checks passed\n");
+		printf("figures: all checks passed\n");
 	return failures ? 1 : 0;
 }

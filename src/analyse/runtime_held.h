@@ -1,14 +1,15 @@
 /*
- * held.h - blocks the C and C++ runtimes hold until exit (libstdc++'s
- * emergency pool, stdio buffers), counted apart from leaks; the rule is in
- * held.c.
+ * runtime_held.h - blocks the C and C++ runtimes hold until exit
+ * (libstdc++'s emergency pool, stdio buffers), counted apart from leaks; the
+ * rule is in runtime_held.c.  (Runtimes with a heap of their own, Go's and
+ * Java's, are managed.h's.)
  */
-#ifndef MEMTRACE_HELD_H
-#define MEMTRACE_HELD_H
+#ifndef MEMTRACE_RUNTIME_HELD_H
+#define MEMTRACE_RUNTIME_HELD_H
 
 #include "recording.h"
 
-/* After the collector finished: moves the runtime's blocks among P's leaked
+/* After the figures are finished (mt_figures_finish): moves the runtime's blocks among P's leaked
  * ones to the held figures (site and totals held_count/held_bytes). */
 void mt_process_runtime_held(struct mt_process *p);
 

@@ -1,7 +1,7 @@
 /*
- * blockmap.c - see blockmap.h; the window of serials is base/window.h's.
+ * blockvals.c - see blockvals.h; the window of serials is base/window.h's.
  */
-#include "blockmap.h"
+#include "blockvals.h"
 #include "base/util.h"
 #include "base/window.h"
 
@@ -10,13 +10,13 @@
 
 #define SERIAL_BIT (1ull << 63)
 
-void mt_blockmap_init(struct mt_blockmap *m)
+void mt_blockvals_init(struct mt_blockvals *m)
 {
 	memset(m, 0, sizeof *m);
 	mt_ptrmap_xinit(&m->map, 1024);
 }
 
-void mt_blockmap_destroy(struct mt_blockmap *m)
+void mt_blockvals_destroy(struct mt_blockvals *m)
 {
 	mt_ptrmap_destroy(&m->map);
 	mt_window_free(&m->win);
@@ -31,13 +31,13 @@ static int slot_live(const void *slot)
 /* An older serial's value goes to the map. */
 static void slot_spill(void *owner, uint64_t s, const void *slot)
 {
-	mt_ptrmap_xput(&((struct mt_blockmap *)owner)->map, SERIAL_BIT | s,
+	mt_ptrmap_xput(&((struct mt_blockvals *)owner)->map, SERIAL_BIT | s,
 		       *(const uint64_t *)slot);
 }
 
 static const struct mt_window_kind wkind = { sizeof(uint64_t), slot_live, slot_spill };
 
-void mt_blockmap_put(struct mt_blockmap *m, uint64_t key, uint64_t val)
+void mt_blockvals_put(struct mt_blockvals *m, uint64_t key, uint64_t val)
 {
 	if (key & SERIAL_BIT) {
 		uint64_t s = key & ~SERIAL_BIT;
@@ -53,7 +53,7 @@ void mt_blockmap_put(struct mt_blockmap *m, uint64_t key, uint64_t val)
 	mt_ptrmap_xput(&m->map, key, val);
 }
 
-int mt_blockmap_take(struct mt_blockmap *m, uint64_t key, uint64_t *val)
+int mt_blockvals_take(struct mt_blockvals *m, uint64_t key, uint64_t *val)
 {
 	uint64_t s = key & ~SERIAL_BIT;
 	if ((key & SERIAL_BIT) && m->win.slots && s >= m->win.base) {

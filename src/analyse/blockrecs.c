@@ -1,7 +1,7 @@
 /*
- * blocks.c - see blocks.h; the window of serials is base/window.h's.
+ * blockrecs.c - see blockrecs.h; the window of serials is base/window.h's.
  */
-#include "blocks.h"
+#include "blockrecs.h"
 #include "base/util.h"
 #include "base/window.h"
 
@@ -10,13 +10,13 @@
 
 #define SERIAL_BIT (1ull << 63)
 
-void mt_blocks_init(struct mt_blocks *t)
+void mt_blockrecs_init(struct mt_blockrecs *t)
 {
 	memset(t, 0, sizeof *t);
 	mt_ptrmap_xinit(&t->map, 1024);
 }
 
-void mt_blocks_destroy(struct mt_blocks *t)
+void mt_blockrecs_destroy(struct mt_blockrecs *t)
 {
 	mt_ptrmap_destroy(&t->map);
 	free(t->recs);
@@ -32,13 +32,14 @@ static int slot_live(const void *slot)
 /* An older serial's block goes to the map. */
 static void slot_spill(void *owner, uint64_t s, const void *slot)
 {
-	mt_ptrmap_xput(&((struct mt_blocks *)owner)->map, SERIAL_BIT | s, *(const uint32_t *)slot);
+	mt_ptrmap_xput(&((struct mt_blockrecs *)owner)->map, SERIAL_BIT | s,
+		       *(const uint32_t *)slot);
 }
 
 static const struct mt_window_kind wkind = { sizeof(uint32_t), slot_live, slot_spill };
 
 /* The window slot of PTR, or NULL when PTR is not kept there. */
-static inline uint32_t *win_slot(const struct mt_blocks *t, uint64_t ptr)
+static inline uint32_t *win_slot(const struct mt_blockrecs *t, uint64_t ptr)
 {
 	uint64_t s = ptr & ~SERIAL_BIT;
 	if (!(ptr & SERIAL_BIT) || !mt_window_covers(&t->win, s))
@@ -46,7 +47,7 @@ static inline uint32_t *win_slot(const struct mt_blocks *t, uint64_t ptr)
 	return mt_window_slot(&t->win, sizeof(uint32_t), s);
 }
 
-void mt_blocks_put(struct mt_blocks *t, const struct mt_block *b)
+void mt_blockrecs_put(struct mt_blockrecs *t, const struct mt_block *b)
 {
 	uint32_t i;
 	if (!b->ptr)
@@ -75,7 +76,7 @@ void mt_blocks_put(struct mt_blocks *t, const struct mt_block *b)
 	mt_ptrmap_xput(&t->map, b->ptr, (uint64_t)i + 1);
 }
 
-int mt_blocks_take(struct mt_blocks *t, uint64_t ptr, struct mt_block *out)
+int mt_blockrecs_take(struct mt_blockrecs *t, uint64_t ptr, struct mt_block *out)
 {
 	uint64_t v;
 	uint32_t *w = win_slot(t, ptr);
@@ -97,14 +98,14 @@ int mt_blocks_take(struct mt_blocks *t, uint64_t ptr, struct mt_block *out)
 	return 1;
 }
 
-void mt_blocks_prefetch(const struct mt_blocks *t, uint64_t ptr)
+void mt_blockrecs_prefetch(const struct mt_blockrecs *t, uint64_t ptr)
 {
 	uint32_t *w = win_slot(t, ptr);
 	if (w && *w)
 		__builtin_prefetch(&t->recs[*w - 1]);
 }
 
-const struct mt_block *mt_blocks_next(const struct mt_blocks *t, size_t *pos)
+const struct mt_block *mt_blockrecs_next(const struct mt_blockrecs *t, size_t *pos)
 {
 	size_t nmap = t->map.keys ? t->map.mask + 1 : 0;
 	for (; *pos < nmap; (*pos)++)
