@@ -8,6 +8,7 @@
 #include "managed.h"
 #include "base/hash.h"
 #include "base/ptrmap.h"
+#include "base/slots.h"
 #include "format/format.h"
 #include "format/signum.h"
 #include "base/util.h"
@@ -25,30 +26,29 @@
 
 /* Streams are found through a hash of their number: a file of a few MB can
  * name tens of thousands of them, and each chunk names its own. */
-static void streams_put(struct mt_recording *rec, uint32_t stream, uint32_t index)
+static uint64_t stream_hash(const struct mt_recording *rec, uint32_t stream)
 {
-	size_t i = mt_hash64(stream ^ rec->salt) & rec->streams_mask;
-	while (rec->streams[i])
-		i = (i + 1) & rec->streams_mask;
-	rec->streams[i] = index + 1;
+	return mt_hash64(stream ^ rec->salt);
+}
+
+static uint64_t proc_hash(const void *rec, size_t k)
+{
+	return stream_hash(rec, ((const struct mt_recording *)rec)->procs[k]->stream);
 }
 
 static struct mt_process *process_for(struct mt_recording *rec, uint32_t stream)
 {
 	if (rec->streams) {
-		size_t i = mt_hash64(stream ^ rec->salt) & rec->streams_mask;
+		size_t i = stream_hash(rec, stream) & rec->streams_mask;
 		for (; rec->streams[i]; i = (i + 1) & rec->streams_mask)
 			if (rec->procs[rec->streams[i] - 1]->stream == stream)
 				return rec->procs[rec->streams[i] - 1];
 	}
-	if ((rec->nprocs + 1) * 2 > (rec->streams ? rec->streams_mask + 1 : 0)) {
+	if (mt_slots_full(rec->nprocs, rec->streams_mask)) {
 		if (!rec->streams)
 			rec->salt = mt_hash_salt();
-		free(rec->streams);
-		rec->streams_mask = rec->streams ? rec->streams_mask * 2 + 1 : 15;
-		rec->streams = xcalloc(rec->streams_mask + 1, sizeof *rec->streams);
-		for (size_t k = 0; k < rec->nprocs; k++)
-			streams_put(rec, rec->procs[k]->stream, (uint32_t)k);
+		mt_slots_grow(&rec->streams, &rec->streams_mask, 16, 0, rec->nprocs, proc_hash,
+			      rec);
 	}
 	mt_grow(&rec->procs, &rec->procs_cap, rec->nprocs, sizeof *rec->procs);
 	/* no table of its own yet: a stream may hold nothing but a record or two */
@@ -56,7 +56,8 @@ static struct mt_process *process_for(struct mt_recording *rec, uint32_t stream)
 	p->stream = stream;
 	mt_figures_init(&p->col);
 	p->salt = p->col.salt;
-	streams_put(rec, stream, (uint32_t)rec->nprocs);
+	rec->streams[mt_slots_empty(rec->streams, rec->streams_mask, stream_hash(rec, stream))] =
+		(uint32_t)rec->nprocs + 1;
 	rec->procs[rec->nprocs++] = p;
 	return p;
 }
@@ -69,21 +70,15 @@ static uint64_t hash_frames(const struct mt_process *p, const uint64_t *f, unsig
 	return h;
 }
 
-static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned n, int insert);
+static uint64_t site_hash(const void *ctx, size_t s)
+{
+	const struct mt_process *p = ctx;
+	return hash_frames(p, p->frames + p->site_off[s], p->site_len[s]);
+}
 
 static void content_grow(struct mt_process *p)
 {
-	size_t n = p->by_content ? (p->content_mask + 1) * 2 : 16;
-	free(p->by_content);
-	p->content_mask = n - 1;
-	p->by_content = xcalloc(n, sizeof *p->by_content);
-	for (uint32_t s = 0; s < p->col.nsites; s++) {
-		const uint64_t *f = p->frames + p->site_off[s];
-		size_t i = hash_frames(p, f, p->site_len[s]) & p->content_mask;
-		while (p->by_content[i])
-			i = (i + 1) & p->content_mask;
-		p->by_content[i] = s + 1;
-	}
+	mt_slots_grow(&p->by_content, &p->content_mask, 16, 0, p->col.nsites, site_hash, p);
 }
 
 /* Site of the stack F[0..N): an existing one with the same frames, or a new one. */
@@ -131,7 +126,7 @@ static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned
 	p->site_len[s] = n;
 	p->nframes += n;
 	p->by_content[i] = s + 1;
-	if ((p->col.nsites + 1) * 2 > p->content_mask + 1)
+	if (mt_slots_full(p->col.nsites, p->content_mask))
 		content_grow(p);
 	return s;
 }
@@ -355,6 +350,12 @@ static uint64_t hash_bytes(const struct mt_process *p, const char *s, size_t len
 	return h;
 }
 
+static uint64_t object_hash(const void *ctx, size_t k)
+{
+	const struct mt_process *p = ctx;
+	return hash_bytes(p, p->objects[k], strlen(p->objects[k]));
+}
+
 /* Object paths are interned through a hash: real recordings name a few, a
  * crafted one can name one per record. */
 static const char *object_intern(struct mt_process *p, const char *path, size_t len)
@@ -366,20 +367,10 @@ static const char *object_intern(struct mt_process *p, const char *path, size_t 
 		if (strlen(o) == len && !memcmp(o, path, len))
 			return o;
 	}
-	if ((p->nobjects + 1) * 2 > (p->objects_index ? p->objects_mask + 1 : 0)) {
-		free(p->objects_index);
-		p->objects_mask = p->objects_index ? p->objects_mask * 2 + 1 : 15;
-		p->objects_index = xcalloc(p->objects_mask + 1, sizeof *p->objects_index);
-		for (size_t k = 0; k < p->nobjects; k++) {
-			const char *o = p->objects[k];
-			size_t j = hash_bytes(p, o, strlen(o)) & p->objects_mask;
-			while (p->objects_index[j])
-				j = (j + 1) & p->objects_mask;
-			p->objects_index[j] = (uint32_t)k + 1;
-		}
-		i = h & p->objects_mask;
-		while (p->objects_index[i])
-			i = (i + 1) & p->objects_mask;
+	if (mt_slots_full(p->nobjects, p->objects_mask)) {
+		mt_slots_grow(&p->objects_index, &p->objects_mask, 16, 0, p->nobjects, object_hash,
+			      p);
+		i = mt_slots_empty(p->objects_index, p->objects_mask, h);
 	}
 	mt_grow(&p->objects, &p->objects_cap, p->nobjects, sizeof *p->objects);
 	p->objects[p->nobjects] = xstrndup(path, len);
@@ -713,7 +704,8 @@ static void sort_by_start(struct mt_recording *rec)
 	qsort(rec->procs, rec->nprocs, sizeof *rec->procs, by_start);
 	memset(rec->streams, 0, (rec->streams_mask + 1) * sizeof *rec->streams);
 	for (size_t k = 0; k < rec->nprocs; k++)
-		streams_put(rec, rec->procs[k]->stream, (uint32_t)k);
+		rec->streams[mt_slots_empty(rec->streams, rec->streams_mask, proc_hash(rec, k))] =
+			(uint32_t)k + 1;
 }
 
 struct mt_process *mt_recording_main(const struct mt_recording *rec)

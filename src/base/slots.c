@@ -13,10 +13,6 @@ void mt_slots_grow(uint32_t **slot, size_t *mask, size_t min, size_t from, size_
 	free(*slot);
 	*slot = xcalloc(cap, sizeof **slot);
 	*mask = cap - 1;
-	for (size_t i = from; i < n; i++) {
-		size_t j = hash(ctx, i) & *mask;
-		while ((*slot)[j])
-			j = (j + 1) & *mask;
-		(*slot)[j] = (uint32_t)i + 1;
-	}
+	for (size_t i = from; i < n; i++)
+		(*slot)[mt_slots_empty(*slot, *mask, hash(ctx, i))] = (uint32_t)i + 1;
 }

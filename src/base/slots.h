@@ -19,6 +19,18 @@ static inline int mt_slots_full(size_t n, size_t mask)
 	return (n + 1) * 2 > mask + 1;
 }
 
+/* Where an entry of hash H goes in an index of MASK + 1 slots (not full):
+ * the first empty slot from its home on.  (Lookups probe the same way,
+ * for (i = H & MASK; SLOT[i]; i = (i + 1) & MASK), comparing keys their
+ * own way: a helper taking the comparison would not be shorter.) */
+static inline size_t mt_slots_empty(const uint32_t *slot, size_t mask, uint64_t h)
+{
+	size_t i = h & mask;
+	while (slot[i])
+		i = (i + 1) & mask;
+	return i;
+}
+
 /* Makes the index *SLOT of *MASK + 1 slots twice as large (MIN slots, a
  * power of two, when there is none yet) and places entries FROM to N - 1
  * in it again, HASH(CTX, I) giving entry I's hash. */
