@@ -183,13 +183,13 @@ static void add_side(struct mt_diff *d, const struct mt_recording *rec, int is_n
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];
-		add_totals(is_new ? &d->new : &d->base, &p->col.t);
+		add_totals(is_new ? &d->new : &d->base, &p->figures.t);
 		struct mt_symbolizer *sym = mt_process_symbolizer(p);
 		const char **names = xcalloc(p->nmodules ? p->nmodules : 1, sizeof *names);
 		for (size_t m = 0; m < p->nmodules; m++)
 			names[m] = alias_of(d, &p->modules[m]);
-		for (uint32_t s = 0; s < p->col.nsites; s++) {
-			const struct mt_site_stats *st = &p->col.sites[s];
+		for (uint32_t s = 0; s < p->figures.nsites; s++) {
+			const struct mt_site_stats *st = &p->figures.sites[s];
 			if (!st->allocations && !st->frees && !st->culled)
 				continue;
 			int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);

@@ -331,7 +331,7 @@ static int site_passes(const struct mt_filter *f, const struct mt_process *p,
 		       struct mt_symbolizer *sym, const struct matcher *m, uint32_t site,
 		       uint64_t run, const char **too_costly)
 {
-	const struct mt_site_stats *s = &p->col.sites[site];
+	const struct mt_site_stats *s = &p->figures.sites[site];
 	if (f->group_allocations_min.set || f->group_allocations_max.set)
 		if (!in_bounds(&f->group_allocations_min, &f->group_allocations_max,
 			       (double)s->allocations))
@@ -346,7 +346,7 @@ static int site_passes(const struct mt_filter *f, const struct mt_process *p,
 			return 0;
 	}
 	if (f->group_interval_min.set || f->group_interval_max.set) {
-		const struct mt_site_span *tm = &p->col.times[site];
+		const struct mt_site_span *tm = &p->figures.times[site];
 		uint64_t iv = tm->last_ts - tm->first_ts;
 		if (f->group_interval_min.set && iv < at(&f->group_interval_min, 0, run))
 			return 0;
@@ -385,12 +385,12 @@ void mt_filter_prepare(struct mt_filter_proc *fp, const struct mt_filter *f,
 	memset(fp, 0, sizeof *fp);
 	fp->f = f;
 	fp->end_ts = p->end_ts > p->start_ts ? p->end_ts : p->start_ts;
-	uint64_t start = p->start_ts ? p->start_ts : p->col.t.first_ts;
-	if (p->col.t.first_ts && p->col.t.first_ts < start)
-		start = p->col.t.first_ts;
+	uint64_t start = p->start_ts ? p->start_ts : p->figures.t.first_ts;
+	if (p->figures.t.first_ts && p->figures.t.first_ts < start)
+		start = p->figures.t.first_ts;
 	fp->from_ts = f->from.set ? at(&f->from, start, fp->end_ts) : 0;
 	fp->to_ts = f->to.set ? at(&f->to, start, fp->end_ts) : UINT64_MAX;
-	fp->nsites = p->col.nsites;
+	fp->nsites = p->figures.nsites;
 	fp->site_ok = xcalloc(fp->nsites ? fp->nsites : 1, 1);
 	struct mt_symbolizer *own = NULL;
 	if (!sym) {
@@ -420,9 +420,9 @@ void mt_filter_prepare(struct mt_filter_proc *fp, const struct mt_filter *f,
 double mt_filter_span_s(const struct mt_filter *f, const struct mt_process *p, double *from_s)
 {
 	uint64_t end = p->end_ts > p->start_ts ? p->end_ts : p->start_ts;
-	uint64_t start = p->start_ts ? p->start_ts : p->col.t.first_ts;
-	if (p->col.t.first_ts && p->col.t.first_ts < start)
-		start = p->col.t.first_ts;
+	uint64_t start = p->start_ts ? p->start_ts : p->figures.t.first_ts;
+	if (p->figures.t.first_ts && p->figures.t.first_ts < start)
+		start = p->figures.t.first_ts;
 	uint64_t lo = f && f->from.set ? at(&f->from, start, end) : start;
 	uint64_t hi = f && f->to.set ? at(&f->to, start, end) : end;
 	if (lo > end)

@@ -112,8 +112,8 @@ void mt_functions_build(struct mt_functions *fs, const struct mt_process *p,
 	memset(fs, 0, sizeof *fs);
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	char buf[512];
-	for (uint32_t s = 0; s < p->col.nsites; s++) {
-		const struct mt_site_stats *st = &p->col.sites[s];
+	for (uint32_t s = 0; s < p->figures.nsites; s++) {
+		const struct mt_site_stats *st = &p->figures.sites[s];
 		if (!site_used(st))
 			continue;
 		uint64_t w[MT_FW_COUNT];
@@ -167,8 +167,8 @@ size_t mt_functions_neighbours(struct mt_functions *fs, const struct mt_process 
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	char buf[512];
 	size_t through = 0;
-	for (uint32_t s = 0; s < p->col.nsites; s++) {
-		const struct mt_site_stats *st = &p->col.sites[s];
+	for (uint32_t s = 0; s < p->figures.nsites; s++) {
+		const struct mt_site_stats *st = &p->figures.sites[s];
 		if (!site_used(st))
 			continue;
 		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);

@@ -54,8 +54,8 @@ static struct mt_process *process_for(struct mt_recording *rec, uint32_t stream)
 	/* no table of its own yet: a stream may hold nothing but a record or two */
 	struct mt_process *p = xcalloc(1, sizeof *p);
 	p->stream = stream;
-	mt_figures_init(&p->col);
-	p->salt = p->col.salt;
+	mt_figures_init(&p->figures);
+	p->salt = p->figures.salt;
 	rec->streams[mt_slots_empty(rec->streams, rec->streams_mask, stream_hash(rec, stream))] =
 		(uint32_t)rec->nprocs + 1;
 	rec->procs[rec->nprocs++] = p;
@@ -78,7 +78,7 @@ static uint64_t site_hash(const void *ctx, size_t s)
 
 static void content_grow(struct mt_process *p)
 {
-	mt_slots_grow(&p->by_content, &p->content_mask, 16, 0, p->col.nsites, site_hash, p);
+	mt_slots_grow(&p->by_content, &p->content_mask, 16, 0, p->figures.nsites, site_hash, p);
 }
 
 /* Site of the stack F[0..N): an existing one with the same frames, or a new one. */
@@ -97,8 +97,8 @@ static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned
 			return s;
 	}
 	(void)insert;
-	uint32_t s = (uint32_t)p->col.nsites;
-	mt_figures_reserve_site(&p->col, s);
+	uint32_t s = (uint32_t)p->figures.nsites;
+	mt_figures_reserve_site(&p->figures, s);
 	size_t old_cap = p->site_cap;
 	if (s >= p->site_cap) {
 		/* by an eighth, as the sites' figures (doubling left 1 MB of
@@ -126,7 +126,7 @@ static uint32_t content_lookup(struct mt_process *p, const uint64_t *f, unsigned
 	p->site_len[s] = n;
 	p->nframes += n;
 	p->by_content[i] = s + 1;
-	if (mt_slots_full(p->col.nsites, p->content_mask))
+	if (mt_slots_full(p->figures.nsites, p->content_mask))
 		content_grow(p);
 	return s;
 }
@@ -416,7 +416,7 @@ struct mt_budget *mt_budget_get(void)
 
 static uint64_t process_bytes(const struct mt_process *p)
 {
-	const struct mt_figures *c = &p->col;
+	const struct mt_figures *c = &p->figures;
 	uint64_t n = p->frames_cap * sizeof *p->frames;
 	n += p->site_cap * (sizeof *p->site_off + sizeof *p->site_len + sizeof *p->site_object);
 	n += (p->ids ? p->ids_mask + 1 : 0) * sizeof *p->ids;
@@ -558,7 +558,7 @@ static void on_record(struct mt_process *p, const struct mt_load_hook *hook,
 	case MT_REC_CULLED:
 		if (hook && hook->culled && !hook->culled(hook->ctx, p))
 			break;
-		mt_figures_culled(&p->col, site_of(p, ev->stack), ev->count, ev->bytes,
+		mt_figures_culled(&p->figures, site_of(p, ev->stack), ev->count, ev->bytes,
 				  ev->temporary);
 		break;
 	case MT_REC_EXIT:
@@ -594,7 +594,7 @@ static void on_record(struct mt_process *p, const struct mt_load_hook *hook,
 			memcpy(t->frames, remapped(p, ev->frames, ev->nframes, moved),
 			       ev->nframes * sizeof *t->frames);
 		} else if (ev->ext == MT_EXT_PEAK) {
-			mt_figures_true_peak(&p->col, ev->ts, ev->bytes, ev->count);
+			mt_figures_true_peak(&p->figures, ev->ts, ev->bytes, ev->count);
 		} else if (ev->ext == MT_EXT_MMAP) {
 			add_mapcall(p, ev);
 		}
@@ -616,9 +616,9 @@ __attribute__((always_inline)) static inline void prefetch_far(const struct mt_p
 							       const struct mt_bev *b)
 {
 	if (b->type == MT_REC_FREE)
-		mt_figures_prefetch_block(&p->col, b->ptr);
+		mt_figures_prefetch_block(&p->figures, b->ptr);
 	else if (b->type == MT_REC_REALLOC)
-		mt_figures_prefetch_block(&p->col, b->old_ptr);
+		mt_figures_prefetch_block(&p->figures, b->old_ptr);
 	else if (b->type == MT_REC_ALLOC && b->stack < p->id_dense_len)
 		__builtin_prefetch(&p->id_dense[b->stack]);
 }
@@ -627,10 +627,10 @@ __attribute__((always_inline)) static inline void prefetch_near(const struct mt_
 								const struct mt_bev *b)
 {
 	if (b->type == MT_REC_FREE)
-		mt_figures_prefetch_site(&p->col, mt_figures_block_site(&p->col, b->ptr));
+		mt_figures_prefetch_site(&p->figures, mt_figures_block_site(&p->figures, b->ptr));
 	else if ((b->type == MT_REC_ALLOC || b->type == MT_REC_REALLOC) &&
 		 b->stack < p->id_dense_len && p->id_dense[b->stack])
-		mt_figures_prefetch_site(&p->col, p->id_dense[b->stack] - 1);
+		mt_figures_prefetch_site(&p->figures, p->id_dense[b->stack] - 1);
 }
 
 /* Memory samples taken before TS get the heap in use as it is now.  A
@@ -640,7 +640,7 @@ __attribute__((always_inline)) static inline void prefetch_near(const struct mt_
 static void place_samples(struct mt_process *p, uint64_t ts)
 {
 	while (p->rss_placed < p->nrss && p->rss[p->rss_placed].ts < ts)
-		p->rss[p->rss_placed++].heap = p->col.t.live_bytes;
+		p->rss[p->rss_placed++].heap = p->figures.t.live_bytes;
 }
 
 /* An allocation event, through the hook's gate when there is one (EV:
@@ -654,7 +654,7 @@ static inline void feed(struct mt_process *p, const struct mt_load_hook *hook,
 		block_gone(p, b->type == MT_REC_FREE ? b->ptr : b->old_ptr, b->ts);
 	uint32_t site = b->type == MT_REC_FREE ? UINT32_MAX : site_of(p, b->stack);
 	enum mt_gate g = MT_GATE_PASS;
-	struct mt_figures *c = &p->col;
+	struct mt_figures *c = &p->figures;
 
 	if (hook) {
 		ev->type = b->type;
@@ -758,10 +758,10 @@ void mt_process_guess_heap(struct mt_process *p)
 	if (p->heap || !p->nobjects)
 		return;
 	uint64_t *n = xcalloc(p->nobjects, sizeof *n);
-	for (size_t s = 0; s < p->col.nsites && s < p->site_cap; s++)
+	for (size_t s = 0; s < p->figures.nsites && s < p->site_cap; s++)
 		for (size_t o = 0; p->site_object[s] && o < p->nobjects; o++)
 			if (p->site_object[s] == p->objects[o]) {
-				n[o] += p->col.sites[s].allocations;
+				n[o] += p->figures.sites[s].allocations;
 				break;
 			}
 	size_t best = 0;
@@ -904,11 +904,12 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 		struct mt_process *p = rec->procs[i];
 		p->embedded = rec->embedded;
 		place_samples(p, UINT64_MAX);
-		mt_figures_finish(&p->col);
+		mt_figures_finish(&p->figures);
 		mt_process_guess_heap(p);
 		mt_process_runtime_held(p);
-		if (!p->end_ts || p->end_ts < p->col.t.last_ts)
-			p->end_ts = p->col.t.last_ts > p->start_ts ? p->col.t.last_ts : p->start_ts;
+		if (!p->end_ts || p->end_ts < p->figures.t.last_ts)
+			p->end_ts = p->figures.t.last_ts > p->start_ts ? p->figures.t.last_ts :
+									 p->start_ts;
 		/* (a tuning call's time is exact, the events' are rounded) */
 		if (p->ntunes && p->end_ts < p->tunes[p->ntunes - 1].ts)
 			p->end_ts = p->tunes[p->ntunes - 1].ts;
@@ -929,7 +930,7 @@ void mt_recording_shed(struct mt_recording *rec)
 {
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		struct mt_process *p = rec->procs[i];
-		mt_figures_shed(&p->col);
+		mt_figures_shed(&p->figures);
 		free(p->ids);
 		free(p->id_dense);
 		free(p->by_content);
@@ -993,7 +994,7 @@ void mt_recording_free(struct mt_recording *rec)
 		free(p->ids);
 		free(p->id_dense);
 		free(p->by_content);
-		mt_figures_destroy(&p->col);
+		mt_figures_destroy(&p->figures);
 		free(p);
 	}
 	free(rec->procs);

@@ -132,7 +132,7 @@ struct mt_process {
 	uint32_t *objects_index; /* hash of objects: index + 1 */
 	size_t objects_mask;
 	size_t site_cap;
-	struct mt_figures col;
+	struct mt_figures figures;
 
 	/* stack id in the stream -> site (hash), stack content -> site (hash) */
 	struct {
@@ -230,8 +230,8 @@ uint64_t mt_recording_bytes(const struct mt_recording *rec);
 
 /* Building a recording in memory, for figures that were not read from a file
  * (the BPF maps of `memtrace sweep` and `top`), so that they are reported by
- * the same code.  Site figures go straight into p->col.sites[site] and the
- * totals into p->col.t. */
+ * the same code.  Site figures go straight into p->figures.sites[site] and the
+ * totals into p->figures.t. */
 struct mt_process *mt_process_add(struct mt_recording *rec, uint32_t pid, uint32_t ppid,
 				  const char *exe, const char *argv, size_t argv_len,
 				  const char *backend);

@@ -159,7 +159,7 @@ static int is_held(void *ctx, const struct mt_live *b)
 
 void mt_process_stdio_held(struct mt_process *p)
 {
-	struct mt_figures *c = &p->col;
+	struct mt_figures *c = &p->figures;
 	struct stdio_fns fns = { 0 };
 	for (uint32_t i = 0; i < c->nsites; i++) {
 		struct mt_site_stats *s = &c->sites[i];
@@ -177,7 +177,7 @@ void mt_process_stdio_held(struct mt_process *p)
 
 void mt_process_runtime_held(struct mt_process *p)
 {
-	struct mt_figures *c = &p->col;
+	struct mt_figures *c = &p->figures;
 	if (!c->t.live_count || !c->nsites)
 		return;
 	uint8_t *held = calloc(c->nsites, 1);

@@ -51,7 +51,7 @@ static int by_measure(const void *a, const void *b, void *arg)
 {
 	const struct rank_ctx *c = arg;
 	uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
-	const struct mt_site_stats *sa = &c->p->col.sites[ia], *sb = &c->p->col.sites[ib];
+	const struct mt_site_stats *sa = &c->p->figures.sites[ia], *sb = &c->p->figures.sites[ib];
 	uint64_t ma = mt_site_measure(sa, c->view), mb = mt_site_measure(sb, c->view);
 	if (ma != mb)
 		return ma > mb ? -1 : 1;
@@ -63,10 +63,10 @@ static int by_measure(const void *a, const void *b, void *arg)
 
 uint32_t *mt_rank_sites(const struct mt_process *p, enum mt_view view, int nonzero, size_t *n)
 {
-	uint32_t *v = xmalloc((p->col.nsites + 1) * sizeof *v);
+	uint32_t *v = xmalloc((p->figures.nsites + 1) * sizeof *v);
 	size_t k = 0;
-	for (uint32_t i = 0; i < p->col.nsites; i++)
-		if (!nonzero || mt_site_measure(&p->col.sites[i], view))
+	for (uint32_t i = 0; i < p->figures.nsites; i++)
+		if (!nonzero || mt_site_measure(&p->figures.sites[i], view))
 			v[k++] = i;
 	struct rank_ctx c = { .p = p, .view = view };
 	qsort_r(v, k, sizeof *v, by_measure, &c);

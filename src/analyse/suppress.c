@@ -146,8 +146,8 @@ size_t mt_supp_apply(const struct mt_suppressions *s, struct mt_recording *rec)
 	for (size_t i = 0; s && i < rec->nprocs; i++) {
 		struct mt_process *p = rec->procs[i];
 		struct mt_symbolizer *sym = NULL;
-		for (uint32_t site = 0; site < p->col.nsites; site++) {
-			struct mt_site_stats *st = &p->col.sites[site];
+		for (uint32_t site = 0; site < p->figures.nsites; site++) {
+			struct mt_site_stats *st = &p->figures.sites[site];
 			if (!st->live_count)
 				continue;
 			if (!sym)
@@ -157,10 +157,10 @@ size_t mt_supp_apply(const struct mt_suppressions *s, struct mt_recording *rec)
 				hit = frame_matches(s, &fr[j]);
 			if (!hit)
 				continue;
-			p->col.t.suppressed_count += st->live_count;
-			p->col.t.suppressed_bytes += st->live_bytes;
-			p->col.t.live_count -= st->live_count;
-			p->col.t.live_bytes -= st->live_bytes;
+			p->figures.t.suppressed_count += st->live_count;
+			p->figures.t.suppressed_bytes += st->live_bytes;
+			p->figures.t.live_count -= st->live_count;
+			p->figures.t.live_bytes -= st->live_bytes;
 			st->live_count = st->live_bytes = 0;
 			n++;
 		}

@@ -552,7 +552,7 @@ static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
 	const struct mt_process *main_p = mt_recording_main(&rec);
 	for (size_t i = 0; i < rec.nprocs; i++) {
 		struct mt_process *p = rec.procs[i];
-		const struct mt_totals *t = &p->col.t;
+		const struct mt_totals *t = &p->figures.t;
 		char a[32], b[32], c[32], d[32], raw[PATH_MAX + 64], how[PATH_MAX + 64], name[256];
 		int last_of_cmd = 1;
 		for (size_t k = i + 1; k < rec.nprocs; k++)

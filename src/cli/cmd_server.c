@@ -156,7 +156,7 @@ static void symbolize(struct srv_proc *sp, const struct mt_process *p, const cha
 	struct frame_set fs = { .salt = mt_hash_salt() };
 	int tty = isatty(2);
 	sp->sym = mt_process_symbolizer(p);
-	sp->nsites = p->col.nsites;
+	sp->nsites = p->figures.nsites;
 	sp->site_off = xcalloc(sp->nsites + 1, sizeof *sp->site_off);
 	sp->site_len = xcalloc(sp->nsites + 1, sizeof *sp->site_len);
 	for (uint32_t s = 0; s < sp->nsites; s++) {
@@ -208,7 +208,7 @@ static int load_file(struct srv_file *f, size_t id, const char *path, int first)
 	uint64_t allocs = 0;
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		symbolize(&f->procs[i], rec->procs[i], path, &shown, &t0);
-		allocs += rec->procs[i]->col.t.allocations;
+		allocs += rec->procs[i]->figures.t.allocations;
 	}
 	if (shown)
 		fprintf(stderr, "\r\033[K");

@@ -37,7 +37,8 @@ struct ranked {
 static int by_leak(const void *a, const void *b)
 {
 	const struct ranked *x = a, *y = b;
-	uint64_t bx = x->p->col.sites[x->site].live_bytes, by = y->p->col.sites[y->site].live_bytes;
+	uint64_t bx = x->p->figures.sites[x->site].live_bytes,
+		 by = y->p->figures.sites[y->site].live_bytes;
 	return bx == by ? 0 : bx > by ? -1 : 1;
 }
 
@@ -48,11 +49,11 @@ static void print_text(struct mt_recording *snap, long top, double duration, dou
 	uint64_t total = 0;
 	for (size_t i = 0; i < snap->nprocs; i++) {
 		struct mt_process *p = snap->procs[i];
-		for (uint32_t s = 0; s < p->col.nsites; s++)
-			if (p->col.sites[s].live_count) {
+		for (uint32_t s = 0; s < p->figures.nsites; s++)
+			if (p->figures.sites[s].live_count) {
 				mt_grow(&v, &cap, n, sizeof *v);
 				v[n++] = (struct ranked){ .p = p, .site = s };
-				total += p->col.sites[s].live_bytes;
+				total += p->figures.sites[s].live_bytes;
 			}
 	}
 	if (n) /* (qsort wants a non-null array even for no elements) */
@@ -60,14 +61,14 @@ static void print_text(struct mt_recording *snap, long top, double duration, dou
 	char a[32], b[32];
 	size_t leaking = 0;
 	for (size_t i = 0; i < snap->nprocs; i++)
-		leaking += snap->procs[i]->col.t.live_count > 0;
+		leaking += snap->procs[i]->figures.t.live_count > 0;
 	printf("memtrace sweep: %.0f s, %zu of %zu process%s with outstanding allocations older than %.1f s: %s\n",
 	       duration, leaking, snap->nprocs, snap->nprocs == 1 ? "" : "es", min_age,
 	       mt_fmt_bytes(total, a));
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	for (size_t i = 0; i < n && (long)i < top; i++) {
 		struct mt_process *p = v[i].p;
-		const struct mt_site_stats *st = &p->col.sites[v[i].site];
+		const struct mt_site_stats *st = &p->figures.sites[v[i].site];
 		printf("\n%s in %s block%s, pid %u (", mt_fmt_bytes(st->live_bytes, a),
 		       mt_fmt_count(st->live_count, b), st->live_count == 1 ? "" : "s", p->pid);
 		mt_text_str(stdout, p->exe ? p->exe : "?");

@@ -247,7 +247,7 @@ int mt_thread_check(const struct mt_filter *f, const struct mt_recording *all, c
 		return 0;
 	for (size_t i = 0; i < all->nprocs; i++) {
 		size_t n;
-		struct mt_thread_last *t = mt_figures_threads(&all->procs[i]->col, &n);
+		struct mt_thread_last *t = mt_figures_threads(&all->procs[i]->figures, &n);
 		size_t k = 0;
 		while (k < n && (double)t[k].tid != f->thread.v)
 			k++;

@@ -99,7 +99,7 @@ static struct mt_process *process_of(struct snap *sn, uint32_t pid)
 				      m->build_id_len);
 	}
 	mt_bpf_lost(sn->l->b, pid, p->lost);
-	p->col.t.unmatched_frees = mt_bpf_unmatched_frees(sn->l->b, pid);
+	p->figures.t.unmatched_frees = mt_bpf_unmatched_frees(sn->l->b, pid);
 	/* the kernel saw it exit: its status, not "still running" */
 	if (mt_bpf_exit_status(sn->l->b, pid, &p->exit_status, NULL))
 		p->exited = 1;
@@ -117,14 +117,14 @@ static void add_site(void *ctx, const struct mt_bpf_site *s)
 {
 	struct snap *sn = ctx;
 	struct mt_process *p = process_of(sn, s->pid);
-	uint32_t site = site_of(p, s); /* may grow p->col.sites: look it up after */
-	struct mt_site_stats *st = &p->col.sites[site];
+	uint32_t site = site_of(p, s); /* may grow p->figures.sites: look it up after */
+	struct mt_site_stats *st = &p->figures.sites[site];
 	const char *obj = s->object != UINT32_MAX ? mt_bpf_object_path(sn->l->b, s->object) : NULL;
 	if (obj && !sn->aged)
 		mt_process_site_object(p, site, obj, strlen(obj));
 	if (!sn->aged && s->fn >= 0 && s->fn < MT_FN_COUNT)
 		st->fn = s->fn;
-	struct mt_totals *t = &p->col.t;
+	struct mt_totals *t = &p->figures.t;
 	if (sn->aged) {
 		/* replaces the figures of every block by those of old blocks */
 		st->live_bytes += s->outstanding_bytes;
@@ -158,19 +158,19 @@ void mt_watch_snapshot(struct mt_watch *l, uint64_t min_age_ns, struct mt_record
 		/* then what is outstanding and older than MIN_AGE_NS */
 		for (size_t i = 0; i < out->nprocs; i++) {
 			struct mt_process *p = out->procs[i];
-			for (size_t s = 0; s < p->col.nsites; s++)
-				p->col.sites[s].live_bytes = p->col.sites[s].live_count = 0;
-			p->col.t.live_bytes = p->col.t.live_count = 0;
+			for (size_t s = 0; s < p->figures.nsites; s++)
+				p->figures.sites[s].live_bytes = p->figures.sites[s].live_count = 0;
+			p->figures.t.live_bytes = p->figures.t.live_count = 0;
 		}
 		sn.aged = 1;
 		mt_bpf_read_sites(l->b, min_age_ns, add_site, &sn);
 	}
 	for (size_t i = 0; i < out->nprocs; i++) {
 		struct mt_process *p = out->procs[i];
-		for (size_t s = 0; s < p->col.nsites; s++)
-			if (p->col.sites[s].min_size == UINT64_MAX)
-				p->col.sites[s].min_size = 0; /* sizes are not kept per site */
-		p->col.finished = 1;
+		for (size_t s = 0; s < p->figures.nsites; s++)
+			if (p->figures.sites[s].min_size == UINT64_MAX)
+				p->figures.sites[s].min_size = 0; /* sizes are not kept per site */
+		p->figures.finished = 1;
 		mt_process_guess_heap(p); /* the report's allocator line */
 	}
 }

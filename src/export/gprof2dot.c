@@ -37,8 +37,8 @@ static size_t events(FILE *f, struct mt_pairs *t, const struct mt_process *p, en
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	char buf[300];
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
-	for (uint32_t s = 0; s < p->col.nsites; s++) {
-		uint64_t cost = mt_site_measure(&p->col.sites[s], mt_weight_view(w));
+	for (uint32_t s = 0; s < p->figures.nsites; s++) {
+		uint64_t cost = mt_site_measure(&p->figures.sites[s], mt_weight_view(w));
 		if (!cost)
 			continue;
 		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);

@@ -325,7 +325,7 @@ static uint64_t site_node(struct ht *h, uint32_t site)
 
 static int write_tables(struct ht *h)
 {
-	uint32_t nsites = h->p->col.nsites;
+	uint32_t nsites = h->p->figures.nsites;
 	h->site_trace = xcalloc(nsites ? nsites : 1, sizeof *h->site_trace);
 	for (uint32_t s = 0; s < nsites; s++) {
 		uint64_t node = site_node(h, s);
@@ -345,7 +345,7 @@ static uint64_t row_hash(uint64_t size, uint32_t site)
 
 static uint64_t new_row(struct ht *h, uint64_t size, uint32_t site)
 {
-	uint64_t trace = site < h->p->col.nsites ? h->site_trace[site] : unknown_node(h);
+	uint64_t trace = site < h->p->figures.nsites ? h->site_trace[site] : unknown_node(h);
 	for (int k = 0; k < 2; k++)
 		sink_printf(&h->out, "a %llx %llx\n", (unsigned long long)size,
 			    (unsigned long long)trace);
@@ -522,7 +522,8 @@ int mt_export_heaptrack(struct mt_export_ctx *x, char *err, size_t errlen)
 	struct mt_replay_ops ops = { on_alloc, on_free, h, on_touch };
 	if (mt_select_replay(x->sel, &ops, err, errlen) < 0)
 		goto out;
-	uint64_t end = h->p->end_ts > h->p->col.t.last_ts ? h->p->end_ts : h->p->col.t.last_ts;
+	uint64_t end = h->p->end_ts > h->p->figures.t.last_ts ? h->p->end_ts :
+								h->p->figures.t.last_ts;
 	if (h->p->nrss && h->p->rss[h->p->nrss - 1].ts > end)
 		end = h->p->rss[h->p->nrss - 1].ts; /* the last samples too */
 	stamp(h, end);

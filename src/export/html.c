@@ -205,7 +205,7 @@ static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t 
 static void timeline_finish(struct timeline *tl, const struct mt_process *p)
 {
 	if (tl->times)
-		mt_st_finish(tl->times, p->col.nsites, &p->col);
+		mt_st_finish(tl->times, p->figures.nsites, &p->figures);
 	advance(tl, tl->t0 + tl->span);
 	for (size_t i = 0; i <= tl->live.mask; i++)
 		if (tl->live.keys[i])
@@ -222,8 +222,8 @@ static void timeline_finish(struct timeline *tl, const struct mt_process *p)
 /* Series for the SPARK_SITES sites of P that allocated the most bytes. */
 static int series_new(struct timeline *tl, const struct mt_process *p)
 {
-	const struct mt_site_stats *st = p->col.sites;
-	tl->nsites = p->col.nsites;
+	const struct mt_site_stats *st = p->figures.sites;
+	tl->nsites = p->figures.nsites;
 	tl->slot = xcalloc(tl->nsites ? tl->nsites : 1, 1);
 	tl->spark = xcalloc(SPARK_SITES, sizeof *tl->spark);
 	while (tl->nslots < SPARK_SITES) {
@@ -244,8 +244,8 @@ static struct timeline *timeline_new(const struct mt_process *p, int series)
 	struct timeline *tl = xcalloc(1, sizeof *tl);
 	/* times count from the start, as in `memtrace report` */
 	uint64_t t0 = p->start_ts, end = p->end_ts;
-	if (p->col.t.last_ts > end)
-		end = p->col.t.last_ts;
+	if (p->figures.t.last_ts > end)
+		end = p->figures.t.last_ts;
 	tl->t0 = t0;
 	tl->span = end > t0 ? end - t0 : 1;
 	tl->last = -1;
@@ -429,8 +429,8 @@ static void sites_json(FILE *f, const struct mt_process *p, const struct timelin
 		fputs(", \"by_thread\"", f);
 	fputs("],\n   \"sites\": [", f);
 	int first = 1;
-	for (uint32_t s = 0; s < p->col.nsites; s++) {
-		const struct mt_site_stats *st = &p->col.sites[s];
+	for (uint32_t s = 0; s < p->figures.nsites; s++) {
+		const struct mt_site_stats *st = &p->figures.sites[s];
 		if (!st->allocations && !st->live_count && !st->peak_bytes)
 			continue;
 		fprintf(f, "%s\n    [%llu,%llu,%llu,%llu,%llu,%llu,", first ? "" : ",",
@@ -574,7 +574,7 @@ static void timeline_json(FILE *f, const struct timeline *tl, const struct mt_pr
 static void process_json(FILE *f, const struct mt_process *p, const struct timeline *tl,
 			 const struct mt_filter *flt, int is_main)
 {
-	const struct mt_totals *t = &p->col.t;
+	const struct mt_totals *t = &p->figures.t;
 	fputs("  {", f);
 	mt_json_identity(f, p, ", ", 1);
 	fprintf(f, ",\n   \"main\": %s, \"duration_s\": %.6f, ", is_main ? "true" : "false",

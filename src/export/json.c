@@ -52,13 +52,13 @@ static void process_head(FILE *f, const struct mt_process *p, int first, int fig
 	fputs(",\n      \"sites\": [", f);
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
 	int n = 0;
-	for (uint32_t s = 0; s < p->col.nsites; s++) {
-		if (!p->col.sites[s].allocations)
+	for (uint32_t s = 0; s < p->figures.nsites; s++) {
+		if (!p->figures.sites[s].allocations)
 			continue; /* none of its allocations matched */
 		fprintf(f, "%s\n        {\"id\": %u", n++ ? "," : "", s);
 		if (figures) {
 			fputs(", ", f);
-			mt_json_site_figures(f, &p->col.sites[s]);
+			mt_json_site_figures(f, &p->figures.sites[s]);
 		}
 		fputs(",\n         \"frames\": ", f);
 		int k = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
@@ -135,7 +135,7 @@ static void write_block(struct jproc *jp, const struct mt_block *b, int freed, u
 	if (freed)
 		p = put_secs_buf(p, jp->p, freed_ts);
 	else /* the figures counted the runtime's blocks apart */
-		p = put_str(p, mt_figures_is_live(&jp->p->col, b->ptr) ?
+		p = put_str(p, mt_figures_is_live(&jp->p->figures, b->ptr) ?
 				       "null, \"runtime_held\": false" :
 				       "null, \"runtime_held\": true");
 	*p++ = '}';

@@ -104,7 +104,7 @@ static void load_site(struct ms *m, uint32_t site, struct mt_frame *fr)
 
 static void load_sites(struct ms *m)
 {
-	uint32_t n = m->p->col.nsites;
+	uint32_t n = m->p->figures.nsites;
 	struct mt_frame *fr = xmalloc(MT_SYM_MAX_FRAMES * sizeof *fr);
 	m->site_off = xcalloc(n ? n : 1, sizeof *m->site_off);
 	m->site_len = xcalloc(n ? n : 1, sizeof *m->site_len);
@@ -241,7 +241,7 @@ static void write_tree(struct ms *m, const uint64_t *site_bytes, uint64_t total)
 {
 	size_t n = 0;
 	uint64_t sum = 0;
-	for (uint32_t s = 0; s < m->p->col.nsites; s++)
+	for (uint32_t s = 0; s < m->p->figures.nsites; s++)
 		if (site_bytes[s]) {
 			m->scratch[n++] = s;
 			sum += site_bytes[s];
@@ -274,7 +274,7 @@ static void snapshot(struct ms *m, uint64_t ts, uint64_t heap, enum snap_kind ki
 /* The peak as the figures saw it: its total and each site's share. */
 static void snapshot_peak(struct ms *m)
 {
-	const struct mt_figures *c = &m->p->col;
+	const struct mt_figures *c = &m->p->figures;
 	uint64_t *bytes = xcalloc(c->nsites ? c->nsites : 1, sizeof *bytes);
 	for (uint32_t s = 0; s < c->nsites; s++)
 		bytes[s] = c->sites[s].peak_bytes;
@@ -290,7 +290,7 @@ static void before_event(struct ms *m, uint64_t ts)
 	if (ts > m->last_ts)
 		m->last_ts = ts;
 	/* a peak that the events never reach (culled allocations made it) */
-	if (!m->peak_done && m->p->col.t.peak_bytes && ts > m->p->col.t.peak_ts)
+	if (!m->peak_done && m->p->figures.t.peak_bytes && ts > m->p->figures.t.peak_ts)
 		snapshot_peak(m);
 	for (; ts >= m->next_ts; m->next_ts += m->step)
 		snapshot(m, m->next_ts, m->live, SNAP_PLAIN, m->site_live);
@@ -301,7 +301,7 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 {
 	(void)tid;
 	struct ms *m = ctx;
-	if (proc != m->proc || site >= m->p->col.nsites)
+	if (proc != m->proc || site >= m->p->figures.nsites)
 		return;
 	before_event(m, ts);
 	uint64_t old, old_site;
@@ -315,7 +315,7 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	mt_ptrmap_xput(&m->live_site, ptr, site);
 	m->site_live[site] += size;
 	m->live += size;
-	if (!m->peak_done && m->live == m->p->col.t.peak_bytes)
+	if (!m->peak_done && m->live == m->p->figures.t.peak_bytes)
 		snapshot_peak(m);
 }
 
@@ -387,7 +387,7 @@ int mt_export_massif(struct mt_export_ctx *x, char *err, size_t errlen)
 	m->sym = mt_process_symbolizer(p);
 	load_sites(m);
 	m->base_ts = p->start_ts;
-	uint64_t end = p->end_ts > p->col.t.last_ts ? p->end_ts : p->col.t.last_ts;
+	uint64_t end = p->end_ts > p->figures.t.last_ts ? p->end_ts : p->figures.t.last_ts;
 	m->step = end > p->start_ts ? (end - p->start_ts) / SNAPSHOTS : 0;
 	if (m->step < 1000000)
 		m->step = 1000000; /* the time unit: no two snapshots in one millisecond */
@@ -398,7 +398,7 @@ int mt_export_massif(struct mt_export_ctx *x, char *err, size_t errlen)
 	struct mt_replay_ops ops = { on_alloc, on_free, m };
 	if (mt_select_replay(x->sel, &ops, err, errlen) < 0)
 		goto out;
-	if (!m->peak_done && p->col.t.peak_bytes)
+	if (!m->peak_done && p->figures.t.peak_bytes)
 		snapshot_peak(m);
 	snapshot(m, end > m->last_ts ? end : m->last_ts, m->live, SNAP_DETAILED, m->site_live);
 	r = 0;

@@ -325,8 +325,8 @@ static int process(struct pprof *pp, const struct mt_process *p, uint64_t pid_ke
 	pp->mod_info = xcalloc(p->nmodules + 1, 1);
 
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
-	for (uint32_t s = 0; s < p->col.nsites; s++) {
-		const struct mt_site_stats *st = &p->col.sites[s];
+	for (uint32_t s = 0; s < p->figures.nsites; s++) {
+		const struct mt_site_stats *st = &p->figures.sites[s];
 		if (!st->allocations)
 			continue; /* not one allocation of it matched */
 		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);

@@ -196,12 +196,12 @@ static size_t page_bytes(const struct mt_st_table *t)
 	return bytes;
 }
 
-void mt_st_finish(struct mt_site_times *st, size_t nsites, const struct mt_figures *col)
+void mt_st_finish(struct mt_site_times *st, size_t nsites, const struct mt_figures *figures)
 {
 	/* the blocks left were never freed: leaked, where they were made */
 	size_t pos = 0;
 	for (const struct mt_block *b; (b = mt_blockrecs_next(&st->blocks, &pos));) {
-		if (!mt_figures_is_live(col, b->ptr))
+		if (!mt_figures_is_live(figures, b->ptr))
 			continue; /* held by the runtime until exit: not a leak */
 		struct mt_st_pair *p = time_pair(st, b->site, (int)b->aux), *q = thread_pair(st, b);
 		for (int k = 0; k < 2; k++) {

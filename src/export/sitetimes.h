@@ -61,11 +61,11 @@ void mt_st_alloc(struct mt_site_times *st, uint64_t ptr, uint64_t size, uint32_t
 		 int fine);
 /* Block PTR freed; TEMPORARY: by the next call of its thread. */
 void mt_st_free(struct mt_site_times *st, uint64_t ptr, int temporary);
-/* After the replay: the blocks still live are the leaked ones (those COL,
- * the process's figures, count as leaked: not the runtime's); then the
+/* After the replay: the blocks still live are the leaked ones (those
+ * FIGURES, the process's, count as leaked: not the runtime's); then the
  * grid coarsened until the pairs of the NSITES written fit the page's
  * bound, the threads' dropped when they do not, and both sorted by site. */
-void mt_st_finish(struct mt_site_times *st, size_t nsites, const struct mt_figures *col);
+void mt_st_finish(struct mt_site_times *st, size_t nsites, const struct mt_figures *figures);
 /* Whether the page gets times (a grid finer than the whole run), and
  * threads (several, and they fit). */
 int mt_st_has_times(const struct mt_site_times *st);

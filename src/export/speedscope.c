@@ -87,13 +87,13 @@ static void collect(struct stacks *st, struct mt_pairs *t, const struct mt_proce
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	char buf[300];
 	st->p = p;
-	st->off = xcalloc(p->col.nsites + 1, sizeof *st->off);
-	st->len = xcalloc(p->col.nsites + 1, sizeof *st->len);
+	st->off = xcalloc(p->figures.nsites + 1, sizeof *st->off);
+	st->len = xcalloc(p->figures.nsites + 1, sizeof *st->len);
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
-	for (uint32_t s = 0; s < p->col.nsites; s++) {
+	for (uint32_t s = 0; s < p->figures.nsites; s++) {
 		int used = 0;
 		for (int f = 0; f < nfigs; f++)
-			used |= figure_of(&p->col.sites[s], figs[f]) != 0;
+			used |= figure_of(&p->figures.sites[s], figs[f]) != 0;
 		if (!used)
 			continue;
 		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
@@ -147,9 +147,9 @@ static void write_profile(FILE *f, const struct stacks *st, enum figure fig, int
 {
 	const struct mt_process *p = st->p;
 	uint64_t total = 0;
-	for (uint32_t s = 0; s < p->col.nsites; s++)
+	for (uint32_t s = 0; s < p->figures.nsites; s++)
 		if (st->len[s])
-			total += figure_of(&p->col.sites[s], fig);
+			total += figure_of(&p->figures.sites[s], fig);
 	char name[512];
 	/* the process's name as the report gives it: its argv[0], so that a
 	 * program run through a link (Debian's redis-server) goes by that */
@@ -163,8 +163,8 @@ static void write_profile(FILE *f, const struct stacks *st, enum figure fig, int
 		", \"unit\": \"%s\", \"startValue\": 0, \"endValue\": %llu,\n     \"samples\": [",
 		figures[fig].unit, (unsigned long long)total);
 	int n = 0;
-	for (uint32_t s = 0; s < p->col.nsites; s++) {
-		if (!st->len[s] || !figure_of(&p->col.sites[s], fig))
+	for (uint32_t s = 0; s < p->figures.nsites; s++) {
+		if (!st->len[s] || !figure_of(&p->figures.sites[s], fig))
 			continue;
 		fputs(n++ ? ",\n       [" : "\n       [", f);
 		for (uint32_t k = 0; k < st->len[s]; k++)
@@ -173,8 +173,8 @@ static void write_profile(FILE *f, const struct stacks *st, enum figure fig, int
 	}
 	fputs("],\n     \"weights\": [", f);
 	n = 0;
-	for (uint32_t s = 0; s < p->col.nsites; s++) {
-		uint64_t w = st->len[s] ? figure_of(&p->col.sites[s], fig) : 0;
+	for (uint32_t s = 0; s < p->figures.nsites; s++) {
+		uint64_t w = st->len[s] ? figure_of(&p->figures.sites[s], fig) : 0;
 		if (!w)
 			continue;
 		if (n)

@@ -267,7 +267,7 @@ static int step_done(sqlite3 *db, sqlite3_stmt *st, char *err, size_t errlen)
 static int fill_process(struct mt_qdb *q, sqlite3_stmt *st, size_t pi, char *err, size_t errlen)
 {
 	const struct mt_process *p = q->rec.procs[pi];
-	const struct mt_totals *t = &p->col.t;
+	const struct mt_totals *t = &p->figures.t;
 	char *argv = argv_json(p);
 	int i = 1;
 	bind_u64(st, i++, p->pid);
@@ -309,8 +309,8 @@ static int fill_sites(struct mt_qdb *q, sqlite3_stmt *site_st, sqlite3_stmt *fra
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
 	struct mt_frame *fr = xmalloc(MT_SYM_MAX_FRAMES * sizeof *fr);
 	int r = 0;
-	for (uint32_t s = 0; s < p->col.nsites && r == 0; s++) {
-		const struct mt_site_stats *x = &p->col.sites[s];
+	for (uint32_t s = 0; s < p->figures.nsites && r == 0; s++) {
+		const struct mt_site_stats *x = &p->figures.sites[s];
 		uint64_t id = q->site_base[pi] + s;
 		int i = 1;
 		bind_u64(site_st, i++, id);
@@ -516,7 +516,7 @@ int mt_qdb_open(struct mt_qdb *q, const char *path, char *err, size_t errlen)
 	}
 	q->site_base = xcalloc(q->rec.nprocs + 1, sizeof *q->site_base);
 	for (size_t i = 0; i < q->rec.nprocs; i++)
-		q->site_base[i + 1] = q->site_base[i] + q->rec.procs[i]->col.nsites;
+		q->site_base[i + 1] = q->site_base[i] + q->rec.procs[i]->figures.nsites;
 	char why[400];
 	if (sqlite3_open_v2(":memory:", &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
 	    SQLITE_OK) {

@@ -14,8 +14,8 @@ int mt_leak_gate(FILE *f, struct mt_recording *rec, uint64_t max_bytes)
 {
 	uint64_t bytes = 0, count = 0;
 	for (size_t i = 0; i < rec->nprocs; i++) {
-		bytes += rec->procs[i]->col.t.live_bytes;
-		count += rec->procs[i]->col.t.live_count;
+		bytes += rec->procs[i]->figures.t.live_bytes;
+		count += rec->procs[i]->figures.t.live_count;
 	}
 	if (bytes <= max_bytes && !(max_bytes == 0 && count))
 		return 0;
@@ -25,7 +25,7 @@ int mt_leak_gate(FILE *f, struct mt_recording *rec, uint64_t max_bytes)
 		mt_fmt_bytes(max_bytes, c));
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];
-		if (!p->col.t.live_count)
+		if (!p->figures.t.live_count)
 			continue;
 		fprintf(f, "\nprocess %u: ", p->pid);
 		mt_text_str(f, p->exe ? p->exe : "?");

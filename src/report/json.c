@@ -155,7 +155,7 @@ static void put_figures(FILE *f, const struct figure *keys, size_t from, size_t 
 
 void mt_json_totals(FILE *f, const struct mt_process *p)
 {
-	const struct mt_totals *t = &p->col.t;
+	const struct mt_totals *t = &p->figures.t;
 	fputc('{', f);
 	put_figures(f, total_keys, 0, PEAK_TIME_AFTER, t, NULL, 0, TOTALS_BRK);
 	fprintf(f, ", \"peak_time_s\": %.6f",
@@ -197,7 +197,7 @@ void mt_json_lost(FILE *f, const struct mt_process *p)
 void mt_json_threads(FILE *f, const struct mt_process *p)
 {
 	size_t n;
-	struct mt_thread_last *t = mt_figures_threads(&p->col, &n);
+	struct mt_thread_last *t = mt_figures_threads(&p->figures, &n);
 	fputc('[', f);
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%s{\"tid\": %u, \"allocations\": %llu, \"allocated_bytes\": %llu}",
@@ -373,7 +373,7 @@ static int process_json(FILE *f, const struct mt_process *p, const struct mt_pro
 		n = (size_t)o->limit;
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	for (size_t i = 0; i < n; i++) {
-		const struct mt_site_stats *s = &p->col.sites[sites[i]];
+		const struct mt_site_stats *s = &p->figures.sites[sites[i]];
 		fprintf(f, "%s\n        {", i ? "," : "");
 		mt_json_site_figures(f, s);
 		fprintf(f, ",\n         \"allocator\": \"%s\", \"allocator_object\": ",

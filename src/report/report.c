@@ -165,7 +165,7 @@ static void print_filter(FILE *f, const struct mt_process *p, const struct mt_re
 
 static void print_totals(FILE *f, const struct mt_process *p, const struct mt_report_opts *o)
 {
-	const struct mt_totals *t = &p->col.t;
+	const struct mt_totals *t = &p->figures.t;
 	char a[32], b[32], c[32];
 	double span = mt_filter_span_s(o->filter, p, NULL);
 	fprintf(f, "  allocations:     %s (%s)\n", mt_fmt_count(t->allocations, a),
@@ -228,7 +228,7 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 	fprintf(f, "\n%s\n", title);
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	for (size_t i = 0; i < n && (long)i < limit; i++) {
-		const struct mt_site_stats *s = &p->col.sites[sites[i]];
+		const struct mt_site_stats *s = &p->figures.sites[sites[i]];
 		char a[32], b[32], c[32];
 		switch (view) {
 		case MT_VIEW_FREQUENCY: {
@@ -303,7 +303,7 @@ static void tree_view(FILE *f, const struct mt_process *p, struct mt_symbolizer 
 	}
 	if (o->view == MT_VIEW_PEAK) {
 		/* the tree is of one moment: say which */
-		const struct mt_totals *t = &p->col.t;
+		const struct mt_totals *t = &p->figures.t;
 		char a[32], c[32];
 		fprintf(f, "  peak: %s in %s block%s, at %.3f s\n", mt_fmt_bytes(t->peak_bytes, a),
 			mt_fmt_count(t->peak_count, c), mt_s(t->peak_count),

@@ -109,8 +109,8 @@ void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double t
 	uint64_t total = 0;
 	for (size_t i = 0; i < snap->nprocs; i++) {
 		const struct mt_process *p = snap->procs[i];
-		for (uint32_t s = 0; s < p->col.nsites; s++) {
-			const struct mt_site_stats *st = &p->col.sites[s];
+		for (uint32_t s = 0; s < p->figures.nsites; s++) {
+			const struct mt_site_stats *st = &p->figures.sites[s];
 			mt_grow(&rows, &cap, nrows, sizeof *rows);
 			rows[nrows++] = (struct row){
 				p, s, st->live_bytes, st->live_count, st->allocations, row_key(p, s)

@@ -214,7 +214,7 @@ static void add_site(struct tree *t, const struct mt_process *p, struct mt_symbo
 		     uint32_t site, enum mt_view view)
 {
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
-	const struct mt_site_stats *s = &p->col.sites[site];
+	const struct mt_site_stats *s = &p->figures.sites[site];
 	struct mt_amount a = mt_site_amount(s, view);
 	int k = mt_site_frames(p, sym, site, fr, MT_SYM_MAX_FRAMES);
 	add_path(t, s->fn, fr, k, (int64_t)mt_amount_measure(a, view), (int64_t)a.bytes,
@@ -313,7 +313,7 @@ void mt_print_topdown_tree(FILE *f, const struct mt_process *p, struct mt_symbol
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	int idx[MT_SYM_MAX_FRAMES];
 	for (size_t i = 0; i < nsites; i++) {
-		const struct mt_site_stats *s = &p->col.sites[sites[i]];
+		const struct mt_site_stats *s = &p->figures.sites[sites[i]];
 		struct mt_amount a = mt_site_amount(s, view);
 		int k = mt_site_frames(p, sym, sites[i], fr, MT_SYM_MAX_FRAMES);
 		/* from main (what lies beyond is libc start-up) to the leaf */
@@ -327,9 +327,9 @@ void mt_print_topdown_tree(FILE *f, const struct mt_process *p, struct mt_symbol
 		add_seq(&t, NULL, fr, idx, m, mt_fn_names[s->fn],
 			(int64_t)mt_amount_measure(a, view), (int64_t)a.bytes, (int64_t)a.count);
 	}
-	print_total(f, &p->col.t, view);
+	print_total(f, &p->figures.t, view);
 	char prefix[1100] = "  ";
-	print(f, &t, 0, prefix, 2, mt_total_measure(&p->col.t, view), view, threshold);
+	print(f, &t, 0, prefix, 2, mt_total_measure(&p->figures.t, view), view, threshold);
 	tree_free(&t);
 }
 
@@ -343,8 +343,8 @@ size_t mt_print_fn_tree(FILE *f, const struct mt_process *p, struct mt_symbolize
 	char buf[512];
 	size_t through = 0;
 	uint64_t total = 0;
-	for (uint32_t s = 0; s < p->col.nsites; s++) {
-		const struct mt_site_stats *st = &p->col.sites[s];
+	for (uint32_t s = 0; s < p->figures.nsites; s++) {
+		const struct mt_site_stats *st = &p->figures.sites[s];
 		struct mt_amount a = mt_site_amount(st, view);
 		uint64_t w = mt_amount_measure(a, view);
 		if (!w)
@@ -390,9 +390,9 @@ void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sy
 	tree_init(&t, 0);
 	for (size_t i = 0; i < nsites; i++)
 		add_site(&t, p, sym, sites[i], view);
-	print_total(f, &p->col.t, view);
+	print_total(f, &p->figures.t, view);
 	char prefix[1100] = "  ";
-	print(f, &t, 0, prefix, 2, mt_total_measure(&p->col.t, view), view, threshold);
+	print(f, &t, 0, prefix, 2, mt_total_measure(&p->figures.t, view), view, threshold);
 	tree_free(&t);
 }
 

@@ -238,8 +238,8 @@ struct group {
 static void group_figures(const struct mt_process *p, const struct mt_process *of, uint32_t site,
 			  double *v)
 {
-	const struct mt_site_stats *s = &of->col.sites[site];
-	const struct mt_site_span *tm = &of->col.times[site];
+	const struct mt_site_stats *s = &of->figures.sites[site];
+	const struct mt_site_span *tm = &of->figures.times[site];
 	v[G_MIN_TS] = tm->first_ts ? api_rel_s(p, tm->first_ts) : 0;
 	v[G_MAX_TS] = tm->last_ts ? api_rel_s(p, tm->last_ts) : 0;
 	v[G_INTERVAL] = tm->last_ts > tm->first_ts ? (double)(tm->last_ts - tm->first_ts) / 1e9 : 0;
@@ -266,8 +266,8 @@ static int group_cmp(const void *a, const void *b, void *ctx)
 static void write_aggregate(FILE *f, const struct mt_process *p, const struct mt_process *of,
 			    uint32_t site)
 {
-	const struct mt_site_stats *s = &of->col.sites[site];
-	const struct mt_site_span *tm = &of->col.times[site];
+	const struct mt_site_stats *s = &of->figures.sites[site];
+	const struct mt_site_span *tm = &of->figures.times[site];
 	fputs("{\"min_timestamp\": ", f);
 	if (tm->first_ts)
 		fprintf(f, "%.6f, \"max_timestamp\": %.6f", api_rel_s(p, tm->first_ts),
@@ -298,8 +298,8 @@ int api_run_groups(struct req *x)
 		const struct mt_process *pm = m->procs[i], *pa = all->procs[i];
 		if (!api_wants(x, pa))
 			continue;
-		for (uint32_t s = 0; s < pm->col.nsites && s < pa->col.nsites; s++) {
-			if (!pm->col.sites[s].allocations)
+		for (uint32_t s = 0; s < pm->figures.nsites && s < pa->figures.nsites; s++) {
+			if (!pm->figures.sites[s].allocations)
 				continue;
 			mt_grow(&g, &cap, n, sizeof *g);
 			g[n] = (struct group){ (uint32_t)i, s, { 0 } };
@@ -319,7 +319,7 @@ int api_run_groups(struct req *x)
 		fprintf(f,
 			"%s\n  {\"pid\": %u, \"site\": %u, \"allocator\": \"%s\", \"allocator_object\": ",
 			shown ? "," : "", pa->pid, g[k].site,
-			mt_fn_names[pa->col.sites[g[k].site].fn]);
+			mt_fn_names[pa->figures.sites[g[k].site].fn]);
 		mt_json_str(f, pa->site_object ? pa->site_object[g[k].site] : NULL);
 		fputs(",\n   \"backtrace\": ", f);
 		api_json_backtrace(x, g[k].proc, g[k].site);

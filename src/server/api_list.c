@@ -67,7 +67,7 @@ static void list_file(FILE *f, size_t id, struct srv_file *file, const struct sr
 	int growing = rec->truncated || !rec->nprocs;
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];
-		const struct mt_totals *t = &p->col.t;
+		const struct mt_totals *t = &p->figures.t;
 		allocs += t->allocations, bytes += t->allocated_bytes, frees += t->frees;
 		lcount += t->live_count, lbytes += t->live_bytes;
 		sites += api_sites_used(p);
@@ -115,7 +115,7 @@ static void list_file(FILE *f, size_t id, struct srv_file *file, const struct sr
 		(unsigned long long)lcount, (unsigned long long)lbytes, sites, depth);
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];
-		const struct mt_totals *t = &p->col.t;
+		const struct mt_totals *t = &p->figures.t;
 		process_identity(f, p, i == 0, "     ", " ");
 		fprintf(f,
 			", \"duration_s\": %.6f,\n      \"allocations\": %llu, \"allocated_bytes\": %llu, "

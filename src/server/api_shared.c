@@ -17,9 +17,9 @@
 /* Time 0 of a process, as the filter's from/to see it. */
 uint64_t api_proc_start(const struct mt_process *p)
 {
-	uint64_t s = p->start_ts ? p->start_ts : p->col.t.first_ts;
-	if (p->col.t.first_ts && p->col.t.first_ts < s)
-		s = p->col.t.first_ts;
+	uint64_t s = p->start_ts ? p->start_ts : p->figures.t.first_ts;
+	if (p->figures.t.first_ts && p->figures.t.first_ts < s)
+		s = p->figures.t.first_ts;
 	return s;
 }
 
@@ -59,8 +59,8 @@ void api_json_backtrace(const struct req *x, size_t proc, uint32_t site)
 int api_sites_used(const struct mt_process *p)
 {
 	int n = 0;
-	for (size_t s = 0; s < p->col.nsites; s++)
-		n += p->col.sites[s].allocations != 0;
+	for (size_t s = 0; s < p->figures.nsites; s++)
+		n += p->figures.sites[s].allocations != 0;
 	return n;
 }
 

@@ -112,7 +112,7 @@ static void test_address_zero(void)
 		return;
 	}
 	CHECK(r.nprocs == 1 && !r.truncated);
-	const struct mt_totals *t = &r.procs[0]->col.t;
+	const struct mt_totals *t = &r.procs[0]->figures.t;
 	CHECK_EQ(t->allocations, 2); /* 0x1000, and 0x2000 through realloc(NULL) */
 	CHECK_EQ(t->allocated_bytes, 17);
 	CHECK_EQ(t->frees, 1); /* 0x2000, by realloc to 0 */
@@ -199,10 +199,10 @@ static void test_flood(void)
 	CHECK(rc == 0);
 	CHECK(secs < 2);
 	if (!rc) {
-		CHECK_EQ(r.procs[0]->col.t.allocations, nblocks);
-		CHECK_EQ(r.procs[0]->col.t.frees, nblocks / 2);
-		CHECK_EQ(r.procs[0]->col.t.unmatched_frees, 0);
-		CHECK_EQ(r.procs[0]->col.t.live_count, nblocks / 2);
+		CHECK_EQ(r.procs[0]->figures.t.allocations, nblocks);
+		CHECK_EQ(r.procs[0]->figures.t.frees, nblocks / 2);
+		CHECK_EQ(r.procs[0]->figures.t.unmatched_frees, 0);
+		CHECK_EQ(r.procs[0]->figures.t.live_count, nblocks / 2);
 		mt_recording_free(&r);
 	}
 	free(rec);
@@ -254,10 +254,10 @@ static void test_expansion(void)
 	printf("%zu raw bytes in a %zu-byte chunk: %s\n", len, clen, rc ? err : "loaded");
 	CHECK(rc == 0);
 	if (!rc) {
-		CHECK_EQ(r.procs[0]->col.t.allocations, pairs);
-		CHECK_EQ(r.procs[0]->col.t.frees, pairs);
-		CHECK_EQ(r.procs[0]->col.t.temporary, pairs);
-		CHECK_EQ(r.procs[0]->col.t.peak_bytes, 16);
+		CHECK_EQ(r.procs[0]->figures.t.allocations, pairs);
+		CHECK_EQ(r.procs[0]->figures.t.frees, pairs);
+		CHECK_EQ(r.procs[0]->figures.t.temporary, pairs);
+		CHECK_EQ(r.procs[0]->figures.t.peak_bytes, 16);
 		mt_recording_free(&r);
 	}
 	free(rec);

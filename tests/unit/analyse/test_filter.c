@@ -145,19 +145,19 @@ static void make_process(void)
 	site0 = mt_process_site(proc, a, 2);
 	site1 = mt_process_site(proc, b, 3);
 	CHECK(site0 != site1);
-	mt_figures_reserve_site(&proc->col, site0);
-	mt_figures_reserve_site(&proc->col, site1);
+	mt_figures_reserve_site(&proc->figures, site0);
+	mt_figures_reserve_site(&proc->figures, site1);
 	proc->start_ts = T0;
 	proc->end_ts = T0 + 10 * S;
-	struct mt_site_stats *s = &proc->col.sites[site0];
+	struct mt_site_stats *s = &proc->figures.sites[site0];
 	s->allocations = 4;
 	s->live_count = 4;
-	proc->col.times[site0].first_ts = proc->col.times[site0].last_ts = T0 + S;
-	s = &proc->col.sites[site1];
+	proc->figures.times[site0].first_ts = proc->figures.times[site0].last_ts = T0 + S;
+	s = &proc->figures.sites[site1];
 	s->allocations = 10;
 	s->live_count = 1;
-	proc->col.times[site1].first_ts = T0 + S;
-	proc->col.times[site1].last_ts = T0 + 9 * S;
+	proc->figures.times[site1].first_ts = T0 + S;
+	proc->figures.times[site1].last_ts = T0 + 9 * S;
 }
 
 /* Does an allocation (site SITE, SIZE bytes at PTR, made at T seconds,

@@ -28,12 +28,12 @@ static void write_cut(const char *data, long n)
 
 static const struct mt_totals *totals(const struct mt_recording *r)
 {
-	return r->nprocs == 1 ? &r->procs[0]->col.t : NULL;
+	return r->nprocs == 1 ? &r->procs[0]->figures.t : NULL;
 }
 
 static void test_whole(void)
 {
-	struct mt_recording r = {0};
+	struct mt_recording r = { 0 };
 	char err[256] = "";
 	CHECK(mt_recording_load(&r, path, err, sizeof err) == 0);
 	CHECK(!r.truncated && r.nprocs == 1);
@@ -47,7 +47,7 @@ static void test_whole(void)
 		CHECK(p->exited && p->exit_status == 0);
 		CHECK_EQ(p->start_ts, FX_T0);
 		CHECK_EQ(p->end_ts, FX_T0 + 100 * FX_MS);
-		CHECK_EQ(p->col.nsites, 3);
+		CHECK_EQ(p->figures.nsites, 3);
 		CHECK_EQ(t->allocations, 5);
 		CHECK_EQ(t->allocated_bytes, 13364);
 		CHECK_EQ(t->frees, 3);
@@ -69,11 +69,11 @@ static void check_cut(const char *data, long n, int trunc, int parts)
 {
 	/* allocations, bytes, frees, leaked blocks, leaked bytes, temporary */
 	static const uint64_t want[3][6] = {
-		{2, 5100, 1, 1, 5000, 0},
-		{4, 5364, 2, 2, 5200, 1},
-		{5, 13364, 3, 2, 8200, 1},
+		{ 2, 5100, 1, 1, 5000, 0 },
+		{ 4, 5364, 2, 2, 5200, 1 },
+		{ 5, 13364, 3, 2, 8200, 1 },
 	};
-	struct mt_recording r = {0};
+	struct mt_recording r = { 0 };
 	char err[256] = "";
 	write_cut(data, n);
 	int rc = mt_recording_load(&r, cut, err, sizeof err);
@@ -102,7 +102,7 @@ static void check_cut(const char *data, long n, int trunc, int parts)
 
 static void check_error(const char *file, const char *what)
 {
-	struct mt_recording r = {0};
+	struct mt_recording r = { 0 };
 	char err[256] = "";
 	CHECK(mt_recording_load(&r, file, err, sizeof err) == -1);
 	CHECK(err[0] != 0);
@@ -123,8 +123,8 @@ static void test_cuts(void)
 		return;
 
 	check_cut(data, ends[0] + MT_CHUNK_HEADER_SIZE / 2, 1, 1); /* in chunk 2's header */
-	check_cut(data, (ends[0] + ends[1]) / 2, 1, 1);             /* in chunk 2's data */
-	check_cut(data, ends[1] - 1, 1, 1);                         /* its last byte missing */
+	check_cut(data, (ends[0] + ends[1]) / 2, 1, 1);		   /* in chunk 2's data */
+	check_cut(data, ends[1] - 1, 1, 1);			   /* its last byte missing */
 	check_cut(data, ends[1] + 1, 1, 2);
 	check_cut(data, (ends[1] + ends[2]) / 2, 1, 2);
 	check_cut(data, ends[2] - 1, 1, 2);
@@ -133,7 +133,7 @@ static void test_cuts(void)
 	 * never less as the file grows */
 	uint64_t prev = 0;
 	for (long n = 0; n <= size; n++) {
-		struct mt_recording r = {0};
+		struct mt_recording r = { 0 };
 		char err[256];
 		write_cut(data, n);
 		if (mt_recording_load(&r, cut, err, sizeof err) == 0) {
@@ -141,7 +141,8 @@ static void test_cuts(void)
 			uint64_t a = t ? t->allocations : 0;
 			CHECK(a <= 5 && a >= prev);
 			/* the header alone is a recording of nothing yet */
-			int whole = n == MT_FILE_HEADER_SIZE || n == ends[0] || n == ends[1] || n == ends[2];
+			int whole = n == MT_FILE_HEADER_SIZE || n == ends[0] || n == ends[1] ||
+				    n == ends[2];
 			CHECK(r.truncated == !whole);
 			CHECK(r.nprocs == (n != MT_FILE_HEADER_SIZE));
 			prev = a;
@@ -184,13 +185,15 @@ static void test_big_chunks(const char *dir)
 	for (int i = 0; i < 40; i++) {
 		uint8_t *p = buf;
 		if (i == 0) {
-			p = mt_enc_process(&e, p, 7, 1, 1000, FX_T0, "preload", "/bin/x", 6, "x", 2);
+			p = mt_enc_process(&e, p, 7, 1, 1000, FX_T0, "preload", "/bin/x", 6, "x",
+					   2);
 			p = mt_enc_stack(p, 1, &pc, 1);
 		}
 		/* a marker whose text says its chunk: read from the chunk's
 		 * data by the figures' thread, after the decoding one moved on */
 		memset(scratch, 'a' + i % 26, pad);
-		p = mt_enc_marker(&e, p, FX_T0 + (uint64_t)i * 10, (uint64_t)i, (char *)scratch, pad);
+		p = mt_enc_marker(&e, p, FX_T0 + (uint64_t)i * 10, (uint64_t)i, (char *)scratch,
+				  pad);
 		p = mt_enc_nalloc(&e, p, MT_FN_MALLOC, FX_T0 + (uint64_t)i * 10, 64, 1);
 		if (i % 2)
 			p = mt_enc_nfree(&e, p, FX_T0 + (uint64_t)i * 10 + 5, e.serial - 1);

@@ -35,9 +35,9 @@ static void write_recording(void)
 /* The site of P whose leaf frame is LEAF, or NULL. */
 static const struct mt_site_stats *site(const struct mt_process *p, uint64_t leaf)
 {
-	for (size_t i = 0; i < p->col.nsites; i++)
+	for (size_t i = 0; i < p->figures.nsites; i++)
 		if (p->site_len[i] && p->frames[p->site_off[i]] == leaf)
-			return &p->col.sites[i];
+			return &p->figures.sites[i];
 	return NULL;
 }
 
@@ -80,8 +80,8 @@ static void check(const char *key, const char *value, struct want w, uint64_t st
 	CHECK(s.filtered == (key != NULL));
 	CHECK(s.all.nprocs == 1 && s.matched.nprocs == 1);
 	if (s.all.nprocs == 1 && s.matched.nprocs == 1) {
-		check_totals(&s.all.procs[0]->col.t, &whole, "all");
-		check_totals(&s.matched.procs[0]->col.t, &w, key ? key : "no filter");
+		check_totals(&s.all.procs[0]->figures.t, &whole, "all");
+		check_totals(&s.matched.procs[0]->figures.t, &w, key ? key : "no filter");
 		const struct mt_site_stats *st = site(s.matched.procs[0], fx_stack2[0]);
 		CHECK(st ? st->allocations == stack2_allocs : stack2_allocs == 0);
 	}
@@ -151,7 +151,7 @@ static void test_over(void)
 	CHECK(mt_select_load_over(&s, &base.all, path, &f, err, sizeof err) == 0);
 	CHECK(s.borrowed && s.all.procs == base.all.procs && s.matched.nprocs == 1);
 	if (s.matched.nprocs == 1)
-		check_totals(&s.matched.procs[0]->col.t,
+		check_totals(&s.matched.procs[0]->figures.t,
 			     &(struct want){ 2, 13000, 1, 1, 8000, 0, 8000 }, "over a grown file");
 	struct counts c = { 0 };
 	struct mt_replay_ops ops = { .alloc = on_alloc, .free = on_free, .ctx = &c };
@@ -161,7 +161,7 @@ static void test_over(void)
 	/* the borrowed load is still whole */
 	CHECK(base.all.nprocs == 1);
 	if (base.all.nprocs == 1)
-		check_totals(&base.all.procs[0]->col.t,
+		check_totals(&base.all.procs[0]->figures.t,
 			     &(struct want){ 5, 13364, 3, 2, 8200, 1, 8200 }, "the borrowed load");
 	mt_select_free(&base);
 	mt_filter_free(&f);
