@@ -1,12 +1,12 @@
 /*
  * cmd_gather.c - `memtrace gather [ADDR...]`: takes recordings from
  * `memtrace record --listen` on other machines while they are made
- * (collect/gather.h), one thread per recorder; with no address, from every
+ * (stream/gather.h), one thread per recorder; with no address, from every
  * recorder that announces itself on the LAN (record --broadcast).
  */
 #include "commands.h"
 #include "options.h"
-#include "collect/gather.h"
+#include "stream/gather.h"
 #include "format/wire.h"
 #include "base/net.h"
 #include "base/util.h"
