@@ -218,7 +218,7 @@ int cmd_gather(int argc, char **argv)
 		g[i].token = token;
 		g[i].retry = retry;
 		g[i].quiet = quiet;
-		g[i].progress = n == 1 && !quiet && isatty(2);
+		g[i].progress = n == 1 && !quiet;
 	}
 	if (n == 1) {
 		failed = run_one(&g[0]) != NULL;
