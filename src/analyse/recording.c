@@ -11,6 +11,7 @@
 #include "base/slots.h"
 #include "format/format.h"
 #include "format/signum.h"
+#include "base/progress.h"
 #include "base/util.h"
 #include "base/clock.h"
 
@@ -22,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 /* Streams are found through a hash of their number: a file of a few MB can
  * name tens of thousands of them, and each chunk names its own. */
@@ -784,29 +784,22 @@ int mt_recording_load(struct mt_recording *rec, const char *path, char *err, siz
 	return mt_recording_load_hooked(rec, path, NULL, err, errlen);
 }
 
-int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
-			     const struct mt_load_hook *hook, char *err, size_t errlen)
+/* Reads the chunks of R into REC's processes, saying how far it is on a
+ * long read; a malformed record marks R truncated and corrupt.  Returns 1
+ * when the budget stopped the reading (or it was cancelled), else 0. */
+static int read_chunks(struct mt_recording *rec, struct mt_file_reader *r,
+		       const struct mt_load_hook *hook)
 {
-	memset(rec, 0, sizeof *rec);
-	rec->path = path;
-	rec->hook = hook;
-	struct mt_file_reader r;
-	if (mt_file_open(&r, path, err, errlen) < 0)
-		return -1;
-	rec->file_size = r.size;
-	if (hook)
-		r.limit = hook->upto;
-	/* Long reads say how far they are, on a terminal, after the first second. */
-	struct timespec t0, t;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	int progress = isatty(2), shown = 0, stopped = 0;
+	struct mt_progress pr;
+	mt_progress_start(&pr, "reading", rec->path);
+	int stopped = 0;
 	unsigned events = 0;
 	uint64_t bytes = 0;
 	struct mt_event ev; /* on the stack: loads may run in several threads (the server) */
 	struct mt_process *p = NULL;
 	size_t n;
 	const struct mt_bev *bev;
-	struct mt_chunks *ch = mt_chunks_start(&r);
+	struct mt_chunks *ch = mt_chunks_start(r);
 	while (!stopped && (bev = mt_chunks_next(ch, &n))) {
 		for (size_t i = 0; i < n && !stopped; i++) {
 			const struct mt_bev *b = &bev[i];
@@ -838,14 +831,8 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 					break;
 				}
 				/* (every chunk: the recorder's hold a few MB each) */
-				if (progress) {
-					clock_gettime(CLOCK_MONOTONIC, &t);
-					if (t.tv_sec - t0.tv_sec >= 1 && rec->file_size) {
-						fprintf(stderr, "\rmemtrace: reading %s: %3d%%",
-							path, (int)(100 * b->ts / rec->file_size));
-						shown = 1;
-					}
-				}
+				if (rec->file_size)
+					mt_progress_at(&pr, b->ts, rec->file_size);
 				if (t_budget && t_budget->progress)
 					__atomic_store_n(t_budget->progress, b->ts,
 							 __ATOMIC_RELAXED);
@@ -854,7 +841,7 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 					/* binaries, not a process: noted, read when
 					 * symbolized */
 					if (!rec->embedded)
-						rec->embedded = mt_objects_new(path);
+						rec->embedded = mt_objects_new(rec->path);
 					mt_objects_note(rec->embedded, b->old_ptr, data, b->size);
 					p = NULL;
 					break;
@@ -870,36 +857,18 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	size_t bad;
 	if (mt_chunks_end(ch, &bad_chunk, &bad) < 0 && !stopped) {
 		/* the chunk's checksum was right, so the writer wrote this */
-		r.truncated = r.corrupt = 1;
-		snprintf(r.why, sizeof r.why,
+		r->truncated = r->corrupt = 1;
+		snprintf(r->why, sizeof r->why,
 			 "a malformed record at byte %zu of the chunk at offset %llu", bad,
 			 (unsigned long long)bad_chunk);
 	}
-	if (stopped) {
-		snprintf(err, errlen, "%s: %s", path,
-			 t_budget->exceeded == MT_BUDGET_MEMORY ?
-				 "reading it takes more memory than the budget allows" :
-			 t_budget->exceeded == MT_BUDGET_TIME ?
-				 "reading it takes longer than the time budget allows" :
-				 "reading it was cancelled");
-		if (shown)
-			fprintf(stderr, "\r\033[K");
-		mt_file_close(&r);
-		mt_recording_free(rec);
-		return -1;
-	}
-	if (shown)
-		fprintf(stderr, "\r\033[K");
-	rec->truncated = r.truncated;
-	rec->read_to = r.offset;
-	snprintf(rec->why, sizeof rec->why, "%s", r.why);
-	int corrupt = r.corrupt;
-	mt_file_close(&r);
-	if (corrupt) {
-		snprintf(err, errlen, "%s is corrupted (%s)", path, rec->why);
-		mt_recording_free(rec);
-		return -1;
-	}
+	mt_progress_clear(&pr);
+	return stopped;
+}
+
+/* What every process of REC is once all of it is read. */
+static void finish_processes(struct mt_recording *rec)
+{
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		struct mt_process *p = rec->procs[i];
 		p->embedded = rec->embedded;
@@ -917,6 +886,42 @@ int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
 	if (t_budget)
 		t_budget->spent += mt_recording_bytes(rec);
 	sort_by_start(rec);
+}
+
+int mt_recording_load_hooked(struct mt_recording *rec, const char *path,
+			     const struct mt_load_hook *hook, char *err, size_t errlen)
+{
+	memset(rec, 0, sizeof *rec);
+	rec->path = path;
+	rec->hook = hook;
+	struct mt_file_reader r;
+	if (mt_file_open(&r, path, err, errlen) < 0)
+		return -1;
+	rec->file_size = r.size;
+	if (hook)
+		r.limit = hook->upto;
+	if (read_chunks(rec, &r, hook)) {
+		snprintf(err, errlen, "%s: %s", path,
+			 t_budget->exceeded == MT_BUDGET_MEMORY ?
+				 "reading it takes more memory than the budget allows" :
+			 t_budget->exceeded == MT_BUDGET_TIME ?
+				 "reading it takes longer than the time budget allows" :
+				 "reading it was cancelled");
+		mt_file_close(&r);
+		mt_recording_free(rec);
+		return -1;
+	}
+	rec->truncated = r.truncated;
+	rec->read_to = r.offset;
+	snprintf(rec->why, sizeof rec->why, "%s", r.why);
+	int corrupt = r.corrupt;
+	mt_file_close(&r);
+	if (corrupt) {
+		snprintf(err, errlen, "%s is corrupted (%s)", path, rec->why);
+		mt_recording_free(rec);
+		return -1;
+	}
+	finish_processes(rec);
 	if (rec->nprocs == 0 && rec->truncated) {
 		snprintf(err, errlen, "%s is truncated and holds no complete data (%s)", path,
 			 rec->why);

@@ -12,7 +12,7 @@
 #include "options.h"
 #include "capture/bpf/procmaps.h"
 #include "collect/embed.h"
-#include "collect/session.h"
+#include "watch/session.h"
 #include "analyse/runtime_held.h"
 #include "report/report.h"
 #include "report/top.h"

@@ -1,12 +1,12 @@
 /*
  * cmd_gather.c - `memtrace gather [ADDR...]`: takes recordings from
  * `memtrace record --listen` on other machines while they are made
- * (collect/gather.h), one thread per recorder; with no address, from every
+ * (stream/gather.h), one thread per recorder; with no address, from every
  * recorder that announces itself on the LAN (record --broadcast).
  */
 #include "commands.h"
 #include "options.h"
-#include "collect/gather.h"
+#include "stream/gather.h"
 #include "format/wire.h"
 #include "base/net.h"
 #include "base/util.h"
@@ -86,6 +86,62 @@ static void on_interrupt(int sig)
 		/* nothing more to say */
 	}
 	_exit(130);
+}
+
+/* The recorders that announce themselves on UDP port APORT within WAIT
+ * seconds, as targets G[*N] on, their files in DIR.  Returns 0, or -1 after
+ * an error message. */
+static int discover(struct mt_gather *g, size_t *n, const char *dir, double wait, int aport,
+		    int quiet)
+{
+	struct mt_heard heard[MAX_TARGETS];
+	char err[256];
+	if (!quiet)
+		mt_note("listening %.0f s for recorders on UDP port %d", wait, aport);
+	int k = mt_gather_listen(aport, wait, heard, MAX_TARGETS, err, sizeof err);
+	if (k < 0) {
+		mt_error("%s", err);
+		return -1;
+	}
+	if (k == 0) {
+		mt_error("no recorder announced itself on UDP port %d within %.0f s (memtrace "
+			 "record --listen ADDR --broadcast)",
+			 aport, wait);
+		return -1;
+	}
+	for (int i = 0; i < k; i++) {
+		struct mt_gather *t = &g[(*n)++];
+		char name[64], session[64];
+		safe(heard[i].name, name, sizeof name);
+		safe(heard[i].session, session, sizeof session);
+		snprintf(t->host, sizeof t->host, "%s", heard[i].host);
+		snprintf(t->port, sizeof t->port, "%s", heard[i].port);
+		snprintf(t->out, sizeof t->out, "%s/memtrace.%s.%s.mtrace", dir, name, session);
+		if (!quiet)
+			mt_note("found %s (pid %d) at %s:%s", name, heard[i].pid, t->host, t->port);
+	}
+	return 0;
+}
+
+/* Gathers G[0..N), each in a thread of its own when there are several.
+ * Returns whether one failed. */
+static int gather_all(struct mt_gather *g, size_t n)
+{
+	pthread_t th[MAX_TARGETS];
+	int failed = 0;
+	signal(SIGINT, on_interrupt);
+	signal(SIGTERM, on_interrupt);
+	if (n == 1)
+		return run_one(&g[0]) != NULL;
+	for (size_t i = 0; i < n; i++)
+		if (pthread_create(&th[i], NULL, run_one, &g[i]) != 0)
+			mt_oom(sizeof th[i]);
+	for (size_t i = 0; i < n; i++) {
+		void *r;
+		pthread_join(th[i], &r);
+		failed |= r != NULL;
+	}
+	return failed;
 }
 
 int cmd_gather(int argc, char **argv)
@@ -177,61 +233,17 @@ int cmd_gather(int argc, char **argv)
 			snprintf(t->out, sizeof t->out, "%s/memtrace.gather.%s-%s.mtrace", dir, h,
 				 t->port);
 	}
-	if (a.n == 0) {
-		struct mt_heard heard[MAX_TARGETS];
-		char err[256];
-		if (!quiet)
-			mt_note("listening %.0f s for recorders on UDP port %d", wait, (int)aport);
-		int k = mt_gather_listen((int)aport, wait, heard, MAX_TARGETS, err, sizeof err);
-		if (k < 0) {
-			mt_error("%s", err);
-			free(g);
-			return MT_EXIT_RUNTIME;
-		}
-		if (k == 0) {
-			mt_error(
-				"no recorder announced itself on UDP port %d within %.0f s (memtrace "
-				"record --listen ADDR --broadcast)",
-				(int)aport, wait);
-			free(g);
-			return MT_EXIT_RUNTIME;
-		}
-		for (int i = 0; i < k; i++) {
-			struct mt_gather *t = &g[n++];
-			char name[64], session[64];
-			safe(heard[i].name, name, sizeof name);
-			safe(heard[i].session, session, sizeof session);
-			snprintf(t->host, sizeof t->host, "%s", heard[i].host);
-			snprintf(t->port, sizeof t->port, "%s", heard[i].port);
-			snprintf(t->out, sizeof t->out, "%s/memtrace.%s.%s.mtrace", dir, name,
-				 session);
-			if (!quiet)
-				mt_note("found %s (pid %d) at %s:%s", name, heard[i].pid, t->host,
-					t->port);
-		}
+	if (a.n == 0 && discover(g, &n, dir, wait, (int)aport, quiet) < 0) {
+		free(g);
+		return MT_EXIT_RUNTIME;
 	}
-	signal(SIGINT, on_interrupt);
-	signal(SIGTERM, on_interrupt);
-	pthread_t th[MAX_TARGETS];
-	int failed = 0;
 	for (size_t i = 0; i < n; i++) {
 		g[i].token = token;
 		g[i].retry = retry;
 		g[i].quiet = quiet;
-		g[i].progress = n == 1 && !quiet && isatty(2);
+		g[i].progress = n == 1 && !quiet;
 	}
-	if (n == 1) {
-		failed = run_one(&g[0]) != NULL;
-	} else {
-		for (size_t i = 0; i < n; i++)
-			if (pthread_create(&th[i], NULL, run_one, &g[i]) != 0)
-				mt_oom(sizeof th[i]);
-		for (size_t i = 0; i < n; i++) {
-			void *r;
-			pthread_join(th[i], &r);
-			failed |= r != NULL;
-		}
-	}
+	int failed = gather_all(g, n);
 	free(g);
 	return failed ? MT_EXIT_RUNTIME : MT_EXIT_OK;
 }

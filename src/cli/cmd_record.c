@@ -22,7 +22,7 @@
 #include "collect/embed.h"
 #include "collect/bpf_record.h"
 #include "collect/fallback.h"
-#include "collect/listen.h"
+#include "stream/listen.h"
 #include "collect/rings.h"
 #include "collect/writer.h"
 #include "format/format.h"

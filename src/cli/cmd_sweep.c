@@ -9,7 +9,7 @@
  */
 #include "commands.h"
 #include "options.h"
-#include "collect/session.h"
+#include "watch/session.h"
 #include "analyse/runtime_held.h"
 #include "analyse/sites.h"
 #include "report/report.h"

@@ -7,7 +7,7 @@
 #include "commands.h"
 #include "options.h"
 #include "capture/bpf/procmaps.h"
-#include "collect/session.h"
+#include "watch/session.h"
 #include "report/top.h"
 #include "base/util.h"
 

@@ -2,6 +2,7 @@
  * main.c - the memtrace binary: dispatches to one function per subcommand.
  */
 #include "commands.h"
+#include "progress.h"
 #include "config.h"
 #include "base/util.h"
 
@@ -67,6 +68,8 @@ static int run(int argc, char **argv);
  * or a listing written to a full disk or a closed pipe is an error too. */
 int main(int argc, char **argv)
 {
+	/* the stages' long steps say how far they are on our terminal */
+	mt_progress_install(&cli_progress);
 	int st = run(argc, argv);
 	if (st == MT_EXIT_OK && (fflush(stdout) != 0 || ferror(stdout))) {
 		mt_error("cannot write to standard output: %s", strerror(errno ? errno : EIO));

@@ -1,6 +1,7 @@
 /*
- * server.h - `memtrace server`: what the HTTP plumbing (server.c), the REST
- * API (api.c and its api_*.c) and the command (cmd_server.c) share.
+ * server.h - `memtrace server`: what its start (serve.c), the loading of
+ * the recordings (load.c, symbolize.c), the HTTP plumbing (server.c) and
+ * the REST API (api.c and its api_*.c) share.
  *
  * Thread model: libmicrohttpd runs one thread per connection, which parses
  * the request; an API request then runs in a thread of its own writing to a
@@ -47,7 +48,7 @@ struct mt_qdb;
 enum srv_file_state { SRV_LOADING, SRV_READY, SRV_FAILED };
 
 /* A recording given to the server.  It is served from the start: its first
- * load runs in the command's loader thread while /list shows how far it
+ * load runs in the loader's thread (load.c) while /list shows how far it
  * got, and requests for it wait for it.  A file that grows (a recording
  * still being made or gathered) is loaded again, and the new load takes
  * the place of the old between requests (files.c): sel, procs and qdb are
@@ -105,6 +106,39 @@ struct srv_state {
 	volatile int stopping;
 	int busy; /* request threads running (atomic) */
 };
+
+/* What `memtrace server` was asked (cli/cmd_server.c). */
+struct srv_options {
+	char host[256], port[8]; /* where to listen */
+	const char *token;	 /* off loopback (NULL: $MEMTRACE_TOKEN, or a random one) */
+	unsigned timeout_s;	 /* a request's time budget */
+	uint64_t request_mib;	 /* and its memory budget (0: the default) */
+};
+
+/* What an access token is made of (16 to 64 of them). */
+#define SRV_TOKEN_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+
+/* serve.c: loads the recordings PATHS and serves them as O says until
+ * SIGINT, SIGTERM or SIGHUP.  Returns MT_EXIT_OK, or MT_EXIT_RUNTIME after
+ * an error message. */
+int srv_serve(const struct srv_options *o, char *const *paths, size_t npaths);
+
+struct mt_progress;
+struct srv_loader;
+
+/* load.c: the files of ST, one per path, each checked to open as a
+ * recording (one that does not is listed with its error, after a
+ * warning).  Returns how many did. */
+size_t srv_files_open(struct srv_state *st, char *const *paths, size_t n);
+void srv_files_free(struct srv_state *st);
+/* The loader's thread: the first loads, then loads again of the files that
+ * grow.  NULL after an error message. */
+struct srv_loader *srv_loader_start(struct srv_state *st);
+/* Ends it, at the next chunk of a load under way. */
+void srv_loader_stop(struct srv_loader *ld);
+
+/* symbolize.c: the sites of P symbolized into SP, saying so in PR. */
+void srv_proc_symbolize(struct srv_proc *sp, const struct mt_process *p, struct mt_progress *pr);
 
 /* A query parameter, as libmicrohttpd decoded it (VALUE may be NULL). */
 struct srv_param {

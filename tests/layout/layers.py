@@ -24,12 +24,14 @@ ALLOWED = {
     'capture/bpf': {'format', 'base'},
     'analyse': {'format', 'base'},
     'query': {'analyse', 'format', 'base'},
-    'collect': {'capture/bpf', 'analyse', 'format', 'base'},
+    'collect': {'capture/bpf', 'format', 'base'},
+    'stream': {'format', 'base'},
+    'watch': {'collect', 'capture/bpf', 'analyse', 'format', 'base'},
     'report': {'analyse', 'format', 'base'},
     'export': {'report', 'analyse', 'format', 'base'},
     'server': {'export', 'report', 'query', 'analyse', 'format', 'base'},
-    'cli': {'collect', 'capture/bpf', 'report', 'export', 'server', 'query', 'analyse', 'format',
-            'base'},
+    'cli': {'watch', 'stream', 'collect', 'capture/bpf', 'report', 'export', 'server', 'query',
+            'analyse', 'format', 'base'},
 }
 GENERATED = {'config.h', 'memtrace.skel.h', 'memtrace_bpf.h'}
 

@@ -11,6 +11,7 @@
 #include "gather.h"
 #include "format/wire.h"
 #include "base/net.h"
+#include "base/progress.h"
 #include "base/util.h"
 #include "format/format.h"
 
@@ -127,8 +128,17 @@ static int write_sidecar(const struct mt_gather *g)
 
 enum step { GOT_ALL, LOST, FATAL };
 
+/* How far a gathering is, over all its connections: "gathering NAME from
+ * HOST:PORT", NAME as the recorder says at each. */
+struct gather_line {
+	struct mt_progress pr;
+	char what[sizeof((struct mt_gather *)0)->name + sizeof((struct mt_gather *)0)->host +
+		  sizeof((struct mt_gather *)0)->port + 8];
+};
+
 /* One connection: asks for the rest from *OFFSET and writes what comes. */
-static enum step one_connection(struct mt_gather *g, int out, uint64_t *offset, double *shown)
+static enum step one_connection(struct mt_gather *g, int out, uint64_t *offset,
+				struct gather_line *gl)
 {
 	char err[1024], line[MT_WIRE_LINE_MAX];
 	int fd = mt_net_connect(g->host, g->port, err, sizeof err);
@@ -165,6 +175,7 @@ static enum step one_connection(struct mt_gather *g, int out, uint64_t *offset, 
 		goto out;
 	}
 	snprintf(g->name, sizeof g->name, "%s", name);
+	snprintf(gl->what, sizeof gl->what, "%s from %s:%s", g->name, g->host, g->port);
 	if (!g->session[0]) {
 		snprintf(g->session, sizeof g->session, "%s", session);
 		if (write_sidecar(g) != 0) {
@@ -198,12 +209,8 @@ static enum step one_connection(struct mt_gather *g, int out, uint64_t *offset, 
 			}
 			*offset += len;
 			g->bytes = *offset;
-			if (g->progress && now_s() - *shown >= 0.5) {
-				char b[32];
-				fprintf(stderr, "\rmemtrace: gathering %s from %s:%s: %s\033[K",
-					g->name, g->host, g->port, mt_fmt_bytes(*offset, b));
-				*shown = now_s();
-			}
+			if (g->progress)
+				mt_progress_at(&gl->pr, *offset, 0);
 			continue;
 		}
 		if (h[0] == 'K')
@@ -252,15 +259,16 @@ int mt_gather_run(struct mt_gather *g)
 	if (out < 0)
 		return -1;
 	int made = offset == 0 && !g->session[0];
-	double deadline = now_s() + g->retry, shown = 0;
+	double deadline = now_s() + g->retry;
+	struct gather_line gl = { .what = "" };
+	mt_progress_start(&gl.pr, "gathering", gl.what);
 	int resumed = offset > 0, lost = 0;
 	if (resumed && !g->quiet)
 		mt_note("resuming %s from %llu bytes", g->out, (unsigned long long)offset);
 	for (;;) {
 		uint64_t before = offset;
-		enum step st = one_connection(g, out, &offset, &shown);
-		if (g->progress && shown > 0)
-			fputs("\r\033[K", stderr);
+		enum step st = one_connection(g, out, &offset, &gl);
+		mt_progress_clear(&gl.pr);
 		if (st == GOT_ALL)
 			break;
 		if (st == FATAL)

@@ -13,9 +13,9 @@
 #include <sys/types.h>
 
 #include "capture/bpf/capture.h"
-#include "bpf_stream.h"
+#include "collect/bpf_stream.h"
 #include "watch.h"
-#include "writer.h"
+#include "collect/writer.h"
 
 struct mt_session {
 	struct mt_bpf *b;

@@ -16,7 +16,7 @@ struct mt_gather {
 	char session[64];  /* "" until the recorder said it (or a resumed file did) */
 	char name[64];	   /* the recorder's command */
 	double retry;	   /* seconds to keep trying to reconnect */
-	int progress;	   /* a progress line on stderr */
+	int progress;	   /* say how far it is (base/progress.h) */
 	int quiet;
 	/* results */
 	unsigned long long bytes;
