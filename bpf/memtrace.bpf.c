@@ -745,36 +745,41 @@ static __always_inline __u64 je_usable(__u64 s)
 	return (s + delta - 1) & ~(delta - 1);
 }
 
-SEC("uretprobe")
-int mt_return(struct pt_regs *ctx)
+/* The call returning now, once its slot says it is the thread's outermost
+ * call of this function, at this stack pointer; NULL if it is not (not
+ * traced, not paired, an inner call), or if its own return was missed (the
+ * slot is given up as stale). */
+static __always_inline struct mtb_call *returning_call(struct pt_regs *ctx, __u64 pid_tgid, __u64 cookie)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
-	__u64 cookie = bpf_get_attach_cookie(ctx);
 	struct mtb_call *c = slot_of(tid);
 
 	/* Not ours: untraced, or a call that was not paired. */
 	if (!c || MTB_OWN_TID(c->own) != tid || c->tgid != pid_tgid >> 32)
-		return 0;
+		return NULL;
 	/* An inner call of another function. */
 	if (c->fn != MTB_COOKIE_FN(cookie))
-		return 0;
+		return NULL;
 
 	/* After the return the stack pointer is RET_SP_DELTA above the entry's. */
 	__u64 sp = PT_REGS_SP(ctx);
 
 	if (sp != c->sp + RET_SP_DELTA) {
 		if (sp < c->sp + RET_SP_DELTA)
-			return 0; /* an inner call of the same function */
+			return NULL; /* an inner call of the same function */
 		/* Back above the call: its own return was missed. */
 		release_stale(c, c->own);
-		return 0;
+		return NULL;
 	}
+	return c;
+}
 
-	/* The stack, unwound here, where one path of the program goes: the
-	 * verifier goes through the unwinder once, not once per path (a failed
-	 * call, rare, is unwound for nothing).  A call made by operator new
-	 * has its caller's stack already. */
+/* The stack of the call returning now (C, its slot), unwound here, where one
+ * path of the program goes: the verifier goes through the unwinder once,
+ * not once per path (a failed call, rare, is unwound for nothing).  A call
+ * made by operator new has its caller's stack already.  0 without one. */
+static __always_inline __u64 return_stack(struct pt_regs *ctx, struct mtb_call *c)
+{
 	__u64 dstack = 0;
 
 	/* (made by operator new: the stack of new's caller, from the registers
@@ -782,12 +787,105 @@ int mt_return(struct pt_regs *ctx)
 	if (dwarf_unwind && (!c->via_new || !c->new_kstack)) {
 		int vn = c->via_new;
 
-		dstack = dwarf_stack(c, vn ? c->new_caller : PT_REGS_IP(ctx), vn ? c->new_usp : sp,
+		dstack = dwarf_stack(c, vn ? c->new_caller : PT_REGS_IP(ctx), vn ? c->new_usp : PT_REGS_SP(ctx),
 				     vn ? c->new_ubp : PT_REGS_FP(ctx), 0);
 		if (vn)
 			c->new_kstack = dstack ? dstack : MTB_KSTACK_CALLER | c->new_caller;
 	}
+	return dstack;
+}
 
+/* The block a returning call made: PTR, of SIZE bytes, replacing the block
+ * at OLD (0: none), recorded as TYPE (MTB_REC_ALLOC or MTB_REC_REALLOC). */
+struct made {
+	__u64 ptr, size, old;
+	__u32 type;
+};
+
+/* xallocx (P, the call; RET its result): in place or not at all; RET is the
+ * block's real size.  It was resized if that is not the size jemalloc gives
+ * the old requested size (je_usable: what sallocx says of a block of mallocx
+ * without alignment, the shim's before-size).  1 if it was (M says how),
+ * else 0, the old block's live record put back. */
+static __always_inline int xallocx_made(struct mtb_call *p, __u64 ret, __u64 now, struct made *m)
+{
+	__u32 tgid = p->tgid;
+	__u64 ptr = p->a0, size = p->a1;
+	struct mtb_live_key lk = { .ptr = ptr, .tgid = tgid };
+
+	if (!p->old_valid || !size)
+		return 0;
+	if (ret == je_usable(p->old_size)) {
+		struct mtb_live lv = { .size = p->old_size, .kstack = p->old_kstack, .ts = p->old_ts };
+
+		bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
+		return 0;
+	}
+	site_release(tgid, p->old_size, p->old_kstack, p->old_ts, now);
+	m->ptr = m->old = ptr;
+	m->size = size;
+	m->type = MTB_REC_REALLOC;
+	return 1;
+}
+
+/* realloc, reallocarray or rallocx (P, the call, by function FN of OBJECT;
+ * RET its result; CALLER where it was called from): 1 if it made a block (M
+ * says which), else 0: it failed (the old block's live record is put back)
+ * or only freed (emitted here as a free). */
+static __always_inline int realloc_made(struct mtb_call *p, __u32 fn, __u32 object, __u64 pid_tgid, __u64 ret,
+					__u64 now, __u64 caller, struct made *m)
+{
+	__u32 tgid = p->tgid;
+	__u64 old = p->a0, size = p->a1;
+
+	if (!old) {
+		if (!ret)
+			return 0;
+		m->ptr = ret;
+		m->size = size;
+		return 1;
+	}
+	if (!ret && size) {
+		/* Failed: the old block is still there. */
+		if (p->old_valid) {
+			struct mtb_live_key lk = { .ptr = old, .tgid = tgid };
+			struct mtb_live lv = { .size = p->old_size, .kstack = p->old_kstack, .ts = p->old_ts };
+
+			bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
+		}
+		return 0;
+	}
+	/* The old block is gone: freed (size 0, NULL) or replaced. */
+	if (p->old_valid)
+		site_release(tgid, p->old_size, p->old_kstack, p->old_ts, now);
+	else if (!lean)
+		count(tgid, MTB_ST_UNMATCHED_FREE, 1);
+	if (!ret) {
+		if (events_mode)
+			emit(MTB_REC_FREE, fn, object, pid_tgid, old, 0, 0, 0, caller);
+		if (lean)
+			known_take(tgid, old);
+		return 0;
+	}
+	m->ptr = ret;
+	m->old = old;
+	m->size = size;
+	m->type = MTB_REC_REALLOC;
+	return 1;
+}
+
+SEC("uretprobe")
+int mt_return(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	struct mtb_call *c = returning_call(ctx, pid_tgid, cookie);
+
+	if (!c)
+		return 0;
+
+	__u64 dstack = return_stack(ctx, c);
 	struct mtb_call p = *c;
 
 	/* The copy is made before the slot is given up. */
@@ -819,10 +917,8 @@ int mt_return(struct pt_regs *ctx)
 		return 0;
 	}
 
-	/* The block the call made (of NSIZE bytes, replacing NOLD), recorded
-	 * after the switch. */
-	__u64 nptr = 0, nsize = 0, nold = 0;
-	__u32 rtype = MTB_REC_ALLOC;
+	/* The block the call made, recorded after the switch. */
+	struct made m = { .type = MTB_REC_ALLOC };
 
 	switch (fn) {
 	case MTB_FN_POSIX_MEMALIGN: {
@@ -832,88 +928,35 @@ int mt_return(struct pt_regs *ctx)
 			return 0;
 		if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)p.a0) || !ptr)
 			return 0;
-		nptr = ptr;
-		nsize = p.a1;
+		m.ptr = ptr;
+		m.size = p.a1;
 		break;
 	}
-	case MTB_FN_XALLOCX: {
-		/* In place or not at all; RET is the block's real size.  It
-		 * was resized if that is not the size jemalloc gives the old
-		 * requested size (je_usable: what sallocx says of a block of
-		 * mallocx without alignment, the shim's before-size). */
-		__u64 ptr = p.a0, size = p.a1;
-		struct mtb_live_key lk = { .ptr = ptr, .tgid = tgid };
-
-		if (!p.old_valid || !size)
+	case MTB_FN_XALLOCX:
+		if (!xallocx_made(&p, ret, now, &m))
 			return 0;
-		if (ret == je_usable(p.old_size)) {
-			struct mtb_live lv = { .size = p.old_size, .kstack = p.old_kstack, .ts = p.old_ts };
-
-			bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
-			return 0;
-		}
-		site_release(tgid, p.old_size, p.old_kstack, p.old_ts, now);
-		nptr = nold = ptr;
-		nsize = size;
-		rtype = MTB_REC_REALLOC;
 		break;
-	}
 	case MTB_FN_REALLOC:
 	case MTB_FN_REALLOCARRAY:
-	case MTB_FN_RALLOCX: {
-		__u64 old = p.a0, size = p.a1;
-
-		if (!old) {
-			if (!ret)
-				return 0;
-			nptr = ret;
-			nsize = size;
-			break;
-		}
-		if (!ret && size) {
-			/* Failed: the old block is still there. */
-			if (p.old_valid) {
-				struct mtb_live_key lk = { .ptr = old, .tgid = tgid };
-				struct mtb_live lv = { .size = p.old_size, .kstack = p.old_kstack,
-						       .ts = p.old_ts };
-
-				bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
-			}
+	case MTB_FN_RALLOCX:
+		if (!realloc_made(&p, fn, object, pid_tgid, ret, now, caller, &m))
 			return 0;
-		}
-		/* The old block is gone: freed (size 0, NULL) or replaced. */
-		if (p.old_valid)
-			site_release(tgid, p.old_size, p.old_kstack, p.old_ts, now);
-		else if (!lean)
-			count(tgid, MTB_ST_UNMATCHED_FREE, 1);
-		if (!ret) {
-			if (events_mode)
-				emit(MTB_REC_FREE, fn, object, pid_tgid, old, 0, 0, 0, caller);
-			if (lean)
-				known_take(tgid, old);
-			return 0;
-		}
-		nptr = ret;
-		nold = old;
-		nsize = size;
-		rtype = MTB_REC_REALLOC;
 		break;
-	}
 	default:
 		if (!ret)
 			return 0;
-		nptr = ret;
-		nsize = p.a0;
+		m.ptr = ret;
+		m.size = p.a0;
 		break;
 	}
-	kstack = record_alloc(ctx, tgid, object, fn, nptr, nsize, now, kstack);
+	kstack = record_alloc(ctx, tgid, object, fn, m.ptr, m.size, now, kstack);
 	if (lean) {
-		if (nold)
-			known_take(tgid, nold);
-		known_put(tgid, nptr);
+		if (m.old)
+			known_take(tgid, m.old);
+		known_put(tgid, m.ptr);
 	}
 	if (events_mode)
-		emit(rtype, fn, object, pid_tgid, nptr, nold, nsize, kstack, caller);
+		emit(m.type, fn, object, pid_tgid, m.ptr, m.old, m.size, kstack, caller);
 	return 0;
 }
 
