@@ -27,6 +27,7 @@
  * allocator the process does have (mallocx honours its alignment and zero
  * flags), so such a program still runs.
  */
+#include "record.h"
 #include "shim.h"
 
 #include <string.h>
