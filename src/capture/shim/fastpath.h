@@ -94,45 +94,6 @@ INLINE uint32_t tid(void)
 	return mt_t_tid;
 }
 
-/* The hot path of a process whose events go out one by one (one thread,
- * or threads taking turns at the lock: tbuf.c): with the channel lock
- * held, appends an ALLOC (or REALLOC when OLD is set) record, as a merge
- * does for buffered events. */
-INLINE void emit_alloc(int fn, void *old, void *p, size_t n, const uint64_t *pcs, int depth,
-		       uint64_t stamp)
-{
-	int is_new;
-	uint64_t id = mt_stacktab_intern(pcs, (unsigned)depth, &is_new);
-	uint8_t *w =
-		mt_channel_reserve(is_new ? MT_REC_MAX_STACK + MT_REC_MAX_SMALL : MT_REC_MAX_SMALL);
-	if (unlikely(!w)) {
-		if (is_new)
-			mt_stacktab_reset(); /* the stack was never written out */
-		return;
-	}
-	if (is_new)
-		w = mt_enc_stack(w, id, pcs, (unsigned)depth);
-	w = mt_enc_thread(&mt_enc_state, w, tid());
-	uint64_t ts = mt_stamp_ns(stamp);
-	if (old)
-		w = mt_enc_realloc(&mt_enc_state, w, fn, ts, (uint64_t)(uintptr_t)old,
-				   (uint64_t)(uintptr_t)p, n, id);
-	else
-		w = mt_enc_alloc(&mt_enc_state, w, fn, ts, (uint64_t)(uintptr_t)p, n, id);
-	mt_channel_commit(w);
-}
-
-/* The lock held: appends a FREE record. */
-INLINE void emit_free(void *p, uint64_t stamp)
-{
-	uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
-	if (likely(w)) {
-		w = mt_enc_thread(&mt_enc_state, w, tid());
-		mt_channel_commit(
-			mt_enc_free(&mt_enc_state, w, mt_stamp_ns(stamp), (uint64_t)(uintptr_t)p));
-	}
-}
-
 /* Whether S's event can go straight out: events go out one by one and
  * no buffer holds any (else tbuf.c merges them first, or buffers it). */
 INLINE int direct(const struct mt_tslot *s)
@@ -145,7 +106,8 @@ INLINE void put_alloc(struct mt_tslot *s, int fn, void *p, size_t n, const uint6
 {
 	if (direct(s)) {
 		mt_channel_lock();
-		emit_alloc(fn, NULL, p, n, pcs, depth, stamp);
+		mt_emit_block(tid(), 0, fn, 0, (uint64_t)(uintptr_t)p, n, pcs, (unsigned)depth,
+			      stamp);
 		mt_channel_unlock();
 	} else {
 		mt_tbuf_event(s, MT_EV_ALLOC, fn, NULL, p, n, pcs, depth, stamp, tid());
@@ -156,7 +118,7 @@ INLINE void put_free(struct mt_tslot *s, void *p, uint64_t stamp)
 {
 	if (direct(s)) {
 		mt_channel_lock();
-		emit_free(p, stamp);
+		mt_emit_free(tid(), (uint64_t)(uintptr_t)p, stamp);
 		mt_channel_unlock();
 	} else {
 		mt_tbuf_event(s, MT_EV_FREE, 0, NULL, p, 0, NULL, 0, stamp, tid());

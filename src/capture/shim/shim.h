@@ -423,4 +423,43 @@ MT_HIDDEN void mt_stacktab_reset(void);
 /* Returns the stack's id; *is_new is set when it has not been emitted yet. */
 MT_HIDDEN uint64_t mt_stacktab_intern(const uint64_t *pcs, unsigned n, int *is_new);
 
+/* With the channel lock held, thread TID's records as they go into the
+ * channel, for the hot path (fastpath.h) and the merge (tbuf.c) alike: the
+ * ALLOC of block P (N bytes, by FN, at STAMP), or with REALLOC the REALLOC
+ * of OLD into P, after a STACK record when its stack PCS is new; and the
+ * FREE of P.  A record the channel has no room for is not written. */
+static inline __attribute__((always_inline)) void mt_emit_block(uint32_t tid, int realloc, int fn,
+								uint64_t old, uint64_t p,
+								uint64_t n, const uint64_t *pcs,
+								unsigned depth, uint64_t stamp)
+{
+	int is_new;
+	uint64_t id = mt_stacktab_intern(pcs, depth, &is_new);
+	uint8_t *w =
+		mt_channel_reserve(is_new ? MT_REC_MAX_STACK + MT_REC_MAX_SMALL : MT_REC_MAX_SMALL);
+	if (unlikely(!w)) {
+		if (is_new)
+			mt_stacktab_reset(); /* the stack was never written out */
+		return;
+	}
+	if (is_new)
+		w = mt_enc_stack(w, id, pcs, depth);
+	w = mt_enc_thread(&mt_enc_state, w, tid);
+	uint64_t ts = mt_stamp_ns(stamp);
+	if (realloc)
+		w = mt_enc_realloc(&mt_enc_state, w, fn, ts, old, p, n, id);
+	else
+		w = mt_enc_alloc(&mt_enc_state, w, fn, ts, p, n, id);
+	mt_channel_commit(w);
+}
+static inline __attribute__((always_inline)) void mt_emit_free(uint32_t tid, uint64_t p,
+							       uint64_t stamp)
+{
+	uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
+	if (likely(w)) {
+		w = mt_enc_thread(&mt_enc_state, w, tid);
+		mt_channel_commit(mt_enc_free(&mt_enc_state, w, mt_stamp_ns(stamp), p));
+	}
+}
+
 #endif
