@@ -490,35 +490,34 @@ EXPORT void mi_heap_destroy(void *h)
  * succeeds. */
 static const char nothrow_tag; /* std::nothrow: an empty object's address */
 
-#define CXX_NOTHROW(name, params, args, fn, size)                    \
-	EXPORT void *name params                                     \
-	{                                                            \
-		REAL(void *(*)params, #name)                         \
-		static int own_ = -1;                                \
-		if (!HAVE_REAL())                                    \
-			return mt_next_malloc(size);                 \
-		if (unlikely(own_ < 0))                              \
-			own_ = mt_next_in_heap((const void *)real_); \
-		if (!own_)                                           \
-			return real_ args;                           \
-		int b_ = mt_ext_enter();                             \
-		void *p_ = real_ args;                               \
-		mt_ext_leave(b_);                                    \
-		mt_ext_alloc(fn, p_, size);                          \
-		return p_;                                           \
+/* The start of every operator new hook NAME(PARAMS): the library's own
+ * definition (REAL), or malloc's when it has none; the call is passed on
+ * unrecorded when it is the C++ runtime's (its malloc, hooked, records it). */
+#define CXX_NEW_START(name, params, args, size)              \
+	REAL(void *(*)params, #name)                         \
+	static int own_ = -1;                                \
+	if (!HAVE_REAL())                                    \
+		return mt_next_malloc(size);                 \
+	if (unlikely(own_ < 0))                              \
+		own_ = mt_next_in_heap((const void *)real_); \
+	if (!own_)                                           \
+		return real_ args;
+
+#define CXX_NOTHROW(name, params, args, fn, size)       \
+	EXPORT void *name params                        \
+	{                                               \
+		CXX_NEW_START(name, params, args, size) \
+		int b_ = mt_ext_enter();                \
+		void *p_ = real_ args;                  \
+		mt_ext_leave(b_);                       \
+		mt_ext_alloc(fn, p_, size);             \
+		return p_;                              \
 	}
 
 #define CXX_NEW(name, params, args, fn, size, nothrow, nparams, nargs) \
 	EXPORT void *name params                                       \
 	{                                                              \
-		REAL(void *(*)params, #name)                           \
-		static int own_ = -1;                                  \
-		if (!HAVE_REAL())                                      \
-			return mt_next_malloc(size);                   \
-		if (unlikely(own_ < 0))                                \
-			own_ = mt_next_in_heap((const void *)real_);   \
-		if (!own_)                                             \
-			return real_ args;                             \
+		CXX_NEW_START(name, params, args, size)                \
 		static void *(*nt_)nparams;                            \
 		if (unlikely(!nt_)) {                                  \
 			int b_ = mt_ext_enter();                       \
