@@ -218,6 +218,22 @@ INLINE void leave(void)
 	} while (0)
 #define RECORD_ALLOC(fn, p, n) RECORD_ALLOC_AT(fn, p, n, mt_stamp_raw(0))
 
+/* Records the realloc of live block OLD to N bytes by FN that the hook this
+ * is expanded in makes as P = CALL (the stack starts at that hook's
+ * caller).  Held across the call, and the stamp read inside it (tbuf.c):
+ * the blocks it takes and gives back are ordered around it. */
+#define RECORD_REALLOC(fn, old, n, p, call)                                 \
+	do {                                                                \
+		uint64_t pcs_[MT_MAX_FRAMES];                               \
+		struct mt_tslot *s_ = begin();                              \
+		int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0);             \
+		uint64_t ts_;                                               \
+		int locked_ = realloc_begin(s_, &ts_);                      \
+		p = call;                                                   \
+		realloc_end(s_, locked_, fn, old, p, n, pcs_, depth_, ts_); \
+		leave();                                                    \
+	} while (0)
+
 /* Records a free before the block is released; returns 0 when the caller
  * must not release it (a signal handler's free, held back). */
 INLINE int record_free(void *p)

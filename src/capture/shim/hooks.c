@@ -89,16 +89,8 @@ INLINE void *do_realloc(int fn, void *old, size_t n)
 		NO_TAIL_CALL();
 		return p;
 	}
-	uint64_t pcs[MT_MAX_FRAMES];
-	struct mt_tslot *s = begin();
-	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
-	/* Held across the call, and the stamp read inside it (tbuf.c): the
-	 * blocks it takes and gives back are ordered around it. */
-	uint64_t ts;
-	int locked = realloc_begin(s, &ts);
-	void *p = NEXT_REALLOC(old, n);
-	realloc_end(s, locked, fn, old, p, n, pcs, depth, ts);
-	leave();
+	void *p;
+	RECORD_REALLOC(fn, old, n, p, NEXT_REALLOC(old, n));
 	if (p)
 		NOTE_BLOCK(p, n);
 	return p;

@@ -364,34 +364,29 @@ __attribute__((noinline)) void mt_ext_free(void *p)
 	record_free(p);
 }
 
+/* CALL(OLD, N, CTX) with the thread inside the shim. */
+static void *ext_call(mt_resize_fn call, void *old, size_t n, void *ctx)
+{
+	int pass = mt_ext_enter();
+	void *p = call(old, n, ctx);
+	mt_ext_leave(pass);
+	return p;
+}
+
 __attribute__((noinline)) void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call,
 					      void *ctx)
 {
-	if (!mt_enabled || mt_t_in.any) {
-		int pass = mt_ext_enter();
-		void *p = call(old, n, ctx);
-		mt_ext_leave(pass);
-		return p;
-	}
+	if (!mt_enabled || mt_t_in.any)
+		return ext_call(call, old, n, ctx);
+	void *p;
 	if (n == 0) {
 		record_free(old);
-		int pass = mt_ext_enter();
-		void *p = call(old, 0, ctx);
-		mt_ext_leave(pass);
+		p = ext_call(call, old, 0, ctx);
 		if (p)
 			RECORD_ALLOC(fn, p, 0);
 		return p;
 	}
-	uint64_t pcs[MT_MAX_FRAMES];
-	struct mt_tslot *s = begin();
-	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
-	uint64_t ts;
-	int locked = realloc_begin(s, &ts);
-	int pass = mt_ext_enter();
-	void *p = call(old, n, ctx);
-	mt_ext_leave(pass);
-	realloc_end(s, locked, fn, old, p, n, pcs, depth, ts);
-	leave();
+	RECORD_REALLOC(fn, old, n, p, ext_call(call, old, n, ctx));
 	return p;
 }
 
