@@ -1,22 +1,33 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0
 /*
- * memtrace.bpf.c - uprobes on the allocator entry points of traced processes.
+ * memtrace.bpf.c - the BPF programs of the BPF backend: uprobes on the
+ * allocator entry points of traced processes, and two tracepoints.
  *
- * Four programs, attached by the loader (src/bpf_capture*.c) to every
- * allocator object with a BPF cookie naming the object and the function:
+ * Six programs, loaded by src/capture/bpf/memtrace.c through the skeleton
+ * bpftool makes of this object (memtrace.skel.h, bpf/meson.build); the
+ * uprobes are attached by src/capture/bpf/attach.c to every allocator
+ * object, with a BPF cookie naming the object and the function:
  *
  *   mt_entry   at the entry of malloc, calloc, realloc, reallocarray,
  *              posix_memalign, aligned_alloc, memalign, valloc, pvalloc,
  *              jemalloc's mallocx, rallocx, xallocx, and the allocator
  *              libraries' other functions (src/capture/bpf/extsyms.h,
- *              their arguments placed as the cookie says): saves the
- *              arguments in the thread's call slot;
+ *              their arguments placed as the cookie says), and of mallopt
+ *              and malloc_trim: saves the arguments in the thread's call slot;
  *   mt_return  at their return: pairs with the entry, takes the stack,
  *              updates the live and per-site maps, emits the event;
  *   mt_free    at the entry of free (and sdallocx, tc_free, mi_free_size...);
  *   mt_new     at the entry of C++'s operator new (every variant): the
- *              allocator call it makes gets the stack of new's caller.
- * (operator delete is not probed: it frees with free(), which is.)
+ *              allocator call it makes gets the stack of new's caller
+ *              (operator delete is not probed: it frees with free(), which is);
+ *   mt_sys_exit   at every system call's exit (raw tracepoint): a traced
+ *              process's mmap, munmap, mremap and brk ("mapping calls" below);
+ *   mt_proc_exit  at a thread's exit: the exit status of a process traced
+ *              by pid ("a traced process's exit" below).
+ * The two tracepoints are attached by memtrace.c.  The stack unwinder the
+ * programs share (dwarf_stack) is unwind.bpf.h, included below; what the
+ * programs and the loader share (maps' keys and values, records, cookies,
+ * counters) is memtrace.h.
  *
  * Why it is built this way:
  * - A thread's outermost allocator call lives in its slot of the calls
@@ -37,7 +48,7 @@
  * - Stacks are taken at return, where the registers are the caller's: the
  *   first frame is the return address even in code without frame pointers.
  *   They are unwound here from the unwind tables the loader compiled from
- *   each object's .eh_frame (dwarf_stack; memtrace_bpf.h, bpf/README), and
+ *   each object's .eh_frame (dwarf_stack; memtrace.h, bpf/README), and
  *   kept once each in the ustacks map; the kernel's frame-pointer walk
  *   (bpf_get_stackid) is left for what the unwinder cannot do, tried only
  *   where %rbp can be a frame pointer.
@@ -50,7 +61,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "memtrace_bpf.h"
+#include "memtrace.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -105,7 +116,7 @@ struct {
 	__type(value, __u64);
 } excluded SEC(".maps");
 
-/* One slot per thread (memtrace_bpf.h, struct mtb_call); the loader sets
+/* One slot per thread (memtrace.h, struct mtb_call); the loader sets
  * the size, a power of 2, and slot_mask. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -3,7 +3,7 @@
  * unwind.bpf.h - the in-kernel stack unwinder of the BPF programs:
  * dwarf_stack, which walks a user stack by the unwind tables the loader
  * compiled from each object's .eh_frame (src/capture/bpf/unwind.c builds
- * them; their rows and keys are memtrace_bpf.h's), its maps and its per-CPU
+ * them; their rows and keys are memtrace.h's), its maps and its per-CPU
  * scratch.  How it works, and what each of its limits saved: bpf/README,
  * "Stacks: unwinding in the kernel".
  *
@@ -15,7 +15,7 @@
 #ifndef MEMTRACE_UNWIND_BPF_H
 #define MEMTRACE_UNWIND_BPF_H
 
-/* ---- the unwinder's maps (memtrace_bpf.h) ---- */
+/* ---- the unwinder's maps (memtrace.h) ---- */
 
 /* (process, address space, 2 MB granule) -> the file mappings seen there:
  * bpf_find_vma once per mapping and granule, not per cold PC. */
@@ -174,7 +174,7 @@ struct {
 	__type(value, struct mtb_uscratch);
 } uscratch SEC(".maps");
 
-/* ---- DWARF unwinding (memtrace_bpf.h: the tables) ---- */
+/* ---- DWARF unwinding (memtrace.h: the tables) ---- */
 
 /* The kernel's structures read here, as CO-RE flavours: they need nothing
  * of vmlinux.h (the committed copy has only pt_regs). */

@@ -31,7 +31,7 @@ ALLOWED = {
     'cli': {'collect', 'capture/bpf', 'report', 'export', 'server', 'query', 'analyse', 'format',
             'base'},
 }
-GENERATED = {'config.h', 'memtrace.skel.h', 'memtrace_bpf.h'}
+GENERATED = {'config.h', 'memtrace.skel.h', 'memtrace.h'}
 
 
 def stage_of(rel):
