@@ -5,12 +5,12 @@
  * mi_* (mi_heap_* included).  Programs written for those allocators call
  * them instead of malloc and free; each hook calls the definition that
  * comes next in lookup order (the library's) and records the event as
- * preload.c records malloc's.
+ * hooks.c records malloc's.
  *
  * Each event counts once: the call is made with the thread inside the shim
  * (mt_ext_enter), so whatever the library calls of ours on its way (a
  * mi_calloc built on mi_heap_calloc, a tc_new on tc_malloc) passes through,
- * and a library's malloc reaching one of these hooks from preload.c's
+ * and a library's malloc reaching one of these hooks from hooks.c's
  * malloc does not count again either.  Queries (nallocx, sallocx,
  * mi_usable_size...) allocate nothing and are not hooked.
  *
