@@ -101,6 +101,9 @@ INLINE int direct(const struct mt_tslot *s)
 	return likely(s) && (likely(!mt_tbuf_on) || (mt_tbuf_nlive <= 1 && !mt_tbuf_dirty));
 }
 
+/* An allocation's (a free's) event: written at once, under the channel
+ * lock, as a merge writes buffered ones, when it can go straight out; else
+ * into the thread's buffer (tbuf.c). */
 INLINE void put_alloc(struct mt_tslot *s, int fn, void *p, size_t n, const uint64_t *pcs, int depth,
 		      uint64_t stamp)
 {
