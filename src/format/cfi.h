@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 /* How the CFA is found (struct mt_cfi_rule.kind).  The values are part of
- * the shim's cache words (3 bits) and of the BPF tables (memtrace_bpf.h). */
+ * the shim's cache words (3 bits) and of the BPF tables (memtrace.h). */
 enum {
 	MT_CFI_NONE = 0,      /* no rule (never in a table) */
 	MT_CFI_RSP = 1,	      /* CFA = rsp + off */

@@ -3,7 +3,7 @@ from gtlib import marker_line
 
 SRC = 'deep.c'
 MAX_FRAMES = 128  # the shim's stack depth limit (MT_MAX_FRAMES in src/format/codec.h)
-BPF_MAX_FRAMES = 127  # the BPF unwinder's (MTB_MAX_FRAMES in bpf/memtrace_bpf.h)
+BPF_MAX_FRAMES = 127  # the BPF unwinder's (MTB_MAX_FRAMES in bpf/memtrace.h)
 
 
 def run(t, prog):

@@ -33,7 +33,7 @@ ALLOWED = {
     'cli': {'watch', 'stream', 'collect', 'capture/bpf', 'report', 'export', 'server', 'query',
             'analyse', 'format', 'base'},
 }
-GENERATED = {'config.h', 'memtrace.skel.h', 'memtrace_bpf.h'}
+GENERATED = {'config.h', 'memtrace.skel.h', 'memtrace.h'}
 
 
 def stage_of(rel):

@@ -3,7 +3,7 @@
  * /proc/PID/maps, the allocator objects found there (or, before an exec,
  * through the program's DT_NEEDED, searched as ld.so does), and the uprobe
  * links.  Reads ELF objects through elf.c and drops or resets what a
- * process left in the BPF maps through maps.c; capture.c calls it, it
+ * process left in the BPF maps through maps.c; memtrace.c calls it, it
  * calls nothing back.
  *
  * An object is known by the device and inode /proc/PID/maps gives, so the

@@ -1,6 +1,6 @@
 /*
  * capture_int.h - what the files of the BPF capture layer share.  Calls run
- * one way: capture.c (life cycle, events) -> attach.c (processes, objects,
+ * one way: memtrace.c (loading, life cycle, events) -> attach.c (processes, objects,
  * probes) -> maps.c (the BPF maps: sites, losses, dropping a process) ->
  * stacks.c (stacks interned by content); attach.c -> elf.c (symbols, where
  * each probe goes) -> place.c (the instructions at a function's entry);
@@ -17,7 +17,7 @@
 #include "base/ptrmap.h"
 #include "capture.h"
 #include "extsyms.h"
-#include "memtrace_bpf.h"
+#include "memtrace.h"
 
 /* ---- elf.c ------------------------------------------------------------ */
 
@@ -219,7 +219,7 @@ struct mt_bpf {
 		struct mtb_utab t;
 	} * upend;
 	size_t nupend, capupend;
-	/* the calls array, mapped: one slot per thread (memtrace_bpf.h) */
+	/* the calls array, mapped: one slot per thread (memtrace.h) */
 	struct mtb_call *calls;
 	uint32_t nslots;
 	size_t calls_bytes;
@@ -276,7 +276,7 @@ struct mt_bpf {
 	size_t nlean, caplean, lean_last;
 };
 
-/* ---- capture.c -------------------------------------------------------- */
+/* ---- memtrace.c ------------------------------------------------------- */
 
 /* The checks mt_bpf_open makes before loading, against the tree at ROOT
  * ("/" normally; tests point it elsewhere): privileges, kernel BTF, uprobe

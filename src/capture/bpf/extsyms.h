@@ -4,7 +4,7 @@
  * operator new's variants): jemalloc's (je_-prefixed builds included),
  * gperftools tcmalloc's tc_* and mimalloc's mi_* (heaps included), each
  * with the function it is reported as and where its arguments are
- * (MTB_LA_*, memtrace_bpf.h; 0: as for that function).  The shim hooks the
+ * (MTB_LA_*, memtrace.h; 0: as for that function).  The shim hooks the
  * same names (src/capture/shim/extapi.c).
  *
  * A name at the address of one probed already (mi_malloc is mimalloc's
@@ -20,7 +20,7 @@
  * address of an operator delete (MTB_FN_BLOCK: tcmalloc's tc_free_sized is
  * its sized delete, whose news are not seen).  mallopt and malloc_trim
  * allocate nothing: they are recorded as calls that tune the allocator
- * (memtrace_bpf.h, MTB_REC_MALLOPT).
+ * (memtrace.h, MTB_REC_MALLOPT).
  */
 #ifndef MEMTRACE_BPF_EXTSYMS_H
 #define MEMTRACE_BPF_EXTSYMS_H

@@ -1,6 +1,6 @@
 /*
  * unwind.c - the unwind tables of the BPF backend's in-kernel unwinder
- * (memtrace.bpf.c, dwarf_stack; the layout in memtrace_bpf.h): the
+ * (bpf/unwind.bpf.h, dwarf_stack; the layout in bpf/memtrace.h): the
  * .eh_frame of an ELF object compiled (format/cfi.c, the shim's compiler)
  * into rows sorted by file offset, loaded into a BPF array of its own size,
  * registered in utabs at the table's id and in utab_ids under the object's
@@ -30,10 +30,10 @@
 _Static_assert(MTB_UK_RSP == MT_CFI_RSP && MTB_UK_RBP == MT_CFI_RBP &&
 		       MTB_UK_DEREF_RBP == MT_CFI_DEREF_RBP && MTB_UK_STOP == MT_CFI_STOP &&
 		       MTB_UK_SIGNAL == MT_CFI_SIGNAL && MTB_UK_PLT == MT_CFI_PLT,
-	       "memtrace_bpf.h's row kinds are format/cfi.h's");
+	       "memtrace.h's row kinds are format/cfi.h's");
 _Static_assert(MTB_UK_B_SAME == MT_CFI_B_SAME && MTB_UK_B_AT_CFA == MT_CFI_B_AT_CFA &&
 		       MTB_UK_B_AT_RBP == MT_CFI_B_AT_RBP && MTB_UK_B_UNDEF == MT_CFI_B_UNDEF,
-	       "memtrace_bpf.h's %rbp rules are format/cfi.h's");
+	       "memtrace.h's %rbp rules are format/cfi.h's");
 
 /* A row as the compiler gives it, in file offsets, before sorting. */
 struct span {

@@ -5,12 +5,12 @@
  * mi_* (mi_heap_* included).  Programs written for those allocators call
  * them instead of malloc and free; each hook calls the definition that
  * comes next in lookup order (the library's) and records the event as
- * preload.c records malloc's.
+ * hooks.c records malloc's.
  *
  * Each event counts once: the call is made with the thread inside the shim
  * (mt_ext_enter), so whatever the library calls of ours on its way (a
  * mi_calloc built on mi_heap_calloc, a tc_new on tc_malloc) passes through,
- * and a library's malloc reaching one of these hooks from preload.c's
+ * and a library's malloc reaching one of these hooks from hooks.c's
  * malloc does not count again either.  Queries (nallocx, sallocx,
  * mi_usable_size...) allocate nothing and are not hooked.
  *
@@ -27,6 +27,7 @@
  * allocator the process does have (mallocx honours its alignment and zero
  * flags), so such a program still runs.
  */
+#include "record.h"
 #include "shim.h"
 
 #include <string.h>
@@ -489,35 +490,34 @@ EXPORT void mi_heap_destroy(void *h)
  * succeeds. */
 static const char nothrow_tag; /* std::nothrow: an empty object's address */
 
-#define CXX_NOTHROW(name, params, args, fn, size)                    \
-	EXPORT void *name params                                     \
-	{                                                            \
-		REAL(void *(*)params, #name)                         \
-		static int own_ = -1;                                \
-		if (!HAVE_REAL())                                    \
-			return mt_next_malloc(size);                 \
-		if (unlikely(own_ < 0))                              \
-			own_ = mt_next_in_heap((const void *)real_); \
-		if (!own_)                                           \
-			return real_ args;                           \
-		int b_ = mt_ext_enter();                             \
-		void *p_ = real_ args;                               \
-		mt_ext_leave(b_);                                    \
-		mt_ext_alloc(fn, p_, size);                          \
-		return p_;                                           \
+/* The start of every operator new hook NAME(PARAMS): the library's own
+ * definition (REAL), or malloc's when it has none; the call is passed on
+ * unrecorded when it is the C++ runtime's (its malloc, hooked, records it). */
+#define CXX_NEW_START(name, params, args, size)              \
+	REAL(void *(*)params, #name)                         \
+	static int own_ = -1;                                \
+	if (!HAVE_REAL())                                    \
+		return mt_next_malloc(size);                 \
+	if (unlikely(own_ < 0))                              \
+		own_ = mt_next_in_heap((const void *)real_); \
+	if (!own_)                                           \
+		return real_ args;
+
+#define CXX_NOTHROW(name, params, args, fn, size)       \
+	EXPORT void *name params                        \
+	{                                               \
+		CXX_NEW_START(name, params, args, size) \
+		int b_ = mt_ext_enter();                \
+		void *p_ = real_ args;                  \
+		mt_ext_leave(b_);                       \
+		mt_ext_alloc(fn, p_, size);             \
+		return p_;                              \
 	}
 
 #define CXX_NEW(name, params, args, fn, size, nothrow, nparams, nargs) \
 	EXPORT void *name params                                       \
 	{                                                              \
-		REAL(void *(*)params, #name)                           \
-		static int own_ = -1;                                  \
-		if (!HAVE_REAL())                                      \
-			return mt_next_malloc(size);                   \
-		if (unlikely(own_ < 0))                                \
-			own_ = mt_next_in_heap((const void *)real_);   \
-		if (!own_)                                             \
-			return real_ args;                             \
+		CXX_NEW_START(name, params, args, size)                \
 		static void *(*nt_)nparams;                            \
 		if (unlikely(!nt_)) {                                  \
 			int b_ = mt_ext_enter();                       \

@@ -20,6 +20,7 @@
  * The shim maps its own memory with the system calls (arena.c), but the
  * unwinder's library calls mmap by name: hence the return address test.
  */
+#include "record.h"
 #include "shim.h"
 
 #include <errno.h>

@@ -1,27 +1,23 @@
 /*
- * preload.c - libmemtrace-preload.so: the allocator hooks, and the start-up,
- * fork and signal handling around them.
+ * preload.c - the recording core of libmemtrace-preload.so, and the
+ * process's life around it.  The core: the slow paths of the allocator
+ * hooks (hooks.c, whose fast path is fastpath.h), the events a signal
+ * handler holds back, and the entry points of the other hooks (record.h:
+ * extapi.c, tune.c, mmaps.c).  The life: the loader (dlopen, dlclose),
+ * exec, posix_spawn, exit, markers, and start-up, fork and signals.
  *
- * Each hook calls the allocator the process would have used without the
- * shim (next.c: glibc's own __libc_malloc and friends, called directly, or
- * the jemalloc, tcmalloc or mimalloc that comes next in lookup order; user
- * blocks are exactly what it returns: no headers, no padding), then, if
- * tracing is on, captures the stack and appends one record to the channel.
- * The first call starts the shim (it may come before its constructor); a
- * call from a signal handler that interrupted the shim is recorded as well
- * (see "signal handlers" below); the fast path is for a thread outside the
- * shim with nothing held back.  A free is recorded before the block is
- * released and an allocation after it is obtained, and a realloc holds the
- * realloc gate across its call, so that the order of records always
- * matches the order in which addresses were handed out, across threads
- * (tbuf.c, which buffers each thread's events and merges them).
+ * The first allocator call starts the shim (it may come before its
+ * constructor); a call from a signal handler that interrupted the shim is
+ * recorded as well (see "signal handlers" below).
  *
- * This file is the top of the shim: it calls the other files (shim.h,
- * unwind.h) and none of them calls it.  The per-thread state (inside the
- * shim or not, the thread id) stays here, the only file that reads it.
+ * Calls run one way: hooks.c, extapi.c, tune.c and mmaps.c call this file,
+ * and it calls the other files of the shim (shim.h, unwind.h), none of
+ * which calls it or the hooks.  The per-thread state (inside the shim or
+ * not, the thread id) is defined here; fastpath.h declares it for hooks.c,
+ * the only other file that reads it.
  */
-#include "shim.h"
-#include "unwind.h"
+#include "fastpath.h"
+#include "record.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -50,212 +46,29 @@ static __thread int t_starting; /* this thread is starting the shim */
 static unsigned long unrecorded_at_start;
 static void start_shim(void);
 
-/* Per thread, in one word so that the hot path tests them all with one
- * load: whether the thread is inside the shim, whether it is inside the
- * next allocator on the shim's behalf, and how many events a signal handler
- * of the thread held back (below). */
-static __thread union {
-	uint64_t any;
-	struct {
-		uint16_t busy; /* recording an event: a nested call is a signal
-				* handler's, recorded (or held back) */
-		uint16_t pass; /* in the next allocator for a hook (NEXT): what it
-				* calls of ours is part of that one event, and
-				* passes through unrecorded */
-		uint32_t held; /* events held back, including those that did not fit */
-	} s;
-} t_in;
-#define t_busy t_in.s.busy
-#define t_pass t_in.s.pass
-#define t_held_n t_in.s.held
 /* This image is the recorded command's, or what it became (MEMTRACE_MAIN is
  * our pid): traced without --follow-forks, and named the main process. */
 static int main_role;
 /* A wrapper that runs the program in a child and waits (timeout): the
  * child it forks takes over the main role (self.c: mt_is_waiting_wrapper). */
 static int hands_over;
-static __thread uint32_t t_tid;
 static void *(*real_dlopen)(const char *, int);
 static int (*real_dlclose)(void *);
 
-#define EXPORT __attribute__((visibility("default")))
-#define INLINE static inline __attribute__((always_inline))
-#define COLD static __attribute__((noinline, cold))
-/* After a call whose frame the stack must keep: no tail call into it (the
- * slow paths unwind from their own frame, skipping exactly one). */
-#define NO_TAIL_CALL() __asm__ volatile("" ::: "memory")
-
-/* The next allocator's call: glibc's DIRECT one when it is glibc, else
- * OTHER (next.c) with the thread marked as passing through, so that what
- * that allocator calls of ours on its way (mimalloc's malloc -> mi_malloc,
- * both interposed; dlsym's allocations while next.c resolves) passes
- * through unrecorded: each event counts once. */
-#define NEXT(direct, other)                      \
-	({                                       \
-		__typeof__(direct) r_;           \
-		if (likely(mt_next_glibc > 0)) { \
-			r_ = direct;             \
-		} else {                         \
-			uint16_t b_ = t_pass;    \
-			t_pass = 1;              \
-			r_ = other;              \
-			t_pass = b_;             \
-		}                                \
-		r_;                              \
-	})
-
-/* Gives P back to the next allocator (the slow paths' frees, and free's). */
-INLINE void release(void *p)
-{
-	if (likely(mt_next_glibc > 0) && likely(!mt_boot_owns(p))) {
-		__libc_free(p);
-	} else {
-		uint16_t b = t_pass;
-		t_pass = 1;
-		mt_next_free(p);
-		t_pass = b;
-	}
-}
-
-/* The next allocator's realloc of a live block OLD (the bootstrap buffer's
- * blocks are next.c's to move, whatever the allocator). */
-#define NEXT_REALLOC(old, n)                                                                  \
-	(likely(!mt_boot_owns(old)) ? NEXT(__libc_realloc(old, n), mt_next_realloc(old, n)) : \
-				      mt_next_realloc(old, n))
-
-INLINE uint32_t tid(void)
-{
-	if (unlikely(!t_tid))
-		t_tid = (uint32_t)syscall(SYS_gettid);
-	return t_tid;
-}
-
-/* The hot path of a process whose events go out one by one (one thread,
- * or threads taking turns at the lock: tbuf.c): with the channel lock
- * held, appends an ALLOC (or REALLOC when OLD is set) record, as a merge
- * does for buffered events. */
-INLINE void emit_alloc(int fn, void *old, void *p, size_t n, const uint64_t *pcs, int depth,
-		       uint64_t stamp)
-{
-	int is_new;
-	uint64_t id = mt_stacktab_intern(pcs, (unsigned)depth, &is_new);
-	uint8_t *w =
-		mt_channel_reserve(is_new ? MT_REC_MAX_STACK + MT_REC_MAX_SMALL : MT_REC_MAX_SMALL);
-	if (unlikely(!w)) {
-		if (is_new)
-			mt_stacktab_reset(); /* the stack was never written out */
-		return;
-	}
-	if (is_new)
-		w = mt_enc_stack(w, id, pcs, (unsigned)depth);
-	w = mt_enc_thread(&mt_enc_state, w, tid());
-	uint64_t ts = mt_stamp_ns(stamp);
-	if (old)
-		w = mt_enc_realloc(&mt_enc_state, w, fn, ts, (uint64_t)(uintptr_t)old,
-				   (uint64_t)(uintptr_t)p, n, id);
-	else
-		w = mt_enc_alloc(&mt_enc_state, w, fn, ts, (uint64_t)(uintptr_t)p, n, id);
-	mt_channel_commit(w);
-}
-
-/* The lock held: appends a FREE record. */
-INLINE void emit_free(void *p, uint64_t stamp)
-{
-	uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
-	if (likely(w)) {
-		w = mt_enc_thread(&mt_enc_state, w, tid());
-		mt_channel_commit(
-			mt_enc_free(&mt_enc_state, w, mt_stamp_ns(stamp), (uint64_t)(uintptr_t)p));
-	}
-}
-
-/* Whether S's event can go straight out: events go out one by one and
- * no buffer holds any (else tbuf.c merges them first, or buffers it). */
-INLINE int direct(const struct mt_tslot *s)
-{
-	return likely(s) && (likely(!mt_tbuf_on) || (mt_tbuf_nlive <= 1 && !mt_tbuf_dirty));
-}
-
-INLINE void put_alloc(struct mt_tslot *s, int fn, void *p, size_t n, const uint64_t *pcs, int depth,
-		      uint64_t stamp)
-{
-	if (direct(s)) {
-		mt_channel_lock();
-		emit_alloc(fn, NULL, p, n, pcs, depth, stamp);
-		mt_channel_unlock();
-	} else {
-		mt_tbuf_event(s, MT_EV_ALLOC, fn, NULL, p, n, pcs, depth, stamp, tid());
-	}
-}
-
-INLINE void put_free(struct mt_tslot *s, void *p, uint64_t stamp)
-{
-	if (direct(s)) {
-		mt_channel_lock();
-		emit_free(p, stamp);
-		mt_channel_unlock();
-	} else {
-		mt_tbuf_event(s, MT_EV_FREE, 0, NULL, p, 0, NULL, 0, stamp, tid());
-	}
-}
+/* The thread's state (fastpath.h). */
+__thread union mt_tstate mt_t_in;
+__thread uint32_t mt_t_tid;
 
 /* Raw-clone children (channel.c) are told apart on their first event. */
-COLD void check_process(void)
+void mt_check_process(void)
 {
 	mt_channel_lock();
 	mt_channel_unlock();
 }
 
-COLD struct mt_tslot *new_slot(void)
+struct mt_tslot *mt_new_slot(void)
 {
 	return mt_tbuf_slot_new(tid());
-}
-
-/* Starts recording an event: the thread is inside the shim.  Returns its
- * slot, NULL when the thread has none. */
-INLINE struct mt_tslot *begin(void)
-{
-	t_busy = 1;
-	if (unlikely(!*mt_channel_live))
-		check_process();
-	struct mt_tslot *s = mt_t_slot;
-	if (unlikely(!s))
-		s = new_slot();
-	return s;
-}
-
-/* A realloc releases its old block and takes its new one inside one call,
- * before its record is written: it holds the realloc gate across the call,
- * and either the channel lock too (when events go out one by one, so that
- * no other record comes between), or its slot holds merges back to its
- * stamp (tbuf.c).  Returns whether it holds the lock. */
-INLINE int realloc_begin(struct mt_tslot *s, uint64_t *ts)
-{
-	mt_gate_lock();
-	int locked = !mt_tbuf_multi();
-	if (locked)
-		mt_channel_lock();
-	*ts = mt_stamp();
-	if (likely(s))
-		s->hold = *ts;
-	return locked;
-}
-
-INLINE void realloc_end(struct mt_tslot *s, int locked, int fn, void *old, void *p, size_t n,
-			const uint64_t *pcs, int depth, uint64_t ts)
-{
-	if (locked) {
-		if (p) /* a failed realloc leaves the old block live: nothing to record */
-			mt_tbuf_event_locked(MT_EV_REALLOC, fn, old, p, n, pcs, depth, ts, tid());
-		mt_channel_unlock();
-		mt_gate_unlock();
-	} else {
-		mt_gate_unlock();
-		if (p)
-			mt_tbuf_event(s, MT_EV_REALLOC, fn, old, p, n, pcs, depth, ts, tid());
-	}
-	if (likely(s))
-		__atomic_store_n(&s->hold, 0, __ATOMIC_RELEASE);
 }
 
 /* ---- signal handlers: events held back --------------------------------
@@ -393,7 +206,7 @@ static void emit_held(struct mt_tslot *s)
 }
 
 /* Called when the thread, outside the lock, finds events held back. */
-COLD void flush_held(void)
+void mt_flush_held(void)
 {
 	if (!__atomic_load_n(&t_held_n, __ATOMIC_RELAXED) || mt_channel_held_here())
 		return;
@@ -401,17 +214,6 @@ COLD void flush_held(void)
 	struct mt_tslot *s = begin();
 	emit_held(s);
 	t_busy = busy;
-}
-
-/* Leaving the shim's recording: busy off, then what a handler held back
- * meanwhile is written (a handler arriving in between finds the queue and
- * writes it first itself). */
-INLINE void leave(void)
-{
-	t_busy = 0;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (unlikely(t_held_n))
-		flush_held();
 }
 
 /* Whether a call must be held back: a signal handler's, on a thread that is
@@ -443,7 +245,7 @@ INLINE int wanted(void)
 /* The slow paths: called from the hooks when the fast path does not apply
  * (shim not started or switched off, the thread inside the shim, events
  * held back).  Each unwinds from its own frame, skipping the hook's. */
-COLD void slow_alloc(int fn, void *p, size_t n)
+void mt_slow_alloc(int fn, void *p, size_t n)
 {
 	if (!wanted())
 		return;
@@ -472,7 +274,7 @@ COLD void slow_alloc(int fn, void *p, size_t n)
 
 /* Returns 1 when the free was held back: the caller must not release the
  * block (emit_held does, after its record). */
-COLD int slow_free(void *p)
+int mt_slow_free(void *p)
 {
 	if (!wanted())
 		return 0;
@@ -496,7 +298,7 @@ COLD int slow_free(void *p)
 }
 
 /* A realloc of a live block (OLD set, N not 0) off the fast path. */
-COLD void *slow_realloc(int fn, void *old, size_t n)
+void *mt_slow_realloc(int fn, void *old, size_t n)
 {
 	if (!wanted())
 		return NEXT_REALLOC(old, n);
@@ -537,201 +339,7 @@ COLD void *slow_realloc(int fn, void *old, size_t n)
 	return p;
 }
 
-/* Records an allocation made by the hook this is inlined into: the stack
- * starts at that hook's caller.  EARLY is a stamp read before the block
- * was obtained, good enough when events go out one by one (the lock
- * orders them; the counter's latency hides behind the allocator's work);
- * buffered events read theirs now, in order (tbuf.c). */
-#define RECORD_ALLOC_AT(fn, p, n, early)                                            \
-	do {                                                                        \
-		if (likely(mt_enabled) && likely(!t_in.any)) {                      \
-			uint64_t pcs_[MT_MAX_FRAMES];                               \
-			struct mt_tslot *s_ = begin();                              \
-			uint64_t ts_ = mt_tbuf_multi() ? mt_stamp_raw(1) : (early); \
-			int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0);             \
-			put_alloc(s_, fn, p, n, pcs_, depth_, ts_);                 \
-			leave();                                                    \
-		} else {                                                            \
-			slow_alloc(fn, p, n);                                       \
-			NO_TAIL_CALL();                                             \
-		}                                                                   \
-	} while (0)
-#define RECORD_ALLOC(fn, p, n) RECORD_ALLOC_AT(fn, p, n, mt_stamp_raw(0))
-
-/* Records a free before the block is released; returns 0 when the caller
- * must not release it (a signal handler's free, held back). */
-INLINE int record_free(void *p)
-{
-	if (unlikely(!p))
-		return 1;
-	if (likely(mt_enabled) && likely(!t_in.any)) {
-		struct mt_tslot *s = begin();
-		uint64_t ts = mt_stamp_raw(mt_tbuf_multi());
-		put_free(s, p, ts);
-		/* a realloc under way may be about to take this block */
-		mt_gate_wait(ts);
-		leave();
-		return 1;
-	}
-	int held = slow_free(p);
-	NO_TAIL_CALL();
-	return !held;
-}
-
-/* glibc gives a block of at least its mmap threshold (128 KiB, or less
- * with mallopt: never below a page here) a mapping of its own, with its own
- * system call that the shim cannot see; the chunk header says so (the size
- * word's IS_MMAPPED bit, the previous-size word holding the chunk's offset
- * in the mapping).  Such a block is recorded as the allocator's mapping
- * (MT_MAP_BLOCK, with the allocation's stack), which ends with the block. */
-#define BLOCK_FLOOR 4096
-#define NOTE_BLOCK(p, n)                          \
-	do {                                      \
-		if (unlikely((n) >= BLOCK_FLOOR)) \
-			note_block(p);            \
-	} while (0)
-COLD void note_block(void *p);
-
-EXPORT void *malloc(size_t n)
-{
-	uint64_t early = mt_stamp_raw(0);
-	void *p = unlikely(mt_cfg.zero_memory) ? NEXT(__libc_calloc(1, n), mt_next_calloc(1, n)) :
-						 NEXT(__libc_malloc(n), mt_next_malloc(n));
-	if (likely(p)) {
-		RECORD_ALLOC_AT(MT_FN_MALLOC, p, n, early);
-		NOTE_BLOCK(p, n);
-	}
-	return p;
-}
-
-EXPORT void free(void *p)
-{
-	if (record_free(p))
-		release(p);
-}
-
-EXPORT void *calloc(size_t n, size_t m)
-{
-	void *p = NEXT(__libc_calloc(n, m), mt_next_calloc(n, m));
-	if (likely(p)) {
-		RECORD_ALLOC(MT_FN_CALLOC, p, n * m);
-		NOTE_BLOCK(p, n * m);
-	}
-	return p;
-}
-
-INLINE void *do_realloc(int fn, void *old, size_t n)
-{
-	if (!old) {
-		void *p = NEXT(__libc_realloc(NULL, n), mt_next_realloc(NULL, n));
-		if (p)
-			RECORD_ALLOC(fn, p, n);
-		return p;
-	}
-	if (n == 0) {
-		/* glibc, jemalloc and tcmalloc free the block and return NULL;
-		 * mimalloc returns a new block of size 0 */
-		if (!record_free(old))
-			return NULL; /* held back: released once its record is out */
-		void *p = NEXT_REALLOC(old, 0);
-		if (p)
-			RECORD_ALLOC(fn, p, 0);
-		return p;
-	}
-	if (unlikely(!mt_enabled) || unlikely(t_in.any)) {
-		void *p = slow_realloc(fn, old, n);
-		NO_TAIL_CALL();
-		return p;
-	}
-	uint64_t pcs[MT_MAX_FRAMES];
-	struct mt_tslot *s = begin();
-	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
-	/* Held across the call, and the stamp read inside it (tbuf.c): the
-	 * blocks it takes and gives back are ordered around it. */
-	uint64_t ts;
-	int locked = realloc_begin(s, &ts);
-	void *p = NEXT_REALLOC(old, n);
-	realloc_end(s, locked, fn, old, p, n, pcs, depth, ts);
-	leave();
-	if (p)
-		NOTE_BLOCK(p, n);
-	return p;
-}
-
-EXPORT void *realloc(void *old, size_t n)
-{
-	return do_realloc(MT_FN_REALLOC, old, n);
-}
-
-EXPORT void *reallocarray(void *old, size_t n, size_t m)
-{
-	size_t total;
-	if (__builtin_mul_overflow(n, m, &total)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return do_realloc(MT_FN_REALLOCARRAY, old, total);
-}
-
-EXPORT int posix_memalign(void **out, size_t align, size_t n)
-{
-	if (align % sizeof(void *) || (align & (align - 1)) || !align)
-		return EINVAL;
-	int saved = errno;
-	void *p = NULL;
-	int r = NEXT(((p = __libc_memalign(align, n)) ? 0 : ENOMEM),
-		     mt_next_posix_memalign(&p, align, n));
-	if (r) {
-		errno = saved;
-		return r;
-	}
-	*out = p;
-	RECORD_ALLOC(MT_FN_POSIX_MEMALIGN, p, n);
-	NOTE_BLOCK(p, n);
-	return 0;
-}
-
-EXPORT void *aligned_alloc(size_t align, size_t n)
-{
-	void *p = NEXT(__libc_memalign(align, n), mt_next_aligned_alloc(align, n));
-	if (likely(p)) {
-		RECORD_ALLOC(MT_FN_ALIGNED_ALLOC, p, n);
-		NOTE_BLOCK(p, n);
-	}
-	return p;
-}
-
-EXPORT void *memalign(size_t align, size_t n)
-{
-	void *p = NEXT(__libc_memalign(align, n), mt_next_memalign(align, n));
-	if (likely(p)) {
-		RECORD_ALLOC(MT_FN_MEMALIGN, p, n);
-		NOTE_BLOCK(p, n);
-	}
-	return p;
-}
-
-EXPORT void *valloc(size_t n)
-{
-	void *p = NEXT(__libc_valloc(n), mt_next_valloc(n));
-	if (likely(p)) {
-		RECORD_ALLOC(MT_FN_VALLOC, p, n);
-		NOTE_BLOCK(p, n);
-	}
-	return p;
-}
-
-EXPORT void *pvalloc(size_t n)
-{
-	void *p = NEXT(__libc_pvalloc(n), mt_next_pvalloc(n));
-	if (likely(p)) {
-		RECORD_ALLOC(MT_FN_PVALLOC, p, n);
-		NOTE_BLOCK(p, n);
-	}
-	return p;
-}
-
-/* ---- for extapi.c: the allocators' own APIs (shim.h) ------------------ */
+/* ---- for extapi.c: the allocators' own APIs (record.h) ----------------- */
 
 int mt_ext_enter(void)
 {
@@ -756,38 +364,33 @@ __attribute__((noinline)) void mt_ext_free(void *p)
 	record_free(p);
 }
 
+/* CALL(OLD, N, CTX) with the thread inside the shim. */
+static void *ext_call(mt_resize_fn call, void *old, size_t n, void *ctx)
+{
+	int pass = mt_ext_enter();
+	void *p = call(old, n, ctx);
+	mt_ext_leave(pass);
+	return p;
+}
+
 __attribute__((noinline)) void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call,
 					      void *ctx)
 {
-	if (!mt_enabled || t_in.any) {
-		int pass = mt_ext_enter();
-		void *p = call(old, n, ctx);
-		mt_ext_leave(pass);
-		return p;
-	}
+	if (!mt_enabled || mt_t_in.any)
+		return ext_call(call, old, n, ctx);
+	void *p;
 	if (n == 0) {
 		record_free(old);
-		int pass = mt_ext_enter();
-		void *p = call(old, 0, ctx);
-		mt_ext_leave(pass);
+		p = ext_call(call, old, 0, ctx);
 		if (p)
 			RECORD_ALLOC(fn, p, 0);
 		return p;
 	}
-	uint64_t pcs[MT_MAX_FRAMES];
-	struct mt_tslot *s = begin();
-	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
-	uint64_t ts;
-	int locked = realloc_begin(s, &ts);
-	int pass = mt_ext_enter();
-	void *p = call(old, n, ctx);
-	mt_ext_leave(pass);
-	realloc_end(s, locked, fn, old, p, n, pcs, depth, ts);
-	leave();
+	RECORD_REALLOC(fn, old, n, p, ext_call(call, old, n, ctx));
 	return p;
 }
 
-/* ---- for mmaps.c: mapping calls (shim.h) ------------------------------ */
+/* ---- for mmaps.c: mapping calls (record.h) ---------------------------- */
 
 /* The file behind descriptor FD (its /proc/self/fd link), in OUT: the
  * length, 0 when unknown. */
@@ -853,7 +456,7 @@ __attribute__((noinline)) void mt_ext_mapcall(struct mt_mapcall *m)
 	NO_TAIL_CALL();
 }
 
-COLD void note_block(void *p)
+void mt_note_block(void *p)
 {
 	if (likely(mt_next_glibc <= 0) || mt_boot_owns(p) || !mapcall_wanted() || t_pass)
 		return;
@@ -902,7 +505,7 @@ EXPORT void *dlopen(const char *file, int mode)
 		mt_modules_emit_new(modules_replaced);
 		t_busy = busy;
 		if (unlikely(t_held_n))
-			flush_held();
+			mt_flush_held();
 	}
 	return h;
 }
@@ -1154,7 +757,7 @@ EXPORT void memtrace_marker(const char *text)
 	mt_channel_unlock();
 	t_busy = busy;
 	if (unlikely(t_held_n))
-		flush_held();
+		mt_flush_held();
 }
 
 /* ---- for tune.c: calls that tune the allocator ------------------------
@@ -1200,7 +803,7 @@ static void fatal_flush(int sig)
 	if (!initialized || mt_channel_pid() != (uint32_t)getpid() || mt_channel_held_here())
 		return;
 	if (!t_busy)
-		flush_held();
+		mt_flush_held();
 	mt_tbuf_sync(1);
 	mt_channel_lock();
 	uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
@@ -1260,7 +863,7 @@ static void after_fork_parent(void)
 	mt_channel_unlock();
 	mt_serve_after_fork_parent(); /* waits for the child to drop the listener */
 	if (unlikely(t_held_n))
-		flush_held();
+		mt_flush_held();
 }
 
 /* In a fork child: events a signal handler held back during the fork are
@@ -1291,7 +894,7 @@ static void after_fork_child(void)
 	drop_held();
 	mt_tbuf_after_fork_child();
 	mt_serve_after_fork_child();
-	t_tid = 0;
+	mt_t_tid = 0;
 	mt_enabled = 0;
 	if (main_role && hands_over)
 		mt_main_handover(); /* the program the wrapper runs is the main one */
@@ -1466,7 +1069,7 @@ static void finish_recording(void)
 	 * was told its end. */
 	if (own && mt_serve_listening())
 		mt_enabled = 0;
-	flush_held();
+	mt_flush_held();
 	mt_tbuf_sync(1);
 	/* standalone, the file says the process ended, and how, as the
 	 * recorder's does (else reports take it for still running) */

@@ -7,14 +7,16 @@
  * allocation hot path that is not needed to capture the event.
  *
  * The sections below are in call order: a file calls only the files whose
- * sections come before its own, so calls run one way, from extapi.c (the
- * allocators' own APIs: jemalloc's mallocx, mi_malloc, tc_malloc...) and
- * tune.c (mallopt, malloc_trim), which call preload.c's mt_ext_* (the last
- * section), and preload.c (the hooks
- * and start-up, which calls all the others) down to next.c, arena.c,
- * state.c, thread.c, self.c and config.c, which call no other file of the shim.
- * tbuf.c (the per-thread buffers) calls channel.c, stacktab.c and stamp.c;
- * the unwinder (unwind.h) is called only from preload.c.
+ * sections come before its own, so calls run one way, from the hooks
+ * (hooks.c, the allocator's standard functions; extapi.c, the allocators'
+ * own APIs: jemalloc's mallocx, mi_malloc, tc_malloc...; tune.c, mallopt
+ * and malloc_trim; mmaps.c, the mapping calls) through the recording core
+ * (preload.c: fastpath.h, inlined into hooks.c, and record.h, the other
+ * hooks' entry points), which also starts the shim and calls all the
+ * others, down to next.c, arena.c, state.c, thread.c, self.c and config.c,
+ * which call no other file of the shim.  tbuf.c (the per-thread buffers)
+ * calls channel.c, stacktab.c and stamp.c; the unwinder (unwind.h) is
+ * called only from preload.c and fastpath.h.
  */
 #ifndef MEMTRACE_SHIM_H
 #define MEMTRACE_SHIM_H
@@ -418,28 +420,43 @@ MT_HIDDEN void mt_stacktab_reset(void);
 /* Returns the stack's id; *is_new is set when it has not been emitted yet. */
 MT_HIDDEN uint64_t mt_stacktab_intern(const uint64_t *pcs, unsigned n, int *is_new);
 
-/* preload.c, for extapi.c: the recording the hooks do, for an allocator's
- * own entry points.  Called by extapi.c's hooks (their caller's stack is
- * recorded, the hook's frame lying in the shim is dropped when reports
- * symbolize).  Between mt_ext_enter and mt_ext_leave the thread is inside
- * the shim: calls that the allocator makes to our hooks (mimalloc's malloc
- * calling mi_malloc) pass through unrecorded, so each event counts once. */
-MT_HIDDEN int mt_ext_enter(void); /* returns what mt_ext_leave restores */
-MT_HIDDEN void mt_ext_leave(int saved);
-MT_HIDDEN void mt_ext_alloc(int fn, void *p, size_t n);
-MT_HIDDEN void mt_ext_free(void *p);
-/* Resizes OLD (not NULL) to N with CALL(OLD, N, CTX) and records it as a
- * REALLOC by FN, held across the call as realloc is (preload.c: realloc_begin).
- * A NULL result with N > 0 is a failure; with N == 0 the block is freed. */
-typedef void *(*mt_resize_fn)(void *old, size_t n, void *ctx);
-MT_HIDDEN void *mt_ext_resize(int fn, void *old, size_t n, mt_resize_fn call, void *ctx);
-/* For tune.c: records a call that tuned the allocator (enum mt_tune), made
- * by the hook that calls this, with its caller's stack. */
-MT_HIDDEN void mt_ext_tune(uint32_t call, int64_t param, int64_t value, int64_t result);
-/* For mmaps.c: records the mapping call M (an MMAP record with the
- * caller's stack and, for a file mapping, the file's path) if the thread
- * may record now; made inside a hook's call to the next allocator, it is
- * the allocator's (MT_MAP_BY_ALLOCATOR). */
-MT_HIDDEN void mt_ext_mapcall(struct mt_mapcall *m);
+/* With the channel lock held, thread TID's records as they go into the
+ * channel, for the hot path (fastpath.h) and the merge (tbuf.c) alike: the
+ * ALLOC of block P (N bytes, by FN, at STAMP), or with REALLOC the REALLOC
+ * of OLD into P, after a STACK record when its stack PCS is new; and the
+ * FREE of P.  A record the channel has no room for is not written. */
+static inline __attribute__((always_inline)) void mt_emit_block(uint32_t tid, int realloc, int fn,
+								uint64_t old, uint64_t p,
+								uint64_t n, const uint64_t *pcs,
+								unsigned depth, uint64_t stamp)
+{
+	int is_new;
+	uint64_t id = mt_stacktab_intern(pcs, depth, &is_new);
+	uint8_t *w =
+		mt_channel_reserve(is_new ? MT_REC_MAX_STACK + MT_REC_MAX_SMALL : MT_REC_MAX_SMALL);
+	if (unlikely(!w)) {
+		if (is_new)
+			mt_stacktab_reset(); /* the stack was never written out */
+		return;
+	}
+	if (is_new)
+		w = mt_enc_stack(w, id, pcs, depth);
+	w = mt_enc_thread(&mt_enc_state, w, tid);
+	uint64_t ts = mt_stamp_ns(stamp);
+	if (realloc)
+		w = mt_enc_realloc(&mt_enc_state, w, fn, ts, old, p, n, id);
+	else
+		w = mt_enc_alloc(&mt_enc_state, w, fn, ts, p, n, id);
+	mt_channel_commit(w);
+}
+static inline __attribute__((always_inline)) void mt_emit_free(uint32_t tid, uint64_t p,
+							       uint64_t stamp)
+{
+	uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
+	if (likely(w)) {
+		w = mt_enc_thread(&mt_enc_state, w, tid);
+		mt_channel_commit(mt_enc_free(&mt_enc_state, w, mt_stamp_ns(stamp), p));
+	}
+}
 
 #endif

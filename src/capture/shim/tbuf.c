@@ -94,32 +94,10 @@ void mt_tbuf_init(void)
 static void emit(uint32_t tid, int kind, int fn, uint64_t old, uint64_t p, uint64_t n,
 		 const uint64_t *pcs, unsigned depth, uint64_t stamp)
 {
-	uint64_t ts = mt_stamp_ns(stamp);
-	if (kind == KIND_FREE) {
-		uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
-		if (likely(w)) {
-			w = mt_enc_thread(&mt_enc_state, w, tid);
-			mt_channel_commit(mt_enc_free(&mt_enc_state, w, ts, p));
-		}
-		return;
-	}
-	int is_new;
-	uint64_t id = mt_stacktab_intern(pcs, depth, &is_new);
-	uint8_t *w =
-		mt_channel_reserve(is_new ? MT_REC_MAX_STACK + MT_REC_MAX_SMALL : MT_REC_MAX_SMALL);
-	if (unlikely(!w)) {
-		if (is_new)
-			mt_stacktab_reset(); /* the stack was never written out */
-		return;
-	}
-	if (is_new)
-		w = mt_enc_stack(w, id, pcs, depth);
-	w = mt_enc_thread(&mt_enc_state, w, tid);
-	if (kind == KIND_REALLOC)
-		w = mt_enc_realloc(&mt_enc_state, w, fn, ts, old, p, n, id);
+	if (kind == KIND_FREE)
+		mt_emit_free(tid, p, stamp);
 	else
-		w = mt_enc_alloc(&mt_enc_state, w, fn, ts, p, n, id);
-	mt_channel_commit(w);
+		mt_emit_block(tid, kind == KIND_REALLOC, fn, old, p, n, pcs, depth, stamp);
 }
 
 /* ---- merging (the lock held) ----------------------------------------- */

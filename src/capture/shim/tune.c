@@ -9,6 +9,7 @@
  * record).  The call goes to the C library's function whatever allocator
  * the process uses (jemalloc and mimalloc have none; tcmalloc's is its own).
  */
+#include "record.h"
 #include "shim.h"
 
 #include <malloc.h>

@@ -1,7 +1,10 @@
 /*
- * capture.c - the life cycle of the BPF capture layer: whether this kernel
- * and process can trace at all, loading the BPF programs
- * (bpf/memtrace.bpf.c) with maps sized for the options, the event stream of
+ * memtrace.c - the loader of the BPF programs of bpf/memtrace.bpf.c (its
+ * pair, as libbpf-tools pair name.bpf.c and name.c; what they share is
+ * bpf/memtrace.h), and the life cycle of the BPF capture layer: whether
+ * this kernel and process can trace at all, opening the skeleton bpftool
+ * made of the programs (memtrace.skel.h) with maps sized for the options,
+ * loading it, attaching the two tracepoints, the event stream of
  * the ring buffer (mt_bpf_poll), and closing.  The other files do the
  * rest, and none of them calls back here: attach.c (processes, objects,
  * probes), maps.c (the maps: per-site totals, losses, dropping a process),
@@ -42,10 +45,10 @@ _Static_assert(MTB_FN_MALLOC == MT_FN_MALLOC && MTB_FN_CALLOC == MT_FN_CALLOC &&
 		       MTB_FN_PVALLOC == MT_FN_PVALLOC && MTB_FN_MALLOCX == MT_FN_MALLOCX &&
 		       MTB_FN_RALLOCX == MT_FN_RALLOCX && MTB_FN_XALLOCX == MT_FN_XALLOCX &&
 		       MTB_FN_FREE == MT_BPF_FN_FREE,
-	       "function ids of memtrace_bpf.h and codec.h");
+	       "function ids of memtrace.h and codec.h");
 _Static_assert(MTB_REC_ALLOC == MT_REC_ALLOC && MTB_REC_FREE == MT_REC_FREE &&
 		       MTB_REC_REALLOC == MT_REC_REALLOC && MTB_REC_MALLOPT == MT_BPF_EV_MALLOPT,
-	       "record types of memtrace_bpf.h and codec.h");
+	       "record types of memtrace.h and codec.h");
 
 /* ---- libbpf's messages ------------------------------------------------ */
 

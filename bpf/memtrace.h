@@ -1,6 +1,7 @@
 /*
- * memtrace_bpf.h - what the BPF programs (memtrace.bpf.c) and their loader
- * (src/bpf_capture*.c) share: map keys and values, the ring buffer record,
+ * memtrace.h - what the BPF programs (memtrace.bpf.c, unwind.bpf.h) and
+ * their loader (src/capture/bpf/: memtrace.c, which loads them, and the
+ * files it calls) share: map keys and values, the ring buffer record,
  * the function ids carried in each probe's BPF cookie, and the counters.
  *
  * Compiled twice: by clang -target bpf after vmlinux.h, and by the host
@@ -43,7 +44,7 @@
  * object's index in the loader's table; with MTB_COOKIE_ARGREGS, bits
  * 32-43 say in which registers (x86-64 numbering: 0 %rax ... 7 %rdi, 8 %r8
  * ... 15 %r15) the first three arguments are at the probe, which the loader
- * may have put past the function's first instructions (bpf_capture_place.c).
+ * may have put past the function's first instructions (src/capture/bpf/place.c).
  * Operator new's probes are at its entry; their cookies give the function's
  * size in bits 46-63 (at most MTB_COOKIE_SIZE_MAX), and MTB_COOKIE_ENTRY_FRAME
  * says that the instruction there is one where the kernel's user stack walk
@@ -300,7 +301,7 @@ struct mtb_call {
 	__u64 new_kstack; /* stack key of new's caller */
 
 	/* The thread's stack mapping [stk_lo, stk_hi), as the unwinder last
-	 * found it (memtrace.bpf.c, dwarf_stack), for thread stk_tid in
+	 * found it (unwind.bpf.h, dwarf_stack), for thread stk_tid in
 	 * address space stk_mm: windows of the stack are read up to its end,
 	 * not past it.  Only a hint: a wrong one costs reads, not frames. */
 	__u64 stk_lo, stk_hi;
@@ -381,7 +382,7 @@ struct mtb_objinfo {
 #define MTB_ST_MISSED_NESTED 6  /* calls taken as nested in a call that never returned */
 #define MTB_ST_UNMATCHED_FREE 7 /* a block freed that was not allocated while traced */
 #define MTB_ST_INTERNAL_FREE 8  /* free() of an unknown block by the allocator itself */
-/* The unwinder (memtrace.bpf.c, dwarf_stack): stacks that stopped early,
+/* The unwinder (unwind.bpf.h, dwarf_stack): stacks that stopped early,
  * by why.  Counted once per stack, by the first reason met. */
 #define MTB_ST_UW_NO_TABLE 9    /* a frame's object has no table (yet): frame pointers tried */
 #define MTB_ST_UW_FAULT 10      /* a stack word could not be read: stack cut there */
