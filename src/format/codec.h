@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "allocfns.h"
+
 enum mt_rec_type {
 	MT_REC_EXT = 0,	    /* subtype, length, then that many bytes (enum mt_ext);
 			     * readers skip subtypes they do not know */
@@ -148,29 +150,18 @@ enum mt_exec {
 /* The key a compact record's block has in place of an address. */
 #define MT_SERIAL_KEY(n) ((n) | (1ull << 63))
 
-/* The allocator entry points, in the order the report names them. */
+/* The allocator entry points, in the order the report names them
+ * (allocfns.h lists them): MT_FN_MALLOC, MT_FN_CALLOC... */
 enum mt_fn {
-	MT_FN_MALLOC,
-	MT_FN_CALLOC,
-	MT_FN_REALLOC,
-	MT_FN_REALLOCARRAY,
-	MT_FN_POSIX_MEMALIGN,
-	MT_FN_ALIGNED_ALLOC,
-	MT_FN_MEMALIGN,
-	MT_FN_VALLOC,
-	MT_FN_PVALLOC,
-	/* jemalloc's own API; the other libraries' (tc_malloc, mi_zalloc...)
-	 * are reported as the C function they stand for.  At most 16 codes:
-	 * the tag byte holds 4 bits. */
-	MT_FN_MALLOCX,
-	MT_FN_RALLOCX,
-	MT_FN_XALLOCX, /* a REALLOC of a block to itself: resized in place */
-	MT_FN_COUNT
+#define MT_FN_ID(id, name, nargs, layout) MT_FN_##id,
+	MT_ALLOC_FNS(MT_FN_ID) MT_FN_COUNT
 };
+#undef MT_FN_ID
 
 static const char *const mt_fn_names[MT_FN_COUNT] = {
-	"malloc",   "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
-	"memalign", "valloc", "pvalloc", "mallocx",	 "rallocx",	   "xallocx",
+#define MT_FN_NAME(id, name, nargs, layout) name,
+	MT_ALLOC_FNS(MT_FN_NAME)
+#undef MT_FN_NAME
 };
 
 /* What a LOST record counts; every kind is shown in every report. */

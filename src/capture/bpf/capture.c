@@ -33,16 +33,6 @@
 #include "format/signum.h"
 #include "memtrace.skel.h"
 
-_Static_assert(MTB_FN_MALLOC == MT_FN_MALLOC && MTB_FN_CALLOC == MT_FN_CALLOC &&
-		       MTB_FN_REALLOC == MT_FN_REALLOC &&
-		       MTB_FN_REALLOCARRAY == MT_FN_REALLOCARRAY &&
-		       MTB_FN_POSIX_MEMALIGN == MT_FN_POSIX_MEMALIGN &&
-		       MTB_FN_ALIGNED_ALLOC == MT_FN_ALIGNED_ALLOC &&
-		       MTB_FN_MEMALIGN == MT_FN_MEMALIGN && MTB_FN_VALLOC == MT_FN_VALLOC &&
-		       MTB_FN_PVALLOC == MT_FN_PVALLOC && MTB_FN_MALLOCX == MT_FN_MALLOCX &&
-		       MTB_FN_RALLOCX == MT_FN_RALLOCX && MTB_FN_XALLOCX == MT_FN_XALLOCX &&
-		       MTB_FN_FREE == MT_BPF_FN_FREE,
-	       "function ids of memtrace_bpf.h and codec.h");
 _Static_assert(MTB_REC_ALLOC == MT_REC_ALLOC && MTB_REC_FREE == MT_REC_FREE &&
 		       MTB_REC_REALLOC == MT_REC_REALLOC && MTB_REC_MALLOPT == MT_BPF_EV_MALLOPT,
 	       "record types of memtrace_bpf.h and codec.h");
