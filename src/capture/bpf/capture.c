@@ -652,13 +652,17 @@ static int on_record(void *ctx, void *data, size_t len)
 		.object = r->object,
 	};
 	if (r->type == MTB_REC_MALLOPT) {
-		/* int arguments and result: the registers' upper halves are not theirs */
+		/* The record's fields are the call's registers: int arguments
+		 * and result, whose upper halves are not theirs; malloc_trim's
+		 * one argument is its pad (the record's value). */
 		int trim = r->fn == MTB_FN_MALLOC_TRIM;
-		ev.type = MT_BPF_EV_MALLOPT;
-		ev.fn = trim ? MT_TUNE_MALLOC_TRIM : MT_TUNE_MALLOPT;
-		ev.ptr = trim ? 0 : (uint64_t)(int64_t)(int32_t)r->ptr;
-		ev.old_ptr = trim ? r->ptr : (uint64_t)(int64_t)(int32_t)r->old_ptr;
-		ev.size = (uint64_t)(int64_t)(int32_t)r->size;
+		ev.tune = (struct mt_mallopt){
+			.tid = r->tid,
+			.call = trim ? MT_TUNE_MALLOC_TRIM : MT_TUNE_MALLOPT,
+			.param = trim ? 0 : (int32_t)r->ptr,
+			.value = trim ? (int64_t)r->ptr : (int32_t)r->old_ptr,
+			.result = (int32_t)r->size,
+		};
 	}
 	if (r->type != MTB_REC_FREE) {
 		ev.stack_id = mtb_stack_uid(b, r->kstack, r->caller);
