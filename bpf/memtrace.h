@@ -15,30 +15,26 @@
 #include <linux/types.h>
 #endif
 
-/* Function ids: the first twelve are enum mt_fn (codec.h) in the same order
- * (the loader checks that at compile time); free comes after them. */
-#define MTB_FN_MALLOC 0
-#define MTB_FN_CALLOC 1
-#define MTB_FN_REALLOC 2
-#define MTB_FN_REALLOCARRAY 3
-#define MTB_FN_POSIX_MEMALIGN 4
-#define MTB_FN_ALIGNED_ALLOC 5
-#define MTB_FN_MEMALIGN 6
-#define MTB_FN_VALLOC 7
-#define MTB_FN_PVALLOC 8
-#define MTB_FN_MALLOCX 9
-#define MTB_FN_RALLOCX 10
-#define MTB_FN_XALLOCX 11
-#define MTB_FN_FREE 12
-#define MTB_FN_COUNT 13
-/* C++'s operator new, any variant: an entry probe only (mt_new), which
- * gives the allocator call it makes the stack of new's caller. */
-#define MTB_FN_NEW 13
-/* Calls that tune the allocator (libc's mallopt(param, value) and
- * malloc_trim(pad)): entry and return probes like an allocation's, which
- * put an MTB_REC_MALLOPT record in the ring (events mode). */
-#define MTB_FN_MALLOPT 14
-#define MTB_FN_MALLOC_TRIM 15
+#include "../src/format/allocfns.h"
+
+/* Function ids: the allocator functions of src/format/allocfns.h, numbered
+ * as codec.h's enum mt_fn (the list makes both), so that a record's
+ * function is the recording's; free comes after them.  C++'s operator new,
+ * any variant, is an entry probe only (mt_new), which gives the allocator
+ * call it makes the stack of new's caller.  The calls that tune the
+ * allocator (libc's mallopt(param, value) and malloc_trim(pad)) have entry
+ * and return probes like an allocation's, which put an MTB_REC_MALLOPT
+ * record in the ring (events mode). */
+enum mtb_fn {
+#define MTB_FN_ID(id, name, nargs, layout) MTB_FN_##id,
+	MT_ALLOC_FNS(MTB_FN_ID)
+#undef MTB_FN_ID
+	MTB_FN_FREE,
+	MTB_FN_COUNT,
+	MTB_FN_NEW = MTB_FN_COUNT,
+	MTB_FN_MALLOPT,
+	MTB_FN_MALLOC_TRIM,
+};
 
 /* A probe's BPF cookie: bits 0-7 the function id, 8-31 the allocator
  * object's index in the loader's table; with MTB_COOKIE_ARGREGS, bits

@@ -1,5 +1,20 @@
 /*
  * bpf_stream.c - see bpf_stream.h.
+ *
+ * An allocation's way from the kernel to the file, and where each step's
+ * work is done (once):
+ *   struct mtb_rec (bpf/memtrace.h), the ring buffer's record: record
+ *     type and function id as codec.h numbers them (format/allocfns.h), the
+ *     stack as a key of the kernel's maps;
+ *   struct mt_bpf_event (capture/bpf/capture.h), filled from it by
+ *     on_record (memtrace.c): the same fields; the stack key resolved to an
+ *     id and frames (stacks.c), lean mode's frees paired (lean.c), a tuning
+ *     call's registers read as its arguments (TUNE);
+ *   codec records (format/codec.h), encoded here: the time kept to the
+ *     millisecond, each stack written once per process with its allocator;
+ *   the recorder's filters (writer.c): cull (format/cull.c, when asked)
+ *     holds short-lived blocks back, compact (collect/compact.c) names
+ *     blocks by serial; both decode and re-encode the shim's records alike.
  */
 #include "bpf_stream.h"
 #include "format/codec.h"
@@ -172,7 +187,7 @@ static size_t mapped_file(uint32_t pid, const struct mt_mapcall *m, char *out, s
 }
 
 /* A mapping call: an MMAP record with its stack in it. */
-static void map_event(struct proc *p, const struct mt_bpf_event *ev)
+static void map_event(struct proc *p, const struct mt_bpf_event *ev, uint64_t ts)
 {
 	char path[4096];
 	size_t plen = 0;
@@ -181,7 +196,7 @@ static void map_event(struct proc *p, const struct mt_bpf_event *ev)
 	unsigned n = ev->nframes < MT_MAX_FRAMES ? ev->nframes : MT_MAX_FRAMES;
 	uint8_t *w = room(p, MT_REC_MAX_STACK + 176 + plen);
 	w = mt_enc_thread(&p->enc, w, ev->tid);
-	put(p, mt_enc_mmap(w, ev->ts, &ev->map, ev->frames, n, path, plen));
+	put(p, mt_enc_mmap(w, ts, &ev->map, ev->frames, n, path, plen));
 }
 
 static void end_proc(struct mt_bpf_streams *s, size_t i, struct mt_bpf *b, int have_exit,
@@ -200,31 +215,24 @@ static void exit_event(struct mt_bpf_streams *s, const struct mt_bpf_event *ev)
 			end_proc(s, i, s->b, 1, ev->status);
 }
 
-void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *e)
+void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *ev)
 {
 	struct mt_bpf_streams *s = ctx;
-	if (e->type == MT_REC_EXIT) {
-		exit_event(s, e);
+	if (ev->type == MT_REC_EXIT) {
+		exit_event(s, ev);
 		return;
 	}
-	struct mt_bpf_event q = *e;
-	const struct mt_bpf_event *ev = &q;
-	q.ts -= q.ts % TS_GRAIN;
-	struct proc *p = proc_for(s, ev->pid, ev->ts);
+	uint64_t ts = ev->ts - ev->ts % TS_GRAIN; /* to the millisecond */
+	struct proc *p = proc_for(s, ev->pid, ts);
 	if (ev->type == MT_BPF_EV_MALLOPT) {
 		/* its stack goes in the record: it is no allocation site */
-		struct mt_mallopt m = { .tid = ev->tid,
-					.call = (uint32_t)ev->fn,
-					.param = (int64_t)ev->ptr,
-					.value = (int64_t)ev->old_ptr,
-					.result = (int64_t)ev->size };
 		unsigned n = ev->nframes < MT_MAX_FRAMES ? ev->nframes : MT_MAX_FRAMES;
 		uint8_t *w = room(p, MT_REC_MAX_MALLOPT);
-		put(p, mt_enc_mallopt(w, ev->ts, &m, ev->frames, n));
+		put(p, mt_enc_mallopt(w, ts, &ev->tune, ev->frames, n));
 		return;
 	}
 	if (ev->type == MT_REC_EXT) {
-		map_event(p, ev);
+		map_event(p, ev, ts);
 		return;
 	}
 	uint64_t stack = ev->stack_id;
@@ -247,14 +255,13 @@ void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *e)
 	w = mt_enc_thread(&p->enc, w, ev->tid);
 	switch (ev->type) {
 	case MT_REC_ALLOC:
-		w = mt_enc_alloc(&p->enc, w, ev->fn, ev->ts, ev->ptr, ev->size, stack);
+		w = mt_enc_alloc(&p->enc, w, ev->fn, ts, ev->ptr, ev->size, stack);
 		break;
 	case MT_REC_REALLOC:
-		w = mt_enc_realloc(&p->enc, w, ev->fn, ev->ts, ev->old_ptr, ev->ptr, ev->size,
-				   stack);
+		w = mt_enc_realloc(&p->enc, w, ev->fn, ts, ev->old_ptr, ev->ptr, ev->size, stack);
 		break;
 	case MT_REC_FREE:
-		w = mt_enc_free(&p->enc, w, ev->ts, ev->ptr);
+		w = mt_enc_free(&p->enc, w, ts, ev->ptr);
 		break;
 	default:
 		return;

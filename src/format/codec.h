@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "allocfns.h"
+
 enum mt_rec_type {
 	MT_REC_EXT = 0,	    /* subtype, length, then that many bytes (enum mt_ext);
 			     * readers skip subtypes they do not know */
@@ -148,29 +150,18 @@ enum mt_exec {
 /* The key a compact record's block has in place of an address. */
 #define MT_SERIAL_KEY(n) ((n) | (1ull << 63))
 
-/* The allocator entry points, in the order the report names them. */
+/* The allocator entry points, in the order the report names them
+ * (allocfns.h lists them): MT_FN_MALLOC, MT_FN_CALLOC... */
 enum mt_fn {
-	MT_FN_MALLOC,
-	MT_FN_CALLOC,
-	MT_FN_REALLOC,
-	MT_FN_REALLOCARRAY,
-	MT_FN_POSIX_MEMALIGN,
-	MT_FN_ALIGNED_ALLOC,
-	MT_FN_MEMALIGN,
-	MT_FN_VALLOC,
-	MT_FN_PVALLOC,
-	/* jemalloc's own API; the other libraries' (tc_malloc, mi_zalloc...)
-	 * are reported as the C function they stand for.  At most 16 codes:
-	 * the tag byte holds 4 bits. */
-	MT_FN_MALLOCX,
-	MT_FN_RALLOCX,
-	MT_FN_XALLOCX, /* a REALLOC of a block to itself: resized in place */
-	MT_FN_COUNT
+#define MT_FN_ID(id, name, nargs, layout) MT_FN_##id,
+	MT_ALLOC_FNS(MT_FN_ID) MT_FN_COUNT
 };
+#undef MT_FN_ID
 
 static const char *const mt_fn_names[MT_FN_COUNT] = {
-	"malloc",   "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
-	"memalign", "valloc", "pvalloc", "mallocx",	 "rallocx",	   "xallocx",
+#define MT_FN_NAME(id, name, nargs, layout) name,
+	MT_ALLOC_FNS(MT_FN_NAME)
+#undef MT_FN_NAME
 };
 
 /* What a LOST record counts; every kind is shown in every report. */
@@ -424,25 +415,32 @@ static inline uint8_t *mt_enc_culled(uint8_t *p, uint64_t stack, uint64_t allocs
 	return mt_put_uv(p, temporary);
 }
 
+/* The start of an EXT record of kind EXT: its tag and kind, the length of
+ * its body (the HLEN bytes of HEAD, then the REST the caller writes after
+ * them), and HEAD. */
+static inline uint8_t *mt_put_ext(uint8_t *p, enum mt_ext ext, const uint8_t *head, size_t hlen,
+				  size_t rest)
+{
+	*p++ = MT_REC_EXT;
+	p = mt_put_uv(p, ext);
+	p = mt_put_uv(p, hlen + rest);
+	memcpy(p, head, hlen);
+	return p + hlen;
+}
+
 static inline uint8_t *mt_enc_peak(uint8_t *p, uint64_t ts, uint64_t bytes, uint64_t count)
 {
 	uint8_t body[32], *b = body;
 	b = mt_put_uv(b, ts);
 	b = mt_put_uv(b, bytes);
 	b = mt_put_uv(b, count);
-	*p++ = MT_REC_EXT;
-	p = mt_put_uv(p, MT_EXT_PEAK);
-	return mt_put_bytes(p, body, (size_t)(b - body));
+	return mt_put_ext(p, MT_EXT_PEAK, body, (size_t)(b - body), 0);
 }
 
 static inline uint8_t *mt_enc_allocator(uint8_t *p, uint64_t stack, const char *path, size_t len)
 {
 	uint8_t head[16], *h = mt_put_uv(head, stack);
-	*p++ = MT_REC_EXT;
-	p = mt_put_uv(p, MT_EXT_ALLOCATOR);
-	p = mt_put_uv(p, (size_t)(h - head) + len);
-	memcpy(p, head, (size_t)(h - head));
-	p += h - head;
+	p = mt_put_ext(p, MT_EXT_ALLOCATOR, head, (size_t)(h - head), len);
 	memcpy(p, path, len);
 	return p + len;
 }
@@ -461,11 +459,7 @@ static inline uint8_t *mt_enc_exec(uint8_t *p, uint64_t ts, enum mt_exec outcome
 	uint8_t head[32], *h = mt_put_uv(head, ts);
 	h = mt_put_uv(h, (uint64_t)outcome);
 	h = mt_put_uv(h, pathlen);
-	*p++ = MT_REC_EXT;
-	p = mt_put_uv(p, MT_EXT_EXEC);
-	p = mt_put_uv(p, (size_t)(h - head) + pathlen + whylen);
-	memcpy(p, head, (size_t)(h - head));
-	p += h - head;
+	p = mt_put_ext(p, MT_EXT_EXEC, head, (size_t)(h - head), pathlen + whylen);
 	memcpy(p, path, pathlen);
 	p += pathlen;
 	memcpy(p, why, whylen);
@@ -477,11 +471,7 @@ static inline uint8_t *mt_enc_heap(uint8_t *p, const char *name, size_t nlen, co
 				   size_t plen)
 {
 	uint8_t head[16], *h = mt_put_uv(head, nlen);
-	*p++ = MT_REC_EXT;
-	p = mt_put_uv(p, MT_EXT_HEAP);
-	p = mt_put_uv(p, (size_t)(h - head) + nlen + plen);
-	memcpy(p, head, (size_t)(h - head));
-	p += h - head;
+	p = mt_put_ext(p, MT_EXT_HEAP, head, (size_t)(h - head), nlen + plen);
 	memcpy(p, name, nlen);
 	p += nlen;
 	memcpy(p, path, plen);
@@ -498,13 +488,9 @@ static inline uint8_t *mt_enc_object_head(uint8_t *p, enum mt_object_kind kind, 
 	h = mt_put_uv(h, size);
 	h = mt_put_uv(h, offset);
 	h = mt_put_uv(h, blen);
-	*p++ = MT_REC_EXT;
-	p = mt_put_uv(p, MT_EXT_OBJECT);
 	uint8_t plen_bytes[10];
 	size_t plen_len = (size_t)(mt_put_uv(plen_bytes, plen) - plen_bytes);
-	p = mt_put_uv(p, (size_t)(h - head) + blen + plen_len + plen + dlen);
-	memcpy(p, head, (size_t)(h - head));
-	p += h - head;
+	p = mt_put_ext(p, MT_EXT_OBJECT, head, (size_t)(h - head), blen + plen_len + plen + dlen);
 	memcpy(p, build_id, blen);
 	p += blen;
 	return mt_put_bytes(p, path, plen);
@@ -526,9 +512,7 @@ static inline uint8_t *mt_enc_rss(uint8_t *p, uint64_t ts, const struct mt_rss *
 	b = mt_put_uv(b, m->file);
 	b = mt_put_uv(b, m->shmem);
 	b = mt_put_uv(b, m->ram);
-	*p++ = MT_REC_EXT;
-	p = mt_put_uv(p, MT_EXT_RSS);
-	return mt_put_bytes(p, body, (size_t)(b - body));
+	return mt_put_ext(p, MT_EXT_RSS, body, (size_t)(b - body), 0);
 }
 
 /* A call that tunes the allocator (MT_EXT_MALLOPT); absolute time. */
@@ -550,11 +534,7 @@ static inline uint8_t *mt_enc_mallopt(uint8_t *p, uint64_t ts, const struct mt_m
 	h = mt_put_sv(h, m->value);
 	h = mt_put_sv(h, m->result);
 	h = mt_put_uv(h, n);
-	*p++ = MT_REC_EXT;
-	p = mt_put_uv(p, MT_EXT_MALLOPT);
-	p = mt_put_uv(p, (size_t)(h - head) + mt_frames_len(pcs, n));
-	memcpy(p, head, (size_t)(h - head));
-	p += h - head;
+	p = mt_put_ext(p, MT_EXT_MALLOPT, head, (size_t)(h - head), mt_frames_len(pcs, n));
 	return mt_put_frames(p, pcs, n);
 }
 
@@ -580,11 +560,7 @@ static inline uint8_t *mt_enc_mmap(uint8_t *p, uint64_t ts, const struct mt_mapc
 	b = mt_put_uv(b, m->offset);
 	b = mt_put_uv(b, (uint32_t)m->error);
 	b = mt_put_uv(b, n);
-	*p++ = MT_REC_EXT;
-	p = mt_put_uv(p, MT_EXT_MMAP);
-	p = mt_put_uv(p, (size_t)(b - head) + mt_frames_len(pcs, n) + pathlen);
-	memcpy(p, head, (size_t)(b - head));
-	p += b - head;
+	p = mt_put_ext(p, MT_EXT_MMAP, head, (size_t)(b - head), mt_frames_len(pcs, n) + pathlen);
 	p = mt_put_frames(p, pcs, n);
 	memcpy(p, path, pathlen);
 	return p + pathlen;

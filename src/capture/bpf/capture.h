@@ -146,17 +146,22 @@ int mt_bpf_new_code_pending(struct mt_bpf *b);
 /* ---- events mode ---- */
 
 /* An event's type besides the records': a call that tuned the allocator
- * (mallopt, malloc_trim), with FN its enum mt_tune, PTR the parameter
- * (0 for malloc_trim), OLD_PTR the value (malloc_trim's pad) and SIZE the
- * result, each a sign-extended int where the function's is one. */
+ * (mallopt, malloc_trim): TUNE says which, its arguments and its result, as
+ * the MALLOPT record holds them. */
 #define MT_BPF_EV_MALLOPT 16
+
+/* The ring buffer's record (bpf/memtrace.h, struct mtb_rec) as the
+ * loader delivers it: the same fields, filled once (on_record, memtrace.c),
+ * with the stack key resolved into the stack's id and frames and the record
+ * types and function ids unchanged (they are codec.h's).  bpf_stream.c
+ * encodes each into the codec's records without reshaping it. */
 
 struct mt_bpf_event {
 	int type; /* MT_REC_ALLOC, MT_REC_FREE, MT_REC_REALLOC, MT_BPF_EV_MALLOPT;
 		   * MT_REC_EXT: a mapping call (MAP; its stack as an allocation's);
 		   * MT_REC_EXIT: process PID exited (STATUS; every mode) */
 	struct mt_mapcall map;
-	int fn; /* enum mt_fn, or MT_BPF_FN_FREE */
+	int fn; /* enum mt_fn, or MT_BPF_FN_FREE (MALLOPT: see TUNE) */
 	uint32_t pid, tid;
 	uint64_t ts;		/* CLOCK_MONOTONIC ns */
 	uint64_t ptr;		/* the new block (ALLOC, REALLOC), the freed one (FREE) */
@@ -167,6 +172,7 @@ struct mt_bpf_event {
 	const uint64_t *frames; /* return address of the allocator call itself */
 	uint32_t object;	/* allocator object: mt_bpf_object_path */
 	int64_t status;		/* MT_REC_EXIT: exit code >= 0, or -signal (signum.h) */
+	struct mt_mallopt tune; /* MT_BPF_EV_MALLOPT (its stack as an allocation's) */
 };
 typedef void (*mt_bpf_event_fn)(void *ctx, const struct mt_bpf_event *ev);
 

@@ -47,18 +47,9 @@ static inline int mtb_sym_fn(int sym)
 static inline int mtb_sym_layout(int sym)
 {
 	static const unsigned char by_fn[MTB_FN_FREE] = {
-		[MTB_FN_MALLOC] = MTB_LA_SIZE0,
-		[MTB_FN_CALLOC] = MTB_LA_PROD0,
-		[MTB_FN_REALLOC] = MTB_LA_PTRSIZE0,
-		[MTB_FN_REALLOCARRAY] = MTB_LA_PTRPROD0,
-		[MTB_FN_POSIX_MEMALIGN] = MTB_LA_PTR0SIZE2,
-		[MTB_FN_ALIGNED_ALLOC] = MTB_LA_SIZE1,
-		[MTB_FN_MEMALIGN] = MTB_LA_SIZE1,
-		[MTB_FN_VALLOC] = MTB_LA_SIZE0,
-		[MTB_FN_PVALLOC] = MTB_LA_SIZE0,
-		[MTB_FN_MALLOCX] = MTB_LA_SIZE0,
-		[MTB_FN_RALLOCX] = MTB_LA_PTRSIZE0,
-		[MTB_FN_XALLOCX] = MTB_LA_PTRSIZE0,
+#define MTB_FN_LAYOUT(id, name, nargs, layout) [MTB_FN_##id] = MTB_LA_##layout,
+		MT_ALLOC_FNS(MTB_FN_LAYOUT)
+#undef MTB_FN_LAYOUT
 	};
 	int fn = mtb_sym_fn(sym);
 	int own = sym < MTB_SYM_EXT ? 0 : mtb_sym_ext[sym - MTB_SYM_EXT].layout;

@@ -14,8 +14,8 @@
 #include <string.h>
 
 const char *const mtb_sym_name[MTB_SYM_COUNT] = {
-	"malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
-	"memalign", "valloc", "pvalloc", "mallocx", "rallocx", "xallocx", "free",
+#define MTB_FN_NAME(id, name, nargs, layout) name,
+	MT_ALLOC_FNS(MTB_FN_NAME) "free",
 	/* operator new(size_t) and new[], then with nothrow_t, align_val_t,
 	 * both (Itanium C++ ABI, 64-bit size_t) */
 	"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t",
@@ -25,6 +25,7 @@ const char *const mtb_sym_name[MTB_SYM_COUNT] = {
 	MTB_EXT_SYMS(MTB_EXT_NAME)
 #undef MTB_EXT_NAME
 };
+#undef MTB_FN_NAME
 
 const struct mtb_sym_ext mtb_sym_ext[MTB_SYM_EXT_COUNT] = {
 #define MTB_EXT_FN(name, fn, layout) { fn, layout },
@@ -35,7 +36,11 @@ const struct mtb_sym_ext mtb_sym_ext[MTB_SYM_EXT_COUNT] = {
 #define MAX_PLACES 6
 
 /* Arguments of each function (SysV: %rdi, %rsi, %rdx). */
-static const unsigned fn_nargs[MTB_FN_COUNT] = { 1, 2, 2, 3, 3, 2, 2, 1, 1, 1, 2, 2, 1 };
+static const unsigned fn_nargs[MTB_FN_COUNT] = {
+#define MTB_FN_NARGS(id, name, nargs, layout) nargs,
+	MT_ALLOC_FNS(MTB_FN_NARGS) 1, /* free */
+};
+#undef MTB_FN_NARGS
 
 #if defined(__x86_64__)
 static int32_t le32(const uint8_t *p)

@@ -36,16 +36,6 @@
 #include "format/signum.h"
 #include "memtrace.skel.h"
 
-_Static_assert(MTB_FN_MALLOC == MT_FN_MALLOC && MTB_FN_CALLOC == MT_FN_CALLOC &&
-		       MTB_FN_REALLOC == MT_FN_REALLOC &&
-		       MTB_FN_REALLOCARRAY == MT_FN_REALLOCARRAY &&
-		       MTB_FN_POSIX_MEMALIGN == MT_FN_POSIX_MEMALIGN &&
-		       MTB_FN_ALIGNED_ALLOC == MT_FN_ALIGNED_ALLOC &&
-		       MTB_FN_MEMALIGN == MT_FN_MEMALIGN && MTB_FN_VALLOC == MT_FN_VALLOC &&
-		       MTB_FN_PVALLOC == MT_FN_PVALLOC && MTB_FN_MALLOCX == MT_FN_MALLOCX &&
-		       MTB_FN_RALLOCX == MT_FN_RALLOCX && MTB_FN_XALLOCX == MT_FN_XALLOCX &&
-		       MTB_FN_FREE == MT_BPF_FN_FREE,
-	       "function ids of memtrace.h and codec.h");
 _Static_assert(MTB_REC_ALLOC == MT_REC_ALLOC && MTB_REC_FREE == MT_REC_FREE &&
 		       MTB_REC_REALLOC == MT_REC_REALLOC && MTB_REC_MALLOPT == MT_BPF_EV_MALLOPT,
 	       "record types of memtrace.h and codec.h");
@@ -665,13 +655,17 @@ static int on_record(void *ctx, void *data, size_t len)
 		.object = r->object,
 	};
 	if (r->type == MTB_REC_MALLOPT) {
-		/* int arguments and result: the registers' upper halves are not theirs */
+		/* The record's fields are the call's registers: int arguments
+		 * and result, whose upper halves are not theirs; malloc_trim's
+		 * one argument is its pad (the record's value). */
 		int trim = r->fn == MTB_FN_MALLOC_TRIM;
-		ev.type = MT_BPF_EV_MALLOPT;
-		ev.fn = trim ? MT_TUNE_MALLOC_TRIM : MT_TUNE_MALLOPT;
-		ev.ptr = trim ? 0 : (uint64_t)(int64_t)(int32_t)r->ptr;
-		ev.old_ptr = trim ? r->ptr : (uint64_t)(int64_t)(int32_t)r->old_ptr;
-		ev.size = (uint64_t)(int64_t)(int32_t)r->size;
+		ev.tune = (struct mt_mallopt){
+			.tid = r->tid,
+			.call = trim ? MT_TUNE_MALLOC_TRIM : MT_TUNE_MALLOPT,
+			.param = trim ? 0 : (int32_t)r->ptr,
+			.value = trim ? (int64_t)r->ptr : (int32_t)r->old_ptr,
+			.result = (int32_t)r->size,
+		};
 	}
 	if (r->type != MTB_REC_FREE) {
 		ev.stack_id = mtb_stack_uid(b, r->kstack, r->caller);

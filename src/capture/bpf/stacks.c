@@ -95,26 +95,41 @@ static unsigned read_kstack(struct mt_bpf *b, uint32_t id, uint64_t *f)
 	return n;
 }
 
+/* The kernel's walk of a stack starts at the return address of the
+ * allocator call, CALLER, or should: puts it in front of the N frames at FR
+ * (FR[-1] is room for it) where the walk did not.  Returns the stack's
+ * start. */
+static uint64_t *from_caller(uint64_t *fr, unsigned *n, uint64_t caller)
+{
+	if (caller && (*n == 0 || fr[0] != caller)) {
+		*--fr = caller;
+		++*n;
+	}
+	return fr;
+}
+
+/* Our id of the N frames at F, kept under stack key KSTACK (never 0: it
+ * has a flag bit set) for the events that name it again; 0 if N is 0
+ * (not kept). */
+static uint64_t intern_key(struct mt_bpf *b, uint64_t kstack, const uint64_t *f, unsigned n)
+{
+	if (!n)
+		return 0;
+	uint64_t id = intern(b, f, n);
+	mt_ptrmap_xput(&b->callkey, kstack, id);
+	return id;
+}
+
 /* A stack taken at operator new's entry (MTB_KSTACK_SKIP1): frames[0] is
  * new itself.  0 while the kernel's stack is not known yet (not kept). */
 static uint64_t skip1_uid(struct mt_bpf *b, uint64_t kstack, uint64_t caller)
 {
-	uint64_t f[MTB_MAX_FRAMES + 1], id;
+	uint64_t f[MTB_MAX_FRAMES + 1];
 	unsigned n = read_kstack(b, (uint32_t)kstack, f + 1);
-	uint64_t *fr = f + 2;
 
 	n = n ? n - 1 : 0;
-	if (caller && (n == 0 || fr[0] != caller)) {
-		fr--;
-		fr[0] = caller;
-		n++;
-	}
-	if (!n)
-		return 0;
-	id = intern(b, fr, n);
-	/* kstack has MTB_KSTACK_SKIP1 set: never 0 */
-	mt_ptrmap_xput(&b->callkey, kstack, id);
-	return id;
+	uint64_t *fr = from_caller(f + 2, &n, caller);
+	return intern_key(b, kstack, fr, n);
 }
 
 /* A kernel stack map id: read once, remembered in b->kid. */
@@ -124,13 +139,7 @@ static uint64_t kernel_uid(struct mt_bpf *b, uint32_t id, uint64_t caller)
 		return b->kid[id];
 	uint64_t f[MTB_MAX_FRAMES + 1];
 	unsigned n = read_kstack(b, id, f + 1);
-	uint64_t *fr = f + 1;
-	/* The walk starts at the return address; make sure it is there. */
-	if (caller && (n == 0 || fr[0] != caller)) {
-		fr = f;
-		fr[0] = caller;
-		n++;
-	}
+	uint64_t *fr = from_caller(f + 1, &n, caller);
 	uint64_t uid = intern(b, fr, n);
 
 	if (id < b->nkid && (caller || n))
@@ -142,7 +151,7 @@ static uint64_t kernel_uid(struct mt_bpf *b, uint32_t id, uint64_t caller)
 static uint64_t ustack_uid(struct mt_bpf *b, uint64_t kstack, const struct mtb_ustack *s,
 			   uint64_t caller)
 {
-	uint64_t f[MTB_MAX_FRAMES + 2], id;
+	uint64_t f[MTB_MAX_FRAMES + 2];
 	unsigned n = 0;
 
 	/* (the unwinder starts at the caller: never needed but when the
@@ -154,11 +163,7 @@ static uint64_t ustack_uid(struct mt_bpf *b, uint64_t kstack, const struct mtb_u
 	/* A stack cut at the depth limit says so in its last frame. */
 	if (s->n && (s->flags & MTB_USTACK_TRUNCATED))
 		f[n++] = MT_FRAME_TRUNCATED;
-	if (!n)
-		return 0;
-	id = intern(b, f, n);
-	mt_ptrmap_xput(&b->callkey, kstack, id);
-	return id;
+	return intern_key(b, kstack, f, n);
 }
 
 /* A stack the kernel unwound with the tables (MTB_KSTACK_DWARF): read once
