@@ -71,7 +71,7 @@ static const char *weighted_formats(char *buf, size_t len)
 {
 	const struct mt_exporter *e;
 	buf[0] = 0;
-	for (int i = 1; (e = mt_export_weighted(i)); i++)
+	for (int i = 1; (e = mt_exporter_weighted(i)); i++)
 		add_name(buf, len, e->name, ", ");
 	return buf;
 }

@@ -41,7 +41,8 @@ struct mt_exporter {
 	const char *name; /* --format NAME */
 	const char *what; /* one line for --help */
 	int binary;	  /* refuses a terminal as output */
-	int weight;	  /* draws by --weight: its place in that option's help */
+	int weight;	  /* draws by --weight (the server's weight parameter):
+			   * its place in that option's help */
 	int base;	  /* draws a differential flamegraph against --base */
 	/* the server's /data/<id>/export/ENDPOINT, its Content-Type, and the
 	 * download's name when the URL gives none: FILE then the recording's
@@ -60,8 +61,8 @@ extern const struct mt_exporter mt_exporters[];
  * among those --weight names or among the GUI's buttons; NULL if none. */
 const struct mt_exporter *mt_exporter_named(const char *name);
 const struct mt_exporter *mt_exporter_at(const char *endpoint);
-const struct mt_exporter *mt_export_weighted(int place);
-const struct mt_exporter *mt_export_button(int place);
+const struct mt_exporter *mt_exporter_weighted(int place);
+const struct mt_exporter *mt_exporter_button(int place);
 
 /* The GUI's download buttons as JSON, in their order: [[endpoint, label,
  * hint], ...], safe inside a <script> element (gui.js reads it). */

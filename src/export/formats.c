@@ -113,7 +113,7 @@ const struct mt_exporter *mt_exporter_at(const char *endpoint)
 	return NULL;
 }
 
-const struct mt_exporter *mt_export_weighted(int place)
+const struct mt_exporter *mt_exporter_weighted(int place)
 {
 	for (const struct mt_exporter *e = mt_exporters; e->name; e++)
 		if (e->weight == place)
@@ -121,7 +121,7 @@ const struct mt_exporter *mt_export_weighted(int place)
 	return NULL;
 }
 
-const struct mt_exporter *mt_export_button(int place)
+const struct mt_exporter *mt_exporter_button(int place)
 {
 	for (const struct mt_exporter *e = mt_exporters; e->name; e++)
 		if (e->button == place)
@@ -133,7 +133,7 @@ void mt_export_buttons_json(FILE *f)
 {
 	const struct mt_exporter *e;
 	fputc('[', f);
-	for (int i = 1; (e = mt_export_button(i)); i++) {
+	for (int i = 1; (e = mt_exporter_button(i)); i++) {
 		fputs(i > 1 ? ", [" : "[", f);
 		mt_json_str_html(f, e->endpoint);
 		fputs(", ", f);
