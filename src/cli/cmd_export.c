@@ -31,21 +31,13 @@ static void prologue(FILE *f)
 	      f);
 }
 
-static const struct mt_exporter *find_format(const char *name)
-{
-	for (const struct mt_exporter *e = mt_exporters; e->name; e++)
-		if (!strcmp(e->name, name))
-			return e;
-	return NULL;
-}
-
 static int opt_format(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
 {
 	const struct mt_exporter **fmt = o->target;
 	(void)arg;
 	if (!val)
 		return mt_usage_error(cmd, "--format needs a format");
-	if (!(*fmt = find_format(val)))
+	if (!(*fmt = mt_exporter_named(val)))
 		return mt_usage_error(cmd, "--format: unknown format '%s'", val);
 	return 0;
 }
@@ -66,6 +58,52 @@ static int opt_weight(const char *cmd, const struct mt_option *o, const char *ar
 	x->weight_set = 1;
 	return 0;
 }
+
+/* The format lists of --weight's and --base's help and --base's error,
+ * from the table: NAME after what BUF holds, SEP between. */
+static void add_name(char *buf, size_t len, const char *name, const char *sep)
+{
+	size_t n = strlen(buf);
+	snprintf(buf + n, len - n, "%s%s", n ? sep : "", name);
+}
+
+static const char *weighted_formats(char *buf, size_t len)
+{
+	const struct mt_exporter *e;
+	buf[0] = 0;
+	for (int i = 1; (e = mt_exporter_weighted(i)); i++)
+		add_name(buf, len, e->name, ", ");
+	return buf;
+}
+
+static const char *base_formats(char *buf, size_t len, const char *sep)
+{
+	buf[0] = 0;
+	for (const struct mt_exporter *e = mt_exporters; e->name; e++)
+		if (e->base)
+			add_name(buf, len, e->name, sep);
+	return buf;
+}
+
+/* S with its spaces turned into line breaks where a line would pass
+ * WIDTH: an option's help from column 21 within 79 columns. */
+static const char *wrapped(char *s, size_t width)
+{
+	char *line = s, *space = NULL;
+	for (char *c = s;; c++) {
+		if (*c != ' ' && *c)
+			continue;
+		if ((size_t)(c - line) > width && space) {
+			*space = '\n';
+			line = space + 1;
+		}
+		if (!*c)
+			return s;
+		space = c;
+	}
+}
+
+#define HELP_WIDTH (79 - 21)
 
 /* Opens what -o OUT names.  A regular file (or a new one) is written as
  * OUT.tmpPID, mode 0600 (it holds the paths and arguments of the recorded
@@ -115,13 +153,84 @@ static int open_output(const char *out, FILE **f, char **tmp, int *in_place)
 	return 0;
 }
 
+/* The recording FILE (and BASE's, into *BSEL, when given) through FILT,
+ * into *SEL for X: MT_EXIT_OK, or MT_EXIT_RUNTIME after the error (with
+ * nothing left to free). */
+static int load(struct mt_export_ctx *x, struct mt_selection *sel, struct mt_selection *bsel,
+		struct mt_filter *filt, const char *file, const char *base)
+{
+	char err[512];
+	if (mt_where_filter_file(filt, file, err, sizeof err) < 0 ||
+	    mt_select_load(sel, file, filt, err, sizeof err) < 0) {
+		mt_load_error(err);
+		return MT_EXIT_RUNTIME;
+	}
+	if (mt_thread_check(filt, &sel->all, file) < 0) {
+		mt_select_free(sel);
+		return MT_EXIT_RUNTIME;
+	}
+	mt_range_check(filt, &sel->all, file);
+	x->sel = sel;
+	if (base) {
+		if (mt_select_load(bsel, base, filt, err, sizeof err) < 0) {
+			mt_error("%s", err);
+			mt_select_free(sel);
+			return MT_EXIT_RUNTIME;
+		}
+		x->base = bsel;
+	}
+	if (sel->all.truncated)
+		mt_warning("%s is truncated (%s); exporting what it holds", file, sel->all.why);
+	return MT_EXIT_OK;
+}
+
+/* Writes X in FMT to OUT (NULL: standard output): MT_EXIT_OK, or
+ * MT_EXIT_RUNTIME after the error, OUT then left as it was. */
+static int write_export(struct mt_export_ctx *x, const struct mt_exporter *fmt, const char *out)
+{
+	char *tmp = NULL, err[512] = "";
+	int in_place = 0;
+	if (out && open_output(out, &x->out, &tmp, &in_place) < 0)
+		return MT_EXIT_RUNTIME;
+	if (out)
+		x->out_path = out;
+	int r = fmt->run(x, err, sizeof err);
+	if (fflush(x->out) != 0 || ferror(x->out)) {
+		mt_error("cannot write %s: output error", out ? out : "the export");
+		r = -2;
+	} else if (r < 0) {
+		mt_error("%s", err[0] ? err : "export failed");
+	}
+	if (out) {
+		fclose(x->out);
+		if (in_place) {
+			/* a device: written as it is, nothing to move */
+		} else if (r == 0 && rename(tmp, out) < 0) {
+			mt_error("cannot write %s: %s", out, strerror(errno));
+			r = -2;
+		}
+		if (r != 0 && tmp)
+			unlink(tmp);
+	}
+	free(tmp);
+	return r == 0 ? MT_EXIT_OK : MT_EXIT_RUNTIME;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static struct mt_filter filt; /* reachable until exit; freed at the end */
 	struct mt_export_ctx x = { .pid = -1, .weight = MT_W_BYTES, .out = stdout };
 	const struct mt_exporter *fmt = NULL;
 	const char *file = NULL, *out = NULL, *base = NULL;
-	int r;
+	char names[128], weight_help[256], base_help[256];
+	snprintf(weight_help, sizeof weight_help,
+		 "what flamegraph widths measure (%s): bytes (allocated, default), allocations, "
+		 "leaked (bytes), peak (bytes live at the peak), temporary",
+		 weighted_formats(names, sizeof names));
+	snprintf(base_help, sizeof base_help,
+		 "%s: a differential flamegraph, widths from FILE, red where it grew since BASE, "
+		 "blue where it shrank",
+		 base_formats(names, sizeof names, ", "));
 	mt_filter_init(&filt);
 	const struct mt_option opts[] = {
 		{ .shortopt = "-f",
@@ -134,9 +243,7 @@ int cmd_export(int argc, char **argv)
 		MT_OPT_OUTPUT(&out, "OUT", "write to OUT (written whole, then renamed into place)"),
 		{ .longopt = "--weight",
 		  .argh = "W",
-		  .help = "what flamegraph widths measure (folded, svg, speedscope,\n"
-			  "gprof2dot, html): bytes (allocated, default), allocations,\n"
-			  "leaked (bytes), peak (bytes live at the peak), temporary",
+		  .help = wrapped(weight_help, HELP_WIDTH),
 		  .type = MT_OPT_CALLBACK,
 		  .target = &x,
 		  .cb = opt_weight },
@@ -146,8 +253,7 @@ int cmd_export(int argc, char **argv)
 		  .target = &x.per_site },
 		{ .longopt = "--base",
 		  .argh = "BASE",
-		  .help = "svg, html: a differential flamegraph, widths from FILE,\n"
-			  "red where it grew since BASE, blue where it shrank",
+		  .help = wrapped(base_help, HELP_WIDTH),
 		  .type = MT_OPT_STRING,
 		  .target = &base,
 		  .err = "--base needs a recording",
@@ -166,82 +272,34 @@ int cmd_export(int argc, char **argv)
 		return mt_usage_error("export", "no --format given");
 	if (!file)
 		return mt_usage_error("export", "no recording given");
-	if (base && strcmp(fmt->name, "svg") && strcmp(fmt->name, "html"))
-		return mt_usage_error("export", "--base draws a differential flamegraph: "
-						"use it with --format svg or html");
+	if (base && !fmt->base)
+		return mt_usage_error(
+			"export", "--base draws a differential flamegraph: use it with --format %s",
+			base_formats(names, sizeof names, " or "));
 	if (!out && fmt->binary && isatty(1))
 		return mt_usage_error(
 			"export", "the %s format is binary: give -o FILE or redirect the output",
 			fmt->name);
+	if (out && !strcmp(out, "-"))
+		out = NULL; /* standard output, as without -o */
 
-	struct mt_selection sel;
-	char err[512];
-	if (mt_where_filter_file(&filt, file, err, sizeof err) < 0 ||
-	    mt_select_load(&sel, file, &filt, err, sizeof err) < 0) {
-		mt_load_error(err);
+	struct mt_selection sel, bsel;
+	if ((st = load(&x, &sel, &bsel, &filt, file, base)) != MT_EXIT_OK) {
 		mt_filter_free(&filt);
-		return MT_EXIT_RUNTIME;
+		return st;
 	}
-	if (mt_thread_check(&filt, &sel.all, file) < 0) {
-		mt_select_free(&sel);
-		mt_filter_free(&filt);
-		return MT_EXIT_RUNTIME;
-	}
-	mt_range_check(&filt, &sel.all, file);
-	x.sel = &sel;
-	struct mt_selection bsel;
-	if (base) {
-		if (mt_select_load(&bsel, base, &filt, err, sizeof err) < 0) {
-			mt_error("%s", err);
-			mt_select_free(&sel);
-			mt_filter_free(&filt);
-			return MT_EXIT_RUNTIME;
-		}
-		x.base = &bsel;
-	}
-	if (sel.all.truncated)
-		mt_warning("%s is truncated (%s); exporting what it holds", file, sel.all.why);
 	int found = x.pid < 0;
 	for (size_t i = 0; i < sel.matched.nprocs; i++)
 		found |= mt_export_wants(&x, sel.matched.procs[i]);
-	char *tmp = NULL;
-	int status = MT_EXIT_RUNTIME;
-	if (!found) {
+	if (found) {
+		st = write_export(&x, fmt, out);
+	} else {
 		mt_error("%s has no process %ld", file, x.pid);
-		goto done;
+		st = MT_EXIT_RUNTIME;
 	}
-	if (out && !strcmp(out, "-"))
-		out = NULL; /* standard output, as without -o */
-	int in_place = 0;
-	if (out && open_output(out, &x.out, &tmp, &in_place) < 0)
-		goto done;
-	if (out)
-		x.out_path = out;
-	err[0] = 0;
-	r = fmt->run(&x, err, sizeof err);
-	if (fflush(x.out) != 0 || ferror(x.out)) {
-		mt_error("cannot write %s: output error", out ? out : "the export");
-		r = -2;
-	} else if (r < 0) {
-		mt_error("%s", err[0] ? err : "export failed");
-	}
-	if (out) {
-		fclose(x.out);
-		if (in_place) {
-			/* a device: written as it is, nothing to move */
-		} else if (r == 0 && rename(tmp, out) < 0) {
-			mt_error("cannot write %s: %s", out, strerror(errno));
-			r = -2;
-		}
-		if (r != 0 && tmp)
-			unlink(tmp);
-	}
-	status = r == 0 ? MT_EXIT_OK : MT_EXIT_RUNTIME;
-done:
-	free(tmp);
 	if (x.base)
 		mt_select_free(x.base);
 	mt_select_free(&sel);
 	mt_filter_free(&filt);
-	return status;
+	return st;
 }

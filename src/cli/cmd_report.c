@@ -10,24 +10,18 @@
 
 #include <stdlib.h>
 
-static const char usage_text[] =
-	"usage: memtrace report [VIEW] [options] FILE\n"
-	"\n"
-	"Shows what a recording says.  VIEW is one of:\n"
-	"  --summary      totals and the top call sites of each kind (default)\n"
-	"  --leaks        what was still allocated at the end, as a call tree\n"
-	"  --peak         what was live at the moment of the peak, as a call tree\n"
-	"  --temporary    allocations freed by the very next allocator call of\n"
-	"                 their thread, as a call tree\n"
-	"  --frequency    calls to the allocator per call site, as a call tree\n"
-	"  --functions    self and inclusive figures of every function, for every\n"
-	"                 weight, ranked by the view's (heaptrack_print's)\n"
-	"  --callers FN   function FN's figures, its callers and their tree\n"
-	"  --callees FN   function FN's figures, its callees and their tree\n"
-	"                 (FN as the report writes it: a name, or module+0xoffset)\n"
-	"  --sizes        histograms of allocation sizes and of lifetimes\n"
-	"\n"
-	"options:\n";
+/* --help up to its options: the views (report/views.c). */
+static void prologue(FILE *f)
+{
+	fputs("usage: memtrace report [VIEW] [options] FILE\n"
+	      "\n"
+	      "Shows what a recording says.  VIEW is one of:\n",
+	      f);
+	mt_report_views_help(f);
+	fputs("\n"
+	      "options:\n",
+	      f);
+}
 
 static const char epilogue[] =
 	"\n"
@@ -62,7 +56,7 @@ int cmd_report(int argc, char **argv)
 	struct mt_views views = { .last = MT_VIEW_SUMMARY, .n = 0 };
 	static struct mt_filter filt; /* reachable from here until exit, freed at the end */
 	mt_filter_init(&filt);
-	/* the views have no .help: usage_text lists them under VIEW */
+	/* the views have no .help: the prologue lists them under VIEW */
 	const struct mt_option opts[] = {
 		MT_OPT_VIEWS(&views),
 		MT_OPT_JSON(&o.json, "print the JSON report (schema: memtrace-report(1))"),
@@ -105,7 +99,7 @@ int cmd_report(int argc, char **argv)
 		{ .type = MT_OPT_END },
 	};
 	const struct mt_cmdline cl = {
-		.cmd = "report", .opts = opts, .usage = usage_text, .col = 21, .epilogue = epilogue
+		.cmd = "report", .opts = opts, .prologue = prologue, .col = 21, .epilogue = epilogue
 	};
 	int st = mt_options_recording(&cl, &filt, &file, argc, argv);
 	if (st != MT_OPTS_GO_ON)
@@ -124,13 +118,11 @@ int cmd_report(int argc, char **argv)
 	 * stacks, whichever way one reads them), and taking the option silently
 	 * would let a user believe the output was turned */
 	if (o.top_down) {
-		const char *other = o.json	? "--json" :
-				    o.functions ? "--functions" :
-				    o.callers	? "--callers" :
-				    o.callees	? "--callees" :
-				    o.sizes	? "--sizes" :
-				    views.n	? NULL :
-						  "the summary (the default view)";
+		const struct mt_report_view *section = mt_report_section(&o);
+		const char *other = o.json  ? "--json" :
+				    section ? section->option :
+				    views.n ? NULL :
+					      "the summary (the default view)";
 		if (!other && o.view == MT_VIEW_SUMMARY)
 			other = "--summary";
 		if (other)

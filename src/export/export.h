@@ -34,14 +34,39 @@ struct mt_export_ctx {
 				      * coloured by change */
 };
 
+/* A format: one entry of mt_exporters (formats.c) says all that the CLI's
+ * help, the server's endpoints and the GUI's downloads say of it.  A place
+ * is a position in a list, 1 first; 0: not in that list. */
 struct mt_exporter {
-	const char *name;
+	const char *name; /* --format NAME */
 	const char *what; /* one line for --help */
 	int binary;	  /* refuses a terminal as output */
+	int weight;	  /* draws by --weight (the server's weight parameter):
+			   * its place in that option's help */
+	int base;	  /* draws a differential flamegraph against --base */
+	/* the server's /data/<id>/export/ENDPOINT, its Content-Type, and the
+	 * download's name when the URL gives none: FILE then the recording's
+	 * id (NULL: none) */
+	const char *endpoint, *type, *file;
+	/* the GUI's download button: its place, text and tooltip */
+	int button;
+	const char *label, *hint;
 	int (*run)(struct mt_export_ctx *x, char *err, size_t errlen);
 };
 
+/* The formats in the order of --help, then one with a NULL name. */
 extern const struct mt_exporter mt_exporters[];
+
+/* The format called NAME (by --format), served at ENDPOINT, or at PLACE
+ * among those --weight names or among the GUI's buttons; NULL if none. */
+const struct mt_exporter *mt_exporter_named(const char *name);
+const struct mt_exporter *mt_exporter_at(const char *endpoint);
+const struct mt_exporter *mt_exporter_weighted(int place);
+const struct mt_exporter *mt_exporter_button(int place);
+
+/* The GUI's download buttons as JSON, in their order: [[endpoint, label,
+ * hint], ...], safe inside a <script> element (gui.js reads it). */
+void mt_export_buttons_json(FILE *f);
 
 /* The view whose measure (analyse/sites.h) weight W is: a site weighs
  * mt_site_measure(s, mt_weight_view(w)). */

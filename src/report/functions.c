@@ -162,18 +162,25 @@ static int neighbours_text(FILE *f, const struct mt_process *p, struct mt_symbol
 }
 
 int mt_report_functions_text(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
-			     const struct mt_report_opts *o)
+			     const struct mt_report_opts *o, size_t idx)
 {
-	if (!o->functions && !o->callers && !o->callees)
-		return 1;
-	if (o->functions)
-		functions_text(f, p, sym, o);
-	int found = 1;
-	if (o->callers)
-		found &= neighbours_text(f, p, sym, o, 1);
-	if (o->callees)
-		found &= neighbours_text(f, p, sym, o, 0);
-	return found;
+	(void)idx;
+	functions_text(f, p, sym, o);
+	return 1;
+}
+
+int mt_report_callers_text(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+			   const struct mt_report_opts *o, size_t idx)
+{
+	(void)idx;
+	return neighbours_text(f, p, sym, o, 1);
+}
+
+int mt_report_callees_text(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+			   const struct mt_report_opts *o, size_t idx)
+{
+	(void)idx;
+	return neighbours_text(f, p, sym, o, 0);
 }
 
 /* ---- JSON ---- */
@@ -223,42 +230,57 @@ static void neighbours_json(FILE *f, const struct mt_process *p, struct mt_symbo
 }
 
 int mt_report_functions_json(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
-			     const struct mt_report_opts *o)
+			     const struct mt_report_opts *o, size_t idx)
 {
-	if (!o->functions && !o->callers && !o->callees)
-		return 1;
+	(void)idx;
 	struct mt_functions fs;
 	mt_functions_build(&fs, p, sym);
-	int found = 1;
-	if (o->functions) {
-		size_t n;
-		size_t *order = mt_functions_rank(&fs, mt_view_weight(o->view), &n);
-		if (o->limit > 0 && (size_t)o->limit < n)
-			n = (size_t)o->limit;
-		fputs(",\n      \"functions\": [", f);
-		for (size_t i = 0; i < n; i++) {
-			fputs(i ? ",\n        " : "\n        ", f);
-			func_json(f, &fs.v[order[i]], 1);
-		}
-		fputs(n ? "\n      ]" : "]", f);
-		free(order);
+	size_t n;
+	size_t *order = mt_functions_rank(&fs, mt_view_weight(o->view), &n);
+	if (o->limit > 0 && (size_t)o->limit < n)
+		n = (size_t)o->limit;
+	fputs(",\n      \"functions\": [", f);
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ",\n        " : "\n        ", f);
+		func_json(f, &fs.v[order[i]], 1);
 	}
-	for (int k = 0; k < 2; k++) {
-		const char *name = k ? o->callees : o->callers;
-		if (!name)
-			continue;
-		const struct mt_func *fn = mt_functions_find(&fs, name);
-		found &= fn != NULL;
-		fprintf(f, ",\n      \"%s\": ", k ? "callees_of" : "callers_of");
-		if (fn)
-			func_json(f, fn, 1);
-		else
-			fputs("null", f);
-		if (fn)
-			neighbours_json(f, p, sym, o, !k);
-		else
-			fprintf(f, ",\n      \"%s\": []", k ? "callees" : "callers");
-	}
+	fputs(n ? "\n      ]" : "]", f);
+	free(order);
 	mt_functions_free(&fs);
-	return found;
+	return 1;
+}
+
+/* "callers_of" (or "callees_of"): the function --callers (--callees)
+ * names, or null, then its callers (callees). */
+static int function_json(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+			 const struct mt_report_opts *o, int callers)
+{
+	struct mt_functions fs;
+	mt_functions_build(&fs, p, sym);
+	const struct mt_func *fn = mt_functions_find(&fs, callers ? o->callers : o->callees);
+	fprintf(f, ",\n      \"%s\": ", callers ? "callers_of" : "callees_of");
+	if (fn)
+		func_json(f, fn, 1);
+	else
+		fputs("null", f);
+	if (fn)
+		neighbours_json(f, p, sym, o, callers);
+	else
+		fprintf(f, ",\n      \"%s\": []", callers ? "callers" : "callees");
+	mt_functions_free(&fs);
+	return fn != NULL;
+}
+
+int mt_report_callers_json(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+			   const struct mt_report_opts *o, size_t idx)
+{
+	(void)idx;
+	return function_json(f, p, sym, o, 1);
+}
+
+int mt_report_callees_json(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+			   const struct mt_report_opts *o, size_t idx)
+{
+	(void)idx;
+	return function_json(f, p, sym, o, 0);
 }

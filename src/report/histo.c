@@ -104,3 +104,23 @@ void mt_json_histo(FILE *f, const struct mt_histo *h)
 	fprintf(f, "],\n      \"never_freed\": {\"allocations\": %llu, \"bytes\": %llu}",
 		(unsigned long long)h->never_freed, (unsigned long long)h->never_freed_bytes);
 }
+
+int mt_report_sizes_text(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+			 const struct mt_report_opts *o, size_t idx)
+{
+	(void)p;
+	(void)sym;
+	if (o->histo)
+		mt_print_histo(f, &o->histo[idx]);
+	return 1;
+}
+
+int mt_report_sizes_json(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+			 const struct mt_report_opts *o, size_t idx)
+{
+	(void)p;
+	(void)sym;
+	if (o->histo)
+		mt_json_histo(f, &o->histo[idx]);
+	return 1;
+}

@@ -333,7 +333,6 @@ static void json_tunes(FILE *f, const struct mt_process *p, struct mt_symbolizer
 static int process_json(FILE *f, const struct mt_process *p, const struct mt_process *main,
 			const struct mt_report_opts *o, size_t idx)
 {
-	int found = 1;
 	fputs("    {\n      ", f);
 	mt_json_identity(f, p, ",\n      ", 0);
 	fprintf(f, ",\n      \"duration_s\": %.6f,\n      ", mt_process_duration(p));
@@ -391,10 +390,7 @@ static int process_json(FILE *f, const struct mt_process *p, const struct mt_pro
 	mt_json_markers(f, p);
 	fputs(",\n      \"mallopts\": ", f);
 	json_tunes(f, p, sym);
-	if (mt_report_fn_mode(o))
-		found = mt_report_functions_json(f, p, sym, o);
-	if (o->sizes && o->histo)
-		mt_json_histo(f, &o->histo[idx]);
+	int found = mt_report_sections(f, p, sym, o, idx, 1);
 	fputs(",\n", f);
 	fputs("      \"warnings\": [", f);
 	const char *const *w = mt_sym_warnings(sym);

@@ -330,11 +330,9 @@ static int process_text(FILE *f, const struct mt_process *p, const struct mt_rep
 	process_header(f, p, is_main);
 	print_filter(f, p, o);
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
-	if (mt_report_fn_mode(o)) {
+	if (mt_report_section(o)) {
 		print_totals(f, p, o);
-		found = mt_report_functions_text(f, p, sym, o);
-		if (o->sizes && o->histo)
-			mt_print_histo(f, &o->histo[idx]);
+		found = mt_report_sections(f, p, sym, o, idx, 0);
 	} else if (o->view == MT_VIEW_SUMMARY) {
 		print_totals(f, p, o);
 		long lim = o->limit > 0 ? o->limit : 5;

@@ -29,12 +29,31 @@ struct mt_report_opts {
 	const struct mt_histo *histo;	/* with sizes: per process of the recording */
 };
 
-/* Does O show functions (--functions, --callers, --callees) or sizes
- * rather than a view?  The view then only says what ranks functions. */
-static inline int mt_report_fn_mode(const struct mt_report_opts *o)
-{
-	return o->functions || o->callers || o->callees || o->sizes;
-}
+/* A section of a process's report (views.c): written after its totals in
+ * text, as keys of its object in JSON.  IDX is P's index in the recording.
+ * Returns 0 when the function it names is on no stack, else 1. */
+typedef int mt_report_section_fn(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+				 const struct mt_report_opts *o, size_t idx);
+
+/* A view of `memtrace report`: the option that asks for it (with ARGH, its
+ * argument's name) and its lines in --help; a section also says whether O
+ * asks for it, and what writes it. */
+struct mt_report_view {
+	const char *option, *argh, *help;
+	int (*asked)(const struct mt_report_opts *o);
+	mt_report_section_fn *text, *json;
+};
+
+/* The views in the order of --help, then one with a NULL option. */
+extern const struct mt_report_view mt_report_views[];
+/* report --help's list of them, one "  --option   what" line (or more) each. */
+void mt_report_views_help(FILE *f);
+/* The first section O asks for; NULL when O shows its view's sites. */
+const struct mt_report_view *mt_report_section(const struct mt_report_opts *o);
+/* Writes every section O asks for, as text or JSON: 0 when one named a
+ * function on no stack. */
+int mt_report_sections(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+		       const struct mt_report_opts *o, size_t idx, int json);
 
 /* histo: P's histograms of --sizes, as text or as JSON keys. */
 void mt_print_histo(FILE *f, const struct mt_histo *h);
@@ -91,12 +110,12 @@ void mt_json_filter(FILE *f, const struct mt_filter *flt, int html);
 void mt_json_span(FILE *f, const struct mt_filter *flt, const struct mt_process *p);
 
 /* functions.c: the --functions table and --callers/--callees of P, after
- * its view (text), or as keys of its JSON object.  Return 0 when P has no
- * function of --callers or --callees, else 1. */
-int mt_report_functions_text(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
-			     const struct mt_report_opts *o);
-int mt_report_functions_json(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
-			     const struct mt_report_opts *o);
+ * its view (text), or as keys of its JSON object. */
+mt_report_section_fn mt_report_functions_text, mt_report_functions_json;
+mt_report_section_fn mt_report_callers_text, mt_report_callers_json;
+mt_report_section_fn mt_report_callees_text, mt_report_callees_json;
+/* histo.c: --sizes, P's histograms of o->histo. */
+mt_report_section_fn mt_report_sizes_text, mt_report_sizes_json;
 
 /* tree.c: memtrail-style text trees of sites, leaf outwards. */
 void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,

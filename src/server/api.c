@@ -51,44 +51,6 @@ static const struct endpoint endpoints[] = {
 	  .type = "application/json",
 	  .param = api_param_timeline,
 	  .run = api_run_timeline },
-	{ .name = "export/flamegraph.pl",
-	  .heavy = 1,
-	  .type = "text/plain; charset=utf-8",
-	  .param = api_param_weight,
-	  .run = api_run_folded },
-	{ .name = "export/flamegraph",
-	  .heavy = 1,
-	  .type = "image/svg+xml",
-	  .param = api_param_weight,
-	  .run = api_run_svg },
-	{ .name = "export/heaptrack",
-	  .heavy = 1,
-	  .type = "application/octet-stream",
-	  .run = api_run_heaptrack },
-	{ .name = "export/pprof",
-	  .heavy = 1,
-	  .type = "application/octet-stream",
-	  .run = api_run_format },
-	{ .name = "export/massif",
-	  .heavy = 1,
-	  .type = "text/plain; charset=utf-8",
-	  .run = api_run_format },
-	{ .name = "export/speedscope",
-	  .heavy = 1,
-	  .type = "application/json",
-	  .param = api_param_weight,
-	  .run = api_run_format },
-	{ .name = "export/gprof2dot",
-	  .heavy = 1,
-	  .type = "application/json",
-	  .param = api_param_weight,
-	  .run = api_run_format },
-	{ .name = "export/json", .heavy = 1, .type = "application/json", .run = api_run_format },
-	{ .name = "export/html",
-	  .heavy = 1,
-	  .type = "text/html; charset=utf-8",
-	  .param = api_param_weight,
-	  .run = api_run_format },
 	{ .name = "report",
 	  .heavy = 1,
 	  .type = "application/json",
@@ -101,6 +63,36 @@ static const struct endpoint endpoints[] = {
 	  .run = api_run_query },
 	{ .name = NULL },
 };
+
+/* /data/<id>/export/ENDPOINT: the formats of export/formats.c's table,
+ * which gives each its content type and download name; weight applies to
+ * those that draw by --weight. */
+static const struct endpoint export_weighted = { .name = "export",
+						 .heavy = 1,
+						 .param = api_param_weight,
+						 .run = api_run_export };
+static const struct endpoint export_plain = { .name = "export", .heavy = 1, .run = api_run_export };
+
+/* The endpoint named by SEG[2] (and SEG[3], an export's format), into
+ * x->ep, x->fmt and x->path; 0 if there is none. */
+static int find_endpoint(struct req *x, char *const *seg, int nseg)
+{
+	if (!strcmp(seg[2], "export") && nseg >= 4) {
+		if (!(x->fmt = mt_exporter_at(seg[3])))
+			return 0;
+		x->ep = x->fmt->weight ? &export_weighted : &export_plain;
+		x->type = x->fmt->type;
+		snprintf(x->path, sizeof x->path, "export/%s", seg[3]);
+		return 1;
+	}
+	for (const struct endpoint *e = endpoints; e->name; e++)
+		if (!strcmp(e->name, seg[2])) {
+			x->ep = e;
+			snprintf(x->path, sizeof x->path, "%s", seg[2]);
+			return 1;
+		}
+	return 0;
+}
 
 /* The recording named ID: its index, or `last`. */
 static struct srv_file *find_file(struct srv_state *st, const char *id, size_t *index)
@@ -151,8 +143,7 @@ static int parse_params(struct req *x, const struct srv_query *q)
 			return -1;
 		}
 		if (r > 0) {
-			srv_error(x->r, 400, "unknown parameter '%s' of /data/<id>/%s", k,
-				  x->ep->name);
+			srv_error(x->r, 400, "unknown parameter '%s' of /data/<id>/%s", k, x->path);
 			return -1;
 		}
 	}
@@ -302,21 +293,17 @@ static struct req *api_data(struct srv_state *st, char *const *seg, int nseg,
 		goto fail;
 	}
 	x->held = 1;
-	char name[64];
-	int export = !strcmp(seg[2], "export") && nseg >= 4;
-	snprintf(name, sizeof name, "%s%s%s", seg[2], export ? "/" : "", export ? seg[3] : "");
-	for (const struct endpoint *e = endpoints; e->name && !x->ep; e++)
-		if (!strcmp(e->name, name))
-			x->ep = e;
 	/* an export may end in a download name, as bytehound's do */
-	if (!x->ep || nseg > (export ? 5 : 3) || (nseg == 5 && !good_filename(seg[4]))) {
+	int export = !strcmp(seg[2], "export");
+	if (!find_endpoint(x, seg, nseg) || nseg > (export ? 5 : 3) ||
+	    (nseg == 5 && !good_filename(seg[4]))) {
 		srv_error(r, 404, "no such endpoint");
 		goto fail;
 	}
 	if (nseg == 5)
 		snprintf(r->filename, sizeof r->filename, "%s", seg[4]);
-	else if (export && !strcmp(seg[3], "heaptrack"))
-		snprintf(r->filename, sizeof r->filename, "heaptrack.memtrace.%zu", x->id);
+	else if (x->fmt && x->fmt->file)
+		snprintf(r->filename, sizeof r->filename, "%s%zu", x->fmt->file, x->id);
 	if (parse_params(x, q) < 0)
 		goto fail;
 	if (!has_pid(&x->file->sel.all, x->pid)) {

@@ -39,6 +39,8 @@ struct req {
 	size_t id;
 	struct srv_reply *r;
 	const struct endpoint *ep;
+	char path[64];		       /* the endpoint as asked: "summary", "export/json" */
+	const struct mt_exporter *fmt; /* an export's format */
 	struct mt_filter filt;
 	long pid;		  /* -1: every process */
 	struct mt_selection fsel; /* the file loaded through the filter */
@@ -116,10 +118,7 @@ int api_run_tree(struct req *x);
 int api_param_tree(struct req *x, const char *key, const char *v);
 int api_run_timeline(struct req *x);
 int api_param_timeline(struct req *x, const char *key, const char *v);
-int api_run_folded(struct req *x);
-int api_run_svg(struct req *x);
-int api_run_heaptrack(struct req *x);
-int api_run_format(struct req *x);
+int api_run_export(struct req *x);
 int api_run_report(struct req *x);
 int api_param_weight(struct req *x, const char *key, const char *v);
 

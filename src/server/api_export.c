@@ -242,30 +242,10 @@ static int run_export(struct req *x, int (*fn)(struct mt_export_ctx *, char *, s
 	return 0;
 }
 
-int api_run_folded(struct req *x)
+/* The format of x->fmt, as `memtrace export` writes it. */
+int api_run_export(struct req *x)
 {
-	return run_export(x, mt_export_folded);
-}
-
-int api_run_svg(struct req *x)
-{
-	return run_export(x, mt_export_svg);
-}
-
-int api_run_heaptrack(struct req *x)
-{
-	return run_export(x, mt_export_heaptrack);
-}
-
-/* The other formats of `memtrace export`, named by their endpoint. */
-int api_run_format(struct req *x)
-{
-	const char *fmt = strchr(x->ep->name, '/') + 1;
-	for (const struct mt_exporter *e = mt_exporters; e->name; e++)
-		if (!strcmp(e->name, fmt))
-			return run_export(x, e->run);
-	srv_error(x->r, 404, "no format %s", fmt);
-	return -1;
+	return run_export(x, x->fmt->run);
 }
 
 /* The data of the GUI's page (report.js): the html export's, filtered. */

@@ -10,6 +10,7 @@
 #include "mhd.h"
 #include "base/util.h"
 #include "base/clock.h"
+#include "export/export.h"
 #include "export/page.h"
 #include "export/web/web.h"
 
@@ -70,12 +71,19 @@ static void each_name(FILE *f, const struct mt_page_slot *slot, const char *fmt)
 		fprintf(f, fmt, (int)len, name);
 }
 
+/* What fills a GUI page's slots besides the files' names. */
+struct gui_page {
+	const char *title;
+	int list; /* the list of recordings; else a recording's, with downloads */
+};
+
 static int fill_slot(void *ctx, FILE *f, const struct mt_page_slot *slot, char *err, size_t errlen)
 {
+	const struct gui_page *pg = ctx;
 	(void)err;
 	(void)errlen;
 	if (mt_page_slot_is(slot, "title")) {
-		fputs(ctx, f);
+		fputs(pg->title, f);
 	} else if (mt_page_slot_is(slot, "style")) {
 		each_name(f, slot, "<link rel=\"stylesheet\" href=\"/static/%.*s\">\n");
 		fputs("<link rel=\"stylesheet\" href=\"/static/gui.css\">\n"
@@ -87,19 +95,26 @@ static int fill_slot(void *ctx, FILE *f, const struct mt_page_slot *slot, char *
 		      "<script src=\"/static/allocations.js\"></script>\n"
 		      "<script src=\"/static/gui.js\"></script>",
 		      f);
+	} else if (mt_page_slot_is(slot, "data") && !pg->list) {
+		/* the formats' download buttons, from the exports' table (a
+		 * data block, which the policy lets be: it runs nothing); the
+		 * report itself gui.js fetches */
+		fputs("<script type=\"application/json\" id=\"memtrace-downloads\">", f);
+		mt_export_buttons_json(f);
+		fputs("</script>", f);
 	}
-	/* policy: the header; data: gui.js fetches it */
+	/* policy: the header */
 	return 0;
 }
 
-/* The page titled TITLE; its query is gui.js's (the filters of /ui/ID)
- * unless NO_QUERY. */
-static void serve_page(const char *title, const struct srv_query *q, int no_query,
-		       struct srv_reply *r)
+/* The page titled TITLE: the LIST of recordings, which takes no query, or
+ * a recording's, whose query is gui.js's (the filters of /ui/ID). */
+static void serve_page(const char *title, const struct srv_query *q, int list, struct srv_reply *r)
 {
 	FILE *f;
 	char err[200];
-	if (no_query && q->n) {
+	struct gui_page pg = { .title = title, .list = list };
+	if (list && q->n) {
 		srv_error_page(r, 400, "unknown parameter '%s'", q->v[0].key);
 		r->policy = GUI_POLICY;
 		return;
@@ -108,7 +123,7 @@ static void serve_page(const char *title, const struct srv_query *q, int no_quer
 		srv_error(r, 500, "the page is not built in");
 		return;
 	}
-	int rc = mt_page_write(f, fill_slot, (void *)title, err, sizeof err);
+	int rc = mt_page_write(f, fill_slot, &pg, err, sizeof err);
 	fclose(f);
 	if (rc < 0) {
 		srv_error(r, 500, "the page is not built in");

@@ -42,17 +42,13 @@
 		['where', 'SQL where', 'text', 'e.g. size > 4096 AND free_s IS NULL'],
 	];
 
-	var EXPORTS = [
-		['heaptrack', 'heaptrack', 'for heaptrack_gui / heaptrack_print'],
-		['flamegraph', 'flamegraph.svg', 'an interactive SVG flamegraph'],
-		['flamegraph.pl', 'flamegraph.pl', 'folded stacks for flamegraph.pl'],
-		['pprof', 'pprof', 'gzipped profile.proto for go tool pprof'],
-		['massif', 'massif', 'for ms_print and massif-visualizer'],
-		['speedscope', 'speedscope', 'for speedscope'],
-		['gprof2dot', 'gprof2dot', 'for gprof2dot -f json'],
-		['json', 'json', 'every allocation with its stack'],
-		['html', 'html', 'this report as one self-contained page'],
-	];
+	/* the download buttons, [endpoint, label, hint]: the formats of the
+	 * exports' table (src/export/formats.c), which the server puts into
+	 * the page */
+	function downloads() {
+		var e = document.getElementById('memtrace-downloads');
+		return e ? JSON.parse(e.textContent) : [];
+	}
 
 	function topbar(extra) {
 		return M.el('header', { class: 'topbar' },
@@ -199,7 +195,7 @@
 
 	Recording.prototype.links = function (q) {
 		var base = '/data/' + encodeURIComponent(this.id) + '/export/';
-		var links = EXPORTS.map(function (e) {
+		var links = downloads().map(function (e) {
 			return M.el('a', { class: 'btn', href: base + e[0] + (q ? '?' + q : ''), download: '',
 				title: e[2], 'data-format': e[0], text: e[1] });
 		});
