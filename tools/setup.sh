@@ -8,7 +8,7 @@
 #
 #   tools/setup.sh [--bench] [--dry-run] [--verbose]
 #
-#   --bench    also install what only tools/bench.sh uses (linux-perf, time)
+#   --bench    also install what only tools/bench/bench.sh uses (linux-perf, time)
 #   --dry-run  print the missing packages and the command, install nothing
 #   --verbose  list every package checked
 set -eu
@@ -24,7 +24,7 @@ build_pkgs="build-essential gcc g++ meson ninja-build pkg-config
   libsqlite3-dev libreadline-dev"
 # Tests: python3 drives them; valgrind and sqlite3 are the real-world
 # reference (tests/realworld); heaptrack is the format export's reference;
-# bpftrace counting the allocator's probes is tools/bench.sh's floor for BPF;
+# bpftrace counting the allocator's probes is tools/bench/bench.sh's floor for BPF;
 # elfutils (eu-readelf, eu-addr2line) and file check the binaries they build.
 # The exports are read back by their real consumers: heaptrack_print,
 # `go tool pprof` (golang-go), ms_print (valgrind), and Chromium driven by

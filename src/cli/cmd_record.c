@@ -117,11 +117,16 @@ static int opt_rss(const char *cmd, const struct mt_option *o, const char *arg, 
 	return 0;
 }
 
-/* Returns the index of COMMAND in ARGV, or minus the status to exit with
- * (0 after --help). */
-static int parse_args(struct record_opts *ro, int argc, char **argv)
+/* record's options, writing into RO: the table is longer than any other
+ * command's, so it is made here and parse_args reads it (an array in a
+ * struct, to be returned whole; room to spare). */
+struct record_table {
+	struct mt_option opt[24];
+};
+
+static struct record_table record_options(struct record_opts *ro)
 {
-	const struct mt_option opts[] = {
+	const struct record_table t = { {
 		{ .shortopt = "-o",
 		  .longopt = "--output",
 		  .argh = "FILE",
@@ -228,10 +233,36 @@ static int parse_args(struct record_opts *ro, int argc, char **argv)
 		  .type = MT_OPT_FLAG,
 		  .target = &ro->verbose },
 		{ .type = MT_OPT_END },
-	};
+	} };
+	return t;
+}
+
+/* The options that go only with others, and --listen's address: a usage
+ * error's status, or 0. */
+static int check_args(const struct record_opts *ro)
+{
+	if ((ro->token || ro->broadcast) && !ro->listen)
+		return mt_usage_error("record", "--token and --broadcast go with --listen");
+	char why[256];
+	const struct mt_listen_opts lo = { .addr = ro->listen,
+					   .token = ro->token,
+					   .broadcast = ro->broadcast };
+	if (ro->listen && mt_listen_check(&lo, why, sizeof why) < 0)
+		return mt_usage_error("record", "%s", why);
+	if ((ro->supp || ro->leak_exit) && !ro->gate)
+		return mt_usage_error("record", "--suppressions and --leak-exit-code go with "
+						"--fail-on-leak");
+	return 0;
+}
+
+/* Returns the index of COMMAND in ARGV, or minus the status to exit with
+ * (0 after --help). */
+static int parse_args(struct record_opts *ro, int argc, char **argv)
+{
+	const struct record_table t = record_options(ro);
 	/* COMMAND and its arguments are not ours: the first operand ends ours */
 	const struct mt_cmdline cl = { .cmd = "record",
-				       .opts = opts,
+				       .opts = t.opt,
 				       .usage = usage_text,
 				       .col = 27,
 				       .epilogue = epilogue,
@@ -242,18 +273,8 @@ static int parse_args(struct record_opts *ro, int argc, char **argv)
 		return -st;
 	if (next >= argc)
 		return -mt_usage_error("record", "no command to run");
-	if ((ro->token || ro->broadcast) && !ro->listen)
-		return -mt_usage_error("record", "--token and --broadcast go with --listen");
-	char why[256];
-	const struct mt_listen_opts lo = { .addr = ro->listen,
-					   .token = ro->token,
-					   .broadcast = ro->broadcast };
-	if (ro->listen && mt_listen_check(&lo, why, sizeof why) < 0)
-		return -mt_usage_error("record", "%s", why);
-	if ((ro->supp || ro->leak_exit) && !ro->gate)
-		return -mt_usage_error("record", "--suppressions and --leak-exit-code go with "
-						 "--fail-on-leak");
-	return next;
+	st = check_args(ro);
+	return st ? -st : next;
 }
 
 /* The shim where the loader will preload it; BPF where it cannot (auto) or
@@ -505,9 +526,6 @@ static const char *how_ended(const struct mt_process *p, pid_t cmd, int last_of_
 	return buf;
 }
 
-/* The figures of every traced process, how each ended, and where they are
- * incomplete: events lost, an exec that went untraced, a runtime whose heap
- * memtrace cannot see. */
 /* The leak gate: STATUS (the command's) when it failed or leaked no more
  * than allowed, else the gate's status after the leak trees on stderr. */
 static int leak_gate(const struct record_opts *ro, int status)
@@ -537,6 +555,9 @@ static int nothing_recorded(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= MT_FILE_HEADER_SIZE;
 }
 
+/* The figures of every traced process, how each ended, and where they are
+ * incomplete: events lost, an exec that went untraced, a runtime whose heap
+ * memtrace cannot see. */
 static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
 {
 	struct mt_recording rec;
@@ -601,158 +622,226 @@ static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
 	mt_recording_free(&rec);
 }
 
-int cmd_record(int argc, char **argv)
+/* What the options ask before the command starts: a suppressions file
+ * that cannot be read is known before the run; --no-mmap is said in the
+ * environment.  0, or the status to exit with. */
+static int settle_args(struct record_opts *ro)
 {
-	struct record_opts ro = { .backend = "auto", .cull_ms = 10000, .rss_ms = -1 };
+	char err[PATH_MAX + 128];
 	struct mt_suppressions *supp_check;
-	struct mt_bpf *b = NULL;
-	struct mt_rings *rings = NULL;
-	struct mt_fallback *fb = NULL;
-	struct mt_writer *r = NULL;
-	struct mt_listener *lst = NULL;
-	char shim[PATH_MAX], sockname[108], err[PATH_MAX + 128], defpath[PATH_MAX];
-	int status = EXIT_FAILED, go = -1, errfd = -1, wstatus, exec_errno = 0, failed;
-	pid_t pid = -1, cmd_pid = -1;
-
-	mt_set_fail_status(EXIT_FAILED);
-	int first = parse_args(&ro, argc, argv);
-	if (first <= 0)
-		return -first;
-	char **cmd = argv + first;
-	/* a suppressions file that cannot be read is known before the run */
-	if (ro.supp) {
-		if (!(supp_check = mt_supp_load(ro.supp, err, sizeof err))) {
+	if (ro->supp) {
+		if (!(supp_check = mt_supp_load(ro->supp, err, sizeof err))) {
 			mt_error("%s", err);
 			return MT_EXIT_USAGE;
 		}
 		mt_supp_free(supp_check);
 	}
-	if (!ro.leak_exit)
-		ro.leak_exit = 23;
+	if (!ro->leak_exit)
+		ro->leak_exit = 23;
 	/* --no-mmap: said in the environment, which the shim, the BPF
 	 * backends (and their fallback) and the command's children read */
-	if (ro.no_mmap)
+	if (ro->no_mmap)
 		setenv("MEMTRACE_GATHER_MMAP_CALLS", "0", 1);
-	char *exe = mt_resolve_command(cmd[0]);
-	if (!exe) {
-		mt_error("cannot run %s: command not found", cmd[0]);
-		return 127;
-	}
+	return 0;
+}
+
+/* One run of record: what it holds until the end, each NULL (or -1) when
+ * not or no longer held. */
+struct run {
+	char **cmd;
+	char *exe; /* cmd[0] found in the PATH */
+	struct mt_bpf *b;
+	struct mt_rings *rings;
+	struct mt_fallback *fb;
+	struct mt_writer *r;
+	struct mt_listener *lst;
+	struct launch l;
+	int go, errfd; /* start_command's */
+	pid_t pid;     /* the command, until reaped */
+	char shim[PATH_MAX], sockname[108], defpath[PATH_MAX];
+};
+
+/* Chooses the backend and forks the command, held until the recording is
+ * ready for it.  0, or -1 after the error message. */
+static int prepare_command(const struct record_opts *ro, struct run *x)
+{
+	char err[PATH_MAX + 128];
 	int bpf_ok = 0;
-	if (choose_backend(&ro, exe, &b, shim, sizeof shim, &bpf_ok) < 0)
-		goto cleanup;
-	if (!b && !(rings = mt_rings_listen(sockname, sizeof sockname, err, sizeof err))) {
+	if (choose_backend(ro, x->exe, &x->b, x->shim, sizeof x->shim, &bpf_ok) < 0)
+		return -1;
+	if (!x->b &&
+	    !(x->rings = mt_rings_listen(x->sockname, sizeof x->sockname, err, sizeof err))) {
 		mt_error("%s", err);
-		goto cleanup;
+		return -1;
 	}
 	/* With the shim, by default (not --backend=preload): BPF where it
 	 * cannot follow the command through an exec, when we may use BPF. */
-	int fallback = !b && !strcmp(ro.backend, "auto") && bpf_ok;
-	const struct launch l = { .cmd = cmd,
-				  .shim = b ? NULL : shim,
-				  .sockname = sockname,
-				  .follow = ro.follow,
-				  .fallback = fallback };
-	if ((pid = start_command(&l, &go, &errfd)) < 0)
-		goto cleanup;
-	uint64_t cull_ns = ro.cull ? (ro.cull_ms ? ro.cull_ms : 1) * 1000000ull : 0;
-	if (ro.output) {
-		r = mt_writer_open(ro.output, cull_ns, err, sizeof err);
+	x->l = (struct launch){ .cmd = x->cmd,
+				.shim = x->b ? NULL : x->shim,
+				.sockname = x->sockname,
+				.follow = ro->follow,
+				.fallback = !x->b && !strcmp(ro->backend, "auto") && bpf_ok };
+	return (x->pid = start_command(&x->l, &x->go, &x->errfd)) < 0 ? -1 : 0;
+}
+
+/* Opens the recording (RO's output, or the name made up for the command,
+ * then in ro->output), its stream to a gatherer, and the BPF probes on the
+ * command.  0, or -1 after the error message. */
+static int open_recording(struct record_opts *ro, struct run *x)
+{
+	char err[PATH_MAX + 128];
+	uint64_t cull_ns = ro->cull ? (ro->cull_ms ? ro->cull_ms : 1) * 1000000ull : 0;
+	if (ro->output) {
+		x->r = mt_writer_open(ro->output, cull_ns, err, sizeof err);
 	} else {
-		r = open_default(defpath, sizeof defpath, exe, pid, cull_ns, err, sizeof err);
-		ro.output = defpath;
+		x->r = open_default(x->defpath, sizeof x->defpath, x->exe, x->pid, cull_ns, err,
+				    sizeof err);
+		ro->output = x->defpath;
 	}
-	if (r && ro.rss_ms >= 0)
-		mt_writer_rss_interval(r, (uint64_t)(ro.rss_ms * 1e6));
-	if (r && ro.listen) {
-		const struct mt_listen_opts lo = { .addr = ro.listen,
-						   .token = ro.token,
-						   .broadcast = ro.broadcast,
-						   .name = cmd[0],
-						   .pid = (int)pid,
-						   .quiet = ro.quiet };
-		if (!(lst = mt_listen_start(&lo, ro.output, err, sizeof err))) {
+	if (x->r && ro->rss_ms >= 0)
+		mt_writer_rss_interval(x->r, (uint64_t)(ro->rss_ms * 1e6));
+	if (x->r && ro->listen) {
+		const struct mt_listen_opts lo = { .addr = ro->listen,
+						   .token = ro->token,
+						   .broadcast = ro->broadcast,
+						   .name = x->cmd[0],
+						   .pid = (int)x->pid,
+						   .quiet = ro->quiet };
+		if (!(x->lst = mt_listen_start(&lo, ro->output, err, sizeof err))) {
 			mt_error("%s", err);
-			goto cleanup;
+			return -1;
 		}
 	}
-	if (!r || (b && mt_bpf_record_attach(b, pid, exe, err, sizeof err) < 0)) {
+	if (!x->r || (x->b && mt_bpf_record_attach(x->b, x->pid, x->exe, err, sizeof err) < 0)) {
 		/* a Go program without cgo links no C allocator: say what it is
 		 * rather than that its symbols are missing */
-		if (r && mt_elf_is_go(exe))
-			mt_error("%s is a Go program that calls no C allocator (no cgo): %s", exe,
-				 mt_managed_hint("Go"));
+		if (x->r && mt_elf_is_go(x->exe))
+			mt_error("%s is a Go program that calls no C allocator (no cgo): %s",
+				 x->exe, mt_managed_hint("Go"));
 		else
 			mt_error("%s", err);
-		goto cleanup;
+		return -1;
 	}
-	if (fallback)
-		fb = mt_fallback_new(r);
-	if (write(go, "g", 1) != 1) {
-		mt_error("cannot start %s: %s", cmd[0], strerror(errno));
-		goto cleanup;
-	}
-	close(go);
-	go = -1;
-	pass_signals_to(pid);
+	if (x->l.fallback)
+		x->fb = mt_fallback_new(x->r);
+	return 0;
+}
 
-	wstatus = b ? mt_bpf_record_run(b, r, pid) : mt_rings_run(rings, r, pid, fb);
-	cmd_pid = pid;
-	pid = -1; /* reaped */
-	mt_fallback_end(fb, cmd_pid, wstatus);
-	fb = NULL;
-	mt_bpf_close(b);
-	b = NULL;
-	if (read(errfd, &exec_errno, sizeof exec_errno) != sizeof exec_errno)
-		exec_errno = 0;
-	mt_rings_close(rings);
-	rings = NULL;
-	failed = mt_writer_close(r) < 0;
-	r = NULL;
+/* Lets the command go and records it until it ends: its wait status in
+ * *WSTATUS, the errno of an exec that failed (or 0) in *EXEC_ERRNO, and in
+ * *FAILED whether the recording could not be written whole.  0, or -1
+ * after the error message when it could not be started. */
+static int trace_command(struct run *x, int *wstatus, int *exec_errno, int *failed)
+{
+	if (write(x->go, "g", 1) != 1) {
+		mt_error("cannot start %s: %s", x->cmd[0], strerror(errno));
+		return -1;
+	}
+	close(x->go);
+	x->go = -1;
+	pass_signals_to(x->pid);
+
+	*wstatus = x->b ? mt_bpf_record_run(x->b, x->r, x->pid) :
+			  mt_rings_run(x->rings, x->r, x->pid, x->fb);
+	pid_t cmd_pid = x->pid;
+	x->pid = -1; /* reaped */
+	mt_fallback_end(x->fb, cmd_pid, *wstatus);
+	x->fb = NULL;
+	mt_bpf_close(x->b);
+	x->b = NULL;
+	if (read(x->errfd, exec_errno, sizeof *exec_errno) != sizeof *exec_errno)
+		*exec_errno = 0;
+	mt_rings_close(x->rings);
+	x->rings = NULL;
+	*failed = mt_writer_close(x->r) < 0;
+	x->r = NULL;
+	return 0;
+}
+
+/* The recording is closed: the binaries embedded, what happened said, the
+ * leak gate applied, the gatherer waited for.  Returns the status to exit
+ * with. */
+static int finish(const struct record_opts *ro, struct run *x, pid_t cmd_pid, int wstatus,
+		  int exec_errno, int failed)
+{
+	char err[PATH_MAX + 128];
+	int status = EXIT_FAILED;
 	struct stat ost;
-	if (!failed && !exec_errno && ro.embed && stat(ro.output, &ost) == 0 &&
-	    S_ISREG(ost.st_mode) && mt_embed_binaries(ro.output, ro.quiet, err, sizeof err) < 0)
+	if (!failed && !exec_errno && ro->embed && stat(ro->output, &ost) == 0 &&
+	    S_ISREG(ost.st_mode) && mt_embed_binaries(ro->output, ro->quiet, err, sizeof err) < 0)
 		mt_warning("%s", err); /* the recording stands without them */
 	if (exec_errno) {
-		mt_error("cannot run %s: %s", cmd[0], strerror(exec_errno));
-		remove_output(ro.output);
+		mt_error("cannot run %s: %s", x->cmd[0], strerror(exec_errno));
+		remove_output(ro->output);
 		status = exec_errno == ENOENT ? 127 : 126;
-	} else if (!failed && nothing_recorded(ro.output)) {
+	} else if (!failed && nothing_recorded(ro->output)) {
 		/* the command ran untraced: say so, and fail, rather than hand
 		 * over an empty recording (and pass a leak gate) in silence */
-		if (l.shim)
+		if (x->l.shim)
 			mt_error("no process of %s was traced (none connected through the shim %s; "
 				 "the loader says above when it could not preload it); %s holds "
 				 "nothing",
-				 cmd[0], l.shim, ro.output);
+				 x->cmd[0], x->l.shim, ro->output);
 		else
-			mt_error("no process of %s was traced; %s holds nothing", cmd[0],
-				 ro.output);
+			mt_error("no process of %s was traced; %s holds nothing", x->cmd[0],
+				 ro->output);
 	} else if (!failed) {
-		print_summary(ro.output, ro.quiet, cmd_pid, wstatus);
+		print_summary(ro->output, ro->quiet, cmd_pid, wstatus);
 		status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
-		status = leak_gate(&ro, status);
+		status = leak_gate(ro, status);
 	}
-	if (lst && !failed && !exec_errno)
-		wait_for_gatherer(lst);
-cleanup:
-	/* a failure before the command ran: it must not run untraced */
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+	if (x->lst && !failed && !exec_errno)
+		wait_for_gatherer(x->lst);
+	return status;
+}
+
+/* Lets go of what X still holds.  A command not yet reaped is killed: a
+ * failure before it ran must not let it run untraced; a recording still
+ * open (OUTPUT) is removed. */
+static void end_run(struct run *x, const char *output)
+{
+	if (x->pid > 0) {
+		kill(x->pid, SIGKILL);
+		waitpid(x->pid, NULL, 0);
 	}
-	if (r) {
-		mt_writer_close(r);
-		remove_output(ro.output);
+	if (x->r) {
+		mt_writer_close(x->r);
+		remove_output(output);
 	}
-	mt_fallback_end(fb, pid, 0);
-	mt_listen_free(lst);
-	mt_bpf_close(b);
-	mt_rings_close(rings);
-	if (go >= 0)
-		close(go);
-	if (errfd >= 0)
-		close(errfd);
-	free(exe);
+	mt_fallback_end(x->fb, x->pid, 0);
+	mt_listen_free(x->lst);
+	mt_bpf_close(x->b);
+	mt_rings_close(x->rings);
+	if (x->go >= 0)
+		close(x->go);
+	if (x->errfd >= 0)
+		close(x->errfd);
+	free(x->exe);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts ro = { .backend = "auto", .cull_ms = 10000, .rss_ms = -1 };
+	struct run x = { .go = -1, .errfd = -1, .pid = -1 };
+	int status = EXIT_FAILED, wstatus, exec_errno = 0, failed;
+
+	mt_set_fail_status(EXIT_FAILED);
+	int first = parse_args(&ro, argc, argv);
+	if (first <= 0)
+		return -first;
+	x.cmd = argv + first;
+	int st = settle_args(&ro);
+	if (st)
+		return st;
+	if (!(x.exe = mt_resolve_command(x.cmd[0]))) {
+		mt_error("cannot run %s: command not found", x.cmd[0]);
+		return 127;
+	}
+	if (prepare_command(&ro, &x) == 0 && open_recording(&ro, &x) == 0) {
+		pid_t cmd_pid = x.pid;
+		if (trace_command(&x, &wstatus, &exec_errno, &failed) == 0)
+			status = finish(&ro, &x, cmd_pid, wstatus, exec_errno, failed);
+	}
+	end_run(&x, ro.output);
 	return status;
 }

@@ -46,20 +46,49 @@ static int report_held(struct mt_recording *rec, const struct mt_report_opts *o)
 	return r;
 }
 
-int cmd_report(int argc, char **argv)
+/* What the command line asks of report, besides the filters. */
+struct report_args {
+	struct mt_report_opts o;
+	const char *file, *supp;
+	int nviews; /* view options given */
+};
+
+/* --top-down turns the text trees of the four tree views over; the other
+ * outputs have no such tree (the JSON lists sites with whole stacks,
+ * whichever way one reads them), and taking the option silently would let
+ * a user believe the output was turned.  MT_OPTS_GO_ON, or the usage
+ * error's status. */
+static int check_top_down(const struct report_args *a)
 {
-	struct mt_report_opts o = {
-		.view = MT_VIEW_SUMMARY, .threshold = 0.5, .limit = 0, .pid = -1
-	};
-	const char *file = NULL, *supp = NULL;
+	const struct mt_report_opts *o = &a->o;
+	if (!o->top_down)
+		return MT_OPTS_GO_ON;
+	const struct mt_report_view *section = mt_report_section(o);
+	const char *other = o->json   ? "--json" :
+			    section   ? section->option :
+			    a->nviews ? NULL :
+					"the summary (the default view)";
+	if (!other && o->view == MT_VIEW_SUMMARY)
+		other = "--summary";
+	if (other)
+		return mt_usage_error("report",
+				      "--top-down turns the text trees of --leaks, --peak, "
+				      "--temporary and --frequency over: it does not go with %s",
+				      other);
+	return MT_OPTS_GO_ON;
+}
+
+/* Reads the command line into A, its filters into FILT.  MT_OPTS_GO_ON,
+ * or the status to exit with. */
+static int parse_args(struct report_args *a, struct mt_filter *filt, int argc, char **argv)
+{
+	struct mt_report_opts *o = &a->o;
 	uint64_t limit = 0;
 	struct mt_views views = { .last = MT_VIEW_SUMMARY, .n = 0 };
-	static struct mt_filter filt; /* reachable from here until exit, freed at the end */
-	mt_filter_init(&filt);
 	/* the views have no .help: the prologue lists them under VIEW */
 	const struct mt_option opts[] = {
 		MT_OPT_VIEWS(&views),
-		MT_OPT_JSON(&o.json, "print the JSON report (schema: memtrace-report(1))"),
+		MT_OPT_JSON(&o->json, "print the JSON report (schema: memtrace-report(1))"),
 		{ .shortopt = "-n",
 		  .longopt = "--top",
 		  .argh = "N",
@@ -73,115 +102,107 @@ int cmd_report(int argc, char **argv)
 		  .argh = "PCT",
 		  .help = "fold tree branches below PCT percent (default 0.5)",
 		  .type = MT_OPT_CALLBACK,
-		  .target = &o.threshold,
+		  .target = &o->threshold,
 		  .cb = mt_opt_threshold },
-		{ .longopt = "--functions", .type = MT_OPT_FLAG, .target = &o.functions },
+		{ .longopt = "--functions", .type = MT_OPT_FLAG, .target = &o->functions },
 		{ .longopt = "--callers",
 		  .argh = "FN",
 		  .type = MT_OPT_STRING,
-		  .target = &o.callers,
+		  .target = &o->callers,
 		  .err = "--callers needs a function name",
 		  .flags = MT_OPTF_NONEMPTY },
 		{ .longopt = "--callees",
 		  .argh = "FN",
 		  .type = MT_OPT_STRING,
-		  .target = &o.callees,
+		  .target = &o->callees,
 		  .err = "--callees needs a function name",
 		  .flags = MT_OPTF_NONEMPTY },
-		{ .longopt = "--sizes", .type = MT_OPT_FLAG, .target = &o.sizes },
+		{ .longopt = "--sizes", .type = MT_OPT_FLAG, .target = &o->sizes },
 		{ .longopt = "--top-down",
 		  .help = "trees from main towards the allocator (default:\n"
 			  "from the allocator outwards)",
 		  .type = MT_OPT_FLAG,
-		  .target = &o.top_down },
-		MT_OPT_RECPID(&o.pid, "only the process PID of a multi-process recording"),
-		MT_OPT_SUPPRESSIONS(&supp),
+		  .target = &o->top_down },
+		MT_OPT_RECPID(&o->pid, "only the process PID of a multi-process recording"),
+		MT_OPT_SUPPRESSIONS(&a->supp),
 		{ .type = MT_OPT_END },
 	};
 	const struct mt_cmdline cl = {
 		.cmd = "report", .opts = opts, .prologue = prologue, .col = 21, .epilogue = epilogue
 	};
-	int st = mt_options_recording(&cl, &filt, &file, argc, argv);
+	int st = mt_options_recording(&cl, filt, &a->file, argc, argv);
 	if (st != MT_OPTS_GO_ON)
 		return st;
-	o.view = (enum mt_view)views.last;
-	o.filter = &filt;
-	o.limit = (long)limit;
+	o->view = (enum mt_view)views.last;
+	o->filter = filt;
+	o->limit = (long)limit;
+	a->nviews = views.n;
 	if (views.n > 1)
 		return mt_usage_error(
 			"report",
 			"choose one view of --summary, --leaks, --peak, --temporary, --frequency");
-	if (!file)
+	if (!a->file)
 		return mt_usage_error("report", "no recording given");
-	/* --top-down turns the text trees of the four tree views over; the
-	 * other outputs have no such tree (the JSON lists sites with whole
-	 * stacks, whichever way one reads them), and taking the option silently
-	 * would let a user believe the output was turned */
-	if (o.top_down) {
-		const struct mt_report_view *section = mt_report_section(&o);
-		const char *other = o.json  ? "--json" :
-				    section ? section->option :
-				    views.n ? NULL :
-					      "the summary (the default view)";
-		if (!other && o.view == MT_VIEW_SUMMARY)
-			other = "--summary";
-		if (other)
-			return mt_usage_error(
-				"report",
-				"--top-down turns the text trees of --leaks, --peak, "
-				"--temporary and --frequency over: it does not go with %s",
-				other);
-	}
-	struct mt_selection sel;
+	return check_top_down(a);
+}
+
+/* Loads FILE through FILT into SEL, its suppressions applied, with the
+ * checks and warnings that go with it.  0, or -1 after the error (SEL
+ * and FILT freed). */
+static int load(struct mt_selection *sel, struct mt_filter *filt, const char *file,
+		const char *supp)
+{
 	char err[512];
-	if (mt_where_filter_file(&filt, file, err, sizeof err) < 0 ||
-	    mt_select_load(&sel, file, &filt, err, sizeof err) < 0) {
-		mt_filter_free(&filt);
+	if (mt_where_filter_file(filt, file, err, sizeof err) < 0 ||
+	    mt_select_load(sel, file, filt, err, sizeof err) < 0) {
+		mt_filter_free(filt);
 		mt_load_error(err);
-		return MT_EXIT_RUNTIME;
+		return -1;
 	}
-	struct mt_recording *rec = &sel.matched;
-	if (mt_thread_check(&filt, &sel.all, file) < 0 || mt_suppress_file(supp, rec) < 0) {
-		mt_select_free(&sel);
-		mt_filter_free(&filt);
-		return MT_EXIT_RUNTIME;
+	struct mt_recording *rec = &sel->matched;
+	if (mt_thread_check(filt, &sel->all, file) < 0 || mt_suppress_file(supp, rec) < 0) {
+		mt_select_free(sel);
+		mt_filter_free(filt);
+		return -1;
 	}
 	if (rec->truncated)
 		mt_warning("%s is truncated (%s); showing what it holds", file, rec->why);
-	mt_range_check(&filt, &sel.all, file);
-	struct mt_histo *histo = NULL;
-	if (o.sizes) {
-		histo = xcalloc(rec->nprocs + 1, sizeof *histo);
-		if (mt_histograms(&sel, histo, err, sizeof err) < 0) {
-			free(histo);
-			mt_select_free(&sel);
-			mt_filter_free(&filt);
-			mt_error("%s", err);
-			return MT_EXIT_RUNTIME;
-		}
-		o.histo = histo;
+	mt_range_check(filt, &sel->all, file);
+	return 0;
+}
+
+/* --sizes: the histograms of SEL (one per process of the matched
+ * recording, and one more), or NULL after the error message. */
+static struct mt_histo *size_histograms(struct mt_selection *sel)
+{
+	char err[512];
+	struct mt_histo *histo = xcalloc(sel->matched.nprocs + 1, sizeof *histo);
+	if (mt_histograms(sel, histo, err, sizeof err) < 0) {
+		free(histo);
+		mt_error("%s", err);
+		return NULL;
 	}
-	/* the report needs the figures and the sites, not the blocks: their
-	 * memory is better given back before symbols are loaded */
-	mt_recording_shed(&sel.all);
-	if (sel.filtered)
-		mt_recording_shed(&sel.matched);
-	int found = o.pid < 0;
+	return histo;
+}
+
+/* The report of REC (what is selected of FILE, whose processes number
+ * NPROCS) as O says, on stdout.  Returns the status to exit with. */
+static int print_report(struct mt_recording *rec, size_t nprocs, const struct mt_report_opts *o,
+			const char *file)
+{
+	int found = o->pid < 0;
 	for (size_t i = 0; i < rec->nprocs; i++)
-		found |= rec->procs[i]->pid == (uint32_t)o.pid;
+		found |= rec->procs[i]->pid == (uint32_t)o->pid;
 	int r = 1;
-	if (sel.all.nprocs == 0)
+	if (nprocs == 0)
 		/* a header alone: the recorder stopped before its first write */
 		mt_error("%s holds no process: nothing was recorded in it", file);
 	else if (!found)
-		mt_error("%s has no process %ld", file, o.pid);
-	else if (o.callers || o.callees)
-		r = report_held(rec, &o);
+		mt_error("%s has no process %ld", file, o->pid);
+	else if (o->callers || o->callees)
+		r = report_held(rec, o);
 	else
-		r = o.json ? mt_report_json(stdout, rec, &o) : mt_report_text(stdout, rec, &o);
-	free(histo);
-	mt_select_free(&sel);
-	mt_filter_free(&filt);
+		r = o->json ? mt_report_json(stdout, rec, o) : mt_report_text(stdout, rec, o);
 	if (!found)
 		return MT_EXIT_RUNTIME;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -189,4 +210,38 @@ int cmd_report(int argc, char **argv)
 		return MT_EXIT_RUNTIME;
 	}
 	return r ? MT_EXIT_RUNTIME : MT_EXIT_OK;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a = {
+		.o = { .view = MT_VIEW_SUMMARY, .threshold = 0.5, .limit = 0, .pid = -1 }
+	};
+	static struct mt_filter filt; /* reachable from here until exit, freed at the end */
+	mt_filter_init(&filt);
+	int st = parse_args(&a, &filt, argc, argv);
+	if (st != MT_OPTS_GO_ON)
+		return st;
+	struct mt_selection sel;
+	if (load(&sel, &filt, a.file, a.supp) < 0)
+		return MT_EXIT_RUNTIME;
+	struct mt_histo *histo = NULL;
+	if (a.o.sizes) {
+		if (!(histo = size_histograms(&sel))) {
+			mt_select_free(&sel);
+			mt_filter_free(&filt);
+			return MT_EXIT_RUNTIME;
+		}
+		a.o.histo = histo;
+	}
+	/* the report needs the figures and the sites, not the blocks: their
+	 * memory is better given back before symbols are loaded */
+	mt_recording_shed(&sel.all);
+	if (sel.filtered)
+		mt_recording_shed(&sel.matched);
+	st = print_report(&sel.matched, sel.all.nprocs, &a.o, a.file);
+	free(histo);
+	mt_select_free(&sel);
+	mt_filter_free(&filt);
+	return st;
 }

@@ -73,17 +73,13 @@ void mt_export_buttons_json(FILE *f);
 enum mt_view mt_weight_view(enum mt_weight w);
 const char *mt_weight_unit(enum mt_weight w); /* "bytes" or "allocations" */
 
-/* Is process P (index I of x->sel->matched) selected by --pid? */
+/* Is process P (of x->sel->matched) selected by --pid? */
 int mt_export_wants(const struct mt_export_ctx *x, const struct mt_process *p);
 
 /* The process of a FORMAT that holds one: the first --pid selects (its
  * index in *IDX), with a note when others are left out; NULL if none. */
 const struct mt_process *mt_export_one_process(const struct mt_export_ctx *x, const char *format,
 					       size_t *idx);
-
-/* Looks KEY up in M without removing it: 1 with its value in *VAL, or 0.
- * The exports' own tables need it; base/ptrmap.h only takes keys out. */
-struct mt_ptrmap;
 
 /* A frame as one name: mt_frame_label's ("function", "module+0xoffset",
  * "0xaddress" or "[unknown]"); into BUF. */

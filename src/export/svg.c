@@ -231,7 +231,8 @@ static double hue_to_rgb(double p, double q, double t)
 /* The fill of a frame: warm hues, picked by a hash of the function name so
  * that a function keeps its colour across graphs, reds and oranges for the
  * program's own code, ambers and yellows for libraries, grey when the
- * symbol is unknown.  report's flamegraph.js computes the same colours. */
+ * symbol is unknown.  The report page computes the same colours
+ * (format.js, frameColor). */
 static void frame_fill(FILE *f, const struct node *n)
 {
 	uint32_t h = 2166136261u;

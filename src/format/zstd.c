@@ -1,5 +1,5 @@
 /*
- * format_zstd.c - the zstd side of the chunk format (format.h), apart from
+ * zstd.c - the zstd side of the chunk format (format.h), apart from
  * format.c because only the memtrace binary links libzstd: the shim, which
  * shares format.c, writes zlib chunks and never reads.
  */

@@ -115,18 +115,28 @@ static void query_error(struct req *x, const struct mt_qguard *g, const char *wh
 		srv_error(x->r, status, "%s: %s", what, err);
 }
 
+/* A connection of this request's own to the file's tables (*Q), watched by
+ * G with the request's budget: NULL after srv_error. */
+static sqlite3 *connect_guarded(struct req *x, struct mt_qdb **q, struct mt_qguard *g, char *err,
+				size_t errlen)
+{
+	if (!(*q = file_qdb(x)))
+		return NULL;
+	*g = (struct mt_qguard){ .deadline_ns = deadline(x) };
+	sqlite3 *db = mt_qguard_connect(*q, g, err, errlen);
+	if (!db)
+		srv_error(x->r, 500, "%s", err);
+	return db;
+}
+
 int api_where(struct req *x)
 {
 	char err[512];
-	struct mt_qdb *q = file_qdb(x);
-	if (!q)
+	struct mt_qdb *q;
+	struct mt_qguard g;
+	sqlite3 *db = connect_guarded(x, &q, &g, err, sizeof err);
+	if (!db)
 		return -1;
-	struct mt_qguard g = { .deadline_ns = deadline(x) };
-	sqlite3 *db = mt_qguard_connect(q, &g, err, sizeof err);
-	if (!db) {
-		srv_error(x->r, 500, "%s", err);
-		return -1;
-	}
 	int r = mt_where_filter_on(&x->filt, q, db, err, sizeof err);
 	if (r < 0) {
 		if (g.why != MT_QGUARD_OK)
@@ -145,15 +155,11 @@ int api_run_query(struct req *x)
 		srv_error(x->r, 400, "query: give the statement as sql=...");
 		return -1;
 	}
-	struct mt_qdb *q = file_qdb(x);
-	if (!q)
+	struct mt_qdb *q;
+	struct mt_qguard g;
+	sqlite3 *db = connect_guarded(x, &q, &g, err, sizeof err);
+	if (!db)
 		return -1;
-	struct mt_qguard g = { .deadline_ns = deadline(x) };
-	sqlite3 *db = mt_qguard_connect(q, &g, err, sizeof err);
-	if (!db) {
-		srv_error(x->r, 500, "%s", err);
-		return -1;
-	}
 	sqlite3_stmt *st = NULL;
 	const char *tail = NULL;
 	char *buf = NULL;

@@ -23,47 +23,59 @@ static FILE *fresh_body(struct srv_reply *r)
 	return open_memstream(&r->body, &r->len);
 }
 
-void srv_error(struct srv_reply *r, int status, const char *fmt, ...)
+/* R becomes the answer STATUS of TYPE: the message made of FMT and AP,
+ * written by BODY. */
+static void answer_error(struct srv_reply *r, int status, const char *type,
+			 void (*body)(FILE *f, int status, const char *msg), const char *fmt,
+			 va_list ap)
 {
 	char msg[600];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
 	FILE *f = fresh_body(r);
 	if (f) {
-		fputs("{\"error\": ", f);
-		mt_json_str(f, msg);
-		fputs("}\n", f);
+		body(f, status, msg);
 		fclose(f);
 	}
 	r->status = status;
-	r->type = "application/json";
+	r->type = type;
+}
+
+static void json_body(FILE *f, int status, const char *msg)
+{
+	(void)status;
+	fputs("{\"error\": ", f);
+	mt_json_str(f, msg);
+	fputs("}\n", f);
+}
+
+static void page_body(FILE *f, int status, const char *msg)
+{
+	/* the GUI's stylesheet and nothing inline: the page's policy is the GUI's */
+	fprintf(f,
+		"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		"<title>memtrace: %s</title>\n"
+		"<link rel=\"stylesheet\" href=\"/static/report.css\">\n</head>\n"
+		"<body data-state=\"error\">\n<div id=\"memtrace\"><header class=\"topbar\">"
+		"<a class=\"brand\" href=\"/\">memtrace</a></header>\n<main>"
+		"<div class=\"note error-page\">",
+		status == 404 ? "not found" : "error");
+	mt_markup_str(f, msg, -1);
+	fputs("</div>\n<p><a href=\"/\">All recordings</a></p></main></div>\n</body>\n</html>\n",
+	      f);
+}
+
+void srv_error(struct srv_reply *r, int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	answer_error(r, status, "application/json", json_body, fmt, ap);
+	va_end(ap);
 }
 
 void srv_error_page(struct srv_reply *r, int status, const char *fmt, ...)
 {
-	char msg[600];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	answer_error(r, status, "text/html; charset=utf-8", page_body, fmt, ap);
 	va_end(ap);
-	FILE *f = fresh_body(r);
-	if (f) {
-		/* the GUI's stylesheet and nothing inline: the page's policy is the GUI's */
-		fprintf(f,
-			"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-			"<title>memtrace: %s</title>\n"
-			"<link rel=\"stylesheet\" href=\"/static/report.css\">\n</head>\n"
-			"<body data-state=\"error\">\n<div id=\"memtrace\"><header class=\"topbar\">"
-			"<a class=\"brand\" href=\"/\">memtrace</a></header>\n<main>"
-			"<div class=\"note error-page\">",
-			status == 404 ? "not found" : "error");
-		mt_markup_str(f, msg, -1);
-		fputs("</div>\n<p><a href=\"/\">All recordings</a></p></main></div>\n</body>\n</html>\n",
-		      f);
-		fclose(f);
-	}
-	r->status = status;
-	r->type = "text/html; charset=utf-8";
 }

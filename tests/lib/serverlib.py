@@ -1,6 +1,6 @@
 """serverlib - what the server tests share (tests/present/server): starting
-`memtrace server` on a free port, and stopping every server a test started
-when it ends, even on an exception."""
+`memtrace server` on a free port, stopping it with SIGTERM, and stopping
+every server a test started when it ends, even on an exception."""
 
 import atexit
 import json
@@ -75,6 +75,21 @@ def start(t, files, tries=20, opts=()):
         return None, None
     t.fail('no free port found')
     return None, None
+
+
+def stop(t, proc, sanitizer=True):
+    """SIGTERM to the server PROC: a clean stop, exit status 0 within a
+    minute, and (with SANITIZER, for the ASan build) no leak or error
+    reported on its stderr."""
+    proc.terminate()
+    try:
+        _, err = proc.communicate(timeout=60)
+        t.eq(proc.returncode, 0, 'the server stops on SIGTERM with exit status 0')
+        if sanitizer:
+            t.check('Sanitizer' not in err and 'runtime error' not in err,
+                    f'the server reports no error: {err[-800:]!r}')
+    except subprocess.TimeoutExpired:
+        t.fail('the server did not stop on SIGTERM')
 
 
 def setup(name):

@@ -1,6 +1,6 @@
 /*
- * churn.c - an allocation-bound microbenchmark for tools/bench.sh and
- * tools/bench-export.sh: N (default 1,000,000) allocations of mixed sizes
+ * churn.c - an allocation-bound microbenchmark for tools/bench/bench.sh and
+ * tools/bench/bench-export.sh: N (default 1,000,000) allocations of mixed sizes
  * (16 to 4,015 bytes), each freed 64 allocations later, made three calls
  * deep so that unwinding costs what it costs in real programs, plus one
  * leak of about 1 KB every 100,000 allocations.  Known figures: N + N/100,000

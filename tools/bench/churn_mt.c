@@ -1,5 +1,5 @@
 /*
- * churn_mt.c - the threaded churn of tools/bench-threads.sh: T threads
+ * churn_mt.c - the threaded churn of tools/bench/bench-threads.sh: T threads
  * (first argument, default 4), each doing the work of churn.c with N
  * allocations (second argument, default 500,000): mixed sizes from 16 to
  * 4,015 bytes, each freed 64 allocations later, made three calls deep.

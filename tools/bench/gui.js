@@ -1,5 +1,5 @@
 // gui.js - times the report page's interactions in Chromium, for
-// tools/bench-gui.sh:  node gui.js URL
+// tools/bench/bench-gui.sh:  node gui.js URL
 //
 // Each interaction is run in the page and timed from the event to the end
 // of the layout it causes (performance.now() around a synchronous click,

@@ -1,7 +1,7 @@
 /*
  * paced.c - a program that allocates about 100,000 times a second: each
  * iteration does ~10 us of work and one malloc/free pair.  It prints the
- * iterations it managed each second, so that tools/bench-attach.sh can see
+ * iterations it managed each second, so that tools/bench/bench-attach.sh can see
  * how much attaching memtrace slows it down.
  */
 #include <stdio.h>

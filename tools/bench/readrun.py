@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tools/bench/readrun.py: run one command for tools/bench-read.sh and print
+"""tools/bench/readrun.py: run one command for tools/bench/bench-read.sh and print
 what it cost.
 
     readrun.py [--stdout FILE] -- CMD [ARGS...]

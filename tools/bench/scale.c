@@ -1,5 +1,5 @@
 /*
- * scale.c - the scale workload of tools/bench-read.sh: many allocations,
+ * scale.c - the scale workload of tools/bench/bench-read.sh: many allocations,
  * many live blocks, many distinct call stacks, so that what reading a
  * recording costs can be set against the program's own run.
  *

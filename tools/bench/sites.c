@@ -1,5 +1,5 @@
 /*
- * sites.c - a program with many call sites, for tools/bench-gui.sh: a walk
+ * sites.c - a program with many call sites, for tools/bench/bench-gui.sh: a walk
  * down a binary tree of calls, DEPTH levels deep, whose every level calls
  * one of two functions, so that each of its 2^DEPTH leaves allocates from
  * a stack of its own (2^17 = 131,072 call sites by default).  The walk runs ROUNDS times (allocations: ROUNDS x 2^DEPTH);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tools/bench/summarize.py: turn tools/bench.sh's raw runs into its table.
+"""tools/bench/summarize.py: turn tools/bench/bench.sh's raw runs into its table.
 
     summarize.py RUNS.tsv COUNTS.tsv
 

@@ -341,7 +341,7 @@ static void configure(struct mt_bpf *b, long page)
 	s->rodata->min_age_ns = b->o.min_age_ns;
 	s->rodata->self_tgid = (uint32_t)b->self;
 	/* MEMTRACE_BPF_UNWIND=fp: frame pointers only, as before the unwind
-	 * tables (for comparing their cost: tools/bench.sh). */
+	 * tables (for comparing their cost: tools/bench/bench.sh). */
 	const char *uw = getenv("MEMTRACE_BPF_UNWIND");
 	b->dwarf = !(uw && !strcmp(uw, "fp")) && unwinder_supported();
 	s->rodata->dwarf_unwind = (uint32_t)b->dwarf;
@@ -521,7 +521,7 @@ static void print_unwind_counts(struct mt_bpf *b)
 }
 
 /* With MEMTRACE_BPF_STATS=1 (and the kernel's bpf_stats_enabled sysctl on),
- * what each program cost: tools/bench.sh prints it as the BPF programs' own
+ * what each program cost: tools/bench/bench.sh prints it as the BPF programs' own
  * cost per event; and the memory of the unwind tables loaded. */
 static void print_prog_stats(struct mt_bpf *b)
 {

@@ -1,6 +1,6 @@
 /*
  * chart.js - memory over time on a canvas, from a process's timeline (a
- * fixed number of equal time buckets, see export_html.c): the heap in use
+ * fixed number of equal time buckets, see html.c): the heap in use
  * (the highest it was in each bucket), the bytes leaked (blocks never freed,
  * counted from the moment they were allocated), the allocations per
  * second (and of them the temporary ones, heaptrack's second chart) and the

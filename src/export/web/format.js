@@ -78,7 +78,7 @@ var Memtrace = window.Memtrace || (window.Memtrace = {});
 		return path ? String(path).replace(/.*\//, '') : '';
 	}
 
-	/* FNV-1a over the UTF-8 bytes, as export_svg.c hashes names */
+	/* FNV-1a over the UTF-8 bytes, as svg.c hashes names */
 	function hash(s) {
 		var b = new TextEncoder().encode(s), h = 2166136261;
 		for (var i = 0; i < b.length; i++)

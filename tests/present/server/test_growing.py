@@ -126,10 +126,5 @@ while entry.get('growing') and time.time() < deadline:
 t.eq(entry.get('growing'), False, f'/list: the finished recording is no longer growing ({entry})')
 t.eq(entry.get('file_size'), os.path.getsize(rec), '/list: the size of the whole file')
 
-proc.terminate()
-try:
-    proc.communicate(timeout=60)
-    t.eq(proc.returncode, 0, 'the server stops on SIGTERM with exit status 0')
-except subprocess.TimeoutExpired:
-    t.fail('the server did not stop on SIGTERM')
+serverlib.stop(t, proc, sanitizer=False)
 t.finish()

@@ -15,7 +15,6 @@ Run as `python3 test_gui.py GT_PEAK GT_TEMPORARY`."""
 import http.client
 import json
 import os
-import subprocess
 
 import exportlib
 import serverlib
@@ -331,12 +330,6 @@ if f:
         t.check(os.path.getsize(os.path.join(ARTIFACTS, shot)) > 10000, f'screenshot {shot}')
 
 # SIGTERM: a clean stop, and (in the ASan build) no leak or error reported
-proc.terminate()
-try:
-    _, err = proc.communicate(timeout=60)
-    t.eq(proc.returncode, 0, 'the server stops on SIGTERM with exit status 0')
-    t.check('Sanitizer' not in err and 'runtime error' not in err, f'the server reports no error: {err[-800:]!r}')
-except subprocess.TimeoutExpired:
-    t.fail('the server did not stop on SIGTERM')
+serverlib.stop(t, proc)
 
 t.finish()

@@ -22,7 +22,6 @@ import csv
 import io
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -189,12 +188,6 @@ if f:
 
 # SIGTERM after all that: a clean stop, and (in the ASan build) no leak or
 # error reported for the tables, connections and statements of the queries
-proc.terminate()
-try:
-    _, err = proc.communicate(timeout=60)
-    t.eq(proc.returncode, 0, 'the server stops on SIGTERM with exit status 0')
-    t.check('Sanitizer' not in err and 'runtime error' not in err, f'the server reports no error: {err[-800:]!r}')
-except subprocess.TimeoutExpired:
-    t.fail('the server did not stop on SIGTERM')
+serverlib.stop(t, proc)
 
 t.finish()

@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../check.h"
+
 #ifdef __clang__
 #define NOINLINE __attribute__((noinline))
 #else
@@ -29,17 +31,6 @@
 uint64_t sym_test_here(void);
 uint64_t sym_test_cpp_probe(int *line);
 uint64_t symtest_nodebug_function(uint64_t x);
-
-static int failures;
-
-#define CHECK(cond)                                                                 \
-	do {                                                                        \
-		if (!(cond)) {                                                      \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                             \
-			failures++;                                                 \
-		}                                                                   \
-	} while (0)
 
 static int str_eq(const char *a, const char *b)
 {

@@ -1,7 +1,7 @@
 #!/bin/bash
-# tools/bench-attach.sh: what attaching costs a running program.
+# tools/bench/bench-attach.sh: what attaching costs a running program.
 #
-#   tools/bench-attach.sh [-b BUILD_DIR] [-s SPINS]
+#   tools/bench/bench-attach.sh [-b BUILD_DIR] [-s SPINS]
 #
 # Runs tools/bench/paced.c (one malloc/free pair per ~10 us of work, about
 # 100,000 allocations a second), lets it run 4 s alone, then attaches
@@ -10,7 +10,7 @@
 # is dropped: attaching and detaching themselves take a moment) and the
 # attached/alone ratio.  Needs root (the BPF backend).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${MEMTRACE_BUILD:-build} spins=9000
 while [ $# -gt 0 ]; do
 	case $1 in

@@ -1,8 +1,8 @@
 #!/bin/bash
-# tools/soak-server.sh: `memtrace server` under many clients at once: how
+# tools/bench/soak-server.sh: `memtrace server` under many clients at once: how
 # fast it answers and how much memory it takes.
 #
-#   tools/soak-server.sh [-b BUILD_DIR] [-c CLIENTS] [-d SECONDS] [-n ROWS] [-k] [RECORDING]
+#   tools/bench/soak-server.sh [-b BUILD_DIR] [-c CLIENTS] [-d SECONDS] [-n ROWS] [-k] [RECORDING]
 #
 # Without RECORDING, one is made with `memtrace record`: sqlite3 running
 # tools/sqlite-workload.sh's script of ROWS rows (default 1,000,000: about
@@ -19,7 +19,7 @@
 #   -k       keep the work directory
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${MEMTRACE_BUILD:-build} clients=64 secs=60 rows=1000000 keep=0
 die() { echo "soak-server.sh: error: $*" >&2; exit 1; }
 while getopts b:c:d:n:kh opt; do

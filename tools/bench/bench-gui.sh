@@ -1,9 +1,9 @@
 #!/bin/bash
-# tools/bench-gui.sh: how fast the report page answers on a recording of
+# tools/bench/bench-gui.sh: how fast the report page answers on a recording of
 # many call sites (issue 19: every interaction under 200 ms on 100,000
 # sites), in the HTML report and in the server's GUI.
 #
-#   tools/bench-gui.sh [-b BUILD_DIR] [-d DEPTH] [-r ROUNDS] [-k]
+#   tools/bench/bench-gui.sh [-b BUILD_DIR] [-d DEPTH] [-r ROUNDS] [-k]
 #
 # tools/bench/sites.c is built and recorded: 2^DEPTH call sites (default 17:
 # 131,072), each allocating ROUNDS times (default 1; 76 gives 10 million
@@ -24,7 +24,7 @@
 #   -k       keep the work directory
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${MEMTRACE_BUILD:-build} depth=17 rounds=1 keep=0 runs=5
 die() { echo "bench-gui.sh: error: $*" >&2; exit 1; }
 while getopts b:d:r:n:kh opt; do

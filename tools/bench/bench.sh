@@ -1,7 +1,7 @@
 #!/bin/bash
-# tools/bench.sh: what recording costs, memtrace against heaptrack.
+# tools/bench/bench.sh: what recording costs, memtrace against heaptrack.
 #
-#   tools/bench.sh [-r N] [-w churn,sqlite] [-b BUILD_DIR] [--no-heaptrack]
+#   tools/bench/bench.sh [-r N] [-w churn,sqlite] [-b BUILD_DIR] [--no-heaptrack]
 #                  [--no-bpf] [-k] [--raw FILE] [-q]
 #
 # Workloads: churn (tools/bench/churn.c built with gcc -O2: 1M malloc/free
@@ -40,8 +40,8 @@
 #   -q              no progress lines
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-here=$root/tools
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$root/tools/bench
 rounds=5 workloads=churn,sqlite build=${MEMTRACE_BUILD:-build-bench}
 use_heaptrack=1 use_bpf=1 keep=0 raw= quiet=0
 
@@ -121,7 +121,7 @@ progress() { [ $quiet = 1 ] || echo "$*" >&2; }
 measure() {
 	local stdin=$1; shift
 	local out status
-	out=$(python3 "$here/bench/measure.py" --stdin "$stdin" -- "$@" 2>> "$log") ||
+	out=$(python3 "$here/measure.py" --stdin "$stdin" -- "$@" 2>> "$log") ||
 		die "measure.py failed on: $*"
 	read -r m_wall m_cpu status <<< "$out"
 	if [ "$status" != 0 ]; then
@@ -134,13 +134,13 @@ measure() {
 for wl in "${wl_list[@]}"; do
 	case $wl in
 	churn)
-		src=${CHURN_SRC:-$here/bench/churn.c}
+		src=${CHURN_SRC:-$here/churn.c}
 		[ -r "$src" ] || die "cannot read $src (set CHURN_SRC)"
 		gcc -O2 -o "$work/churn" "$src" || die "cannot build $src"
 		;;
 	sqlite)
 		command -v sqlite3 > /dev/null || die "sqlite3 missing (tools/setup.sh installs it)"
-		sh "$here/sqlite-workload.sh" -o "$work/sqlite.sql"
+		sh "$root/tools/sqlite-workload.sh" -o "$work/sqlite.sql"
 		;;
 	esac
 done
@@ -229,7 +229,7 @@ print(sys.argv[1], a, f)' "$wl" >> "$counts"
 done
 
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 "$here/bench/summarize.py" "$runs" "$counts"
+python3 "$here/summarize.py" "$runs" "$counts"
 [ -z "$raw" ] || cp "$runs" "$raw"
 
 # The BPF programs' own cost per event, from the kernel's bpf_stats (switched

@@ -1,20 +1,20 @@
 #!/bin/bash
-# tools/bench-cross.sh: tools/bench.sh's churn figure for a cross build,
+# tools/bench/bench-cross.sh: bench.sh's churn figure for a cross build,
 # under qemu-user: churn (tools/bench/churn.c, built -O2 with ARCH's cross
 # gcc, -funwind-tables on ARMv7 and MIPS) run natively under qemu against `memtrace record` of it under qemu
 # (the cross-built memtrace and shim), interleaved round by round; medians
 # of wall and CPU time, and the ratio.  Emulation makes both slow: the ratio
 # is what to compare with bench.sh's native one, not the seconds.
 #
-#   tools/bench-cross.sh ARCH [-r N] [-n ALLOCATIONS]
+#   tools/bench/bench-cross.sh ARCH [-r N] [-n ALLOCATIONS]
 #
 #   ARCH   aarch64, armhf or mips64el, built first by tools/cross.sh ARCH
 #   -r N   rounds (default 5)
 #   -n N   churn's allocations (default 200000: qemu is slow)
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-here=$root/tools
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$root/tools/bench
 arch='' rounds=5 n=200000
 die() { echo "bench-cross.sh: error: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
@@ -46,13 +46,13 @@ export QEMU_LD_PREFIX=$sysroot
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$triplet-gcc" --sysroot="$sysroot" -O2 "${cflags[@]}" -o "$work/churn" "$here/bench/churn.c" ||
+"$triplet-gcc" --sysroot="$sysroot" -O2 "${cflags[@]}" -o "$work/churn" "$here/churn.c" ||
 	die "cannot build churn.c for $arch"
 
 # one run: "wall cpu" in seconds (measure.py: CPU of the command and its children)
 run() {
 	local out st
-	out=$(python3 "$here/bench/measure.py" --stdin /dev/null -- "$@" 2>>"$work/log") ||
+	out=$(python3 "$here/measure.py" --stdin /dev/null -- "$@" 2>>"$work/log") ||
 		die "measure.py failed on: $*"
 	read -r w c st <<<"$out"
 	[ "$st" = 0 ] || die "exit status $st from: $*"

@@ -1,8 +1,8 @@
 #!/bin/bash
-# tools/bench-export.sh: how long reading and exporting a large recording
+# tools/bench/bench-export.sh: how long reading and exporting a large recording
 # takes, and how much memory it needs.
 #
-#   tools/bench-export.sh [-b BUILD_DIR] [-n ROWS] [-p PAIRS] [-r N] [-k]
+#   tools/bench/bench-export.sh [-b BUILD_DIR] [-n ROWS] [-p PAIRS] [-r N] [-k]
 #
 # Two recordings are made with `memtrace record`: sqlite3 running
 # tools/sqlite-workload.sh's script of ROWS rows (default 1,600,000: about
@@ -19,7 +19,7 @@
 #   -k       keep the work directory
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${MEMTRACE_BUILD:-build-bench} rows=1600000 pairs=5000000 rounds=3 keep=0
 die() { echo "bench-export.sh: error: $*" >&2; exit 1; }
 while getopts b:n:p:r:kh opt; do

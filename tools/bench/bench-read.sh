@@ -1,8 +1,8 @@
 #!/bin/bash
-# tools/bench-read.sh: what reading a big recording costs, against the
+# tools/bench/bench-read.sh: what reading a big recording costs, against the
 # program's own run.
 #
-#   tools/bench-read.sh [-r N] [-b BUILD_DIR] [-n ALLOCATIONS] [-l LIVE]
+#   tools/bench/bench-read.sh [-r N] [-b BUILD_DIR] [-n ALLOCATIONS] [-l LIVE]
 #                       [-s STACKS] [-d DEPTH] [--no-heaptrack] [-k] [-q]
 #
 # The workload is tools/bench/scale.c (gcc -O2): ALLOCATIONS allocations
@@ -40,8 +40,8 @@
 #   -q              no progress lines
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-here=$root/tools
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$root/tools/bench
 rounds=3 build=${MEMTRACE_BUILD:-build-bench}
 allocs=10000000 live=500000 stacks=65536 depth=8
 use_heaptrack=1 keep=0 raw= quiet=0 ht_limit=600
@@ -93,7 +93,7 @@ log=$work/stderr.log runs=$work/runs.tsv
 progress() { [ $quiet = 1 ] || echo "$*" >&2; }
 
 gcc -O2 -fno-omit-frame-pointer -fno-optimize-sibling-calls -o "$work/scale" \
-	"$here/bench/scale.c" || die "cannot build tools/bench/scale.c"
+	"$here/scale.c" || die "cannot build tools/bench/scale.c"
 scale=("$work/scale" -n "$allocs" -l "$live" -s "$stacks" -d "$depth")
 rec=$work/scale.mtrace
 
@@ -103,7 +103,7 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 # measure [--url URL] CMD...: run it; sets m_wall m_rss m_status.
 measure_status() {
 	local out
-	out=$(python3 "$here/bench/readrun.py" "$@" 2>> "$log") || die "readrun.py failed on: $*"
+	out=$(python3 "$here/readrun.py" "$@" 2>> "$log") || die "readrun.py failed on: $*"
 	read -r m_wall m_rss m_status m_cpu <<< "$out"
 }
 measure() {

@@ -1,7 +1,7 @@
 #!/bin/bash
-# tools/bench-threads.sh: what recording costs as threads are added.
+# tools/bench/bench-threads.sh: what recording costs as threads are added.
 #
-#   tools/bench-threads.sh [-r N] [-t LIST] [-n N] [-b BUILD_DIR]
+#   tools/bench/bench-threads.sh [-r N] [-t LIST] [-n N] [-b BUILD_DIR]
 #                          [--no-heaptrack] [-k] [--raw FILE] [-q]
 #
 # Workload: tools/bench/churn_mt.c built with gcc -O2: T threads, each doing
@@ -32,8 +32,8 @@
 #   -q              no progress lines
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-here=$root/tools
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$root/tools/bench
 rounds=5 threads=1,2,4,8 per=500000 build=${MEMTRACE_BUILD:-build-bench}
 use_heaptrack=1 keep=0 raw= quiet=0
 
@@ -86,8 +86,8 @@ log=$work/stderr.log runs=$work/runs.tsv
 
 progress() { [ $quiet = 1 ] || echo "$*" >&2; }
 
-gcc -O2 -pthread -o "$work/churn_mt" "$here/bench/churn_mt.c" ||
-	die "cannot build $here/bench/churn_mt.c"
+gcc -O2 -pthread -o "$work/churn_mt" "$here/churn_mt.c" ||
+	die "cannot build $here/churn_mt.c"
 
 # run_variant T VARIANT ROUND: one timed run; appends to $runs unless ROUND
 # is "warmup".
@@ -107,7 +107,7 @@ run_variant() {
 		cmd=(heaptrack -o "$work/ht.$t" "${cmd[@]}")
 		;;
 	esac
-	out=$(python3 "$here/bench/measure.py" -- "${cmd[@]}" 2>> "$log") ||
+	out=$(python3 "$here/measure.py" -- "${cmd[@]}" 2>> "$log") ||
 		die "measure.py failed on: ${cmd[*]}"
 	read -r wall cpu status <<< "$out"
 	if [ "$status" != 0 ]; then
