@@ -48,8 +48,9 @@ struct span {
 	struct mtb_urow r;
 };
 
-/* The largest objects here have about 0.9M rows (libLLVM-15: 5.2 MB of
- * .eh_frame); a row costs 16 bytes of kernel memory. */
+/* The largest objects on these machines have about 1M rows (Debian's
+ * libclang-cpp.so.14 1,000,508, libLLVM-14.so.1 948,864); a row costs 12
+ * bytes of kernel memory. */
 #define MTB_MAX_OBJ_ROWS (1u << 21)
 #define MTB_MAX_ALL_ROWS (1u << 24)
 
