@@ -6,6 +6,11 @@
 # clang), then the cross builds under qemu-user (tools/cross.sh).  Exits
 # non-zero if any test failed.
 set -u
+# It installs packages and runs BPF: as root.  In a root shell it runs as it
+# is (a container's root shell has no sudo); otherwise again through sudo.
+if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then
+	exec sudo sh "$0" "$@"
+fi
 cd "$(dirname "$0")/.."
 sh tools/setup.sh || exit 1
 status=0

@@ -15,8 +15,15 @@ allocates in a loop:
 Then root's `memtrace -p PID`, `memtrace top -p PID` and `memtrace sweep`
 must each end with status 0, report the process's allocations (-p), and
 stay under 400 MB of resident memory.
+
+Last, a program whose RUNPATH names a folder holding a FIFO called
+libc.so.6: `record --backend=bpf` looked for the C library there with a
+plain open() and hung before the program ran, deaf to ^C.  Now it runs the
+program (which the dynamic loader then blocks on the FIFO) and a ^C to the
+process group ends both.
 """
 import json
+import signal
 import os
 import shutil
 import struct
@@ -141,6 +148,40 @@ def run_root(what, args, top):
     return p.returncode, stdout, stderr
 
 
+def runpath_fifo(top):
+    """record --backend=bpf of a program whose RUNPATH holds a FIFO."""
+    src = os.path.join(os.environ['MEMTRACE_SOURCE_ROOT'], 'tests', 'groundtruth')
+    lib = os.path.join(top, 'lib')
+    os.makedirs(lib)
+    os.mkfifo(os.path.join(lib, 'libc.so.6'))
+    prog = os.path.join(top, 'runpath')
+    r = subprocess.run(['cc', '-O1', '-I', src, '-o', prog, os.path.join(src, 'peak.c'),
+                        f'-Wl,--enable-new-dtags,-rpath,{lib}'], capture_output=True, text=True)
+    if not check(r.returncode == 0, f'cc with a RUNPATH: {r.stderr[-300:]}'):
+        return
+    p = subprocess.Popen([MEMTRACE, 'record', '--backend=bpf', '-o', os.path.join(top, 'rp.mtrace'),
+                          '--', prog], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    started = False
+    for _ in range(100):  # until the program runs (it then waits in ld.so)
+        time.sleep(0.1)
+        started = any(os.path.realpath(f'/proc/{d}/exe') == os.path.realpath(prog)
+                      for d in os.listdir('/proc') if d.isdigit() and os.path.exists(f'/proc/{d}/exe'))
+        if started:
+            break
+    check(started, 'record --backend=bpf, a FIFO in RUNPATH: the program is run')
+    os.killpg(p.pid, signal.SIGINT)  # a ^C at the terminal
+    try:
+        _, err = p.communicate(timeout=30)
+        check(p.returncode == 130,
+              f'record --backend=bpf, a FIFO in RUNPATH: ends on ^C with the program\'s status '
+              f'130 (got {p.returncode}): {err.strip()[-200:]}')
+    except subprocess.TimeoutExpired:
+        check(False, 'record --backend=bpf, a FIFO in RUNPATH: ends on ^C (it hung)')
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+
+
 def main():
     why = bpflib.bpf_unavailable()
     if why:
@@ -185,6 +226,7 @@ def main():
         run_root('memtrace top', ['top', '-p', pid, '--interval', '1', '--count', '2'], top)
         run_root('memtrace sweep', ['sweep', '--duration', '2'], top)
         check(mapper.poll() is None, 'the mapper is still running')
+        runpath_fifo(top)
     finally:
         if mapper:
             mapper.kill()
