@@ -25,7 +25,7 @@ static const char *base_of(const char *path)
 
 int mt_elf_is_go(const char *path)
 {
-	int fd = path ? mt_open_recorded(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+	int fd = path ? mt_open_recorded(path, NULL, 0) : -1;
 	if (fd < 0)
 		return 0;
 	int go = 0;

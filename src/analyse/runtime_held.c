@@ -96,7 +96,7 @@ static void read_stdio_fns(const struct mt_module *m, struct stdio_fns *out)
 {
 	out->libc = m;
 	out->n = 0;
-	int fd = mt_open_recorded(m->path, O_RDONLY | O_CLOEXEC);
+	int fd = mt_open_recorded(m->path, NULL, 0);
 	if (fd < 0)
 		return;
 	elf_version(EV_CURRENT);

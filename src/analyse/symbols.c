@@ -25,8 +25,10 @@
 #include "base/util.h"
 #include "format/codec.h"
 
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +39,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* From the C++ runtime the binary links with; declared here so that this
  * file stays plain C. */
@@ -347,47 +350,58 @@ static bool build_id_matches(struct module *m)
  * addresses: enough to name frames when the binary itself is gone). */
 static int open_regular(const char *path, char *why, size_t whylen)
 {
-	/* Opened here, not by libdwfl: O_NONBLOCK so that a FIFO planted at a
-	 * module's path (a jailed process owns its paths) cannot hang the
-	 * report, and fstat on what was opened, not a stat before the open
-	 * that a swap could outrun.  errno also makes a better message than
-	 * libdwfl's own. */
-	int fd = mt_open_recorded(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		if (why)
-			snprintf(why, whylen, "cannot open: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		if (why)
-			snprintf(why, whylen, "cannot open: not a regular file");
-		close(fd);
-		return -1;
-	}
-	return fd;
+	/* Opened here, not by libdwfl: base/util.c's rule for hostile paths
+	 * (a FIFO at a module's path cannot hang the report), and errno makes
+	 * a better message than libdwfl's own. */
+	return mt_open_recorded(path, why, whylen);
 }
 
-/* libdwfl's search for separate debug files, after the one embedded in
- * the recording.  The module's userdata is its struct module. */
-/* Whether a debuginfod server is configured (libdebuginfod asks none
- * without DEBUGINFOD_URLS). */
-static bool debuginfod_asked(void)
+/* The search for a module's separate debug file, after the one embedded
+ * in the recording, done here rather than by libdwfl's standard search,
+ * which opens the files a .gnu_debuglink names with a plain open: a FIFO
+ * planted beside a traced program hung `-p`, `report` and the server for
+ * good.  In the standard's order: by build-id under /usr/lib/debug (system
+ * directories only, through libdwfl), then by name (the debuglink's, or the
+ * file's own plus ".debug") beside the file, in .debug/ beside it and under
+ * /usr/lib/debug, each opened by mt_open_regular and kept only if its
+ * build-id (or, without one, the debuglink's CRC) is the module's, then a
+ * debuginfod server when DEBUGINFOD_URLS names one. */
+
+/* Whether the file open on FD is the debug file of MOD: the same build-id,
+ * or when MOD has none, the CRC its debuglink gives (CHECK_CRC). */
+static bool debug_file_matches(Dwfl_Module *mod, int fd, bool check_crc, GElf_Word crc)
 {
-	const char *urls = getenv("DEBUGINFOD_URLS");
-	return urls && *urls;
+	const unsigned char *want;
+	GElf_Addr vaddr;
+	int wantlen = dwfl_module_build_id(mod, &want, &vaddr);
+
+	if (wantlen > 0) {
+		Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		const void *got;
+		ssize_t gotlen = e ? dwelf_elf_gnu_build_id(e, &got) : -1;
+		bool same = gotlen == wantlen && memcmp(got, want, (size_t)wantlen) == 0;
+		if (e)
+			elf_end(e);
+		return same;
+	}
+	if (!check_crc)
+		return true;
+	uLong sum = crc32(0, NULL, 0);
+	unsigned char buf[1 << 16];
+	ssize_t n;
+	off_t at = 0;
+	while ((n = pread(fd, buf, sizeof buf, at)) > 0) {
+		sum = crc32(sum, buf, (uInt)n);
+		at += n;
+	}
+	return n == 0 && (GElf_Word)sum == crc;
 }
 
-/* Whether a debug file may be found by name for FILE_NAME, where libdwfl's
- * default path looks: next to it, in .debug/ beside it and under
- * /usr/lib/debug, as its .gnu_debuglink says (DEBUGLINK) or as its file
- * name plus ".debug".  Only a yes needs the full search. */
-static bool local_candidate(const char *file_name, const char *debuglink)
+static int debug_by_name(Dwfl_Module *mod, const char *file_name, const char *debuglink,
+			 GElf_Word crc, char **found)
 {
 	if (!file_name || file_name[0] != '/')
-		return true; /* (no place to look from: let libdwfl decide) */
+		return -1;
 	const char *slash = strrchr(file_name, '/');
 	int dirlen = (int)(slash - file_name);
 	char own[PATH_MAX];
@@ -397,19 +411,50 @@ static bool local_candidate(const char *file_name, const char *debuglink)
 	for (int n = 0; n < 2; n++) {
 		if (!names[n] || !*names[n])
 			continue;
-		if (names[n][0] == '/') {
-			if (access(names[n], F_OK) == 0)
-				return true;
-			continue;
-		}
 		for (size_t f = 0; f < sizeof fmts / sizeof *fmts; f++) {
 			char path[PATH_MAX];
-			snprintf(path, sizeof path, fmts[f], dirlen, file_name, names[n]);
-			if (access(path, F_OK) == 0)
-				return true;
+			if (names[n][0] == '/') {
+				if (f)
+					break;
+				snprintf(path, sizeof path, "%s", names[n]);
+			} else {
+				snprintf(path, sizeof path, fmts[f], dirlen, file_name, names[n]);
+			}
+			int fd = mt_open_regular(path, 0, NULL, 0);
+			if (fd < 0)
+				continue;
+			if (debug_file_matches(mod, fd, n == 0, crc)) {
+				*found = xstrdup(path);
+				return fd;
+			}
+			close(fd);
 		}
 	}
-	return false;
+	return -1;
+}
+
+/* libdebuginfod's lookup, through the client libdwfl loads on demand (and
+ * only then: with its libcurl, TLS, LDAP and Kerberos libraries it costs
+ * 5 MB of memory).  Its prototype is libdebuginfod's public one. */
+typedef int (*debuginfod_find_fn)(debuginfod_client *c, const unsigned char *build_id,
+				  int build_id_len, char **path);
+
+static int debug_by_debuginfod(Dwfl *dwfl, Dwfl_Module *mod, char **found)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int idlen = dwfl_module_build_id(mod, &id, &vaddr);
+
+	if (!urls || !*urls || idlen <= 0 || !dwfl)
+		return -1;
+	debuginfod_client *c = dwfl_get_debuginfod_client(dwfl);
+	void *lib = c ? dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_NOLOAD) : NULL;
+	debuginfod_find_fn find = lib ? (debuginfod_find_fn)dlsym(lib, "debuginfod_find_debuginfo") : NULL;
+	int fd = find ? find(c, id, idlen, found) : -1;
+	if (lib)
+		dlclose(lib);
+	return fd < 0 ? -1 : fd;
 }
 
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
@@ -423,17 +468,14 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		if (fd >= 0)
 			return fd;
 	}
-	if (!debuginfod_asked() && !local_candidate(file_name, debuglink_file)) {
-		/* What the standard search would find: by build-id, and no
-		 * file by name; its last resort, a debuginfod client, has no
-		 * server to ask, and loading it (libcurl and the TLS, LDAP
-		 * and Kerberos libraries behind it) costs 5 MB of memory. */
-		return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
-						    debuglink_file, debuglink_crc,
-						    debuginfo_file_name);
-	}
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-					    debuglink_crc, debuginfo_file_name);
+	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
+					      debuglink_file, debuglink_crc, debuginfo_file_name);
+	if (fd < 0)
+		fd = debug_by_name(mod, file_name, debuglink_file, debuglink_crc,
+				   debuginfo_file_name);
+	if (fd < 0)
+		fd = debug_by_debuginfod(m ? m->dwfl : NULL, mod, debuginfo_file_name);
+	return fd;
 }
 
 /* Offline sessions: modules are reported by hand, nothing runs. */

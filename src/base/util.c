@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 static void vsay(const char *kind, const char *fmt, va_list ap)
 {
@@ -271,19 +272,36 @@ int mt_arg_count(const char *cmd, const char *opt, const char *val, uint64_t max
 	return 0;
 }
 
-int mt_open_recorded(const char *path, int flags)
+int mt_open_regular(const char *path, int flags, char *why, size_t whylen)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | flags);
+	struct stat st;
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		return fd;
+	int e = fd < 0 ? errno : EINVAL; /* (fstat cannot fail on an open descriptor) */
+	if (fd >= 0)
+		close(fd);
+	if (why)
+		snprintf(why, whylen, "cannot open: %s",
+			 fd >= 0 ? "not a regular file" : strerror(e));
+	errno = e;
+	return -1;
+}
+
+int mt_open_recorded(const char *path, char *why, size_t whylen)
 {
 	const char *root = getenv("MEMTRACE_SYSROOT");
 	if (root && *root && path[0] == '/') {
 		char full[PATH_MAX];
 		int n = snprintf(full, sizeof full, "%s%s", root, path);
 		if (n > 0 && (size_t)n < sizeof full) {
-			int fd = open(full, flags);
+			int fd = mt_open_regular(full, 0, NULL, 0);
 			if (fd >= 0)
 				return fd;
 		}
 	}
-	return open(path, flags);
+	return mt_open_regular(path, 0, why, whylen);
 }
 
 int mt_gather_mmaps(void)

@@ -78,12 +78,22 @@ int mt_parse_seconds(const char *s, double *out);
 /* The forms mt_parse_seconds takes, for error messages. */
 #define MT_DURATION_FORMS "seconds, or a number with ms, s, min or h (200ms, 1.5s, 2min, 1h)"
 
-/* open(PATH, FLAGS) for a file a recording names (a module, the
- * executable).  A recording made on another machine (an ARM board, a cross
- * build under qemu-user) names that machine's files: with MEMTRACE_SYSROOT
- * set to a copy of its root, PATH is looked for there first, then as it is
- * (the program's own binaries); the readers check build-ids. */
-int mt_open_recorded(const char *path, int flags);
+/* The one way to open a file that a traced process or a recording names
+ * (hostile: a jailed process owns its paths, a recording can name any):
+ * read-only, with O_NONBLOCK so that a FIFO cannot hang the open, and kept
+ * only if fstat of what was opened (not a stat before it, which a swap
+ * could outrun) says it is a regular file.  FLAGS are added (O_NOFOLLOW
+ * where the path is a resolved one).  Returns the descriptor, or -1 with
+ * errno set (EINVAL: not a regular file) and, given WHY, a reason a user
+ * can read ("cannot open: ..."). */
+int mt_open_regular(const char *path, int flags, char *why, size_t whylen);
+
+/* mt_open_regular for a file a recording names (a module, the executable).
+ * A recording made on another machine (an ARM board, a cross build under
+ * qemu-user) names that machine's files: with MEMTRACE_SYSROOT set to a
+ * copy of its root, PATH is looked for there first, then as it is (the
+ * program's own binaries); the readers check build-ids. */
+int mt_open_recorded(const char *path, char *why, size_t whylen);
 /* Whether the calls that map memory are to be recorded: yes unless
  * MEMTRACE_GATHER_MMAP_CALLS (or bytehound's MEMORY_PROFILER_GATHER_MMAP_CALLS)
  * is 0, false or no (record --no-mmap sets it, for the shim too). */

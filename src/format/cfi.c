@@ -58,6 +58,13 @@ static int64_t rd_sleb(const uint8_t **pp, const uint8_t *end)
 	return (int64_t)v;
 }
 
+/* V times the CIE's data alignment, wrapping as the hardware does: hostile
+ * CFI can make the product overflow, which signed arithmetic must not. */
+static int64_t scaled(uint64_t v, int64_t align)
+{
+	return (int64_t)(v * (uint64_t)align);
+}
+
 #define RD(type, p)                          \
 	({                                   \
 		type v_;                     \
@@ -173,20 +180,27 @@ static int parse_cie(const uint8_t *c, struct mt_cfi_cie *ci)
 	if (p >= end)
 		return 0;
 	p++;
-	if (version == 4)
+	if (version == 4) {
+		if (end - p < 2)
+			return 0;
 		p += 2; /* address_size, segment_size */
+	}
 	ci->code_align = rd_uleb(&p, end);
 	ci->data_align = rd_sleb(&p, end);
+	if (p >= end)
+		return 0;
 	ci->ra_reg = version == 1 ? *p++ : rd_uleb(&p, end);
 	ci->fde_enc = 0; /* absptr */
 	ci->signal = 0;
 	ci->has_z = aug[0] == 'z';
 	if (ci->has_z) {
 		uint64_t alen = rd_uleb(&p, end);
-		const uint8_t *aend = p + alen;
 		int parsed = 1; /* data of the letters so far understood */
-		if (aend > end)
+		/* A length compared with what is left, never added first: a
+		 * hostile one near 2^64 would wrap the pointer. */
+		if (alen > (uint64_t)(end - p))
 			return 0;
+		const uint8_t *aend = p + alen;
 		for (const char *a = aug + 1; *a; a++) {
 			uintptr_t dummy;
 			if (*a == 'S') {
@@ -384,7 +398,7 @@ static int run_cfi(const uint8_t *p, const uint8_t *end, const struct mt_cfi_cie
 			continue;
 		case 2: /* offset */
 			u = rd_uleb(&p, end);
-			set_reg(st, ci, op & 0x3f, R_OFFSET, (int64_t)u * ci->data_align);
+			set_reg(st, ci, op & 0x3f, R_OFFSET, scaled(u, ci->data_align));
 			continue;
 		case 3: /* restore */
 			restore_reg(st, init, ci, op & 0x3f);
@@ -420,7 +434,7 @@ static int run_cfi(const uint8_t *p, const uint8_t *end, const struct mt_cfi_cie
 		case 0x05: /* offset_extended */
 			reg = rd_uleb(&p, end);
 			u = rd_uleb(&p, end);
-			set_reg(st, ci, reg, R_OFFSET, (int64_t)u * ci->data_align);
+			set_reg(st, ci, reg, R_OFFSET, scaled(u, ci->data_align));
 			break;
 		case 0x06: /* restore_extended */
 			restore_reg(st, init, ci, rd_uleb(&p, end));
@@ -490,15 +504,15 @@ static int run_cfi(const uint8_t *p, const uint8_t *end, const struct mt_cfi_cie
 		case 0x11: /* offset_extended_sf */
 			reg = rd_uleb(&p, end);
 			s = rd_sleb(&p, end);
-			set_reg(st, ci, reg, R_OFFSET, s * ci->data_align);
+			set_reg(st, ci, reg, R_OFFSET, scaled((uint64_t)s, ci->data_align));
 			break;
 		case 0x12: /* def_cfa_sf */
 			st->cfa_how = C_REG;
 			st->cfa_reg = rd_uleb(&p, end);
-			st->cfa_off = rd_sleb(&p, end) * ci->data_align;
+			st->cfa_off = scaled((uint64_t)rd_sleb(&p, end), ci->data_align);
 			break;
 		case 0x13: /* def_cfa_offset_sf */
-			st->cfa_off = rd_sleb(&p, end) * ci->data_align;
+			st->cfa_off = scaled((uint64_t)rd_sleb(&p, end), ci->data_align);
 			if (st->cfa_how != C_REG)
 				st->cfa_how = C_BAD;
 			break;
@@ -526,7 +540,7 @@ static int run_cfi(const uint8_t *p, const uint8_t *end, const struct mt_cfi_cie
 		case 0x2f: /* GNU_negative_offset_extended */
 			reg = rd_uleb(&p, end);
 			u = rd_uleb(&p, end);
-			set_reg(st, ci, reg, R_OFFSET, -((int64_t)u * ci->data_align));
+			set_reg(st, ci, reg, R_OFFSET, scaled(0 - u, ci->data_align));
 			break;
 		default:
 			return 0;
@@ -670,13 +684,16 @@ static void fde_rows(const uint8_t *data, const uint8_t *end, intptr_t adj, cons
 	struct mt_cfi_cie ci = { .adj = adj };
 	struct mt_cfi_rule stop = { .kind = MT_CFI_STOP, .bhow = MT_CFI_B_UNDEF };
 
+	/* Read from a file: a pointer to dereference is refused whatever ADJ
+	 * is (rd_ptr tells the two cases apart by ADJ alone). */
 	if (cie_off > (uintptr_t)(body - data) || !record_in(cie, end, &cbody, &cend) ||
-	    !parse_cie(cie, &ci))
+	    !parse_cie(cie, &ci) || (ci.fde_enc & DW_EH_PE_indirect))
 		return;
 	const uint8_t *p = body + 4;
 	uintptr_t begin, range;
 	if (!rd_ptr(&p, fend, ci.fde_enc, 0, adj, &begin) ||
-	    !rd_ptr(&p, fend, ci.fde_enc & 0x0f, 0, adj, &range) || !range)
+	    !rd_ptr(&p, fend, ci.fde_enc & 0x0f, 0, adj, &range) || !range ||
+	    range > UINTPTR_MAX - begin)
 		return;
 	if (ci.has_z) {
 		uint64_t alen = rd_uleb(&p, fend);

@@ -482,23 +482,19 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int probe, i
 		errno = e;
 		return -1;
 	}
-	char line[PATH_MAX + 256];
+	char *line = NULL;
+	size_t linecap = 0;
+	struct mt_maps_line ml;
 	int added = 0, ret = 0;
 	uint64_t last_dev = 0, last_ino = 0;
 
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi, off, ino;
-		unsigned maj, min;
-		char perms[8];
-		int pos = 0;
+	while (mt_maps_next(f, &line, &linecap, &ml)) {
+		uint64_t lo = ml.lo, hi = ml.hi, ino = ml.ino;
+		char *name = ml.path;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &lo, &hi, perms, &off, &maj,
-			   &min, &ino, &pos) < 7 ||
-		    !ino || perms[2] != 'x' || line[pos] != '/')
+		if (!ino || ml.perms[2] != 'x' || name[0] != '/')
 			continue;
-		char *name = line + pos;
-		name[strcspn(name, "\n")] = 0;
-		uint64_t dev = makedev(maj, min);
+		uint64_t dev = makedev(ml.maj, ml.min);
 
 		if (dev == last_dev && ino == last_ino)
 			continue;
@@ -556,6 +552,7 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int probe, i
 		snprintf(err, errlen, "cannot read %s: %s%s", path, strerror(e), privilege_hint(e));
 		ret = -1;
 	}
+	free(line);
 	fclose(f);
 	mtb_unwind_flush(b); /* this process's tables, before its probes */
 	return ret < 0 ? -1 : added;
@@ -784,7 +781,7 @@ static void queue_preloads(struct ld_search *s)
 static int attach_path(struct mt_bpf *b, const char *path, pid_t pid, int *found, char *err,
 		       size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = mt_open_regular(path, 0, NULL, 0);
 	struct stat st;
 
 	if (fd < 0 || fstat(fd, &st)) {
@@ -818,7 +815,7 @@ static int attach_library(struct mt_bpf *b, pid_t pid, struct ld_search *s, cons
 			snprintf(path, sizeof(path), "%s", name);
 		else
 			snprintf(path, sizeof(path), "%s/%s", s->dirs[d], name);
-		int lfd = open(path, O_RDONLY | O_CLOEXEC);
+		int lfd = mt_open_regular(path, 0, NULL, 0); /* a FIFO there hung record */
 		if (lfd < 0)
 			continue;
 		struct mtb_elf_deps *ld = xcalloc(1, sizeof(*ld));
@@ -877,11 +874,12 @@ static int attach_our_libc(struct mt_bpf *b, pid_t pid, int *found, char *err, s
 /* What the program at EXE_PATH needs, into DEPS: 0, or -1 with ERR. */
 static int read_exe_deps(const char *exe_path, struct mtb_elf_deps *deps, char *err, size_t errlen)
 {
-	int fd = open(exe_path, O_RDONLY | O_CLOEXEC);
+	char why[128];
+	int fd = mt_open_regular(exe_path, 0, why, sizeof why);
 
 	if (fd < 0) {
 		int e = errno;
-		snprintf(err, errlen, "cannot open %s: %s", exe_path, strerror(e));
+		snprintf(err, errlen, "%s: %s", exe_path, why);
 		errno = e;
 		return -1;
 	}

@@ -203,6 +203,7 @@ struct mt_bpf {
 	int fd_utabs, fd_utab_ids, fd_ustacks, fd_ustk_ins;
 	uint32_t nutabs;
 	uint64_t utab_rows;
+	uint32_t utab_refused; /* objects over the row limits (unwind.c) */
 	/* tables made, not yet in the maps (mtb_unwind_flush) */
 	struct mtb_upend {
 		int fd;
@@ -321,6 +322,7 @@ void mtb_set_trace_all(struct mt_bpf *b, int on);
  * stat gives them, named PATH, and loads it for the kernel's unwinder;
  * nothing if it has no .eh_frame (or the unwinder is off). */
 void mtb_unwind_add(struct mt_bpf *b, int fd, uint64_t dev, uint64_t ino, const char *path);
+size_t mtb_unwind_rows(int fd, struct mtb_urow **rows);
 /* Makes the tables added so far visible to the kernel's unwinder (they are
  * put in its maps together: see unwind.c). */
 void mtb_unwind_flush(struct mt_bpf *b);

@@ -218,23 +218,46 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+int mt_maps_next(FILE *f, char **buf, size_t *cap, struct mt_maps_line *l)
+{
+	ssize_t n;
+
+	while ((n = getline(buf, cap, f)) > 0) {
+		char *line = *buf;
+		unsigned long long lo, hi, off, ino;
+		int pos = 0;
+
+		if (line[n - 1] == '\n')
+			line[n - 1] = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &lo, &hi, l->perms, &off,
+			   &l->maj, &l->min, &ino, &pos) < 7 || !pos)
+			continue;
+		l->lo = lo;
+		l->hi = hi;
+		l->off = off;
+		l->ino = ino;
+		l->path = line + pos;
+		return 1;
+	}
+	return 0;
+}
+
 int mt_pinfo_read(struct mt_pinfo *pi, pid_t pid)
 {
-	char path[64], line[4352];
+	char path[64];
 	memset(pi, 0, sizeof *pi);
 	pi->pid = pid;
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -1;
-	size_t cap = 0;
-	while (fgets(line, sizeof line, f)) {
-		unsigned long long lo, hi, off, ino;
-		char perms[8], file[4096], why[128];
-		file[0] = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %llu %4095[^\n]", &lo, &hi, perms, &off,
-			   &ino, file) < 5)
-			continue;
+	size_t cap = 0, linecap = 0;
+	char *line = NULL;
+	struct mt_maps_line ml;
+	while (mt_maps_next(f, &line, &linecap, &ml)) {
+		uint64_t lo = ml.lo, hi = ml.hi, off = ml.off, ino = ml.ino;
+		const char *file = ml.path;
+		char why[128];
 		if (file[0] != '/' || strstr(file, " (deleted)"))
 			continue;
 		struct mt_pmod *m = NULL;
@@ -262,6 +285,7 @@ int mt_pinfo_read(struct mt_pinfo *pi, pid_t pid)
 		mt_grow(&pi->mods, &cap, pi->nmods, sizeof *pi->mods);
 		pi->mods[pi->nmods++] = nm;
 	}
+	free(line);
 	fclose(f);
 	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
 	char exe[4096];

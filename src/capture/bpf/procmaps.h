@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 struct mt_pmod {
@@ -27,6 +28,22 @@ struct mt_pinfo {
 	size_t nmods;
 	uint64_t start_ns; /* when it started, CLOCK_MONOTONIC; 0 when unknown */
 };
+
+/* One line of /proc/PID/maps.  PATH points into the line read (its end
+ * without the newline), "" for an anonymous mapping. */
+struct mt_maps_line {
+	uint64_t lo, hi, off, ino;
+	unsigned maj, min;
+	char perms[8];
+	char *path;
+};
+
+/* Reads the next line of the maps file F into *BUF (of *CAP bytes, grown as
+ * needed: a line is read whole whatever its length, since a tail split off a
+ * long path and parsed as a line of its own could name any file) and parses
+ * it into L.  Returns 1, or 0 at the end.  Lines that do not parse are
+ * passed over. */
+int mt_maps_next(FILE *f, char **buf, size_t *cap, struct mt_maps_line *l);
 
 /* Reads PID's identity and mapped objects.  Returns 0, or -1 with errno
  * (ESRCH: no such process, EACCES: not allowed). */

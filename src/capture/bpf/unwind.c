@@ -11,6 +11,13 @@
  * FDEs (code without CFI) gets a row of kind 0, where the unwinder falls
  * back on the frame pointer.  An object without .eh_frame gets no table:
  * its frames are walked with frame pointers (counted as "no table").
+ *
+ * The object is any file a traced process mapped executable: hostile.  Only
+ * its first .eh_frame section is compiled (160 section headers naming one
+ * blob once made 160 copies of its rows), an object gives at most
+ * MTB_MAX_OBJ_ROWS rows and all tables together MTB_MAX_ALL_ROWS (kernel
+ * memory): an object over either gets no table, and the user is told once;
+ * its frames then count as "no table" in every report.
  */
 #include "capture_int.h"
 
@@ -41,11 +48,18 @@ struct span {
 	struct mtb_urow r;
 };
 
+/* The largest objects on these machines have about 1M rows (Debian's
+ * libclang-cpp.so.14 1,000,508, libLLVM-14.so.1 948,864); a row costs 12
+ * bytes of kernel memory. */
+#define MTB_MAX_OBJ_ROWS (1u << 21)
+#define MTB_MAX_ALL_ROWS (1u << 24)
+
 struct build {
 	GElf_Phdr *load; /* PT_LOAD segments: vaddr -> file offset */
 	size_t nload;
 	struct span *s;
 	size_t n, cap;
+	int over; /* more spans than MTB_MAX_OBJ_ROWS: the object gets no table */
 };
 
 /* File offset of link-time address V, or UINT64_MAX if no segment has it. */
@@ -79,6 +93,10 @@ static void on_row(void *ctx, uint64_t lo, uint64_t hi, const struct mt_cfi_rule
 		row.off = (int32_t)r->off;
 		row.boff = (int16_t)r->boff;
 		row.bhow = (uint8_t)r->bhow;
+	}
+	if (b->n >= MTB_MAX_OBJ_ROWS) {
+		b->over = 1;
+		return;
 	}
 	mt_grow(&b->s, &b->cap, b->n, sizeof(*b->s));
 	b->s[b->n++] = (struct span){ .lo = flo, .hi = flo + (hi - lo), .r = row };
@@ -124,8 +142,9 @@ static size_t make_rows(struct build *b, struct mtb_urow **out)
 	return n;
 }
 
-/* The rows of the ELF object open on FD: how many (0: no .eh_frame). */
-static size_t object_rows(int fd, struct mtb_urow **rows)
+/* The rows of the ELF object open on FD: how many (0: no .eh_frame), or
+ * SIZE_MAX when it has more than MTB_MAX_OBJ_ROWS. */
+size_t mtb_unwind_rows(int fd, struct mtb_urow **rows)
 {
 	struct build b = { .load = NULL };
 	size_t n = 0, nph, shstrndx;
@@ -151,10 +170,12 @@ static size_t object_rows(int fd, struct mtb_urow **rows)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
 		    !(name = elf_strptr(e, shstrndx, sh.sh_name)) || strcmp(name, ".eh_frame"))
 			continue;
-		if ((d = elf_rawdata(scn, NULL)) && d->d_buf && d->d_size)
+		if ((d = elf_rawdata(scn, NULL)) && d->d_buf && d->d_size) {
 			mt_cfi_rows(d->d_buf, d->d_size, sh.sh_addr, on_row, &b);
+			break; /* the first one only */
+		}
 	}
-	n = make_rows(&b, rows);
+	n = b.over ? SIZE_MAX : make_rows(&b, rows);
 out:
 	free(b.load);
 	free(b.s);
@@ -228,9 +249,20 @@ void mtb_unwind_add(struct mt_bpf *b, int fd, uint64_t dev, uint64_t ino, const 
 	if (!b->dwarf || fd < 0 || b->nutabs >= MTB_MAX_UTABS)
 		return;
 	struct mtb_urow *rows;
-	size_t n = object_rows(fd, &rows);
+	size_t n = mtb_unwind_rows(fd, &rows);
 
-	if (n > 0 && n < (1u << 24)) {
+	uint64_t made = b->utab_rows; /* and the tables not yet flushed */
+	for (size_t i = 0; i < b->nupend; i++)
+		made += b->upend[i].t.nrows;
+	if (n != SIZE_MAX && n > MTB_MAX_ALL_ROWS - made)
+		n = SIZE_MAX;
+	if (n == SIZE_MAX) {
+		if (!b->utab_refused++)
+			fprintf(stderr,
+				"memtrace: warning: %s: its unwind table is over the limit (%u rows an "
+				"object, %u in all): its frames count as stack_no_table\n",
+				path, MTB_MAX_OBJ_ROWS, MTB_MAX_ALL_ROWS);
+	} else if (n > 0) {
 		struct mtb_utab_key k = { .dev = (uint64_t)major(dev) << 20 | minor(dev),
 					  .ino = ino };
 		struct mtb_utab t = { .id = b->nutabs, .nrows = (uint32_t)n };
