@@ -28,7 +28,8 @@
  * row 0's free follows another free before row 0 has a twin).
  *
  * Memory: the tables (bounded by the sites), the live blocks, the threads,
- * and a capped cache of rows.
+ * a capped cache of rows, and the size of every row written (8 bytes a
+ * row, as heaptrack itself holds them).
  */
 #include "export.h"
 #include "intern.h"
@@ -236,12 +237,12 @@ struct ht {
 	struct mt_ptrmap row_keys; /* hash of (size, site) (probed) -> cache entry + 1 */
 	struct row_ent *rows;
 	size_t nrows_cached, rows_cap;
-	uint64_t nrows;	     /* rows written */
-	uint64_t *row_size;  /* row -> its size, for heaptrack's running total */
+	uint64_t nrows;	    /* rows written */
+	uint64_t *row_size; /* row -> its size, for heaptrack's running total */
 	size_t row_size_cap;
-	uint64_t last_row;  /* heaptrack's view: row of the previous '+', 0 after a '-' */
-	uint64_t last_twin; /* the other row of last_row's (size, node), or NO_ROW */
-	uint64_t zero_twin; /* the other row of row 0's, or NO_ROW */
+	uint64_t last_row;	   /* heaptrack's view: row of the previous '+', 0 after a '-' */
+	uint64_t last_twin;	   /* the other row of last_row's (size, node), or NO_ROW */
+	uint64_t zero_twin;	   /* the other row of row 0's, or NO_ROW */
 	uint64_t ht_live, ht_peak; /* heaptrack's running total and its peak */
 
 	/* the last '+' (NO_ROW: none), held back with the frees that follow it */
