@@ -27,13 +27,15 @@ build_pkgs="build-essential gcc g++ meson ninja-build pkg-config
 # bpftrace counting the allocator's probes is tools/bench/bench.sh's floor for BPF;
 # elfutils (eu-readelf, eu-addr2line) and file check the binaries they build.
 # The exports are read back by their real consumers: heaptrack_print,
-# `go tool pprof` (golang-go), ms_print (valgrind), and Chromium driven by
-# playwright-core from npm (nodejs, npm) for the HTML report.
+# heaptrack_gui (heaptrack-gui: the file must load in the GUI users open,
+# run on Qt's offscreen platform; it once crashed where heaptrack_print
+# coped), `go tool pprof` (golang-go), ms_print (valgrind), and Chromium
+# driven by playwright-core from npm (nodejs, npm) for the HTML report.
 # The allocator libraries the ground-truth cases link and preload (jemalloc,
 # mimalloc, gperftools tcmalloc: libgoogle-perftools-dev carries
 # libtcmalloc_minimal.so), and redis, a real program linked to jemalloc
 # (tests/realworld).
-test_pkgs="python3 valgrind heaptrack bpftrace sqlite3 elfutils file zstd golang-go chromium nodejs
+test_pkgs="python3 valgrind heaptrack heaptrack-gui bpftrace sqlite3 elfutils file zstd golang-go chromium nodejs
   libjemalloc-dev libmimalloc-dev libtcmalloc-minimal4 libgoogle-perftools-dev
   redis-server redis-tools
   groff-base binutils"

@@ -14,13 +14,22 @@
  *
  * heaptrack calls a free temporary when it directly follows an allocation
  * of the same row (and, after any free, whenever it is of row 0).  So that
- * its count agrees with memtrace's (freed by the thread's next event), each
- * row is written twice, and a free that heaptrack would wrongly take for a
- * temporary names the twin row.  What cannot be expressed: a temporary
- * whose thread was interleaved with another thread's allocation.
+ * its count agrees with memtrace's (freed by the thread's next event), the
+ * second allocation of a (size, call tree node) gets a row of its own, a
+ * twin, and a free that heaptrack would wrongly take for a temporary names
+ * the other row of the two.  A row is written only where an allocation
+ * uses it: heaptrack_gui counts allocations per row in an array that grows
+ * by one at each row's first '+' and takes the rows in that order (a row
+ * it never saw allocated makes it write past the array's end).  What cannot
+ * be expressed: a temporary whose thread was interleaved with another
+ * thread's allocation, and a free heaptrack takes for temporary where its
+ * (size, node) has one row yet (the block's free directly follows its
+ * allocation, by another thread or after an event the filter left out; or
+ * row 0's free follows another free before row 0 has a twin).
  *
  * Memory: the tables (bounded by the sites), the live blocks, the threads,
- * and a capped cache of rows.
+ * a capped cache of rows, and the size of every row written (8 bytes a
+ * row, as heaptrack itself holds them).
  */
 #include "export.h"
 #include "intern.h"
@@ -36,8 +45,12 @@
 #include <zstd.h>
 
 /* Rows remembered for reuse; past this the cache starts afresh (a row
- * written twice costs a line, a cache without bound costs memory). */
+ * written again costs a line, a cache without bound costs memory). */
 #define ROW_CACHE_MAX (1u << 20)
+/* No row: a (size, node) without its twin yet. */
+#define NO_ROW UINT64_MAX
+/* Frees held back after an allocation; past this they are written. */
+#define HELD_MAX 256
 /* heaptrack 1.4.0, file format 3 */
 #define HT_HEADER "v 10400 3\n"
 /* The unit of 'R' lines (heaptrack reads /proc/self/statm, in pages). */
@@ -192,8 +205,15 @@ static void sink_text(struct sink *s, const char *t)
 
 /* ---- the export's state ---- */
 
+/* A free held back: the row of its block, the block, and whether memtrace
+ * counts it temporary. */
+struct held_free {
+	uint64_t row, ptr;
+	int temporary;
+};
+
 struct row_ent {
-	uint64_t size, row;
+	uint64_t size, row, twin; /* twin: the second row, or NO_ROW */
 	uint32_t site;
 };
 
@@ -217,8 +237,18 @@ struct ht {
 	struct mt_ptrmap row_keys; /* hash of (size, site) (probed) -> cache entry + 1 */
 	struct row_ent *rows;
 	size_t nrows_cached, rows_cap;
-	uint64_t nrows;	   /* rows written */
-	uint64_t last_row; /* heaptrack's view: row of the previous '+', 0 after a '-' */
+	uint64_t nrows;	    /* rows written */
+	uint64_t *row_size; /* row -> its size, for heaptrack's running total */
+	size_t row_size_cap;
+	uint64_t last_row;	   /* heaptrack's view: row of the previous '+', 0 after a '-' */
+	uint64_t last_twin;	   /* the other row of last_row's (size, node), or NO_ROW */
+	uint64_t zero_twin;	   /* the other row of row 0's, or NO_ROW */
+	uint64_t ht_live, ht_peak; /* heaptrack's running total and its peak */
+
+	/* the last '+' (NO_ROW: none), held back with the frees that follow it */
+	uint64_t held_row, held_twin, held_ptr;
+	struct held_free run[HELD_MAX];
+	size_t nrun;
 
 	struct mt_blockvals live; /* block -> row + 1 */
 	struct mt_ptrmap threads; /* tid + 1 -> the block its last event allocated */
@@ -336,30 +366,42 @@ static int write_tables(struct ht *h)
 	return 0;
 }
 
-/* ---- rows: (size, call tree node), each written with a twin ---- */
+/* ---- rows: (size, call tree node), the second allocation's a twin ---- */
 
 static uint64_t row_hash(uint64_t size, uint32_t site)
 {
 	return mt_hash_combine(mt_hash64(size), site) | 1;
 }
 
+/* A new row, written just before the '+' that uses it first. */
 static uint64_t new_row(struct ht *h, uint64_t size, uint32_t site)
 {
 	uint64_t trace = site < h->p->figures.nsites ? h->site_trace[site] : unknown_node(h);
-	for (int k = 0; k < 2; k++)
-		sink_printf(&h->out, "a %llx %llx\n", (unsigned long long)size,
-			    (unsigned long long)trace);
-	h->nrows += 2;
-	return h->nrows - 2;
+	sink_printf(&h->out, "a %llx %llx\n", (unsigned long long)size, (unsigned long long)trace);
+	mt_grow(&h->row_size, &h->row_size_cap, h->nrows, sizeof *h->row_size);
+	h->row_size[h->nrows] = size;
+	return h->nrows++;
 }
 
-static uint64_t row_of(struct ht *h, uint64_t size, uint32_t site)
+/* The row of an allocation of SIZE at SITE: its (size, node)'s first row,
+ * or at its second allocation a new one, the twin; *OTHER is the other row
+ * of the two, or NO_ROW. */
+static uint64_t row_of(struct ht *h, uint64_t size, uint32_t site, uint64_t *other)
 {
 	uint64_t v, key = row_hash(size, site);
 	for (; mt_ptrmap_get(&h->row_keys, key, &v); key += 2) {
 		struct row_ent *e = &h->rows[v - 1];
-		if (e->size == size && e->site == site)
+		if (e->size != size || e->site != site)
+			continue;
+		if (e->twin != NO_ROW) {
+			*other = e->twin;
 			return e->row;
+		}
+		e->twin = new_row(h, size, site);
+		if (e->row == 0)
+			h->zero_twin = e->twin;
+		*other = e->row;
+		return e->twin;
 	}
 	if (h->nrows_cached == ROW_CACHE_MAX) {
 		mt_ptrmap_destroy(&h->row_keys);
@@ -369,17 +411,92 @@ static uint64_t row_of(struct ht *h, uint64_t size, uint32_t site)
 	}
 	mt_grow(&h->rows, &h->rows_cap, h->nrows_cached, sizeof *h->rows);
 	struct row_ent *e = &h->rows[h->nrows_cached++];
-	*e = (struct row_ent){ size, new_row(h, size, site), site };
+	*e = (struct row_ent){ size, new_row(h, size, site), NO_ROW, site };
 	mt_ptrmap_xput(&h->row_keys, key, h->nrows_cached);
+	*other = NO_ROW;
 	return e->row;
 }
 
 /* ---- events ---- */
 
+static void write_plus(struct ht *h, uint64_t row, uint64_t other)
+{
+	sink_line(&h->out, '+', row);
+	h->last_row = row;
+	h->last_twin = other;
+	h->ht_live += h->row_size[row];
+	if (h->ht_live > h->ht_peak)
+		h->ht_peak = h->ht_live;
+}
+
+static void write_free(struct ht *h, uint64_t row, int temporary)
+{
+	h->ht_live -= h->row_size[row];
+	/* heaptrack would count this free as temporary: the other row of the
+	 * block's (size, node), the same as last_row's, when it has two */
+	if (row == h->last_row && !temporary && h->last_twin != NO_ROW)
+		row = h->last_twin;
+	sink_line(&h->out, '-', row);
+	h->last_row = 0;
+	h->last_twin = h->zero_twin;
+}
+
+/* Whether heaptrack would take F, written after the current line, for a
+ * temporary that memtrace does not count (and no other row can say so). */
+static int miscounted(const struct ht *h, const struct held_free *f)
+{
+	return !f->temporary && f->row == h->last_row && h->last_twin == NO_ROW;
+}
+
+/* Writes the held allocation and its frees, ordered so that heaptrack's
+ * count of temporaries is memtrace's where the order can say it.  Among
+ * frees the order changes no figure (no allocation lies between them), and
+ * neither does a free written before the allocation it follows when that
+ * allocation is no new peak: so the block's own free, when heaptrack would
+ * count it temporary, goes before it, and the line right after the '+' is
+ * given to the free that needs it (the block's temporary free, or row 0's,
+ * which heaptrack counts temporary after any free). */
+static void write_held(struct ht *h)
+{
+	uint64_t x = h->held_row;
+	if (x == NO_ROW)
+		return;
+	h->held_row = NO_ROW;
+	struct held_free *f = h->run;
+	size_t n = h->nrun, k;
+	h->nrun = 0;
+	for (k = 0; k < n && (f[k].ptr != h->held_ptr || f[k].temporary); k++)
+		;
+	if (k < n && h->held_twin == NO_ROW && (n == 1 || x == 0) && x != h->last_row &&
+	    h->ht_live + h->row_size[x] <= h->ht_peak) {
+		write_free(h, f[k].row, 0);
+		f[k] = f[--n];
+	}
+	write_plus(h, x, h->held_twin);
+	size_t first = n;
+	for (k = 0; k < n && first == n; k++)
+		if (f[k].temporary && f[k].row == x)
+			first = k;
+	for (k = 0; k < n && first == n; k++)
+		if (!f[k].temporary && f[k].row == 0 && h->zero_twin == NO_ROW && x != 0)
+			first = k;
+	for (k = 0; k < n && first == n; k++)
+		if (!miscounted(h, &f[k]))
+			first = k;
+	if (n) {
+		first = first < n ? first : 0;
+		write_free(h, f[first].row, f[first].temporary);
+	}
+	for (k = 0; k < n; k++)
+		if (k != first)
+			write_free(h, f[k].row, f[k].temporary);
+}
+
 static void stamp_ms(struct ht *h, uint64_t ts)
 {
 	uint64_t ms = ts > h->base_ts ? (ts - h->base_ts) / 1000000 : 0;
 	if (ms > h->last_ms) {
+		write_held(h); /* the frees keep their millisecond */
 		sink_line(&h->out, 'c', ms);
 		h->last_ms = ms;
 	}
@@ -392,6 +509,7 @@ static void stamp(struct ht *h, uint64_t ts)
 	const struct mt_process *p = h->p;
 	while (h->next_rss < p->nrss && p->rss[h->next_rss].ts <= ts) {
 		stamp_ms(h, p->rss[h->next_rss].ts);
+		write_held(h);
 		sink_printf(&h->out, "R %llx\n",
 			    (unsigned long long)(p->rss[h->next_rss].m.rss / HT_PAGE));
 		h->next_rss++;
@@ -399,12 +517,15 @@ static void stamp(struct ht *h, uint64_t ts)
 	stamp_ms(h, ts);
 }
 
-static void emit_free(struct ht *h, uint64_t row, int temporary)
+static void emit_free(struct ht *h, uint64_t row, uint64_t ptr, int temporary)
 {
-	if (row == h->last_row && !temporary)
-		row++; /* the twin: heaptrack would count this free as temporary */
-	sink_line(&h->out, '-', row);
-	h->last_row = 0;
+	if (h->held_row != NO_ROW && h->nrun == HELD_MAX)
+		write_held(h);
+	if (h->held_row == NO_ROW) {
+		write_free(h, row, temporary);
+		return;
+	}
+	h->run[h->nrun++] = (struct held_free){ row, ptr, temporary };
 }
 
 static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t ptr, uint64_t size,
@@ -417,10 +538,11 @@ static void on_alloc(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t
 	uint64_t row;
 	/* allocated again without a free we saw: the figures free the old one */
 	if (mt_blockvals_take(&h->live, ptr, &row))
-		emit_free(h, row - 1, 0);
-	row = row_of(h, size, site);
-	sink_line(&h->out, '+', row);
-	h->last_row = row;
+		emit_free(h, row - 1, ptr, 0);
+	write_held(h);
+	row = row_of(h, size, site, &h->held_twin);
+	h->held_row = row;
+	h->held_ptr = ptr;
 	mt_blockvals_put(&h->live, ptr, row + 1);
 	mt_ptrmap_xput(&h->threads, (uint64_t)tid + 1, ptr);
 }
@@ -435,7 +557,7 @@ static void on_free(void *ctx, size_t proc, uint64_t ts, uint32_t tid, uint64_t 
 	mt_ptrmap_take(&h->threads, (uint64_t)tid + 1, &last);
 	/* a block we never saw allocated is no event for heaptrack */
 	if (mt_blockvals_take(&h->live, ptr, &row))
-		emit_free(h, row - 1, last == ptr);
+		emit_free(h, row - 1, ptr, last == ptr);
 }
 
 /* An event the filter left out: the thread's next free is no temporary. */
@@ -495,6 +617,7 @@ static void ht_free(struct ht *h)
 	mt_pairs_free(&h->unnamed);
 	free(h->site_trace);
 	free(h->rows);
+	free(h->row_size);
 	if (h->sym)
 		mt_sym_free(h->sym);
 	free(h);
@@ -514,6 +637,7 @@ int mt_export_heaptrack(struct mt_export_ctx *x, char *err, size_t errlen)
 	}
 	h->sym = mt_process_symbolizer(h->p);
 	h->base_ts = h->p->start_ts;
+	h->last_twin = h->zero_twin = h->held_row = NO_ROW;
 	write_header(h);
 	if (write_tables(h) < 0) {
 		snprintf(err, errlen, "heaptrack: too many call tree nodes");
@@ -527,6 +651,7 @@ int mt_export_heaptrack(struct mt_export_ctx *x, char *err, size_t errlen)
 	if (h->p->nrss && h->p->rss[h->p->nrss - 1].ts > end)
 		end = h->p->rss[h->p->nrss - 1].ts; /* the last samples too */
 	stamp(h, end);
+	write_held(h);
 	sink_printf(&h->out, "# strings: %zx\n# ips: %llx\n", h->nstrs,
 		    (unsigned long long)h->nips);
 	sink_close(&h->out, 1);

@@ -188,3 +188,20 @@ def ht_bytes(n):
         b /= 1000
         i += 1
     return f'{n}B' if i == 0 else f'{b:.2f}{"BKMGT"[i]}'
+
+
+def ht_first_row_after_free(path):
+    """1 if the heaptrack file PATH frees a block of its first row ('- 0')
+    right after another free, else 0: heaptrack counts that free as
+    temporary whatever it is, and the file cannot say otherwise where the
+    line after the previous allocation is a temporary's (man
+    memtrace-export: heaptrack's temporaries may be memtrace's plus one)."""
+    prev = None
+    with open(path) as f:
+        for line in f:
+            if line[:2] not in ('+ ', '- '):
+                continue
+            if line == '- 0\n' and prev == '-':
+                return 1
+            prev = line[0]
+    return 0

@@ -29,6 +29,7 @@ import subprocess
 import sys
 
 import gtlib
+import exportlib
 from exportlib import ht_bytes
 
 ROWS = 20000
@@ -101,6 +102,11 @@ if f and HT:
                                ('temporary', r'^temporary memory allocations: (\d+) ',
                                 str(tot.get('temporary_allocations')))):
             m = re.search(pat, so, re.M)
+            if key == 'temporary' and m and exportlib.ht_first_row_after_free(f):
+                # the file's first row freed after another free: one more
+                want = (want, str(tot.get('temporary_allocations') + 1))
+                t.check(m.group(1) in want, f'heaptrack_print: temporary = the report\'s {want}, got {m.group(1)}')
+                continue
             t.eq(m and m.group(1), want, f'heaptrack_print: {key} = the report\'s')
         sec = so.split('MOST CALLS TO ALLOCATION FUNCTIONS\n', 1)[-1].split('\nPEAK MEMORY CONSUMERS', 1)[0]
         entries = re.findall(r'^(\d+) calls to allocation functions with \S+ peak consumption from\n(.+)\n'
