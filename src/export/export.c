@@ -26,6 +26,12 @@ const char *mt_weight_unit(enum mt_weight w)
 	return w == MT_W_ALLOCATIONS || w == MT_W_TEMPORARY ? "allocations" : "bytes";
 }
 
+uint64_t mt_export_site_weight(const struct mt_export_ctx *x, const struct mt_process *p,
+			       uint32_t s)
+{
+	return mt_site_measure(&p->figures.sites[s], mt_weight_view(x->weight));
+}
+
 int mt_export_wants(const struct mt_export_ctx *x, const struct mt_process *p)
 {
 	return x->pid < 0 || p->pid == (uint32_t)x->pid;

@@ -73,6 +73,10 @@ void mt_export_buttons_json(FILE *f);
 enum mt_view mt_weight_view(enum mt_weight w);
 const char *mt_weight_unit(enum mt_weight w); /* "bytes" or "allocations" */
 
+/* What site S of process P weighs under x->weight (0: left out of a graph). */
+uint64_t mt_export_site_weight(const struct mt_export_ctx *x, const struct mt_process *p,
+			       uint32_t s);
+
 /* Is process P (of x->sel->matched) selected by --pid? */
 int mt_export_wants(const struct mt_export_ctx *x, const struct mt_process *p);
 

@@ -21,8 +21,7 @@ int mt_export_folded(struct mt_export_ctx *x, char *err, size_t errlen)
 			continue;
 		struct mt_symbolizer *sym = mt_process_symbolizer(p);
 		for (uint32_t s = 0; s < p->figures.nsites; s++) {
-			uint64_t w =
-				mt_site_measure(&p->figures.sites[s], mt_weight_view(x->weight));
+			uint64_t w = mt_export_site_weight(x, p, s);
 			if (!w)
 				continue;
 			int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
