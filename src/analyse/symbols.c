@@ -450,7 +450,8 @@ static int debug_by_debuginfod(Dwfl *dwfl, Dwfl_Module *mod, char **found)
 		return -1;
 	debuginfod_client *c = dwfl_get_debuginfod_client(dwfl);
 	void *lib = c ? dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_NOLOAD) : NULL;
-	debuginfod_find_fn find = lib ? (debuginfod_find_fn)dlsym(lib, "debuginfod_find_debuginfo") : NULL;
+	debuginfod_find_fn find =
+		lib ? (debuginfod_find_fn)dlsym(lib, "debuginfod_find_debuginfo") : NULL;
 	int fd = find ? find(c, id, idlen, found) : -1;
 	if (lib)
 		dlclose(lib);

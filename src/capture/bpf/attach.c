@@ -874,12 +874,12 @@ static int attach_our_libc(struct mt_bpf *b, pid_t pid, int *found, char *err, s
 /* What the program at EXE_PATH needs, into DEPS: 0, or -1 with ERR. */
 static int read_exe_deps(const char *exe_path, struct mtb_elf_deps *deps, char *err, size_t errlen)
 {
-	char why[128];
-	int fd = mt_open_regular(exe_path, 0, why, sizeof why);
+	int fd = mt_open_regular(exe_path, 0, NULL, 0);
 
 	if (fd < 0) {
 		int e = errno;
-		snprintf(err, errlen, "%s: %s", exe_path, why);
+		snprintf(err, errlen, "cannot open %s: %s", exe_path,
+			 e == EINVAL ? "not a regular file" : strerror(e));
 		errno = e;
 		return -1;
 	}

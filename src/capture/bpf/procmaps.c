@@ -230,7 +230,8 @@ int mt_maps_next(FILE *f, char **buf, size_t *cap, struct mt_maps_line *l)
 		if (line[n - 1] == '\n')
 			line[n - 1] = 0;
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &lo, &hi, l->perms, &off,
-			   &l->maj, &l->min, &ino, &pos) < 7 || !pos)
+			   &l->maj, &l->min, &ino, &pos) < 7 ||
+		    !pos)
 			continue;
 		l->lo = lo;
 		l->hi = hi;
