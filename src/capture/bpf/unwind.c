@@ -49,8 +49,8 @@ struct span {
 };
 
 /* The largest objects on these machines have about 1M rows (Debian's
- * libclang-cpp.so.14 1,000,508, libLLVM-14.so.1 948,864); a row costs 12
- * bytes of kernel memory. */
+ * libclang-cpp.so.14 1,000,508, libLLVM-14.so.1 948,864); a row costs 16
+ * bytes of kernel memory (12, rounded up to 8 by the array map). */
 #define MTB_MAX_OBJ_ROWS (1u << 21)
 #define MTB_MAX_ALL_ROWS (1u << 24)
 
