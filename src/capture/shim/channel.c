@@ -103,6 +103,10 @@ static int loss_placed;
 static struct mt_cull *cull; /* standalone with MEMTRACE_CULL_TEMPORARY_ALLOCATIONS */
 static uint8_t *cbuf;	     /* what the culler let through, not yet written */
 static size_t clen, ccap;
+/* Standalone: the compressor, the culler or the file is in use (with the
+ * lock held); a process ending from a signal handler that interrupted this
+ * cannot write the file (mt_channel_end_interrupted). */
+static volatile int writing;
 
 static void (*tick)(void); /* what the flusher runs every 20 ms */
 
@@ -593,6 +597,8 @@ static void drain_to_file(int final)
 	uint64_t tail = ring->tail;
 	if ((head == tail && !final) || out_fd < 0)
 		return;
+	writing = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (cull) {
 		mt_cull_feed(cull, data + (tail & mask), head - tail, mt_now(), final);
 		write_chunk(cbuf, clen);
@@ -604,6 +610,8 @@ static void drain_to_file(int final)
 		write_loss(1);
 	ring->tail = head;
 	last_flush = mt_now();
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	writing = 0;
 }
 
 const char *mt_channel_output(void)
@@ -617,7 +625,12 @@ int mt_channel_append(uint32_t stream, const uint8_t *raw, size_t len)
 	 * sized for the ring's 8 MiB */
 	if (sock >= 0 || dropped || !scratch || len > size || !out_ready())
 		return -1;
-	return mt_chunk_write(out_fd, &zs, stream, raw, len, scratch, scratch_len);
+	writing = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	int r = mt_chunk_write(out_fd, &zs, stream, raw, len, scratch, scratch_len);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	writing = 0;
+	return r;
 }
 
 static int recorder_gone(void)
@@ -683,6 +696,35 @@ void mt_channel_flush(void)
 	mt_channel_lock();
 	drain_to_file(1);
 	mt_channel_unlock();
+}
+
+void mt_channel_end_interrupted(uint64_t lost_n, int have_exit, int64_t status)
+{
+	if (!ring)
+		return;
+	if (sock >= 0) {
+		/* the recorder adds the ring's counters to the stream's losses
+		 * once the process is gone (collect/rings.c) */
+		if (lost_n)
+			__atomic_fetch_add(&ring->lost[MT_LOST_SHIM_BUSY], lost_n, __ATOMIC_RELAXED);
+		return;
+	}
+	if (writing)
+		return; /* the file itself was being written: nothing more can be */
+	/* What was committed is whole; the record being encoded when the
+	 * signal came (past HEAD) is written over.  LOST and EXIT records are
+	 * encoded without the encoder's state, which that record may have
+	 * left half-updated. */
+	uint8_t *w = mt_channel_reserve(2 * MT_REC_MAX_SMALL);
+	if (w) {
+		uint8_t *e = w;
+		if (lost_n)
+			e = mt_enc_lost(e, MT_LOST_SHIM_BUSY, lost_n);
+		if (have_exit)
+			e = mt_enc_exit(e, mt_now(), status);
+		mt_channel_commit(e);
+	}
+	drain_to_file(1);
 }
 
 void mt_channel_after_fork_child(int follow)

@@ -800,8 +800,12 @@ __attribute__((noinline)) void mt_ext_tune(uint32_t call, int64_t param, int64_t
  * which signal the process died (the recorder writes it otherwise). */
 static void fatal_flush(int sig)
 {
-	if (!initialized || mt_channel_pid() != (uint32_t)getpid() || mt_channel_held_here())
+	if (!initialized || mt_channel_pid() != (uint32_t)getpid())
 		return;
+	if (mt_channel_held_here()) { /* (see finish_recording) */
+		mt_channel_end_interrupted(t_held_n, 1, -(int64_t)sig);
+		return;
+	}
 	if (!t_busy)
 		mt_flush_held();
 	mt_tbuf_sync(1);
@@ -1054,16 +1058,27 @@ __attribute__((constructor(101))) static void mt_init(void)
  * (MEMTRACE_ENABLE_SERVER). */
 static void finish_recording(void)
 {
-	/* (from a signal handler that interrupted the thread holding the
-	 * channel lock, what is buffered cannot be written) */
-	if (mt_channel_held_here())
-		return;
 	/* A vfork child shares our memory, server included: it only writes
 	 * out what is buffered, as before. */
 	int own = initialized && mt_channel_pid() == (uint32_t)getpid();
 	static int ended; /* (this process's recording was ended) */
 	if (own && ended)
 		return;
+	/* From a signal handler that interrupted this thread while it held the
+	 * channel lock (exit or _exit in the handler): the lock is never
+	 * released, and the events the handler held back cannot be encoded
+	 * (the record it interrupted may have left the encoder's state
+	 * half-updated), so they are counted as lost rather than silently
+	 * missing; what was committed still reaches the file. */
+	if (mt_channel_held_here()) {
+		if (own) {
+			ended = 1;
+			mt_channel_end_interrupted(t_held_n, !mt_cfg.connect && exit_known,
+						   exit_code);
+			exit_known = 0;
+		}
+		return;
+	}
 	/* Served, the recording ends here: what other threads do while the
 	 * process exits would otherwise reach the file after the gatherer
 	 * was told its end. */

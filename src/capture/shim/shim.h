@@ -271,6 +271,13 @@ MT_HIDDEN uint8_t *mt_channel_reserve(size_t max);
 /* With the lock held: the bytes up to END are complete records. */
 MT_HIDDEN void mt_channel_commit(uint8_t *end);
 MT_HIDDEN void mt_channel_flush(void); /* standalone: write out what is buffered */
+/* The process ends from a signal handler that interrupted this thread while
+ * it held the lock, which is never released: LOST_N events that could not
+ * be encoded are counted as lost (the recorder reads the ring's counters),
+ * and, standalone, what is committed is written out after a LOST record
+ * and (HAVE_EXIT) the EXIT record of STATUS, unless the interrupted code
+ * was writing the file.  Takes no lock. */
+MT_HIDDEN void mt_channel_end_interrupted(uint64_t lost_n, int have_exit, int64_t status);
 /* FN runs every 20 ms on the shim's own thread (set before mt_channel_open). */
 MT_HIDDEN void mt_channel_on_tick(void (*fn)(void));
 MT_HIDDEN void mt_channel_after_fork_child(int follow);
