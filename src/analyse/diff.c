@@ -232,12 +232,12 @@ void mt_diff_free(struct mt_diff *d)
 
 int64_t mt_diff_measure(const struct mt_diff_site *s, enum mt_view view)
 {
-	return (int64_t)mt_site_measure(&s->new, view) - (int64_t)mt_site_measure(&s->base, view);
+	return mt_sat_sub(mt_site_measure(&s->new, view), mt_site_measure(&s->base, view));
 }
 
 int64_t mt_diff_total_measure(const struct mt_diff *d, enum mt_view view)
 {
-	return (int64_t)mt_total_measure(&d->new, view) - (int64_t)mt_total_measure(&d->base, view);
+	return mt_sat_sub(mt_total_measure(&d->new, view), mt_total_measure(&d->base, view));
 }
 
 struct rank_ctx {

@@ -738,6 +738,18 @@ const char *mt_signal_name(int sig)
 	return mt_sig_name(sig); /* the recordings' numbering, not this machine's */
 }
 
+uint64_t mt_process_signal(const struct mt_process *p)
+{
+	return p->exited && p->exit_status < 0 ? (uint64_t)0 - (uint64_t)p->exit_status : 0;
+}
+
+const char *mt_process_signal_name(const struct mt_process *p)
+{
+	uint64_t sig = mt_process_signal(p);
+	/* (not cast first: 2^32 + 9 is no SIGKILL) */
+	return sig && sig <= 64 ? mt_signal_name((int)sig) : NULL;
+}
+
 const char *mt_heap_name_of(const char *path)
 {
 	const char *base = strrchr(path, '/');

@@ -256,6 +256,12 @@ void mt_process_guess_heap(struct mt_process *p);
 const char *mt_process_name(const struct mt_process *p);
 /* "SIGSEGV" for 11, or NULL for a number that is no signal's. */
 const char *mt_signal_name(int sig);
+/* The signal that killed P (its negative exit status, negated), or 0 if it
+ * exited or its end is unknown.  The status is whatever 64-bit value the
+ * recording holds: INT64_MIN has no negation in int64_t, so it is negated
+ * as unsigned.  mt_process_signal_name: its name, or NULL. */
+uint64_t mt_process_signal(const struct mt_process *p);
+const char *mt_process_signal_name(const struct mt_process *p);
 /* The allocator that the object at PATH is, by its file name (glibc,
  * jemalloc, tcmalloc, mimalloc; "unknown" for anything else). */
 const char *mt_heap_name_of(const char *path);

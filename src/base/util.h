@@ -44,6 +44,38 @@ int mt_parse_double(const char *s, double *out);
 /* "1.23 MB"-style figures, and "1,234,567" with separators; both into BUF. */
 const char *mt_fmt_bytes(uint64_t n, char buf[32]);
 const char *mt_fmt_count(uint64_t n, char buf[32]);
+/* Signed figures (a diff's changes, a tree's weights) made of a
+ * recording's sizes and counts, which a hostile file sets to anything up to
+ * 2^64 - 1: they saturate at INT64_MIN and INT64_MAX rather than overflow
+ * (undefined in C, and a wrapped figure would show growth as shrinkage).
+ * mt_sat_i64 is an unsigned figure as a signed one, mt_sat_sub A - B of
+ * two unsigned figures, mt_sat_add the sum of two signed ones. */
+static inline int64_t mt_sat_i64(uint64_t v)
+{
+	return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+static inline int64_t mt_sat_sub(uint64_t a, uint64_t b)
+{
+	if (a >= b)
+		return mt_sat_i64(a - b);
+	/* b - a is at most 2^64 - 1: past 2^63 it saturates, at 2^63 exactly
+	 * it is INT64_MIN itself */
+	return b - a >= (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)(b - a);
+}
+static inline int64_t mt_sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return b < 0 ? INT64_MIN : INT64_MAX;
+	return r;
+}
+/* A + B of two unsigned figures, at most 2^64 - 1 (a total that wrapped
+ * would be smaller than its parts). */
+static inline uint64_t mt_sat_uadd(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
 /* "s" unless N is 1: "%s allocation%s", mt_fmt_count(n, buf), mt_s(n). */
 static inline const char *mt_s(uint64_t n)
 {

@@ -513,14 +513,14 @@ static const char *how_ended(const struct mt_process *p, pid_t cmd, int last_of_
 	else if (p->exit_status >= 0)
 		snprintf(buf, len, "exited with status %lld", (long long)p->exit_status);
 	else {
-		int sig = (int)-p->exit_status;
-		const char *name = mt_signal_name(sig);
+		uint64_t sig = mt_process_signal(p);
+		const char *name = mt_process_signal_name(p);
 		int core = p->pid == (uint32_t)cmd && last_of_cmd && WIFSIGNALED(wstatus) &&
 			   WCOREDUMP(wstatus);
 		if (name)
 			snprintf(buf, len, "killed by %s%s", name, core ? " (core dumped)" : "");
 		else
-			snprintf(buf, len, "killed by signal %d%s", sig,
+			snprintf(buf, len, "killed by signal %llu%s", (unsigned long long)sig,
 				 core ? " (core dumped)" : "");
 	}
 	return buf;

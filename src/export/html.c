@@ -585,8 +585,8 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 		fprintf(f, "%lld", (long long)p->exit_status);
 	else
 		fputs("null", f);
-	if (p->exited && p->exit_status < 0 && mt_signal_name((int)-p->exit_status))
-		fprintf(f, ", \"signal\": \"%s\"", mt_signal_name((int)-p->exit_status));
+	if (mt_process_signal_name(p))
+		fprintf(f, ", \"signal\": \"%s\"", mt_process_signal_name(p));
 	if (p->exec_outcome) {
 		fputs(", \"exec_path\": ", f);
 		mt_json_str_html(f, p->exec_path);

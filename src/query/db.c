@@ -280,7 +280,7 @@ static int fill_process(struct mt_qdb *q, sqlite3_stmt *st, size_t pi, char *err
 		bind_u64(st, i, (uint64_t)p->exit_status);
 	i++;
 	if (p->exited && p->exit_status < 0)
-		bind_u64(st, i, (uint64_t)-p->exit_status);
+		bind_u64(st, i, mt_process_signal(p));
 	i++;
 	bind_u64(st, i++, mt_process_lost(p));
 	bind_u64(st, i++, t->allocations);

@@ -145,9 +145,9 @@ static void put_figures(FILE *f, const struct figure *keys, size_t from, size_t 
 			continue;
 		if (i)
 			fputs(k->brk && brk ? brk : ", ", f);
-		if (base)
+		if (base) /* saturated: a hostile file's figures reach 2^64 - 1 */
 			fprintf(f, "\"%s\": %lld", k->key,
-				(long long)value(s, k) - (long long)value(base, k));
+				(long long)mt_sat_sub(value(s, k), value(base, k)));
 		else
 			fprintf(f, "\"%s\": %llu", k->key, (unsigned long long)value(s, k));
 	}
@@ -340,8 +340,8 @@ static int process_json(FILE *f, const struct mt_process *p, const struct mt_pro
 	fputs(",\n", f);
 	if (p->exited)
 		fprintf(f, "      \"exit_status\": %lld,\n", (long long)p->exit_status);
-	if (p->exited && p->exit_status < 0 && mt_signal_name((int)-p->exit_status))
-		fprintf(f, "      \"signal\": \"%s\",\n", mt_signal_name((int)-p->exit_status));
+	if (mt_process_signal_name(p))
+		fprintf(f, "      \"signal\": \"%s\",\n", mt_process_signal_name(p));
 	if (p->exec_outcome) {
 		fputs("      \"exec\": {\"path\": ", f);
 		mt_json_str(f, p->exec_path);

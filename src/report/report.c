@@ -61,13 +61,14 @@ static void process_header(FILE *f, const struct mt_process *p, int is_main)
 	if (p->exec_outcome && p->exec_why)
 		fputc(')', f);
 	if (p->exited) {
-		const char *sig = mt_signal_name((int)-p->exit_status);
+		const char *sig = mt_process_signal_name(p);
 		if (p->exit_status >= 0)
 			fprintf(f, ", exit status %lld", (long long)p->exit_status);
 		else if (sig)
 			fprintf(f, ", killed by %s", sig);
 		else
-			fprintf(f, ", killed by signal %lld", (long long)-p->exit_status);
+			fprintf(f, ", killed by signal %llu",
+				(unsigned long long)mt_process_signal(p));
 	} else if (!p->exec_outcome) {
 		/* neither an exit nor an exec: it ran on after tracing stopped */
 		fputs(", still running when tracing stopped", f);

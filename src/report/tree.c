@@ -27,8 +27,10 @@
 
 struct node {
 	char *label;
-	int64_t weight, bytes, count; /* a diff's may be negative */
-	uint64_t moved;		      /* a diff's: the sum of its sites' |weight| */
+	/* a diff's may be negative; all saturate (base/util.h: a hostile
+	 * recording's sizes reach 2^64 - 1) */
+	int64_t weight, bytes, count;
+	uint64_t moved; /* a diff's: the sum of its sites' |weight| */
 	size_t first_child, next;     /* indices, 0 = none (node 0 is the root) */
 };
 
@@ -154,7 +156,7 @@ static void print(FILE *f, struct tree *t, size_t node, char *prefix, size_t ple
 		 * 0.50%" for +7 and -7 calls) */
 		uint64_t m = t->diff ? k->moved : magnitude(k->weight);
 		if (total && 100.0 * (double)m / (double)total < threshold)
-			folded_w += k->weight, folded_n++;
+			folded_w = mt_sat_add(folded_w, k->weight), folded_n++;
 		else
 			kids[shown++] = kids[i];
 	}
@@ -183,6 +185,14 @@ static void print(FILE *f, struct tree *t, size_t node, char *prefix, size_t ple
 	free(kids);
 }
 
+static void node_add(struct node *n, int64_t w, int64_t bytes, int64_t count)
+{
+	n->weight = mt_sat_add(n->weight, w);
+	n->moved = mt_sat_uadd(n->moved, magnitude(w));
+	n->bytes = mt_sat_add(n->bytes, bytes);
+	n->count = mt_sat_add(n->count, count);
+}
+
 /* Adds a site with frames FR[0..K) to T: its weight W, BYTES and COUNT on
  * every node of its path, from allocator function FN outwards to main. */
 static void add_path(struct tree *t, int fn, const struct mt_frame *fr, int k, int64_t w,
@@ -202,12 +212,8 @@ static void add_path(struct tree *t, int fn, const struct mt_frame *fr, int k, i
 		if (fr[j].function && !strcmp(fr[j].function, "main") && !fr[j].inlined)
 			break;
 	}
-	for (size_t d = 0; d < depth; d++) {
-		t->n[path[d]].weight += w;
-		t->n[path[d]].moved += magnitude(w);
-		t->n[path[d]].bytes += bytes;
-		t->n[path[d]].count += count;
-	}
+	for (size_t d = 0; d < depth; d++)
+		node_add(&t->n[path[d]], w, bytes, count);
 }
 
 static void add_site(struct tree *t, const struct mt_process *p, struct mt_symbolizer *sym,
@@ -217,8 +223,8 @@ static void add_site(struct tree *t, const struct mt_process *p, struct mt_symbo
 	const struct mt_site_stats *s = &p->figures.sites[site];
 	struct mt_amount a = mt_site_amount(s, view);
 	int k = mt_site_frames(p, sym, site, fr, MT_SYM_MAX_FRAMES);
-	add_path(t, s->fn, fr, k, (int64_t)mt_amount_measure(a, view), (int64_t)a.bytes,
-		 (int64_t)a.count);
+	add_path(t, s->fn, fr, k, mt_sat_i64(mt_amount_measure(a, view)), mt_sat_i64(a.bytes),
+		 mt_sat_i64(a.count));
 }
 
 /* The tree's first line: the process's total in VIEW. */
@@ -291,12 +297,8 @@ static void add_seq(struct tree *t, const char *first, const struct mt_frame *fr
 	}
 	if (last)
 		path[depth++] = child(t, cur, last);
-	for (size_t d = 0; d < depth; d++) {
-		t->n[path[d]].weight += w;
-		t->n[path[d]].moved += magnitude(w);
-		t->n[path[d]].bytes += bytes;
-		t->n[path[d]].count += count;
-	}
+	for (size_t d = 0; d < depth; d++)
+		node_add(&t->n[path[d]], w, bytes, count);
 }
 
 static int is_main(const struct mt_frame *f)
@@ -325,7 +327,8 @@ void mt_print_topdown_tree(FILE *f, const struct mt_process *p, struct mt_symbol
 		for (int j = top; j >= 0; j--)
 			idx[m++] = j;
 		add_seq(&t, NULL, fr, idx, m, mt_fn_names[s->fn],
-			(int64_t)mt_amount_measure(a, view), (int64_t)a.bytes, (int64_t)a.count);
+			mt_sat_i64(mt_amount_measure(a, view)), mt_sat_i64(a.bytes),
+			mt_sat_i64(a.count));
 	}
 	print_total(f, &p->figures.t, view);
 	char prefix[1100] = "  ";
@@ -360,7 +363,7 @@ size_t mt_print_fn_tree(FILE *f, const struct mt_process *p, struct mt_symbolize
 		if (at < 0)
 			continue;
 		through++;
-		total += w;
+		total = mt_sat_uadd(total, w);
 		int m = 0;
 		if (callers) {
 			for (int j = at + 1; j < k; j++) {
@@ -372,8 +375,8 @@ size_t mt_print_fn_tree(FILE *f, const struct mt_process *p, struct mt_symbolize
 			for (int j = at - 1; j >= 0; j--)
 				idx[m++] = j;
 		}
-		add_seq(&t, fn, fr, idx, m, callers ? NULL : mt_fn_names[st->fn], (int64_t)w,
-			(int64_t)a.bytes, (int64_t)a.count);
+		add_seq(&t, fn, fr, idx, m, callers ? NULL : mt_fn_names[st->fn], mt_sat_i64(w),
+			mt_sat_i64(a.bytes), mt_sat_i64(a.count));
 	}
 	if (through) {
 		char prefix[1100] = "  ";
@@ -408,9 +411,9 @@ void mt_print_diff_tree(FILE *f, const struct mt_diff *d, const uint32_t *sites,
 		struct mt_amount a = mt_site_amount(&s->new, view),
 				 b = mt_site_amount(&s->base, view);
 		int64_t w = mt_diff_measure(s, view);
-		moved += magnitude(w);
-		add_path(&t, s->fn, s->frames, s->nframes, w, (int64_t)a.bytes - (int64_t)b.bytes,
-			 (int64_t)a.count - (int64_t)b.count);
+		moved = mt_sat_uadd(moved, magnitude(w));
+		add_path(&t, s->fn, s->frames, s->nframes, w, mt_sat_sub(a.bytes, b.bytes),
+			 mt_sat_sub(a.count, b.count));
 	}
 	char prefix[1100] = "  ";
 	print(f, &t, 0, prefix, 2, moved, view, threshold);
