@@ -30,8 +30,8 @@ struct node {
 	/* a diff's may be negative; all saturate (base/util.h: a hostile
 	 * recording's sizes reach 2^64 - 1) */
 	int64_t weight, bytes, count;
-	uint64_t moved; /* a diff's: the sum of its sites' |weight| */
-	size_t first_child, next;     /* indices, 0 = none (node 0 is the root) */
+	uint64_t moved;		  /* a diff's: the sum of its sites' |weight| */
+	size_t first_child, next; /* indices, 0 = none (node 0 is the root) */
 };
 
 struct tree {

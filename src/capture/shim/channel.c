@@ -706,7 +706,8 @@ void mt_channel_end_interrupted(uint64_t lost_n, int have_exit, int64_t status)
 		/* the recorder adds the ring's counters to the stream's losses
 		 * once the process is gone (collect/rings.c) */
 		if (lost_n)
-			__atomic_fetch_add(&ring->lost[MT_LOST_SHIM_BUSY], lost_n, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&ring->lost[MT_LOST_SHIM_BUSY], lost_n,
+					   __ATOMIC_RELAXED);
 		return;
 	}
 	if (writing)
