@@ -2,13 +2,20 @@
  * symbols.c - turning recorded addresses into functions, files and lines
  * (symbols.h), with elfutils' libdwfl and libdw.
  *
- * Every module of the recording gets an offline Dwfl session of its own,
- * opened when the module is declared so that an unusable file (missing,
- * not an ELF, rebuilt since the recording) is reported once, up front.
- * A module's file is the copy embedded in the recording if it has one, else
- * the file at the recorded path, else one found by build-id (open_module).
- * libdwfl loads the DWARF lazily and finds separate debug files (embedded
- * first, then /usr/lib/debug/.build-id, .gnu_debuglink).
+ * Every object file a module maps gets an offline Dwfl session, opened when
+ * the module is declared so that an unusable file (missing, not an ELF,
+ * rebuilt since the recording) is reported once, up front.  A module's file
+ * is the copy embedded in the recording if it has one, else the file at the
+ * recorded path, else one found by build-id (open_module).  libdwfl loads
+ * the DWARF lazily and finds separate debug files (embedded first, then
+ * /usr/lib/debug/.build-id, .gnu_debuglink).
+ *
+ * The sessions are shared by every symbolizer, whatever process or thread
+ * it serves (struct dwobj): an object is reported at its link-time
+ * addresses and looked up at an address less the module's load bias, so
+ * that libc's DWARF, decompressed once, serves every process that mapped it
+ * wherever it did (a recording of 500 forks read it 500 times: 34 s).
+ * Objects no symbolizer uses are kept, a few of them, for the next.
  *
  * An address is resolved in three steps: libdwfl finds its compilation
  * unit (.debug_aranges), an index of the unit's functions built on first
@@ -33,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,16 +276,36 @@ static const char *intern_source(struct strtab *t, const char *name, const char 
 
 /* ---- modules ------------------------------------------------------------- */
 
+/* An object file open in a Dwfl session of its own, at its link-time
+ * addresses, shared (refs) by the modules of every symbolizer that map it.
+ * It is known by its build-id, or without one by the identity of the file
+ * opened (device, inode, size, time), and by the recording's embedded
+ * binaries it may take its debug file from.  LOCK is held across every
+ * libdw call on it: libdw loads lazily, and is not thread-safe. */
+struct dwobj {
+	struct dwobj *next; /* in the list of all, most recently used first */
+	unsigned refs;
+	uint8_t *build_id;
+	size_t build_id_len;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	struct mt_objects *objects; /* the recording's embedded binaries, or NULL */
+	char *path;		    /* the first module's, for the debug file's search */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	struct cu_index *cus; /* hash table by unit offset, built as used */
+	size_t ncus, cus_cap;
+	pthread_mutex_t lock;
+};
+
 struct module {
 	const char *path; /* interned, as recorded */
 	uint64_t start, end, bias;
 	uint8_t *build_id;
 	size_t build_id_len;
-	Dwfl *dwfl; /* NULL when the file cannot be used */
-	Dwfl_Module *mod;
-	struct mt_objects *objects; /* the recording's embedded binaries, or NULL */
-	struct cu_index *cus;	    /* hash table by unit offset, built as used */
-	size_t ncus, cus_cap;
+	struct dwobj *obj; /* NULL when no file can be used */
 };
 
 struct cache_slot {
@@ -332,13 +360,13 @@ static bool is_pseudo_path(const char *path)
 	       strncmp(path, "linux-gate", 10) == 0;
 }
 
-static bool build_id_matches(struct module *m)
+static bool build_id_matches(const struct module *m, Dwfl_Module *mod)
 {
 	if (m->build_id_len == 0)
 		return true; /* nothing recorded, nothing to check */
 	const unsigned char *bits;
 	GElf_Addr vaddr;
-	int len = dwfl_module_build_id(m->mod, &bits, &vaddr);
+	int len = dwfl_module_build_id(mod, &bits, &vaddr);
 	return len > 0 && (size_t)len == m->build_id_len &&
 	       memcmp(bits, m->build_id, m->build_id_len) == 0;
 }
@@ -462,7 +490,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	struct module *m = *userdata;
+	struct dwobj *m = *userdata;
 	if (m && m->objects) {
 		int fd = mt_objects_open(m->objects, MT_OBJECT_DEBUG, m->build_id, m->build_id_len,
 					 m->path);
@@ -488,37 +516,151 @@ static const Dwfl_Callbacks offline_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-/* Reports FD (owned from here) as M's file; true when it is usable and
- * its build-id is the recorded one. */
-static bool try_file(struct module *m, int fd, char *why, size_t whylen)
+/* ---- shared objects ------------------------------------------------------ */
+
+/* Unused objects kept for the symbolizers to come: a report makes one
+ * symbolizer per process, one after the other, and a process maps a few
+ * objects (the program, libc, ld.so, a handful more). */
+#define IDLE_MAX 8
+
+static pthread_mutex_t objs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dwobj *objs; /* most recently used first */
+
+static void cus_free(struct dwobj *o);
+
+static void obj_free(struct dwobj *o)
 {
-	m->dwfl = dwfl_begin(&offline_callbacks);
-	if (!m->dwfl) {
+	if (o->dwfl)
+		dwfl_end(o->dwfl);
+	cus_free(o);
+	free(o->build_id);
+	free(o->path);
+	pthread_mutex_destroy(&o->lock);
+	free(o);
+}
+
+static bool obj_is(const struct dwobj *o, const struct dwobj *k)
+{
+	if (o->objects != k->objects || o->build_id_len != k->build_id_len)
+		return false;
+	if (k->build_id_len)
+		return memcmp(o->build_id, k->build_id, k->build_id_len) == 0;
+	return o->dev == k->dev && o->ino == k->ino && o->size == k->size &&
+	       o->mtime.tv_sec == k->mtime.tv_sec && o->mtime.tv_nsec == k->mtime.tv_nsec;
+}
+
+/* The object known as K, taken (objs_lock held), moved to the front. */
+static struct dwobj *obj_take(const struct dwobj *k)
+{
+	for (struct dwobj **pp = &objs; *pp; pp = &(*pp)->next) {
+		struct dwobj *o = *pp;
+		if (!obj_is(o, k))
+			continue;
+		*pp = o->next;
+		o->next = objs;
+		objs = o;
+		o->refs++;
+		return o;
+	}
+	return NULL;
+}
+
+static struct dwobj *obj_find(const struct dwobj *k)
+{
+	pthread_mutex_lock(&objs_lock);
+	struct dwobj *o = obj_take(k);
+	pthread_mutex_unlock(&objs_lock);
+	return o;
+}
+
+/* Gives O back; past IDLE_MAX unused objects, the least recently used go. */
+static void obj_release(struct dwobj *o)
+{
+	if (!o)
+		return;
+	pthread_mutex_lock(&objs_lock);
+	o->refs--;
+	size_t idle = 0;
+	for (struct dwobj **pp = &objs; *pp;) {
+		struct dwobj *x = *pp;
+		if (!x->refs && ++idle > IDLE_MAX) {
+			*pp = x->next;
+			obj_free(x);
+		} else {
+			pp = &x->next;
+		}
+	}
+	pthread_mutex_unlock(&objs_lock);
+}
+
+/* Reports FD (owned from here) as M's file, at its link-time addresses:
+ * the object, shared, when it is usable and its build-id is the recorded
+ * one; else NULL and why. */
+static struct dwobj *obj_open(struct mt_symbolizer *s, const struct module *m, int fd, char *why,
+			      size_t whylen)
+{
+	struct dwobj k = { .objects = s->objects };
+	struct stat st;
+	if (m->build_id_len) {
+		k.build_id = m->build_id;
+		k.build_id_len = m->build_id_len;
+	} else if (fstat(fd, &st) == 0) {
+		k.dev = st.st_dev;
+		k.ino = st.st_ino;
+		k.size = st.st_size;
+		k.mtime = st.st_mtim;
+		struct dwobj *o = obj_find(&k);
+		if (o) {
+			close(fd);
+			return o;
+		}
+	}
+	Dwfl *dwfl = dwfl_begin(&offline_callbacks);
+	if (!dwfl) {
 		snprintf(why, whylen, "cannot open: libdwfl failed");
 		close(fd);
-		return false;
+		return NULL;
 	}
 	/* libdwfl owns FD once the module is made (and leaves it to us when it
-	 * is not).  add_p_vaddr true makes BIAS the module's bias proper
-	 * (false would take it for the address of the first segment). */
-	m->mod = dwfl_report_elf(m->dwfl, m->path, m->path, fd, m->bias, true);
-	if (!m->mod)
+	 * is not).  Base 0 with add_p_vaddr true: the module's bias is 0, its
+	 * addresses the link-time ones. */
+	Dwfl_Module *mod = dwfl_report_elf(dwfl, m->path, m->path, fd, 0, true);
+	if (!mod)
 		close(fd);
-	dwfl_report_end(m->dwfl, NULL, NULL);
-	if (!m->mod)
+	dwfl_report_end(dwfl, NULL, NULL);
+	if (!mod) {
 		snprintf(why, whylen, "cannot open: %s", dwfl_errmsg(-1));
-	else if (!build_id_matches(m))
+	} else if (!build_id_matches(m, mod)) {
 		snprintf(why, whylen, "build-id differs from the recording; symbols not resolved");
-	else {
+	} else {
+		struct dwobj *o = xcalloc(1, sizeof *o);
+		*o = k;
+		o->refs = 1;
+		o->dwfl = dwfl;
+		o->mod = mod;
+		o->path = xstrdup(m->path);
+		if (k.build_id_len) {
+			o->build_id = xmalloc(k.build_id_len);
+			memcpy(o->build_id, k.build_id, k.build_id_len);
+		}
+		pthread_mutex_init(&o->lock, NULL);
 		void **userdata;
-		dwfl_module_info(m->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-		*userdata = m;
-		return true;
+		dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+		*userdata = o;
+		/* another thread may have opened it meanwhile: theirs is kept */
+		pthread_mutex_lock(&objs_lock);
+		struct dwobj *had = obj_take(&k);
+		if (!had) {
+			o->next = objs;
+			objs = o;
+		}
+		pthread_mutex_unlock(&objs_lock);
+		if (had)
+			obj_free(o);
+		return had ? had : o;
 	}
-	dwfl_end(m->dwfl);
-	m->dwfl = NULL;
-	m->mod = NULL;
-	return false;
+	dwfl_end(dwfl);
+	return NULL;
 }
 
 /* A file with M's build-id where debuginfo tools put them: Debian's
@@ -560,16 +702,21 @@ static void open_module(struct mt_symbolizer *s, struct module *m)
 {
 	if (is_pseudo_path(m->path))
 		return;
-	m->objects = s->objects;
 	char why[256] = "", ignored[256];
+	/* any file with the recorded build-id will do: one already open first */
+	struct dwobj k = { .objects = s->objects,
+			   .build_id = m->build_id,
+			   .build_id_len = m->build_id_len };
+	if (m->build_id_len && (m->obj = obj_find(&k)))
+		return;
 	int fd = mt_objects_open(s->objects, MT_OBJECT_ELF, m->build_id, m->build_id_len, m->path);
-	if (fd >= 0 && try_file(m, fd, ignored, sizeof ignored))
+	if (fd >= 0 && (m->obj = obj_open(s, m, fd, ignored, sizeof ignored)))
 		return;
 	fd = open_regular(m->path, why, sizeof why);
-	if (fd >= 0 && try_file(m, fd, why, sizeof why))
+	if (fd >= 0 && (m->obj = obj_open(s, m, fd, why, sizeof why)))
 		return;
 	fd = open_by_build_id(m);
-	if (fd >= 0 && try_file(m, fd, ignored, sizeof ignored))
+	if (fd >= 0 && (m->obj = obj_open(s, m, fd, ignored, sizeof ignored)))
 		return;
 	/* the shim's own frames are left out of every stack by their module
 	 * (sites.c), named or not: a shim rebuilt since is no news */
@@ -783,7 +930,7 @@ static Dwarf_Die *cu_index_lookup(struct cu_index *ci, Dwarf_Addr pc)
 	return NULL;
 }
 
-static void cus_grow(struct module *m)
+static void cus_grow(struct dwobj *m)
 {
 	size_t cap = m->cus_cap ? m->cus_cap * 2 : 64;
 	struct cu_index *cus = xcalloc(cap, sizeof *cus);
@@ -800,8 +947,8 @@ static void cus_grow(struct module *m)
 	m->cus_cap = cap;
 }
 
-/* M's index of the unit CU, built on first use. */
-static struct cu_index *module_cu_index(struct module *m, Dwarf_Die *cu)
+/* M's index of the unit CU, built on first use (M's lock held). */
+static struct cu_index *module_cu_index(struct dwobj *m, Dwarf_Die *cu)
 {
 	Dwarf_Off off = dwarf_dieoffset(cu);
 	if (off == 0 || off == (Dwarf_Off)-1)
@@ -819,13 +966,16 @@ static struct cu_index *module_cu_index(struct module *m, Dwarf_Die *cu)
 	return ci;
 }
 
+static void cus_free(struct dwobj *o)
+{
+	for (size_t i = 0; i < o->cus_cap; i++)
+		free(o->cus[i].ranges);
+	free(o->cus);
+}
+
 static void free_module(struct module *m)
 {
-	if (m->dwfl)
-		dwfl_end(m->dwfl);
-	for (size_t i = 0; i < m->cus_cap; i++)
-		free(m->cus[i].ranges);
-	free(m->cus);
+	obj_release(m->obj);
 	free(m->build_id);
 	free(m);
 }
@@ -901,6 +1051,43 @@ static const char *symtab_name(struct strtab *t, Dwfl_Module *mod, uint64_t addr
 	return name && *name ? demangle(t, name) : NULL;
 }
 
+/* The frames of the link-time address PC of O (its lock held) into OUT,
+ * without module and addresses. */
+static int resolve_in_object(struct strtab *t, struct dwobj *o, uint64_t pc, struct mt_frame *out)
+{
+	struct chain ch = { .n = 0 };
+	Dwarf_Addr dwbias = 0;
+	Dwarf_Die *cudie = dwfl_module_addrdie(o->mod, pc, &dwbias);
+	struct cu_index *ci = cudie ? module_cu_index(o, cudie) : NULL;
+	Dwarf_Die *fn = ci ? cu_index_lookup(ci, pc - dwbias) : NULL;
+	if (fn) {
+		ch.die[ch.n++] = *fn;
+		walk_scopes(fn, pc - dwbias, &ch, 0);
+	}
+	/* Innermost first: ch.die[ch.n - 1] is the innermost function. */
+	int n = 0;
+	for (int i = ch.n - 1; i >= 0; i--, n++) {
+		struct mt_frame *f = &out[n];
+		*f = (struct mt_frame){ 0 };
+		f->function = die_name(t, &ch.die[i]);
+		if (i == ch.n - 1)
+			address_line(t, o->mod, pc, &f->file, &f->line);
+		else
+			call_site(t, &ch.die[i + 1], &f->file, &f->line);
+		f->inlined = i > 0 && dwarf_tag(&ch.die[i]) == DW_TAG_inlined_subroutine;
+	}
+	if (n == 0) {
+		/* No DWARF function here: the symbol table still names it, and
+		 * a line table (assembly sources) may still place it. */
+		out[0] = (struct mt_frame){ 0 };
+		address_line(t, o->mod, pc, &out[0].file, &out[0].line);
+		n = 1;
+	}
+	if (!out[n - 1].function)
+		out[n - 1].function = symtab_name(t, o->mod, pc);
+	return n;
+}
+
 /* Resolves ADDRESS in module M into OUT (MAX_CHAIN frames of room). */
 static int resolve_in_module(struct mt_symbolizer *s, struct module *m, uint64_t address,
 			     struct mt_frame *out)
@@ -909,42 +1096,19 @@ static int resolve_in_module(struct mt_symbolizer *s, struct module *m, uint64_t
 	struct mt_frame base = { .module = m->path,
 				 .address = address,
 				 .offset = address - m->bias };
-	if (!m->mod) {
+	if (!m->obj) {
 		out[0] = base;
 		return 1;
 	}
-
-	struct chain ch = { .n = 0 };
-	Dwarf_Addr dwbias = 0;
-	Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, address, &dwbias);
-	struct cu_index *ci = cudie ? module_cu_index(m, cudie) : NULL;
-	Dwarf_Die *fn = ci ? cu_index_lookup(ci, address - dwbias) : NULL;
-	if (fn) {
-		ch.die[ch.n++] = *fn;
-		walk_scopes(fn, address - dwbias, &ch, 0);
+	struct dwobj *o = m->obj;
+	pthread_mutex_lock(&o->lock);
+	int n = resolve_in_object(t, o, base.offset, out);
+	pthread_mutex_unlock(&o->lock);
+	for (int i = 0; i < n; i++) {
+		out[i].module = base.module;
+		out[i].address = base.address;
+		out[i].offset = base.offset;
 	}
-
-	/* Innermost first: ch.die[ch.n - 1] is the innermost function. */
-	int n = 0;
-	for (int i = ch.n - 1; i >= 0; i--, n++) {
-		struct mt_frame *f = &out[n];
-		*f = base;
-		f->function = die_name(t, &ch.die[i]);
-		if (i == ch.n - 1)
-			address_line(t, m->mod, address, &f->file, &f->line);
-		else
-			call_site(t, &ch.die[i + 1], &f->file, &f->line);
-		f->inlined = i > 0 && dwarf_tag(&ch.die[i]) == DW_TAG_inlined_subroutine;
-	}
-	if (n == 0) {
-		/* No DWARF function here: the symbol table still names it, and
-		 * a line table (assembly sources) may still place it. */
-		out[0] = base;
-		address_line(t, m->mod, address, &out[0].file, &out[0].line);
-		n = 1;
-	}
-	if (!out[n - 1].function)
-		out[n - 1].function = symtab_name(t, m->mod, address);
 	return n;
 }
 

@@ -399,6 +399,47 @@ static void test_wrong_build_id(const struct module_info *self)
 	mt_sym_free(s);
 }
 
+/* Object files are opened once and shared by every symbolizer (each
+ * process of a recording has one): the same file mapped elsewhere in
+ * another process, with or without its build-id recorded, resolves to the
+ * same frames at the same offsets, whichever symbolizer opened it first
+ * and while both are in use. */
+static void test_shared(const struct module_info *self)
+{
+	const uint64_t moved = 0x100000000ull;
+	struct probe p;
+	plain_function(&p);
+	struct mt_symbolizer *a = mt_sym_new(), *b = mt_sym_new(), *c = mt_sym_new();
+	add(a, self);
+	struct module_info m = *self;
+	m.bias += moved;
+	m.start += moved;
+	m.end += moved;
+	add(b, &m);
+	m.build_id_len = 0;
+	add(c, &m);
+	struct mt_frame fa, fb, fc;
+	CHECK_INT(mt_sym_resolve(a, p.addr, &fa, 1), 1);
+	CHECK_INT(mt_sym_resolve(b, p.addr + moved, &fb, 1), 1);
+	CHECK_INT(mt_sym_resolve(c, p.addr + moved, &fc, 1), 1);
+	const struct mt_frame *fs[] = { &fa, &fb, &fc };
+	for (int i = 0; i < 3; i++) {
+		CHECK_STR(fs[i]->function, "plain_function");
+		CHECK_INT(fs[i]->line, p.line);
+		CHECK(fs[i]->offset == p.addr - self->bias);
+		CHECK_STR(fs[i]->module, self->path);
+	}
+	CHECK(fb.address == p.addr + moved && fc.address == p.addr + moved);
+	mt_sym_free(a);
+	/* B's object outlives A, which opened it: an address not resolved yet */
+	uint64_t here = (uint64_t)(uintptr_t)test_shared;
+	CHECK_INT(mt_sym_resolve(b, here + moved, &fb, 1), 1);
+	CHECK_STR(fb.function, "test_shared");
+	CHECK(fb.offset == here - self->bias);
+	mt_sym_free(b);
+	mt_sym_free(c);
+}
+
 /* Writes the first LEN bytes of SRC to a fresh temporary file. */
 static int truncated_copy(const char *src, size_t len, char *tmpl)
 {
@@ -601,6 +642,7 @@ int main(int argc, char **argv)
 	mt_sym_free(NULL);
 
 	test_wrong_build_id(&self);
+	test_shared(&self);
 	test_label();
 	test_bad_files(&self);
 	if (argc > 1)
