@@ -13,9 +13,9 @@
  * /etc/shadow, and embedded that.  A file whose mapping was gone before it
  * could be opened (a process that exits within the recorder's 5 ms beat) is
  * taken by its path only if it has a build-id to check it by and everyone
- * may read it; past MAX_HELD open files, the others are kept as device and
- * inode, and the file at the path must be that one.  Any other is refused,
- * named, and counted.
+ * may read it; past MT_EMBED_MAX_HELD open files, the others are kept as
+ * device and inode, and the file at the path must be that one.  Any other
+ * is refused, named, and counted.
  *
  * Each file goes in once (two processes mapping libc share it), with its
  * separate debug file from /usr/lib/debug/.build-id when the system has
@@ -46,9 +46,6 @@
 /* Records per chunk: chunks of 8 MiB keep the reader's buffers small while
  * compressing well. */
 #define CHUNK_RAW (8u << 20)
-/* Files held open until the end: a recording of a build maps thousands, and
- * the recorder's descriptors are its connections too. */
-#define MAX_HELD 256
 
 struct object {
 	char *path;
@@ -140,7 +137,7 @@ void mt_embed_note(struct mt_embed *e, uint32_t pid, const struct mt_event *ev)
 	if (fd < 0)
 		return;
 	m->pid = pid;
-	if (e->held < MAX_HELD) {
+	if (e->held < MT_EMBED_MAX_HELD) {
 		m->fd = fd;
 		e->held++;
 		return;

@@ -13,6 +13,11 @@
 struct mt_embed;
 struct mt_event;
 
+/* Files held open until the end: a recording of a build maps thousands, and
+ * the recorder's descriptors are its connections too.  Past these, a file's
+ * device and inode are kept, and the file at its path must be that one. */
+#define MT_EMBED_MAX_HELD 256
+
 /* QUIET: files left out are counted, and named only when one was refused
  * for not being the file that was mapped. */
 struct mt_embed *mt_embed_new(int quiet);
