@@ -51,8 +51,8 @@ struct object {
 	char *path;
 	uint8_t build_id[MT_OBJ_BUILD_ID_MAX];
 	size_t build_id_len;
-	int fd;	      /* the file mapped, opened through the mapping; -1: not held */
-	int have_id;  /* else its identity, to check the file at PATH against */
+	int fd;	     /* the file mapped, opened through the mapping; -1: not held */
+	int have_id; /* else its identity, to check the file at PATH against */
 	dev_t dev;
 	ino_t ino;
 	uint32_t pid; /* the process that mapped it */
