@@ -162,6 +162,8 @@ def run_case(top, how, what, lib0, prog, secret, victim):
     try:
         if how != 'attach' and not wait_for(ready, f'{how}: the program starts'):
             return
+        if not wait_for(out, f'{how}: the recording is created'):
+            return
         # the recorder has seen the library by now (the shim's ring is
         # drained every 5 ms; BPF rescans every second)
         time.sleep(2)
@@ -179,8 +181,11 @@ def run_case(top, how, what, lib0, prog, secret, victim):
             so, se = p.communicate()
             check(False, f'{how}: memtrace ends')
     finally:
+        open(go, 'w').close()  # (whatever went wrong: nothing is left running)
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
         if target:
-            open(go, 'w').close()
             target.wait()
     how = how_what
     check(p.returncode == 0, f'{how}: exit status 0 (got {p.returncode}): {se.strip()[-400:]}')
