@@ -11,7 +11,6 @@
 #include "commands.h"
 #include "options.h"
 #include "capture/bpf/procmaps.h"
-#include "collect/embed.h"
 #include "watch/session.h"
 #include "analyse/runtime_held.h"
 #include "report/report.h"
@@ -140,7 +139,7 @@ int cmd_attach(int argc, char **argv)
 	 * reported as at any other time. */
 	mt_catch_stop_signals();
 	struct mt_session ss;
-	int r = mt_session_start(&ss, &maps, output, 0, pids.v, pids.n, "attach");
+	int r = mt_session_start(&ss, &maps, output, embed, 0, pids.v, pids.n, "attach");
 	if (r < 0) {
 		/* a recording of nothing, once it was made */
 		if (r == -2 && output)
@@ -173,9 +172,5 @@ int cmd_attach(int argc, char **argv)
 	print_leaks(&ss, t.live, loop.start_ns, (long)top);
 	mt_top_free(t.tp);
 	mt_watch_free(t.live);
-	int status = mt_session_close(&ss);
-	char err[PATH_MAX + 128];
-	if (status == 0 && embed && mt_embed_binaries(output, 0, err, sizeof err) < 0)
-		mt_warning("%s", err); /* the recording stands without them */
-	return status;
+	return mt_session_close(&ss);
 }

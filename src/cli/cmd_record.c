@@ -19,7 +19,6 @@
 #include "analyse/recording.h"
 #include "analyse/managed.h"
 #include "analyse/suppress.h"
-#include "collect/embed.h"
 #include "collect/bpf_record.h"
 #include "collect/fallback.h"
 #include "stream/listen.h"
@@ -698,6 +697,8 @@ static int open_recording(struct record_opts *ro, struct run *x)
 				    sizeof err);
 		ro->output = x->defpath;
 	}
+	if (x->r && ro->embed)
+		mt_writer_embed(x->r, ro->quiet);
 	if (x->r && ro->rss_ms >= 0)
 		mt_writer_rss_interval(x->r, (uint64_t)(ro->rss_ms * 1e6));
 	if (x->r && ro->listen) {
@@ -758,18 +759,13 @@ static int trace_command(struct run *x, int *wstatus, int *exec_errno, int *fail
 	return 0;
 }
 
-/* The recording is closed: the binaries embedded, what happened said, the
- * leak gate applied, the gatherer waited for.  Returns the status to exit
- * with. */
+/* The recording is closed (with the binaries embedded): what happened
+ * said, the leak gate applied, the gatherer waited for.  Returns the status
+ * to exit with. */
 static int finish(const struct record_opts *ro, struct run *x, pid_t cmd_pid, int wstatus,
 		  int exec_errno, int failed)
 {
-	char err[PATH_MAX + 128];
 	int status = EXIT_FAILED;
-	struct stat ost;
-	if (!failed && !exec_errno && ro->embed && stat(ro->output, &ost) == 0 &&
-	    S_ISREG(ost.st_mode) && mt_embed_binaries(ro->output, ro->quiet, err, sizeof err) < 0)
-		mt_warning("%s", err); /* the recording stands without them */
 	if (exec_errno) {
 		mt_error("cannot run %s: %s", x->cmd[0], strerror(exec_errno));
 		remove_output(ro->output);

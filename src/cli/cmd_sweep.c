@@ -136,7 +136,7 @@ int cmd_sweep(int argc, char **argv)
 	 * reported as at any other time. */
 	mt_catch_stop_signals();
 	struct mt_session ss;
-	if (mt_session_start(&ss, &maps, output, 1, NULL, 0, "sweep") < 0)
+	if (mt_session_start(&ss, &maps, output, 0, 1, NULL, 0, "sweep") < 0)
 		return MT_EXIT_RUNTIME;
 	struct mt_watch *live = mt_watch_new(ss.b);
 	struct sweep_clock c = { .duration = duration, .progress = isatty(2) };

@@ -92,7 +92,7 @@ int cmd_top(int argc, char **argv)
 	 * reported as at any other time. */
 	mt_catch_stop_signals();
 	struct mt_session ss;
-	if (mt_session_start(&ss, &maps, NULL, all, pids.v, pids.n, "trace") < 0)
+	if (mt_session_start(&ss, &maps, NULL, 0, all, pids.v, pids.n, "trace") < 0)
 		return MT_EXIT_RUNTIME;
 	struct top_snapshots t = {
 		.live = mt_watch_new(ss.b),

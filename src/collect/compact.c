@@ -10,6 +10,7 @@
 
 struct mt_compact {
 	mt_compact_emit_fn emit;
+	void (*module)(void *ctx, const struct mt_event *ev);
 	void *ctx;
 	struct mt_dec dec;
 	struct mt_enc enc;
@@ -26,6 +27,11 @@ struct mt_compact *mt_compact_new(mt_compact_emit_fn emit, void *ctx)
 	c->ctx = ctx;
 	mt_ptrmap_xinit(&c->live, 1u << 16);
 	return c;
+}
+
+void mt_compact_on_module(struct mt_compact *c, void (*fn)(void *ctx, const struct mt_event *ev))
+{
+	c->module = fn;
 }
 
 void mt_compact_free(struct mt_compact *c)
@@ -97,6 +103,8 @@ size_t mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len)
 			w = mt_enc_passthrough(&c->enc, w, ev);
 			break;
 		default:
+			if (ev->type == MT_REC_MODULE && c->module)
+				c->module(c->ctx, ev);
 			w = mt_enc_passthrough(&c->enc, w, ev);
 		}
 		c->len += (size_t)(w - s);

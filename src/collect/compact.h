@@ -11,11 +11,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct mt_event;
+
 struct mt_compact;
 
 typedef void (*mt_compact_emit_fn)(void *ctx, const uint8_t *records, size_t len);
 
 struct mt_compact *mt_compact_new(mt_compact_emit_fn emit, void *ctx);
+/* Also passes every MODULE record fed to FN (with the same ctx), as it is
+ * met: the recorder learns which files a process maps as they go by. */
+void mt_compact_on_module(struct mt_compact *c, void (*fn)(void *ctx, const struct mt_event *ev));
 /* Feeds whole records; what they become is passed to emit before return.
  * Returns how many bytes were taken: less than LEN if a record was
  * malformed (or too large to re-encode), where the stream must end. */

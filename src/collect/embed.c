@@ -1,31 +1,45 @@
 /*
  * embed.c - putting the binaries a recording's processes mapped into the
- * recording (record --embed-binaries), so that it can be symbolized on a
- * machine that does not have them (a board's recording read on a
- * workstation, a container's after the image is gone).
+ * recording (record --embed-binaries, attach --embed-binaries), so that it
+ * can be symbolized on a machine that does not have them (a board's
+ * recording read on a workstation, a container's after the image is gone).
  *
- * It runs once the recording is complete: the modules its streams declared
- * are read back (every stream, so children, execs and dlopens are in), each
- * file whose build-id still matches the recorded one goes in once (two
- * processes mapping libc share it), with its separate debug file from
- * /usr/lib/debug/.build-id when the system has one.  Objects are appended
- * in their own stream (MT_STREAM_OBJECTS) as OBJECT records cut in pieces,
- * zstd-compressed like every chunk, so a reader that does not want them
- * skips whole chunks.  A file that changed since it was mapped is left out
- * and named: a wrong binary would name wrong functions.  Checking and
- * writing one file is format/objwrite.c's, which the standalone shim's
- * MEMTRACE_WRITE_BINARIES_TO_OUTPUT shares.
+ * The writer passes every MODULE record its streams carry (children, execs
+ * and dlopens included), and the file is opened then, through the mapping
+ * itself (/proc/PID/map_files, procmaps.h's mt_proc_open_object), and kept
+ * open until the recording is complete.  Nothing is opened again by the
+ * name a process gave: root's attach once took a library without a
+ * build-id back by its path, which its owner had swapped for a link to
+ * /etc/shadow, and embedded that.  A file whose mapping was gone before it
+ * could be opened (a process that exits within the recorder's 5 ms beat) is
+ * taken by its path only if it has a build-id to check it by and everyone
+ * may read it; past MT_EMBED_MAX_HELD open files, the others are kept as
+ * device and inode, and the file at the path must be that one.  Any other
+ * is refused, named, and counted.
+ *
+ * Each file goes in once (two processes mapping libc share it), with its
+ * separate debug file from /usr/lib/debug/.build-id when the system has
+ * one, in its own stream (MT_STREAM_OBJECTS) as OBJECT records cut in
+ * pieces, zstd-compressed like every chunk, so a reader that does not want
+ * them skips whole chunks.  A file whose build-id is no longer the recorded
+ * one is left out and named: a wrong binary would name wrong functions.
+ * Checking and writing one file is format/objwrite.c's, which the
+ * standalone shim's MEMTRACE_WRITE_BINARIES_TO_OUTPUT shares.  They are
+ * written onto the writer's own descriptor: the output's name is never
+ * opened again (its directory's owner could have made it a link).
  */
 #include "embed.h"
 #include "base/util.h"
 #include "format/format.h"
 #include "format/objwrite.h"
+#include "capture/bpf/procmaps.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -37,55 +51,103 @@ struct object {
 	char *path;
 	uint8_t build_id[MT_OBJ_BUILD_ID_MAX];
 	size_t build_id_len;
+	int fd;	     /* the file mapped, opened through the mapping; -1: not held */
+	int have_id; /* else its identity, to check the file at PATH against */
+	dev_t dev;
+	ino_t ino;
+	uint32_t pid; /* the process that mapped it */
 };
 
-struct objects {
+struct mt_embed {
 	struct object *v;
 	size_t n, cap;
+	unsigned held;
+	int quiet;
 };
 
-static void note_module(struct objects *o, const struct mt_event *ev)
+struct mt_embed *mt_embed_new(int quiet)
 {
-	if (!mt_obj_is_file(ev->path.s, ev->path.len) || ev->build_id.len > MT_OBJ_BUILD_ID_MAX)
-		return;
-	for (size_t i = 0; i < o->n; i++)
-		if (strlen(o->v[i].path) == ev->path.len &&
-		    !memcmp(o->v[i].path, ev->path.s, ev->path.len) &&
-		    o->v[i].build_id_len == ev->build_id.len &&
-		    !memcmp(o->v[i].build_id, ev->build_id.s, ev->build_id.len))
-			return;
-	if (o->n == o->cap) {
-		o->cap = o->cap ? 2 * o->cap : 16;
-		o->v = xrealloc(o->v, o->cap * sizeof *o->v);
-	}
-	struct object *m = &o->v[o->n++];
-	m->path = xstrndup(ev->path.s, ev->path.len);
-	memcpy(m->build_id, ev->build_id.s, ev->build_id.len);
-	m->build_id_len = ev->build_id.len;
+	struct mt_embed *e = xcalloc(1, sizeof *e);
+	e->quiet = quiet;
+	return e;
 }
 
-/* The modules every stream of PATH declared.  A chunk's records are
- * decoded on their own: the values that depend on the stream's state
- * (times, pointers) are wrong, but MODULE records carry none. */
-static int read_modules(const char *path, struct objects *o, char *err, size_t errlen)
+void mt_embed_free(struct mt_embed *e)
 {
-	struct mt_file_reader r;
-	if (mt_file_open(&r, path, err, errlen) < 0)
-		return -1;
-	uint32_t stream;
-	const uint8_t *data;
-	size_t len;
-	while (mt_file_next(&r, &stream, &data, &len) > 0) {
-		if (stream == MT_STREAM_OBJECTS)
-			continue;
-		struct mt_dec d = { .p = data, .end = data + len };
-		struct mt_event ev;
-		while (mt_dec_next(&d, &ev) > 0)
-			if (ev.type == MT_REC_MODULE)
-				note_module(o, &ev);
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n; i++) {
+		if (e->v[i].fd >= 0)
+			close(e->v[i].fd);
+		free(e->v[i].path);
 	}
-	mt_file_close(&r);
-	return 0;
+	free(e->v);
+	free(e);
+}
+
+/* The file process PID maps within [START, END), opened through that
+ * mapping: -1 once it is unmapped or the process is gone.  The address
+ * decides, not the name: the shim's is the loader's (/lib64/ld-linux...,
+ * a link), and a process's stream could name anything. */
+static int open_mapped(uint32_t pid, uint64_t start, uint64_t end)
+{
+	char maps[64], why[256];
+	snprintf(maps, sizeof maps, "/proc/%u/maps", (unsigned)pid);
+	FILE *f = fopen(maps, "re");
+	if (!f)
+		return -1;
+	char *line = NULL;
+	size_t cap = 0;
+	struct mt_maps_line l;
+	int fd = -1;
+	while (fd < 0 && mt_maps_next(f, &line, &cap, &l))
+		if (l.lo < end && l.hi > start && l.ino && l.path[0] == '/')
+			fd = mt_proc_open_object((pid_t)pid, l.lo, l.hi, l.ino, l.path, why,
+						 sizeof why);
+	free(line);
+	fclose(f);
+	return fd;
+}
+
+void mt_embed_note(struct mt_embed *e, uint32_t pid, const struct mt_event *ev)
+{
+	if (!mt_obj_is_file(ev->path.s, ev->path.len) || ev->path.len >= 4096 ||
+	    memchr(ev->path.s, 0, ev->path.len) || ev->build_id.len > MT_OBJ_BUILD_ID_MAX)
+		return;
+	struct object *m = NULL;
+	for (size_t i = 0; i < e->n && !m; i++)
+		if (strlen(e->v[i].path) == ev->path.len &&
+		    !memcmp(e->v[i].path, ev->path.s, ev->path.len) &&
+		    e->v[i].build_id_len == ev->build_id.len &&
+		    !memcmp(e->v[i].build_id, ev->build_id.s, ev->build_id.len))
+			m = &e->v[i];
+	if (!m) {
+		mt_grow(&e->v, &e->cap, e->n, sizeof *e->v);
+		m = &e->v[e->n++];
+		*m = (struct object){ .path = xstrndup(ev->path.s, ev->path.len),
+				      .build_id_len = ev->build_id.len,
+				      .fd = -1,
+				      .pid = pid };
+		memcpy(m->build_id, ev->build_id.s, ev->build_id.len);
+	}
+	if (m->fd >= 0 || m->have_id || !pid)
+		return;
+	int fd = open_mapped(pid, ev->start, ev->end);
+	struct stat st;
+	if (fd < 0)
+		return;
+	m->pid = pid;
+	if (e->held < MT_EMBED_MAX_HELD) {
+		m->fd = fd;
+		e->held++;
+		return;
+	}
+	if (fstat(fd, &st) == 0) {
+		m->have_id = 1;
+		m->dev = st.st_dev;
+		m->ino = st.st_ino;
+	}
+	close(fd);
 }
 
 struct out {
@@ -104,17 +166,53 @@ static int write_chunk(void *ctx, const uint8_t *raw, size_t len)
 				   w->scratch_len);
 }
 
-int mt_embed_binaries(const char *path, int quiet, char *err, size_t errlen)
+/* Embeds M: the file held, else the one at its path if it can be told to
+ * be the file mapped.  Returns what mt_obj_embed_fd did, or -1 with WHY
+ * when the file at the path was refused. */
+static int embed_one(struct mt_obj_out *w, const struct object *m, char *why, size_t whylen)
 {
-	struct objects o = { 0 };
-	if (read_modules(path, &o, err, errlen) < 0)
+	if (m->fd >= 0)
+		return (int)mt_obj_embed_fd(w, m->fd, m->path, m->build_id, m->build_id_len);
+	if (!m->have_id && !m->build_id_len) {
+		snprintf(why, whylen,
+			 "its mapping was gone before it could be opened through it, and it has "
+			 "no build-id to tell the file at its path by");
 		return -1;
-	struct out w = { .fd = -1 };
+	}
+	/* (links followed: the loader's names are links; the checks below
+	 * are on what was opened) */
+	int fd = mt_open_regular(m->path, 0, NULL, 0);
+	if (fd < 0)
+		return (int)MT_OBJ_NO_FILE;
+	struct stat st;
+	int r = -1;
+	if (fstat(fd, &st) != 0)
+		snprintf(why, whylen, "cannot stat: %s", strerror(errno));
+	else if (m->have_id && (st.st_dev != m->dev || st.st_ino != m->ino))
+		snprintf(why, whylen, "the file at its path is not the one process %u mapped",
+			 (unsigned)m->pid);
+	else if (!m->have_id && !(st.st_mode & S_IROTH))
+		/* a build-id is no proof: one can be copied from a file nobody
+		 * may read (a root-only binary of a package) */
+		snprintf(why, whylen,
+			 "its mapping was gone before it could be opened through it, and the "
+			 "file at its path is not for everyone to read");
+	else
+		r = (int)mt_obj_embed_fd(w, fd, m->path, m->build_id, m->build_id_len);
+	int err = errno;
+	close(fd);
+	errno = err;
+	return r;
+}
+
+int mt_embed_write(struct mt_embed *e, int fd, const char *path, char *err, size_t errlen)
+{
+	struct out w = { .fd = fd };
 	int status = -1;
-	w.fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (w.fd < 0) {
+	unsigned refused = 0;
+	if (lseek(fd, 0, SEEK_END) < 0) {
 		snprintf(err, errlen, "%s: cannot append the binaries: %s", path, strerror(errno));
-		goto out;
+		return -1;
 	}
 	w.zc = ZSTD_createCCtx();
 	w.obj = (struct mt_obj_out){
@@ -126,12 +224,17 @@ int mt_embed_binaries(const char *path, int quiet, char *err, size_t errlen)
 		snprintf(err, errlen, "zstd initialisation failed");
 		goto out;
 	}
-	for (size_t i = 0; i < o.n && !w.obj.failed; i++) {
-		const struct object *m = &o.v[i];
-		enum mt_obj_result r = mt_obj_embed(&w.obj, m->path, m->build_id, m->build_id_len);
-		if (r != MT_OBJ_EMBEDDED && !quiet)
+	for (size_t i = 0; i < e->n && !w.obj.failed; i++) {
+		const struct object *m = &e->v[i];
+		char why[256];
+		int r = embed_one(&w.obj, m, why, sizeof why);
+		if (r < 0) {
+			refused++;
+			mt_warning("--embed-binaries: %s refused: %s", m->path, why);
+		} else if (r != MT_OBJ_EMBEDDED && !e->quiet) {
 			mt_warning("--embed-binaries: %s left out: %s", m->path,
-				   mt_obj_why(r, errno));
+				   mt_obj_why((enum mt_obj_result)r, errno));
+		}
 	}
 	mt_obj_flush(&w.obj);
 	if (w.obj.failed) {
@@ -140,18 +243,17 @@ int mt_embed_binaries(const char *path, int quiet, char *err, size_t errlen)
 		goto out;
 	}
 	unsigned embedded = w.obj.embedded;
-	if (!quiet)
-		fprintf(stderr, "memtrace: embedded %u binar%s (%.1f MB before compression)\n",
+	if (!e->quiet)
+		fprintf(stderr, "memtrace: embedded %u binar%s (%.1f MB before compression)",
 			embedded, embedded == 1 ? "y" : "ies", (double)w.obj.bytes / 1e6);
+	if (!e->quiet && refused)
+		fprintf(stderr, "; %u refused", refused);
+	if (!e->quiet)
+		fputc('\n', stderr);
 	status = 0;
 out:
-	if (w.fd >= 0)
-		close(w.fd);
 	ZSTD_freeCCtx(w.zc);
 	free(w.obj.raw);
 	free(w.scratch);
-	for (size_t i = 0; i < o.n; i++)
-		free(o.v[i].path);
-	free(o.v);
 	return status;
 }

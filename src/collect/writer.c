@@ -4,14 +4,17 @@
 #include "writer.h"
 #include "rss.h"
 #include "compact.h"
+#include "embed.h"
 #include "format/cull.h"
 #include "format/format.h"
 #include "base/util.h"
 #include "base/clock.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -29,6 +32,7 @@ struct mt_writer {
 	uint64_t cull_ns;
 	uint64_t rss_ns; /* between samples of each process's memory; 0: none */
 	int failed;
+	struct mt_embed *embed; /* --embed-binaries: the files mapped; NULL: none */
 };
 
 struct mt_stream {
@@ -106,8 +110,29 @@ const char *mt_writer_path(const struct mt_writer *r)
 	return r->path;
 }
 
+void mt_writer_embed(struct mt_writer *r, int quiet)
+{
+	if (!r->embed)
+		r->embed = mt_embed_new(quiet);
+}
+
+/* The binaries onto the recording, before it is closed: a recording cut
+ * short, or written to a device, gets none. */
+static void embed(struct mt_writer *r)
+{
+	struct stat st;
+	char err[PATH_MAX + 128];
+	if (!r->failed && fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    mt_embed_write(r->embed, r->fd, r->path, err, sizeof err) < 0)
+		mt_warning("%s", err); /* the recording stands without them */
+	mt_embed_free(r->embed);
+	r->embed = NULL;
+}
+
 int mt_writer_close(struct mt_writer *r)
 {
+	if (r->embed)
+		embed(r);
 	int failed = r->failed;
 	if (fsync(r->fd) < 0 && errno != EINVAL && errno != EROFS)
 		mt_warning("fsync %s: %s", r->path, strerror(errno));
@@ -221,6 +246,12 @@ static void cull_out(void *ctx, const uint8_t *p, size_t n)
 	mt_compact_feed(((struct mt_stream *)ctx)->compact, p, n);
 }
 
+static void note_module(void *ctx, const struct mt_event *ev)
+{
+	struct mt_stream *s = ctx;
+	mt_embed_note(s->r->embed, s->pid, ev);
+}
+
 struct mt_stream *mt_stream_new(struct mt_writer *r)
 {
 	struct mt_stream *s = xcalloc(1, sizeof *s);
@@ -231,6 +262,8 @@ struct mt_stream *mt_stream_new(struct mt_writer *r)
 	s->last_write = mt_now_ns();
 	s->loss_at = -1;
 	s->compact = mt_compact_new(append, s);
+	if (r->embed)
+		mt_compact_on_module(s->compact, note_module);
 	if (r->cull_ns && !(s->cull = mt_cull_new(r->cull_ns, cull_out, s)))
 		mt_oom(sizeof(struct mt_cull *));
 	return s;

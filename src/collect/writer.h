@@ -26,8 +26,15 @@ struct mt_writer *mt_writer_open(const char *path, uint64_t cull_ns, char *err, 
 /* The same for a name memtrace made up (mt_file_create_new): if anything
  * exists at PATH, NULL with errno EEXIST. */
 struct mt_writer *mt_writer_open_new(const char *path, uint64_t cull_ns, char *err, size_t errlen);
-/* Closes the file; returns -1 if any write failed (already reported). */
+/* Closes the file; returns -1 if any write failed (already reported).
+ * With mt_writer_embed, the binaries are appended first (through the same
+ * descriptor: the output's name is never opened again). */
 int mt_writer_close(struct mt_writer *r);
+/* --embed-binaries: the files every stream's MODULE records name are opened
+ * through the watched process's mapping as the records go by (embed.h),
+ * and appended to the recording when it closes, if it is a regular file
+ * that was written whole.  QUIET: say only what was refused. */
+void mt_writer_embed(struct mt_writer *r, int quiet);
 const char *mt_writer_path(const struct mt_writer *r);
 
 /* Samples the memory of every watched process every NS (default 10 ms;

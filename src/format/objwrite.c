@@ -172,46 +172,62 @@ static int put(struct mt_obj_out *w, int fd, uint64_t size, enum mt_object_kind 
 	return 0;
 }
 
-enum mt_obj_result mt_obj_embed(struct mt_obj_out *w, const char *path, const uint8_t *id,
-				size_t idlen)
+enum mt_obj_result mt_obj_embed_fd(struct mt_obj_out *w, int fd, const char *path,
+				   const uint8_t *id, size_t idlen)
 {
 	static const uint8_t none[1];
 	size_t plen = strlen(path);
-	uint64_t size;
+	struct stat st;
 	if (!idlen)
 		id = none; /* (NULL is no argument for memcpy, even of 0 bytes) */
 	if (idlen > MT_OBJ_BUILD_ID_MAX || plen >= 4096) {
 		errno = ENAMETOOLONG;
 		return MT_OBJ_NO_FILE;
 	}
-	int fd = mt_obj_open(path, &size);
-	if (fd < 0)
+	if (fstat(fd, &st) != 0)
+		return MT_OBJ_UNREADABLE;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
 		return MT_OBJ_NO_FILE;
+	}
+	uint64_t size = (uint64_t)st.st_size;
 	uint8_t now[MT_OBJ_BUILD_ID_MAX];
 	size_t nowlen = mt_obj_build_id(fd, now);
-	if (idlen && (nowlen != idlen || memcmp(now, id, idlen) != 0)) {
-		close(fd);
+	if (idlen && (nowlen != idlen || memcmp(now, id, idlen) != 0))
 		return MT_OBJ_CHANGED;
-	}
-	int r = put(w, fd, size, MT_OBJECT_ELF, path, plen, id, idlen);
-	int err = errno;
-	close(fd);
-	if (r < 0) {
-		errno = err;
+	if (put(w, fd, size, MT_OBJECT_ELF, path, plen, id, idlen) < 0)
 		return MT_OBJ_UNREADABLE;
-	}
 	w->embedded++;
 	w->bytes += size;
 	if (idlen) {
 		char dbg[64 + 2 * MT_OBJ_BUILD_ID_MAX];
+		int dfd;
 		mt_obj_debug_path(id, idlen, dbg, sizeof dbg);
-		if ((fd = mt_obj_open(dbg, &size)) >= 0) {
-			if (put(w, fd, size, MT_OBJECT_DEBUG, path, plen, id, idlen) == 0)
+		if ((dfd = mt_obj_open(dbg, &size)) >= 0) {
+			if (put(w, dfd, size, MT_OBJECT_DEBUG, path, plen, id, idlen) == 0)
 				w->bytes += size;
-			close(fd);
+			close(dfd);
 		}
 	}
 	return MT_OBJ_EMBEDDED;
+}
+
+enum mt_obj_result mt_obj_embed(struct mt_obj_out *w, const char *path, const uint8_t *id,
+				size_t idlen)
+{
+	uint64_t size;
+	if (strlen(path) >= 4096) {
+		errno = ENAMETOOLONG;
+		return MT_OBJ_NO_FILE;
+	}
+	int fd = mt_obj_open(path, &size);
+	if (fd < 0)
+		return MT_OBJ_NO_FILE;
+	enum mt_obj_result r = mt_obj_embed_fd(w, fd, path, id, idlen);
+	int err = errno;
+	close(fd);
+	errno = err;
+	return r;
 }
 
 const char *mt_obj_why(enum mt_obj_result r, int err)

@@ -68,6 +68,12 @@ void mt_obj_debug_path(const uint8_t *id, size_t len, char *out, size_t outlen);
 enum mt_obj_result mt_obj_embed(struct mt_obj_out *w, const char *path, const uint8_t *id,
 				size_t idlen);
 
+/* mt_obj_embed for the file open on FD (read with pread, left open), which
+ * the caller made sure is module PATH's: the recorder's are the very files
+ * the processes mapped, opened through /proc/PID/map_files. */
+enum mt_obj_result mt_obj_embed_fd(struct mt_obj_out *w, int fd, const char *path,
+				   const uint8_t *id, size_t idlen);
+
 /* Words for what mt_obj_embed returned (ERR: the errno it left), as
  * "PATH left out: WHY" says it. */
 const char *mt_obj_why(enum mt_obj_result r, int err);

@@ -11,7 +11,7 @@
 #define SCAN_EVERY_NS 1000000000ull
 
 int mt_session_open(struct mt_session *s, const struct mt_bpf_opts *maps, const char *output,
-		    char *err, size_t errlen)
+		    int embed, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof *s);
 	s->output = output;
@@ -26,13 +26,15 @@ int mt_session_open(struct mt_session *s, const struct mt_bpf_opts *maps, const 
 			mt_bpf_close(s->b);
 			return -1;
 		}
+		if (embed)
+			mt_writer_embed(s->rec, 0);
 		s->streams = mt_bpf_streams_new(s->rec, s->b);
 	}
 	return 0;
 }
 
 int mt_session_start(struct mt_session *s, const struct mt_bpf_opts *maps, const char *output,
-		     int all, const pid_t *pids, size_t npids, const char *what)
+		     int embed, int all, const pid_t *pids, size_t npids, const char *what)
 {
 	char err[512];
 	/* without BPF here, say so in one line and what works instead: the
@@ -43,7 +45,7 @@ int mt_session_start(struct mt_session *s, const struct mt_bpf_opts *maps, const
 			what, err);
 		return -1;
 	}
-	if (mt_session_open(s, maps, output, err, sizeof err) < 0) {
+	if (mt_session_open(s, maps, output, embed, err, sizeof err) < 0) {
 		mt_error("cannot %s: %s", what, err);
 		return -1;
 	}

@@ -27,17 +27,17 @@ struct mt_session {
 };
 
 /* Loads the BPF programs with the map sizes of MAPS (events mode when OUTPUT
- * is set) and creates the recording.  Returns 0, or -1 with a one-line
- * reason in ERR. */
+ * is set) and creates the recording; EMBED: with the binaries the processes
+ * map (mt_writer_embed).  Returns 0, or -1 with a one-line reason in ERR. */
 int mt_session_open(struct mt_session *s, const struct mt_bpf_opts *maps, const char *output,
-		    char *err, size_t errlen);
+		    int embed, char *err, size_t errlen);
 /* mt_session_open, then tracing every process (ALL: those started later
  * too) and PIDS (kept by the session: they must outlive it).  Returns 0;
  * or, after the error message, -1 when the session could not be opened
  * ("cannot WHAT: ..."), -2 when a process could not be traced (the session
  * is closed again). */
 int mt_session_start(struct mt_session *s, const struct mt_bpf_opts *maps, const char *output,
-		     int all, const pid_t *pids, size_t npids, const char *what);
+		     int embed, int all, const pid_t *pids, size_t npids, const char *what);
 /* Waits up to TIMEOUT_MS for events and records them. */
 void mt_session_poll(struct mt_session *s, int timeout_ms);
 /* Objects mapped since, new processes: about once a second. */
