@@ -148,7 +148,8 @@ int mt_net_connect(const char *host, const char *port, char *err, size_t errlen)
 }
 
 /* The peer's socket, as inet_diag names it: seen from its side, our end is
- * its destination.  Returns 0, or -1 for a family it does not take. */
+ * its destination.  Returns its address family, or -1 for one it does not
+ * take. */
 static int peer_id(const struct sockaddr_storage *me, const struct sockaddr_storage *peer,
 		   struct inet_diag_sockid *id)
 {
@@ -160,6 +161,15 @@ static int peer_id(const struct sockaddr_storage *me, const struct sockaddr_stor
 		memcpy(id->idiag_dst, &m->sin_addr, 4);
 	} else if (me->ss_family == AF_INET6) {
 		const struct sockaddr_in6 *m = (const void *)me, *p = (const void *)peer;
+		if (IN6_IS_ADDR_V4MAPPED(&m->sin6_addr) && IN6_IS_ADDR_V4MAPPED(&p->sin6_addr)) {
+			/* an IPv4 peer of a dual-stack socket: its own is IPv4 */
+			id->idiag_sport = p->sin6_port;
+			id->idiag_dport = m->sin6_port;
+			memcpy(id->idiag_src, p->sin6_addr.s6_addr + 12, 4);
+			memcpy(id->idiag_dst, m->sin6_addr.s6_addr + 12, 4);
+			id->idiag_cookie[0] = id->idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+			return AF_INET;
+		}
 		id->idiag_sport = p->sin6_port;
 		id->idiag_dport = m->sin6_port;
 		memcpy(id->idiag_src, &p->sin6_addr, 16);
@@ -168,7 +178,7 @@ static int peer_id(const struct sockaddr_storage *me, const struct sockaddr_stor
 		return -1;
 	}
 	id->idiag_cookie[0] = id->idiag_cookie[1] = INET_DIAG_NOCOOKIE;
-	return 0;
+	return me->ss_family;
 }
 
 int mt_net_peer_uid(int fd, unsigned *uid)
@@ -184,11 +194,11 @@ int mt_net_peer_uid(int fd, unsigned *uid)
 	} q = { .h = { .nlmsg_len = sizeof q,
 		       .nlmsg_type = SOCK_DIAG_BY_FAMILY,
 		       .nlmsg_flags = NLM_F_REQUEST },
-		.r = { .sdiag_family = (unsigned char)me.ss_family,
-		       .sdiag_protocol = IPPROTO_TCP,
-		       .idiag_states = ~0u } };
-	if (peer_id(&me, &peer, &q.r.id) < 0)
+		.r = { .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0u } };
+	int family = peer_id(&me, &peer, &q.r.id);
+	if (family < 0)
 		return -1;
+	q.r.sdiag_family = (unsigned char)family;
 	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (nl < 0)
 		return -1;

@@ -64,8 +64,11 @@ static void identify(int fd, struct client *who)
 		memcpy(who->id, &uid, sizeof uid);
 	} else if (getpeername(fd, (struct sockaddr *)&ss, &len) == 0) {
 		who->kind = 2;
-		if (ss.ss_family == AF_INET6)
-			memcpy(who->id, &((struct sockaddr_in6 *)&ss)->sin6_addr, 8);
+		const struct in6_addr *a6 = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+		if (ss.ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(a6))
+			memcpy(who->id, a6->s6_addr + 12, 4); /* as the IPv4 address */
+		else if (ss.ss_family == AF_INET6)
+			memcpy(who->id, a6, 8);
 		else if (ss.ss_family == AF_INET)
 			memcpy(who->id, &((struct sockaddr_in *)&ss)->sin_addr, 4);
 	}

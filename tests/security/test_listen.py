@@ -123,6 +123,7 @@ def slow_gatherers(t, slow):
                       timeout=120)
     secs = time.time() - t0
     t.eq(rc, 0, f'gather behind 30 half-open connections and a slow hello: exit status ({se[-300:]!r})')
+    t.note(f'gather behind slow connections: {secs:.2f} s')
     t.check(secs < 10, f'... within 10 s ({secs:.1f} s)')
     ended(t, p, err, 'record --listen, once gathered', 10)
     same(t, t.path('a.mtrace'), t.path('a-copy.mtrace'), 'behind slow connections')

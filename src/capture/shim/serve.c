@@ -62,8 +62,10 @@ int mt_serve_pending;
 static void (*enter_fn)(void);
 static int listen_fd = -1, file_fd = -1, announce_fd = -1;
 static pthread_mutex_t fd_mu = PTHREAD_MUTEX_INITIALIZER;
-/* the gatherers connected (the one served too), on the server's thread */
+/* the gatherers connected (the one served too), on the server's thread;
+ * set up (its slots -1) by mt_serve_init */
 static struct mt_wire_pending pending;
+static int pending_ready;
 static int fork_pipe[2] = { -1, -1 }; /* between fork's handlers, under FD_MU */
 static struct mt_fd_id listen_id, file_id, announce_id;
 static struct sockaddr_storage bound;
@@ -85,6 +87,7 @@ void mt_serve_init(void (*enter)(void))
 {
 	enter_fn = enter;
 	mt_wire_pending_init(&pending, pending_guard);
+	pending_ready = 1;
 	mt_serve_pending = mt_cfg.enable_server && !mt_cfg.connect;
 }
 
@@ -382,10 +385,11 @@ void mt_serve_after_fork_child(void)
 	 * (MEMTRACE_FOLLOW_FORKS) starts one of its own, on the next free
 	 * port, once its own file is open. */
 	close_all();
-	for (int i = 0; i < MT_WIRE_PENDING; i++)
+	for (int i = 0; pending_ready && i < MT_WIRE_PENDING; i++)
 		if (pending.fd[i] >= 0)
 			close(pending.fd[i]);
 	mt_wire_pending_init(&pending, pending_guard);
+	pending_ready = 1;
 	/* now the parent may go on (end of file on its side of the pipe) */
 	for (int i = 0; i < 2; i++)
 		if (fork_pipe[i] >= 0)
