@@ -7,8 +7,12 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -141,4 +145,78 @@ int mt_net_listen(const char *host, const char *port, struct sockaddr_storage *b
 int mt_net_connect(const char *host, const char *port, char *err, size_t errlen)
 {
 	return open_socket(host, port, 0, NULL, err, errlen);
+}
+
+/* The peer's socket, as inet_diag names it: seen from its side, our end is
+ * its destination.  Returns its address family, or -1 for one it does not
+ * take. */
+static int peer_id(const struct sockaddr_storage *me, const struct sockaddr_storage *peer,
+		   struct inet_diag_sockid *id)
+{
+	if (me->ss_family == AF_INET) {
+		const struct sockaddr_in *m = (const void *)me, *p = (const void *)peer;
+		id->idiag_sport = p->sin_port;
+		id->idiag_dport = m->sin_port;
+		memcpy(id->idiag_src, &p->sin_addr, 4);
+		memcpy(id->idiag_dst, &m->sin_addr, 4);
+	} else if (me->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *m = (const void *)me, *p = (const void *)peer;
+		if (IN6_IS_ADDR_V4MAPPED(&m->sin6_addr) && IN6_IS_ADDR_V4MAPPED(&p->sin6_addr)) {
+			/* an IPv4 peer of a dual-stack socket: its own is IPv4 */
+			id->idiag_sport = p->sin6_port;
+			id->idiag_dport = m->sin6_port;
+			memcpy(id->idiag_src, p->sin6_addr.s6_addr + 12, 4);
+			memcpy(id->idiag_dst, m->sin6_addr.s6_addr + 12, 4);
+			id->idiag_cookie[0] = id->idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+			return AF_INET;
+		}
+		id->idiag_sport = p->sin6_port;
+		id->idiag_dport = m->sin6_port;
+		memcpy(id->idiag_src, &p->sin6_addr, 16);
+		memcpy(id->idiag_dst, &m->sin6_addr, 16);
+	} else {
+		return -1;
+	}
+	id->idiag_cookie[0] = id->idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	return me->ss_family;
+}
+
+int mt_net_peer_uid(int fd, unsigned *uid)
+{
+	struct sockaddr_storage me, peer;
+	socklen_t ml = sizeof me, pl = sizeof peer;
+	if (getsockname(fd, (struct sockaddr *)&me, &ml) < 0 ||
+	    getpeername(fd, (struct sockaddr *)&peer, &pl) < 0 || me.ss_family != peer.ss_family)
+		return -1;
+	struct {
+		struct nlmsghdr h;
+		struct inet_diag_req_v2 r;
+	} q = { .h = { .nlmsg_len = sizeof q,
+		       .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+		       .nlmsg_flags = NLM_F_REQUEST },
+		.r = { .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0u } };
+	int family = peer_id(&me, &peer, &q.r.id);
+	if (family < 0)
+		return -1;
+	q.r.sdiag_family = (unsigned char)family;
+	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (nl < 0)
+		return -1;
+	union {
+		struct nlmsghdr h;
+		char b[1024];
+	} a;
+	struct pollfd p = { .fd = nl, .events = POLLIN };
+	ssize_t n = -1;
+	if (send(nl, &q, sizeof q, 0) == (ssize_t)sizeof q && poll(&p, 1, 1000) == 1)
+		n = recv(nl, &a, sizeof a, 0);
+	close(nl);
+	/* one answer, the socket asked for, or an error (not on this machine) */
+	if (n < (ssize_t)NLMSG_LENGTH(sizeof(struct inet_diag_msg)) ||
+	    a.h.nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+	    a.h.nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
+		return -1;
+	const struct inet_diag_msg *m = NLMSG_DATA(&a.h);
+	*uid = m->idiag_uid;
+	return 0;
 }

@@ -28,4 +28,13 @@ int mt_net_listen(const char *host, const char *port, struct sockaddr_storage *b
 /* A TCP connection to HOST:PORT: the fd, or -1 with a reason in ERR. */
 int mt_net_connect(const char *host, const char *port, char *err, size_t errlen);
 
+/* The user owning the other end of the TCP connection FD when that end is
+ * a socket of this machine (of this network namespace): 0 with *UID, or -1
+ * when it is not (a remote peer) or cannot be told.  A loopback address
+ * says nothing about who connects (every local user has them all, the
+ * whole of 127/8), the owner of the peer's socket does: the kernel's
+ * sock_diag interface (what ss(8) reads) finds it by the connection's
+ * addresses, unprivileged. */
+int mt_net_peer_uid(int fd, unsigned *uid);
+
 #endif

@@ -24,7 +24,8 @@ static const char usage_text[] =
 	"machine, while it is made, into a local file; resumes where it stopped\n"
 	"when the connection drops or gather is restarted with the same file.\n"
 	"With no address, gathers from every recorder announcing itself on the\n"
-	"LAN (record --listen ... --broadcast).\n"
+	"LAN (record --listen ... --broadcast); with a token, says what it\n"
+	"found: a token is sent only to an address given here.\n"
 	"\n"
 	"options:\n";
 
@@ -121,6 +122,23 @@ static int discover(struct mt_gather *g, size_t *n, const char *dir, double wait
 			mt_note("found %s (pid %d) at %s:%s", name, heard[i].pid, t->host, t->port);
 	}
 	return 0;
+}
+
+/* An announcement proves nothing: anyone on the LAN can send one, naming
+ * an address of theirs, and a token sent to every announcer goes to
+ * whoever wants it.  So the token goes only to an address named on the
+ * command line: with a token, what discovery found (G[0..N)) is said, with
+ * the command that gathers it, and not gathered. */
+static void refuse_token(const struct mt_gather *g, size_t n)
+{
+	char addrs[512] = "";
+	size_t k = 0;
+	for (size_t i = 0; i < n && k + 80 < sizeof addrs; i++)
+		k += (size_t)snprintf(addrs + k, sizeof addrs - k, " %s:%s", g[i].host, g[i].port);
+	mt_error("not gathered: a token goes only to an address named on the command line "
+		 "(anyone on the LAN can announce itself); to gather what was found: "
+		 "memtrace gather%s%s --token TOKEN",
+		 addrs, k + 80 < sizeof addrs ? "" : " ...");
 }
 
 /* Gathers G[0..N), each in a thread of its own when there are several.
@@ -234,6 +252,11 @@ int cmd_gather(int argc, char **argv)
 				 t->port);
 	}
 	if (a.n == 0 && discover(g, &n, dir, wait, (int)aport, quiet) < 0) {
+		free(g);
+		return MT_EXIT_RUNTIME;
+	}
+	if (a.n == 0 && token) {
+		refuse_token(g, n);
 		free(g);
 		return MT_EXIT_RUNTIME;
 	}

@@ -115,7 +115,9 @@ static int add_file(void *ctx, const char *cmd, const char *arg)
 
 int cmd_server(int argc, char **argv)
 {
-	struct srv_options at = { .host = "127.0.0.1", .port = "8080", .timeout_s = 60 };
+	struct srv_options at = {
+		.host = "127.0.0.1", .port = "8080", .timeout_s = 60, .client_connections = 64
+	};
 	struct file_list fl = { .v = xcalloc((size_t)argc, sizeof *fl.v) };
 	const struct mt_option opts[] = {
 		{ .shortopt = "-l",
@@ -160,6 +162,20 @@ int cmd_server(int argc, char **argv)
 		  .type = MT_OPT_CALLBACK,
 		  .target = &at,
 		  .cb = opt_request_memory },
+		{ .longopt = "--max-connections",
+		  .argh = "N",
+		  .help = "connections open at once (default: as many as the\n"
+			  "descriptors allow, at most 2048)",
+		  .type = MT_OPT_COUNT32,
+		  .target = &at.max_connections,
+		  .max = 65535 },
+		{ .longopt = "--client-connections",
+		  .argh = "N",
+		  .help = "of them, what one client may hold: a local user, or\n"
+			  "a remote address (default 64)",
+		  .type = MT_OPT_COUNT32,
+		  .target = &at.client_connections,
+		  .max = 65535 },
 		{ .type = MT_OPT_END },
 	};
 	const struct mt_cmdline cl = { .cmd = "server",

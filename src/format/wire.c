@@ -7,9 +7,11 @@
 #include "wire.h"
 #include "format/format.h"
 #include "base/clock.h"
+#include "base/net.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -230,13 +232,12 @@ static int wait_more(const struct mt_wire_source *s, int fd, int ms)
 	return 0;
 }
 
-enum mt_wire_served mt_wire_serve(const struct mt_wire_source *s, int fd)
+enum mt_wire_served mt_wire_serve(const struct mt_wire_source *s, int fd, const char *hello)
 {
 	char line[MT_WIRE_LINE_MAX], token[MT_WIRE_LINE_MAX], session[MT_WIRE_LINE_MAX];
 	uint64_t off;
-	if (mt_wire_line(fd, line, sizeof line, 5000) < 0)
-		return MT_WIRE_LEFT;
-	if (parse_hello(line, token, session, sizeof token, &off) < 0) {
+	unsigned uid;
+	if (parse_hello(hello, token, session, sizeof token, &off) < 0) {
 		refuse(fd, "not a memtrace gatherer (or another version of the protocol)");
 		return MT_WIRE_LEFT;
 	}
@@ -245,6 +246,12 @@ enum mt_wire_served mt_wire_serve(const struct mt_wire_source *s, int fd)
 		refuse(fd, none ? "a token is required (record printed it; gather --token)" :
 				  "wrong token");
 		return none ? MT_WIRE_NO_TOKEN : MT_WIRE_BAD_TOKEN;
+	}
+	/* no token: loopback, where any local user may connect */
+	if (!s->token[0] && (mt_net_peer_uid(fd, &uid) < 0 || (uid != s->owner && uid != 0))) {
+		refuse(fd, "this recording is another user's: gather it as that user, or record "
+			   "with --token (MEMTRACE_TOKEN)");
+		return MT_WIRE_NOT_OWNER;
 	}
 	if (strcmp(session, "-") ? strcmp(session, s->session) != 0 : off != 0) {
 		refuse(fd, "this is another recording than the one the gatherer's file holds");
@@ -326,4 +333,119 @@ void mt_wire_announce(int fd, const struct sockaddr_storage *bound, const char *
 		sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&to, sizeof to);
 	}
 	freeifaddrs(ifs);
+}
+
+void mt_wire_pending_init(struct mt_wire_pending *p, void (*guard)(int lock))
+{
+	for (int i = 0; i < MT_WIRE_PENDING; i++)
+		p->fd[i] = -1;
+	p->guard = guard;
+}
+
+void mt_wire_pending_drop(struct mt_wire_pending *p, int slot)
+{
+	if (p->guard)
+		p->guard(1);
+	close(p->fd[slot]);
+	p->fd[slot] = -1;
+	if (p->guard)
+		p->guard(0);
+}
+
+void mt_wire_pending_close(struct mt_wire_pending *p)
+{
+	for (int i = 0; i < MT_WIRE_PENDING; i++)
+		if (p->fd[i] >= 0)
+			mt_wire_pending_drop(p, i);
+}
+
+/* Reads what SLOT's gatherer sent so far: 1 when its hello line is whole
+ * (then the socket blocks again, for serving), 0 while it is not, -1 when
+ * the connection is to go (closed, an error, a line too long). */
+static int hear(struct mt_wire_pending *p, int slot)
+{
+	char *line = p->line[slot];
+	for (;;) {
+		ssize_t k = recv(p->fd[slot], line + p->len[slot], 1, MSG_DONTWAIT);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (k <= 0)
+			return -1;
+		if (line[p->len[slot]] == '\n') {
+			line[p->len[slot]] = '\0';
+			int fl = fcntl(p->fd[slot], F_GETFL);
+			return fl >= 0 && fcntl(p->fd[slot], F_SETFL, fl & ~O_NONBLOCK) == 0 ? 1 :
+											       -1;
+		}
+		if (++p->len[slot] + 1 >= MT_WIRE_LINE_MAX)
+			return -1;
+	}
+}
+
+/* Takes a new connection on LISTEN_FD into a free slot, or the oldest
+ * one's: its slot, or -1 when there was none to take. */
+static int take(struct mt_wire_pending *p, int listen_fd)
+{
+	int slot = 0;
+	for (int i = 1; i < MT_WIRE_PENDING && p->fd[slot] >= 0; i++)
+		if (p->fd[i] < 0 || p->since[i] < p->since[slot])
+			slot = i;
+	if (p->guard)
+		p->guard(1);
+	int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (c >= 0) {
+		if (p->fd[slot] >= 0)
+			close(p->fd[slot]);
+		p->fd[slot] = c;
+	}
+	if (p->guard)
+		p->guard(0);
+	if (c < 0)
+		return -1;
+	p->since[slot] = now_ms();
+	p->len[slot] = 0;
+	return slot;
+}
+
+int mt_wire_pending_next(struct mt_wire_pending *p, int listen_fd, int ms)
+{
+	struct pollfd pf[1 + MT_WIRE_PENDING] = { { .fd = listen_fd, .events = POLLIN } };
+	int slot[1 + MT_WIRE_PENDING], n = 1;
+	uint64_t now = now_ms();
+	for (int i = 0; i < MT_WIRE_PENDING; i++) {
+		if (p->fd[i] < 0)
+			continue;
+		/* wait no longer than the first hello's time */
+		uint64_t end = p->since[i] + MT_WIRE_HELLO_MS;
+		if (end <= now)
+			ms = 0;
+		else if (end - now < (uint64_t)ms)
+			ms = (int)(end - now);
+		pf[n] = (struct pollfd){ .fd = p->fd[i], .events = POLLIN };
+		slot[n++] = i;
+	}
+	if (poll(pf, (nfds_t)n, ms) < 0)
+		return -1;
+	for (int k = 1; k < n; k++) {
+		int r = pf[k].revents ? hear(p, slot[k]) : 0;
+		if (r > 0)
+			return slot[k];
+		if (r < 0 || now_ms() - p->since[slot[k]] >= MT_WIRE_HELLO_MS)
+			mt_wire_pending_drop(p, slot[k]);
+	}
+	/* a gatherer sends its hello as it connects: it is mostly in by
+	 * the time it is accepted, and heard before the next comes */
+	for (int k = 0; k < 64 && (pf[0].revents & POLLIN); k++) {
+		int i = take(p, listen_fd);
+		if (i < 0)
+			break;
+		int r = hear(p, i);
+		if (r > 0)
+			return i;
+		if (r < 0)
+			mt_wire_pending_drop(p, i);
+	}
+	return -1;
 }

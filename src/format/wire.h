@@ -23,10 +23,21 @@
  * size, after which the gatherer answers "DONE\n" once its copy is on
  * disk.
  *
+ * Who may gather: with a token, whoever gives it; without one (on
+ * loopback only), the recorder's own user or root, told by the owner of
+ * the gatherer's socket (base/net.h: mt_net_peer_uid), since every local
+ * user can connect to loopback.  A gatherer has MT_WIRE_HELLO_MS from its
+ * connection for its whole hello, and up to MT_WIRE_PENDING of them are
+ * heard at once (struct mt_wire_pending), the oldest giving way to a new
+ * one: half-open connections, or a hello sent a byte at a time, cannot
+ * keep the real gatherer out.
+ *
  * Discovery (record --broadcast): once a second the recorder sends a UDP
  * datagram to the broadcast address of each interface it listens on:
  *     MTANNOUNCE 1 PORT SESSION PID NAME
  * and `memtrace gather` with no address gathers from every sender it hears.
+ * Anyone can send such a datagram, so gather never sends a token to a
+ * sender it heard, only to an address it was given (cmd_gather.c).
  */
 #ifndef MEMTRACE_WIRE_H
 #define MEMTRACE_WIRE_H
@@ -40,6 +51,8 @@
 #define MT_WIRE_FRAME_MAX (1u << 20) /* bytes of file per D frame */
 #define MT_WIRE_LINE_MAX 512
 #define MT_WIRE_KEEPALIVE_MS 5000 /* a 'K' frame when nothing new came for this long */
+#define MT_WIRE_HELLO_MS 5000	  /* a gatherer's time for its hello, from its connection */
+#define MT_WIRE_PENDING 16	  /* gatherers heard at once before their hello is in */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -70,7 +83,8 @@ void mt_wire_clean_name(const char *in, char *out, size_t len);
 struct mt_wire_source {
 	int listen_fd;	   /* a gatherer coming meanwhile is refused at once */
 	int file;	   /* the recording, open for reading */
-	const char *token; /* "" when none is asked for */
+	const char *token; /* "" when none is asked for (on loopback) */
+	unsigned owner;	   /* then only this user's gatherers, and root's, are served */
 	const char *session, *name;
 	uint8_t *buf; /* MT_WIRE_FRAME_MAX bytes */
 	/* 0 while the recording grows, 1 once it is complete (the gatherer
@@ -79,13 +93,37 @@ struct mt_wire_source {
 	void *ctx;
 };
 enum mt_wire_served {
-	MT_WIRE_LEFT = 0,      /* the gatherer left, or was refused for another reason */
-	MT_WIRE_DELIVERED = 1, /* it has the whole recording on disk */
-	MT_WIRE_NO_TOKEN = -1, /* refused: it gave no token */
-	MT_WIRE_BAD_TOKEN = -2 /* refused: it gave a wrong one */
+	MT_WIRE_LEFT = 0,	/* the gatherer left, or was refused for another reason */
+	MT_WIRE_DELIVERED = 1,	/* it has the whole recording on disk */
+	MT_WIRE_NO_TOKEN = -1,	/* refused: it gave no token */
+	MT_WIRE_BAD_TOKEN = -2, /* refused: it gave a wrong one */
+	MT_WIRE_NOT_OWNER = -3	/* refused: no token asked, and another user's */
 };
-/* Serves the gatherer connected on FD until it has everything or leaves. */
-enum mt_wire_served mt_wire_serve(const struct mt_wire_source *s, int fd);
+/* Serves the gatherer connected on FD, which said HELLO (its first line),
+ * until it has everything or leaves. */
+enum mt_wire_served mt_wire_serve(const struct mt_wire_source *s, int fd, const char *hello);
+
+/* The gatherers connected and not heard yet, waiting for their hello. */
+struct mt_wire_pending {
+	int fd[MT_WIRE_PENDING]; /* -1: a free slot */
+	uint64_t since[MT_WIRE_PENDING];
+	size_t len[MT_WIRE_PENDING];
+	char line[MT_WIRE_PENDING][MT_WIRE_LINE_MAX];
+	/* called with 1 before a descriptor is opened or closed here, and 0
+	 * after (the shim: its fork handlers must know every descriptor of
+	 * its server's); NULL: none */
+	void (*guard)(int lock);
+};
+void mt_wire_pending_init(struct mt_wire_pending *p, void (*guard)(int lock));
+/* Waits up to MS for a gatherer's whole hello: accepts on LISTEN_FD, reads
+ * what the ones connected sent, ends those past their time.  Returns the
+ * slot of one whose hello is in (line[SLOT], fd[SLOT], a blocking socket,
+ * still held: mt_wire_pending_drop once served), or -1. */
+int mt_wire_pending_next(struct mt_wire_pending *p, int listen_fd, int ms);
+/* Closes the connection in SLOT. */
+void mt_wire_pending_drop(struct mt_wire_pending *p, int slot);
+/* Closes them all. */
+void mt_wire_pending_close(struct mt_wire_pending *p);
 
 /* "MTANNOUNCE 1 PORT SESSION PID NAME" into BUF. */
 void mt_wire_announcement(char *buf, size_t len, unsigned port, const char *session, int pid,

@@ -34,6 +34,7 @@ int mt_mhd_load(char *err, size_t errlen)
 	SYM(stop_daemon);
 	SYM(lookup_connection_value);
 	SYM(get_connection_values);
+	SYM(get_connection_info);
 	SYM(add_response_header);
 	SYM(create_response_from_buffer);
 	SYM(create_response_from_callback);

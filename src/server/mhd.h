@@ -19,6 +19,7 @@ struct mt_mhd {
 	__typeof__(MHD_stop_daemon) *stop_daemon;
 	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
 	__typeof__(MHD_get_connection_values) *get_connection_values;
+	__typeof__(MHD_get_connection_info) *get_connection_info;
 	__typeof__(MHD_add_response_header) *add_response_header;
 	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
 	__typeof__(MHD_create_response_from_callback) *create_response_from_callback;

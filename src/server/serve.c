@@ -110,7 +110,9 @@ static int make_token(struct srv_state *st, const char *given, char *buf, size_t
 
 int srv_serve(const struct srv_options *o, char *const *paths, size_t npaths)
 {
-	struct srv_state st = { .timeout_s = o->timeout_s };
+	struct srv_state st = { .timeout_s = o->timeout_s,
+				.max_connections = o->max_connections,
+				.client_connections = o->client_connections };
 	char token[80];
 	int family = AF_INET, status = MT_EXIT_RUNTIME;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

@@ -7,6 +7,7 @@
  * (mhd.h).
  */
 #include "server.h"
+#include "guard.h"
 #include "mhd.h"
 #include "base/util.h"
 #include "base/clock.h"
@@ -576,6 +577,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	const char *host = mt_mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
 	const char *why;
 	int get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
+	if (!*req_cls)
+		srv_guard_headers(st->guard, c);
 	/* A GET is answered on the second call: an answer queued on the first
 	 * is "early" and costs the connection its keep-alive.  Other methods
 	 * are refused at once, their bodies unread. */
@@ -611,27 +614,60 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return send_reply(c, st, &r);
 }
 
+/* libmicrohttpd's messages, at most LOG_BURST a minute: clients that come
+ * and go by thousands (an attack, or the guard ending them) would flood
+ * the terminal, and the pipe of a server whose stderr nobody reads fills
+ * and stops it. */
+#define LOG_BURST 10
+
 static void on_log(void *cls, const char *fmt, va_list ap)
 {
 	(void)cls;
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static uint64_t minute;
+	static unsigned said;
 	char msg[512];
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	msg[strcspn(msg, "\n")] = 0;
-	mt_warning("http: %s", msg);
+	pthread_mutex_lock(&lock);
+	uint64_t now = mt_now_ns() / 60000000000ull;
+	if (now != minute)
+		minute = now, said = 0;
+	unsigned n = ++said;
+	pthread_mutex_unlock(&lock);
+	if (n <= LOG_BURST)
+		mt_warning("http: %s%s", msg,
+			   n == LOG_BURST ? " (no more of these this minute)" : "");
 }
 
-/* Room for many connections: idle ones must never lock a client out. */
-static unsigned connection_limit(void)
+/* The answer on C went (or the connection ended): its next request gets
+ * the header deadline again. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	(void)req_cls;
+	(void)toe;
+	struct srv_state *st = cls;
+	srv_guard_done(st->guard, c);
+}
+
+/* Room for many connections, within the descriptors the process may have
+ * (MAX, or as many as fit, up to 2048). */
+static unsigned connection_limit(unsigned max)
 {
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return 256;
-	if (rl.rlim_cur < rl.rlim_max && rl.rlim_cur < 8192) {
-		rl.rlim_cur = rl.rlim_max < 8192 ? rl.rlim_max : 8192;
+		return max ? max : 256;
+	rlim_t want = max ? (rlim_t)max * 4 + 64 : 8192;
+	if (rl.rlim_cur < rl.rlim_max && rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	/* each connection: its socket, and a pipe while it runs a request */
-	rlim_t n = rl.rlim_cur > 256 ? (rl.rlim_cur - 64) / 3 : 64;
+	/* each connection: its socket, the guard's duplicate of it, and a
+	 * pipe while it runs a request */
+	rlim_t n = rl.rlim_cur > 256 ? (rl.rlim_cur - 64) / 4 : 48;
+	if (max)
+		return n < max ? (unsigned)n : max;
 	return n > 2048 ? 2048 : (unsigned)n;
 }
 
@@ -674,22 +710,32 @@ int srv_run(struct srv_state *st, int fd, int family)
 	/* the connection threads inherit this mask: the signals reach the
 	 * main thread only, in sigsuspend below */
 	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	/* A thread per connection: an answer is computed while its
+	 * connection waits (serve_job), and a pool of threads would leave
+	 * the other connections of a thread waiting with it.  What keeps a
+	 * slow client from holding the threads is the guard (guard.h): a
+	 * share of the connections per client, a deadline on the headers. */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 			 MHD_USE_AUTO | MHD_USE_ERROR_LOG;
 	if (family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	/* Idle and slow clients are dropped after 10 s.  A client elsewhere
-	 * may hold a share of the connections only; on loopback every client
-	 * has the same address, so there the total must be enough. */
-	unsigned limit = connection_limit();
-	unsigned per_ip = st->loopback ? 0 : limit / 8;
-	/* the logger first, or libmicrohttpd's own may speak before it is set */
+	unsigned limit = connection_limit(st->max_connections);
+	st->guard = srv_guard_start(st->client_connections, SRV_HEADER_S);
+	if (!st->guard) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		close(fd);
+		return -1;
+	}
+	/* the logger first, or libmicrohttpd's own may speak before it is
+	 * set; an idle connection is dropped after SRV_HEADER_S too */
 	struct MHD_Daemon *d = mt_mhd.start_daemon(
 		flags, 0, NULL, NULL, on_request, st, MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
 		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, limit,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned)10, MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SRV_HEADER_S, MHD_OPTION_NOTIFY_CONNECTION,
+		srv_guard_connection, st->guard, MHD_OPTION_NOTIFY_COMPLETED, on_completed, st,
+		MHD_OPTION_END);
 	if (!d) {
+		srv_guard_stop(st->guard);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		close(fd);
 		mt_error("cannot start the HTTP server");
@@ -701,6 +747,7 @@ int srv_run(struct srv_state *st, int fd, int family)
 	wait_for_stop(st, &old);
 	/* closes the connections and the listening socket */
 	mt_mhd.stop_daemon(d);
+	srv_guard_stop(st->guard);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return 0;
 }

@@ -4,11 +4,13 @@
  * the REST API (api.c and its api_*.c) share.
  *
  * Thread model: libmicrohttpd runs one thread per connection, which parses
- * the request; an API request then runs in a thread of its own writing to a
- * pipe, and the connection streams what comes out of it (server.c), so no
- * answer is ever held whole in memory.  The loaded recordings and their
- * symbolized sites are read-only once serving starts; exports, filters and
- * rankings keep their state per call, so requests run in parallel.
+ * the request (a client holds a share of the connections at most, and has
+ * SRV_HEADER_S seconds for a request's headers: guard.h); an API request
+ * then runs in a thread of its own writing to a pipe, and the connection
+ * streams what comes out of it (server.c), so no answer is ever held whole
+ * in memory.  The loaded recordings and their symbolized sites are
+ * read-only once serving starts; exports, filters and rankings keep their
+ * state per call, so requests run in parallel.
  * Reading a recording file again (filters, replays, exports) costs a load's
  * memory: at most srv_state.nworkers of those run at once (srv_state.slots).
  * A symbolizer's caches are not thread-safe: the one loaded with a file is
@@ -44,6 +46,10 @@ struct srv_proc {
 };
 
 struct mt_qdb;
+struct srv_guard;
+
+/* Seconds a connection has for its request's headers, and may stay idle. */
+#define SRV_HEADER_S 10
 
 enum srv_file_state { SRV_LOADING, SRV_READY, SRV_FAILED };
 
@@ -101,18 +107,23 @@ struct srv_state {
 	int wildcard;		/* listening on every address (0.0.0.0, ::) */
 	char host[256];		/* the address as given, and as bound: Host may name them */
 	char bound[64];
-	const char *token; /* non-loopback: what every request must carry */
-	char url[400];	   /* where to point a browser */
+	const char *token;	     /* non-loopback: what every request must carry */
+	char url[400];		     /* where to point a browser */
+	unsigned max_connections;    /* at once (0: as many as fit) */
+	unsigned client_connections; /* of them, one client's (0: any number) */
+	struct srv_guard *guard;
 	volatile int stopping;
 	int busy; /* request threads running (atomic) */
 };
 
 /* What `memtrace server` was asked (cli/cmd_server.c). */
 struct srv_options {
-	char host[256], port[8]; /* where to listen */
-	const char *token;	 /* off loopback (NULL: $MEMTRACE_TOKEN, or a random one) */
-	unsigned timeout_s;	 /* a request's time budget */
-	uint64_t request_mib;	 /* and its memory budget (0: the default) */
+	char host[256], port[8];     /* where to listen */
+	const char *token;	     /* off loopback (NULL: $MEMTRACE_TOKEN, or a random one) */
+	unsigned timeout_s;	     /* a request's time budget */
+	uint64_t request_mib;	     /* and its memory budget (0: the default) */
+	uint32_t max_connections;    /* connections at once (0: as many as fit) */
+	uint32_t client_connections; /* of them, one client's (0: any number) */
 };
 
 /* What an access token is made of (16 to 64 of them). */

@@ -1,10 +1,10 @@
 /*
  * listen.c - serving a recording while it is written (listen.h, wire.h).
  *
- * One thread accepts gatherers and serves them one at a time (a second
- * one is told the first is there: two copies of one stream would each
- * look complete and differ in what they miss); another announces the
- * recording on the LAN with --broadcast.  Only whole chunks are sent, read
+ * One thread hears the gatherers that connect, several at once (wire.h),
+ * and serves them one at a time (a second one is told the first is there:
+ * two copies of one stream would each look complete and differ in what
+ * they miss); another announces the recording on the LAN with --broadcast.  Only whole chunks are sent, read
  * back from the recorder's file, so the gatherer's copy is a readable
  * recording at every moment and the recorder's buffers stay its own.
  */
@@ -55,21 +55,25 @@ static int source_state(void *ctx)
 	return st;
 }
 
-/* Serves one gatherer until it has everything or leaves. */
-static void serve(struct mt_listener *l, int fd)
+/* Serves one gatherer, which said HELLO, until it has everything or
+ * leaves. */
+static void serve(struct mt_listener *l, int fd, const char *hello)
 {
 	struct mt_wire_source src = { .listen_fd = l->fd,
 				      .file = l->file,
 				      .token = l->token,
+				      .owner = (unsigned)geteuid(),
 				      .session = l->session,
 				      .name = l->name,
 				      .buf = l->buf,
 				      .state = source_state,
 				      .ctx = l };
-	enum mt_wire_served r = mt_wire_serve(&src, fd);
+	enum mt_wire_served r = mt_wire_serve(&src, fd, hello);
 	if (r == MT_WIRE_NO_TOKEN || r == MT_WIRE_BAD_TOKEN)
 		mt_warning("--listen: refused a gatherer: %s token",
 			   r == MT_WIRE_BAD_TOKEN ? "wrong" : "no");
+	if (r == MT_WIRE_NOT_OWNER)
+		mt_warning("--listen: refused a gatherer of another user (no --token)");
 	if (r == MT_WIRE_DELIVERED) {
 		pthread_mutex_lock(&l->lock);
 		l->delivered = 1;
@@ -81,34 +85,35 @@ static void serve(struct mt_listener *l, int fd)
 static void *server_main(void *arg)
 {
 	struct mt_listener *l = arg;
+	struct mt_wire_pending *pend = xmalloc(sizeof *pend);
+	mt_wire_pending_init(pend, NULL);
 	for (;;) {
-		struct pollfd p = { .fd = l->fd, .events = POLLIN };
-		int r = poll(&p, 1, 100);
 		pthread_mutex_lock(&l->lock);
 		int done = l->stopping || l->delivered;
 		pthread_mutex_unlock(&l->lock);
 		if (done)
-			return NULL;
-		if (r <= 0)
-			continue;
-		int c = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
-		if (c < 0)
+			break;
+		int i = mt_wire_pending_next(pend, l->fd, 100);
+		if (i < 0)
 			continue;
 		/* a gatherer that stops reading must not hold the recorder
 		 * past its end forever */
 		struct timeval tv = { .tv_sec = 30 };
-		setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+		setsockopt(pend->fd[i], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 		pthread_mutex_lock(&l->lock);
 		l->serving = 1;
 		pthread_mutex_unlock(&l->lock);
-		serve(l, c);
+		serve(l, pend->fd[i], pend->line[i]);
 		pthread_mutex_lock(&l->lock);
 		l->serving = 0;
 		pthread_mutex_unlock(&l->lock);
-		close(c);
+		mt_wire_pending_drop(pend, i);
 		/* a gatherer that came while this one was served waits in the
 		 * backlog: it is told at once, not after the end */
 	}
+	mt_wire_pending_close(pend);
+	free(pend);
+	return NULL;
 }
 
 static void *announcer_main(void *arg)
@@ -172,6 +177,8 @@ struct mt_listener *mt_listen_start(const struct mt_listen_opts *o, const char *
 	l->fd = mt_net_listen(host, port, &l->bound, err, errlen);
 	if (l->fd < 0)
 		goto fail;
+	/* (a connection gone between poll and accept must not block it) */
+	fcntl(l->fd, F_SETFL, fcntl(l->fd, F_GETFL) | O_NONBLOCK);
 	l->file = open(file, O_RDONLY | O_CLOEXEC);
 	if (l->file < 0) {
 		snprintf(err, errlen, "%s: cannot read it back to stream it: %s", file,

@@ -16,8 +16,10 @@ exists and is not a gathering in progress is refused.
 netns (root): the gatherer runs in a network namespace of its own, joined
 to this one by a veth pair, so the recorder listens off loopback: without
 the token, or with a wrong one, gather is refused (exit 1, saying why);
-with it the copy is whole; with --broadcast, `gather` with no address finds
-the recorder across the veth and takes the recording.
+with it the copy is whole; with --broadcast, `gather --token` with no
+address finds the recorder across the veth and names it without sending
+the token (anyone can announce), and gathering the address named takes
+the recording.
 
 shim-loopback, shim-netns: the same with no `memtrace record`, SLOW run
 under LD_PRELOAD with MEMTRACE_ENABLE_SERVER=1: the gathered file is the
@@ -26,7 +28,7 @@ the shim serves on the next free one; a gatherer killed mid-run and started
 again loses nothing; MEMTRACE_TOKEN is asked for on loopback when set; off
 loopback (MEMTRACE_LISTEN) a token is made up and printed, and a gatherer
 without it is refused; with MEMTRACE_ENABLE_BROADCAST, `gather` with no
-address finds the program.  MEMTRACE_SERVER_WAIT keeps the program at its
+address finds the program (and names it, as above).  MEMTRACE_SERVER_WAIT keeps the program at its
 exit until a gatherer has come, so that no step races its end.  Forks
 (shim-loopback, FORKS: forks.c): a child that is not followed does not keep
 its parent's listening socket (the port is free once the parent has
@@ -252,20 +254,25 @@ def token_required(where, token, ns, whose, out):
          f'(stderr {se[-300:]!r})')
 
 
-def found_by_broadcast(ns, p, err, local, whose, what):
-    """`gather` with no address in the namespace NS finds P (WHOSE, which
-    announces itself with the token 'sesame') and takes its recording,
-    LOCAL, byte for byte, named after the command."""
+def found_by_broadcast(ns, p, err, local, where, whose, what):
+    """`gather --token sesame` with no address in the namespace NS finds P
+    (WHOSE, which announces itself at WHERE with the token 'sesame') and
+    says how to gather it, but does not: a token goes only to an address
+    named on the command line.  Named, its recording is taken, LOCAL, byte
+    for byte."""
     found_dir = t.path('found')
     os.makedirs(found_dir)
     rc, _, se = gather(['--token', 'sesame', '-d', found_dir, '--wait', '3'], ns=ns)
-    t.eq(rc, 0, f'gather with no address: exit status (stderr {se[-400:]!r})')
+    t.eq(rc, 1, f'gather --token with no address: exit status (stderr {se[-400:]!r})')
+    m = re.search(r'memtrace gather (\S+) --token TOKEN', se)
+    t.check(m is not None and m.group(1) == where,
+            f'... it names the recorder it found, {where} (stderr {se[-400:]!r})')
+    t.eq(os.listdir(found_dir), [], '... and gathers nothing')
+    out = os.path.join(found_dir, 'named.mtrace')
+    rc, _, se = gather([m.group(1) if m else where, '--token', 'sesame', '-o', out], ns=ns)
+    t.eq(rc, 0, f'then gather ADDR --token: exit status (stderr {se[-400:]!r})')
     finish(p, err, what, whose)
-    found = [f for f in os.listdir(found_dir) if f.endswith('.mtrace')]
-    t.eq(len(found), 1, f'recordings found by broadcast ({found})')
-    if found:
-        t.check(found[0].startswith('memtrace.stream-slow.'), f'named after the command ({found[0]})')
-        whole_copy(local, os.path.join(found_dir, found[0]), what)
+    whole_copy(local, out, what)
 
 
 def netns():
@@ -282,7 +289,7 @@ def netns():
         # discovery: the recorder announces itself; gather with no address
         p, local, where, token, err = start_record(f'{here}:0', ['--broadcast', '--token', 'sesame'],
                                                    out='local-b.mtrace')
-        found_by_broadcast(ns, p, err, local, 'record --listen', 'found by broadcast')
+        found_by_broadcast(ns, p, err, local, where, 'record --listen', 'found by broadcast')
 
 
 
@@ -445,7 +452,7 @@ def shim_netns():
         t.check(where is not None, 'the broadcasting shim says where it streams')
         err.seek(0)
         t.check('announced on the LAN' in err.read(), 'the shim says it announces itself')
-        found_by_broadcast(ns, p, err, local, 'the program', 'shim, found by broadcast')
+        found_by_broadcast(ns, p, err, local, where, 'the program', 'shim, found by broadcast')
 
 
 

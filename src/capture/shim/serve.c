@@ -19,7 +19,8 @@
  *
  * Bound to loopback unless MEMTRACE_LISTEN names another address; off
  * loopback a gatherer must give the token (MEMTRACE_TOKEN, or one made up
- * and printed on stderr).  The port is MEMTRACE_BASE_SERVER_PORT (8100),
+ * and printed on stderr), on loopback without one it must be the program's
+ * own user or root (wire.h).  The port is MEMTRACE_BASE_SERVER_PORT (8100),
  * or the next free one when it is taken, as bytehound does, so that the
  * processes of a program (MEMTRACE_FOLLOW_FORKS) each get their own: a fork
  * child does not inherit its parent's listener (it closes its copies of its
@@ -60,8 +61,11 @@
 int mt_serve_pending;
 static void (*enter_fn)(void);
 static int listen_fd = -1, file_fd = -1, announce_fd = -1;
-static int conn_fd = -1; /* the gatherer being served, on the server's thread */
 static pthread_mutex_t fd_mu = PTHREAD_MUTEX_INITIALIZER;
+/* the gatherers connected (the one served too), on the server's thread;
+ * set up (its slots -1) by mt_serve_init */
+static struct mt_wire_pending pending;
+static int pending_ready;
 static int fork_pipe[2] = { -1, -1 }; /* between fork's handlers, under FD_MU */
 static struct mt_fd_id listen_id, file_id, announce_id;
 static struct sockaddr_storage bound;
@@ -70,9 +74,20 @@ static uint8_t *frame_buf;
 /* Between the server's thread and the exiting one: atomics only. */
 static int complete, serving, delivered, stopped;
 
+/* The descriptors of PENDING are opened and closed under FD_MU. */
+static void pending_guard(int lock)
+{
+	if (lock)
+		pthread_mutex_lock(&fd_mu);
+	else
+		pthread_mutex_unlock(&fd_mu);
+}
+
 void mt_serve_init(void (*enter)(void))
 {
 	enter_fn = enter;
+	mt_wire_pending_init(&pending, pending_guard);
+	pending_ready = 1;
 	mt_serve_pending = mt_cfg.enable_server && !mt_cfg.connect;
 }
 
@@ -92,6 +107,7 @@ static void *server_main(void *arg)
 	struct mt_wire_source src = { .listen_fd = listen_fd,
 				      .file = file_fd,
 				      .token = token,
+				      .owner = (unsigned)geteuid(),
 				      .session = session,
 				      .name = name,
 				      .buf = frame_buf,
@@ -110,34 +126,29 @@ static void *server_main(void *arg)
 			mt_wire_announce(announce_fd, &bound, msg);
 			announced = mt_now();
 		}
-		struct pollfd p = { .fd = listen_fd, .events = POLLIN };
-		if (poll(&p, 1, 100) <= 0)
-			continue;
 		/* (the listener is non-blocking: a connection gone since
 		 * the poll does not hold FD_MU, and forks, in accept) */
-		pthread_mutex_lock(&fd_mu);
-		int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		conn_fd = c;
-		pthread_mutex_unlock(&fd_mu);
-		if (c < 0)
+		int i = mt_wire_pending_next(&pending, listen_fd, 100);
+		if (i < 0)
 			continue;
 		/* a gatherer that stops reading must not hold the program at
 		 * its exit forever */
+		int c = pending.fd[i];
 		struct timeval tv = { .tv_sec = 30 };
 		setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 		__atomic_store_n(&serving, 1, __ATOMIC_RELEASE);
-		enum mt_wire_served r = mt_wire_serve(&src, c);
+		enum mt_wire_served r = mt_wire_serve(&src, c, pending.line[i]);
 		if (r == MT_WIRE_NO_TOKEN || r == MT_WIRE_BAD_TOKEN)
 			mt_log(1, "server: refused a gatherer: %s token",
 			       r == MT_WIRE_BAD_TOKEN ? "wrong" : "no");
+		if (r == MT_WIRE_NOT_OWNER)
+			mt_log(1, "server: refused a gatherer of another user (no MEMTRACE_TOKEN)");
 		if (r == MT_WIRE_DELIVERED)
 			__atomic_store_n(&delivered, 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&serving, 0, __ATOMIC_RELEASE);
-		pthread_mutex_lock(&fd_mu);
-		conn_fd = -1;
-		close(c);
-		pthread_mutex_unlock(&fd_mu);
+		mt_wire_pending_drop(&pending, i);
 	}
+	mt_wire_pending_close(&pending);
 	__atomic_store_n(&stopped, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -374,9 +385,11 @@ void mt_serve_after_fork_child(void)
 	 * (MEMTRACE_FOLLOW_FORKS) starts one of its own, on the next free
 	 * port, once its own file is open. */
 	close_all();
-	if (conn_fd >= 0)
-		close(conn_fd);
-	conn_fd = -1;
+	for (int i = 0; pending_ready && i < MT_WIRE_PENDING; i++)
+		if (pending.fd[i] >= 0)
+			close(pending.fd[i]);
+	mt_wire_pending_init(&pending, pending_guard);
+	pending_ready = 1;
 	/* now the parent may go on (end of file on its side of the pipe) */
 	for (int i = 0; i < 2; i++)
 		if (fork_pipe[i] >= 0)
