@@ -7,7 +7,8 @@
  * feeds the roots (the process's writable memory outside the blocks, its
  * threads' stacks and registers) as words, and reads a block's contents
  * through a callback when the mark reaches it.  No copy of the heap is
- * held: one byte of state per block, a mark stack and a read buffer.
+ * held: one byte of state per block, an index of where blocks start, a
+ * mark stack and a read buffer.
  *
  *   reachable: a root, or a reachable block, holds a pointer to its start;
  *   possible:  only pointers into its interior reach it (or only from
@@ -21,6 +22,8 @@
  */
 #ifndef MEMTRACE_LEAKSCAN_H
 #define MEMTRACE_LEAKSCAN_H
+
+#include "base/ptrmap.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -40,9 +43,15 @@ struct mt_scan_block {
 	uint64_t addr, size;
 };
 
-/* Reads LEN bytes of the process at ADDR into BUF.  Returns 0, or -1 when
- * they could not all be read. */
-typedef int (*mt_scan_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
+/* One piece of the process's memory to read. */
+struct mt_scan_piece {
+	uint64_t addr, len;
+};
+
+/* Reads the N pieces of the process, one after the other, into BUF.
+ * Returns 0, or -1 when they could not all be read.  Many blocks are read
+ * in one call: a system call a block would cost more than the scan. */
+typedef int (*mt_scan_read_fn)(void *ctx, const struct mt_scan_piece *p, size_t n, void *buf);
 
 struct mt_leakscan {
 	const struct mt_scan_block *blocks;
@@ -51,9 +60,17 @@ struct mt_leakscan {
 	uint32_t *stack;
 	size_t top, cap;
 	uint64_t lo, hi; /* the blocks' span: most words are rejected by it */
+	/* The finding of a word's block in one or two probes: for each 4 KB
+	 * granule where blocks start, the first of them and how many (first |
+	 * count << 32); and the blocks larger than a granule, in order. */
+	struct mt_ptrmap granules;
+	uint32_t *large;
+	size_t nlarge;
 	mt_scan_read_fn read;
 	void *ctx;
-	uintptr_t *buf; /* a block's contents, a piece at a time */
+	uintptr_t *buf;	 /* blocks' contents, a batch at a time */
+	struct mt_scan_piece *batch; /* what buf holds */
+	uint32_t *batch_idx;	     /* of which blocks */
 	uint64_t scanned; /* bytes of memory scanned, roots and blocks */
 	int incomplete;	  /* a block could not be read */
 	int failed;	  /* out of memory: every block counts as reachable */

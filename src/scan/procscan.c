@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* Below a thread's stack pointer the x86-64 ABI lets leaf functions keep
@@ -29,9 +30,9 @@ struct pscan {
 	uintptr_t *buf; /* WINDOW_PAGES pages */
 };
 
-static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+/* LEN bytes at ADDR through /proc/PID/mem. */
+static int pread_all(struct pscan *p, uint64_t addr, void *buf, size_t len)
 {
-	struct pscan *p = ctx;
 	size_t done = 0;
 	while (done < len) {
 		ssize_t r = pread(p->mem, (char *)buf + done, len - done, (off_t)(addr + done));
@@ -41,6 +42,32 @@ static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 			return -1;
 		done += (size_t)r;
 	}
+	return 0;
+}
+
+/* The pieces in one process_vm_readv (at most IOV_MAX of them: the scan
+ * asks for 512 at most); what it could not read whole, piece by piece. */
+static int read_pieces(void *ctx, const struct mt_scan_piece *pc, size_t n, void *buf)
+{
+	struct pscan *p = ctx;
+	struct iovec remote[512];
+	if (!n)
+		return 0;
+	size_t total = 0;
+	if (n > sizeof remote / sizeof *remote)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		remote[i] = (struct iovec){ (void *)(uintptr_t)pc[i].addr, (size_t)pc[i].len };
+		total += (size_t)pc[i].len;
+	}
+	struct iovec local = { buf, total };
+	ssize_t r = process_vm_readv(p->st->pid, &local, 1, remote, n, 0);
+	if (r == (ssize_t)total)
+		return 0;
+	char *at = buf;
+	for (size_t i = 0; i < n; at += pc[i].len, i++)
+		if (pread_all(p, pc[i].addr, at, (size_t)pc[i].len) < 0)
+			return -1;
 	return 0;
 }
 
@@ -72,7 +99,7 @@ static void scan_root(struct pscan *p, uint64_t lo, uint64_t hi, int file)
 			uint64_t a = (w / pg + i) * pg, b = (w / pg + j) * pg;
 			a = a < w ? w : a;
 			b = b > wend ? wend : b;
-			if (read_mem(p, a, p->buf, (size_t)(b - a)) == 0) {
+			if (pread_all(p, a, p->buf, (size_t)(b - a)) == 0) {
 				mt_leakscan_roots(&p->ls, p->buf, (size_t)(b - a));
 				p->res->roots += b - a;
 			} else if (!file) {
@@ -183,7 +210,7 @@ int mt_scan_process(const struct mt_stopped *st, const struct mt_scan_block *b, 
 	p.mem = open_proc(st->pid, "mem");
 	p.pagemap = open_proc(st->pid, "pagemap");
 	p.buf = malloc(WINDOW_PAGES * p.page);
-	int ok = p.mem >= 0 && p.buf && mt_leakscan_init(&p.ls, b, n, read_mem, &p) == 0;
+	int ok = p.mem >= 0 && p.buf && mt_leakscan_init(&p.ls, b, n, read_pieces, &p) == 0;
 	if (!ok) {
 		snprintf(res->why, sizeof res->why, "cannot read process %d's memory: %s",
 			 (int)st->pid, p.mem < 0 ? strerror(errno) : "out of memory");

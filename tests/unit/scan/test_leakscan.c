@@ -13,14 +13,16 @@
 static uint64_t mem[1024]; /* the "heap": BASE + 8 * i is mem[i] */
 static int fail_at = -1;   /* a block whose read fails */
 
-static int rd(void *ctx, uint64_t addr, void *buf, size_t len)
+static int rd(void *ctx, const struct mt_scan_piece *p, size_t n, void *buf)
 {
 	(void)ctx;
-	if (addr < BASE || addr + len > BASE + sizeof mem)
-		return -1;
-	if (fail_at >= 0 && addr == BASE + 8 * (uint64_t)fail_at)
-		return -1;
-	memcpy(buf, (char *)mem + (addr - BASE), len);
+	for (size_t i = 0; i < n; buf = (char *)buf + p[i].len, i++) {
+		if (p[i].addr < BASE || p[i].addr + p[i].len > BASE + sizeof mem)
+			return -1;
+		if (fail_at >= 0 && p[i].addr == BASE + 8 * (uint64_t)fail_at)
+			return -1;
+		memcpy(buf, (char *)mem + (p[i].addr - BASE), p[i].len);
+	}
 	return 0;
 }
 
