@@ -13,6 +13,8 @@
  *   an mmap'd page holds it                   500  reachable
  *   only a register of a spinning thread      600  reachable (`gt-leakkinds hold` only:
  *                                                   at an exit the thread is gone)
+ *   `hold N`: N more threads, each holding     32  reachable
+ *     a block on its stack
  *
  * Prints "block ADDR SIZE KIND" for each (hexadecimal address, decimal size)
  * and "ready"; then `hold` waits to be scanned (and killed), `exit` exits.
@@ -74,13 +76,17 @@ static void *register_holder(void *arg)
 static void hand_to(void *(*fn)(void *), void *block)
 {
 	pthread_t t;
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 64 * 1024);
 	handoff = block;
-	pthread_create(&t, NULL, fn, NULL);
+	pthread_create(&t, &a, fn, NULL);
+	pthread_attr_destroy(&a);
 	while (handoff)
 		sched_yield();
 }
 
-NOINLINE static void make_blocks(int with_register)
+NOINLINE static void make_blocks(int with_register, int threads)
 {
 	g_reach = malloc(100);
 	memset(g_reach, 0, 100);
@@ -133,6 +139,12 @@ NOINLINE static void make_blocks(int with_register)
 #else
 	(void)with_register;
 #endif
+	for (int i = 0; i < threads; i++) {
+		void *b = malloc(32);
+		memset(b, 0, 32);
+		say_block(b, 32, "reachable");
+		hand_to(stack_holder, b);
+	}
 }
 
 /* Overwrites the stack the calls before left below the caller's frame. */
@@ -146,7 +158,7 @@ NOINLINE static void wipe_stack(void)
 int main(int argc, char **argv)
 {
 	int hold = argc > 1 && !strcmp(argv[1], "hold");
-	make_blocks(hold);
+	make_blocks(hold, hold && argc > 2 ? atoi(argv[2]) : 0);
 	wipe_stack();
 	gt_say("ready\n");
 	if (hold)

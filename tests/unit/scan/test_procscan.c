@@ -5,7 +5,9 @@
  * block's kind and the totals; then the same process with the allocator's
  * gaps as roots (an attach's view), which may only make blocks reachable.
  *
- *   test-procscan GT-LEAKKINDS
+ *   test-procscan GT-LEAKKINDS [THREADS]
+ *
+ * THREADS: that many more threads, each holding a block on its stack.
  */
 #include "scan/procscan.h"
 #include "../check.h"
@@ -16,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MAXB 32
+#define MAXB 2048
 
 static int kind_of(const char *name)
 {
@@ -35,9 +37,11 @@ static int by_addr(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: test-procscan GT-LEAKKINDS\n");
+		fprintf(stderr, "usage: test-procscan GT-LEAKKINDS [THREADS]\n");
 		return 2;
 	}
+	const char *threads = argc > 2 ? argv[2] : "0";
+	size_t nthreads = (size_t)atoi(threads);
 	int out[2];
 	if (pipe(out) < 0)
 		return 2;
@@ -45,13 +49,13 @@ int main(int argc, char **argv)
 	if (pid == 0) {
 		dup2(out[1], 1);
 		close(out[0]);
-		execl(argv[1], argv[1], "hold", (char *)NULL);
+		execl(argv[1], argv[1], "hold", threads, (char *)NULL);
 		_exit(127);
 	}
 	close(out[1]);
 	FILE *f = fdopen(out[0], "r");
-	struct mt_scan_block b[MAXB];
-	int want[MAXB];
+	static struct mt_scan_block b[MAXB];
+	static int want[MAXB];
 	size_t n = 0;
 	char line[256], kind[32];
 	unsigned long addr;
@@ -61,10 +65,14 @@ int main(int argc, char **argv)
 			b[n] = (struct mt_scan_block){ addr, size };
 			want[n++] = kind_of(kind);
 		}
-	CHECK(n >= 9);
+#if defined(__x86_64__) || defined(__aarch64__)
+	CHECK_EQ(n, 11 + nthreads);
+#else
+	CHECK_EQ(n, 10 + nthreads); /* no register-held block */
+#endif
 	/* sorted, the kinds following their blocks */
-	struct mt_scan_block sorted[MAXB];
-	int wsorted[MAXB];
+	static struct mt_scan_block sorted[MAXB];
+	static int wsorted[MAXB];
 	memcpy(sorted, b, n * sizeof *b);
 	qsort(sorted, n, sizeof *sorted, by_addr);
 	for (size_t i = 0; i < n; i++)
@@ -79,8 +87,8 @@ int main(int argc, char **argv)
 		kill(pid, SIGKILL);
 		return 1;
 	}
-	CHECK(st.n >= 2); /* main, the stack holder (and the spinner) */
-	uint8_t kinds[MAXB];
+	CHECK(st.n >= 3 + nthreads); /* main, the stack holder, the spinner, the rest */
+	static uint8_t kinds[MAXB];
 	struct mt_scan_result res;
 	struct mt_scan_opts o = { .heap_gaps_are_roots = 0 };
 	CHECK(mt_scan_process(&st, sorted, n, &o, kinds, &res) == 0);
@@ -105,7 +113,7 @@ int main(int argc, char **argv)
 
 	/* the allocator's gaps as roots: never fewer reachable */
 	o.heap_gaps_are_roots = 1;
-	uint8_t k2[MAXB];
+	static uint8_t k2[MAXB];
 	struct mt_scan_result r2;
 	CHECK(mt_scan_process(&st, sorted, n, &o, k2, &r2) == 0);
 	CHECK(r2.roots > res.roots);
