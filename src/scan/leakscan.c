@@ -237,8 +237,8 @@ void mt_leakscan_roots(struct mt_leakscan *s, const void *words, size_t len)
 	size_t skip = (size_t)(-(uintptr_t)p & (sizeof(uintptr_t) - 1));
 	if (skip >= len || !s->n)
 		return;
-	scan_words(s, (const uintptr_t *)(const void *)(p + skip), (len - skip) / sizeof(uintptr_t), 1,
-		   NO_CLIQUE);
+	scan_words(s, (const uintptr_t *)(const void *)(p + skip), (len - skip) / sizeof(uintptr_t),
+		   1, NO_CLIQUE);
 }
 
 /* The aligned words of block I: [*A, *END). */

@@ -68,12 +68,12 @@ struct mt_leakscan {
 	size_t nlarge;
 	mt_scan_read_fn read;
 	void *ctx;
-	uintptr_t *buf;	 /* blocks' contents, a batch at a time */
+	uintptr_t *buf;		     /* blocks' contents, a batch at a time */
 	struct mt_scan_piece *batch; /* what buf holds */
 	uint32_t *batch_idx;	     /* of which blocks */
-	uint64_t scanned; /* bytes of memory scanned, roots and blocks */
-	int incomplete;	  /* a block could not be read */
-	int failed;	  /* out of memory: every block counts as reachable */
+	uint64_t scanned;	     /* bytes of memory scanned, roots and blocks */
+	int incomplete;		     /* a block could not be read */
+	int failed;		     /* out of memory: every block counts as reachable */
 };
 
 /* BLOCKS must be sorted by address and stay valid until mt_leakscan_free.

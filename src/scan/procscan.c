@@ -81,8 +81,8 @@ static void scan_root(struct pscan *p, uint64_t lo, uint64_t hi, int file)
 		uint64_t wend = (w / pg + WINDOW_PAGES) * pg;
 		wend = wend > hi ? hi : wend;
 		size_t npg = (size_t)((wend - 1) / pg - w / pg + 1);
-		int known = p->pagemap >= 0 &&
-			    pread(p->pagemap, p->pm, npg * 8, (off_t)(w / pg * 8)) == (ssize_t)(npg * 8);
+		int known = p->pagemap >= 0 && pread(p->pagemap, p->pm, npg * 8,
+						     (off_t)(w / pg * 8)) == (ssize_t)(npg * 8);
 		/* runs of pages present or swapped out (bits 63, 62) */
 		for (size_t i = 0; i < npg;) {
 			size_t j = i;
@@ -105,7 +105,8 @@ static void scan_root(struct pscan *p, uint64_t lo, uint64_t hi, int file)
 			} else if (!file) {
 				p->ls.incomplete = 1;
 				snprintf(p->res->why, sizeof p->res->why,
-					 "could not read its memory at 0x%llx", (unsigned long long)a);
+					 "could not read its memory at 0x%llx",
+					 (unsigned long long)a);
 			}
 			i = j;
 		}

@@ -123,10 +123,12 @@ int mt_threads_stop(struct mt_stopped *st, pid_t pid, char *why, size_t whylen)
 			int r = stop_one(tid);
 			if (r < 0) {
 				int err = errno;
-				snprintf(why, whylen, "cannot stop thread %d of process %d: %s%s", (int)tid,
-					 (int)pid, strerror(err),
-					 err == EPERM ? " (another tracer holds it, or ptrace is not allowed)"
-						      : "");
+				snprintf(
+					why, whylen, "cannot stop thread %d of process %d: %s%s",
+					(int)tid, (int)pid, strerror(err),
+					err == EPERM ?
+						" (another tracer holds it, or ptrace is not allowed)" :
+						"");
 				closedir(d);
 				mt_threads_resume(st);
 				errno = err;
