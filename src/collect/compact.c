@@ -92,6 +92,12 @@ size_t mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len)
 			if (ev->ext == MT_EXT_MMAP && ev->map.kind == MT_MAP_BLOCK &&
 			    mt_ptrmap_get(&c->live, ev->map.addr, &serial))
 				ev->map.addr = MT_SERIAL_KEY(serial);
+			/* the blocks a leak scan found lost, named as their
+			 * allocations now are (a block allocated before tracing
+			 * keeps its address) */
+			for (unsigned i = 0; ev->ext == MT_EXT_LEAKS && i < ev->nframes; i++)
+				if (mt_ptrmap_get(&c->live, ev->frames[i], &serial))
+					ev->frames[i] = MT_SERIAL_KEY(serial);
 			if (ev->ext == MT_EXT_MMAP) /* (its thread, as the stream said) */
 				w = mt_enc_thread(&c->enc, w, ev->tid);
 			w = mt_enc_passthrough(&c->enc, w, ev);

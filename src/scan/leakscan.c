@@ -27,13 +27,6 @@
 /* The clique pass's "no clique": the roots' pass. */
 #define NO_CLIQUE SIZE_MAX
 
-const char *mt_leak_kind_name(enum mt_leak_kind k)
-{
-	static const char *const names[MT_LEAK_KINDS] = { "definite", "indirect", "possible",
-							  "reachable" };
-	return (unsigned)k < MT_LEAK_KINDS ? names[k] : "?";
-}
-
 /* The granule index and the list of large blocks. */
 static int index_blocks(struct mt_leakscan *s)
 {

@@ -24,20 +24,10 @@
 #define MEMTRACE_LEAKSCAN_H
 
 #include "base/ptrmap.h"
+#include "format/codec.h" /* enum mt_leak_kind */
 
 #include <stddef.h>
 #include <stdint.h>
-
-enum mt_leak_kind {
-	MT_LEAK_DEFINITE = 0,
-	MT_LEAK_INDIRECT = 1,
-	MT_LEAK_POSSIBLE = 2,
-	MT_LEAK_REACHABLE = 3,
-};
-#define MT_LEAK_KINDS 4
-
-/* "definite", "indirect", "possible", "reachable". */
-const char *mt_leak_kind_name(enum mt_leak_kind k);
 
 struct mt_scan_block {
 	uint64_t addr, size;

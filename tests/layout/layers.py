@@ -22,7 +22,7 @@ ALLOWED = {
     'format': {'base'},
     'capture/shim': {'format', 'base'},
     'capture/bpf': {'format', 'base'},
-    'scan': {'capture/bpf', 'base'},
+    'scan': {'capture/bpf', 'format', 'base'},
     'analyse': {'format', 'base'},
     'query': {'analyse', 'format', 'base'},
     'collect': {'scan', 'capture/bpf', 'format', 'base'},

@@ -73,8 +73,8 @@ int main(void)
 	};
 	for (int k = 0; k < NB; k++)
 		if (s.kind[k] != want[k]) {
-			fprintf(stderr, "block %d: %s, expected %s\n", k, mt_leak_kind_name(s.kind[k]),
-				mt_leak_kind_name(want[k]));
+			fprintf(stderr, "block %d: %s, expected %s\n", k, mt_leak_kind_names[s.kind[k]],
+				mt_leak_kind_names[want[k]]);
 			failures++;
 		}
 	CHECK(!s.incomplete);

@@ -23,7 +23,7 @@
 static int kind_of(const char *name)
 {
 	for (int k = 0; k < MT_LEAK_KINDS; k++)
-		if (!strcmp(name, mt_leak_kind_name((enum mt_leak_kind)k)))
+		if (!strcmp(name, mt_leak_kind_names[k]))
 			return k;
 	return -1;
 }
@@ -99,7 +99,7 @@ int main(int argc, char **argv)
 		if (kinds[i] != wsorted[i]) {
 			fprintf(stderr, "block %llx (%llu bytes): %s, expected %s\n",
 				(unsigned long long)sorted[i].addr, (unsigned long long)sorted[i].size,
-				mt_leak_kind_name(kinds[i]), mt_leak_kind_name(wsorted[i]));
+				mt_leak_kind_names[kinds[i]], mt_leak_kind_names[wsorted[i]]);
 			failures++;
 		}
 	}
