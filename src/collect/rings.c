@@ -19,6 +19,7 @@
  */
 #include "rings.h"
 #include "fallback.h"
+#include "tracee.h"
 #include "format/ring.h"
 #include "base/util.h"
 #include "format/signum.h"
@@ -37,6 +38,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -402,6 +404,23 @@ static void on_message(struct conn *c, pid_t pid, struct mt_fallback *fb)
 	}
 }
 
+/* The command, followed with ptrace (tracee.h), stopped: at its exit, its
+ * ring read to the end and its memory scanned for leaks, else let go. */
+static void command_stopped(struct mt_rings *s, pid_t pid, int st)
+{
+	if (st >> 16 == PTRACE_EVENT_EXIT) {
+		for (size_t k = s->n; k-- > 0;) {
+			struct conn *c = s->v[k];
+			if (c->pid != (uint32_t)pid || c->hung_up)
+				continue;
+			if (!drain(c))
+				mt_tracee_scan(c->stream, pid);
+			break;
+		}
+	}
+	mt_tracee_resume(pid, st);
+}
+
 int mt_rings_run(struct mt_rings *s, struct mt_writer *r, pid_t pid, struct mt_fallback *fb)
 {
 	int status = 0, reaped = 0;
@@ -418,6 +437,8 @@ int mt_rings_run(struct mt_rings *s, struct mt_writer *r, pid_t pid, struct mt_f
 			 * ptrace: its stops come here too */
 			if (WIFSTOPPED(st) && mt_fallback_active(fb)) {
 				mt_fallback_stopped(fb, pid, st);
+			} else if (WIFSTOPPED(st)) {
+				command_stopped(s, pid, st);
 			} else {
 				status = st;
 				reaped = 1;
