@@ -18,8 +18,8 @@ struct mt_kind_figures {
 struct mt_leak_kinds {
 	int ran; /* a SCAN record was read */
 	struct mt_scan_summary scan;
-	char *why;		 /* when the scan was not complete */
-	struct mt_ptrmap lost;	 /* (loading) block key -> kind + 1 of the blocks found lost */
+	char *why;	       /* when the scan was not complete */
+	struct mt_ptrmap lost; /* (loading) block key -> kind + 1 of the blocks found lost */
 	struct mt_kind_figures total;
 	struct mt_kind_figures *sites; /* by site index, once finished (NULL: no scan) */
 	size_t nsites;

@@ -59,7 +59,7 @@ static const char epilogue[] =
 struct record_opts {
 	const char *output, *backend;
 	int follow, quiet, verbose, cull, embed, broadcast, no_mmap;
-	int no_scan; /* --no-scan: no leak scan at the command's exit */
+	int no_scan;		    /* --no-scan: no leak scan at the command's exit */
 	const char *listen, *token; /* --listen, --token: streaming to `gather` */
 	uint64_t cull_ms;
 	double rss_ms; /* --rss-interval; < 0: the default */

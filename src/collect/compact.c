@@ -13,7 +13,7 @@ struct mt_compact {
 	void *ctx;
 	struct mt_dec dec;
 	struct mt_enc enc;
-	struct mt_ptrmap live; /* address -> serial */
+	struct mt_ptrmap live;	/* address -> serial */
 	struct mt_ptrmap sizes; /* address -> size, when tracked (keys NULL: not) */
 	uint8_t out[1 << 16];
 	size_t len;

@@ -103,8 +103,8 @@ void mt_tracee_scan(struct mt_stream *s, pid_t pid)
 	if (quiet)
 		return;
 	if (!res.complete)
-		mt_warning("process %d: leak scan incomplete (%s): no block is called lost", (int)pid,
-			   res.why);
+		mt_warning("process %d: leak scan incomplete (%s): no block is called lost",
+			   (int)pid, res.why);
 	else
 		fprintf(stderr,
 			"memtrace: leak scan of process %d: %llu bytes definitely lost, %llu indirectly, "

@@ -281,8 +281,10 @@ static void write_scan(struct mt_stream *s, const struct blocks *b, const uint8_
 		       const struct mt_scan_result *res)
 {
 	static uint8_t rec[MT_REC_MAX_LEAKS > 256 ? MT_REC_MAX_LEAKS : 256];
-	struct mt_scan_summary sum = { .ns = res->ns, .scanned = res->scanned,
-				       .roots = res->roots, .complete = (uint32_t)res->complete };
+	struct mt_scan_summary sum = { .ns = res->ns,
+				       .scanned = res->scanned,
+				       .roots = res->roots,
+				       .complete = (uint32_t)res->complete };
 	size_t why = res->complete ? 0 : strnlen(res->why, sizeof res->why);
 	mt_compact_feed(s->compact, rec,
 			(size_t)(mt_enc_scan(rec, mt_now_ns(), &sum, res->why, why) - rec));
@@ -291,10 +293,10 @@ static void write_scan(struct mt_stream *s, const struct blocks *b, const uint8_
 		unsigned n = 0;
 		for (size_t i = 0; i <= b->n; i++) {
 			if (n == MT_MAX_FRAMES || (i == b->n && n)) {
-				mt_compact_feed(s->compact, rec,
-						(size_t)(mt_enc_leaks(rec, (enum mt_leak_kind)k, keys,
-								      n) -
-							 rec));
+				mt_compact_feed(
+					s->compact, rec,
+					(size_t)(mt_enc_leaks(rec, (enum mt_leak_kind)k, keys, n) -
+						 rec));
 				n = 0;
 			}
 			if (i < b->n && kinds[i] == k)

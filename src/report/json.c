@@ -200,8 +200,8 @@ static void kind_figures(FILE *f, const struct mt_kind_figures *k, const char *b
 {
 	for (int i = 0; i < MT_LEAK_KINDS; i++)
 		fprintf(f, ",%s\"%s_allocations\": %llu, \"%s_bytes\": %llu", i % 2 ? " " : brk,
-			mt_leak_kind_names[i], (unsigned long long)k->count[i], mt_leak_kind_names[i],
-			(unsigned long long)k->bytes[i]);
+			mt_leak_kind_names[i], (unsigned long long)k->count[i],
+			mt_leak_kind_names[i], (unsigned long long)k->bytes[i]);
 }
 
 void mt_json_site_kinds(FILE *f, const struct mt_process *p, uint32_t site)
@@ -217,8 +217,8 @@ void mt_json_leak_kinds(FILE *f, const struct mt_process *p)
 		fputs("\"leak_kinds\": null", f);
 		return;
 	}
-	fprintf(f,
-		"\"leak_kinds\": {\"complete\": %s, \"why\": ", k->scan.complete ? "true" : "false");
+	fprintf(f, "\"leak_kinds\": {\"complete\": %s, \"why\": ",
+		k->scan.complete ? "true" : "false");
 	if (k->why)
 		mt_json_str(f, k->why);
 	else
