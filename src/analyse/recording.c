@@ -597,6 +597,8 @@ static void on_record(struct mt_process *p, const struct mt_load_hook *hook,
 			mt_figures_true_peak(&p->figures, ev->ts, ev->bytes, ev->count);
 		} else if (ev->ext == MT_EXT_MMAP) {
 			add_mapcall(p, ev);
+		} else if (ev->ext == MT_EXT_SCAN || ev->ext == MT_EXT_LEAKS) {
+			mt_leak_kinds_event(&p->kinds, ev);
 		}
 		break;
 	}
@@ -888,6 +890,7 @@ static void finish_processes(struct mt_recording *rec)
 		mt_figures_finish(&p->figures);
 		mt_process_guess_heap(p);
 		mt_process_runtime_held(p);
+		mt_leak_kinds_finish(p);
 		if (!p->end_ts || p->end_ts < p->figures.t.last_ts)
 			p->end_ts = p->figures.t.last_ts > p->start_ts ? p->figures.t.last_ts :
 									 p->start_ts;
@@ -1000,6 +1003,7 @@ void mt_recording_free(struct mt_recording *rec)
 		free(p->exec_why);
 		free(p->heap);
 		free(p->heap_object);
+		mt_leak_kinds_free(&p->kinds);
 		free(p->frames);
 		free(p->site_off);
 		free(p->site_len);

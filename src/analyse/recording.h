@@ -23,6 +23,7 @@
 
 #include "format/codec.h"
 #include "figures.h"
+#include "leakkinds.h"
 
 struct mt_module {
 	char *path;
@@ -94,6 +95,7 @@ struct mt_process {
 	char *exec_path, *exec_why;
 	uint64_t exec_ts;
 	uint64_t lost[MT_LOST_KIND_COUNT];
+	struct mt_leak_kinds kinds; /* what a leak scan at its end found */
 	uint64_t events;
 	uint64_t counted_bytes; /* its tables when the budget last looked */
 

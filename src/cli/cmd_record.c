@@ -21,6 +21,7 @@
 #include "analyse/suppress.h"
 #include "collect/bpf_record.h"
 #include "collect/fallback.h"
+#include "collect/tracee.h"
 #include "stream/listen.h"
 #include "collect/rings.h"
 #include "collect/writer.h"
@@ -57,6 +58,7 @@ static const char epilogue[] =
 struct record_opts {
 	const char *output, *backend;
 	int follow, quiet, verbose, cull, embed, broadcast, no_mmap;
+	int no_scan;		    /* --no-scan: no leak scan at the command's exit */
 	const char *listen, *token; /* --listen, --token: streaming to `gather` */
 	uint64_t cull_ms;
 	double rss_ms; /* --rss-interval; < 0: the default */
@@ -147,6 +149,12 @@ static struct record_table record_options(struct record_opts *ro)
 		  .help = "trace child processes too, each as its own process",
 		  .type = MT_OPT_FLAG,
 		  .target = &ro->follow },
+		{ .longopt = "--no-scan",
+		  .help = "no leak scan at the command's exit (by default its\n"
+			  "memory is scanned, as valgrind does, for what still\n"
+			  "points at each leaked block)",
+		  .type = MT_OPT_FLAG,
+		  .target = &ro->no_scan },
 		{ .longopt = "--cull-temporary",
 		  .argh = "[=MS]",
 		  .help = "leave out of the event stream allocations freed\n"
@@ -699,6 +707,8 @@ static int open_recording(struct record_opts *ro, struct run *x)
 	}
 	if (x->r && ro->embed)
 		mt_writer_embed(x->r, ro->quiet);
+	if (x->r && !ro->no_scan)
+		mt_writer_leak_scans(x->r, ro->quiet);
 	if (x->r && ro->rss_ms >= 0)
 		mt_writer_rss_interval(x->r, (uint64_t)(ro->rss_ms * 1e6));
 	if (x->r && ro->listen) {
@@ -723,6 +733,10 @@ static int open_recording(struct record_opts *ro, struct run *x)
 			mt_error("%s", err);
 		return -1;
 	}
+	/* the shim's command is followed to its exit, for the leak scan (the
+	 * BPF backend's is already, mt_bpf_record_attach) */
+	if (!x->b && !ro->no_scan && mt_tracee_seize(x->pid, 0, err, sizeof err) < 0)
+		mt_warning("%s: no leak scan", err);
 	if (x->l.fallback)
 		x->fb = mt_fallback_new(x->r);
 	return 0;

@@ -10,6 +10,7 @@
  */
 #include "bpf_record.h"
 #include "bpf_stream.h"
+#include "tracee.h"
 
 #include "base/util.h"
 #include "format/signum.h"
@@ -46,23 +47,23 @@ int mt_bpf_record_attach(struct mt_bpf *b, pid_t pid, const char *exe, char *err
 	exe = interpreter_of(exe, interp, sizeof interp);
 	if (mt_bpf_trace_exec(b, pid, exe, err, errlen) < 0)
 		return -1;
-	if (ptrace(PTRACE_SEIZE, pid, 0,
-		   PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL) < 0) {
-		snprintf(err, errlen, "cannot follow %s to its exit (ptrace: %s)", exe,
-			 strerror(errno));
-		return -1;
-	}
-	return 0;
+	/* (a command the shim records is followed from its start: the same
+	 * way, but for the kill at our exit) */
+	if (mt_tracee_ours(pid))
+		return 0;
+	return mt_tracee_seize(pid, 1, err, errlen);
 }
 
 void mt_bpf_record_stop(struct mt_bpf *b, struct mt_bpf_streams *streams, pid_t pid, int st,
 			int *execs)
 {
-	int event = st >> 16, sig = WSTOPSIG(st);
+	int event = st >> 16;
 	if (event == PTRACE_EVENT_EXIT) {
-		/* the address space is still there: describe it */
+		/* the address space is still there: describe it, then see
+		 * what of it still points at the live blocks */
 		mt_bpf_poll(b, 0, mt_bpf_streams_event, streams);
 		mt_bpf_streams_rescan(streams);
+		mt_tracee_scan(mt_bpf_streams_of(streams, (uint32_t)pid), pid);
 		ptrace(PTRACE_CONT, pid, 0, 0);
 	} else if (event == PTRACE_EVENT_EXEC) {
 		/* the old image's events are in the ring: they end its entry */
@@ -76,17 +77,8 @@ void mt_bpf_record_stop(struct mt_bpf *b, struct mt_bpf_streams *streams, pid_t 
 		if (n > 0 && (*execs)++ && mt_bpf_trace_exec(b, pid, exe, err, sizeof err) < 0)
 			mt_warning("pid %d exec'd %s, which is not traced: %s", (int)pid, exe, err);
 		ptrace(PTRACE_CONT, pid, 0, 0);
-	} else if (event == PTRACE_EVENT_STOP) {
-		/* A group stop (SIGSTOP and friends) is kept, listening for
-		 * SIGCONT, which ends it with a PTRACE_EVENT_STOP of SIGTRAP:
-		 * then it runs on. */
-		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
-			ptrace(PTRACE_LISTEN, pid, 0, 0);
-		else
-			ptrace(PTRACE_CONT, pid, 0, 0);
 	} else {
-		/* a signal on its way to the command: deliver it */
-		ptrace(PTRACE_CONT, pid, 0, sig);
+		mt_tracee_resume(pid, st);
 	}
 }
 

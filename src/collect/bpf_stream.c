@@ -159,6 +159,16 @@ static struct proc *proc_for(struct mt_bpf_streams *s, uint32_t pid, uint64_t ts
 	return proc_for_image(s, pid, ts, 0);
 }
 
+struct mt_stream *mt_bpf_streams_of(struct mt_bpf_streams *s, uint32_t pid)
+{
+	for (size_t i = s->n; i-- > 0;)
+		if (s->procs[i]->pid == pid) {
+			flush_proc(s->procs[i]);
+			return s->procs[i]->stream;
+		}
+	return NULL;
+}
+
 void mt_bpf_streams_set_main(struct mt_bpf_streams *s, uint32_t pid)
 {
 	s->main_pid = pid;

@@ -18,6 +18,9 @@ struct mt_bpf_streams;
 
 struct mt_bpf_streams *mt_bpf_streams_new(struct mt_writer *rec, struct mt_bpf *b);
 /* The event callback for mt_bpf_poll(); ctx is the mt_bpf_streams. */
+/* The stream of PID's current image, everything read for it fed in (NULL:
+ * none). */
+struct mt_stream *mt_bpf_streams_of(struct mt_bpf_streams *s, uint32_t pid);
 void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *ev);
 /* A callback for mt_bpf_poll() that drops events (aggregation only). */
 void mt_bpf_ignore_event(void *ctx, const struct mt_bpf_event *ev);

@@ -14,7 +14,8 @@ struct mt_compact {
 	void *ctx;
 	struct mt_dec dec;
 	struct mt_enc enc;
-	struct mt_ptrmap live; /* address -> serial */
+	struct mt_ptrmap live;	/* address -> serial */
+	struct mt_ptrmap sizes; /* address -> size, when tracked (keys NULL: not) */
 	uint8_t out[1 << 16];
 	size_t len;
 	struct mt_event ev;
@@ -39,7 +40,38 @@ void mt_compact_free(struct mt_compact *c)
 	if (!c)
 		return;
 	mt_ptrmap_destroy(&c->live);
+	mt_ptrmap_destroy(&c->sizes);
 	free(c);
+}
+
+void mt_compact_track_sizes(struct mt_compact *c)
+{
+	if (!c->sizes.keys)
+		mt_ptrmap_xinit(&c->sizes, 1u << 16);
+}
+
+size_t mt_compact_each_live(const struct mt_compact *c,
+			    void (*fn)(void *ctx, uint64_t addr, uint64_t size), void *ctx)
+{
+	size_t n = 0;
+	for (size_t i = 0; c->sizes.keys && i <= c->sizes.mask; i++)
+		if (c->sizes.keys[i]) {
+			fn(ctx, c->sizes.keys[i], c->sizes.vals[i]);
+			n++;
+		}
+	return n;
+}
+
+/* The sizes kept beside the serials: a block allocated (SIZE) or freed. */
+static void track(struct mt_compact *c, uint64_t ptr, uint64_t size, int alloc)
+{
+	uint64_t old;
+	if (!c->sizes.keys || !ptr)
+		return;
+	if (alloc)
+		mt_ptrmap_xput(&c->sizes, ptr, size);
+	else
+		mt_ptrmap_take(&c->sizes, ptr, &old);
 }
 
 static uint8_t *room(struct mt_compact *c, size_t n)
@@ -73,8 +105,10 @@ size_t mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len)
 			w = mt_enc_thread(&c->enc, w, ev->tid);
 			w = mt_enc_nalloc(&c->enc, w, ev->fn, ev->ts, ev->size, ev->stack);
 			mt_ptrmap_xput(&c->live, ev->ptr, c->enc.serial);
+			track(c, ev->ptr, ev->size, 1);
 			break;
 		case MT_REC_FREE:
+			track(c, ev->ptr, 0, 0);
 			w = mt_enc_thread(&c->enc, w, ev->tid);
 			if (mt_ptrmap_take(&c->live, ev->ptr, &serial))
 				w = mt_enc_nfree(&c->enc, w, ev->ts, serial);
@@ -82,6 +116,8 @@ size_t mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len)
 				w = mt_enc_free(&c->enc, w, ev->ts, ev->ptr);
 			break;
 		case MT_REC_REALLOC:
+			track(c, ev->old_ptr, 0, 0);
+			track(c, ev->ptr, ev->size, 1);
 			w = mt_enc_thread(&c->enc, w, ev->tid);
 			if (mt_ptrmap_take(&c->live, ev->old_ptr, &serial)) {
 				w = mt_enc_nrealloc(&c->enc, w, ev->fn, ev->ts, serial, ev->size,
@@ -98,6 +134,12 @@ size_t mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len)
 			if (ev->ext == MT_EXT_MMAP && ev->map.kind == MT_MAP_BLOCK &&
 			    mt_ptrmap_get(&c->live, ev->map.addr, &serial))
 				ev->map.addr = MT_SERIAL_KEY(serial);
+			/* the blocks a leak scan found lost, named as their
+			 * allocations now are (a block allocated before tracing
+			 * keeps its address) */
+			for (unsigned i = 0; ev->ext == MT_EXT_LEAKS && i < ev->nframes; i++)
+				if (mt_ptrmap_get(&c->live, ev->frames[i], &serial))
+					ev->frames[i] = MT_SERIAL_KEY(serial);
 			if (ev->ext == MT_EXT_MMAP) /* (its thread, as the stream said) */
 				w = mt_enc_thread(&c->enc, w, ev->tid);
 			w = mt_enc_passthrough(&c->enc, w, ev);

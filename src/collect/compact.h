@@ -27,4 +27,12 @@ void mt_compact_on_module(struct mt_compact *c, void (*fn)(void *ctx, const stru
 size_t mt_compact_feed(struct mt_compact *c, const uint8_t *records, size_t len);
 void mt_compact_free(struct mt_compact *c);
 
+/* Keeps the size of every live block as well (for the leak scan), from
+ * the next record on. */
+void mt_compact_track_sizes(struct mt_compact *c);
+/* Visits every live block the stream allocated (address and size), when
+ * sizes are tracked.  Returns how many. */
+size_t mt_compact_each_live(const struct mt_compact *c,
+			    void (*fn)(void *ctx, uint64_t addr, uint64_t size), void *ctx);
+
 #endif

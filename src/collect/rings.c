@@ -19,6 +19,7 @@
  */
 #include "rings.h"
 #include "fallback.h"
+#include "tracee.h"
 #include "format/ring.h"
 #include "base/util.h"
 #include "format/signum.h"
@@ -37,6 +38,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -402,23 +405,58 @@ static void on_message(struct conn *c, pid_t pid, struct mt_fallback *fb)
 	}
 }
 
+/* The command, followed with ptrace (tracee.h), stopped: at its exit, its
+ * ring read to the end and its memory scanned for leaks, else let go. */
+static void command_stopped(struct mt_rings *s, pid_t pid, int st)
+{
+	if (st >> 16 == PTRACE_EVENT_EXIT) {
+		for (size_t k = s->n; k-- > 0;) {
+			struct conn *c = s->v[k];
+			if (c->pid != (uint32_t)pid || c->hung_up)
+				continue;
+			if (!drain(c))
+				mt_tracee_scan(c->stream, pid);
+			break;
+		}
+	}
+	mt_tracee_resume(pid, st);
+}
+
 int mt_rings_run(struct mt_rings *s, struct mt_writer *r, pid_t pid, struct mt_fallback *fb)
 {
 	int status = 0, reaped = 0;
+	/* Every signal the command gets stops it, followed with ptrace, until
+	 * this loop lets it go on: its stops wake the loop at once (SIGCHLD
+	 * through a signalfd), not at the end of the 5 ms beat (a program
+	 * signalled every millisecond would run at a fifth of its speed). */
+	sigset_t chld, old;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	int wake = -1;
+	if (!sigprocmask(SIG_BLOCK, &chld, &old))
+		wake = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
 	for (;;) {
-		/* Rings are drained on a 5 ms beat; only new connections wake us. */
-		struct pollfd pl = { .fd = s->lfd, .events = POLLIN };
-		if (poll(&pl, 1, 5) > 0 && (pl.revents & POLLIN))
+		/* Rings are drained on a 5 ms beat; new connections and the
+		 * command's stops wake us. */
+		struct pollfd pl[2] = { { .fd = s->lfd, .events = POLLIN },
+					{ .fd = wake, .events = POLLIN } };
+		if (poll(pl, wake >= 0 ? 2 : 1, 5) > 0 && (pl[0].revents & POLLIN))
 			/* once reaped, the command's pid could be another's */
 			accept_conn(s, r, reaped ? 0 : pid);
+		struct signalfd_siginfo si;
+		while (wake >= 0 && read(wake, &si, sizeof si) == (ssize_t)sizeof si)
+			;
 		mt_fallback_poll(fb);
 		int st;
-		if (!reaped && waitpid(pid, &st, WNOHANG) == pid) {
+		/* the stops so far (bounded: the rings are drained in between) */
+		for (int n = 0; n < 64 && !reaped && waitpid(pid, &st, WNOHANG) == pid; n++) {
 			/* with the BPF fallback, the command is followed with
 			 * ptrace: its stops come here too */
 			if (WIFSTOPPED(st) && mt_fallback_active(fb)) {
 				mt_fallback_stopped(fb, pid, st);
-			} else {
+			} else if (WIFSTOPPED(st)) {
+				command_stopped(s, pid, st);
+			} else if (WIFEXITED(st) || WIFSIGNALED(st)) {
 				status = st;
 				reaped = 1;
 			}
@@ -464,11 +502,14 @@ int mt_rings_run(struct mt_rings *s, struct mt_writer *r, pid_t pid, struct mt_f
 		}
 		if (reaped && s->n == 0) {
 			/* a last look for a connection that raced the exit */
-			if (poll(&pl, 1, 0) > 0 && (pl.revents & POLLIN))
+			if (poll(pl, 1, 0) > 0 && (pl[0].revents & POLLIN))
 				continue;
 			break;
 		}
 	}
+	if (wake >= 0)
+		close(wake);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	return status;
 }
 

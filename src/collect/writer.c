@@ -31,6 +31,8 @@ struct mt_writer {
 	uint32_t next_stream;
 	uint64_t cull_ns;
 	uint64_t rss_ns; /* between samples of each process's memory; 0: none */
+	int leak_scans;	 /* streams keep their live blocks' sizes */
+	int scan_quiet;
 	int failed;
 	struct mt_embed *embed; /* --embed-binaries: the files mapped; NULL: none */
 };
@@ -264,6 +266,8 @@ struct mt_stream *mt_stream_new(struct mt_writer *r)
 	s->compact = mt_compact_new(append, s);
 	if (r->embed)
 		mt_compact_on_module(s->compact, note_module);
+	if (r->leak_scans)
+		mt_compact_track_sizes(s->compact);
 	if (r->cull_ns && !(s->cull = mt_cull_new(r->cull_ns, cull_out, s)))
 		mt_oom(sizeof(struct mt_cull *));
 	return s;
@@ -272,6 +276,84 @@ struct mt_stream *mt_stream_new(struct mt_writer *r)
 void mt_writer_rss_interval(struct mt_writer *r, uint64_t ns)
 {
 	r->rss_ns = ns;
+}
+
+void mt_writer_leak_scans(struct mt_writer *r, int quiet)
+{
+	r->leak_scans = 1;
+	r->scan_quiet = quiet;
+}
+
+int mt_stream_scans(const struct mt_stream *s, int *quiet)
+{
+	*quiet = s->r->scan_quiet;
+	return s->r->leak_scans;
+}
+
+struct blocks {
+	struct mt_scan_block *v;
+	size_t n, cap;
+};
+
+static void add_block(void *ctx, uint64_t addr, uint64_t size)
+{
+	struct blocks *b = ctx;
+	mt_grow(&b->v, &b->cap, b->n, sizeof *b->v);
+	b->v[b->n++] = (struct mt_scan_block){ addr, size };
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct mt_scan_block *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The SCAN record, then the lost blocks a LEAKS record (of one kind) at a
+ * time, through compact, which names them by serial. */
+static void write_scan(struct mt_stream *s, const struct blocks *b, const uint8_t *kinds,
+		       const struct mt_scan_result *res)
+{
+	static uint8_t rec[MT_REC_MAX_LEAKS > 256 ? MT_REC_MAX_LEAKS : 256];
+	struct mt_scan_summary sum = { .ns = res->ns,
+				       .scanned = res->scanned,
+				       .roots = res->roots,
+				       .complete = (uint32_t)res->complete };
+	size_t why = res->complete ? 0 : strnlen(res->why, sizeof res->why);
+	mt_compact_feed(s->compact, rec,
+			(size_t)(mt_enc_scan(rec, mt_now_ns(), &sum, res->why, why) - rec));
+	for (int k = 0; res->complete && k < MT_LEAK_REACHABLE; k++) {
+		uint64_t keys[MT_MAX_FRAMES];
+		unsigned n = 0;
+		for (size_t i = 0; i <= b->n; i++) {
+			if (n == MT_MAX_FRAMES || (i == b->n && n)) {
+				mt_compact_feed(
+					s->compact, rec,
+					(size_t)(mt_enc_leaks(rec, (enum mt_leak_kind)k, keys, n) -
+						 rec));
+				n = 0;
+			}
+			if (i < b->n && kinds[i] == k)
+				keys[n++] = b->v[i].addr;
+		}
+	}
+}
+
+int mt_stream_leak_scan(struct mt_stream *s, const struct mt_stopped *st,
+			struct mt_scan_result *res)
+{
+	/* what culling holds back goes in first: the blocks are all known */
+	mt_stream_feed(s, NULL, 0, 1);
+	struct blocks b = { 0 };
+	mt_compact_each_live(s->compact, add_block, &b);
+	qsort(b.v, b.n, sizeof *b.v, by_addr);
+	uint8_t *kinds = xmalloc(b.n ? b.n : 1);
+	struct mt_scan_opts o = { .heap_gaps_are_roots = 0 };
+	int r = mt_scan_process(st, b.v, b.n, &o, kinds, res);
+	if (r == 0)
+		write_scan(s, &b, kinds, res);
+	free(kinds);
+	free(b.v);
+	return r;
 }
 
 void mt_stream_watch(struct mt_stream *s, uint32_t pid)

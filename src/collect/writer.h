@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "format/codec.h"
+#include "scan/procscan.h"
 
 struct mt_writer;
 struct mt_stream;
@@ -41,6 +42,13 @@ const char *mt_writer_path(const struct mt_writer *r);
  * 0: never), into its stream (MT_EXT_RSS). */
 void mt_writer_rss_interval(struct mt_writer *r, uint64_t ns);
 
+/* Streams made from now on keep their live blocks' sizes, so that the
+ * leak scan of their process can run (mt_stream_leak_scan); QUIET: what
+ * it finds is not said on stderr. */
+void mt_writer_leak_scans(struct mt_writer *r, int quiet);
+/* Whether S's process is to be scanned at its end (and *QUIET). */
+int mt_stream_scans(const struct mt_stream *s, int *quiet);
+
 struct mt_stream *mt_stream_new(struct mt_writer *r);
 /* The stream is process PID's: its memory is sampled as time passes
  * (mt_stream_tick, which the recorder's loops call every few ms). */
@@ -51,6 +59,12 @@ void mt_stream_watch(struct mt_stream *s, uint32_t pid);
 int mt_stream_feed(struct mt_stream *s, const uint8_t *records, size_t len, int final);
 /* Time passes: writes a chunk if the last one is old enough. */
 void mt_stream_tick(struct mt_stream *s);
+/* The leak scan of the stream's process, which ST holds still at its end
+ * (everything it sent is in the stream by then): its live blocks scanned,
+ * then a SCAN record and LEAKS records for those found lost.  RES says
+ * what it found.  Returns 0, or -1 when it could not run (RES->why). */
+int mt_stream_leak_scan(struct mt_stream *s, const struct mt_stopped *st,
+			struct mt_scan_result *res);
 /* Ends the stream: LOST counters and, with HAVE_EXIT, the exit status
  * (>= 0 exit code, < 0 -signal) are appended, then everything is written. */
 void mt_stream_end(struct mt_stream *s, const uint64_t lost[MT_LOST_KIND_COUNT], int have_exit,

@@ -85,6 +85,38 @@ enum mt_ext {
 			       * a call that tunes the allocator (mallopt,
 			       * malloc_trim) and its stack, held in the record
 			       * (not a STACK record: no site of its own) */
+	MT_EXT_SCAN = 10,     /* ts (absolute), complete (0: a read failed, no
+			       * block is called lost), ns (the process held
+			       * that long), scanned, roots (bytes), then why
+			       * (text, when not complete): the leak scan of the
+			       * process at its end (struct mt_scan_summary) */
+	MT_EXT_LEAKS = 11,    /* kind (enum mt_leak_kind), n, key0, zz deltas...:
+			       * blocks the scan found lost, named as ALLOC
+			       * names them (an address, or a serial once
+			       * compacted); the live blocks no LEAKS record
+			       * names are reachable */
+};
+
+/* What the leak scan found a live block to be (memcheck's kinds). */
+enum mt_leak_kind {
+	MT_LEAK_DEFINITE = 0,  /* nothing points at it */
+	MT_LEAK_INDIRECT = 1,  /* only lost blocks do */
+	MT_LEAK_POSSIBLE = 2,  /* only pointers into its interior, or from possibly lost blocks */
+	MT_LEAK_REACHABLE = 3, /* a pointer to its start from memory the program holds */
+	MT_LEAK_KINDS
+};
+
+static const char *const mt_leak_kind_names[MT_LEAK_KINDS] = {
+	"definite",
+	"indirect",
+	"possible",
+	"reachable",
+};
+
+/* A leak scan's summary (MT_EXT_SCAN). */
+struct mt_scan_summary {
+	uint64_t ns, scanned, roots;
+	uint32_t complete;
 };
 
 /* What an MMAP record is. */
@@ -538,6 +570,31 @@ static inline uint8_t *mt_enc_mallopt(uint8_t *p, uint64_t ts, const struct mt_m
 	return mt_put_frames(p, pcs, n);
 }
 
+/* At most 64 + LEN bytes; absolute time. */
+static inline uint8_t *mt_enc_scan(uint8_t *p, uint64_t ts, const struct mt_scan_summary *s,
+				   const char *why, size_t len)
+{
+	uint8_t head[64], *h = mt_put_uv(head, ts);
+	h = mt_put_uv(h, s->complete);
+	h = mt_put_uv(h, s->ns);
+	h = mt_put_uv(h, s->scanned);
+	h = mt_put_uv(h, s->roots);
+	p = mt_put_ext(p, MT_EXT_SCAN, head, (size_t)(h - head), len);
+	memcpy(p, why, len);
+	return p + len;
+}
+
+/* At most MT_REC_MAX_LEAKS bytes (N <= MT_MAX_FRAMES keys). */
+#define MT_REC_MAX_LEAKS (MT_REC_MAX_STACK + 16)
+static inline uint8_t *mt_enc_leaks(uint8_t *p, enum mt_leak_kind kind, const uint64_t *keys,
+				    unsigned n)
+{
+	uint8_t head[16], *h = mt_put_uv(head, (uint64_t)kind);
+	h = mt_put_uv(h, n);
+	p = mt_put_ext(p, MT_EXT_LEAKS, head, (size_t)(h - head), mt_frames_len(keys, n));
+	return mt_put_frames(p, keys, n);
+}
+
 /* At most 120 + MT_REC_MAX_STACK + PATHLEN bytes; absolute time.  The
  * stack goes in the record itself, not through a STACK record's id: the
  * calls are few, and their stacks are no allocation sites. */
@@ -602,6 +659,9 @@ struct mt_event {
 	struct mt_mallopt tune;
 	/* EXT_MMAP (and ts, stack, path) */
 	struct mt_mapcall map;
+	/* EXT_SCAN (and ts, text why); EXT_LEAKS: the kind in value, the
+	 * blocks' keys in frames */
+	struct mt_scan_summary scan;
 	/* MARKER, LOST, CULLED, EXIT; EXT_EXEC: value the outcome, path, text why */
 	uint64_t value, count, bytes, temporary;
 	int64_t status;
@@ -853,6 +913,24 @@ again:
 			ev->text.len = (size_t)(b.end - b.p);
 			return 1;
 		}
+		if (u == MT_EXT_SCAN) {
+			uint64_t complete;
+			if (mt_get_uv(&b, &ev->ts) || mt_get_uv(&b, &complete) || complete > 1 ||
+			    mt_get_uv(&b, &ev->scan.ns) || mt_get_uv(&b, &ev->scan.scanned) ||
+			    mt_get_uv(&b, &ev->scan.roots))
+				goto bad;
+			ev->scan.complete = (uint32_t)complete;
+			ev->text.s = (const char *)b.p;
+			ev->text.len = (size_t)(b.end - b.p);
+			return 1;
+		}
+		if (u == MT_EXT_LEAKS) {
+			if (mt_get_uv(&b, &ev->value) || ev->value >= MT_LEAK_KINDS ||
+			    mt_get_uv(&b, &n) || n > MT_MAX_FRAMES ||
+			    mt_get_frames(&b, ev, (unsigned)n))
+				goto bad;
+			return 1;
+		}
 		goto again; /* a kind from a later version: step over it */
 	}
 	case MT_REC_NALLOC:
@@ -939,6 +1017,11 @@ static inline uint8_t *mt_enc_passthrough(struct mt_enc *e, uint8_t *w, const st
 		if (ev->ext == MT_EXT_MMAP)
 			return mt_enc_mmap(w, ev->ts, &ev->map, ev->frames, ev->nframes, ev->path.s,
 					   ev->path.len);
+		if (ev->ext == MT_EXT_SCAN)
+			return mt_enc_scan(w, ev->ts, &ev->scan, ev->text.s, ev->text.len);
+		if (ev->ext == MT_EXT_LEAKS)
+			return mt_enc_leaks(w, (enum mt_leak_kind)ev->value, ev->frames,
+					    ev->nframes);
 		return mt_enc_peak(w, ev->ts, ev->bytes, ev->count);
 	default:
 		return w;

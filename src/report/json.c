@@ -194,6 +194,42 @@ void mt_json_lost(FILE *f, const struct mt_process *p)
 	fputc('}', f);
 }
 
+/* The kinds of leaked blocks K, when a leak scan ran: ", "-led pairs,
+ * BRK before each kind's pair. */
+static void kind_figures(FILE *f, const struct mt_kind_figures *k, const char *brk)
+{
+	for (int i = 0; i < MT_LEAK_KINDS; i++)
+		fprintf(f, ",%s\"%s_allocations\": %llu, \"%s_bytes\": %llu", i % 2 ? " " : brk,
+			mt_leak_kind_names[i], (unsigned long long)k->count[i],
+			mt_leak_kind_names[i], (unsigned long long)k->bytes[i]);
+}
+
+void mt_json_site_kinds(FILE *f, const struct mt_process *p, uint32_t site)
+{
+	if (p->kinds.sites && site < p->kinds.nsites)
+		kind_figures(f, &p->kinds.sites[site], "\n         ");
+}
+
+void mt_json_leak_kinds(FILE *f, const struct mt_process *p)
+{
+	const struct mt_leak_kinds *k = &p->kinds;
+	if (!k->ran) {
+		fputs("\"leak_kinds\": null", f);
+		return;
+	}
+	fprintf(f, "\"leak_kinds\": {\"complete\": %s, \"why\": ",
+		k->scan.complete ? "true" : "false");
+	if (k->why)
+		mt_json_str(f, k->why);
+	else
+		fputs("null", f);
+	fprintf(f, ", \"pause_ms\": %.3f, \"scanned_bytes\": %llu, \"root_bytes\": %llu",
+		k->scan.ns / 1e6, (unsigned long long)k->scan.scanned,
+		(unsigned long long)k->scan.roots);
+	kind_figures(f, &k->total, "\n        ");
+	fputc('}', f);
+}
+
 void mt_json_threads(FILE *f, const struct mt_process *p)
 {
 	size_t n;
@@ -358,6 +394,8 @@ static int process_json(FILE *f, const struct mt_process *p, const struct mt_pro
 	mt_json_totals(f, p);
 	fputs(",\n      ", f);
 	mt_json_lost(f, p);
+	fputs(",\n      ", f);
+	mt_json_leak_kinds(f, p);
 	fputs(",\n      \"memory\": ", f);
 	mt_json_memory(f, p);
 	fputs(",\n      \"threads\": ", f);
@@ -375,6 +413,7 @@ static int process_json(FILE *f, const struct mt_process *p, const struct mt_pro
 		const struct mt_site_stats *s = &p->figures.sites[sites[i]];
 		fprintf(f, "%s\n        {", i ? "," : "");
 		mt_json_site_figures(f, s);
+		mt_json_site_kinds(f, p, sites[i]);
 		fprintf(f, ",\n         \"allocator\": \"%s\", \"allocator_object\": ",
 			mt_fn_names[s->fn]);
 		mt_json_str(f, p->site_object[sites[i]]);

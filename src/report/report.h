@@ -79,6 +79,10 @@ void mt_json_argv(FILE *f, const struct mt_process *p, int html);
  * markers array: as the JSON report writes them (the server's summary too). */
 void mt_json_totals(FILE *f, const struct mt_process *p);
 void mt_json_lost(FILE *f, const struct mt_process *p);
+/* "leak_kinds": what the leak scan at the process's end found (null: none
+ * ran); a site's kinds (nothing when none ran). */
+void mt_json_leak_kinds(FILE *f, const struct mt_process *p);
+void mt_json_site_kinds(FILE *f, const struct mt_process *p, uint32_t site);
 /* A site's figures, as keys without braces ("allocations": ... "max_size": N). */
 void mt_json_site_figures(FILE *f, const struct mt_site_stats *s);
 /* For a diff (diff.c), as keys without braces: the totals and site figures

@@ -6,7 +6,8 @@
  * serial, one of an unknown block becomes a free by address and an
  * allocation; other records pass through; the serials go on across feeds.
  * Mapping calls (EXT MMAP) pass through whole, on their own thread, and a
- * block's own mapping (MT_MAP_BLOCK) names its block by serial as ALLOC does.
+ * block's own mapping (MT_MAP_BLOCK) names its block by serial as ALLOC does,
+ * and so do the blocks a leak scan found lost (EXT LEAKS).
  */
 #include "collect/compact.h"
 #include "format/codec.h"
@@ -95,9 +96,37 @@ static void test_mmap(void)
 	CHECK(ev[4].type == MT_REC_FREE && ev[4].ptr == K(1) && ev[4].tid == 9);
 }
 
+static void test_leaks(void)
+{
+	static uint8_t in[1024];
+	struct mt_enc e = {0};
+	uint8_t *p = in;
+	p = mt_enc_thread(&e, p, 9);
+	p = mt_enc_alloc(&e, p, MT_FN_MALLOC, T + 1, 0x5000, 16, 1);
+	p = mt_enc_alloc(&e, p, MT_FN_MALLOC, T + 2, 0x6000, 32, 1);
+	/* 0x5000 and 0x6000 are live: named by serial; 0x7000 predates tracing */
+	uint64_t keys[3] = {0x6000, 0x7000, 0x5000};
+	p = mt_enc_leaks(p, MT_LEAK_DEFINITE, keys, 3);
+	outlen = 0;
+	struct mt_compact *c = mt_compact_new(collect, NULL);
+	mt_compact_feed(c, in, (size_t)(p - in));
+	mt_compact_free(c);
+	struct mt_dec d = {out, out + outlen};
+	static struct mt_event ev;
+	int found = 0;
+	while (mt_dec_next(&d, &ev) > 0)
+		if (ev.type == MT_REC_EXT && ev.ext == MT_EXT_LEAKS) {
+			found = 1;
+			CHECK(ev.value == MT_LEAK_DEFINITE && ev.nframes == 3);
+			CHECK(ev.frames[0] == K(2) && ev.frames[1] == 0x7000 && ev.frames[2] == K(1));
+		}
+	CHECK(found);
+}
+
 int main(void)
 {
 	test_mmap();
+	test_leaks();
 	outlen = 0;
 	static uint8_t in[2048];
 	static const uint64_t pcs[2] = {0x401000, 0x402000};

@@ -54,6 +54,10 @@ static size_t encode_all(void)
 	p = mt_enc_mallopt(p, 5000001000ull, &mo, pcs, 3);
 	mo = (struct mt_mallopt){.tid = 42, .call = MT_TUNE_MALLOC_TRIM, .param = 0, .value = 4096, .result = 0};
 	p = mt_enc_mallopt(p, 5000001100ull, &mo, pcs, 0);
+	struct mt_scan_summary sc = {.ns = 1500000, .scanned = 1 << 20, .roots = 4096, .complete = 1};
+	p = mt_enc_scan(p, 5999000000ull, &sc, "", 0);
+	uint64_t keys[3] = {0x5555aaaa0010, MT_SERIAL_KEY(2), 0x5555aaaa0000};
+	p = mt_enc_leaks(p, MT_LEAK_INDIRECT, keys, 3);
 	p = mt_enc_exit(p, 6000000000ull, -9);
 	return (size_t)(p - buf);
 }
@@ -111,6 +115,17 @@ static void test_codec(void)
 	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_EXT && ev.ext == MT_EXT_MALLOPT);
 	CHECK(ev.tune.call == MT_TUNE_MALLOC_TRIM && ev.tune.value == 4096 && ev.tune.result == 0 &&
 	      ev.nframes == 0 && ev.tid == 42);
+	/* a leak scan's summary and the blocks it found lost, passed through alike */
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_EXT && ev.ext == MT_EXT_SCAN);
+	CHECK(ev.ts == 5999000000ull && ev.scan.complete == 1 && ev.scan.ns == 1500000 &&
+	      ev.scan.scanned == 1 << 20 && ev.scan.roots == 4096 && ev.text.len == 0);
+	at = d.p;
+	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_EXT && ev.ext == MT_EXT_LEAKS);
+	CHECK(ev.value == MT_LEAK_INDIRECT && ev.nframes == 3 && ev.frames[0] == 0x5555aaaa0010 &&
+	      ev.frames[1] == MT_SERIAL_KEY(2) && ev.frames[2] == 0x5555aaaa0000);
+	n1 = (size_t)(d.p - at);
+	n2 = (size_t)(mt_enc_passthrough(&e2, again, &ev) - again);
+	CHECK(n1 == n2 && !memcmp(at, again, n1));
 	CHECK(mt_dec_next(&d, &ev) == 1 && ev.type == MT_REC_EXIT && ev.status == -9 && ev.ts == 6000000000ull);
 	CHECK(mt_dec_next(&d, &ev) == 0);
 
@@ -131,6 +146,10 @@ static void test_codec(void)
 	CHECK(mt_dec_next(&l, &ev) == 1 && ev.type == MT_REC_LOST && ev.count == 5);
 	struct mt_dec j = {later, later + 4};
 	CHECK(mt_dec_next(&j, &ev) == -1 && j.p == later);
+	/* a LEAKS record of a kind there is not is malformed */
+	uint8_t lk[] = {MT_REC_EXT, MT_EXT_LEAKS, 3, MT_LEAK_KINDS, 1, 2};
+	struct mt_dec k = {lk, lk + sizeof lk};
+	CHECK(mt_dec_next(&k, &ev) == -1);
 	/* an unknown tag... there is none left: every 4-bit tag is defined */
 	/* a free referring to a serial before the first allocation is refused */
 	uint8_t nf[3] = {MT_REC_NFREE, 0, 5};

@@ -1,0 +1,320 @@
+/*
+ * leakscan.c - see leakscan.h.
+ *
+ * Two passes, as memcheck's leak check makes them.  From the roots: a
+ * pointer to a block's start from a root or a reachable block makes it
+ * reachable; any other pointer into it (an interior pointer, or one from a
+ * possibly lost block) makes an unreached block possibly lost.  A block
+ * whose state changes is pushed and scanned (again): at most twice, once
+ * possible and once reachable.  Then the blocks nothing reached, in address
+ * order, each as the leader of a clique: every unreached block it reaches,
+ * by any pointer, is indirectly lost (a former leader too); the leaders left
+ * are definitely lost.
+ */
+#include "leakscan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* How much is read at a time, of how many blocks at most. */
+#define SCAN_PIECE (256u * 1024u)
+#define BATCH_BLOCKS 512
+
+/* The index's granule: a word's block starts in the word's granule, the one
+ * before (a block crossing into it) or is larger than a granule. */
+#define GRANULE_SHIFT 12
+
+/* The clique pass's "no clique": the roots' pass. */
+#define NO_CLIQUE SIZE_MAX
+
+/* The granule index and the list of large blocks. */
+static int index_blocks(struct mt_leakscan *s)
+{
+	size_t granules = 0, slots = 1024;
+	for (size_t i = 0; i < s->n; i++) {
+		granules += !i || s->blocks[i].addr >> GRANULE_SHIFT !=
+					  s->blocks[i - 1].addr >> GRANULE_SHIFT;
+		s->nlarge += s->blocks[i].size >> GRANULE_SHIFT != 0;
+	}
+	while (slots < 2 * granules)
+		slots *= 2;
+	s->large = malloc((s->nlarge ? s->nlarge : 1) * sizeof *s->large);
+	if (!s->large || mt_ptrmap_init(&s->granules, slots) < 0)
+		return -1;
+	size_t nl = 0;
+	for (size_t i = 0, first = 0; i < s->n; i++) {
+		uint64_t g = s->blocks[i].addr >> GRANULE_SHIFT;
+		if (s->blocks[i].size >> GRANULE_SHIFT)
+			s->large[nl++] = (uint32_t)i;
+		if (i + 1 < s->n && s->blocks[i + 1].addr >> GRANULE_SHIFT == g)
+			continue;
+		if (mt_ptrmap_put(&s->granules, g + 1, first | (uint64_t)(i + 1 - first) << 32) < 0)
+			return -1;
+		first = i + 1;
+	}
+	return 0;
+}
+
+int mt_leakscan_init(struct mt_leakscan *s, const struct mt_scan_block *blocks, size_t n,
+		     mt_scan_read_fn read, void *ctx)
+{
+	memset(s, 0, sizeof *s);
+	s->blocks = blocks;
+	s->n = n;
+	s->read = read;
+	s->ctx = ctx;
+	if (n >= UINT32_MAX)
+		return -1;
+	for (size_t i = 1; i < n; i++)
+		if (blocks[i].addr < blocks[i - 1].addr)
+			return -1;
+	s->kind = calloc(n ? n : 1, 1);
+	s->buf = malloc(SCAN_PIECE);
+	s->batch = malloc(BATCH_BLOCKS * sizeof *s->batch);
+	s->batch_idx = malloc(BATCH_BLOCKS * sizeof *s->batch_idx);
+	if (!s->kind || !s->buf || !s->batch || !s->batch_idx || index_blocks(s) < 0) {
+		mt_leakscan_free(s);
+		return -1;
+	}
+	if (n) {
+		s->lo = blocks[0].addr;
+		for (size_t i = 0; i < n; i++) {
+			/* a block's end, saturated: a hostile size cannot wrap */
+			uint64_t end = blocks[i].addr + blocks[i].size;
+			end = end < blocks[i].addr ? UINT64_MAX : end;
+			s->hi = end > s->hi ? end : s->hi;
+		}
+		if (s->hi == s->lo)
+			s->hi = s->lo + 1; /* one block of size 0 */
+	}
+	return 0;
+}
+
+void mt_leakscan_free(struct mt_leakscan *s)
+{
+	free(s->kind);
+	free(s->stack);
+	free(s->buf);
+	free(s->large);
+	free(s->batch);
+	free(s->batch_idx);
+	s->batch = NULL;
+	s->batch_idx = NULL;
+	mt_ptrmap_destroy(&s->granules);
+	s->kind = NULL;
+	s->stack = NULL;
+	s->buf = NULL;
+	s->large = NULL;
+}
+
+static int covers(const struct mt_scan_block *b, uint64_t addr)
+{
+	return addr == b->addr || addr - b->addr < b->size;
+}
+
+/* The last of the blocks [LO, HI) (indices) that starts at or below ADDR,
+ * if it holds ADDR; IDX maps a position to a block (NULL: itself). */
+static ptrdiff_t search(const struct mt_leakscan *s, const uint32_t *idx, size_t lo, size_t hi,
+			uint64_t addr)
+{
+#define AT(k) (idx ? idx[k] : (k))
+	if (lo == hi || s->blocks[AT(lo)].addr > addr)
+		return -1;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->blocks[AT(mid)].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return covers(&s->blocks[AT(lo)], addr) ? (ptrdiff_t)AT(lo) : -1;
+#undef AT
+}
+
+ptrdiff_t mt_leakscan_find(const struct mt_leakscan *s, uint64_t addr)
+{
+	if (addr - s->lo >= s->hi - s->lo)
+		return -1;
+	uint64_t g = addr >> GRANULE_SHIFT, v;
+	if (mt_ptrmap_get(&s->granules, g + 1, &v)) {
+		size_t first = (uint32_t)v, count = (size_t)(v >> 32);
+		if (addr >= s->blocks[first].addr)
+			return search(s, NULL, first, first + count, addr);
+		/* before the granule's first block: the block before it */
+		return first && covers(&s->blocks[first - 1], addr) ? (ptrdiff_t)first - 1 : -1;
+	}
+	/* no block starts in this granule: one crossing from the granule
+	 * before, or a large one */
+	if (g && mt_ptrmap_get(&s->granules, g, &v)) {
+		size_t last = (uint32_t)v + (size_t)(v >> 32) - 1;
+		if (covers(&s->blocks[last], addr))
+			return (ptrdiff_t)last;
+	}
+	return search(s, s->large, 0, s->nlarge, addr);
+}
+
+static void push(struct mt_leakscan *s, size_t i)
+{
+	if (s->top == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 1024;
+		uint32_t *st = realloc(s->stack, cap * sizeof *st);
+		if (!st) {
+			s->failed = 1;
+			return;
+		}
+		s->stack = st;
+		s->cap = cap;
+	}
+	s->stack[s->top++] = (uint32_t)i;
+}
+
+/* A pointer WORD found in memory: DEFINITE_FROM when that memory is a root
+ * or a reachable block; CLIQUE the leader in the clique pass. */
+static void reach(struct mt_leakscan *s, uint64_t word, int definite_from, size_t clique)
+{
+	ptrdiff_t j = mt_leakscan_find(s, word);
+	if (j < 0)
+		return;
+	uint8_t *k = &s->kind[j];
+	if (clique != NO_CLIQUE) {
+		if (*k == MT_LEAK_DEFINITE && (size_t)j != clique) {
+			*k = MT_LEAK_INDIRECT;
+			push(s, (size_t)j);
+		}
+		return;
+	}
+	if (word == s->blocks[j].addr && definite_from) {
+		if (*k != MT_LEAK_REACHABLE) {
+			*k = MT_LEAK_REACHABLE;
+			push(s, (size_t)j);
+		}
+	} else if (*k == MT_LEAK_DEFINITE) {
+		*k = MT_LEAK_POSSIBLE;
+		push(s, (size_t)j);
+	}
+}
+
+/* The words that look like pointers are looked up a batch at a time, their
+ * granules' slots prefetched first: on a heap of random pointers a lookup
+ * otherwise waits on two or three cache misses in a row. */
+#define BATCH 16
+
+static void scan_words(struct mt_leakscan *s, const uintptr_t *w, size_t nw, int definite_from,
+		       size_t clique)
+{
+	uint64_t lo = s->lo, span = s->hi - s->lo, cand[BATCH];
+	const struct mt_ptrmap *g = &s->granules;
+	size_t n = 0;
+	for (size_t i = 0; i < nw; i++) {
+		if ((uint64_t)w[i] - lo >= span)
+			continue;
+		size_t slot = mt_ptrmap_hash(((uint64_t)w[i] >> GRANULE_SHIFT) + 1) & g->mask;
+		__builtin_prefetch(&g->keys[slot]);
+		__builtin_prefetch(&g->vals[slot]);
+		cand[n++] = w[i];
+		if (n == BATCH) {
+			for (size_t k = 0; k < n; k++)
+				reach(s, cand[k], definite_from, clique);
+			n = 0;
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		reach(s, cand[k], definite_from, clique);
+	s->scanned += nw * sizeof *w;
+}
+
+void mt_leakscan_roots(struct mt_leakscan *s, const void *words, size_t len)
+{
+	const unsigned char *p = words;
+	/* the process's words are aligned in its memory: so is the buffer */
+	size_t skip = (size_t)(-(uintptr_t)p & (sizeof(uintptr_t) - 1));
+	if (skip >= len || !s->n)
+		return;
+	scan_words(s, (const uintptr_t *)(const void *)(p + skip), (len - skip) / sizeof(uintptr_t),
+		   1, NO_CLIQUE);
+}
+
+/* The aligned words of block I: [*A, *END). */
+static void words_of(const struct mt_scan_block *b, uint64_t *a, uint64_t *end)
+{
+	const uint64_t wsz = sizeof(uintptr_t);
+	*a = (b->addr + wsz - 1) & ~(wsz - 1);
+	*end = b->addr + b->size < b->addr ? UINT64_MAX : b->addr + b->size;
+	*end = *end > *a ? *a + ((*end - *a) & ~(wsz - 1)) : *a;
+}
+
+/* A block larger than a batch, a piece at a time. */
+static void scan_large(struct mt_leakscan *s, size_t i, size_t clique)
+{
+	uint64_t a, end;
+	words_of(&s->blocks[i], &a, &end);
+	int definite_from = s->kind[i] != MT_LEAK_POSSIBLE;
+	while (a < end && !s->incomplete) {
+		struct mt_scan_piece p = { a, end - a > SCAN_PIECE ? SCAN_PIECE : end - a };
+		if (s->read(s->ctx, &p, 1, s->buf) < 0) {
+			s->incomplete = 1;
+			return;
+		}
+		scan_words(s, s->buf, (size_t)(p.len / sizeof(uintptr_t)), definite_from, clique);
+		a += p.len;
+	}
+}
+
+/* Pops blocks off the mark stack while they fit in a batch, reads them in
+ * one call and scans each. */
+static void scan_batch(struct mt_leakscan *s, size_t clique)
+{
+	size_t n = 0, bytes = 0;
+	while (s->top && n < BATCH_BLOCKS) {
+		size_t i = s->stack[s->top - 1];
+		uint64_t a, end;
+		words_of(&s->blocks[i], &a, &end);
+		if (end - a > SCAN_PIECE) {
+			if (n)
+				break;
+			s->top--;
+			scan_large(s, i, clique);
+			return;
+		}
+		if (bytes + (end - a) > SCAN_PIECE)
+			break;
+		s->top--;
+		if (end == a)
+			continue;
+		s->batch[n] = (struct mt_scan_piece){ a, end - a };
+		s->batch_idx[n++] = (uint32_t)i;
+		bytes += end - a;
+	}
+	if (!n)
+		return;
+	if (s->read(s->ctx, s->batch, n, s->buf) < 0) {
+		s->incomplete = 1;
+		return;
+	}
+	const uintptr_t *w = s->buf;
+	for (size_t k = 0; k < n; k++) {
+		size_t nw = (size_t)(s->batch[k].len / sizeof *w);
+		scan_words(s, w, nw, s->kind[s->batch_idx[k]] != MT_LEAK_POSSIBLE, clique);
+		w += nw;
+	}
+}
+
+static void drain(struct mt_leakscan *s, size_t clique)
+{
+	while (s->top && !s->incomplete && !s->failed)
+		scan_batch(s, clique);
+}
+
+void mt_leakscan_finish(struct mt_leakscan *s)
+{
+	drain(s, NO_CLIQUE);
+	for (size_t i = 0; i < s->n && !s->incomplete && !s->failed; i++) {
+		if (s->kind[i] != MT_LEAK_DEFINITE)
+			continue;
+		push(s, i);
+		drain(s, i);
+	}
+	if (s->incomplete || s->failed)
+		memset(s->kind, MT_LEAK_REACHABLE, s->n);
+	s->top = 0;
+}

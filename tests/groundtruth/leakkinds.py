@@ -1,0 +1,62 @@
+"""The leak scan at the end of a recording (record, both backends): the
+kinds gt-leakkinds gives its blocks (leakkinds.c; memcheck agrees:
+leakkinds_valgrind.py) are the kinds the report gives its sites."""
+import re
+
+KINDS = ('definite', 'indirect', 'possible', 'reachable')
+
+
+def expected(out):
+    """{kind: [allocations, bytes]} of the blocks gt-leakkinds printed."""
+    want = {k: [0, 0] for k in KINDS}
+    for m in re.finditer(r'^block [0-9a-f]+ (\d+) (\w+)$', out, re.M):
+        want[m.group(2)][0] += 1
+        want[m.group(2)][1] += int(m.group(1))
+    return want
+
+
+def check(t, prog, backend):
+    label = f'record --backend={backend}'
+    rec, out = t.record([prog, 'exit'], opts=[f'--backend={backend}'])
+    want = expected(out)
+    t.eq(sum(n for n, _ in want.values()), 10, f'{label}: gt-leakkinds printed its ten blocks')
+    p = t.only_process(t.report(rec))
+    if p is None:
+        return
+    lk = p.get('leak_kinds') or {}
+    t.eq(lk.get('complete'), True, f'{label}: the scan read all it needed ({lk.get("why")!r})')
+    t.check(lk.get('scanned_bytes', 0) > 0, f'{label}: the scan read memory')
+    got = {k: [0, 0] for k in KINDS}
+    for s in p.get('sites', []):
+        # its own: allocated in make_blocks itself (pthread_create's TLS
+        # block, called from there too, is the runtime's)
+        if (s.get('frames') or [{}])[0].get('function') != 'make_blocks':
+            continue
+        for k in KINDS:
+            got[k][0] += s.get(f'{k}_allocations', 0)
+            got[k][1] += s.get(f'{k}_bytes', 0)
+        # the kinds split a site's leaked blocks
+        t.eq(sum(s.get(f'{k}_bytes', 0) for k in KINDS), s.get('leaked_bytes'),
+             f'{label}: a site\'s kinds add up to its leaked bytes')
+    for k in KINDS:
+        t.eq(got[k], want[k], f'{label}: {k} [allocations, bytes] of gt-leakkinds\'s own sites')
+    # the runtime loses nothing for good: the process's definite and
+    # indirect are the program's
+    for k in ('definite', 'indirect'):
+        t.eq([lk.get(f'{k}_allocations'), lk.get(f'{k}_bytes')], want[k], f'{label}: the process\'s {k}')
+    # without the scan, no kinds
+    rec2, _ = t.record([prog, 'exit'], opts=[f'--backend={backend}', '--no-scan'],
+                       out=t.path(f'noscan-{backend}.mtrace'))
+    p2 = t.only_process(t.report(rec2))
+    if p2 is not None:
+        t.eq(p2.get('leak_kinds', 'missing'), None, f'{label} --no-scan: leak_kinds is null')
+        t.check(all('definite_bytes' not in s for s in p2.get('sites', [])),
+                f'{label} --no-scan: no site has kinds')
+
+
+def run(t, prog):
+    check(t, prog, 'preload')
+
+
+def run_bpf(t, prog):
+    check(t, prog, 'bpf')
