@@ -69,7 +69,10 @@ enum mt_ext {
 	MT_EXT_RSS = 7,	      /* ts (absolute), then bytes: vm_size, vm_data, rss,
 			       * rss_anon, rss_file, rss_shmem, ram (the
 			       * machine's): the process's memory as the kernel
-			       * counts it, sampled by the recorder */
+			       * counts it, sampled by the recorder, less
+			       * memtrace's own ring; then (optional, 0 when
+			       * absent) ring: the ring's resident bytes taken
+			       * out of rss and rss_shmem */
 	MT_EXT_OBJECT = 6,    /* kind (enum mt_object_kind), size, offset,
 			       * build-id, path, bytes: a piece of a binary the
 			       * processes mapped (record --embed-binaries), in
@@ -499,12 +502,14 @@ static inline uint8_t *mt_enc_object_head(uint8_t *p, enum mt_object_kind kind, 
 /* A sample of a process's memory (MT_EXT_RSS), in bytes. */
 struct mt_rss {
 	uint64_t vm_size, vm_data, rss, anon, file, shmem, ram;
+	uint64_t ring; /* memtrace's ring, resident in the process: not in rss, shmem */
 };
+#define MT_REC_MAX_RSS 112
 
-/* At most 80 bytes; absolute time. */
+/* At most MT_REC_MAX_RSS bytes; absolute time. */
 static inline uint8_t *mt_enc_rss(uint8_t *p, uint64_t ts, const struct mt_rss *m)
 {
-	uint8_t body[80], *b = mt_put_uv(body, ts);
+	uint8_t body[100], *b = mt_put_uv(body, ts);
 	b = mt_put_uv(b, m->vm_size);
 	b = mt_put_uv(b, m->vm_data);
 	b = mt_put_uv(b, m->rss);
@@ -512,6 +517,7 @@ static inline uint8_t *mt_enc_rss(uint8_t *p, uint64_t ts, const struct mt_rss *
 	b = mt_put_uv(b, m->file);
 	b = mt_put_uv(b, m->shmem);
 	b = mt_put_uv(b, m->ram);
+	b = mt_put_uv(b, m->ring);
 	return mt_put_ext(p, MT_EXT_RSS, body, (size_t)(b - body), 0);
 }
 
@@ -801,6 +807,10 @@ again:
 			    mt_get_uv(&b, &ev->rss.vm_data) || mt_get_uv(&b, &ev->rss.rss) ||
 			    mt_get_uv(&b, &ev->rss.anon) || mt_get_uv(&b, &ev->rss.file) ||
 			    mt_get_uv(&b, &ev->rss.shmem) || mt_get_uv(&b, &ev->rss.ram))
+				goto bad;
+			/* recordings before the ring was taken out have no ring */
+			ev->rss.ring = 0;
+			if (b.p < b.end && mt_get_uv(&b, &ev->rss.ring))
 				goto bad;
 			return 1;
 		}
