@@ -480,6 +480,32 @@ void mt_note_block(void *p)
 	NO_TAIL_CALL();
 }
 
+void *mt_brk_known;
+
+void mt_note_brk(void)
+{
+	void *now = __curbrk, *was = __atomic_exchange_n(&mt_brk_known, now, __ATOMIC_RELAXED);
+	/* another thread's hook took this move; or the break before start */
+	if (was == now || !was || !mapcall_wanted() || t_pass)
+		return;
+	int64_t move = (int64_t)((uintptr_t)now - (uintptr_t)was);
+	struct mt_mapcall m = { .kind = MT_MAP_BRK,
+				.by = MT_MAP_BY_ALLOCATOR,
+				.fd = -1,
+				.addr = (uint64_t)(uintptr_t)now,
+				.old_addr = (uint64_t)(uintptr_t)was,
+				/* as sbrk's increment, which glibc's call was */
+				.len = ((uint64_t)move << 1) ^ (uint64_t)(move >> 63) };
+	struct mt_tslot *s = begin();
+	uint64_t pcs[MT_MAX_FRAMES];
+	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
+	uint64_t stamp = mt_stamp();
+	emit_held(s);
+	write_mapcall(&m, pcs, depth, stamp);
+	leave();
+	NO_TAIL_CALL();
+}
+
 /* ---- loader, exit --------------------------------------------------- */
 
 /* The channel lock held: an object took the place of one unloaded, whose
@@ -1029,6 +1055,8 @@ static void start_shim(void)
 		mt_fatal_install(fatal_flush);
 		exit_hooked = on_exit(note_exit, (void *)1) == 0;
 	}
+	/* the break from here on (glibc asks the kernel at its first move) */
+	mt_brk_known = &__curbrk && __curbrk ? __curbrk : (void *)syscall(SYS_brk, 0);
 	mt_enabled = !mt_cfg.disabled_by_default;
 	__atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
 	unsigned long missed = __atomic_exchange_n(&unrecorded_at_start, 0, __ATOMIC_RELAXED);
