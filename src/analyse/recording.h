@@ -93,6 +93,9 @@ struct mt_process {
 	int exec_outcome; /* enum mt_exec + 1; 0: no exec */
 	char *exec_path, *exec_why;
 	uint64_t exec_ts;
+	/* the child processes it started that were not traced (EXT_CHILD:
+	 * record without --follow-forks) */
+	uint64_t untraced_children;
 	uint64_t lost[MT_LOST_KIND_COUNT];
 	uint64_t events;
 	uint64_t counted_bytes; /* its tables when the budget last looked */

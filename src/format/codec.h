@@ -88,6 +88,9 @@ enum mt_ext {
 			       * a call that tunes the allocator (mallopt,
 			       * malloc_trim) and its stack, held in the record
 			       * (not a STACK record: no site of its own) */
+	MT_EXT_CHILD = 10,    /* ts (absolute), pid (0: not known): the process
+			       * started a child that is not traced (record
+			       * without --follow-forks) */
 };
 
 /* What an MMAP record is. */
@@ -469,6 +472,14 @@ static inline uint8_t *mt_enc_exec(uint8_t *p, uint64_t ts, enum mt_exec outcome
 	return p + whylen;
 }
 
+/* At most MT_REC_MAX_SMALL bytes; absolute time. */
+static inline uint8_t *mt_enc_child(uint8_t *p, uint64_t ts, uint64_t pid)
+{
+	uint8_t body[24], *b = mt_put_uv(body, ts);
+	b = mt_put_uv(b, pid);
+	return mt_put_ext(p, MT_EXT_CHILD, body, (size_t)(b - body), 0);
+}
+
 /* NAME: glibc, jemalloc, tcmalloc, mimalloc or unknown; PATH: its object. */
 static inline uint8_t *mt_enc_heap(uint8_t *p, const char *name, size_t nlen, const char *path,
 				   size_t plen)
@@ -784,6 +795,11 @@ again:
 		}
 		if (u == MT_EXT_MAIN)
 			return 1;
+		if (u == MT_EXT_CHILD) {
+			if (mt_get_uv(&b, &ev->ts) || mt_get_uv(&b, &ev->value))
+				goto bad;
+			return 1;
+		}
 		if (u == MT_EXT_EXEC) {
 			uint64_t plen;
 			if (mt_get_uv(&b, &ev->ts) || mt_get_uv(&b, &ev->value) ||
@@ -937,6 +953,8 @@ static inline uint8_t *mt_enc_passthrough(struct mt_enc *e, uint8_t *w, const st
 			return mt_enc_allocator(w, ev->stack, ev->path.s, ev->path.len);
 		if (ev->ext == MT_EXT_MAIN)
 			return mt_enc_main(w);
+		if (ev->ext == MT_EXT_CHILD)
+			return mt_enc_child(w, ev->ts, ev->value);
 		if (ev->ext == MT_EXT_EXEC)
 			return mt_enc_exec(w, ev->ts, (enum mt_exec)ev->value, ev->path.s,
 					   ev->path.len, ev->text.s, ev->text.len);

@@ -357,6 +357,8 @@ static int process_json(FILE *f, const struct mt_process *p, const struct mt_pro
 			fputs("null", f);
 		fputs("},\n", f);
 	}
+	fprintf(f, "      \"untraced_children\": %llu,\n",
+		(unsigned long long)p->untraced_children);
 	fprintf(f, "      \"main\": %s,\n", p == main ? "true" : "false");
 	fputs("      \"totals\": ", f);
 	mt_json_totals(f, p);

@@ -80,6 +80,10 @@ static void process_header(FILE *f, const struct mt_process *p, int is_main)
 	else if (p->heap)
 		fprintf(f, "  allocator %s%s%s%s\n", p->heap, p->heap_object ? " (" : "",
 			p->heap_object ? p->heap_object : "", p->heap_object ? ")" : "");
+	if (p->untraced_children)
+		fprintf(f, "  %llu child process%s not traced: use -f (record --follow-forks)\n",
+			(unsigned long long)p->untraced_children,
+			p->untraced_children == 1 ? "" : "es");
 }
 
 /* " (kind: N)" for each kind of loss P had. */
