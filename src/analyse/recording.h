@@ -94,6 +94,9 @@ struct mt_process {
 	int exec_outcome; /* enum mt_exec + 1; 0: no exec */
 	char *exec_path, *exec_why;
 	uint64_t exec_ts;
+	/* the child processes it started that were not traced (EXT_CHILD:
+	 * record without --follow-forks) */
+	uint64_t untraced_children;
 	uint64_t lost[MT_LOST_KIND_COUNT];
 	struct mt_leak_kinds kinds; /* what a leak scan at its end found */
 	uint64_t events;

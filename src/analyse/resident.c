@@ -22,7 +22,12 @@ void mt_resident_of(const struct mt_process *p, struct mt_resident *r)
 			r->peak_rss = s->m.rss;
 			r->peak_ts = s->ts;
 			r->peak_heap = s->heap;
+			r->peak_anon = s->m.anon;
+			r->peak_file = s->m.file;
+			r->peak_shmem = s->m.shmem;
 		}
+		if (s->m.ring > r->ring_peak)
+			r->ring_peak = s->m.ring;
 		if (beyond(s) > r->beyond_bytes || i == 0) {
 			r->beyond_bytes = beyond(s);
 			r->beyond_ts = s->ts;

@@ -272,6 +272,20 @@ int mt_arg_count(const char *cmd, const char *opt, const char *val, uint64_t max
 	return 0;
 }
 
+int mt_create_output(const char *path, int flags)
+{
+	int fd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | flags, MT_OUTPUT_MODE);
+	/* the umask may only have taken bits away: the mode is ours */
+	if (fd >= 0 && fchmod(fd, MT_OUTPUT_MODE) < 0) {
+		int e = errno;
+		close(fd);
+		unlink(path);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
 int mt_open_regular(const char *path, int flags, char *why, size_t whylen)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | flags);

@@ -342,6 +342,7 @@ static void accept_conn(struct mt_rings *s, struct mt_writer *r, pid_t cmd)
 		.stream = mt_stream_new(r),
 	};
 	mt_stream_watch(c->stream, c->pid);
+	mt_stream_exclude(c->stream, ring, MT_RING_HDR + hello.size);
 	s->v[s->n++] = c;
 	return;
 refuse:

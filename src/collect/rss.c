@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
@@ -52,4 +53,37 @@ int mt_rss_read(uint32_t pid, struct mt_rss *m)
 		.ram = ram,
 	};
 	return 0;
+}
+
+/* mincore() on the recorder's own mapping: a shared memfd's pages are in
+ * memory for every process that maps it, and the shim writes every page
+ * of the ring before the recorder reads it, so the pages in memory are the
+ * pages resident in the traced process.  One system call over a few
+ * thousand pages, where the process's smaps would walk all its mappings at
+ * every sample.  (The shim's second view of the ring, which only records
+ * straddling its end touch, adds a page or two that are left in.) */
+void mt_rss_exclude(struct mt_rss *m, const void *ring, size_t len)
+{
+	static unsigned char *vec;
+	static size_t veclen;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (len + page - 1) / page;
+	if (n > veclen) {
+		unsigned char *v = realloc(vec, n);
+		if (!v)
+			return;
+		vec = v;
+		veclen = n;
+	}
+	if (mincore((void *)ring, len, vec) < 0)
+		return;
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < n; i++)
+		bytes += vec[i] & 1 ? page : 0;
+	if (bytes > m->shmem)
+		bytes = m->shmem;
+	if (bytes > m->rss)
+		bytes = m->rss;
+	m->rss -= bytes;
+	m->shmem -= bytes;
+	m->ring = bytes;
 }

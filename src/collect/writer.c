@@ -62,6 +62,8 @@ struct mt_stream {
 	size_t loss_len;
 	uint32_t pid;	   /* whose memory is sampled (mt_stream_watch); 0: none */
 	uint64_t last_rss; /* when it last was */
+	const void *ring;  /* memtrace's ring in that process (mt_stream_exclude) */
+	size_t ring_len;
 };
 
 static struct mt_writer *open_writer(const char *path, int made_up, uint64_t cull_ns, char *err,
@@ -361,6 +363,12 @@ void mt_stream_watch(struct mt_stream *s, uint32_t pid)
 	s->pid = pid;
 }
 
+void mt_stream_exclude(struct mt_stream *s, const void *ring, size_t len)
+{
+	s->ring = ring;
+	s->ring_len = len;
+}
+
 /* A sample of the process's memory, every rss_ns.  It goes straight into
  * the stream (its time is absolute and it changes no decoder state), once
  * the stream has begun with its PROCESS record. */
@@ -372,9 +380,12 @@ static void sample(struct mt_stream *s)
 		return;
 	s->last_rss = now;
 	struct mt_rss m;
-	uint8_t rec[96];
-	if (mt_rss_read(s->pid, &m) == 0)
-		append(s, rec, (size_t)(mt_enc_rss(rec, now, &m) - rec));
+	uint8_t rec[MT_REC_MAX_RSS];
+	if (mt_rss_read(s->pid, &m) < 0)
+		return;
+	if (s->ring)
+		mt_rss_exclude(&m, s->ring, s->ring_len);
+	append(s, rec, (size_t)(mt_enc_rss(rec, now, &m) - rec));
 }
 
 void mt_stream_tick(struct mt_stream *s)

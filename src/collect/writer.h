@@ -53,6 +53,11 @@ struct mt_stream *mt_stream_new(struct mt_writer *r);
 /* The stream is process PID's: its memory is sampled as time passes
  * (mt_stream_tick, which the recorder's loops call every few ms). */
 void mt_stream_watch(struct mt_stream *s, uint32_t pid);
+/* RING (LEN bytes, page-aligned) maps the ring the process writes its
+ * events to, shared with it: its resident pages are taken out of the
+ * process's samples (mt_rss_exclude).  The mapping must outlive the
+ * stream's sampling (until mt_stream_end). */
+void mt_stream_exclude(struct mt_stream *s, const void *ring, size_t len);
 /* Feeds whole records; FINAL flushes everything pending.  Returns -1 if a
  * record was malformed: what came before it is kept, the rest is not, and
  * the stream should end (its decoder state is no longer the sender's). */

@@ -69,7 +69,10 @@ enum mt_ext {
 	MT_EXT_RSS = 7,	      /* ts (absolute), then bytes: vm_size, vm_data, rss,
 			       * rss_anon, rss_file, rss_shmem, ram (the
 			       * machine's): the process's memory as the kernel
-			       * counts it, sampled by the recorder */
+			       * counts it, sampled by the recorder, less
+			       * memtrace's own ring; then (optional, 0 when
+			       * absent) ring: the ring's resident bytes taken
+			       * out of rss and rss_shmem */
 	MT_EXT_OBJECT = 6,    /* kind (enum mt_object_kind), size, offset,
 			       * build-id, path, bytes: a piece of a binary the
 			       * processes mapped (record --embed-binaries), in
@@ -85,12 +88,15 @@ enum mt_ext {
 			       * a call that tunes the allocator (mallopt,
 			       * malloc_trim) and its stack, held in the record
 			       * (not a STACK record: no site of its own) */
-	MT_EXT_SCAN = 10,     /* ts (absolute), complete (0: a read failed, no
+	MT_EXT_CHILD = 10,    /* ts (absolute), pid (0: not known): the process
+			       * started a child that is not traced (record
+			       * without --follow-forks) */
+	MT_EXT_SCAN = 11,     /* ts (absolute), complete (0: a read failed, no
 			       * block is called lost), ns (the process held
 			       * that long), scanned, roots (bytes), then why
 			       * (text, when not complete): the leak scan of the
 			       * process at its end (struct mt_scan_summary) */
-	MT_EXT_LEAKS = 11,    /* kind (enum mt_leak_kind), n, key0, zz deltas...:
+	MT_EXT_LEAKS = 12,    /* kind (enum mt_leak_kind), n, key0, zz deltas...:
 			       * blocks the scan found lost, named as ALLOC
 			       * names them (an address, or a serial once
 			       * compacted); the live blocks no LEAKS record
@@ -498,6 +504,14 @@ static inline uint8_t *mt_enc_exec(uint8_t *p, uint64_t ts, enum mt_exec outcome
 	return p + whylen;
 }
 
+/* At most MT_REC_MAX_SMALL bytes; absolute time. */
+static inline uint8_t *mt_enc_child(uint8_t *p, uint64_t ts, uint64_t pid)
+{
+	uint8_t body[24], *b = mt_put_uv(body, ts);
+	b = mt_put_uv(b, pid);
+	return mt_put_ext(p, MT_EXT_CHILD, body, (size_t)(b - body), 0);
+}
+
 /* NAME: glibc, jemalloc, tcmalloc, mimalloc or unknown; PATH: its object. */
 static inline uint8_t *mt_enc_heap(uint8_t *p, const char *name, size_t nlen, const char *path,
 				   size_t plen)
@@ -531,12 +545,14 @@ static inline uint8_t *mt_enc_object_head(uint8_t *p, enum mt_object_kind kind, 
 /* A sample of a process's memory (MT_EXT_RSS), in bytes. */
 struct mt_rss {
 	uint64_t vm_size, vm_data, rss, anon, file, shmem, ram;
+	uint64_t ring; /* memtrace's ring, resident in the process: not in rss, shmem */
 };
+#define MT_REC_MAX_RSS 112
 
-/* At most 80 bytes; absolute time. */
+/* At most MT_REC_MAX_RSS bytes; absolute time. */
 static inline uint8_t *mt_enc_rss(uint8_t *p, uint64_t ts, const struct mt_rss *m)
 {
-	uint8_t body[80], *b = mt_put_uv(body, ts);
+	uint8_t body[100], *b = mt_put_uv(body, ts);
 	b = mt_put_uv(b, m->vm_size);
 	b = mt_put_uv(b, m->vm_data);
 	b = mt_put_uv(b, m->rss);
@@ -544,6 +560,7 @@ static inline uint8_t *mt_enc_rss(uint8_t *p, uint64_t ts, const struct mt_rss *
 	b = mt_put_uv(b, m->file);
 	b = mt_put_uv(b, m->shmem);
 	b = mt_put_uv(b, m->ram);
+	b = mt_put_uv(b, m->ring);
 	return mt_put_ext(p, MT_EXT_RSS, body, (size_t)(b - body), 0);
 }
 
@@ -838,6 +855,11 @@ again:
 		}
 		if (u == MT_EXT_MAIN)
 			return 1;
+		if (u == MT_EXT_CHILD) {
+			if (mt_get_uv(&b, &ev->ts) || mt_get_uv(&b, &ev->value))
+				goto bad;
+			return 1;
+		}
 		if (u == MT_EXT_EXEC) {
 			uint64_t plen;
 			if (mt_get_uv(&b, &ev->ts) || mt_get_uv(&b, &ev->value) ||
@@ -861,6 +883,10 @@ again:
 			    mt_get_uv(&b, &ev->rss.vm_data) || mt_get_uv(&b, &ev->rss.rss) ||
 			    mt_get_uv(&b, &ev->rss.anon) || mt_get_uv(&b, &ev->rss.file) ||
 			    mt_get_uv(&b, &ev->rss.shmem) || mt_get_uv(&b, &ev->rss.ram))
+				goto bad;
+			/* recordings before the ring was taken out have no ring */
+			ev->rss.ring = 0;
+			if (b.p < b.end && mt_get_uv(&b, &ev->rss.ring))
 				goto bad;
 			return 1;
 		}
@@ -1005,6 +1031,8 @@ static inline uint8_t *mt_enc_passthrough(struct mt_enc *e, uint8_t *w, const st
 			return mt_enc_allocator(w, ev->stack, ev->path.s, ev->path.len);
 		if (ev->ext == MT_EXT_MAIN)
 			return mt_enc_main(w);
+		if (ev->ext == MT_EXT_CHILD)
+			return mt_enc_child(w, ev->ts, ev->value);
 		if (ev->ext == MT_EXT_EXEC)
 			return mt_enc_exec(w, ev->ts, (enum mt_exec)ev->value, ev->path.s,
 					   ev->path.len, ev->text.s, ev->text.len);

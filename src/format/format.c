@@ -5,6 +5,7 @@
  * caller's buffers and raw write(2).  The reader is reader.c.
  */
 #include "format.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,9 +47,22 @@ static int write_all(int fd, const void *buf, size_t len)
  * on. */
 static int open_output(const char *path, int truncate)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* (base/util.c's mt_create_output, inlined: the shim writes
+	 * recordings too, and links no base code) */
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, MT_OUTPUT_MODE);
+	if (fd >= 0) {
+		/* the umask may only have taken bits away: the mode is ours */
+		if (fchmod(fd, MT_OUTPUT_MODE) < 0) {
+			int e = errno;
+			close(fd);
+			unlink(path);
+			errno = e;
+			return -1;
+		}
+		return fd;
+	}
 	/* a made-up name that exists was put there by someone else: leave it */
-	if (fd >= 0 || errno != EEXIST || !truncate)
+	if (errno != EEXIST || !truncate)
 		return fd;
 	fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)

@@ -589,7 +589,7 @@ static char *save_target(const char *path, char *err, size_t errlen)
 	size_t n = strlen(path) + 24;
 	char *tmp = xmalloc(n);
 	snprintf(tmp, n, "%s.tmp%d", path, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = mt_create_output(tmp, O_WRONLY);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
 		free(tmp);

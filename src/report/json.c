@@ -298,14 +298,18 @@ void mt_json_memory(FILE *f, const struct mt_process *p)
 			" \"rss_anon_bytes\": %llu, \"rss_file_bytes\": %llu, \"rss_shmem_bytes\": %llu,"
 			" \"heap_bytes\": %llu, \"anon_beyond_heap_bytes\": %llu,\n        "
 			"\"max_anon_beyond_heap_bytes\": %llu, \"max_anon_beyond_heap_s\": %.6f,"
-			" \"vm_data_peak_bytes\": %llu",
+			" \"vm_data_peak_bytes\": %llu,\n        \"peak_rss_anon_bytes\": %llu,"
+			" \"peak_rss_file_bytes\": %llu, \"peak_rss_shmem_bytes\": %llu,"
+			" \"memtrace_ring_peak_bytes\": %llu",
 			(unsigned long long)r.peak_rss, rel_s(p, r.peak_ts),
 			(unsigned long long)r.peak_heap, rel_s(p, r.end_ts),
 			(unsigned long long)r.end_rss, (unsigned long long)r.end_anon,
 			(unsigned long long)r.end_file, (unsigned long long)r.end_shmem,
 			(unsigned long long)r.end_heap, (unsigned long long)r.end_beyond,
 			(unsigned long long)r.beyond_bytes, rel_s(p, r.beyond_ts),
-			(unsigned long long)r.vm_data_peak);
+			(unsigned long long)r.vm_data_peak, (unsigned long long)r.peak_anon,
+			(unsigned long long)r.peak_file, (unsigned long long)r.peak_shmem,
+			(unsigned long long)r.ring_peak);
 	if (p->nmaps)
 		json_mapped(f, p, &m);
 	fputc('}', f);
@@ -389,6 +393,8 @@ static int process_json(FILE *f, const struct mt_process *p, const struct mt_pro
 			fputs("null", f);
 		fputs("},\n", f);
 	}
+	fprintf(f, "      \"untraced_children\": %llu,\n",
+		(unsigned long long)p->untraced_children);
 	fprintf(f, "      \"main\": %s,\n", p == main ? "true" : "false");
 	fputs("      \"totals\": ", f);
 	mt_json_totals(f, p);

@@ -81,6 +81,10 @@ static void process_header(FILE *f, const struct mt_process *p, int is_main)
 	else if (p->heap)
 		fprintf(f, "  allocator %s%s%s%s\n", p->heap, p->heap_object ? " (" : "",
 			p->heap_object ? p->heap_object : "", p->heap_object ? ")" : "");
+	if (p->untraced_children)
+		fprintf(f, "  %llu child process%s not traced: use -f (record --follow-forks)\n",
+			(unsigned long long)p->untraced_children,
+			p->untraced_children == 1 ? "" : "es");
 }
 
 /* " (kind: N)" for each kind of loss P had. */
@@ -103,12 +107,19 @@ static void print_resident(FILE *f, const struct mt_process *p)
 	if (!r.samples)
 		return;
 	double at = r.peak_ts > p->start_ts ? (double)(r.peak_ts - p->start_ts) / 1e9 : 0;
+	fprintf(f, "  resident:        peak %s at %.3f s (heap then %s)\n",
+		mt_fmt_bytes(r.peak_rss, a), at, mt_fmt_bytes(r.peak_heap, b));
+	fprintf(f, "                   at the peak: anonymous %s, file %s, shared %s\n",
+		mt_fmt_bytes(r.peak_anon, a), mt_fmt_bytes(r.peak_file, b),
+		mt_fmt_bytes(r.peak_shmem, c));
 	fprintf(f,
-		"  resident:        peak %s at %.3f s (heap then %s); at the end %s, %s of it "
-		"anonymous, heap %s\n",
-		mt_fmt_bytes(r.peak_rss, a), at, mt_fmt_bytes(r.peak_heap, b),
-		mt_fmt_bytes(r.end_rss, c), mt_fmt_bytes(r.end_anon, d),
+		"                   at the end:  %s: anonymous %s, file %s, shared %s; heap %s\n",
+		mt_fmt_bytes(r.end_rss, a), mt_fmt_bytes(r.end_anon, b),
+		mt_fmt_bytes(r.end_file, c), mt_fmt_bytes(r.end_shmem, d),
 		mt_fmt_bytes(r.end_heap, e));
+	if (r.ring_peak)
+		fprintf(f, "                   (memtrace's own ring, up to %s, is not counted)\n",
+			mt_fmt_bytes(r.ring_peak, a));
 	if (r.end_beyond >= (1u << 20) && r.end_beyond >= r.end_heap / 4)
 		fprintf(f,
 			"  beyond the heap: %s of anonymous memory at the end is not the heap in "

@@ -35,12 +35,15 @@ def run(t, mode, prog):
         p = t.only_process(rep)
         if p is not None:
             t.eq(p.get('pid'), pids['parent'], 'pid of the only process')
+            t.eq(p.get('untraced_children'), 1, 'the one child it forked, not traced, is counted')
         check_parent(t, p, prog, 'parent')
         return
 
     t.processes(rep, 2)
     parent = t.process_with_pid(rep, pids['parent'])
     check_parent(t, parent, prog, 'parent')
+    if parent is not None:
+        t.eq(parent.get('untraced_children'), 0, 'parent: its child is traced: none untraced')
     c = t.process_with_pid(rep, pids['child'])
     if c is None:
         return

@@ -13,19 +13,26 @@
  *             and 150 ms between them; then unmapped, marker "unmapped",
  *             150 ms.  Resident memory rises by 16 MiB at each marker and
  *             falls back by 48 MiB at the last; the heap does not move.
- * The mapping's mmap and munmap are the run's only mapping calls: the
- * mapped series is 48 MiB between them and 0 elsewhere.
+ *   shared:   first of all, a 4 MiB memfd mapped shared and written
+ *             whole, kept to the end: the process's RssShmem is 4 MiB from
+ *             "fragmented" on, and no more (the shim's own ring, a memfd
+ *             too, is memtrace's and is not counted).
+ * The shared mmap, and the 48 MiB mapping's mmap and munmap are the run's
+ * only mapping calls: the mapped series is 4 MiB, then 52 MiB between the
+ * other two, then 4 MiB to the end.
  * The 150 ms plateaus give the recorder's 10 ms samples room: the test
  * looks at the samples between markers, never at how long anything took.
  */
 #include "gt.h"
 
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 extern void memtrace_marker(const char *) __attribute__((weak));
 
 #define BLOCKS 40000
 #define STEP (16u << 20)
+#define SHARED (4u << 20)
 
 static void *blocks[BLOCKS];
 
@@ -48,8 +55,24 @@ NOINLINE void fragment(void)
 	}
 }
 
+/* SHARED bytes of shared memory, every page written, never unmapped. */
+static int share(void)
+{
+	int fd = (int)syscall(SYS_memfd_create, "gt-resident", 0u);
+	if (fd < 0 || ftruncate(fd, SHARED) < 0)
+		return -1;
+	char *p = mmap(NULL, SHARED, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	for (size_t at = 0; at < SHARED; at += 4096)
+		p[at] = 1;
+	return 0;
+}
+
 int main(void)
 {
+	if (share() < 0)
+		return 1;
 	fragment();
 	mark("fragmented");
 	gt_sleep_ms(150);

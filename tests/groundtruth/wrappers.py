@@ -75,6 +75,8 @@ def run(t, prog):
     check_wrapped(t, prog, 'shim script', [shim_script(t, prog)], 'bash', True)
     check_wrapped(t, prog, 'timeout', ['timeout', '30', prog], 'timeout', False)
 
+    check_children(t, prog)
+
     # env -i: not traced, and said so (the shim alone: as root the default
     # backend would put BPF in its place, run_bpf)
     rec = t.path('envi.mtrace')
@@ -93,6 +95,35 @@ def run(t, prog):
         ex = procs[0].get('exec') or {}
         t.eq(ex.get('traced'), False, f'env -i: env\'s entry ends with an untraced exec ({ex})')
         t.check('LD_PRELOAD' in (ex.get('why') or ''), f'env -i: the exec says why ({ex})')
+
+
+def check_children(t, prog):
+    """A shell that runs the program in children (dash by vfork, bash by
+    fork), three times: without --follow-forks only the shell is recorded,
+    and the report and record's end say how many children were not
+    traced; with it, none is said to be."""
+    for shell in ('sh', 'bash'):
+        cmd = [shell, '-c', f'"{prog}"; "{prog}"; "{prog}"; true']
+        rec, _ = t.record(cmd, out=t.path(f'{shell}-children.mtrace'))
+        rc, so, se = t.run([t.memtrace, 'record', '-o', t.path(f'{shell}-again.mtrace'), '--'] + cmd,
+                           what='memtrace record')
+        warn = [ln for ln in stderr_lines(se) if 'child process' in ln]
+        t.check(len(warn) == 1 and '3 child processes not traced: use -f' in warn[0],
+                f'{shell} -c: record says the 3 children were not traced ({stderr_lines(se)})')
+        procs = t.processes(t.report(rec), 1)
+        if procs:
+            t.eq(procs[0].get('untraced_children'), 3, f'{shell} -c: untraced_children of the shell')
+        rc, so, _ = t.run([t.memtrace, 'report', rec], what='memtrace report')
+        t.check('3 child processes not traced: use -f' in so,
+                f'{shell} -c: the text report says so ({so[:400]!r})')
+        rc, so, se = t.run([t.memtrace, 'record', '-f', '-o', t.path(f'{shell}-f.mtrace'), '--'] + cmd,
+                           what='memtrace record -f')
+        t.check(rc == 0 and 'child process' not in se, f'{shell} -c with -f: nothing untraced said ({se[-300:]!r})')
+        # (bash's children are bash images first, each an entry of its own)
+        procs = t.processes(t.report(t.path(f'{shell}-f.mtrace')))
+        t.check(len(procs) >= 4 and all(p.get('untraced_children') == 0 for p in procs),
+                f'{shell} -c with -f: the shell and its 3 children, none untraced '
+                f'({[(p.get("name"), p.get("untraced_children")) for p in procs]})')
 
 
 def shim_script(t, prog):

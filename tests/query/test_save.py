@@ -64,9 +64,10 @@ if os.path.exists(db):
             t.eq(len(got), len(want), f'saved {table}: rows (the recording has {len(want)})')
             t.check(got == want, f'saved {table}: the rows memtrace query shows '
                     f'(first saved {got[:1]}, first shown {want[:1]})')
-    maps = [r for r in con.execute("SELECT kind, length, mapped FROM mmaps ORDER BY s")]
-    t.eq(maps, [('mmap', 48 * MIB, 48 * MIB), ('munmap', 48 * MIB, 0)],
-         'saved mmaps: the 48 MiB mapping and its unmapping (resident.c)')
+    # (beside malloc's moves of the program break, glibc's choice)
+    maps = [r for r in con.execute("SELECT kind, length FROM mmaps WHERE kind != 'brk' ORDER BY s")]
+    t.eq(maps, [('mmap', 4 * MIB), ('mmap', 48 * MIB), ('munmap', 48 * MIB)],
+         'saved mmaps: the shared 4 MiB, the 48 MiB mapping and its unmapping (resident.c)')
     n = con.execute('SELECT count(*) FROM memory').fetchone()[0]
     t.check(n >= 10, f'saved memory: samples of a run with 600 ms of plateaus ({n})')
     con.close()
@@ -81,7 +82,7 @@ os.chmod(old, 0o644)
 rc, so, se = t.run([t.memtrace, 'query', '--save', old, rec, 'SELECT count(*) AS n FROM mmaps'])
 t.eq(rc, 0, f'query --save over a file: exit status (stderr {se.strip()!r})')
 t.eq(stat.S_IMODE(os.stat(old).st_mode), 0o600, 'mode of the file saved over another')
-t.eq(sqlite3.connect(old).execute('SELECT count(*) FROM mmaps').fetchone()[0], 2,
+t.eq(sqlite3.connect(old).execute("SELECT count(*) FROM mmaps WHERE kind != 'brk'").fetchone()[0], 3,
      'the file saved over another holds the mapping calls')
 
 # what is no regular file is refused and left as it was

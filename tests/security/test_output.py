@@ -16,7 +16,8 @@ never the real one):
 file and rename it over whatever PATH named: a device or a link became a
 regular file): a device is written in place and stays a device, a link, a
 FIFO and a directory are refused (exit 1, the error in words), a file it
-makes is 0600, and `-o -` is standard output.
+makes is 0600, and `-o -` is standard output.  Every file memtrace
+makes (page, export, saved database, recording) is 0600 whatever the umask.
 """
 import os
 import stat
@@ -127,6 +128,31 @@ def main():
         r = export('-')
         check(r.returncode == 0 and r.stdout == open(out).read() and not os.path.exists('-'),
               'export -o -: standard output, the same as the file')
+
+        # every file memtrace makes has the recording's mode, 0600, whatever
+        # the umask: the page, a heaptrack file, a saved query database, a
+        # recording, under a umask that gives all (000) and one that would
+        # take the owner's write (0277)
+        for mask in (0o000, 0o277):
+            sub = os.path.join(d, 'umask%03o' % mask)
+            os.mkdir(sub)
+            made = {
+                'page': [MEMTRACE, 'export', '--format', 'html', '-o', os.path.join(sub, 'page'), rec],
+                'heaptrack': [MEMTRACE, 'export', '--format', 'heaptrack', '-o',
+                              os.path.join(sub, 'heaptrack'), rec],
+                'saved': [MEMTRACE, 'query', '--save', os.path.join(sub, 'saved'), rec, 'SELECT 1'],
+                'recording': [MEMTRACE, 'record', '-q', '-o', os.path.join(sub, 'recording'), '--',
+                              '/bin/true'],
+            }
+            for name, cmd in made.items():
+                r = subprocess.run(cmd, capture_output=True, text=True,
+                                   preexec_fn=lambda m=mask: os.umask(m))
+                path = os.path.join(sub, name)
+                mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None
+                check(r.returncode == 0 and mode == 0o600,
+                      'umask %03o: %s written 0600 (rc %d, mode %s, %s)'
+                      % (mask, name, r.returncode, oct(mode) if mode is not None else None,
+                         r.stderr.strip()[-200:]))
     print('%d failed' % len(failures))
     return 1 if failures else 0
 

@@ -144,6 +144,20 @@ MT_HIDDEN COLD void *mt_slow_realloc(int fn, void *old, size_t n);
  * NOTE_BLOCK), as that mapping. */
 MT_HIDDEN COLD void mt_note_block(void *p);
 
+/* glibc's malloc and free move the program break with libc's internal
+ * sbrk, which the shim's sbrk (mmaps.c) never sees.  glibc exports its
+ * break (__curbrk, since 2.2.5), so each hook compares it, after the
+ * allocator's call, with the last break seen (mt_brk_known, shim.h); a
+ * move is recorded as the allocator's, with the call's stack.  Two loads
+ * on the fast path; weak, for a C library without it. */
+extern void *__curbrk __attribute__((weak));
+MT_HIDDEN COLD void mt_note_brk(void);
+#define WATCH_BRK()                                                                       \
+	do {                                                                              \
+		if (unlikely(mt_next_glibc > 0 && &__curbrk && __curbrk != mt_brk_known)) \
+			mt_note_brk();                                                    \
+	} while (0)
+
 /* Starts recording an event: the thread is inside the shim.  Returns its
  * slot, NULL when the thread has none. */
 INLINE struct mt_tslot *begin(void)

@@ -39,6 +39,7 @@ INLINE void *recorded(int fn, void *p, size_t n)
 		RECORD_ALLOC(fn, p, n);
 		NOTE_BLOCK(p, n);
 	}
+	WATCH_BRK();
 	return p;
 }
 
@@ -51,6 +52,7 @@ EXPORT void *malloc(size_t n)
 		RECORD_ALLOC_AT(MT_FN_MALLOC, p, n, early);
 		NOTE_BLOCK(p, n);
 	}
+	WATCH_BRK();
 	return p;
 }
 
@@ -58,6 +60,7 @@ EXPORT void free(void *p)
 {
 	if (record_free(p))
 		release(p);
+	WATCH_BRK(); /* a free may trim the heap */
 }
 
 EXPORT void *calloc(size_t n, size_t m)
@@ -72,6 +75,7 @@ INLINE void *do_realloc(int fn, void *old, size_t n)
 		void *p = NEXT(__libc_realloc(NULL, n), mt_next_realloc(NULL, n));
 		if (p)
 			RECORD_ALLOC(fn, p, n);
+		WATCH_BRK();
 		return p;
 	}
 	if (n == 0) {
@@ -93,6 +97,7 @@ INLINE void *do_realloc(int fn, void *old, size_t n)
 	RECORD_REALLOC(fn, old, n, p, NEXT_REALLOC(old, n));
 	if (p)
 		NOTE_BLOCK(p, n);
+	WATCH_BRK();
 	return p;
 }
 
@@ -126,6 +131,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	*out = p;
 	RECORD_ALLOC(MT_FN_POSIX_MEMALIGN, p, n);
 	NOTE_BLOCK(p, n);
+	WATCH_BRK();
 	return 0;
 }
 

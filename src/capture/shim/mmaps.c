@@ -10,7 +10,8 @@
  * as the allocator's, preload.c says when).  It cannot see glibc's own
  * mmap, munmap, mremap and brk calls (malloc's arenas and big blocks,
  * stdio, the loader's), which do not leave libc: preload.c shows glibc's
- * big blocks from their chunk headers instead (MT_MAP_BLOCK).  The shim's
+ * big blocks from their chunk headers instead (MT_MAP_BLOCK), and malloc's
+ * moves of the break from glibc's __curbrk (fastpath.h: WATCH_BRK).  The shim's
  * own mappings (its buffers, the unwinder's tables) are not recorded: a
  * call whose return address lies in the shim is passed through.
  *
@@ -176,6 +177,8 @@ EXPORT int brk(void *addr)
 	int r = real_(addr);
 	int e = errno;
 	void *after = sbrk_(0);
+	/* this call's move is recorded here, not by the hooks' WATCH_BRK */
+	__atomic_store_n(&mt_brk_known, after, __ATOMIC_RELAXED);
 	errno = e;
 	struct mt_mapcall m = { .kind = MT_MAP_BRK,
 				.fd = -1,
@@ -199,6 +202,8 @@ EXPORT void *sbrk(intptr_t incr)
 		return r; /* a question, not a move */
 	int e = errno;
 	void *after = r == MAP_FAILED_ ? r : real_(0);
+	if (r != MAP_FAILED_)
+		__atomic_store_n(&mt_brk_known, after, __ATOMIC_RELAXED);
 	errno = e;
 	struct mt_mapcall m = { .kind = MT_MAP_BRK,
 				.fd = -1,

@@ -480,6 +480,32 @@ void mt_note_block(void *p)
 	NO_TAIL_CALL();
 }
 
+void *mt_brk_known;
+
+void mt_note_brk(void)
+{
+	void *now = __curbrk, *was = __atomic_exchange_n(&mt_brk_known, now, __ATOMIC_RELAXED);
+	/* another thread's hook took this move; or the break before start */
+	if (was == now || !was || !mapcall_wanted() || t_pass)
+		return;
+	int64_t move = (int64_t)((uintptr_t)now - (uintptr_t)was);
+	struct mt_mapcall m = { .kind = MT_MAP_BRK,
+				.by = MT_MAP_BY_ALLOCATOR,
+				.fd = -1,
+				.addr = (uint64_t)(uintptr_t)now,
+				.old_addr = (uint64_t)(uintptr_t)was,
+				/* as sbrk's increment, which glibc's call was */
+				.len = ((uint64_t)move << 1) ^ (uint64_t)(move >> 63) };
+	struct mt_tslot *s = begin();
+	uint64_t pcs[MT_MAX_FRAMES];
+	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
+	uint64_t stamp = mt_stamp();
+	emit_held(s);
+	write_mapcall(&m, pcs, depth, stamp);
+	leave();
+	NO_TAIL_CALL();
+}
+
 /* ---- loader, exit --------------------------------------------------- */
 
 /* The channel lock held: an object took the place of one unloaded, whose
@@ -563,10 +589,21 @@ EXPORT void _Exit(int status)
  * returns, the image goes on and says so.  (glibc's execl* reach execve
  * without the PLT: they have hooks of their own below, as fexecve and
  * posix_spawn, whose child execs.) */
+static void note_child(pid_t pid);
+static void note_vfork_children(void);
+/* The children of vfork (dash runs its commands so) that exec: counted
+ * here, in the child, where the memory is its traced parent's, and written
+ * by the parent (note_vfork_children). */
+static unsigned long vfork_children;
+
 static void exec_note(const char *file, int search, char *const envp[])
 {
+	if (initialized && mt_channel_pid() && mt_channel_pid() != (uint32_t)getpid() &&
+	    !mt_cfg.follow_forks)
+		__atomic_fetch_add(&vfork_children, 1, __ATOMIC_RELAXED);
 	if (!initialized || mt_channel_pid() != (uint32_t)getpid())
 		return; /* not traced, or a vfork child: its parent's ring */
+	note_vfork_children();
 	int busy = t_busy;
 	t_busy = 1;
 	if (!mt_channel_held_here())
@@ -717,6 +754,68 @@ static void spawn_flush(void)
 	mt_channel_flush();
 }
 
+/* Without --follow-forks a child this image starts is not traced, and a
+ * user who recorded `sh -c ./app` must be told so: each one is written
+ * (MT_EXT_CHILD, PID 0 when not known), for the report and record's end
+ * to count.  Not for a wrapper's child that takes the main role over
+ * (hands_over): that one is traced.  (A child of vfork is counted at its
+ * exec, as a hook of vfork could not return twice through its own frame;
+ * one that never execs, or a raw clone's, goes uncounted.) */
+static void note_child(pid_t pid)
+{
+	if (!initialized || mt_cfg.follow_forks || (main_role && hands_over) ||
+	    mt_channel_pid() != (uint32_t)getpid())
+		return;
+	int busy = t_busy;
+	t_busy = 1;
+	uint64_t ts = mt_now();
+	mt_channel_lock();
+	uint8_t *w = mt_channel_reserve(MT_REC_MAX_SMALL);
+	if (w)
+		mt_channel_commit(mt_enc_child(w, ts, (uint64_t)pid));
+	mt_channel_unlock();
+	t_busy = busy;
+}
+
+static void note_vfork_children(void)
+{
+	if (!__atomic_load_n(&vfork_children, __ATOMIC_RELAXED) ||
+	    mt_channel_pid() != (uint32_t)getpid())
+		return;
+	for (unsigned long n = __atomic_exchange_n(&vfork_children, 0, __ATOMIC_RELAXED); n; n--)
+		note_child(0);
+}
+
+EXPORT pid_t fork(void)
+{
+	static pid_t (*real)(void);
+	if (!real)
+		real = (pid_t(*)(void))dlsym(RTLD_NEXT, "fork");
+	pid_t r = real();
+	if (r > 0) {
+		int saved = errno;
+		note_child(r);
+		errno = saved;
+	}
+	return r;
+}
+
+/* glibc's system spawns the shell inside libc, past the hooks: counted
+ * here, when the shell ran. */
+EXPORT int system(const char *command)
+{
+	static int (*real)(const char *);
+	if (!real)
+		real = (int (*)(const char *))dlsym(RTLD_NEXT, "system");
+	int r = real(command);
+	if (command && r != -1) {
+		int saved = errno;
+		note_child(0);
+		errno = saved;
+	}
+	return r;
+}
+
 #define SPAWN_HOOK(name)                                                                           \
 	EXPORT int name(pid_t *pid, const char *file, const posix_spawn_file_actions_t *acts,      \
 			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])     \
@@ -728,7 +827,13 @@ static void spawn_flush(void)
 					const posix_spawnattr_t *, char *const[],                  \
 					char *const[]))dlsym(RTLD_NEXT, #name);                    \
 		spawn_flush();                                                                     \
-		return real(pid, file, acts, attr, argv, envp);                                    \
+		pid_t child = 0;                                                                   \
+		int r = real(&child, file, acts, attr, argv, envp);                                \
+		if (pid)                                                                           \
+			*pid = child;                                                              \
+		if (r == 0)                                                                        \
+			note_child(child);                                                         \
+		return r;                                                                          \
 	}
 SPAWN_HOOK(posix_spawn)
 SPAWN_HOOK(posix_spawnp)
@@ -926,6 +1031,7 @@ static void on_toggle(int sig)
 static void merge_tick(void)
 {
 	mt_tbuf_sync(0);
+	note_vfork_children();
 	if (unlikely(mt_serve_pending)) {
 		uint16_t pass = t_pass;
 		t_pass = 1; /* what starting the server allocates is the shim's */
@@ -1033,6 +1139,8 @@ static void start_shim(void)
 		mt_fatal_install(fatal_flush);
 		exit_hooked = on_exit(note_exit, (void *)1) == 0;
 	}
+	/* the break from here on (glibc asks the kernel at its first move) */
+	mt_brk_known = &__curbrk && __curbrk ? __curbrk : (void *)syscall(SYS_brk, 0);
 	mt_enabled = !mt_cfg.disabled_by_default;
 	__atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
 	unsigned long missed = __atomic_exchange_n(&unrecorded_at_start, 0, __ATOMIC_RELAXED);
@@ -1086,6 +1194,8 @@ static void finish_recording(void)
 		mt_enabled = 0;
 	mt_flush_held();
 	mt_tbuf_sync(1);
+	if (own)
+		note_vfork_children();
 	/* standalone, the file says the process ended, and how, as the
 	 * recorder's does (else reports take it for still running) */
 	if (own && !mt_cfg.connect && exit_known) {

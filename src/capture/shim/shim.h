@@ -59,6 +59,9 @@ struct mt_next {
 };
 MT_HIDDEN extern struct mt_next mt_next;
 MT_HIDDEN extern int mt_next_glibc;
+/* The program break last seen (fastpath.h: WATCH_BRK); mmaps.c's brk and
+ * sbrk set it after the moves they record themselves. */
+MT_HIDDEN extern void *mt_brk_known;
 MT_HIDDEN int mt_next_resolve(void);	       /* -1 when called back while resolving */
 MT_HIDDEN void *mt_next_sym(const char *name); /* dlsym(RTLD_NEXT, NAME) */
 MT_HIDDEN int mt_next_boot_owns(const void *p);
