@@ -139,7 +139,7 @@ static int open_output(const char *out, FILE **f, char **tmp, int *in_place)
 	size_t n = strlen(out) + 16;
 	*tmp = xmalloc(n);
 	snprintf(*tmp, n, "%s.tmp%d", out, (int)getpid());
-	int fd = mt_create_output(*tmp, O_WRONLY);
+	int fd = mt_create_output(*tmp, O_WRONLY, 1);
 	if (fd < 0 || !(*f = fdopen(fd, "w"))) {
 		mt_error("cannot write %s: %s", out, strerror(errno));
 		if (fd >= 0) {

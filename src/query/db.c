@@ -589,7 +589,7 @@ static char *save_target(const char *path, char *err, size_t errlen)
 	size_t n = strlen(path) + 24;
 	char *tmp = xmalloc(n);
 	snprintf(tmp, n, "%s.tmp%d", path, (int)getpid());
-	int fd = mt_create_output(tmp, O_WRONLY);
+	int fd = mt_create_output(tmp, O_WRONLY, 0);
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
 		free(tmp);

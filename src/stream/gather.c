@@ -74,7 +74,7 @@ static int open_out(struct mt_gather *g, uint64_t *offset)
 			return fd;
 		}
 	}
-	int fd = mt_create_output(g->out, O_RDWR);
+	int fd = mt_create_output(g->out, O_RDWR, 0);
 	/* An empty file of ours without a sidecar is what a gathering
 	 * interrupted before any recorder answered leaves: it holds nothing,
 	 * and the same command starts again into it. */

@@ -16,8 +16,10 @@ never the real one):
 file and rename it over whatever PATH named: a device or a link became a
 regular file): a device is written in place and stays a device, a link, a
 FIFO and a directory are refused (exit 1, the error in words), a file it
-makes is 0600, and `-o -` is standard output.  Every file memtrace
-makes (page, export, saved database, recording) is 0600 whatever the umask.
+makes is 0644 less the umask (a page or an export is made to be shared),
+and `-o -` is standard output.  A recording and a saved database are 0600
+whatever the umask; a page and an export 0644 less the umask, their owner
+always able to read and write them.
 """
 import os
 import stat
@@ -123,16 +125,20 @@ def main():
         check(r.returncode == 1 and r.stderr.count('\n') == 1, 'export -o DIRECTORY: refused in one line')
         out = os.path.join(d, 'out.folded')
         r = export(out)
-        check(r.returncode == 0 and stat.S_IMODE(os.stat(out).st_mode) == 0o600 and os.path.getsize(out) > 0,
-              'export -o NEW: a file of mode 0600 (rc %d)' % r.returncode)
+        mask = os.umask(0o022)
+        os.umask(mask)
+        want = (0o644 & ~mask) | 0o600
+        check(r.returncode == 0 and stat.S_IMODE(os.stat(out).st_mode) == want and os.path.getsize(out) > 0,
+              'export -o NEW: a file of mode %o, 0644 less the umask %03o (rc %d)'
+              % (want, mask, r.returncode))
         r = export('-')
         check(r.returncode == 0 and r.stdout == open(out).read() and not os.path.exists('-'),
               'export -o -: standard output, the same as the file')
 
-        # every file memtrace makes has the recording's mode, 0600, whatever
-        # the umask: the page, a heaptrack file, a saved query database, a
-        # recording, under a umask that gives all (000) and one that would
-        # take the owner's write (0277)
+        # a recording and a saved query database are 0600 whatever the
+        # umask; the page and a heaptrack file 0644 less the umask, and
+        # always their owner's to read and write: under a umask that gives
+        # all (000) and one that would take the owner's write (0277)
         for mask in (0o000, 0o277):
             sub = os.path.join(d, 'umask%03o' % mask)
             os.mkdir(sub)
@@ -149,9 +155,10 @@ def main():
                                    preexec_fn=lambda m=mask: os.umask(m))
                 path = os.path.join(sub, name)
                 mode = stat.S_IMODE(os.stat(path).st_mode) if os.path.exists(path) else None
-                check(r.returncode == 0 and mode == 0o600,
-                      'umask %03o: %s written 0600 (rc %d, mode %s, %s)'
-                      % (mask, name, r.returncode, oct(mode) if mode is not None else None,
+                want = (0o644 & ~mask) | 0o600 if name in ('page', 'heaptrack') else 0o600
+                check(r.returncode == 0 and mode == want,
+                      'umask %03o: %s written %o (rc %d, mode %s, %s)'
+                      % (mask, name, want, r.returncode, oct(mode) if mode is not None else None,
                          r.stderr.strip()[-200:]))
     print('%d failed' % len(failures))
     return 1 if failures else 0
