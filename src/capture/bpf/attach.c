@@ -79,15 +79,17 @@ static void print_probes(const struct mtb_object *o)
 				o->syms.alias_of[f] >= 0 ? " (alias)" : "");
 }
 
-/* Analyses the file open on FD as object (DEV, INO) named PATH. */
-static int obj_add(struct mt_bpf *b, uint64_t dev, uint64_t ino, const char *path, int fd)
+/* Analyses the file open on FD as object (DEV, INO) named PATH, which PID
+ * mapped first (its unwind table is charged to it). */
+static int obj_add(struct mt_bpf *b, uint64_t dev, uint64_t ino, const char *path, int fd,
+		   pid_t pid)
 {
 	mt_grow(&b->objs, &b->capobjs, b->nobjs, sizeof(*b->objs));
 	struct mtb_object *o = &b->objs[b->nobjs];
 
 	*o = (struct mtb_object){ .dev = dev, .ino = ino, .path = xstrdup(path) };
 	o->allocator = fd >= 0 && mtb_elf_analyze(fd, &o->syms) == 1;
-	mtb_unwind_add(b, fd, dev, ino, path);
+	mtb_unwind_add(b, fd, dev, ino, path, pid);
 	if (o->allocator)
 		print_probes(o);
 	/* Where its code is, for telling its own calls of free apart. */
@@ -120,6 +122,7 @@ void mtb_free_objects(struct mt_bpf *b)
 		free(b->objs[i].path);
 	free(b->objs);
 	mt_ptrmap_destroy(&b->objidx);
+	mt_ptrmap_destroy(&b->utab_charged);
 }
 
 const char *mt_bpf_object_path(struct mt_bpf *b, uint32_t object)
@@ -508,7 +511,7 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int probe, i
 				char *del = strstr(name, " (deleted)");
 				if (del && !del[10])
 					*del = 0;
-				obj_add(b, dev, ino, name, fd);
+				obj_add(b, dev, ino, name, fd, pid);
 				close(fd);
 			}
 			continue;
@@ -527,7 +530,7 @@ static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int probe, i
 			char *del = strstr(name, " (deleted)");
 			if (del && !del[10])
 				*del = 0;
-			obj = obj_add(b, dev, ino, name, fd);
+			obj = obj_add(b, dev, ino, name, fd, pid);
 		}
 		if (!b->objs[obj].allocator) {
 			close(fd);
@@ -793,7 +796,7 @@ static int attach_path(struct mt_bpf *b, const char *path, pid_t pid, int *found
 	int obj = obj_find(b, dev, st.st_ino);
 
 	if (obj < 0)
-		obj = obj_add(b, dev, st.st_ino, path, fd);
+		obj = obj_add(b, dev, st.st_ino, path, fd, pid);
 	close(fd);
 	if (!b->objs[obj].allocator)
 		return 0;

@@ -203,7 +203,8 @@ struct mt_bpf {
 	int fd_utabs, fd_utab_ids, fd_ustacks, fd_ustk_ins;
 	uint32_t nutabs;
 	uint64_t utab_rows;
-	uint32_t utab_refused; /* objects over the row limits (unwind.c) */
+	uint32_t utab_refused;	       /* objects over the row limits (unwind.c) */
+	struct mt_ptrmap utab_charged; /* pid + 1 -> rows of the tables its objects made */
 	/* tables made, not yet in the maps (mtb_unwind_flush) */
 	struct mtb_upend {
 		int fd;
@@ -321,7 +322,11 @@ void mtb_set_trace_all(struct mt_bpf *b, int on);
 /* Builds the unwind table of the ELF object open on FD, (DEV, INO) as
  * stat gives them, named PATH, and loads it for the kernel's unwinder;
  * nothing if it has no .eh_frame (or the unwinder is off). */
-void mtb_unwind_add(struct mt_bpf *b, int fd, uint64_t dev, uint64_t ino, const char *path);
+void mtb_unwind_add(struct mt_bpf *b, int fd, uint64_t dev, uint64_t ino, const char *path,
+		    pid_t pid);
+/* Whether a table of N rows fits: ALL rows made so far, PROC of them
+ * charged to the process that mapped the object first.  (unwind.c) */
+int mtb_unwind_fits(uint64_t n, uint64_t all, uint64_t proc);
 size_t mtb_unwind_rows(int fd, struct mtb_urow **rows);
 /* Makes the tables added so far visible to the kernel's unwinder (they are
  * put in its maps together: see unwind.c). */

@@ -15,9 +15,12 @@
  * The object is any file a traced process mapped executable: hostile.  Only
  * its first .eh_frame section is compiled (160 section headers naming one
  * blob once made 160 copies of its rows), an object gives at most
- * MTB_MAX_OBJ_ROWS rows and all tables together MTB_MAX_ALL_ROWS (kernel
- * memory): an object over either gets no table, and the user is told once;
- * its frames then count as "no table" in every report.
+ * MTB_MAX_OBJ_ROWS rows, the objects a process mapped first at most
+ * MTB_MAX_PROC_ROWS (so that one process cannot take the others' room in a
+ * sweep), and all tables together MTB_MAX_ALL_ROWS (kernel memory): an
+ * object over any gets no table, and the user is told once; its frames
+ * then count as "no table" in every report.  A table is made once per
+ * file (device and inode), whoever maps it.
  */
 #include "capture_int.h"
 
@@ -53,6 +56,7 @@ struct span {
  * bytes of kernel memory (12, rounded up to 8 by the array map). */
 #define MTB_MAX_OBJ_ROWS (1u << 21)
 #define MTB_MAX_ALL_ROWS (1u << 24)
+#define MTB_MAX_PROC_ROWS (1u << 22)
 
 struct build {
 	GElf_Phdr *load; /* PT_LOAD segments: vaddr -> file offset */
@@ -244,7 +248,14 @@ void mtb_unwind_flush(struct mt_bpf *b)
 	b->nupend = 0;
 }
 
-void mtb_unwind_add(struct mt_bpf *b, int fd, uint64_t dev, uint64_t ino, const char *path)
+int mtb_unwind_fits(uint64_t n, uint64_t all, uint64_t proc)
+{
+	return n <= MTB_MAX_OBJ_ROWS && all <= MTB_MAX_ALL_ROWS && n <= MTB_MAX_ALL_ROWS - all &&
+	       proc <= MTB_MAX_PROC_ROWS && n <= MTB_MAX_PROC_ROWS - proc;
+}
+
+void mtb_unwind_add(struct mt_bpf *b, int fd, uint64_t dev, uint64_t ino, const char *path,
+		    pid_t pid)
 {
 	if (!b->dwarf || fd < 0 || b->nutabs >= MTB_MAX_UTABS)
 		return;
@@ -254,15 +265,21 @@ void mtb_unwind_add(struct mt_bpf *b, int fd, uint64_t dev, uint64_t ino, const 
 	uint64_t made = b->utab_rows; /* and the tables not yet flushed */
 	for (size_t i = 0; i < b->nupend; i++)
 		made += b->upend[i].t.nrows;
-	if (n != SIZE_MAX && n > MTB_MAX_ALL_ROWS - made)
+	uint64_t charged = 0;
+	if (!b->utab_charged.keys)
+		mt_ptrmap_xinit(&b->utab_charged, 64);
+	mt_ptrmap_get(&b->utab_charged, (uint64_t)pid + 1, &charged);
+	if (n != SIZE_MAX && !mtb_unwind_fits(n, made, charged))
 		n = SIZE_MAX;
 	if (n == SIZE_MAX) {
 		if (!b->utab_refused++)
 			fprintf(stderr,
 				"memtrace: warning: %s: its unwind table is over the limit (%u rows an "
-				"object, %u in all): its frames count as stack_no_table\n",
-				path, MTB_MAX_OBJ_ROWS, MTB_MAX_ALL_ROWS);
+				"object, %u the objects of a process, %u in all): its frames count as "
+				"stack_no_table\n",
+				path, MTB_MAX_OBJ_ROWS, MTB_MAX_PROC_ROWS, MTB_MAX_ALL_ROWS);
 	} else if (n > 0) {
+		mt_ptrmap_xput(&b->utab_charged, (uint64_t)pid + 1, charged + n);
 		struct mtb_utab_key k = { .dev = (uint64_t)major(dev) << 20 | minor(dev),
 					  .ino = ino };
 		struct mtb_utab t = { .id = b->nutabs, .nrows = (uint32_t)n };
