@@ -59,8 +59,8 @@ static void pad4(struct buf *b, size_t from)
 static struct buf eh_frame(unsigned nfde)
 {
 	struct buf b = { 0 };
-	static const uint8_t cie[] = { 0,    0,	 0, 0,	  1,	'z', 'R', 0,	1,
-				       0x78, 16, 1, 0x03, 0x0c, 7,   8,	  0x90, 1 };
+	static const uint8_t cie[] = { 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x03,
+				       0x0c, 7, 8, 0x90, 1 };
 
 	put32(&b, 0);
 	put(&b, cie, sizeof cie);
@@ -92,15 +92,10 @@ static int elf_file(unsigned nfde, unsigned nhdr)
 	static const char strtab[] = "\0.shstrtab\0.eh_frame";
 	struct buf eh = eh_frame(nfde);
 	struct buf f = { 0 };
-	Elf64_Ehdr eh64 = { .e_type = ET_DYN,
-			    .e_machine = EM_X86_64,
-			    .e_version = EV_CURRENT,
-			    .e_phoff = sizeof(Elf64_Ehdr),
-			    .e_ehsize = sizeof(Elf64_Ehdr),
-			    .e_phentsize = sizeof(Elf64_Phdr),
-			    .e_phnum = 1,
-			    .e_shentsize = sizeof(Elf64_Shdr),
-			    .e_shstrndx = 1 };
+	Elf64_Ehdr eh64 = { .e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+			    .e_phoff = sizeof(Elf64_Ehdr), .e_ehsize = sizeof(Elf64_Ehdr),
+			    .e_phentsize = sizeof(Elf64_Phdr), .e_phnum = 1,
+			    .e_shentsize = sizeof(Elf64_Shdr), .e_shstrndx = 1 };
 	memcpy(eh64.e_ident, ELFMAG, SELFMAG);
 	eh64.e_ident[EI_CLASS] = ELFCLASS64;
 	eh64.e_ident[EI_DATA] = ELFDATA2LSB;
@@ -109,11 +104,8 @@ static int elf_file(unsigned nfde, unsigned nhdr)
 	size_t eh_at = (strtab_at + sizeof strtab + 15) & ~(size_t)15;
 	eh64.e_shoff = (eh_at + eh.n + 15) & ~(size_t)15;
 	eh64.e_shnum = (uint16_t)(2 + nhdr);
-	Elf64_Phdr load = { .p_type = PT_LOAD,
-			    .p_flags = PF_R | PF_X,
-			    .p_filesz = 1u << 30,
-			    .p_memsz = 1u << 30,
-			    .p_align = 4096 };
+	Elf64_Phdr load = { .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_filesz = 1u << 30,
+			    .p_memsz = 1u << 30, .p_align = 4096 };
 
 	put(&f, &eh64, sizeof eh64);
 	put(&f, &load, sizeof load);
@@ -124,17 +116,10 @@ static int elf_file(unsigned nfde, unsigned nhdr)
 	while (f.n < eh64.e_shoff)
 		put8(&f, 0);
 	Elf64_Shdr none = { 0 };
-	Elf64_Shdr names = { .sh_name = 1,
-			     .sh_type = SHT_STRTAB,
-			     .sh_offset = strtab_at,
-			     .sh_size = sizeof strtab,
-			     .sh_addralign = 1 };
-	Elf64_Shdr frame = { .sh_name = 11,
-			     .sh_type = SHT_PROGBITS,
-			     .sh_flags = SHF_ALLOC,
-			     .sh_addr = eh_at,
-			     .sh_offset = eh_at,
-			     .sh_size = eh.n,
+	Elf64_Shdr names = { .sh_name = 1, .sh_type = SHT_STRTAB, .sh_offset = strtab_at,
+			     .sh_size = sizeof strtab, .sh_addralign = 1 };
+	Elf64_Shdr frame = { .sh_name = 11, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
+			     .sh_addr = eh_at, .sh_offset = eh_at, .sh_size = eh.n,
 			     .sh_addralign = 8 };
 	put(&f, &none, sizeof none);
 	put(&f, &names, sizeof names);
