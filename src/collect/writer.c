@@ -347,7 +347,8 @@ int mt_stream_leak_scan(struct mt_stream *s, const struct mt_stopped *st,
 	mt_stream_feed(s, NULL, 0, 1);
 	struct blocks b = { 0 };
 	mt_compact_each_live(s->compact, add_block, &b);
-	qsort(b.v, b.n, sizeof *b.v, by_addr);
+	if (b.n) /* (b.v is NULL without blocks) */
+		qsort(b.v, b.n, sizeof *b.v, by_addr);
 	uint8_t *kinds = xmalloc(b.n ? b.n : 1);
 	struct mt_scan_opts o = { .heap_gaps_are_roots = 0 };
 	int r = mt_scan_process(st, b.v, b.n, &o, kinds, res);

@@ -270,7 +270,8 @@ static inline uint8_t *mt_put_sv(uint8_t *p, int64_t v)
 static inline uint8_t *mt_put_bytes(uint8_t *p, const void *s, size_t n)
 {
 	p = mt_put_uv(p, n);
-	memcpy(p, s, n);
+	if (n) /* (S may be NULL then) */
+		memcpy(p, s, n);
 	return p + n;
 }
 
