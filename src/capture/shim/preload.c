@@ -160,6 +160,22 @@ static struct held *hold_slot(void)
 	return q && i < HELD_MAX ? &q->ev[i] : NULL;
 }
 
+/* Fills the held event H of KIND (its stack the caller's: inlined, so that
+ * the frames skipped are the same as the recorded path's), marking it
+ * complete last: a signal handler that interrupts this sees it or not. */
+__attribute__((always_inline)) static inline void hold(struct held *h, int kind, int fn, void *old,
+						       void *p, size_t n)
+{
+	h->depth = (uint16_t)mt_unwind(h->pcs, MT_MAX_FRAMES, 1);
+	h->ts = mt_stamp();
+	h->fn = (uint8_t)fn;
+	h->old = old;
+	h->p = p;
+	h->n = n;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	h->kind = (uint8_t)kind;
+}
+
 /* Writes out the events held back, oldest first, releases the blocks of
  * held-back frees after their records, and gives the queue back. */
 static void emit_held(struct mt_tslot *s)
@@ -251,16 +267,8 @@ void mt_slow_alloc(int fn, void *p, size_t n)
 		return;
 	if (must_hold()) {
 		struct held *h = hold_slot();
-		if (h) {
-			h->depth = (uint16_t)mt_unwind(h->pcs, MT_MAX_FRAMES, 1);
-			h->ts = mt_stamp();
-			h->fn = (uint8_t)fn;
-			h->p = p;
-			h->old = NULL;
-			h->n = n;
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			h->kind = HELD_ALLOC;
-		}
+		if (h)
+			hold(h, HELD_ALLOC, fn, NULL, p, n);
 		return;
 	}
 	struct mt_tslot *s = begin();
@@ -317,14 +325,7 @@ void *mt_slow_realloc(int fn, void *old, size_t n)
 			release(old);
 			return p;
 		}
-		h->depth = (uint16_t)mt_unwind(h->pcs, MT_MAX_FRAMES, 1);
-		h->ts = mt_stamp();
-		h->fn = (uint8_t)fn;
-		h->old = old;
-		h->p = p;
-		h->n = n;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		h->kind = HELD_REALLOC;
+		hold(h, HELD_REALLOC, fn, old, p, n);
 		return p;
 	}
 	struct mt_tslot *s = begin();
