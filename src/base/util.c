@@ -272,25 +272,6 @@ int mt_arg_count(const char *cmd, const char *opt, const char *val, uint64_t max
 	return 0;
 }
 
-int mt_create_output(const char *path, int flags, int shared)
-{
-	int fd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | flags,
-		      shared ? MT_SHARED_MODE : MT_OUTPUT_MODE);
-	struct stat st;
-	/* the umask may only have taken bits away: a recording's mode is
-	 * ours, a shared output's keeps what the umask left, and its owner's */
-	mode_t mode = shared && fd >= 0 && fstat(fd, &st) == 0 ? (st.st_mode & 07777) | 0600 :
-								 MT_OUTPUT_MODE;
-	if (fd >= 0 && fchmod(fd, mode) < 0) {
-		int e = errno;
-		close(fd);
-		unlink(path);
-		errno = e;
-		return -1;
-	}
-	return fd;
-}
-
 int mt_open_regular(const char *path, int flags, char *why, size_t whylen)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | flags);

@@ -120,20 +120,6 @@ int mt_parse_seconds(const char *s, double *out);
  * can read ("cannot open: ..."). */
 int mt_open_regular(const char *path, int flags, char *why, size_t whylen);
 
-/* The one way memtrace creates a file it writes (recordings, exports and
- * pages, saved databases, a gathering and its sidecar): a new file only
- * (O_EXCL), a link never followed (root must not be steered into another
- * file).  A recording, and what holds as much (a saved database, a
- * gathering), is MT_OUTPUT_MODE whatever the umask: the command lines,
- * paths and addresses of the traced programs; a user shares one with
- * chmod.  SHARED: an export or a page, made to be passed on, is 0644 less
- * the umask, as any program's output (its owner may always read and write
- * it).  FLAGS are added (O_WRONLY or O_RDWR, O_APPEND...).  Returns the
- * descriptor, or -1 with errno set. */
-#define MT_OUTPUT_MODE 0600
-#define MT_SHARED_MODE 0644
-int mt_create_output(const char *path, int flags, int shared);
-
 /* mt_open_regular for a file a recording names (a module, the executable).
  * A recording made on another machine (an ARM board, a cross build under
  * qemu-user) names that machine's files: with MEMTRACE_SYSROOT set to a

@@ -37,6 +37,25 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+int mt_create_output(const char *path, int flags, int shared)
+{
+	int fd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | flags,
+		      shared ? MT_SHARED_MODE : MT_OUTPUT_MODE);
+	struct stat st;
+	/* the umask may only have taken bits away: a recording's mode is
+	 * ours, a shared output's keeps what the umask left, and its owner's */
+	mode_t mode = shared && fd >= 0 && fstat(fd, &st) == 0 ? (st.st_mode & 07777) | 0600 :
+								 MT_OUTPUT_MODE;
+	if (fd >= 0 && fchmod(fd, mode) < 0) {
+		int e = errno;
+		close(fd);
+		unlink(path);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
 /* Opens PATH for writing without ever changing what it names beyond its
  * content: a symbolic link is not followed (root must not be steered into
  * another file), a new file is created 0600 (recordings hold addresses and
@@ -47,20 +66,9 @@ static int write_all(int fd, const void *buf, size_t len)
  * on. */
 static int open_output(const char *path, int truncate)
 {
-	/* (base/util.c's mt_create_output, inlined: the shim writes
-	 * recordings too, and links no base code) */
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, MT_OUTPUT_MODE);
-	if (fd >= 0) {
-		/* the umask may only have taken bits away: the mode is ours */
-		if (fchmod(fd, MT_OUTPUT_MODE) < 0) {
-			int e = errno;
-			close(fd);
-			unlink(path);
-			errno = e;
-			return -1;
-		}
+	int fd = mt_create_output(path, O_WRONLY, 0);
+	if (fd >= 0)
 		return fd;
-	}
 	/* a made-up name that exists was put there by someone else: leave it */
 	if (errno != EEXIST || !truncate)
 		return fd;

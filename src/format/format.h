@@ -32,6 +32,20 @@
 #define MT_CHUNK_FLAG_ZLIB 1u
 #define MT_CHUNK_FLAG_ZSTD 2u /* written by the recorder: a third smaller than zlib, as fast */
 
+/* The one way memtrace creates a file it writes (recordings, exports and
+ * pages, saved databases, a gathering and its sidecar): a new file only
+ * (O_EXCL), a link never followed (root must not be steered into another
+ * file).  A recording, and what holds as much (a saved database, a
+ * gathering), is MT_OUTPUT_MODE whatever the umask: the command lines,
+ * paths and addresses of the traced programs; a user shares one with
+ * chmod.  SHARED: an export or a page, made to be passed on, is 0644 less
+ * the umask, as any program's output (its owner may always read and write
+ * it).  FLAGS are added (O_WRONLY or O_RDWR, O_APPEND...).  Returns the
+ * descriptor, or -1 with errno set. */
+#define MT_OUTPUT_MODE 0600
+#define MT_SHARED_MODE 0644
+int mt_create_output(const char *path, int flags, int shared);
+
 /* Opens PATH, a name the user gave, for a recording and writes the file
  * header.  A new file is created with mode 0600; an existing regular file is
  * truncated and keeps its mode and owner; a character device is written as

@@ -11,6 +11,7 @@
 #include "analyse/sites.h"
 #include "base/ptrmap.h"
 #include "base/util.h"
+#include "format/format.h"
 
 #include <errno.h>
 #include <fcntl.h>
