@@ -740,7 +740,8 @@ static int open_recording(struct record_opts *ro, struct run *x)
 	}
 	/* the shim's command is followed to its exit, for the leak scan (the
 	 * BPF backend's is already, mt_bpf_record_attach) */
-	if (!x->b && !ro->no_scan && mt_tracee_seize(x->pid, 0, err, sizeof err) < 0)
+	if (!x->b && !ro->no_scan && mt_tracee_seize(x->pid, 0, err, sizeof err) < 0 &&
+	    errno != ENOSYS) /* (an emulator: nothing to say to its user) */
 		mt_warning("%s: no leak scan", err);
 	if (x->l.fallback)
 		x->fb = mt_fallback_new(x->r);
