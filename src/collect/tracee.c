@@ -19,8 +19,10 @@ int mt_tracee_seize(pid_t pid, int exitkill, char *err, size_t errlen)
 {
 	long opts = PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC | (exitkill ? PTRACE_O_EXITKILL : 0);
 	if (ptrace(PTRACE_SEIZE, pid, 0, opts) < 0) {
+		int e = errno;
 		snprintf(err, errlen, "cannot follow process %d to its exit (ptrace: %s)", (int)pid,
-			 strerror(errno));
+			 strerror(e));
+		errno = e; /* (the caller tells an emulator's ENOSYS apart) */
 		return -1;
 	}
 	return 0;

@@ -441,14 +441,14 @@ INLINE int mapcall_wanted(void)
 	       !mt_channel_held_here();
 }
 
-/* Records M, made by the allocator inside the hook that calls this, with
- * the stack from that hook's caller (inlined: the frames skipped are the
- * hook's). */
-__attribute__((always_inline)) static inline void record_mapcall(const struct mt_mapcall *m)
+/* Records M with the stack of the hook that calls this, SKIP frames left
+ * out (inlined: the frames are the hook's). */
+__attribute__((always_inline)) static inline void record_mapcall(const struct mt_mapcall *m,
+								 int skip)
 {
 	struct mt_tslot *s = begin();
 	uint64_t pcs[MT_MAX_FRAMES];
-	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
+	int depth = mt_unwind(pcs, MT_MAX_FRAMES, skip);
 	uint64_t stamp = mt_stamp();
 	emit_held(s);
 	write_mapcall(m, pcs, depth, stamp);
@@ -460,14 +460,8 @@ __attribute__((noinline)) void mt_ext_mapcall(struct mt_mapcall *m)
 	if (!mapcall_wanted())
 		return;
 	m->by = t_pass ? MT_MAP_BY_ALLOCATOR : MT_MAP_BY_PROGRAM;
-	struct mt_tslot *s = begin();
-	uint64_t pcs[MT_MAX_FRAMES];
 	/* from here: the frames of mmaps.c are dropped when reports symbolize */
-	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 0);
-	uint64_t stamp = mt_stamp();
-	emit_held(s);
-	write_mapcall(m, pcs, depth, stamp);
-	leave();
+	record_mapcall(m, 0);
 	NO_TAIL_CALL();
 }
 
@@ -485,7 +479,7 @@ void mt_note_block(void *p)
 				.fd = -1,
 				.addr = (uint64_t)(uintptr_t)p,
 				.len = (h[-1] & ~(size_t)7) + h[-2] };
-	record_mapcall(&m);
+	record_mapcall(&m, 1);
 	NO_TAIL_CALL();
 }
 
@@ -505,7 +499,7 @@ void mt_note_brk(void)
 				.old_addr = (uint64_t)(uintptr_t)was,
 				/* as sbrk's increment, which glibc's call was */
 				.len = ((uint64_t)move << 1) ^ (uint64_t)(move >> 63) };
-	record_mapcall(&m);
+	record_mapcall(&m, 1);
 	NO_TAIL_CALL();
 }
 
