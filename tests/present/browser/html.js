@@ -43,11 +43,14 @@ run(async ([file, click, child, shot, pid]) => {
 					drawn++;
 				if (d[i + 3] > 0 && d[i + 2] > 150 && d[i] < 120)
 					heap++;
-				// resident memory's line: #bc4c00
-				if (d[i + 3] > 200 && d[i] > 160 && d[i + 1] > 50 && d[i + 1] < 110 && d[i + 2] < 40)
+				// resident memory's line: #bc4c00.  A line 1.5 pixels wide
+				// whose value falls on a pixel's edge covers two rows at
+				// three quarters (alpha 191): counted, where a 200 floor
+				// made the count depend on the value sampled
+				if (d[i + 3] > 150 && d[i] > 160 && d[i + 1] > 50 && d[i + 1] < 110 && d[i + 2] < 40)
 					rss++;
 				// mapped memory's line: #1b7c83
-				if (d[i + 3] > 200 && d[i] < 60 && d[i + 1] > 100 && d[i + 1] < 150 && d[i + 2] > 110 && d[i + 2] < 160)
+				if (d[i + 3] > 150 && d[i] < 60 && d[i + 1] > 100 && d[i + 1] < 150 && d[i + 2] > 110 && d[i + 2] < 160)
 					mapped++;
 			}
 			const keys = [...document.querySelectorAll('.legend .key')]
