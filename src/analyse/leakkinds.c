@@ -5,6 +5,7 @@
 #include "recording.h"
 #include "base/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,4 +70,73 @@ void mt_leak_kinds_free(struct mt_leak_kinds *k)
 	free(k->sites);
 	mt_ptrmap_destroy(&k->lost);
 	memset(k, 0, sizeof *k);
+}
+
+int mt_leak_kinds_parse(const char *s, unsigned *mask, char *err, size_t len)
+{
+	*mask = 0;
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		unsigned m = 0;
+		for (int k = 0; k < MT_LEAK_KINDS; k++)
+			if (strlen(mt_leak_kind_names[k]) == n && !strncmp(s, mt_leak_kind_names[k], n))
+				m = MT_LEAK_MASK(k);
+		if (n == 4 && !strncmp(s, "lost", 4))
+			m = MT_LEAK_LOST;
+		else if (n == 3 && !strncmp(s, "all", 3))
+			m = MT_LEAK_ALL;
+		if (!m) {
+			snprintf(err, len,
+				 "'%.*s' is no kind of leak (definite, indirect, possible, reachable, "
+				 "lost, all)",
+				 (int)(n > 64 ? 64 : n), s);
+			return -1;
+		}
+		*mask |= m;
+		s += n + (s[n] == ',');
+	}
+	if (!*mask) {
+		snprintf(err, len, "no kind of leak named (definite, indirect, possible, reachable, "
+				   "lost, all)");
+		return -1;
+	}
+	return 0;
+}
+
+const char *mt_leak_kinds_text(unsigned mask, char *buf, size_t len)
+{
+	size_t at = 0;
+	buf[0] = 0;
+	for (int k = 0; k < MT_LEAK_KINDS; k++)
+		if (mask & MT_LEAK_MASK(k)) {
+			int w = snprintf(buf + at, len - at, "%s%s", at ? ", " : "",
+					 mt_leak_kind_names[k]);
+			if (w < 0 || (size_t)w >= len - at)
+				break;
+			at += (size_t)w;
+		}
+	return buf;
+}
+
+void mt_kind_sum(const struct mt_kind_figures *k, unsigned mask, uint64_t *count, uint64_t *bytes)
+{
+	*count = *bytes = 0;
+	for (int i = 0; i < MT_LEAK_KINDS; i++)
+		if (mask & MT_LEAK_MASK(i)) {
+			*count += k->count[i];
+			*bytes += k->bytes[i];
+		}
+}
+
+int mt_leak_kinds_select(struct mt_process *p, unsigned mask)
+{
+	const struct mt_leak_kinds *k = &p->kinds;
+	if (!k->ran || !k->sites)
+		return 0;
+	for (size_t i = 0; i < p->figures.nsites && i < k->nsites; i++) {
+		struct mt_site_stats *s = &p->figures.sites[i];
+		mt_kind_sum(&k->sites[i], mask, &s->live_count, &s->live_bytes);
+	}
+	mt_kind_sum(&k->total, mask, &p->figures.t.live_count, &p->figures.t.live_bytes);
+	return 1;
 }

@@ -38,4 +38,26 @@ void mt_leak_kinds_finish(struct mt_process *p);
 
 void mt_leak_kinds_free(struct mt_leak_kinds *k);
 
+/* A set of kinds: bit 1 << kind for each.  "Lost" is LeakSanitizer's and
+ * record --fail-on-leak's: definitely and indirectly lost. */
+#define MT_LEAK_MASK(k) (1u << (k))
+#define MT_LEAK_LOST (MT_LEAK_MASK(MT_LEAK_DEFINITE) | MT_LEAK_MASK(MT_LEAK_INDIRECT))
+#define MT_LEAK_ALL ((1u << MT_LEAK_KINDS) - 1)
+
+/* Reads a comma-separated list of kinds ("definite", "indirect",
+ * "possible", "reachable", "lost" for the first two, "all") into *MASK:
+ * 0, or -1 naming the word at fault in ERR. */
+int mt_leak_kinds_parse(const char *s, unsigned *mask, char *err, size_t len);
+/* "definite, indirect" for MASK, in BUF. */
+const char *mt_leak_kinds_text(unsigned mask, char *buf, size_t len);
+
+/* K's figures of the kinds in MASK summed: blocks (*COUNT) and bytes. */
+void mt_kind_sum(const struct mt_kind_figures *k, unsigned mask, uint64_t *count, uint64_t *bytes);
+
+/* Makes P's leaked figures (per site and in total) count the leaked
+ * blocks of the kinds in MASK alone, as a filter makes every figure count
+ * the allocations it keeps.  Nothing when no scan ran: returns 0 then, 1
+ * when it selected. */
+int mt_leak_kinds_select(struct mt_process *p, unsigned mask);
+
 #endif

@@ -162,6 +162,16 @@ size_t mt_supp_apply(const struct mt_suppressions *s, struct mt_recording *rec)
 			p->figures.t.live_count -= st->live_count;
 			p->figures.t.live_bytes -= st->live_bytes;
 			st->live_count = st->live_bytes = 0;
+			/* and out of the leak scan's kinds, which a later
+			 * --leaks=KINDS or the leak gate counts from */
+			struct mt_leak_kinds *lk = &p->kinds;
+			if (lk->sites && site < lk->nsites) {
+				for (int kd = 0; kd < MT_LEAK_KINDS; kd++) {
+					lk->total.count[kd] -= lk->sites[site].count[kd];
+					lk->total.bytes[kd] -= lk->sites[site].bytes[kd];
+				}
+				memset(&lk->sites[site], 0, sizeof lk->sites[site]);
+			}
 			n++;
 		}
 		mt_sym_free(sym);

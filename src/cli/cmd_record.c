@@ -595,13 +595,27 @@ static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
 				mt_fmt_count(t->allocations, a),
 				mt_fmt_bytes(t->allocated_bytes, b), mt_fmt_count(t->frees, c),
 				mt_fmt_count(t->temporary, d));
-			mt_note("pid %u: peak %s at %.3f s; leaked %s in %s allocation%s; %s",
+			/* with a leak scan, "leaked" is what nothing points at */
+			uint64_t lc = t->live_count, lb = t->live_bytes, pc = 0, pb = 0, hc = 0,
+				 hb = 0;
+			char kinds[96] = "";
+			if (p->kinds.ran) {
+				mt_kind_sum(&p->kinds.total, MT_LEAK_LOST, &lc, &lb);
+				mt_kind_sum(&p->kinds.total, MT_LEAK_MASK(MT_LEAK_POSSIBLE), &pc, &pb);
+				mt_kind_sum(&p->kinds.total, MT_LEAK_MASK(MT_LEAK_REACHABLE), &hc, &hb);
+				char e[32], g[32];
+				if (pc)
+					snprintf(kinds, sizeof kinds, " (and %s possibly lost)",
+						 mt_fmt_bytes(pb, e));
+				snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds),
+					 ", still held %s", mt_fmt_bytes(hb, g));
+			}
+			mt_note("pid %u: peak %s at %.3f s; leaked %s in %s allocation%s%s; %s",
 				p->pid, mt_fmt_bytes(t->peak_bytes, a),
 				t->peak_ts > p->start_ts ?
 					(double)(t->peak_ts - p->start_ts) / 1e9 :
 					0.0,
-				mt_fmt_bytes(t->live_bytes, b), mt_fmt_count(t->live_count, c),
-				mt_s(t->live_count), how);
+				mt_fmt_bytes(lb, b), mt_fmt_count(lc, c), mt_s(lc), kinds, how);
 		}
 		if (p->exited && p->exit_status < 0)
 			mt_warning("pid %u (%s) was %s", p->pid, name, how);

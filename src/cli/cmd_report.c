@@ -134,6 +134,7 @@ static int parse_args(struct report_args *a, struct mt_filter *filt, int argc, c
 	if (st != MT_OPTS_GO_ON)
 		return st;
 	o->view = (enum mt_view)views.last;
+	o->leak_kinds = views.leak_kinds;
 	o->filter = filt;
 	o->limit = (long)limit;
 	a->nviews = views.n;
@@ -239,6 +240,7 @@ int cmd_report(int argc, char **argv)
 	mt_recording_shed(&sel.all);
 	if (sel.filtered)
 		mt_recording_shed(&sel.matched);
+	mt_select_leak_kinds(&sel.matched, a.o.leak_kinds, a.file);
 	st = print_report(&sel.matched, sel.all.nprocs, &a.o, a.file);
 	free(histo);
 	mt_select_free(&sel);

@@ -211,9 +211,12 @@ static int filters(void *filter, const char *cmd, int argc, char **argv, int *i)
 int mt_opt_view(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
 {
 	struct mt_views *v = o->target;
-	(void)cmd, (void)arg, (void)val;
+	(void)arg;
 	v->last = o->value;
 	v->n++;
+	char err[160];
+	if (val && mt_leak_kinds_parse(val, &v->leak_kinds, err, sizeof err) < 0)
+		return mt_usage_error(cmd, "--leaks=%s: %s", val, err);
 	return 0;
 }
 
@@ -363,4 +366,15 @@ int mt_options_recording(const struct mt_cmdline *c, struct mt_filter *filter, c
 {
 	size_t n;
 	return mt_options_recordings(c, filter, file, 1, &n, argc, argv);
+}
+
+void mt_select_leak_kinds(struct mt_recording *rec, unsigned mask, const char *file)
+{
+	if (!mask)
+		return;
+	for (size_t i = 0; i < rec->nprocs; i++)
+		if (!mt_leak_kinds_select(rec->procs[i], mask))
+			mt_warning("%s: no leak scan classified process %u (recorded with --no-scan, "
+				   "or not by record): all its leaked blocks are shown",
+				   file, rec->procs[i]->pid);
 }

@@ -170,9 +170,12 @@ void mt_range_check(const struct mt_filter *f, const struct mt_recording *all, c
 void mt_load_error(const char *err);
 
 /* The view options of report and diff (--summary, --leaks, ...): each sets
- * views->last to its .value and counts itself in views->n. */
+ * views->last to its .value and counts itself in views->n.  --leaks=KINDS
+ * also names the kinds of leak to show (analyse/leakkinds.h's mask; 0:
+ * --leaks alone). */
 struct mt_views {
 	int last, n;
+	unsigned leak_kinds;
 };
 int mt_opt_view(const char *cmd, const struct mt_option *o, const char *arg, const char *val);
 #define MT_OPT_VIEW(name, views, v)                                                             \
@@ -183,7 +186,12 @@ int mt_opt_view(const char *cmd, const struct mt_option *o, const char *arg, con
 /* The five views, in the order --help lists them. */
 #define MT_OPT_VIEWS(views)                                           \
 	MT_OPT_VIEW("--summary", views, MT_VIEW_SUMMARY),             \
-		MT_OPT_VIEW("--leaks", views, MT_VIEW_LEAKS),         \
+		{ .longopt = "--leaks",                               \
+		  .type = MT_OPT_CALLBACK,                            \
+		  .target = (views),                                  \
+		  .cb = mt_opt_view,                                  \
+		  .value = MT_VIEW_LEAKS,                             \
+		  .flags = MT_OPTF_EQ_ONLY },                         \
 		MT_OPT_VIEW("--peak", views, MT_VIEW_PEAK),           \
 		MT_OPT_VIEW("--temporary", views, MT_VIEW_TEMPORARY), \
 		MT_OPT_VIEW("--frequency", views, MT_VIEW_FREQUENCY)
@@ -204,5 +212,11 @@ int mt_options_recording(const struct mt_cmdline *c, struct mt_filter *filter, c
 /* The same for up to MAX recordings, their paths into FILES[0..*N). */
 int mt_options_recordings(const struct mt_cmdline *c, struct mt_filter *filter, const char **files,
 			  size_t max, size_t *n, int argc, char **argv);
+
+/* --leaks=KINDS (MASK; 0: not given): every process of REC counts as
+ * leaked the blocks of those kinds alone (mt_leak_kinds_select); a
+ * process no leak scan classified is named in a warning (FILE's), its
+ * leaked blocks all shown. */
+void mt_select_leak_kinds(struct mt_recording *rec, unsigned mask, const char *file);
 
 #endif

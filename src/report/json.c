@@ -402,6 +402,17 @@ static int process_json(FILE *f, const struct mt_process *p, const struct mt_pro
 	mt_json_lost(f, p);
 	fputs(",\n      ", f);
 	mt_json_leak_kinds(f, p);
+	/* which blocks "leaked" counts: --leaks=KINDS narrows it to those */
+	fputs(",\n      \"leaked_kinds\": ", f);
+	if (o->leak_kinds && p->kinds.ran) {
+		fputc('[', f);
+		for (int k = 0, n = 0; k < MT_LEAK_KINDS; k++)
+			if (o->leak_kinds & MT_LEAK_MASK(k))
+				fprintf(f, "%s\"%s\"", n++ ? ", " : "", mt_leak_kind_names[k]);
+		fputc(']', f);
+	} else {
+		fputs("null", f);
+	}
 	fputs(",\n      \"memory\": ", f);
 	mt_json_memory(f, p);
 	fputs(",\n      \"threads\": ", f);

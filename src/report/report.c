@@ -128,6 +128,73 @@ static void print_resident(FILE *f, const struct mt_process *p)
 			mt_fmt_bytes(r.end_beyond, a));
 }
 
+/* What the leak scan at the process's end found the leaked blocks to be
+ * (memcheck's kinds), or why it could not tell. */
+static void print_scan(FILE *f, const struct mt_process *p)
+{
+	static const char *const label[MT_LEAK_KINDS] = {
+		"definitely lost:", "indirectly lost:", "possibly lost:", "still reachable:"
+	};
+	const struct mt_leak_kinds *k = &p->kinds;
+	char a[32], b[32];
+	if (!k->ran)
+		return;
+	for (int i = 0; i < MT_LEAK_KINDS; i++)
+		fprintf(f, "    %-17s%s in %s block%s\n", label[i],
+			mt_fmt_bytes(k->total.bytes[i], a), mt_fmt_count(k->total.count[i], b),
+			mt_s(k->total.count[i]));
+	if (!k->scan.complete) {
+		fputs("    (the leak scan could not read everything", f);
+		if (k->why) {
+			fputs(": ", f);
+			mt_text_str(f, k->why);
+		}
+		fputs("; every block counted still reachable)\n", f);
+	} else {
+		fprintf(f, "    (leak scan at the end: %s read, the process held %.1f ms)\n",
+			mt_fmt_bytes(k->scan.scanned, a), (double)k->scan.ns / 1e6);
+	}
+}
+
+/* P as a leak view of the blocks of the kinds in MASK shows it: a copy
+ * sharing all but its site figures (mt_leak_kinds_select), which
+ * mt_kinds_done frees. */
+static struct mt_process *kinds_view(const struct mt_process *p, unsigned mask)
+{
+	struct mt_process *q = xmalloc(sizeof *q);
+	*q = *p;
+	size_t n = p->figures.nsites;
+	q->figures.sites = xmalloc((n ? n : 1) * sizeof *q->figures.sites);
+	if (n)
+		memcpy(q->figures.sites, p->figures.sites, n * sizeof *q->figures.sites);
+	mt_leak_kinds_select(q, mask);
+	return q;
+}
+
+static void kinds_done(struct mt_process *q)
+{
+	free(q->figures.sites);
+	free(q);
+}
+
+/* The still reachable blocks in one line: where they are is --leaks=all's. */
+static void reachable_line(FILE *f, const struct mt_process *p)
+{
+	const struct mt_leak_kinds *k = &p->kinds;
+	char a[32], b[32];
+	size_t sites = 0;
+	for (size_t i = 0; i < k->nsites; i++)
+		sites += k->sites[i].count[MT_LEAK_REACHABLE] != 0;
+	uint64_t n = k->total.count[MT_LEAK_REACHABLE];
+	if (!n)
+		return;
+	fprintf(f,
+		"\nSTILL REACHABLE: %s in %s block%s at %zu site%s (still held, not leaks: "
+		"--leaks=all to list)\n",
+		mt_fmt_bytes(k->total.bytes[MT_LEAK_REACHABLE], a), mt_fmt_count(n, b), mt_s(n),
+		sites, mt_s(sites));
+}
+
 /* The mapping calls: memory mapped at the end and at most, the calls. */
 static void print_mapped(FILE *f, const struct mt_process *p)
 {
@@ -195,8 +262,16 @@ static void print_totals(FILE *f, const struct mt_process *p, const struct mt_re
 	fprintf(f, "  peak:            %s in %s block%s, at %.3f s\n",
 		mt_fmt_bytes(t->peak_bytes, a), mt_fmt_count(t->peak_count, c), mt_s(t->peak_count),
 		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0);
-	fprintf(f, "  leaked:          %s in %s allocation%s\n", mt_fmt_bytes(t->live_bytes, a),
-		mt_fmt_count(t->live_count, b), mt_s(t->live_count));
+	if (o->leak_kinds && p->kinds.ran) {
+		char k[64];
+		fprintf(f, "  leaked (%s):", mt_leak_kinds_text(o->leak_kinds, k, sizeof k));
+		fprintf(f, " %s in %s allocation%s\n", mt_fmt_bytes(t->live_bytes, a),
+			mt_fmt_count(t->live_count, b), mt_s(t->live_count));
+	} else {
+		fprintf(f, "  leaked:          %s in %s allocation%s\n", mt_fmt_bytes(t->live_bytes, a),
+			mt_fmt_count(t->live_count, b), mt_s(t->live_count));
+	}
+	print_scan(f, p);
 	print_resident(f, p);
 	print_mapped(f, p);
 	if (t->held_count)
@@ -332,6 +407,30 @@ static void tree_view(FILE *f, const struct mt_process *p, struct mt_symbolizer 
 	free(sites);
 }
 
+/* --leaks of a process a leak scan classified (and no --leaks=KINDS): the
+ * lost blocks first, then the possibly lost, then the still reachable in
+ * one line. */
+static void kinds_trees(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+			const struct mt_report_opts *o)
+{
+	static const struct {
+		unsigned mask;
+		const char *title;
+	} parts[] = {
+		{ MT_LEAK_LOST, "DEFINITELY AND INDIRECTLY LOST (nothing the program holds points at them)" },
+		{ MT_LEAK_MASK(MT_LEAK_POSSIBLE), "POSSIBLY LOST (only pointers into their middle)" },
+	};
+	for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+		struct mt_process *q = kinds_view(p, parts[i].mask);
+		fprintf(f, "%s%s:%s\n", i ? "\n" : "", parts[i].title,
+			q->figures.t.live_count ? "" : " none");
+		if (q->figures.t.live_count)
+			tree_view(f, q, sym, o);
+		kinds_done(q);
+	}
+	reachable_line(f, p);
+}
+
 /* Returns 0 when P has no function of --callers or --callees. */
 static int process_text(FILE *f, const struct mt_process *p, const struct mt_report_opts *o,
 			int first, int is_main, size_t idx)
@@ -351,9 +450,28 @@ static int process_text(FILE *f, const struct mt_process *p, const struct mt_rep
 		summary_section(f, p, sym, MT_VIEW_FREQUENCY, "MOST CALLS TO ALLOCATION FUNCTIONS",
 				lim);
 		summary_section(f, p, sym, MT_VIEW_PEAK, "PEAK MEMORY CONSUMERS", lim);
-		summary_section(f, p, sym, MT_VIEW_LEAKS, "MEMORY LEAKS", lim);
+		if (p->kinds.ran && !o->leak_kinds) {
+			/* leaks are what nothing points at: LeakSanitizer's */
+			struct mt_process *q = kinds_view(p, MT_LEAK_LOST);
+			summary_section(f, q, sym, MT_VIEW_LEAKS,
+					"MEMORY LEAKS (definitely and indirectly lost)", lim);
+			kinds_done(q);
+			q = kinds_view(p, MT_LEAK_MASK(MT_LEAK_POSSIBLE));
+			summary_section(f, q, sym, MT_VIEW_LEAKS,
+					"POSSIBLY LOST (only pointers into their middle)", lim);
+			kinds_done(q);
+		} else {
+			summary_section(f, p, sym, MT_VIEW_LEAKS, "MEMORY LEAKS", lim);
+		}
 		summary_section(f, p, sym, MT_VIEW_TEMPORARY, "MOST TEMPORARY ALLOCATIONS", lim);
 		print_tunes(f, p, sym);
+	} else if (o->view == MT_VIEW_LEAKS && p->kinds.ran && !o->leak_kinds) {
+		kinds_trees(f, p, sym, o);
+	} else if (o->view == MT_VIEW_LEAKS && p->kinds.ran) {
+		char k[64];
+		fprintf(f, "LEAKED BLOCKS OF THE KINDS: %s\n",
+			mt_leak_kinds_text(o->leak_kinds, k, sizeof k));
+		tree_view(f, p, sym, o);
 	} else {
 		tree_view(f, p, sym, o);
 	}

@@ -27,6 +27,10 @@ struct mt_report_opts {
 	int top_down;			/* --top-down: trees from main down */
 	int sizes;			/* --sizes: size and lifetime histograms */
 	const struct mt_histo *histo;	/* with sizes: per process of the recording */
+	/* --leaks=KINDS: the leaked figures count the blocks of these kinds
+	 * alone (analyse/leakkinds.h's mask, applied by mt_leak_kinds_select
+	 * at load); 0: every leaked block, shown kind by kind when a scan ran */
+	unsigned leak_kinds;
 };
 
 /* A section of a process's report (views.c): written after its totals in

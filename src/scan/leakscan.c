@@ -188,7 +188,7 @@ static void reach(struct mt_leakscan *s, uint64_t word, int definite_from, size_
 			*k = MT_LEAK_REACHABLE;
 			push(s, (size_t)j);
 		}
-	} else if (*k == MT_LEAK_DEFINITE) {
+	} else if (*k == MT_LEAK_DEFINITE && !(s->starts_only && clique == NO_CLIQUE)) {
 		*k = MT_LEAK_POSSIBLE;
 		push(s, (size_t)j);
 	}

@@ -64,6 +64,12 @@ struct mt_leakscan {
 	uint64_t scanned;	     /* bytes of memory scanned, roots and blocks */
 	int incomplete;		     /* a block could not be read */
 	int failed;		     /* out of memory: every block counts as reachable */
+	/* Set while the caller passes roots in which only a pointer to a
+	 * block's start counts: the allocator's own data, whose pointer to
+	 * the top of the heap lands inside the last block when that block
+	 * uses its chunk's last word (glibc's main_arena.top), where memcheck,
+	 * which replaces the allocator, sees no such pointer. */
+	int starts_only;
 };
 
 /* BLOCKS must be sorted by address and stay valid until mt_leakscan_free.

@@ -123,6 +123,15 @@ static int ours(const char *path)
 	       !strncmp(path, "[anon:memtrace", 14);
 }
 
+/* Whether a mapping is the C library's data, where its allocator keeps
+ * its own pointers into the heap (leakscan.h's starts_only). */
+static int allocator_data(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
+}
+
 /* The first block at or above ADDR. */
 static size_t first_at(const struct mt_leakscan *s, uint64_t addr)
 {
@@ -146,6 +155,7 @@ static void scan_mapping(struct pscan *p, const struct mt_maps_line *m)
 	    strncmp(m->path, "/dev/shm/", 9))
 		return;
 	int file = m->path[0] == '/';
+	p->ls.starts_only = allocator_data(m->path);
 	uint64_t lo = m->hi;
 	/* a thread's stack: from its stack pointer up (the lowest, should
 	 * two threads' be in one mapping) */
@@ -188,6 +198,7 @@ static int scan_maps(struct pscan *p)
 	struct mt_maps_line m;
 	while (mt_maps_next(f, &buf, &cap, &m) && !p->ls.incomplete)
 		scan_mapping(p, &m);
+	p->ls.starts_only = 0;
 	free(buf);
 	fclose(f);
 	return 0;

@@ -147,19 +147,11 @@ NOINLINE static void make_blocks(int with_register, int threads)
 	}
 }
 
-/* Overwrites the stack the calls before left below the caller's frame. */
-NOINLINE static void wipe_stack(void)
-{
-	volatile char junk[16384];
-	for (size_t i = 0; i < sizeof junk; i++)
-		junk[i] = 0;
-}
-
 int main(int argc, char **argv)
 {
 	int hold = argc > 1 && !strcmp(argv[1], "hold");
 	make_blocks(hold, hold && argc > 2 ? atoi(argv[2]) : 0);
-	wipe_stack();
+	gt_wipe_stack();
 	gt_say("ready\n");
 	if (hold)
 		for (;;)

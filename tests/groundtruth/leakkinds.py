@@ -1,6 +1,7 @@
 """The leak scan at the end of a recording (record, both backends): the
 kinds gt-leakkinds gives its blocks (leakkinds.c; memcheck agrees:
 leakkinds_valgrind.py) are the kinds the report gives its sites."""
+import json
 import re
 
 KINDS = ('definite', 'indirect', 'possible', 'reachable')
@@ -44,6 +45,7 @@ def check(t, prog, backend):
     # indirect are the program's
     for k in ('definite', 'indirect'):
         t.eq([lk.get(f'{k}_allocations'), lk.get(f'{k}_bytes')], want[k], f'{label}: the process\'s {k}')
+    views(t, rec, p, label)
     # without the scan, no kinds
     rec2, _ = t.record([prog, 'exit'], opts=[f'--backend={backend}', '--no-scan'],
                        out=t.path(f'noscan-{backend}.mtrace'))
@@ -52,6 +54,43 @@ def check(t, prog, backend):
         t.eq(p2.get('leak_kinds', 'missing'), None, f'{label} --no-scan: leak_kinds is null')
         t.check(all('definite_bytes' not in s for s in p2.get('sites', [])),
                 f'{label} --no-scan: no site has kinds')
+        rc, _, se = t.run([t.memtrace, 'report', '--leaks=definite', rec2], what='report --leaks=definite')
+        t.check(rc == 0 and 'no leak scan classified' in se,
+                f'{label} --no-scan: --leaks=definite shows every block and says why ({rc}, {se!r})')
+
+
+def kind_sum(p, kinds):
+    lk = p.get('leak_kinds') or {}
+    return (sum(lk.get(f'{k}_allocations', 0) for k in kinds), sum(lk.get(f'{k}_bytes', 0) for k in kinds))
+
+
+def views(t, rec, p, label):
+    """report --leaks: lost first, then possibly lost, then the reachable
+    in one line; --leaks=KINDS narrows "leaked" to those kinds."""
+    rc, out, se = t.run([t.memtrace, 'report', '--leaks', rec], what='report --leaks')
+    t.eq(rc, 0, f'{label}: report --leaks ({se!r})')
+    lost, possible, held = kind_sum(p, ('definite', 'indirect')), kind_sum(p, ('possible',)), kind_sum(p, ('reachable',))
+    a, b = out.find('DEFINITELY AND INDIRECTLY LOST'), out.find('POSSIBLY LOST')
+    c = out.find('STILL REACHABLE:')
+    t.check(0 <= a < b < c, f'{label}: report --leaks: lost, then possibly lost, then still reachable ({a}, {b}, {c})')
+    trees = re.findall(r'^leaked: ([\d,]+) B in (\d+) allocations?$', out, re.M)
+    t.eq([(int(x.replace(',', '')), int(n)) for x, n in trees], [(lost[1], lost[0]), (possible[1], possible[0])],
+         f'{label}: report --leaks: the two trees\' totals (lost, possibly lost)')
+    m = re.search(r'STILL REACHABLE: (.*) in (\d+) blocks? at (\d+) sites?', out)
+    t.eq(m and int(m.group(2)), held[0], f'{label}: report --leaks: the still reachable line\'s blocks')
+    for sel, kinds in (('definite', ('definite',)), ('lost', ('definite', 'indirect')),
+                       ('possible,reachable', ('possible', 'reachable')), ('all', KINDS)):
+        rc, js, se = t.run([t.memtrace, 'report', '--json', f'--leaks={sel}', rec], what=f'report --leaks={sel}')
+        q = t.only_process(json.loads(js)) if rc == 0 else None
+        tot = (q or {}).get('totals', {})
+        want = kind_sum(p, kinds)
+        t.eq((tot.get('leaked_allocations'), tot.get('leaked_bytes')), want,
+             f'{label}: report --json --leaks={sel}: leaked counts those kinds alone')
+        t.eq((q or {}).get('leaked_kinds'), list(kinds), f'{label}: --leaks={sel}: leaked_kinds says which')
+        t.eq(sum(s.get('leaked_bytes', 0) for s in (q or {}).get('sites', [])), want[1],
+             f'{label}: --leaks={sel}: the sites\' leaked bytes add up')
+    rc, _, se = t.run([t.memtrace, 'report', '--leaks=lots', rec], what='report --leaks=lots')
+    t.check(rc == 2 and "'lots'" in se, f'{label}: --leaks=lots: a usage error naming the word ({rc}, {se!r})')
 
 
 def run(t, prog):

@@ -95,6 +95,23 @@ int main(void)
 	mt_leakscan_free(&s);
 	fail_at = -1;
 
+	/* roots of the allocator's own data (starts_only): an interior
+	 * pointer there (the heap's top inside the last block) reaches
+	 * nothing; a start pointer still does */
+	layout();
+	CHECK(mt_leakscan_init(&s, blocks, NB, rd, NULL) == 0);
+	s.starts_only = 1;
+	uint64_t arena[] = { W(8 * 4) + 24, W(8 * 5) };
+	mt_leakscan_roots(&s, arena, sizeof arena);
+	s.starts_only = 0;
+	uint64_t prog[] = { W(8 * 6) + 8 };
+	mt_leakscan_roots(&s, prog, sizeof prog);
+	mt_leakscan_finish(&s);
+	CHECK_EQ(s.kind[4], MT_LEAK_DEFINITE);
+	CHECK_EQ(s.kind[5], MT_LEAK_REACHABLE);
+	CHECK_EQ(s.kind[6], MT_LEAK_POSSIBLE);
+	mt_leakscan_free(&s);
+
 	/* a block of size 0 is reached by its address alone */
 	struct mt_scan_block zero[] = { { W(0), 0 }, { W(1), 0 } };
 	CHECK(mt_leakscan_init(&s, zero, 2, rd, NULL) == 0);
