@@ -61,7 +61,17 @@ void mt_leak_kinds_finish(struct mt_process *p)
 	memset(&k->total, 0, sizeof k->total);
 	struct walk w = { k, (int)k->scan.complete };
 	mt_figures_each_live(&p->figures, count_block, &w);
-	mt_ptrmap_destroy(&k->lost);
+}
+
+int mt_leak_kind_of(const struct mt_process *p, uint64_t key)
+{
+	const struct mt_leak_kinds *k = &p->kinds;
+	uint64_t v = 0;
+	if (!k->ran)
+		return -1;
+	if (k->scan.complete && k->lost.keys && mt_ptrmap_get(&k->lost, key, &v))
+		return (int)(v - 1);
+	return MT_LEAK_REACHABLE;
 }
 
 void mt_leak_kinds_free(struct mt_leak_kinds *k)

@@ -19,7 +19,7 @@ struct mt_leak_kinds {
 	int ran; /* a SCAN record was read */
 	struct mt_scan_summary scan;
 	char *why;	       /* when the scan was not complete */
-	struct mt_ptrmap lost; /* (loading) block key -> kind + 1 of the blocks found lost */
+	struct mt_ptrmap lost; /* block key -> kind + 1 of the blocks found lost */
 	struct mt_kind_figures total;
 	struct mt_kind_figures *sites; /* by site index, once finished (NULL: no scan) */
 	size_t nsites;
@@ -37,6 +37,10 @@ void mt_leak_kinds_event(struct mt_leak_kinds *k, const struct mt_event *ev);
 void mt_leak_kinds_finish(struct mt_process *p);
 
 void mt_leak_kinds_free(struct mt_leak_kinds *k);
+
+/* The kind of P's block named KEY (as its ALLOC record names it), live at
+ * the end: -1 when no scan ran. */
+int mt_leak_kind_of(const struct mt_process *p, uint64_t key);
 
 /* A set of kinds: bit 1 << kind for each.  "Lost" is LeakSanitizer's and
  * record --fail-on-leak's: definitely and indirectly lost. */

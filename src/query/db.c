@@ -67,7 +67,7 @@ static struct proc_state *state_of(struct load *l, struct mt_process *p, size_t 
 static void rows_budget(size_t cap)
 {
 	struct mt_budget *b = mt_budget_get();
-	uint64_t need = (uint64_t)cap * (3 * sizeof(uint32_t) + 4 * sizeof(uint64_t) + 1);
+	uint64_t need = (uint64_t)cap * (3 * sizeof(uint32_t) + 4 * sizeof(uint64_t) + 2);
 	if (b && b->max_bytes && b->spent + need > b->max_bytes && b->exceeded == MT_BUDGET_OK)
 		b->exceeded = MT_BUDGET_MEMORY;
 }
@@ -86,6 +86,7 @@ static size_t row_add(struct mt_qrows *r)
 		r->ts = xrealloc(r->ts, c * sizeof *r->ts);
 		r->free_ts = xrealloc(r->free_ts, c * sizeof *r->free_ts);
 		r->temporary = xrealloc(r->temporary, c * sizeof *r->temporary);
+		r->kind = xrealloc(r->kind, c * sizeof *r->kind);
 		r->cap = c;
 	}
 	return r->n++;
@@ -127,6 +128,7 @@ static void on_alloc(struct mt_qrows *r, struct proc_state *ps, size_t proc,
 	r->ts[i] = ev->ts;
 	r->free_ts[i] = MT_QDB_LIVE;
 	r->temporary[i] = 0;
+	r->kind[i] = MT_QDB_NO_KIND;
 	/* allocated again without a free we saw: the old block ends here */
 	if (mt_ptrmap_take(&ps->live, ev->ptr, &old))
 		r->free_ts[old - 1] = ev->ts;
@@ -147,6 +149,22 @@ static enum mt_gate on_event(void *ctx, struct mt_process *p, const struct mt_ev
 	if (ev->type != MT_REC_FREE)
 		on_alloc(&l->q->rows, ps, idx, ev, site);
 	return MT_GATE_PASS;
+}
+
+/* The leak scan's kind of every block of PS's process still live at the
+ * end (its rows stay MT_QDB_NO_KIND without a scan). */
+static void kinds_of_live(struct mt_qrows *r, const struct proc_state *ps)
+{
+	const struct mt_ptrmap *m = &ps->live;
+	if (!ps->p || !ps->p->kinds.ran || !m->keys)
+		return;
+	for (size_t slot = 0; slot <= m->mask; slot++) {
+		if (!m->keys[slot] || !m->vals[slot] || m->vals[slot] > r->n)
+			continue;
+		int k = mt_leak_kind_of(ps->p, m->keys[slot]);
+		if (k >= 0 && k < MT_LEAK_KINDS)
+			r->kind[m->vals[slot] - 1] = (uint8_t)k;
+	}
 }
 
 /* ---- the tables ---- */
@@ -180,7 +198,7 @@ static const char *const ddl[] = {
 static const char allocations_ddl[] =
 	"CREATE TABLE %s.allocations(id INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER,"
 	" site_id INTEGER, size INTEGER, address INTEGER, alloc_s REAL, free_s REAL,"
-	" temporary INTEGER, lifetime_s REAL, process INTEGER)";
+	" temporary INTEGER, lifetime_s REAL, process INTEGER, leak_kind TEXT)";
 
 static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
 {
@@ -506,6 +524,8 @@ int mt_qdb_open(struct mt_qdb *q, const char *path, char *err, size_t errlen)
 	for (size_t i = 0; r == 0 && i < q->rows.n; i++)
 		q->rows.proc[i] = to[q->rows.proc[i]];
 	free(to);
+	for (size_t i = 0; r == 0 && i < l.nps; i++)
+		kinds_of_live(&q->rows, &l.ps[i]);
 	for (size_t i = 0; i < l.nps; i++) {
 		mt_ptrmap_destroy(&l.ps[i].live);
 		mt_ptrmap_destroy(&l.ps[i].last);
@@ -552,6 +572,7 @@ void mt_qdb_close(struct mt_qdb *q)
 	free(r->ts);
 	free(r->free_ts);
 	free(r->temporary);
+	free(r->kind);
 	free(q->site_base);
 	sqlite3_free(q->image);
 	mt_recording_free(&q->rec);
@@ -560,7 +581,7 @@ void mt_qdb_close(struct mt_qdb *q)
 
 uint64_t mt_qdb_bytes(const struct mt_qdb *q)
 {
-	uint64_t per_row = 3 * sizeof(uint32_t) + 3 * sizeof(uint64_t) + 1 +
+	uint64_t per_row = 3 * sizeof(uint32_t) + 3 * sizeof(uint64_t) + 2 +
 			   (q->rows.addr ? sizeof(uint64_t) : 0);
 	int cache = 0, hi = 0;
 	if (q->db)

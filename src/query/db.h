@@ -38,7 +38,10 @@ struct mt_qrows {
 	uint64_t *size, *ts, *free_ts; /* free_ts: MT_QDB_LIVE when never freed */
 	uint64_t *addr;		       /* NULL while every block is named by serial (bit 63) */
 	uint8_t *temporary;
+	uint8_t *kind; /* of a block live at the end: enum mt_leak_kind; MT_QDB_NO_KIND:
+			* freed, or no leak scan ran */
 };
+#define MT_QDB_NO_KIND 255
 #define MT_QDB_LIVE UINT64_MAX
 
 struct mt_qdb {

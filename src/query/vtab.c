@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { C_ID, C_PID, C_TID, C_SITE, C_SIZE, C_ADDR, C_ALLOC, C_FREE, C_TEMP, C_LIFE, C_PROCESS };
+enum { C_ID, C_PID, C_TID, C_SITE, C_SIZE, C_ADDR, C_ALLOC, C_FREE, C_TEMP, C_LIFE, C_PROCESS, C_KIND };
 
 struct tab {
 	sqlite3_vtab base;
@@ -32,7 +32,7 @@ static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, 
 	int rc = sqlite3_declare_vtab(
 		db, "CREATE TABLE x(id INTEGER, pid INTEGER, tid INTEGER, site_id INTEGER,"
 		    " size INTEGER, address INTEGER, alloc_s REAL, free_s REAL,"
-		    " temporary INTEGER, lifetime_s REAL, process INTEGER)");
+		    " temporary INTEGER, lifetime_s REAL, process INTEGER, leak_kind TEXT)");
 	if (rc != SQLITE_OK)
 		return rc;
 	struct tab *t = sqlite3_malloc(sizeof *t);
@@ -207,6 +207,12 @@ static int x_column(sqlite3_vtab_cursor *vc, sqlite3_context *ctx, int col)
 		break;
 	case C_TEMP:
 		sqlite3_result_int(ctx, r->temporary[i]);
+		break;
+	case C_KIND:
+		if (r->kind[i] < MT_LEAK_KINDS)
+			sqlite3_result_text(ctx, mt_leak_kind_names[r->kind[i]], -1, SQLITE_STATIC);
+		else
+			sqlite3_result_null(ctx);
 		break;
 	case C_LIFE:
 		if (r->free_ts[i] == MT_QDB_LIVE)

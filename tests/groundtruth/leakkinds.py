@@ -89,6 +89,13 @@ def views(t, rec, p, label):
         t.eq((q or {}).get('leaked_kinds'), list(kinds), f'{label}: --leaks={sel}: leaked_kinds says which')
         t.eq(sum(s.get('leaked_bytes', 0) for s in (q or {}).get('sites', [])), want[1],
              f'{label}: --leaks={sel}: the sites\' leaked bytes add up')
+    # query: each live block's kind, NULL for the freed
+    rc, out, se = t.run([t.memtrace, 'query', '--format', 'json', rec,
+                         'SELECT leak_kind AS k, count(*) AS n, sum(size) AS b FROM allocations '
+                         'GROUP BY leak_kind'], what='query leak_kind')
+    rows = {r['k']: (r['n'], r['b']) for r in json.loads(out)} if rc == 0 else {}
+    for k in KINDS:
+        t.eq(rows.get(k, (0, 0)), kind_sum(p, (k,)), f'{label}: query: allocations of leak_kind {k!r}')
     rc, _, se = t.run([t.memtrace, 'report', '--leaks=lots', rec], what='report --leaks=lots')
     t.check(rc == 2 and "'lots'" in se, f'{label}: --leaks=lots: a usage error naming the word ({rc}, {se!r})')
 
