@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "options.h"
 #include "capture/bpf/procmaps.h"
+#include "watch/livescan.h"
 #include "watch/session.h"
 #include "analyse/runtime_held.h"
 #include "report/report.h"
@@ -59,8 +60,26 @@ static int print_table(void *ctx, uint64_t elapsed_ns, int rescanned)
 	return 0;
 }
 
-/* The leak report from the maps, once the last events are in. */
-static void print_leaks(struct mt_session *ss, struct mt_watch *live, uint64_t start_ns, long top)
+/* The leak scan of each process still running, one at a time (each is
+ * held only for its own scan); SCANS[i] for PIDS[i]. */
+static void scan_all(struct mt_session *ss, const struct mt_pids *pids, struct mt_live_scan *scans)
+{
+	for (size_t i = 0; i < pids->n; i++) {
+		int64_t st;
+		if (mt_bpf_exit_status(ss->b, (uint32_t)pids->v[i], &st, NULL)) {
+			scans[i] = (struct mt_live_scan){ .pid = pids->v[i] };
+			snprintf(scans[i].res.why, sizeof scans[i].res.why, "it has exited");
+		} else {
+			mt_live_scan(ss->b, pids->v[i], &scans[i]);
+		}
+		mt_live_scan_say(&scans[i], stderr);
+	}
+}
+
+/* The leak report from the maps, once the last events are in; with the
+ * leak scan's kinds when SCANS (one per pid of PIDS) is not NULL. */
+static void print_leaks(struct mt_session *ss, struct mt_watch *live, uint64_t start_ns, long top,
+			const struct mt_pids *pids, const struct mt_live_scan *scans)
 {
 	mt_session_poll(ss, 0);
 	mt_watch_refresh(live);
@@ -76,6 +95,9 @@ static void print_leaks(struct mt_session *ss, struct mt_watch *live, uint64_t s
 		snap.procs[i]->end_ts = gone ? ets - start_ns : end;
 		/* stdio's buffers are no leaks, as in a recording's report */
 		mt_process_stdio_held(snap.procs[i]);
+		for (size_t k = 0; scans && k < pids->n; k++)
+			if (scans[k].pid == (pid_t)snap.procs[i]->pid)
+				mt_live_scan_apply(&scans[k], ss->b, snap.procs[i]);
 	}
 	struct mt_report_opts ro = {
 		.view = MT_VIEW_LEAKS, .threshold = 0.5, .limit = top, .pid = -1
@@ -94,7 +116,7 @@ int cmd_attach(int argc, char **argv)
 	double duration = 0, interval = 5;
 	uint64_t top = 10;
 	const char *output = NULL;
-	int embed = 0;
+	int embed = 0, no_scan = 0;
 	struct mt_bpf_opts maps = { .events = 0 };
 	const struct mt_option opts[] = {
 		MT_OPT_PIDS(&pids, "a process to attach to (repeatable)"),
@@ -119,6 +141,13 @@ int cmd_attach(int argc, char **argv)
 			  "recording (-o), to report it on another machine",
 		  .type = MT_OPT_FLAG,
 		  .target = &embed },
+		{ .longopt = "--no-scan",
+		  .help = "no leak scan at the end: every outstanding block\n"
+			  "is reported as leaked (by default each process is\n"
+			  "held still for a moment and its memory scanned, to\n"
+			  "tell blocks nothing points at from those still held)",
+		  .type = MT_OPT_FLAG,
+		  .target = &no_scan },
 		{ .type = MT_OPT_END },
 	};
 	const struct mt_cmdline cl = {
@@ -169,7 +198,16 @@ int cmd_attach(int argc, char **argv)
 	mt_note("attached to %zu process%s; Ctrl-C to stop and print the leaks", pids.n,
 		pids.n == 1 ? "" : "es");
 	mt_session_run(&ss, &loop);
-	print_leaks(&ss, t.live, loop.start_ns, (long)top);
+	struct mt_live_scan *scans = NULL;
+	if (!no_scan) {
+		mt_session_poll(&ss, 0);
+		scans = xcalloc(pids.n, sizeof *scans);
+		scan_all(&ss, &pids, scans);
+	}
+	print_leaks(&ss, t.live, loop.start_ns, (long)top, &pids, scans);
+	for (size_t i = 0; scans && i < pids.n; i++)
+		mt_live_scan_free(&scans[i]);
+	free(scans);
 	mt_top_free(t.tp);
 	mt_watch_free(t.live);
 	return mt_session_close(&ss);

@@ -10,6 +10,7 @@ reports as a skip and CI counts as a failure.  (The ground-truth programs
 recorded through the BPF backend are the groundtruth runner's bpf axis.)
 """
 import json
+import re
 import os
 import signal
 import subprocess
@@ -139,8 +140,11 @@ def case_attach_shim(t, prog):
         t.eq(rc, 0, f'memtrace -p on a shim-traced process (stderr {se.strip()[-300:]!r})')
         t.check('leaky_alloc' in so, f'BPF names the leaking caller: {so[-600:]!r}')
         # each round: 100 allocations (10 leaked); BPF must count each once
+        # (the leak scan splits them: lost, possibly lost, still reachable)
         m = [l for l in so.splitlines() if l.startswith('leaked:')]
-        n = int(m[0].split(' in ')[1].split()[0].replace(',', '')) if m else -1
+        n = sum(int(l.split(' in ')[1].split()[0].replace(',', '')) for l in m) if m else -1
+        held = re.search(r'STILL REACHABLE: .* in ([\d,]+) blocks?', so)
+        n += int(held.group(1).replace(',', '')) if held else 0
         t.check(n > 0 and n % 10 == 0, f'leaked allocations while attached: a multiple of 10 ({n})')
         time.sleep(0.3)
     finally:
@@ -472,6 +476,65 @@ def case_attach_title(t, prog):
         head = so.splitlines()[0] if so else ''
         t.eq(head, f'process {p.pid} (leaker title): {os.path.realpath(prog)}',
              'the report\'s first line')
+    finally:
+        p.kill()
+        p.wait()
+
+
+def scan_session(t, p, opts=(), label='memtrace -p'):
+    """memtrace -p P (OPTS) while P serves one batch (server.c): its
+    output once stopped with SIGINT, or None."""
+    m = subprocess.Popen([t.memtrace, '-p', str(p.pid), '--interval', '0', *opts],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = m.stderr.readline()
+        if not t.check('attached' in line, f'{label}: attached ({line!r})'):
+            return None
+        p.send_signal(signal.SIGUSR1)
+        served = p.stdout.readline().strip()
+        t.check(served.startswith('served'), f'{label}: the server served a batch ({served!r})')
+        m.send_signal(signal.SIGINT)
+        so, se = m.communicate(timeout=60)
+        t.eq(m.returncode, 0, f'{label}: exit status (stderr {se[-400:]!r})')
+        return so, line + se
+    finally:
+        if m.poll() is None:
+            m.kill()
+            m.wait()
+
+
+def case_attach_scan(t, prog):
+    """The leak scan at the end of an attach: a server that forgets one
+    buffer per request and keeps a cache (server.c).  The forgotten
+    buffers are definitely lost; the cache, and the sessions held only by a
+    block allocated before the attach, are still reachable; the pause is
+    printed; the server serves on."""
+    p = start(t, [prog])
+    try:
+        out = scan_session(t, p)
+        if out is None:
+            return
+        so, se = out
+        m = re.search(r'leak scan of process \d+: (\d+) bytes definitely lost, (\d+) indirectly, (\d+) possibly, '
+                      r'(\d+) still reachable \(([\d.]+) MB scanned; the process was held ([\d.]+) ms\)', se)
+        t.check(m is not None, f'the scan says what it found and how long the process was held ({se[-400:]!r})')
+        if m:
+            t.eq([int(m.group(k)) for k in (1, 2, 3, 4)], [51200, 0, 0, 38400],
+                 'bytes definitely, indirectly, possibly lost, still reachable (server.c\'s batch)')
+        t.check('DEFINITELY AND INDIRECTLY LOST' in so and 'leaked: 51.2 KB in 200 allocations' in so,
+                f'the report: the forgotten buffers first ({so[:600]!r})')
+        t.check('STILL REACHABLE: 38.4 KB in 400 blocks at 2 sites' in so,
+                f'the report: the cache and the sessions still held, in one line ({so[-300:]!r})')
+        lost = so[so.find('DEFINITELY'):so.find('POSSIBLY')]
+        t.check('serve' in lost, f'the lost buffers\' site is named ({lost[:400]!r})')
+        # detached, the server serves on; without a scan every block leaks
+        out = scan_session(t, p, ['--no-scan'], 'memtrace -p --no-scan')
+        if out:
+            so, se = out
+            t.check('leak scan' not in se and 'DEFINITELY' not in so, '--no-scan: no scan')
+            t.check('leaked: 89.6 KB in 600 allocations' in so, f'--no-scan: every block leaked ({so[-600:]!r})')
+        p.send_signal(signal.SIGUSR1)
+        t.eq(p.stdout.readline().strip(), 'served 600', 'the server still serves after two scans')
     finally:
         p.kill()
         p.wait()

@@ -236,6 +236,18 @@ struct mt_bpf_site {
 int mt_bpf_read_sites(struct mt_bpf *b, uint64_t min_age_ns,
 		      void (*fn)(void *ctx, const struct mt_bpf_site *s), void *ctx);
 
+/* A block allocated while traced and not freed, from the kernel's live map. */
+struct mt_bpf_block {
+	uint64_t ptr, size;
+	uint64_t stack_id; /* as mt_bpf_site's: mt_bpf_stack's key */
+	uint64_t ts;	   /* CLOCK_MONOTONIC ns of its allocation */
+};
+
+/* Calls FN for every live block of PID (for the leak scan of a process
+ * attached to, held still meanwhile).  Returns how many, or -1. */
+int mt_bpf_read_live(struct mt_bpf *b, uint32_t pid,
+		     void (*fn)(void *ctx, const struct mt_bpf_block *blk), void *ctx);
+
 /* Losses counted in the kernel for PID (0: all processes), by kind:
  * BUFFER_FULL ring buffer reservations that failed (events mode);
  * MAP_FULL calls not paired (pending map full), sites not kept, and, in

@@ -207,6 +207,43 @@ int mt_bpf_read_sites(struct mt_bpf *b, uint64_t min_age_ns,
 	return ret;
 }
 
+/* ---- the live blocks of a process ------------------------------------- */
+
+struct live_walk {
+	struct mt_bpf *b;
+	uint32_t pid;
+	void (*fn)(void *ctx, const struct mt_bpf_block *blk);
+	void *ctx;
+	size_t n;
+};
+
+static int block_cb(void *ctx, const void *key, const void *val)
+{
+	struct live_walk *w = ctx;
+	const struct mtb_live_key *k = key;
+	const struct mtb_live *v = val;
+	if (k->tgid != w->pid)
+		return 0;
+	struct mt_bpf_block blk = {
+		.ptr = k->ptr,
+		.size = v->size,
+		.stack_id = mtb_stack_uid(w->b, v->kstack, 0),
+		.ts = v->ts,
+	};
+	w->fn(w->ctx, &blk);
+	w->n++;
+	return 0;
+}
+
+int mt_bpf_read_live(struct mt_bpf *b, uint32_t pid,
+		     void (*fn)(void *ctx, const struct mt_bpf_block *blk), void *ctx)
+{
+	struct live_walk w = { .b = b, .pid = pid, .fn = fn, .ctx = ctx };
+	int ret = mtb_map_walk(b->fd_live, sizeof(struct mtb_live_key), sizeof(struct mtb_live),
+			       block_cb, &w);
+	return ret < 0 ? -1 : (int)w.n;
+}
+
 /* ---- losses ----------------------------------------------------------- */
 
 struct stats_walk {

@@ -81,6 +81,11 @@ int mt_bpf_read_sites(struct mt_bpf *b, uint64_t min_age_ns,
 {
 	UNREACHABLE();
 }
+int mt_bpf_read_live(struct mt_bpf *b, uint32_t pid,
+		     void (*fn)(void *ctx, const struct mt_bpf_block *blk), void *ctx)
+{
+	UNREACHABLE();
+}
 void mt_bpf_lost(struct mt_bpf *b, uint32_t pid, uint64_t lost[MT_LOST_KIND_COUNT])
 {
 	memset(lost, 0, sizeof(uint64_t) * MT_LOST_KIND_COUNT);

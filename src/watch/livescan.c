@@ -1,0 +1,156 @@
+/*
+ * livescan.c - see livescan.h.
+ */
+#include "livescan.h"
+#include "base/clock.h"
+#include "base/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct gather {
+	struct mt_live_block *v;
+	size_t n, cap;
+};
+
+static void add_block(void *ctx, const struct mt_bpf_block *blk)
+{
+	struct gather *g = ctx;
+	mt_grow(&g->v, &g->cap, g->n, sizeof *g->v);
+	g->v[g->n++] = (struct mt_live_block){ blk->ptr, blk->size, blk->stack_id };
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct mt_live_block *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int mt_live_scan(struct mt_bpf *b, pid_t pid, struct mt_live_scan *out)
+{
+	memset(out, 0, sizeof *out);
+	out->pid = pid;
+	uint64_t t0 = mt_now_ns();
+	struct mt_stopped st;
+	if (mt_threads_stop(&st, pid, out->res.why, sizeof out->res.why) < 0)
+		return -1;
+	/* held: the live map changes no more (a thread stopped inside
+	 * malloc has its block in a register, not yet in the map: unknown,
+	 * so no candidate) */
+	struct gather g = { 0 };
+	int r = mt_bpf_read_live(b, (uint32_t)pid, add_block, &g);
+	struct mt_scan_block *sb = NULL;
+	if (r >= 0) {
+		if (g.n)
+			qsort(g.v, g.n, sizeof *g.v, by_addr);
+		sb = xmalloc((g.n ? g.n : 1) * sizeof *sb);
+		for (size_t i = 0; i < g.n; i++)
+			sb[i] = (struct mt_scan_block){ g.v[i].addr, g.v[i].size };
+		out->kinds = xmalloc(g.n ? g.n : 1);
+		struct mt_scan_opts o = { .heap_gaps_are_roots = 1 };
+		r = mt_scan_process(&st, sb, g.n, &o, out->kinds, &out->res);
+	} else {
+		snprintf(out->res.why, sizeof out->res.why, "cannot read the kernel's live blocks");
+	}
+	mt_threads_resume(&st);
+	out->res.ns = mt_now_ns() - t0; /* the whole hold, not the scan alone */
+	free(sb);
+	out->blocks = g.v;
+	out->n = g.n;
+	out->ran = r >= 0;
+	return r >= 0 ? 0 : -1;
+}
+
+void mt_live_scan_apply(const struct mt_live_scan *s, struct mt_bpf *b, struct mt_process *p)
+{
+	if (!s->ran)
+		return;
+	/* each block's site first: one not in the snapshot yet adds a site */
+	uint32_t *site = xmalloc((s->n ? s->n : 1) * sizeof *site);
+	for (size_t i = 0; i < s->n; i++) {
+		const uint64_t *fr = NULL;
+		unsigned nf = 0;
+		uint64_t none = 0;
+		if (mt_bpf_stack(b, s->blocks[i].stack_id, &fr, &nf) < 0 || !nf) {
+			fr = &none;
+			nf = 1;
+		}
+		site[i] = mt_process_site(p, fr, nf < MT_MAX_FRAMES ? nf : MT_MAX_FRAMES);
+	}
+	struct mt_leak_kinds *k = &p->kinds;
+	mt_leak_kinds_free(k);
+	k->ran = 1;
+	k->scan = (struct mt_scan_summary){ .ns = s->res.ns, .scanned = s->res.scanned,
+					    .roots = s->res.roots, .complete = (uint32_t)s->res.complete };
+	k->why = s->res.complete ? NULL : xstrdup(s->res.why);
+	k->nsites = p->figures.nsites;
+	k->sites = xcalloc(k->nsites ? k->nsites : 1, sizeof *k->sites);
+	for (size_t i = 0; i < s->n; i++) {
+		unsigned kind = s->res.complete ? s->kinds[i] : MT_LEAK_REACHABLE;
+		k->sites[site[i]].count[kind]++;
+		k->sites[site[i]].bytes[kind] += s->blocks[i].size;
+	}
+	free(site);
+	/* the kinds of a site add up to its leaked figures: blocks
+	 * allocated since the scan are reachable; a site whose blocks the
+	 * runtime holds (stdio's buffers) has none */
+	memset(&k->total, 0, sizeof k->total);
+	for (size_t i = 0; i < k->nsites; i++) {
+		struct mt_kind_figures *f = &k->sites[i];
+		const struct mt_site_stats *st = &p->figures.sites[i];
+		uint64_t n = 0, bytes = 0;
+		for (int kd = 0; kd < MT_LEAK_KINDS; kd++) {
+			n += f->count[kd];
+			bytes += f->bytes[kd];
+		}
+		if (!st->live_count || n > st->live_count || bytes > st->live_bytes) {
+			if (!st->live_count)
+				memset(f, 0, sizeof *f);
+			else if (n > st->live_count || bytes > st->live_bytes) {
+				/* freed since: what is left, as reachable */
+				memset(f, 0, sizeof *f);
+				f->count[MT_LEAK_REACHABLE] = st->live_count;
+				f->bytes[MT_LEAK_REACHABLE] = st->live_bytes;
+			}
+		} else {
+			f->count[MT_LEAK_REACHABLE] += st->live_count - n;
+			f->bytes[MT_LEAK_REACHABLE] += st->live_bytes - bytes;
+		}
+		for (int kd = 0; kd < MT_LEAK_KINDS; kd++) {
+			k->total.count[kd] += f->count[kd];
+			k->total.bytes[kd] += f->bytes[kd];
+		}
+	}
+}
+
+void mt_live_scan_say(const struct mt_live_scan *s, FILE *f)
+{
+	if (!s->ran) {
+		fprintf(f, "memtrace: process %d: no leak scan: %s\n", (int)s->pid, s->res.why);
+		return;
+	}
+	if (!s->res.complete) {
+		fprintf(f,
+			"memtrace: process %d: leak scan incomplete (%s): no block is called lost; "
+			"held %.1f ms\n",
+			(int)s->pid, s->res.why, (double)s->res.ns / 1e6);
+		return;
+	}
+	const uint64_t *by = s->res.bytes;
+	fprintf(f,
+		"memtrace: leak scan of process %d: %llu bytes definitely lost, %llu indirectly, "
+		"%llu possibly, %llu still reachable (%.1f MB scanned; the process was held "
+		"%.1f ms)\n",
+		(int)s->pid, (unsigned long long)by[MT_LEAK_DEFINITE],
+		(unsigned long long)by[MT_LEAK_INDIRECT], (unsigned long long)by[MT_LEAK_POSSIBLE],
+		(unsigned long long)by[MT_LEAK_REACHABLE], (double)s->res.scanned / 1e6,
+		(double)s->res.ns / 1e6);
+}
+
+void mt_live_scan_free(struct mt_live_scan *s)
+{
+	free(s->blocks);
+	free(s->kinds);
+	memset(s, 0, sizeof *s);
+}
