@@ -97,7 +97,7 @@ static void print_leaks(struct mt_session *ss, struct mt_watch *live, uint64_t s
 		mt_process_stdio_held(snap.procs[i]);
 		for (size_t k = 0; scans && k < pids->n; k++)
 			if (scans[k].pid == (pid_t)snap.procs[i]->pid)
-				mt_live_scan_apply(&scans[k], ss->b, snap.procs[i]);
+				mt_live_scan_apply(&scans[k], ss->b, snap.procs[i], 0);
 	}
 	struct mt_report_opts ro = {
 		.view = MT_VIEW_LEAKS, .threshold = 0.5, .limit = top, .pid = -1

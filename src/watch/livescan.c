@@ -18,7 +18,7 @@ static void add_block(void *ctx, const struct mt_bpf_block *blk)
 {
 	struct gather *g = ctx;
 	mt_grow(&g->v, &g->cap, g->n, sizeof *g->v);
-	g->v[g->n++] = (struct mt_live_block){ blk->ptr, blk->size, blk->stack_id };
+	g->v[g->n++] = (struct mt_live_block){ blk->ptr, blk->size, blk->stack_id, blk->ts };
 }
 
 static int by_addr(const void *a, const void *b)
@@ -62,7 +62,8 @@ int mt_live_scan(struct mt_bpf *b, pid_t pid, struct mt_live_scan *out)
 	return r >= 0 ? 0 : -1;
 }
 
-void mt_live_scan_apply(const struct mt_live_scan *s, struct mt_bpf *b, struct mt_process *p)
+void mt_live_scan_apply(const struct mt_live_scan *s, struct mt_bpf *b, struct mt_process *p,
+			uint64_t before)
 {
 	if (!s->ran)
 		return;
@@ -87,6 +88,8 @@ void mt_live_scan_apply(const struct mt_live_scan *s, struct mt_bpf *b, struct m
 	k->nsites = p->figures.nsites;
 	k->sites = xcalloc(k->nsites ? k->nsites : 1, sizeof *k->sites);
 	for (size_t i = 0; i < s->n; i++) {
+		if (before && s->blocks[i].ts >= before)
+			continue;
 		unsigned kind = s->res.complete ? s->kinds[i] : MT_LEAK_REACHABLE;
 		k->sites[site[i]].count[kind]++;
 		k->sites[site[i]].bytes[kind] += s->blocks[i].size;

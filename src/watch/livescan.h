@@ -19,6 +19,7 @@
 
 struct mt_live_block {
 	uint64_t addr, size, stack_id;
+	uint64_t ts; /* its allocation's, CLOCK_MONOTONIC ns */
 };
 
 struct mt_live_scan {
@@ -35,9 +36,12 @@ struct mt_live_scan {
 int mt_live_scan(struct mt_bpf *b, pid_t pid, struct mt_live_scan *out);
 
 /* Puts what S found into P (the watch's snapshot of the same process): its
- * kinds per site and in total.  Blocks allocated after the scan, which it
- * did not see, count as still reachable (never a false leak). */
-void mt_live_scan_apply(const struct mt_live_scan *s, struct mt_bpf *b, struct mt_process *p);
+ * kinds per site and in total, of the blocks allocated before BEFORE
+ * (CLOCK_MONOTONIC ns; 0: all), as the snapshot counts those alone (sweep's
+ * --min-age).  Blocks allocated after the scan, which it did not see,
+ * count as still reachable (never a false leak). */
+void mt_live_scan_apply(const struct mt_live_scan *s, struct mt_bpf *b, struct mt_process *p,
+			uint64_t before);
 
 /* One line on F: what the scan found and how long the process was held. */
 void mt_live_scan_say(const struct mt_live_scan *s, FILE *f);

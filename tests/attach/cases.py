@@ -191,6 +191,40 @@ def case_sweep(t, prog_a, prog_b):
             p.wait()
 
 
+def case_sweep_scan(t, prog):
+    """sweep's leak scan: the server (server.c) serves one batch while the
+    sweep watches; at the end its forgotten buffers rank first as lost,
+    its cache and sessions are still held, not leaks."""
+    p = start(t, [prog])
+    m = subprocess.Popen([t.memtrace, 'sweep', '--duration', '6', '--min-age', '0', '-n', '500'],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = m.stderr.readline()
+        if not t.check('every process probed' in line, f'sweep says when it watches ({line!r})'):
+            return
+        p.send_signal(signal.SIGUSR1)
+        t.eq(p.stdout.readline().strip(), 'served 200', 'the server served a batch while swept')
+        so, se = m.communicate(timeout=120)
+        t.eq(m.returncode, 0, f'memtrace sweep (stderr {se[-400:]!r})')
+        blocks = so.split('\n\n')
+        mine = [b for b in blocks if f'pid {p.pid} ' in b]
+        lost = [b for b in mine if 'serve' in b and ' lost in ' in b]
+        t.check(len(lost) == 1 and lost[0].startswith('51.2 KB lost in 200 blocks,'),
+                f'the forgotten buffers: 51.2 KB lost in 200 blocks ({mine[:3]!r})')
+        held = [b.split(',')[0] for b in mine if 'still held' in b]
+        t.eq(sorted(held), ['12.8 KB still held in 200 blocks', '25.6 KB still held in 200 blocks'],
+             'the cache and the sessions: still held')
+        first = next((b for b in blocks if b.startswith(('memtrace sweep', '  ')) is False), '')
+        t.check('lost' in first.split('\n')[0], f'the sweep ranks lost blocks first ({first[:200]!r})')
+        t.check(re.search(r'leak scan: [\d.]+ \w?B lost', so) is not None, f'the sweep sums the kinds up ({so[:300]!r})')
+    finally:
+        if m.poll() is None:
+            m.kill()
+            m.wait()
+        p.kill()
+        p.wait()
+
+
 def one_error_line(t, argv, what, env=None, pre=()):
     rc, so, se = t.run([*pre, *argv], env=env, timeout=60)
     lines = [x for x in se.splitlines() if x.strip()]
