@@ -20,6 +20,8 @@
 #include "base/clock.h"
 
 #include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 static const char usage_text[] =
@@ -37,19 +39,39 @@ static const char epilogue[] =
 	"Outstanding and leaked count only allocations made while attached.\n"
 	"See memtrace-attach(1).\n";
 
-/* The table of outstanding call sites, every interval. */
+/* The table of outstanding call sites, every interval; the leak scan and
+ * report on demand (SIGUSR2, --scan-interval). */
 struct attach_table {
 	struct mt_watch *live;
 	struct mt_top *tp;
 	uint64_t interval_ns, next_ns;
 	int show; /* --interval 0: only the leak report at the end */
 	long top;
+	struct mt_session *ss;
+	const struct mt_pids *pids;
+	int no_scan;
+	uint64_t scan_every_ns, next_scan_ns; /* --scan-interval (0: none) */
 };
+
+static volatile sig_atomic_t scan_asked;
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	scan_asked = 1;
+}
+
+static void scan_and_report(struct attach_table *t, uint64_t start_ns);
 
 static int print_table(void *ctx, uint64_t elapsed_ns, int rescanned)
 {
 	struct attach_table *t = ctx;
 	(void)rescanned;
+	if (scan_asked || (t->scan_every_ns && elapsed_ns >= t->next_scan_ns)) {
+		scan_asked = 0;
+		t->next_scan_ns = elapsed_ns + t->scan_every_ns;
+		scan_and_report(t, mt_now_ns() - elapsed_ns);
+	}
 	if (!t->show || elapsed_ns < t->next_ns)
 		return 0;
 	t->next_ns = elapsed_ns + t->interval_ns;
@@ -110,10 +132,27 @@ static void print_leaks(struct mt_session *ss, struct mt_watch *live, uint64_t s
 	mt_recording_free(&snap);
 }
 
+/* The leak scan of every process (unless --no-scan), then the leak
+ * report: at the end, and on demand while attached. */
+static void scan_and_report(struct attach_table *t, uint64_t start_ns)
+{
+	struct mt_live_scan *scans = NULL;
+	if (!t->no_scan) {
+		mt_session_poll(t->ss, 0);
+		scans = xcalloc(t->pids->n, sizeof *scans);
+		scan_all(t->ss, t->pids, scans);
+	}
+	print_leaks(t->ss, t->live, start_ns, t->top, t->pids, scans);
+	for (size_t i = 0; scans && i < t->pids->n; i++)
+		mt_live_scan_free(&scans[i]);
+	free(scans);
+	fflush(stdout);
+}
+
 int cmd_attach(int argc, char **argv)
 {
 	struct mt_pids pids = { .n = 0 };
-	double duration = 0, interval = 5;
+	double duration = 0, interval = 5, scan_interval = 0;
 	uint64_t top = 10;
 	const char *output = NULL;
 	int embed = 0, no_scan = 0;
@@ -141,6 +180,14 @@ int cmd_attach(int argc, char **argv)
 			  "recording (-o), to report it on another machine",
 		  .type = MT_OPT_FLAG,
 		  .target = &embed },
+		{ .longopt = "--scan-interval",
+		  .argh = "S",
+		  .help = "also scan and print the leak report every S seconds\n"
+			  "(and whenever memtrace gets SIGUSR2)",
+		  .type = MT_OPT_SECONDS,
+		  .target = &scan_interval,
+		  .flags = MT_OPTF_POSITIVE,
+		  .err = "--scan-interval needs a positive duration: " MT_DURATION_FORMS },
 		{ .longopt = "--no-scan",
 		  .help = "no leak scan at the end: every outstanding block\n"
 			  "is reported as leaked (by default each process is\n"
@@ -182,7 +229,15 @@ int cmd_attach(int argc, char **argv)
 		.next_ns = (uint64_t)(interval * 1e9),
 		.show = interval > 0,
 		.top = (long)top,
+		.ss = &ss,
+		.pids = &pids,
+		.no_scan = no_scan,
+		.scan_every_ns = (uint64_t)(scan_interval * 1e9),
+		.next_scan_ns = (uint64_t)(scan_interval * 1e9),
 	};
+	struct sigaction sa = { .sa_handler = on_usr2 };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR2, &sa, NULL);
 	struct mt_session_loop loop = {
 		.poll_ms = 10,
 		.duration = duration,
@@ -198,16 +253,7 @@ int cmd_attach(int argc, char **argv)
 	mt_note("attached to %zu process%s; Ctrl-C to stop and print the leaks", pids.n,
 		pids.n == 1 ? "" : "es");
 	mt_session_run(&ss, &loop);
-	struct mt_live_scan *scans = NULL;
-	if (!no_scan) {
-		mt_session_poll(&ss, 0);
-		scans = xcalloc(pids.n, sizeof *scans);
-		scan_all(&ss, &pids, scans);
-	}
-	print_leaks(&ss, t.live, loop.start_ns, (long)top, &pids, scans);
-	for (size_t i = 0; scans && i < pids.n; i++)
-		mt_live_scan_free(&scans[i]);
-	free(scans);
+	scan_and_report(&t, loop.start_ns);
 	mt_top_free(t.tp);
 	mt_watch_free(t.live);
 	return mt_session_close(&ss);

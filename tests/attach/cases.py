@@ -567,8 +567,27 @@ def case_attach_scan(t, prog):
             so, se = out
             t.check('leak scan' not in se and 'DEFINITELY' not in so, '--no-scan: no scan')
             t.check('leaked: 89.6 KB in 600 allocations' in so, f'--no-scan: every block leaked ({so[-600:]!r})')
-        p.send_signal(signal.SIGUSR1)
-        t.eq(p.stdout.readline().strip(), 'served 600', 'the server still serves after two scans')
+        # on demand: SIGUSR2 scans and reports while attached
+        m = subprocess.Popen([t.memtrace, '-p', str(p.pid), '--interval', '0'],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            t.check('attached' in m.stderr.readline(), 'memtrace -p: attached again')
+            p.send_signal(signal.SIGUSR1)
+            t.eq(p.stdout.readline().strip(), 'served 600', 'the server still serves after two scans')
+            m.send_signal(signal.SIGUSR2)
+            first = m.stderr.readline()
+            t.check('leak scan of process' in first and ': 51200 bytes definitely lost' in first,
+                    f'SIGUSR2: a scan while attached ({first!r})')
+            p.send_signal(signal.SIGUSR1)
+            t.eq(p.stdout.readline().strip(), 'served 800', 'the server serves on after a scan')
+            m.send_signal(signal.SIGINT)
+            so, se = m.communicate(timeout=60)
+            t.check(': 102400 bytes definitely lost' in se, f'the scan at the end counts both batches ({se[-300:]!r})')
+            t.eq(so.count('DEFINITELY AND INDIRECTLY LOST'), 2, 'two leak reports: on SIGUSR2 and at the end')
+        finally:
+            if m.poll() is None:
+                m.kill()
+                m.wait()
     finally:
         p.kill()
         p.wait()
