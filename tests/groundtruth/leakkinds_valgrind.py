@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""leakkinds_valgrind.py GT-LEAKKINDS - the kinds gt-leakkinds says its
-blocks are (the ones the leak scan must find: test-procscan) are the kinds
-valgrind's memcheck finds for them, with the heuristics off.
+"""leakkinds_valgrind.py PROG N [ARGS...] - the kinds PROG (gt-leakkinds,
+gt-leakcxx) says its blocks are (the ones the leak scan must find:
+test-procscan, leakkinds.py) are the kinds valgrind's memcheck finds for
+them, with the heuristics off; N of its blocks are lost one way or another.
 
 Its definitely, indirectly and possibly lost bytes and blocks are the
 program's own (the C runtime loses nothing); memcheck's still reachable
@@ -17,20 +18,20 @@ import sys
 
 import gtlib
 
-t = gtlib.Case('leakkinds-valgrind')
-prog = sys.argv[1]
+t = gtlib.Case('leakkinds-valgrind ' + sys.argv[1].rsplit('/', 1)[-1])
+prog, nlost, args = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 vg = shutil.which('valgrind')
 if not t.check(vg, 'valgrind is installed (tools/setup.sh installs it)'):
     t.finish()
 p = subprocess.run([vg, '--leak-check=full', '--show-leak-kinds=all', '--leak-check-heuristics=none',
-                    prog, 'exit'], capture_output=True, text=True, timeout=300)
+                    prog, *args], capture_output=True, text=True, timeout=300)
 t.eq(p.returncode, 0, f'valgrind exit status (stderr {p.stderr[-400:]!r})')
 want = {k: [0, 0] for k in ('definite', 'indirect', 'possible', 'reachable')}
 for m in re.finditer(r'^block [0-9a-f]+ (\d+) (\w+)$', p.stdout, re.M):
     want[m.group(2)][0] += int(m.group(1))
     want[m.group(2)][1] += 1
-t.eq(want['definite'][1] + want['indirect'][1] + want['possible'][1], 7,
-     'gt-leakkinds exit: seven blocks lost one way or another')
+t.eq(want['definite'][1] + want['indirect'][1] + want['possible'][1], nlost,
+     f'{prog}: {nlost} blocks lost one way or another')
 # memcheck's loss records, less the runtime's: the thread's TLS block
 # (_dl_allocate_tls), which a dead thread's descriptor points into
 KIND = {'definitely lost': 'definite', 'indirectly lost': 'indirect', 'possibly lost': 'possible',
