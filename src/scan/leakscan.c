@@ -15,6 +15,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* How much is read at a time, of how many blocks at most. */
 #define SCAN_PIECE (256u * 1024u)
@@ -27,15 +28,108 @@
 /* The clique pass's "no clique": the roots' pass. */
 #define NO_CLIQUE SIZE_MAX
 
-/* The granule index and the list of large blocks. */
+/* Regions of 1 GB; a region where at least DENSE_STARTS granules have a
+ * block starting gets a table (2 MB) of its own. */
+#define REGION_SHIFT 30
+#define REGION_GRANULES ((size_t)1 << (REGION_SHIFT - GRANULE_SHIFT))
+#define DENSE_STARTS 2048
+/* A block spanning more regions than this makes the index "wide". */
+#define MAX_SPAN_REGIONS 64
+
+static int add_region(struct mt_leakscan *s, size_t *cap, uint64_t r)
+{
+	if (s->nregions && s->regions[s->nregions - 1].region >= r) {
+		/* blocks come in address order: only a spanning block's later
+		 * regions, or the same region again */
+		for (size_t i = s->nregions; i-- > 0 && s->regions[i].region >= r;)
+			if (s->regions[i].region == r)
+				return 0;
+	}
+	if (s->nregions == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		struct mt_scan_region *v = realloc(s->regions, c * sizeof *v);
+		if (!v)
+			return -1;
+		s->regions = v;
+		*cap = c;
+	}
+	s->regions[s->nregions++] = (struct mt_scan_region){ r, NULL };
+	return 0;
+}
+
+static int by_region(const void *a, const void *b)
+{
+	const struct mt_scan_region *x = a, *y = b;
+	return x->region < y->region ? -1 : x->region > y->region;
+}
+
+/* The region entry of address >> REGION_SHIFT R, or NULL. */
+static const struct mt_scan_region *region_of(const struct mt_leakscan *s, uint64_t r)
+{
+	size_t lo = 0, hi = s->nregions;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->regions[mid].region < r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nregions && s->regions[lo].region == r ? &s->regions[lo] : NULL;
+}
+
+/* Granule G's entry (first | count << 32) into *V: 1, or 0 when no block
+ * starts in it. */
+static int granule(const struct mt_leakscan *s, uint64_t g, uint64_t *v)
+{
+	const struct mt_scan_region *r = region_of(s, g >> (REGION_SHIFT - GRANULE_SHIFT));
+	if (!r)
+		return 0;
+	if (r->table) {
+		*v = r->table[g & (REGION_GRANULES - 1)];
+		return *v != 0;
+	}
+	return mt_ptrmap_get(&s->granules, g + 1, v);
+}
+
+/* The regions, their tables, the hash of the sparse regions' granules
+ * and the list of large blocks. */
 static int index_blocks(struct mt_leakscan *s)
 {
-	size_t granules = 0, slots = 1024;
+	size_t granules = 0, slots = 1024, cap = 0;
 	for (size_t i = 0; i < s->n; i++) {
-		granules += !i || s->blocks[i].addr >> GRANULE_SHIFT !=
-					  s->blocks[i - 1].addr >> GRANULE_SHIFT;
-		s->nlarge += s->blocks[i].size >> GRANULE_SHIFT != 0;
+		const struct mt_scan_block *b = &s->blocks[i];
+		granules += !i || b->addr >> GRANULE_SHIFT != s->blocks[i - 1].addr >> GRANULE_SHIFT;
+		s->nlarge += b->size >> GRANULE_SHIFT != 0;
+		uint64_t r0 = b->addr >> REGION_SHIFT, end = b->addr + (b->size ? b->size - 1 : 0);
+		uint64_t r1 = (end < b->addr ? UINT64_MAX : end) >> REGION_SHIFT;
+		if (r1 - r0 >= MAX_SPAN_REGIONS) {
+			s->wide = 1;
+			r1 = r0;
+		}
+		for (uint64_t r = r0; r <= r1; r++)
+			if (add_region(s, &cap, r) < 0)
+				return -1;
 	}
+	if (s->nregions)
+		qsort(s->regions, s->nregions, sizeof *s->regions, by_region);
+	/* the starts per region: the dense ones get a table */
+	size_t *starts = calloc(s->nregions ? s->nregions : 1, sizeof *starts);
+	if (!starts)
+		return -1;
+	for (size_t i = 0; i < s->n; i++)
+		if (!i || s->blocks[i].addr >> GRANULE_SHIFT != s->blocks[i - 1].addr >> GRANULE_SHIFT)
+			starts[region_of(s, s->blocks[i].addr >> REGION_SHIFT) - s->regions]++;
+	for (size_t k = 0; k < s->nregions; k++) {
+		if (starts[k] < DENSE_STARTS)
+			continue;
+		s->regions[k].table = mt_ptrmap_mem(REGION_GRANULES * sizeof(uint64_t));
+		if (!s->regions[k].table) {
+			free(starts);
+			return -1;
+		}
+		granules -= starts[k];
+	}
+	free(starts);
 	while (slots < 2 * granules)
 		slots *= 2;
 	s->large = malloc((s->nlarge ? s->nlarge : 1) * sizeof *s->large);
@@ -48,7 +142,11 @@ static int index_blocks(struct mt_leakscan *s)
 			s->large[nl++] = (uint32_t)i;
 		if (i + 1 < s->n && s->blocks[i + 1].addr >> GRANULE_SHIFT == g)
 			continue;
-		if (mt_ptrmap_put(&s->granules, g + 1, first | (uint64_t)(i + 1 - first) << 32) < 0)
+		uint64_t v = first | (uint64_t)(i + 1 - first) << 32;
+		const struct mt_scan_region *r = region_of(s, g >> (REGION_SHIFT - GRANULE_SHIFT));
+		if (r->table)
+			r->table[g & (REGION_GRANULES - 1)] = v;
+		else if (mt_ptrmap_put(&s->granules, g + 1, v) < 0)
 			return -1;
 		first = i + 1;
 	}
@@ -101,6 +199,12 @@ void mt_leakscan_free(struct mt_leakscan *s)
 	s->batch = NULL;
 	s->batch_idx = NULL;
 	mt_ptrmap_destroy(&s->granules);
+	for (size_t k = 0; k < s->nregions; k++)
+		if (s->regions[k].table)
+			munmap(s->regions[k].table, REGION_GRANULES * sizeof(uint64_t));
+	free(s->regions);
+	s->regions = NULL;
+	s->nregions = 0;
 	s->kind = NULL;
 	s->stack = NULL;
 	s->buf = NULL;
@@ -135,17 +239,27 @@ ptrdiff_t mt_leakscan_find(const struct mt_leakscan *s, uint64_t addr)
 {
 	if (addr - s->lo >= s->hi - s->lo)
 		return -1;
+	/* (a word in no region of blocks: at once) */
+	if (!s->wide && !region_of(s, addr >> REGION_SHIFT))
+		return -1;
 	uint64_t g = addr >> GRANULE_SHIFT, v;
-	if (mt_ptrmap_get(&s->granules, g + 1, &v)) {
+	if (granule(s, g, &v)) {
 		size_t first = (uint32_t)v, count = (size_t)(v >> 32);
-		if (addr >= s->blocks[first].addr)
-			return search(s, NULL, first, first + count, addr);
+		if (addr >= s->blocks[first].addr) {
+			if (count > 8)
+				return search(s, NULL, first, first + count, addr);
+			/* a few blocks (most granules): in a line or two */
+			size_t k = first;
+			while (k + 1 < first + count && s->blocks[k + 1].addr <= addr)
+				k++;
+			return covers(&s->blocks[k], addr) ? (ptrdiff_t)k : -1;
+		}
 		/* before the granule's first block: the block before it */
 		return first && covers(&s->blocks[first - 1], addr) ? (ptrdiff_t)first - 1 : -1;
 	}
 	/* no block starts in this granule: one crossing from the granule
 	 * before, or a large one */
-	if (g && mt_ptrmap_get(&s->granules, g, &v)) {
+	if (g && granule(s, g - 1, &v)) {
 		size_t last = (uint32_t)v + (size_t)(v >> 32) - 1;
 		if (covers(&s->blocks[last], addr))
 			return (ptrdiff_t)last;
@@ -194,32 +308,57 @@ static void reach(struct mt_leakscan *s, uint64_t word, int definite_from, size_
 	}
 }
 
-/* The words that look like pointers are looked up a batch at a time, their
- * granules' slots prefetched first: on a heap of random pointers a lookup
- * otherwise waits on two or three cache misses in a row. */
-#define BATCH 16
+/* The words that look like pointers are looked up a batch at a time, in
+ * three steps over the batch: their granules' entries prefetched, then
+ * the blocks and kinds those name, then the lookups: on a heap of random
+ * pointers a lookup otherwise waits on three cache misses in a row. */
+#define BATCH 32
+
+static void prefetch_granule(const struct mt_leakscan *s, const struct mt_scan_region *r, uint64_t g)
+{
+	if (r && r->table) {
+		__builtin_prefetch(&r->table[g & (REGION_GRANULES - 1)]);
+	} else {
+		size_t slot = mt_ptrmap_hash(g + 1) & s->granules.mask;
+		__builtin_prefetch(&s->granules.keys[slot]);
+		__builtin_prefetch(&s->granules.vals[slot]);
+	}
+}
+
+static void lookup_batch(struct mt_leakscan *s, const uint64_t *cand, size_t n, int definite_from,
+			 size_t clique)
+{
+	for (size_t k = 0; k < n; k++) {
+		uint64_t v;
+		if (granule(s, cand[k] >> GRANULE_SHIFT, &v)) {
+			__builtin_prefetch(&s->blocks[(uint32_t)v]);
+			__builtin_prefetch(&s->kind[(uint32_t)v]);
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		reach(s, cand[k], definite_from, clique);
+}
 
 static void scan_words(struct mt_leakscan *s, const uintptr_t *w, size_t nw, int definite_from,
 		       size_t clique)
 {
 	uint64_t lo = s->lo, span = s->hi - s->lo, cand[BATCH];
-	const struct mt_ptrmap *g = &s->granules;
 	size_t n = 0;
 	for (size_t i = 0; i < nw; i++) {
 		if ((uint64_t)w[i] - lo >= span)
 			continue;
-		size_t slot = mt_ptrmap_hash(((uint64_t)w[i] >> GRANULE_SHIFT) + 1) & g->mask;
-		__builtin_prefetch(&g->keys[slot]);
-		__builtin_prefetch(&g->vals[slot]);
+		uint64_t g = (uint64_t)w[i] >> GRANULE_SHIFT;
+		const struct mt_scan_region *r = region_of(s, g >> (REGION_SHIFT - GRANULE_SHIFT));
+		if (!r && !s->wide)
+			continue; /* in no region of blocks */
+		prefetch_granule(s, r, g);
 		cand[n++] = w[i];
 		if (n == BATCH) {
-			for (size_t k = 0; k < n; k++)
-				reach(s, cand[k], definite_from, clique);
+			lookup_batch(s, cand, n, definite_from, clique);
 			n = 0;
 		}
 	}
-	for (size_t k = 0; k < n; k++)
-		reach(s, cand[k], definite_from, clique);
+	lookup_batch(s, cand, n, definite_from, clique);
 	s->scanned += nw * sizeof *w;
 }
 

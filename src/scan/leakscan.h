@@ -43,6 +43,11 @@ struct mt_scan_piece {
  * in one call: a system call a block would cost more than the scan. */
 typedef int (*mt_scan_read_fn)(void *ctx, const struct mt_scan_piece *p, size_t n, void *buf);
 
+struct mt_scan_region {
+	uint64_t region; /* address >> 30 */
+	uint64_t *table; /* per granule: first | count << 32, 0: none; NULL: in the hash */
+};
+
 struct mt_leakscan {
 	const struct mt_scan_block *blocks;
 	size_t n;
@@ -52,7 +57,15 @@ struct mt_leakscan {
 	uint64_t lo, hi; /* the blocks' span: most words are rejected by it */
 	/* The finding of a word's block in one or two probes: for each 4 KB
 	 * granule where blocks start, the first of them and how many (first |
-	 * count << 32); and the blocks larger than a granule, in order. */
+	 * count << 32); and the blocks larger than a granule, in order.  The
+	 * granules are found through the 1 GB regions that hold blocks: a
+	 * region where many start has a table of its own (one load, no
+	 * hashing), the others share a hash map; a word in no region is no
+	 * block's, at once (unless a block spans too many regions to list:
+	 * wide). */
+	struct mt_scan_region *regions;
+	size_t nregions;
+	int wide;
 	struct mt_ptrmap granules;
 	uint32_t *large;
 	size_t nlarge;

@@ -33,6 +33,15 @@ def run(t, mode, prog):
         if block:
             t.check_site(t.site(p, 'handler_block'), f'run {i}: handler_block', allocations=1,
                          allocated_bytes=4242, leaked_allocations=1, leaked_bytes=4242)
+        if mode == 'record':
+            # the leak scan of a process exiting from its signal handler:
+            # held at its exit like any other, complete, every leaked
+            # block of a kind (the handler's, dropped, is lost or still in
+            # a register or the handler's stack: either)
+            lk = p.get('leak_kinds') or {}
+            t.eq(lk.get('complete'), True, f'run {i}: the leak scan at an exit from a handler ({lk.get("why")!r})')
+            kinds = sum(lk.get(f'{k}_allocations', 0) for k in ('definite', 'indirect', 'possible', 'reachable'))
+            t.eq(kinds, p.get('totals', {}).get('leaked_allocations'), f'run {i}: every leaked block has a kind')
         else:
             held += 1
         # churn_once's free of a block whose allocation the cut took away

@@ -112,6 +112,39 @@ int main(void)
 	CHECK_EQ(s.kind[6], MT_LEAK_POSSIBLE);
 	mt_leakscan_free(&s);
 
+	/* the index over regions: blocks far apart, a large one, one that
+	 * crosses into the next 1 GB region, a region dense enough for a
+	 * table of its own, and a block so large it spans every region */
+	{
+		static struct mt_scan_block far[3000 + 4];
+		size_t nf = 0;
+		far[nf++] = (struct mt_scan_block){ 0x10000000, 64 };
+		far[nf++] = (struct mt_scan_block){ 0x10001000, 8192 };
+		for (int k = 0; k < 3000; k++) /* 3,000 granules: a table */
+			far[nf++] = (struct mt_scan_block){ 0x200000000 + 4096 * (uint64_t)k + 64, 16 };
+		far[nf++] = (struct mt_scan_block){ 0x7f0000000000, 32 };
+		far[nf++] = (struct mt_scan_block){ 0x7f0000000000 + (1ull << 30) - 16, 64 };
+		CHECK(mt_leakscan_init(&s, far, nf, rd, NULL) == 0);
+		CHECK_EQ(mt_leakscan_find(&s, 0x10000000 + 8), 0);
+		CHECK_EQ(mt_leakscan_find(&s, 0x10001000 + 5000), 1);
+		CHECK_EQ(mt_leakscan_find(&s, 0x10003000), (uint64_t)-1);
+		CHECK_EQ(mt_leakscan_find(&s, 0x50000000), (uint64_t)-1); /* no region */
+		CHECK_EQ(mt_leakscan_find(&s, 0x200000000 + 4096 * 2999ull + 64 + 15), 3001);
+		CHECK_EQ(mt_leakscan_find(&s, 0x200000000 + 4096 * 1500ull + 63), (uint64_t)-1);
+		CHECK_EQ(mt_leakscan_find(&s, 0x200000000 + 4096 * 1500ull + 64), 1502);
+		CHECK_EQ(mt_leakscan_find(&s, 0x7f0000000000 + 31), 3002);
+		CHECK_EQ(mt_leakscan_find(&s, 0x7f0000000000 + (1ull << 30) + 40), 3003);
+		CHECK_EQ(mt_leakscan_find(&s, 0x7f0000000000 + (1ull << 30) + 48), (uint64_t)-1);
+		CHECK(!s.wide);
+		mt_leakscan_free(&s);
+		struct mt_scan_block huge[] = { { 0x1000, 1ull << 40 }, { (1ull << 40) + 0x2000, 8 } };
+		CHECK(mt_leakscan_init(&s, huge, 2, rd, NULL) == 0);
+		CHECK(s.wide);
+		CHECK_EQ(mt_leakscan_find(&s, 0x1000 + (1ull << 39)), 0);
+		CHECK_EQ(mt_leakscan_find(&s, (1ull << 40) + 0x2004), 1);
+		mt_leakscan_free(&s);
+	}
+
 	/* a block of size 0 is reached by its address alone */
 	struct mt_scan_block zero[] = { { W(0), 0 }, { W(1), 0 } };
 	CHECK(mt_leakscan_init(&s, zero, 2, rd, NULL) == 0);
