@@ -1,14 +1,14 @@
 /*
  * heapgraph.c - a heap for the leak scan's benchmark (bench-scan.sh): MB
- * megabytes of blocks of 32 to 2,048 bytes whose words are a quarter
- * pointers to other blocks (some into their middle) and the rest small
- * numbers, as a program's heap is; a global table holds one block in
+ * megabytes of blocks of 32 to 2,048 bytes whose words are one in PER
+ * (default 4) a pointer to another block (one pointer in 64 into its
+ * middle) and the rest small numbers; a global table holds one block in
  * eight, the others are reached through the graph or lost.
  *
- *   heapgraph MB          builds it and exits (the scan at record's exit)
- *   heapgraph MB hold     builds it, says "ready", waits to be attached to
- *                         and killed; with SIGUSR1 it builds it again
- *                         (blocks allocated while attached)
+ *   heapgraph MB [PER]         builds it and exits (the scan at record's exit)
+ *   heapgraph MB PER hold      builds it, says "ready", waits to be attached
+ *                              to and killed; with SIGUSR1 it builds it again
+ *                              (blocks allocated while attached)
  */
 #include <signal.h>
 #include <stdint.h>
@@ -20,6 +20,7 @@
 static void **table;
 static size_t ntable;
 static volatile sig_atomic_t again;
+static uint64_t per = 4;
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -51,7 +52,7 @@ static void build(size_t mb, uint64_t seed)
 		uint64_t *w = v[i];
 		for (size_t k = 0; k < sz[i] / 8; k++) {
 			uint64_t r = rnd(&s);
-			if (r % 4 == 0 && i > 0) {
+			if (r % per == 0 && i > 0) {
 				size_t j = rnd(&s) % n;
 				w[k] = (uint64_t)(uintptr_t)v[j] + (r % 64 == 0 ? 8 : 0);
 			} else {
@@ -69,7 +70,8 @@ static void build(size_t mb, uint64_t seed)
 int main(int argc, char **argv)
 {
 	size_t mb = argc > 1 ? (size_t)atol(argv[1]) : 256;
-	int hold = argc > 2 && !strcmp(argv[2], "hold");
+	per = argc > 2 && atol(argv[2]) > 0 ? (uint64_t)atol(argv[2]) : 4;
+	int hold = argc > 3 && !strcmp(argv[3], "hold");
 	build(mb, 88172645463325252ull);
 	if (!hold)
 		return 0;
