@@ -86,6 +86,8 @@ int cmd_diff(int argc, char **argv)
 		if (sel[loaded].matched.truncated)
 			mt_warning("%s is truncated (%s); comparing what it holds", files[loaded],
 				   sel[loaded].matched.why);
+		/* --leaks=KINDS: both sides' leaked figures of those kinds alone */
+		mt_select_leak_kinds(&sel[loaded].matched, views.leak_kinds, files[loaded]);
 	}
 	int r = 1;
 	if (loaded == 2) {

@@ -58,6 +58,14 @@ def run(t, prog):
     t.check('+7.00 KB (+7x): leak_grows' in so, 'text: leak_grows +7,000 B in 7 blocks')
     t.check('-350 B (-7x): leak_shrinks' in so, 'text: leak_shrinks -350 B in 7 blocks')
     t.check('steady' not in so and 'keep_one' not in so, 'text: unchanged sites are not in the tree')
+    # --leaks=lost: what the leak scan found lost on each side; K = 10
+    # "held" keeps its blocks in its arrays (still reachable): nothing lost
+    held, _ = t.record([prog, '10', 'held'], out=t.path('held.mtrace'))
+    rc, so, se = t.run([t.memtrace, 'diff', '--leaks=lost', '--json', base, held], what='memtrace diff --leaks=lost')
+    tot = ((json.loads(so) if rc == 0 else {}).get('processes') or [{}])[0].get('totals', {})
+    t.eq((tot.get('diff', {}).get('base', {}).get('leaked_bytes'), tot.get('diff', {}).get('new', {}).get('leaked_bytes'),
+          tot.get('leaked_bytes')), (3850, 0, -3850),
+         f'diff --leaks=lost: lost on each side, and the change ({se[-200:]!r})')
     # the same recording against itself: nothing changed
     rc, so, _ = t.run([t.memtrace, 'diff', '--json', base, base], what='memtrace diff')
     doc = json.loads(so) if rc == 0 else {}
