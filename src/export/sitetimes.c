@@ -2,6 +2,7 @@
  * sitetimes.c - see sitetimes.h.
  */
 #include "sitetimes.h"
+#include "base/bisect.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -244,14 +245,7 @@ void mt_st_site_json(FILE *f, struct mt_site_times *st, int by_thread, uint32_t 
 {
 	const struct mt_st_table *t = by_thread ? &st->threads : &st->times;
 	/* the site's pairs: found by bisection in the sorted array */
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->pairs[mid].site < s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = MT_PARTITION(t->n, i, t->pairs[i].site < s);
 	size_t end = lo;
 	while (end < t->n && t->pairs[end].site == s)
 		end++;

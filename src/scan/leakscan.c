@@ -12,6 +12,7 @@
  * are definitely lost.
  */
 #include "leakscan.h"
+#include "base/bisect.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -66,14 +67,7 @@ static int by_region(const void *a, const void *b)
 /* The region entry of address >> REGION_SHIFT R, or NULL. */
 static const struct mt_scan_region *region_of(const struct mt_leakscan *s, uint64_t r)
 {
-	size_t lo = 0, hi = s->nregions;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->regions[mid].region < r)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = MT_PARTITION(s->nregions, i, s->regions[i].region < r);
 	return lo < s->nregions && s->regions[lo].region == r ? &s->regions[lo] : NULL;
 }
 

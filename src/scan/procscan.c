@@ -2,6 +2,7 @@
  * procscan.c - see procscan.h.
  */
 #include "procscan.h"
+#include "base/bisect.h"
 #include "base/clock.h"
 #include "capture/bpf/procmaps.h"
 
@@ -135,15 +136,7 @@ static int allocator_data(const char *path)
 /* The first block at or above ADDR. */
 static size_t first_at(const struct mt_leakscan *s, uint64_t addr)
 {
-	size_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->blocks[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return MT_PARTITION(s->n, i, s->blocks[i].addr < addr);
 }
 
 static void scan_mapping(struct pscan *p, const struct mt_maps_line *m)
