@@ -89,25 +89,28 @@ int mt_leak_kinds_parse(const char *s, unsigned *mask, char *err, size_t len)
 		size_t n = strcspn(s, ",");
 		unsigned m = 0;
 		for (int k = 0; k < MT_LEAK_KINDS; k++)
-			if (strlen(mt_leak_kind_names[k]) == n && !strncmp(s, mt_leak_kind_names[k], n))
+			if (strlen(mt_leak_kind_names[k]) == n &&
+			    !strncmp(s, mt_leak_kind_names[k], n))
 				m = MT_LEAK_MASK(k);
 		if (n == 4 && !strncmp(s, "lost", 4))
 			m = MT_LEAK_LOST;
 		else if (n == 3 && !strncmp(s, "all", 3))
 			m = MT_LEAK_ALL;
 		if (!m) {
-			snprintf(err, len,
-				 "'%.*s' is no kind of leak (definite, indirect, possible, reachable, "
-				 "lost, all)",
-				 (int)(n > 64 ? 64 : n), s);
+			snprintf(
+				err, len,
+				"'%.*s' is no kind of leak (definite, indirect, possible, reachable, "
+				"lost, all)",
+				(int)(n > 64 ? 64 : n), s);
 			return -1;
 		}
 		*mask |= m;
 		s += n + (s[n] == ',');
 	}
 	if (!*mask) {
-		snprintf(err, len, "no kind of leak named (definite, indirect, possible, reachable, "
-				   "lost, all)");
+		snprintf(err, len,
+			 "no kind of leak named (definite, indirect, possible, reachable, "
+			 "lost, all)");
 		return -1;
 	}
 	return 0;

@@ -10,17 +10,17 @@
 
 #include <stddef.h>
 
-#define MT_PARTITION(n, i, pred)                                  \
-	__extension__({                                           \
-		size_t mt_lo_ = 0, mt_hi_ = (n);                  \
-		while (mt_lo_ < mt_hi_) {                         \
+#define MT_PARTITION(n, i, pred)                                   \
+	__extension__({                                            \
+		size_t mt_lo_ = 0, mt_hi_ = (n);                   \
+		while (mt_lo_ < mt_hi_) {                          \
 			size_t i = mt_lo_ + (mt_hi_ - mt_lo_) / 2; \
-			if (pred)                                 \
-				mt_lo_ = i + 1;                   \
-			else                                      \
-				mt_hi_ = i;                       \
-		}                                                 \
-		mt_lo_;                                           \
+			if (pred)                                  \
+				mt_lo_ = i + 1;                    \
+			else                                       \
+				mt_hi_ = i;                        \
+		}                                                  \
+		mt_lo_;                                            \
 	})
 
 #endif

@@ -601,8 +601,10 @@ static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
 			char kinds[96] = "";
 			if (p->kinds.ran) {
 				mt_kind_sum(&p->kinds.total, MT_LEAK_LOST, &lc, &lb);
-				mt_kind_sum(&p->kinds.total, MT_LEAK_MASK(MT_LEAK_POSSIBLE), &pc, &pb);
-				mt_kind_sum(&p->kinds.total, MT_LEAK_MASK(MT_LEAK_REACHABLE), &hc, &hb);
+				mt_kind_sum(&p->kinds.total, MT_LEAK_MASK(MT_LEAK_POSSIBLE), &pc,
+					    &pb);
+				mt_kind_sum(&p->kinds.total, MT_LEAK_MASK(MT_LEAK_REACHABLE), &hc,
+					    &hb);
 				char e[32], g[32];
 				if (pc)
 					snprintf(kinds, sizeof kinds, " (and %s possibly lost)",

@@ -75,8 +75,9 @@ static void print_site_kinds(const struct mt_process *p, uint32_t s)
 	const struct mt_site_stats *st = &p->figures.sites[s];
 	char a[32], b[32];
 	if (!p->kinds.ran || !p->kinds.sites || s >= p->kinds.nsites) {
-		printf("%s outstanding in %s block%s (not scanned)", mt_fmt_bytes(st->live_bytes, a),
-		       mt_fmt_count(st->live_count, b), mt_s(st->live_count));
+		printf("%s outstanding in %s block%s (not scanned)",
+		       mt_fmt_bytes(st->live_bytes, a), mt_fmt_count(st->live_count, b),
+		       mt_s(st->live_count));
 		return;
 	}
 	static const struct {
@@ -127,7 +128,8 @@ static void print_text(struct mt_recording *snap, long top, double duration, dou
 	if (scans)
 		printf("  leak scan: %s lost (definitely and indirectly), %s possibly lost, %s still "
 		       "held (reachable: not leaks)\n",
-		       mt_fmt_bytes(kinds[0], a), mt_fmt_bytes(kinds[1], b), mt_fmt_bytes(kinds[3], c));
+		       mt_fmt_bytes(kinds[0], a), mt_fmt_bytes(kinds[1], b),
+		       mt_fmt_bytes(kinds[3], c));
 	for (size_t i = 0; scans && i < snap->nprocs; i++)
 		if (snap->procs[i]->figures.t.live_count && !scans[i].ran) {
 			printf("  not scanned: pid %u (", snap->procs[i]->pid);
@@ -179,7 +181,8 @@ static struct mt_live_scan *scan_all(struct mt_bpf *b, struct mt_recording *snap
 		scans[i].pid = (pid_t)p->pid;
 		if (mt_bpf_exit_status(b, p->pid, &st, NULL) ||
 		    (kill((pid_t)p->pid, 0) < 0 && errno == ESRCH))
-			snprintf(scans[i].res.why, sizeof scans[i].res.why, "it exited during the sweep");
+			snprintf(scans[i].res.why, sizeof scans[i].res.why,
+				 "it exited during the sweep");
 		else if (mt_live_scan(b, (pid_t)p->pid, &scans[i]) == 0)
 			mt_live_scan_apply(&scans[i], b, p, before);
 	}

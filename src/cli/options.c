@@ -374,7 +374,8 @@ void mt_select_leak_kinds(struct mt_recording *rec, unsigned mask, const char *f
 		return;
 	for (size_t i = 0; i < rec->nprocs; i++)
 		if (!mt_leak_kinds_select(rec->procs[i], mask))
-			mt_warning("%s: no leak scan classified process %u (recorded with --no-scan, "
-				   "or not by record): all its leaked blocks are shown",
-				   file, rec->procs[i]->pid);
+			mt_warning(
+				"%s: no leak scan classified process %u (recorded with --no-scan, "
+				"or not by record): all its leaked blocks are shown",
+				file, rec->procs[i]->pid);
 }

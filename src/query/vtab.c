@@ -13,7 +13,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { C_ID, C_PID, C_TID, C_SITE, C_SIZE, C_ADDR, C_ALLOC, C_FREE, C_TEMP, C_LIFE, C_PROCESS, C_KIND };
+enum {
+	C_ID,
+	C_PID,
+	C_TID,
+	C_SITE,
+	C_SIZE,
+	C_ADDR,
+	C_ALLOC,
+	C_FREE,
+	C_TEMP,
+	C_LIFE,
+	C_PROCESS,
+	C_KIND
+};
 
 struct tab {
 	sqlite3_vtab base;

@@ -21,8 +21,9 @@ int mt_leak_gate(FILE *f, struct mt_recording *rec, uint64_t max_bytes)
 		if (p->kinds.ran) {
 			uint64_t n, b;
 			mt_kind_sum(&p->kinds.total,
-				    MT_LEAK_MASK(MT_LEAK_POSSIBLE) | MT_LEAK_MASK(MT_LEAK_REACHABLE), &n,
-				    &b);
+				    MT_LEAK_MASK(MT_LEAK_POSSIBLE) |
+					    MT_LEAK_MASK(MT_LEAK_REACHABLE),
+				    &n, &b);
 			held += b;
 			scanned++;
 			mt_leak_kinds_select(p, MT_LEAK_LOST);

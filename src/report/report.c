@@ -132,9 +132,8 @@ static void print_resident(FILE *f, const struct mt_process *p)
  * (memcheck's kinds), or why it could not tell. */
 static void print_scan(FILE *f, const struct mt_process *p)
 {
-	static const char *const label[MT_LEAK_KINDS] = {
-		"definitely lost:", "indirectly lost:", "possibly lost:", "still reachable:"
-	};
+	static const char *const label[MT_LEAK_KINDS] = { "definitely lost:", "indirectly lost:",
+							  "possibly lost:", "still reachable:" };
 	const struct mt_leak_kinds *k = &p->kinds;
 	char a[32], b[32];
 	if (!k->ran)
@@ -268,8 +267,9 @@ static void print_totals(FILE *f, const struct mt_process *p, const struct mt_re
 		fprintf(f, " %s in %s allocation%s\n", mt_fmt_bytes(t->live_bytes, a),
 			mt_fmt_count(t->live_count, b), mt_s(t->live_count));
 	} else {
-		fprintf(f, "  leaked:          %s in %s allocation%s\n", mt_fmt_bytes(t->live_bytes, a),
-			mt_fmt_count(t->live_count, b), mt_s(t->live_count));
+		fprintf(f, "  leaked:          %s in %s allocation%s\n",
+			mt_fmt_bytes(t->live_bytes, a), mt_fmt_count(t->live_count, b),
+			mt_s(t->live_count));
 	}
 	print_scan(f, p);
 	print_resident(f, p);
@@ -417,8 +417,10 @@ static void kinds_trees(FILE *f, const struct mt_process *p, struct mt_symbolize
 		unsigned mask;
 		const char *title;
 	} parts[] = {
-		{ MT_LEAK_LOST, "DEFINITELY AND INDIRECTLY LOST (nothing the program holds points at them)" },
-		{ MT_LEAK_MASK(MT_LEAK_POSSIBLE), "POSSIBLY LOST (only pointers into their middle)" },
+		{ MT_LEAK_LOST,
+		  "DEFINITELY AND INDIRECTLY LOST (nothing the program holds points at them)" },
+		{ MT_LEAK_MASK(MT_LEAK_POSSIBLE),
+		  "POSSIBLY LOST (only pointers into their middle)" },
 	};
 	for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
 		struct mt_process *q = kinds_view(p, parts[i].mask);

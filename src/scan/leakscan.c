@@ -92,7 +92,8 @@ static int index_blocks(struct mt_leakscan *s)
 	size_t granules = 0, slots = 1024, cap = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct mt_scan_block *b = &s->blocks[i];
-		granules += !i || b->addr >> GRANULE_SHIFT != s->blocks[i - 1].addr >> GRANULE_SHIFT;
+		granules += !i ||
+			    b->addr >> GRANULE_SHIFT != s->blocks[i - 1].addr >> GRANULE_SHIFT;
 		s->nlarge += b->size >> GRANULE_SHIFT != 0;
 		uint64_t r0 = b->addr >> REGION_SHIFT, end = b->addr + (b->size ? b->size - 1 : 0);
 		uint64_t r1 = (end < b->addr ? UINT64_MAX : end) >> REGION_SHIFT;
@@ -111,7 +112,8 @@ static int index_blocks(struct mt_leakscan *s)
 	if (!starts)
 		return -1;
 	for (size_t i = 0; i < s->n; i++)
-		if (!i || s->blocks[i].addr >> GRANULE_SHIFT != s->blocks[i - 1].addr >> GRANULE_SHIFT)
+		if (!i ||
+		    s->blocks[i].addr >> GRANULE_SHIFT != s->blocks[i - 1].addr >> GRANULE_SHIFT)
 			starts[region_of(s, s->blocks[i].addr >> REGION_SHIFT) - s->regions]++;
 	for (size_t k = 0; k < s->nregions; k++) {
 		if (starts[k] < DENSE_STARTS)
@@ -308,7 +310,8 @@ static void reach(struct mt_leakscan *s, uint64_t word, int definite_from, size_
  * pointers a lookup otherwise waits on three cache misses in a row. */
 #define BATCH 32
 
-static void prefetch_granule(const struct mt_leakscan *s, const struct mt_scan_region *r, uint64_t g)
+static void prefetch_granule(const struct mt_leakscan *s, const struct mt_scan_region *r,
+			     uint64_t g)
 {
 	if (r && r->table) {
 		__builtin_prefetch(&r->table[g & (REGION_GRANULES - 1)]);

@@ -82,8 +82,10 @@ void mt_live_scan_apply(const struct mt_live_scan *s, struct mt_bpf *b, struct m
 	struct mt_leak_kinds *k = &p->kinds;
 	mt_leak_kinds_free(k);
 	k->ran = 1;
-	k->scan = (struct mt_scan_summary){ .ns = s->res.ns, .scanned = s->res.scanned,
-					    .roots = s->res.roots, .complete = (uint32_t)s->res.complete };
+	k->scan = (struct mt_scan_summary){ .ns = s->res.ns,
+					    .scanned = s->res.scanned,
+					    .roots = s->res.roots,
+					    .complete = (uint32_t)s->res.complete };
 	k->why = s->res.complete ? NULL : xstrdup(s->res.why);
 	k->nsites = p->figures.nsites;
 	k->sites = xcalloc(k->nsites ? k->nsites : 1, sizeof *k->sites);
