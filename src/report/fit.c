@@ -114,6 +114,11 @@ static size_t points(const char *s, size_t len, size_t n)
 	return b;
 }
 
+size_t mt_fit_prefix(const char *s, size_t len, size_t cols)
+{
+	return points(s, len, cols);
+}
+
 static size_t columns(const char *s, size_t len)
 {
 	size_t c = 0;

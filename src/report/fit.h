@@ -29,6 +29,9 @@ const char *mt_fold_name(const char *name, char *buf, size_t len);
  * folded unless FIT asks for full names); BUF holds what is made. */
 const char *mt_fit_label(const struct mt_frame *f, const struct mt_fit *fit, char *buf, size_t len);
 
+/* The bytes of the first COLS columns (code points) of S[0..LEN). */
+size_t mt_fit_prefix(const char *s, size_t len, size_t cols);
+
 /* A stream into OUT where each line longer than WIDTH columns (code points)
  * is wrapped: broken at its last space that fits (anywhere when none does),
  * the rest on lines indented as the line's tree prefix (its leading spaces
