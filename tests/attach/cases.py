@@ -413,6 +413,13 @@ def case_top_log(t, prog):
         rows = [x for x in so.splitlines() if 'node_alloc' in x]
         t.check(rows and all(f' < {" < ".join(TWINS_SHARED[1:])}' in x for x in rows),
                 f'the rows of the log: four frames each, as before ({rows})')
+        # --sort in a pipe too: build_index leaks more blocks, fewer bytes
+        rc, so, se = t.run([t.memtrace, 'top', '-p', str(p.pid), '--count', '1', '--interval', '0.5',
+                            '--sort', 'blocks'], timeout=60)
+        rows = [x for x in so.splitlines() if 'node_alloc' in x]
+        blocks = [int(x.split()[2].replace(',', '')) for x in rows]
+        t.check(rc == 0 and len(rows) == 2 and blocks[0] > blocks[1],
+                f'top --sort blocks: the site of more blocks first ({rows}, stderr {se.strip()[-200:]!r})')
     finally:
         p.kill()
         p.wait()
