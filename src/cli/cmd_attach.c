@@ -125,10 +125,14 @@ static void print_leaks(struct mt_session *ss, struct mt_watch *live, uint64_t s
 		.view = MT_VIEW_LEAKS, .threshold = 0.5, .limit = top, .pid = -1
 	};
 	printf("\n");
-	if (snap.nprocs)
-		mt_report_text(stdout, &snap, &ro);
-	else
+	if (snap.nprocs) {
+		/* fitted to the terminal, as report's text is */
+		FILE *f = mt_fit_open(stdout, mt_output_width());
+		mt_report_text(f, &snap, &ro);
+		mt_fit_close(f, stdout);
+	} else {
 		printf("no allocation made while attached is still outstanding\n");
+	}
 	mt_recording_free(&snap);
 }
 

@@ -27,6 +27,17 @@ static const char epilogue[] =
 	"\n"
 	"With filters, every figure counts only the allocations they match.\n";
 
+/* The report of REC on OUT: JSON, or text fitted to O's width. */
+static int report_to(FILE *out, struct mt_recording *rec, const struct mt_report_opts *o)
+{
+	if (o->json)
+		return mt_report_json(out, rec, o);
+	FILE *f = mt_fit_open(out, o->fit.width);
+	int r = mt_report_text(f, rec, o);
+	mt_fit_close(f, out);
+	return r;
+}
+
 /* --callers/--callees FN: the report is held until it is known whether FN
  * is on any stack, so that a name that is not gives one error line and no
  * report before it.  Returns what mt_report_* return. */
@@ -36,8 +47,8 @@ static int report_held(struct mt_recording *rec, const struct mt_report_opts *o)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
-		return o->json ? mt_report_json(stdout, rec, o) : mt_report_text(stdout, rec, o);
-	int r = o->json ? mt_report_json(f, rec, o) : mt_report_text(f, rec, o);
+		return report_to(stdout, rec, o);
+	int r = report_to(f, rec, o);
 	if (fclose(f) != 0)
 		mt_oom(len);
 	if (r == 0)
@@ -125,6 +136,7 @@ static int parse_args(struct report_args *a, struct mt_filter *filt, int argc, c
 		  .target = &o->top_down },
 		MT_OPT_RECPID(&o->pid, "only the process PID of a multi-process recording"),
 		MT_OPT_SUPPRESSIONS(&a->supp),
+		MT_OPT_FIT(&o->fit.width, &o->fit.full_names),
 		{ .type = MT_OPT_END },
 	};
 	const struct mt_cmdline cl = {
@@ -137,6 +149,8 @@ static int parse_args(struct report_args *a, struct mt_filter *filt, int argc, c
 	o->leak_kinds = views.leak_kinds;
 	o->filter = filt;
 	o->limit = (long)limit;
+	if (o->fit.width < 0)
+		o->fit.width = mt_output_width();
 	a->nviews = views.n;
 	if (views.n > 1)
 		return mt_usage_error(
@@ -203,7 +217,7 @@ static int print_report(struct mt_recording *rec, size_t nprocs, const struct mt
 	else if (o->callers || o->callees)
 		r = report_held(rec, o);
 	else
-		r = o->json ? mt_report_json(stdout, rec, o) : mt_report_text(stdout, rec, o);
+		r = report_to(stdout, rec, o);
 	if (!found)
 		return MT_EXIT_RUNTIME;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -215,9 +229,11 @@ static int print_report(struct mt_recording *rec, size_t nprocs, const struct mt
 
 int cmd_report(int argc, char **argv)
 {
-	struct report_args a = {
-		.o = { .view = MT_VIEW_SUMMARY, .threshold = 0.5, .limit = 0, .pid = -1 }
-	};
+	struct report_args a = { .o = { .view = MT_VIEW_SUMMARY,
+					.threshold = 0.5,
+					.limit = 0,
+					.pid = -1,
+					.fit = { .width = -1 } } };
 	static struct mt_filter filt; /* reachable from here until exit, freed at the end */
 	mt_filter_init(&filt);
 	int st = parse_args(&a, &filt, argc, argv);

@@ -148,7 +148,7 @@ static void print_text(struct mt_recording *snap, long top, double duration, dou
 		fputs("):\n", stdout);
 		struct mt_symbolizer *sym = mt_process_symbolizer(p);
 		int k = mt_site_frames(p, sym, v[i].site, fr, MT_SYM_MAX_FRAMES);
-		mt_print_frames(stdout, fr, k, 8, "    ");
+		mt_print_frames(stdout, fr, k, 8, "    ", NULL);
 		mt_sym_free(sym);
 	}
 	if ((long)n > top)

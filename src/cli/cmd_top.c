@@ -1,8 +1,9 @@
 /*
  * cmd_top.c - `memtrace top`: periodic top-N call-site snapshots of running
  * processes (or of every process, --all), aggregated in BPF maps: outstanding
- * bytes and blocks and the allocation rate per call site, as a table or as
- * one JSON object per line.
+ * bytes and blocks and the allocation rate per call site.  On a terminal, a
+ * screen redrawn in place, whose keys sort it or quit; elsewhere a table
+ * per interval, one after the other, or one JSON object per line.
  */
 #include "commands.h"
 #include "options.h"
@@ -11,12 +12,19 @@
 #include "report/top.h"
 #include "base/util.h"
 
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
 static const char usage_text[] =
 	"usage: memtrace top [-p PID...|--all] [options]\n"
 	"\n"
 	"Prints, every interval, the call sites of running processes with the most\n"
 	"bytes outstanding (allocated since tracing began and not freed), with\n"
-	"their allocation rate.  Needs root or CAP_BPF and CAP_PERFMON.\n"
+	"their allocation rate.  On a terminal, a screen redrawn in place: keys\n"
+	"o, b and r sort it by outstanding bytes, blocks or rate, q quits.\n"
+	"Needs root or CAP_BPF and CAP_PERFMON.\n"
 	"\n"
 	"options:\n";
 
@@ -27,30 +35,129 @@ struct top_snapshots {
 	uint64_t interval_ns, next_ns, count, shown;
 	long top;
 	int json;
+	int screen;    /* stdout is a terminal: the live screen */
+	int keys;      /* stdin is a terminal, read a key at a time */
+	int top_given; /* -n: the screen shows no more rows */
+	struct termios saved;
+	double last_s; /* the time of the last screen's interval */
 };
+
+/* The key pressed, if any: 'q' ends, o/b/r sort.  1 when the screen is to
+ * be drawn again, -1 to quit. */
+static int read_keys(struct top_snapshots *t)
+{
+	char k[16];
+	ssize_t n = t->keys ? read(0, k, sizeof k) : 0;
+	int redraw = 0;
+	for (ssize_t i = 0; i < n; i++) {
+		switch (k[i]) {
+		case 'q':
+		case 'Q':
+			return -1;
+		case 'o':
+			mt_top_sort_by(t->tp, MT_TOP_OUTSTANDING), redraw = 1;
+			break;
+		case 'b':
+			mt_top_sort_by(t->tp, MT_TOP_BLOCKS), redraw = 1;
+			break;
+		case 'r':
+			mt_top_sort_by(t->tp, MT_TOP_RATE), redraw = 1;
+			break;
+		default:
+			break;
+		}
+	}
+	return redraw;
+}
+
+static void draw(struct top_snapshots *t, double time_s, int redraw)
+{
+	struct winsize ws = { .ws_col = 0 };
+	if (ioctl(1, TIOCGWINSZ, &ws) != 0 || !ws.ws_col || !ws.ws_row)
+		ws.ws_col = 80, ws.ws_row = 24;
+	struct mt_top_screen s = {
+		.n = t->top_given ? t->top : 0,
+		.width = ws.ws_col,
+		.height = ws.ws_row,
+		.redraw = redraw,
+	};
+	mt_watch_refresh(t->live);
+	struct mt_recording snap;
+	mt_watch_snapshot(t->live, 0, &snap);
+	mt_top_draw(t->tp, stdout, &snap, time_s, &s);
+	mt_recording_free(&snap);
+}
 
 static int print_snapshot(void *ctx, uint64_t elapsed_ns, int rescanned)
 {
 	struct top_snapshots *t = ctx;
 	(void)rescanned;
+	if (t->screen) {
+		int key = read_keys(t);
+		if (key < 0)
+			return 1;
+		if (key && t->shown) /* a key: the last interval, sorted anew */
+			draw(t, t->last_s, 1);
+	}
 	if (elapsed_ns < t->next_ns)
 		return 0;
 	t->next_ns += t->interval_ns;
-	mt_watch_refresh(t->live);
-	struct mt_recording snap;
-	mt_watch_snapshot(t->live, 0, &snap);
-	mt_top_print(t->tp, stdout, &snap, (double)elapsed_ns / 1e9, t->top, t->json);
-	mt_recording_free(&snap);
+	if (t->screen) {
+		t->last_s = (double)elapsed_ns / 1e9;
+		draw(t, t->last_s, 0);
+	} else {
+		mt_watch_refresh(t->live);
+		struct mt_recording snap;
+		mt_watch_snapshot(t->live, 0, &snap);
+		mt_top_print(t->tp, stdout, &snap, (double)elapsed_ns / 1e9, t->top, t->json);
+		mt_recording_free(&snap);
+	}
 	t->shown++;
 	return t->count && t->shown >= t->count;
+}
+
+/* The screen: the terminal's other buffer (what was on it comes back at
+ * the end, as with top(1)), no cursor, keys read as they are typed (Ctrl-C
+ * still a signal). */
+static void screen_begin(struct top_snapshots *t)
+{
+	if (isatty(0) && tcgetattr(0, &t->saved) == 0) {
+		struct termios raw = t->saved;
+		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		raw.c_cc[VMIN] = 0;
+		raw.c_cc[VTIME] = 0;
+		t->keys = tcsetattr(0, TCSANOW, &raw) == 0;
+	}
+	fputs("\033[?1049h\033[?25l\033[H\033[2J", stdout);
+	fflush(stdout);
+}
+
+static void screen_end(struct top_snapshots *t)
+{
+	fputs("\033[?25h\033[?1049l", stdout);
+	fflush(stdout);
+	if (t->keys)
+		tcsetattr(0, TCSANOW, &t->saved);
+}
+
+static int opt_sort(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	static const char *const names[] = { "outstanding", "blocks", "rate" };
+	(void)arg;
+	for (size_t i = 0; val && i < sizeof names / sizeof *names; i++)
+		if (!strcmp(val, names[i])) {
+			*(int *)o->target = (int)i;
+			return 0;
+		}
+	return mt_usage_error(cmd, "--sort needs one of outstanding, blocks, rate");
 }
 
 int cmd_top(int argc, char **argv)
 {
 	struct mt_pids pids = { .n = 0 };
-	int all = 0, json = 0;
+	int all = 0, json = 0, sort = MT_TOP_OUTSTANDING;
 	double interval = 1;
-	uint64_t count = 0, top = 10;
+	uint64_t count = 0, top = 0; /* 0: not given */
 	struct mt_bpf_opts maps = { .events = 0 };
 	const struct mt_option opts[] = {
 		MT_OPT_PIDS(&pids, "a process to watch (repeatable)"),
@@ -72,8 +179,15 @@ int cmd_top(int argc, char **argv)
 		  .type = MT_OPT_COUNT,
 		  .target = &count,
 		  .max = UINT64_MAX },
-		MT_OPT_TOP(&top, 1000000, "call sites per snapshot (default 10)"),
+		MT_OPT_TOP(&top, 1000000,
+			   "call sites per snapshot (default 10; on a terminal,\nas many as fit)"),
 		MT_OPT_JSON(&json, "one JSON object per snapshot and line"),
+		{ .longopt = "--sort",
+		  .argh = "KEY",
+		  .help = "sort by outstanding (bytes, the default),\nblocks or rate",
+		  .type = MT_OPT_CALLBACK,
+		  .target = &sort,
+		  .cb = opt_sort },
 		{ .type = MT_OPT_END },
 	};
 	const struct mt_cmdline cl = { .cmd = "top", .opts = opts, .usage = usage_text, .col = 21 };
@@ -100,9 +214,14 @@ int cmd_top(int argc, char **argv)
 		.interval_ns = (uint64_t)(interval * 1e9),
 		.next_ns = (uint64_t)(interval * 1e9),
 		.count = count,
-		.top = (long)top,
+		.top = top ? (long)top : 10,
 		.json = json,
+		.screen = !json && isatty(1),
+		.top_given = top != 0,
 	};
+	mt_top_sort_by(t.tp, (enum mt_top_sort)sort);
+	if (t.screen)
+		screen_begin(&t);
 	for (size_t i = 0; i < pids.n; i++)
 		mt_watch_add(t.live, (uint32_t)pids.v[i]); /* named even if it exits at once */
 	/* with --all, new processes are watched as they come: it never ends */
@@ -113,6 +232,8 @@ int cmd_top(int argc, char **argv)
 		.ctx = &t,
 	};
 	mt_session_run(&ss, &loop);
+	if (t.screen)
+		screen_end(&t);
 	mt_top_free(t.tp);
 	mt_watch_free(t.live);
 	return mt_session_close(&ss);

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 /* Does ARG (argv[*i]) name option O?  Sets *VAL to its value: the next
  * argument for "-n" and "--top" (*i moves past it; NULL when there is
@@ -227,6 +229,36 @@ int mt_opt_threshold(const char *cmd, const struct mt_option *o, const char *arg
 	if (!val || mt_parse_double(val, pct) || *pct < 0 || *pct > 100)
 		return mt_usage_error(cmd, "--threshold needs a percentage between 0 and 100");
 	return 0;
+}
+
+/* Narrower than this, a wrapped tree would be mostly indent. */
+#define MIN_WIDTH 20
+
+int mt_opt_width(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	uint64_t w;
+	(void)arg;
+	if (!val || mt_parse_u64(val, &w) || (w && w < MIN_WIDTH) || w > 100000)
+		return mt_usage_error(cmd,
+				      "--width needs a number of columns from %d to 100000, "
+				      "or 0 for no limit",
+				      MIN_WIDTH);
+	*(int *)o->target = (int)w;
+	return 0;
+}
+
+int mt_output_width(void)
+{
+	struct winsize ws;
+	uint64_t w;
+	const char *env = getenv("COLUMNS");
+	int envw = env && !mt_parse_u64(env, &w) && w >= MIN_WIDTH && w <= 100000 ? (int)w : 0;
+	if (!isatty(1))
+		return envw;
+	if (ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= MIN_WIDTH)
+		return ws.ws_col;
+	/* a terminal that does not say (a serial line): what a terminal has */
+	return envw ? envw : 80;
 }
 
 int mt_suppress_file(const char *path, struct mt_recording *rec)

@@ -199,6 +199,28 @@ int mt_opt_view(const char *cmd, const struct mt_option *o, const char *arg, con
  * o->target. */
 int mt_opt_threshold(const char *cmd, const struct mt_option *o, const char *arg, const char *val);
 
+/* --width N and --full-names of the text outputs, into the int at
+ * o->target (-1 until given: then mt_output_width) and FULL. */
+int mt_opt_width(const char *cmd, const struct mt_option *o, const char *arg, const char *val);
+#define MT_OPT_FIT(width, full)                                               \
+	{ .longopt = "--width",                                               \
+	  .argh = "N",                                                        \
+	  .help = "fit lines to N columns, wrapping longer ones (0: no\n"     \
+		  "limit; default: the terminal's width)",                    \
+	  .type = MT_OPT_CALLBACK,                                            \
+	  .target = (width),                                                  \
+	  .cb = mt_opt_width },                                               \
+	{                                                                     \
+		.longopt = "--full-names",                                    \
+		.help = "C++ names with their template arguments (default:\n" \
+			"folded, as std::map<>::operator[])",                 \
+		.type = MT_OPT_FLAG, .target = (full)                         \
+	}
+/* The width of text on standard output when --width was not given: the
+ * terminal's; when it is not a terminal, $COLUMNS if set (a user asking
+ * for it), else 0: a file or a pipe gets whole lines. */
+int mt_output_width(void);
+
 /* mt_options_parse for a BPF command (attach, top, sweep): C's options,
  * then the map sizes every one takes into MAPS: --max-live N (live blocks)
  * and --max-stacks N (distinct stacks). */

@@ -51,9 +51,11 @@ static const char *weight_words(int w)
 	}
 }
 
-static void name_cell(FILE *f, const struct mt_func *fn)
+/* FN's name (its template arguments folded unless FULL) and file. */
+static void name_cell(FILE *f, const struct mt_func *fn, int full)
 {
-	mt_text_str(f, fn->name);
+	char buf[2048];
+	mt_text_str(f, full ? fn->name : mt_fold_name(fn->name, buf, sizeof buf));
 	if (fn->file) {
 		const char *b = strrchr(fn->file, '/');
 		fputs(" [", f);
@@ -91,7 +93,7 @@ static void functions_text(FILE *f, const struct mt_process *p, struct mt_symbol
 			fprintf(f, " %9s %9s", fig(fn->self[cols[c].w], cols[c].w, a),
 				fig(fn->incl[cols[c].w], cols[c].w, b));
 		fputs("  ", f);
-		name_cell(f, fn);
+		name_cell(f, fn, o->fit.full_names);
 	}
 	if (n > lim)
 		fprintf(f, "  ... and %zu more function%s (use -n)\n", n - lim,
@@ -110,7 +112,7 @@ static int function_head(FILE *f, const struct mt_process *p, struct mt_symboliz
 	if (fn) {
 		char a[32], b[32];
 		fputs("\nFUNCTION ", f);
-		name_cell(f, fn);
+		name_cell(f, fn, 1); /* as the user named it */
 		for (int k = 0; k < 2; k++) {
 			const uint64_t *v = k ? fn->incl : fn->self;
 			fprintf(f, "  %-10s", k ? "inclusive:" : "self:");
@@ -150,14 +152,14 @@ static int neighbours_text(FILE *f, const struct mt_process *p, struct mt_symbol
 		for (size_t c = 0; c < NCOLS; c++)
 			fprintf(f, " %11s", fig(fn->incl[cols[c].w], cols[c].w, a));
 		fputs("  ", f);
-		name_cell(f, fn);
+		name_cell(f, fn, o->fit.full_names);
 	}
 	free(order);
 	mt_functions_free(&fs);
 	fprintf(f, "\n%s TREE (%s)\n", callers ? "CALLER" : "CALLEE",
 		callers ? "from the function towards main" :
 			  "from the function towards the allocator");
-	mt_print_fn_tree(f, p, sym, name, callers, o->view, o->threshold);
+	mt_print_fn_tree(f, p, sym, name, callers, o->view, o->threshold, &o->fit);
 	return 1;
 }
 

@@ -53,7 +53,7 @@ int mt_leak_gate(FILE *f, struct mt_recording *rec, uint64_t max_bytes)
 		size_t n;
 		uint32_t *sites = mt_rank_sites(p, MT_VIEW_LEAKS, 1, &n);
 		struct mt_symbolizer *sym = mt_process_symbolizer(p);
-		mt_print_tree(f, p, sym, sites, n, MT_VIEW_LEAKS, 0.0);
+		mt_print_tree(f, p, sym, sites, n, MT_VIEW_LEAKS, 0.0, NULL);
 		mt_sym_free(sym);
 		free(sites);
 	}

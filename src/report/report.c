@@ -17,13 +17,14 @@ int mt_report_wants(const struct mt_report_opts *o, const struct mt_process *p)
 
 /* ---- text ---- */
 
-void mt_print_frames(FILE *f, const struct mt_frame *fr, int n, int max, const char *indent)
+void mt_print_frames(FILE *f, const struct mt_frame *fr, int n, int max, const char *indent,
+		     const struct mt_fit *fit)
 {
 	for (int i = 0; i < n && i < max; i++) {
 		const struct mt_frame *x = &fr[i];
 		fputs(indent, f);
-		char name[512];
-		mt_text_str(f, mt_frame_label(x, name, sizeof name));
+		char name[2048];
+		mt_text_str(f, mt_fit_label(x, fit, name, sizeof name));
 		if (x->file) {
 			fputs(" [", f);
 			mt_text_str(f, x->file);
@@ -304,7 +305,8 @@ static void print_totals(FILE *f, const struct mt_process *p, const struct mt_re
 }
 
 static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
-			    enum mt_view view, const char *title, long limit)
+			    enum mt_view view, const char *title, long limit,
+			    const struct mt_fit *fit)
 {
 	size_t n;
 	uint32_t *sites = mt_rank_sites(p, view, 1, &n);
@@ -350,7 +352,7 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 			break;
 		}
 		int k = mt_site_frames(p, sym, sites[i], fr, MT_SYM_MAX_FRAMES);
-		mt_print_frames(f, fr, k, 8, "    ");
+		mt_print_frames(f, fr, k, 8, "    ", fit);
 	}
 	if ((long)n > limit)
 		fprintf(f, "  ... and %zu more sites (use -n)\n", n - (size_t)limit);
@@ -359,7 +361,8 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 
 /* The calls that tuned the allocator (mallopt, malloc_trim), when there
  * are any: one line each, then up to four frames. */
-static void print_tunes(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym)
+static void print_tunes(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
+			const struct mt_fit *fit)
 {
 	if (!p->ntunes)
 		return;
@@ -372,7 +375,7 @@ static void print_tunes(FILE *f, const struct mt_process *p, struct mt_symbolize
 			t->ts > p->start_ts ? (double)(t->ts - p->start_ts) / 1e9 : 0.0,
 			mt_tune_text(t, text, sizeof text));
 		int k = mt_stack_frames(sym, t->frames, t->nframes, fr, MT_SYM_MAX_FRAMES);
-		mt_print_frames(f, fr, k, 4, "    ");
+		mt_print_frames(f, fr, k, 4, "    ", fit);
 	}
 }
 
@@ -401,9 +404,9 @@ static void tree_view(FILE *f, const struct mt_process *p, struct mt_symbolizer 
 	if (o->limit > 0 && (size_t)o->limit < n)
 		n = (size_t)o->limit;
 	if (o->top_down)
-		mt_print_topdown_tree(f, p, sym, sites, n, o->view, o->threshold);
+		mt_print_topdown_tree(f, p, sym, sites, n, o->view, o->threshold, &o->fit);
 	else
-		mt_print_tree(f, p, sym, sites, n, o->view, o->threshold);
+		mt_print_tree(f, p, sym, sites, n, o->view, o->threshold, &o->fit);
 	free(sites);
 }
 
@@ -450,23 +453,26 @@ static int process_text(FILE *f, const struct mt_process *p, const struct mt_rep
 		print_totals(f, p, o);
 		long lim = o->limit > 0 ? o->limit : 5;
 		summary_section(f, p, sym, MT_VIEW_FREQUENCY, "MOST CALLS TO ALLOCATION FUNCTIONS",
-				lim);
-		summary_section(f, p, sym, MT_VIEW_PEAK, "PEAK MEMORY CONSUMERS", lim);
+				lim, &o->fit);
+		summary_section(f, p, sym, MT_VIEW_PEAK, "PEAK MEMORY CONSUMERS", lim, &o->fit);
 		if (p->kinds.ran && !o->leak_kinds) {
 			/* leaks are what nothing points at: LeakSanitizer's */
 			struct mt_process *q = kinds_view(p, MT_LEAK_LOST);
 			summary_section(f, q, sym, MT_VIEW_LEAKS,
-					"MEMORY LEAKS (definitely and indirectly lost)", lim);
+					"MEMORY LEAKS (definitely and indirectly lost)", lim,
+					&o->fit);
 			kinds_done(q);
 			q = kinds_view(p, MT_LEAK_MASK(MT_LEAK_POSSIBLE));
 			summary_section(f, q, sym, MT_VIEW_LEAKS,
-					"POSSIBLY LOST (only pointers into their middle)", lim);
+					"POSSIBLY LOST (only pointers into their middle)", lim,
+					&o->fit);
 			kinds_done(q);
 		} else {
-			summary_section(f, p, sym, MT_VIEW_LEAKS, "MEMORY LEAKS", lim);
+			summary_section(f, p, sym, MT_VIEW_LEAKS, "MEMORY LEAKS", lim, &o->fit);
 		}
-		summary_section(f, p, sym, MT_VIEW_TEMPORARY, "MOST TEMPORARY ALLOCATIONS", lim);
-		print_tunes(f, p, sym);
+		summary_section(f, p, sym, MT_VIEW_TEMPORARY, "MOST TEMPORARY ALLOCATIONS", lim,
+				&o->fit);
+		print_tunes(f, p, sym, &o->fit);
 	} else if (o->view == MT_VIEW_LEAKS && p->kinds.ran && !o->leak_kinds) {
 		kinds_trees(f, p, sym, o);
 	} else if (o->view == MT_VIEW_LEAKS && p->kinds.ran) {

@@ -14,6 +14,7 @@
 #include "analyse/recording.h"
 #include "analyse/sites.h"
 #include "analyse/symbols.h"
+#include "fit.h"
 
 struct mt_report_opts {
 	enum mt_view view;
@@ -31,6 +32,7 @@ struct mt_report_opts {
 	 * alone (analyse/leakkinds.h's mask, applied by mt_leak_kinds_select
 	 * at load); 0: every leaked block, shown kind by kind when a scan ran */
 	unsigned leak_kinds;
+	struct mt_fit fit; /* text: names folded or whole, the width */
 };
 
 /* A section of a process's report (views.c): written after its totals in
@@ -71,8 +73,10 @@ int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opt
 
 void mt_json_frames(FILE *f, const struct mt_frame *fr, int n);
 /* Up to MAX of the N frames FR, one a line after INDENT, escaped for a
- * terminal; "... K more frames" for the rest. */
-void mt_print_frames(FILE *f, const struct mt_frame *fr, int n, int max, const char *indent);
+ * terminal, named as FIT says (NULL: folded); "... K more frames" for the
+ * rest. */
+void mt_print_frames(FILE *f, const struct mt_frame *fr, int n, int max, const char *indent,
+		     const struct mt_fit *fit);
 /* Who a process is, as keys without braces: "pid", "ppid", "exe", "argv"
  * and "backend", SEP between them (", " or a line break and indent); with
  * HTML, its strings safe inside a <script> element (mt_json_str_html). */
@@ -125,19 +129,23 @@ mt_report_section_fn mt_report_callees_text, mt_report_callees_json;
 /* histo.c: --sizes, P's histograms of o->histo. */
 mt_report_section_fn mt_report_sizes_text, mt_report_sizes_json;
 
-/* tree.c: memtrail-style text trees of sites, leaf outwards. */
+/* tree.c: memtrail-style text trees of sites, leaf outwards, names as FIT
+ * says (NULL: folded).  Deep trees keep their indent on the screen and
+ * show long chains of single callers shortened. */
 void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
-		   const uint32_t *sites, size_t nsites, enum mt_view view, double threshold);
+		   const uint32_t *sites, size_t nsites, enum mt_view view, double threshold,
+		   const struct mt_fit *fit);
 /* The same turned over: from main towards the allocator functions. */
 void mt_print_topdown_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
 			   const uint32_t *sites, size_t nsites, enum mt_view view,
-			   double threshold);
+			   double threshold, const struct mt_fit *fit);
 /* The tree of function FN's callers (CALLERS: from FN towards main) or
  * callees (from FN towards the allocator), weighed by VIEW, percentages of
  * what went through FN.  Returns the number of sites through FN (0: none,
  * nothing printed). */
 size_t mt_print_fn_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
-			const char *fn, int callers, enum mt_view view, double threshold);
+			const char *fn, int callers, enum mt_view view, double threshold,
+			const struct mt_fit *fit);
 /* The same for the sites SITES of a diff, weights signed (NEW - BASE). */
 struct mt_diff;
 void mt_print_diff_tree(FILE *f, const struct mt_diff *d, const uint32_t *sites, size_t nsites,

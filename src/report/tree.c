@@ -16,6 +16,7 @@
  * allocator), as heaptrack's caller/callee views do.
  */
 #include "report.h"
+#include "fit.h"
 #include "analyse/diff.h"
 #include "analyse/functions.h"
 #include "analyse/sites.h"
@@ -34,10 +35,15 @@ struct node {
 	size_t first_child, next; /* indices, 0 = none (node 0 is the root) */
 };
 
+/* A node's label at most (C++ names run to 12,000 columns: --full-names
+ * shows them whole). */
+#define LABEL_MAX (1 << 15)
+
 struct tree {
 	struct node *n;
 	size_t len, cap;
-	int diff; /* weights are changes: shown signed */
+	int diff;		  /* weights are changes: shown signed */
+	const struct mt_fit *fit; /* how names are shown (NULL: folded) */
 };
 
 static size_t child(struct tree *t, size_t parent, const char *label)
@@ -56,13 +62,13 @@ static size_t child(struct tree *t, size_t parent, const char *label)
 	return c;
 }
 
-static void label(char *buf, size_t len, const struct mt_frame *f)
+static void label(char *buf, size_t len, const struct mt_frame *f, const struct mt_fit *fit)
 {
 	/* names and paths come from the traced program's files: escaped for
 	 * the terminal as they are copied */
 	size_t o;
-	char name[512];
-	o = mt_text_safe(buf, len, mt_frame_label(f, name, sizeof name));
+	char name[2048];
+	o = mt_text_safe(buf, len, mt_fit_label(f, fit, name, sizeof name));
 	if (o + 3 >= len)
 		return;
 	if (f->file) {
@@ -131,6 +137,79 @@ static void describe(FILE *f, const struct tree *t, const struct node *n, uint64
 			mt_fmt_count(n->count, b), n->label);
 }
 
+/* Deeper than this many columns, a line's tree prefix is shown as "[+N]"
+ * (the levels left out) and the prefix's last columns: a 600-deep stack
+ * stays on the screen, its last levels drawn as ever. */
+#define MAX_INDENT 32
+#define INDENT_MARK 8
+/* A chain longer than twice this (nodes of one child each, of the same
+ * weight: a recursion, a long line of wrappers) shows this many of its
+ * first and last nodes, and one line for those between. */
+#define CHAIN_KEEP 2
+
+static void put_prefix(FILE *f, const char *prefix, size_t plen)
+{
+	if (plen <= MAX_INDENT) {
+		fprintf(f, "%.*s", (int)plen, prefix);
+		return;
+	}
+	size_t tail = MAX_INDENT - INDENT_MARK, hidden = plen - tail;
+	char mark[32];
+	snprintf(mark, sizeof mark, "  [+%zu]", (hidden + 1) / 2);
+	fprintf(f, "%-*s%.*s", INDENT_MARK, mark, (int)tail, prefix + hidden);
+}
+
+/* The only child of node N when it continues a chain (nothing ends at N,
+ * nothing branches there: the child weighs what N does); else 0. */
+static size_t chain_next(const struct tree *t, size_t n)
+{
+	size_t c = t->n[n].first_child;
+	if (!c || t->n[c].next || t->n[c].weight != t->n[n].weight ||
+	    t->n[c].moved != t->n[n].moved || t->n[c].count != t->n[n].count)
+		return 0;
+	return c;
+}
+
+static void node_line(FILE *f, const struct tree *t, size_t node, const char *prefix, size_t plen,
+		      uint64_t total, enum mt_view v)
+{
+	put_prefix(f, prefix, plen);
+	fputs("-> ", f);
+	describe(f, t, &t->n[node], total, v);
+}
+
+/* Shows the chain below NODE (its line written, its children's prefix
+ * PREFIX[0..*PLEN)) shortened when long: its first and last CHAIN_KEEP
+ * nodes, one line for the others.  Returns the node whose children come
+ * next, *PLEN their prefix's length. */
+static size_t fold_chain(FILE *f, const struct tree *t, size_t node, char *prefix, size_t *plen,
+			 uint64_t total, enum mt_view v)
+{
+	size_t len = 0;
+	for (size_t c = node; (c = chain_next(t, c));)
+		len++;
+	if (len <= 2 * CHAIN_KEEP + 1)
+		return node;
+	for (size_t j = 0; j < len; j++) {
+		node = chain_next(t, node);
+		if (j == CHAIN_KEEP) {
+			put_prefix(f, prefix, *plen);
+			fprintf(f,
+				"-> ... %zu frames folded: each called by the next, all the same "
+				"weight\n",
+				len - 2 * CHAIN_KEEP);
+		}
+		if (j >= CHAIN_KEEP && j < len - CHAIN_KEEP)
+			continue;
+		node_line(f, t, node, prefix, *plen, total, v);
+		if (*plen + 2 < 1024) {
+			memcpy(prefix + *plen, "  ", 2);
+			*plen += 2;
+		}
+	}
+	return node;
+}
+
 static void print(FILE *f, struct tree *t, size_t node, char *prefix, size_t plen, uint64_t total,
 		  enum mt_view v, double threshold)
 {
@@ -162,25 +241,29 @@ static void print(FILE *f, struct tree *t, size_t node, char *prefix, size_t ple
 	}
 	for (size_t i = 0; i < shown; i++) {
 		int last = i + 1 == shown && !folded_n;
-		fprintf(f, "%.*s-> ", (int)plen, prefix);
-		describe(f, t, &t->n[kids[i]], total, v);
+		node_line(f, t, kids[i], prefix, plen, total, v);
 		if (plen + 2 < 1024) {
 			memcpy(prefix + plen, last ? "  " : "| ", 2);
-			print(f, t, kids[i], prefix, plen + 2, total, v, threshold);
+			size_t kl = plen + 2;
+			size_t from = fold_chain(f, t, kids[i], prefix, &kl, total, v);
+			print(f, t, from, prefix, kl, total, v, threshold);
 		}
-		if (!last && t->n[kids[i]].first_child)
-			fprintf(f, "%.*s| \n", (int)plen, prefix);
+		if (!last && t->n[kids[i]].first_child) {
+			put_prefix(f, prefix, plen);
+			fputs("| \n", f);
+		}
 	}
 	if (folded_n && t->diff) {
 		char a[40];
-		fprintf(f, "%.*s-> %s: %zu more call site%s changed by less than %.2f%% each\n",
-			(int)plen, prefix,
+		put_prefix(f, prefix, plen);
+		fprintf(f, "-> %s: %zu more call site%s changed by less than %.2f%% each\n",
 			signed_fig(folded_w, v != MT_VIEW_TEMPORARY && v != MT_VIEW_FREQUENCY, a),
 			folded_n, folded_n > 1 ? "s" : "", threshold);
 	} else if (folded_n) {
-		fprintf(f, "%.*s-> %.2f%%: %zu more call site%s below the %.2f%% threshold\n",
-			(int)plen, prefix, total ? 100.0 * (double)folded_w / (double)total : 0.0,
-			folded_n, folded_n > 1 ? "s" : "", threshold);
+		put_prefix(f, prefix, plen);
+		fprintf(f, "-> %.2f%%: %zu more call site%s below the %.2f%% threshold\n",
+			total ? 100.0 * (double)folded_w / (double)total : 0.0, folded_n,
+			folded_n > 1 ? "s" : "", threshold);
 	}
 	free(kids);
 }
@@ -198,14 +281,14 @@ static void node_add(struct node *n, int64_t w, int64_t bytes, int64_t count)
 static void add_path(struct tree *t, int fn, const struct mt_frame *fr, int k, int64_t w,
 		     int64_t bytes, int64_t count)
 {
-	char buf[2048];
+	char buf[LABEL_MAX];
 	size_t cur = child(t, 0, mt_fn_names[fn]);
 	size_t path[MT_SYM_MAX_FRAMES + 2];
 	size_t depth = 0;
 	path[depth++] = 0;
 	path[depth++] = cur;
 	for (int j = 0; j < k; j++) {
-		label(buf, sizeof buf, &fr[j]);
+		label(buf, sizeof buf, &fr[j], t->fit);
 		cur = child(t, cur, buf);
 		path[depth++] = cur;
 		/* like heaptrack, stop at main: what lies beyond is libc start-up */
@@ -250,9 +333,9 @@ static void print_total(FILE *f, const struct mt_totals *tot, enum mt_view view)
 	}
 }
 
-static void tree_init(struct tree *t, int diff)
+static void tree_init(struct tree *t, int diff, const struct mt_fit *fit)
 {
-	*t = (struct tree){ .diff = diff };
+	*t = (struct tree){ .diff = diff, .fit = fit };
 	mt_grow(&t->n, &t->cap, 0, sizeof *t->n);
 	t->n[0] = (struct node){ .label = xstrdup("") };
 	t->len = 1;
@@ -267,10 +350,10 @@ static void tree_free(struct tree *t)
 
 /* A frame's function as a node of the trees by function (top-down,
  * callers, callees): its name and file, whatever the line. */
-static void fn_label(char *buf, size_t len, const struct mt_frame *f)
+static void fn_label(char *buf, size_t len, const struct mt_frame *f, const struct mt_fit *fit)
 {
-	char name[512];
-	size_t o = mt_text_safe(buf, len, mt_frame_label(f, name, sizeof name));
+	char name[2048];
+	size_t o = mt_text_safe(buf, len, mt_fit_label(f, fit, name, sizeof name));
 	if (f->file && o + 4 < len) {
 		const char *b = strrchr(f->file, '/');
 		memcpy(buf + o, " [", 3);
@@ -286,13 +369,13 @@ static void fn_label(char *buf, size_t len, const struct mt_frame *f)
 static void add_seq(struct tree *t, const char *first, const struct mt_frame *fr, const int *idx,
 		    int m, const char *last, int64_t w, int64_t bytes, int64_t count)
 {
-	char buf[2048];
+	char buf[LABEL_MAX];
 	size_t path[MT_SYM_MAX_FRAMES + 3], depth = 0, cur = 0;
 	path[depth++] = 0;
 	if (first)
 		path[depth++] = cur = child(t, 0, first);
 	for (int j = 0; j < m; j++) {
-		fn_label(buf, sizeof buf, &fr[idx[j]]);
+		fn_label(buf, sizeof buf, &fr[idx[j]], t->fit);
 		path[depth++] = cur = child(t, cur, buf);
 	}
 	if (last)
@@ -308,10 +391,10 @@ static int is_main(const struct mt_frame *f)
 
 void mt_print_topdown_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
 			   const uint32_t *sites, size_t nsites, enum mt_view view,
-			   double threshold)
+			   double threshold, const struct mt_fit *fit)
 {
 	struct tree t;
-	tree_init(&t, 0);
+	tree_init(&t, 0, fit);
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	int idx[MT_SYM_MAX_FRAMES];
 	for (size_t i = 0; i < nsites; i++) {
@@ -337,10 +420,11 @@ void mt_print_topdown_tree(FILE *f, const struct mt_process *p, struct mt_symbol
 }
 
 size_t mt_print_fn_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
-			const char *fn, int callers, enum mt_view view, double threshold)
+			const char *fn, int callers, enum mt_view view, double threshold,
+			const struct mt_fit *fit)
 {
 	struct tree t;
-	tree_init(&t, 0);
+	tree_init(&t, 0, fit);
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	int idx[MT_SYM_MAX_FRAMES];
 	char buf[512];
@@ -387,10 +471,11 @@ size_t mt_print_fn_tree(FILE *f, const struct mt_process *p, struct mt_symbolize
 }
 
 void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
-		   const uint32_t *sites, size_t nsites, enum mt_view view, double threshold)
+		   const uint32_t *sites, size_t nsites, enum mt_view view, double threshold,
+		   const struct mt_fit *fit)
 {
 	struct tree t;
-	tree_init(&t, 0);
+	tree_init(&t, 0, fit);
 	for (size_t i = 0; i < nsites; i++)
 		add_site(&t, p, sym, sites[i], view);
 	print_total(f, &p->figures.t, view);
@@ -403,7 +488,7 @@ void mt_print_diff_tree(FILE *f, const struct mt_diff *d, const uint32_t *sites,
 			enum mt_view view, double threshold)
 {
 	struct tree t;
-	tree_init(&t, 1);
+	tree_init(&t, 1, NULL);
 	/* percentages of the whole change, growth and shrinkage alike */
 	uint64_t moved = 0;
 	for (size_t i = 0; i < nsites; i++) {

@@ -45,7 +45,7 @@ int api_run_tree(struct req *x)
 		if (!m)
 			mt_oom(4096);
 		pthread_mutex_lock(&x->st->symlock);
-		mt_print_tree(m, p, x->file->procs[i].sym, sites, n, x->view, x->threshold);
+		mt_print_tree(m, p, x->file->procs[i].sym, sites, n, x->view, x->threshold, NULL);
 		pthread_mutex_unlock(&x->st->symlock);
 		fclose(m);
 		fwrite(tree, 1, len, x->out);

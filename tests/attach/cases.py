@@ -9,12 +9,18 @@ where those are missing the test prints why and exits 77, which meson
 reports as a skip and CI counts as a failure.  (The ground-truth programs
 recorded through the BPF backend are the groundtruth runner's bpf axis.)
 """
+import fcntl
 import json
 import re
 import os
+import pty
+import re
+import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 
 import bpflib
@@ -322,6 +328,136 @@ def case_top_nofp(t, prog):
         check_chain(t, site, LEAK_CHAIN, 'top --json')
         t.check(site is not None and site.get('outstanding_allocations', 0) >= 10,
                 f'outstanding blocks of leaky_alloc: at least 10 ({site and site.get("outstanding_allocations")})')
+    finally:
+        p.kill()
+        p.wait()
+
+
+# top's screen (see twins.c): the two sites share their first four frames
+TWINS_SHARED = ['node_alloc', 'pool_get', 'pool_fill', 'pool_grow']
+HOME, CLEAR_LINE, CLEAR_BELOW = b'\x1b[H', b'\x1b[K', b'\x1b[J'
+
+
+class Screen:
+    """`memtrace top ARGS` on a pseudo-terminal of COLS x ROWS."""
+
+    def __init__(self, t, args, cols=100, rows=20):
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack('HHHH', rows, cols, 0, 0))
+        self.cols, self.rows = cols, rows
+        self.p = subprocess.Popen([t.memtrace, 'top', *args], stdin=slave, stdout=slave,
+                                  stderr=subprocess.PIPE, close_fds=True)
+        os.close(slave)
+        self.out = b''
+
+    def read(self, until, timeout=20):
+        """Reads until UNTIL(bytes so far) holds or TIMEOUT; returns it."""
+        end = time.monotonic() + timeout
+        while not until(self.out) and time.monotonic() < end:
+            r, _, _ = select.select([self.master], [], [], 0.2)
+            if r:
+                try:
+                    self.out += os.read(self.master, 65536)
+                except OSError:
+                    break
+        return until(self.out)
+
+    def frames(self):
+        """The screens drawn whole so far: each from HOME to CLEAR_BELOW."""
+        return [f.split(CLEAR_BELOW)[0] for f in self.out.split(HOME)[1:] if CLEAR_BELOW in f]
+
+    def send(self, key):
+        os.write(self.master, key)
+
+    def close(self):
+        if self.p.poll() is None:
+            self.p.kill()
+        self.p.wait()
+        os.close(self.master)
+
+
+def screen_lines(frame):
+    """A screen's lines, without their erase sequences and attributes."""
+    text = frame.replace(CLEAR_LINE, b'').decode(errors='replace')
+    text = re.sub(r'\x1b\[[0-9;]*m', '', text)
+    return text.replace('\r', '').split('\n')
+
+
+def site_rows(lines):
+    return [x for x in lines if 'node_alloc' in x]
+
+
+def case_top_screen(t, prog):
+    """top on a terminal: a screen redrawn in place (home, each line erased
+    after it, what is below erased), totals and keys in its header, the two
+    sites told apart by the first frame they do not share, sorted again by
+    a key, and q ends it with status 0 and the terminal given back."""
+    p = start(t, [prog])
+    s = Screen(t, ['-p', str(p.pid), '--interval', '0.5'])
+    try:
+        got = s.read(lambda o: len([f for f in Screen.frames(s) if len(site_rows(screen_lines(f))) == 2]) >= 2)
+        t.check(got, f'two screens with both sites within 20 s ({s.out[-600:]!r})')
+        t.check(s.out.startswith(b'\x1b[?1049h'), 'top enters the terminal\'s other screen first')
+        frames = s.frames()
+        t.check(len(frames) >= 2, f'screens drawn over each other ({len(frames)})')
+        if not frames:
+            return
+        lines = screen_lines(frames[-1])
+        t.check(f'pid {p.pid} (bpf-twins)' in lines[0] and 'outstanding' in lines[0],
+                f'header: the process and its totals ({lines[0]!r})')
+        t.check('sorted by outstanding bytes' in lines[1] and 'q quit' in lines[1], f'keys line ({lines[1]!r})')
+        t.check(all(len(x) <= s.cols for x in lines), 'no line longer than the terminal')
+        rows = site_rows(lines)
+        if t.eq(len(rows), 2, f'rows of node_alloc ({lines})'):
+            # load_config leaks more bytes, build_index more blocks
+            t.check('load_config' in rows[0] and 'build_index' in rows[1],
+                    f'sorted by outstanding bytes: load_config first ({rows})')
+            for r in rows:
+                t.check('node_alloc < (+3) < ' in r and 'pool_get' not in r,
+                        f'a row names its first frame, then the first it does not share ({r!r})')
+        n = len(s.frames())
+        s.send(b'b')
+        got = s.read(lambda o: len(Screen.frames(s)) > n
+                     and 'sorted by outstanding blocks' in '\n'.join(screen_lines(Screen.frames(s)[-1])))
+        t.check(got, 'the b key sorts by blocks at once')
+        rows = site_rows(screen_lines(s.frames()[-1]))
+        t.check(len(rows) == 2 and 'build_index' in rows[0], f'sorted by blocks: build_index first ({rows})')
+        s.send(b'q')
+        try:
+            rc = s.p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            rc = None
+        s.read(lambda o: False, timeout=0.5)
+        t.eq(rc, 0, f'exit status of top after q (stderr {s.p.stderr.read()[-400:]!r})')
+        t.check(s.out.endswith(b'\x1b[?25h\x1b[?1049l'), f'top gives the screen back ({s.out[-40:]!r})')
+    finally:
+        s.close()
+        p.kill()
+        p.wait()
+
+
+def case_top_log(t, prog):
+    """top into a pipe: the log of tables as before, no screen sequences."""
+    p = start(t, [prog])
+    try:
+        rc, so, se = t.run([t.memtrace, 'top', '-p', str(p.pid), '--count', '2', '--interval', '0.5'],
+                           timeout=60)
+        t.eq(rc, 0, f'memtrace top into a pipe (stderr {se.strip()[-400:]!r})')
+        t.check('\x1b' not in so, 'no terminal sequences in a pipe')
+        head = '{:>12} {:>10} {:>10} {:>8}  {:<16} {}'.format('OUTSTANDING', 'BLOCKS', 'ALLOC/S', 'PID',
+                                                            'PROCESS', 'CALL SITE')
+        t.eq(so.count(head + '\n'), 2, f'two tables with their column heads ({so[:300]!r})')
+        t.eq(len(re.findall(r'^memtrace: [0-9.]+ s, 1 process, ', so, re.M)), 2, 'two table headers')
+        rows = [x for x in so.splitlines() if 'node_alloc' in x]
+        t.check(rows and all(f' < {" < ".join(TWINS_SHARED[1:])}' in x for x in rows),
+                f'the rows of the log: four frames each, as before ({rows})')
+        # --sort in a pipe too: build_index leaks more blocks, fewer bytes
+        rc, so, se = t.run([t.memtrace, 'top', '-p', str(p.pid), '--count', '1', '--interval', '0.5',
+                            '--sort', 'blocks'], timeout=60)
+        rows = [x for x in so.splitlines() if 'node_alloc' in x]
+        blocks = [int(x.split()[2].replace(',', '')) for x in rows]
+        t.check(rc == 0 and len(rows) == 2 and blocks[0] > blocks[1],
+                f'top --sort blocks: the site of more blocks first ({rows}, stderr {se.strip()[-200:]!r})')
     finally:
         p.kill()
         p.wait()

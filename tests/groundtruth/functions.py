@@ -96,7 +96,7 @@ def run(t, prog):
     t.check('  self:      allocations 6, allocated 2.35 KB, leaked 2.05 KB in 3, peak 2.05 KB in 3, '
             'temporary 0\n' in so, '--callers text: helper\'s self figures')
     t.check('-> 85.11% (2.00 KB, 2x): right [' in so, f'--callers text: the tree has right at 2000/2350 ({so!r})')
-    rc, so, se = t.run([t.memtrace, 'report', '--leaks', '--top-down', rec])
+    rc, so, se = t.run([t.memtrace, 'report', '--leaks=all', '--top-down', rec])
     t.check(so.count('-> 100.00% (2.09 KB, 8x): main [') == 1,
             f'--leaks --top-down: main holds every leak at the top ({so[-1500:]!r})')
 
