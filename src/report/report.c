@@ -94,9 +94,10 @@ static void process_header(FILE *f, const struct mt_process *p, int is_main)
 		fprintf(f, "  allocator %s%s%s%s\n", p->heap, p->heap_object ? " (" : "",
 			p->heap_object ? p->heap_object : "", p->heap_object ? ")" : "");
 	if (p->untraced_children)
-		fprintf(f, "  %llu child process%s not traced: use -f (record --follow-forks)\n",
+		fprintf(f, "  %llu child process%s not traced: use -f (record --follow-forks%s)\n",
 			(unsigned long long)p->untraced_children,
-			p->untraced_children == 1 ? "" : "es");
+			p->untraced_children == 1 ? "" : "es",
+			p->backend && !strcmp(p->backend, "bpf") ? " --backend=preload" : "");
 }
 
 /* " (kind: N)" for each kind of loss P had. */
