@@ -198,7 +198,8 @@ struct held_ctx {
 static int is_held(void *ctx, const struct mt_live *b)
 {
 	const struct held_ctx *h = ctx;
-	return h->held_site[b->site] == 1 || (h->held_site[b->site] == 2 && b->seq < h->start_end) ||
+	return h->held_site[b->site] == 1 ||
+	       (h->held_site[b->site] == 2 && b->seq < h->start_end) ||
 	       (h->held_site[b->site] == 3 && pool_size(b->size));
 }
 
@@ -243,7 +244,8 @@ void mt_process_runtime_held(struct mt_process *p)
 			held[i] = 1;
 		else if (kind == RUNTIME)
 			held[i] = 2;
-		else if (s->min_size <= 73728 && s->max_size >= 72704 && exe_called_by_runtime(p, i))
+		else if (s->min_size <= 73728 && s->max_size >= 72704 &&
+			 exe_called_by_runtime(p, i))
 			held[i] = 3;
 		any |= held[i];
 	}

@@ -635,7 +635,8 @@ int mt_bpf_trace_pid(struct mt_bpf *b, pid_t pid, char *err, size_t errlen)
 		return -1;
 	}
 	if (kernel_thread(pid)) {
-		snprintf(err, errlen, "process %d is a kernel thread: it has no memory of its own to trace",
+		snprintf(err, errlen,
+			 "process %d is a kernel thread: it has no memory of its own to trace",
 			 (int)pid);
 		errno = EINVAL;
 		return -1;

@@ -635,9 +635,11 @@ static int on_exitrec(struct mt_bpf *b, const struct mtb_exitrec *r)
 /* A traced process started a child process, which is not traced. */
 static int on_childrec(struct mt_bpf *b, const struct mtb_childrec *r)
 {
-	struct mt_bpf_event ev = {
-		.type = MT_BPF_EV_CHILD, .pid = r->pid, .tid = r->pid, .ts = r->ts, .child = r->child
-	};
+	struct mt_bpf_event ev = { .type = MT_BPF_EV_CHILD,
+				   .pid = r->pid,
+				   .tid = r->pid,
+				   .ts = r->ts,
+				   .child = r->child };
 	b->delivered++;
 	if (b->cb)
 		b->cb(b->cb_ctx, &ev);
