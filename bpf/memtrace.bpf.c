@@ -1393,3 +1393,37 @@ int BPF_PROG(mt_proc_exit, struct task_struct___mtx *p)
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
+
+/* ---- a traced process's children ----
+ *
+ * sched_process_fork(struct task_struct *parent, struct task_struct *child):
+ * every clone, threads too.  A new process (another thread group) started
+ * by a process traced by pid, in events mode (record, which follows no
+ * fork with the BPF backend): one MTB_REC_CHILD, so that the recording
+ * names the children it did not trace, as the shim's does. */
+struct task_struct___mtc {
+	int tgid;
+} __attribute__((preserve_access_index));
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(mt_proc_fork, struct task_struct___mtc *parent, struct task_struct___mtc *child)
+{
+	if (!events_mode)
+		return 0;
+	__u32 tgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+
+	if (ctgid == tgid || !in_pidset(&traced, tgid))
+		return 0;
+	struct mtb_childrec *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+
+	if (!r)
+		return 0; /* (the child goes uncounted) */
+	r->type = MTB_REC_CHILD;
+	r->pad[0] = r->pad[1] = r->pad[2] = 0;
+	r->pid = tgid;
+	r->child = ctgid;
+	r->pad2 = 0;
+	r->ts = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}

@@ -101,6 +101,19 @@ struct mtb_exitrec {
 	__u64 ts;
 };
 
+/* A traced process started a child process (struct mtb_childrec; events
+ * mode): the child is not traced, and the recording says so. */
+#define MTB_REC_CHILD 19
+
+struct mtb_childrec {
+	__u8 type; /* MTB_REC_CHILD */
+	__u8 pad[3];
+	__u32 pid;   /* the parent's tgid */
+	__u32 child; /* the child's tgid */
+	__u32 pad2;
+	__u64 ts;
+};
+
 /* The frames of one stack in the stack map.  The kernel refuses more than
  * kernel.perf_event_max_stack (127 by default); the loader lowers it to the
  * sysctl's value when that is smaller. */

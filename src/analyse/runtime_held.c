@@ -25,6 +25,18 @@
  *     constructor of the program's or of its libraries'.  libstdc++'s
  *     pool is allocated there, by its static initializer.
  *
+ *   - libstdc++'s pool in a program that carries libstdc++ itself
+ *     (-static-libstdc++, as gcc's driver and cc1 are built): its static
+ *     initializer is the executable's own code, which the second rule
+ *     cannot tell from the program's, and a distribution's binary has no
+ *     symbol table to name it.  It is known by its size and place: a block
+ *     of the pool's size (72,704 bytes: 64 objects of 1 KiB and their
+ *     headers, GCC 5 to 12 on 64-bit machines; 73,728 from GCC 13 on: 256
+ *     of 288), allocated by a function of the executable that the runtime
+ *     called (a static initializer, called by the C library's start code;
+ *     the stack holds no other frame of the program's but _start).  main
+ *     leaking a block of that very size itself would be taken too.
+ *
  * Both conditions of the second rule are needed.  The stack alone would
  * also take a leak the program makes through a runtime function (strdup,
  * std::string's out-of-line members) under the BPF backend, whose stacks of
@@ -81,6 +93,37 @@ static int site_kind(const struct mt_process *p, uint32_t site)
 		seen = 1;
 	}
 	return seen ? RUNTIME : FOREIGN;
+}
+
+/* libstdc++'s emergency pool, as its versions size it on 64-bit machines. */
+static int pool_size(uint64_t size)
+{
+	return size == 72704 || size == 73728;
+}
+
+/* Whether SITE is a function of the executable's called by the runtime: its
+ * leaf frame in the executable, every frame above in the runtime but an
+ * outermost one in the executable (_start). */
+static int exe_called_by_runtime(const struct mt_process *p, uint32_t site)
+{
+	const uint64_t *pcs = p->frames + p->site_off[site];
+	uint32_t n = p->site_len[site], i = 0;
+	const struct mt_module *m;
+	while (i < n && (m = module_of(p, pcs[i] ? pcs[i] - 1 : 0)) &&
+	       strstr(m->path, "libmemtrace-preload"))
+		i++;
+	m = i < n ? module_of(p, pcs[i] ? pcs[i] - 1 : 0) : NULL;
+	if (!m || !p->exe || strcmp(m->path, p->exe) != 0)
+		return 0;
+	int runtime = 0;
+	for (i++; i < n; i++) {
+		m = module_of(p, pcs[i] ? pcs[i] - 1 : 0);
+		if (m && runtime_object(m->path))
+			runtime = 1;
+		else if (!(m && runtime && i == n - 1 && !strcmp(m->path, p->exe)))
+			return 0;
+	}
+	return runtime;
 }
 
 /* Where stdio's buffer allocators lie in a libc: their link-time ranges,
@@ -147,14 +190,17 @@ static int stdio_site(const struct mt_process *p, struct stdio_fns *fns, uint32_
 }
 
 struct held_ctx {
-	const uint8_t *held_site; /* 1: every leaked block; 2: those from the start */
+	const uint8_t *held_site; /* 1: every leaked block; 2: those from the start;
+				   * 3: those of the pool's size */
 	uint64_t start_end;	  /* event index of the first foreign allocation */
 };
 
 static int is_held(void *ctx, const struct mt_live *b)
 {
 	const struct held_ctx *h = ctx;
-	return h->held_site[b->site] == 1 || (h->held_site[b->site] == 2 && b->seq < h->start_end);
+	return h->held_site[b->site] == 1 ||
+	       (h->held_site[b->site] == 2 && b->seq < h->start_end) ||
+	       (h->held_site[b->site] == 3 && pool_size(b->size));
 }
 
 void mt_process_stdio_held(struct mt_process *p)
@@ -198,6 +244,9 @@ void mt_process_runtime_held(struct mt_process *p)
 			held[i] = 1;
 		else if (kind == RUNTIME)
 			held[i] = 2;
+		else if (s->min_size <= 73728 && s->max_size >= 72704 &&
+			 exe_called_by_runtime(p, i))
+			held[i] = 3;
 		any |= held[i];
 	}
 	if (any) {

@@ -633,10 +633,14 @@ static void print_summary(const char *path, int quiet, pid_t cmd, int wstatus)
 				   geteuid() == 0 ? "; --backend=bpf can trace it" : "");
 		}
 		if (p->untraced_children)
-			mt_warning("pid %u (%s): %s child process%s not traced: use -f "
-				   "(--follow-forks)",
-				   p->pid, name, mt_fmt_count(p->untraced_children, a),
-				   p->untraced_children == 1 ? "" : "es");
+			mt_warning(
+				"pid %u (%s): %s child process%s not traced: use -f "
+				"(--follow-forks)%s",
+				p->pid, name, mt_fmt_count(p->untraced_children, a),
+				p->untraced_children == 1 ? "" : "es",
+				p->backend && !strcmp(p->backend, "bpf") ?
+					", which the shim's backend follows (--backend=preload)" :
+					"");
 		const char *rt = mt_managed_runtime(p);
 		if (rt)
 			mt_warning("pid %u (%s) is a %s program: %s", p->pid, name, rt,

@@ -63,6 +63,7 @@ void mt_bpf_record_stop(struct mt_bpf *b, struct mt_bpf_streams *streams, pid_t 
 		 * what of it still points at the live blocks */
 		mt_bpf_poll(b, 0, mt_bpf_streams_event, streams);
 		mt_bpf_streams_rescan(streams);
+		mt_stream_last_sample(mt_bpf_streams_of(streams, (uint32_t)pid));
 		mt_tracee_scan(mt_bpf_streams_of(streams, (uint32_t)pid), pid);
 		ptrace(PTRACE_CONT, pid, 0, 0);
 	} else if (event == PTRACE_EVENT_EXEC) {

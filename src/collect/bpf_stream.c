@@ -245,6 +245,10 @@ void mt_bpf_streams_event(void *ctx, const struct mt_bpf_event *ev)
 		map_event(p, ev, ts);
 		return;
 	}
+	if (ev->type == MT_BPF_EV_CHILD) {
+		put(p, mt_enc_child(room(p, MT_REC_MAX_SMALL), ts, ev->child));
+		return;
+	}
 	uint64_t stack = ev->stack_id;
 	if (stack && ev->type != MT_REC_FREE) {
 		uint64_t dummy;

@@ -407,7 +407,8 @@ static void on_message(struct conn *c, pid_t pid, struct mt_fallback *fb)
 }
 
 /* The command, followed with ptrace (tracee.h), stopped: at its exit, its
- * ring read to the end and its memory scanned for leaks, else let go. */
+ * ring read to the end, its memory sampled a last time and scanned for
+ * leaks, else let go. */
 static void command_stopped(struct mt_rings *s, pid_t pid, int st)
 {
 	if (st >> 16 == PTRACE_EVENT_EXIT) {
@@ -415,8 +416,10 @@ static void command_stopped(struct mt_rings *s, pid_t pid, int st)
 			struct conn *c = s->v[k];
 			if (c->pid != (uint32_t)pid || c->hung_up)
 				continue;
-			if (!drain(c))
+			if (!drain(c)) {
+				mt_stream_last_sample(c->stream);
 				mt_tracee_scan(c->stream, pid);
+			}
 			break;
 		}
 	}

@@ -370,14 +370,14 @@ void mt_stream_exclude(struct mt_stream *s, const void *ring, size_t len)
 	s->ring_len = len;
 }
 
-/* A sample of the process's memory, every rss_ns.  It goes straight into
- * the stream (its time is absolute and it changes no decoder state), once
- * the stream has begun with its PROCESS record. */
-static void sample(struct mt_stream *s)
+/* A sample of the process's memory, every rss_ns (or now, with LAST).  It
+ * goes straight into the stream (its time is absolute and it changes no
+ * decoder state), once the stream has begun with its PROCESS record. */
+static void sample(struct mt_stream *s, int last)
 {
 	uint64_t now = mt_now_ns();
 	if (!s->pid || !s->r->rss_ns || s->dropped || (!s->started && !s->len) ||
-	    now - s->last_rss < s->r->rss_ns)
+	    (!last && now - s->last_rss < s->r->rss_ns))
 		return;
 	s->last_rss = now;
 	struct mt_rss m;
@@ -389,9 +389,15 @@ static void sample(struct mt_stream *s)
 	append(s, rec, (size_t)(mt_enc_rss(rec, now, &m) - rec));
 }
 
+void mt_stream_last_sample(struct mt_stream *s)
+{
+	if (s)
+		sample(s, 1);
+}
+
 void mt_stream_tick(struct mt_stream *s)
 {
-	sample(s);
+	sample(s, 0);
 	if (s->len >= CHUNK_TARGET || (s->len && mt_now_ns() - s->last_write >= FLUSH_NS))
 		write_chunk(s);
 }

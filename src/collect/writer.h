@@ -64,6 +64,10 @@ void mt_stream_exclude(struct mt_stream *s, const void *ring, size_t len);
 int mt_stream_feed(struct mt_stream *s, const uint8_t *records, size_t len, int final);
 /* Time passes: writes a chunk if the last one is old enough. */
 void mt_stream_tick(struct mt_stream *s);
+/* The process is at its exit, its memory still there (a ptrace exit
+ * stop): one last sample, whatever the interval, so that what the report
+ * calls resident at the end is the process's at its end. */
+void mt_stream_last_sample(struct mt_stream *s);
 /* The leak scan of the stream's process, which ST holds still at its end
  * (everything it sent is in the stream by then): its live blocks scanned,
  * then a SCAN record and LEAKS records for those found lost.  RES says

@@ -48,13 +48,25 @@ static void process_header(FILE *f, const struct mt_process *p, int is_main)
 	fprintf(f, "process %u (", p->pid);
 	mt_text_str(f, mt_process_name(p));
 	fprintf(f, "%s): ", is_main ? ", main" : "");
-	mt_text_str(f, p->exe ? p->exe : "?");
+	/* The command line as it was run, its executable's path for its first
+	 * word, unless the program was run under another name (a link to it,
+	 * git's git-upload-pack, a shell's sh): that name is part of what ran
+	 * (git and busybox go by it), and the executable follows. */
+	const char *a0 = p->argc ? p->argv[0] : "", *b0 = strrchr(a0, '/');
+	const char *be = p->exe ? strrchr(p->exe, '/') : NULL;
+	int renamed = p->exe && a0[0] && strcmp(b0 ? b0 + 1 : a0, be ? be + 1 : p->exe) != 0;
+	mt_text_str(f, renamed ? a0 : p->exe ? p->exe : "?");
 	for (int i = 1; i < p->argc && i < 8; i++) {
 		fputc(' ', f);
 		mt_text_str(f, p->argv[i]);
 	}
 	if (p->argc > 8)
 		fputs(" ...", f);
+	if (renamed) {
+		fputs(" (running ", f);
+		mt_text_str(f, p->exe);
+		fputc(')', f);
+	}
 	fprintf(f, "\n  backend %s, %.3f s", p->backend ? p->backend : "?", mt_process_duration(p));
 	if (p->exec_outcome)
 		fprintf(f, ", replaced by exec of %s%s%s", p->exec_path,
@@ -83,9 +95,10 @@ static void process_header(FILE *f, const struct mt_process *p, int is_main)
 		fprintf(f, "  allocator %s%s%s%s\n", p->heap, p->heap_object ? " (" : "",
 			p->heap_object ? p->heap_object : "", p->heap_object ? ")" : "");
 	if (p->untraced_children)
-		fprintf(f, "  %llu child process%s not traced: use -f (record --follow-forks)\n",
+		fprintf(f, "  %llu child process%s not traced: use -f (record --follow-forks%s)\n",
 			(unsigned long long)p->untraced_children,
-			p->untraced_children == 1 ? "" : "es");
+			p->untraced_children == 1 ? "" : "es",
+			p->backend && !strcmp(p->backend, "bpf") ? " --backend=preload" : "");
 }
 
 /* " (kind: N)" for each kind of loss P had. */

@@ -222,10 +222,10 @@ void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double t
 		for (size_t r = 0; r < shown; r++) {
 			const struct mt_process *p = rows[r].p;
 			double rate = rows[r].rate;
-			const char *exe =
-				p->exe && strrchr(p->exe, '/') ? strrchr(p->exe, '/') + 1 : p->exe;
+			/* by the name it was run under (redis-server, a link to
+			 * redis-check-rdb), as ps and top name it */
 			char safe[17];
-			mt_text_safe(safe, sizeof safe, exe ? exe : "?");
+			mt_text_safe(safe, sizeof safe, mt_process_name(p));
 			fprintf(f, "%12s %10s %10s %8u  %-16.16s ", mt_fmt_bytes(rows[r].bytes, a),
 				mt_fmt_count(rows[r].count, b),
 				mt_fmt_count((uint64_t)(rate + 0.5), c), p->pid, safe);

@@ -463,6 +463,27 @@ def case_top_log(t, prog):
         p.wait()
 
 
+def case_top_name(t, prog):
+    """top names a process by the name it was run under (argv[0], as ps
+    does), not by its executable's: the leaker run through a link named
+    otherwise (as redis-server is a link to redis-check-rdb)."""
+    link = t.path('renamed-leaker')
+    os.symlink(os.path.realpath(prog), link)
+    p = start(t, [link])
+    try:
+        rc, so, se = t.run([t.memtrace, 'top', '-p', str(p.pid), '--count', '2', '--interval', '1'],
+                           timeout=60)
+        t.eq(rc, 0, f'memtrace top (stderr {se.strip()[-400:]!r})')
+        # OUTSTANDING (a number and a unit), BLOCKS, ALLOC/S, PID, PROCESS
+        rows = [ln.split() for ln in so.splitlines() if ln.split()[4:5] == [str(p.pid)]]
+        if not t.check(rows, f'rows of process {p.pid} in top\'s table: {so[-600:]!r}'):
+            return
+        t.eq(sorted({r[5] for r in rows}), ['renamed-leaker'], 'the PROCESS column of its rows')
+    finally:
+        p.kill()
+        p.wait()
+
+
 def case_sweep_nofp(t, prog):
     """sweep --json (every process): the leak site's chain up to main.  The
     sweep reads every process's objects as its first scan reaches them, and
@@ -644,7 +665,7 @@ def case_attach_title(t, prog):
         t.eq(pr.get('argv'), ['leaker title'], 'argv of a process that set its title')
         rc, so, se = t.run([t.memtrace, 'report', t.path('attach.mtrace')])
         head = so.splitlines()[0] if so else ''
-        t.eq(head, f'process {p.pid} (leaker title): {os.path.realpath(prog)}',
+        t.eq(head, f'process {p.pid} (leaker title): leaker title (running {os.path.realpath(prog)})',
              'the report\'s first line')
     finally:
         p.kill()

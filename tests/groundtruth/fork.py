@@ -1,9 +1,11 @@
 """fork with and without --follow-forks; see fork.c.
 
-Usage: fork.py MODE PROG, MODE being 'nofollow' or 'follow'."""
+Usage: fork.py MODE PROG, MODE being 'nofollow' or 'follow'.  The bpf
+axis (nofollow: the BPF backend follows no fork) checks that the child it
+did not trace is named all the same, as the shim's recording names it."""
 import os
 
-from gtlib import marker_line
+from gtlib import marker_line, parse_kv
 
 SRC = 'fork.c'
 
@@ -70,3 +72,20 @@ def run(t, mode, prog):
         t.eq(c['exit_status'], 7, 'child: exit_status')
     else:
         t.note('the child\'s entry has no "exit_status" (an extra key, not in the interface): not checked')
+
+
+def run_bpf(t, mode, prog):
+    rec = t.path('rec.mtrace')
+    rc, out, se = t.run([t.memtrace, 'record', '--backend=bpf', '-o', rec, '--', prog],
+                        what='memtrace record --backend=bpf')
+    t.eq(rc, 0, f'memtrace record --backend=bpf: exit status (stderr {se.strip()[-300:]!r})')
+    t.check('1 child process not traced' in se,
+            f'record says the child was not traced: {se.strip()[-400:]!r}')
+    pids = parse_kv(out)
+    rep = t.report(rec)
+    p = t.only_process(rep) if rep else None
+    if p is None or not t.check('parent' in pids, f'the program printed its pids ({out!r})'):
+        return
+    t.eq(p.get('pid'), pids['parent'], 'pid of the only process')
+    t.eq(p.get('untraced_children'), 1, 'the one child it forked, not traced, is counted')
+    check_parent(t, p, prog, 'parent (bpf)')

@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <linux/capability.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -132,12 +133,32 @@ const char *mt_bpf_object_path(struct mt_bpf *b, uint32_t object)
 
 /* ---- links ------------------------------------------------------------ */
 
-/* What privileges a failure to read a process's files says are missing. */
+/* The initial user namespace's inode number (the kernel's fixed
+ * PROC_USER_INIT_INO): memtrace in another one is root of that one only. */
+#define MTB_INIT_USER_NS 0xEFFFFFFDu
+
+/* What a failure E to read a process's files says of why.  Only a lack of
+ * CAP_SYS_PTRACE is a matter of privileges: with it (root), the kernel
+ * refused for another reason, and "needs root" would send root in a
+ * circle (it did for PID 1 of a sandbox whose kernel lets root with
+ * CAP_SYS_PTRACE read every other process's maps but not that one's). */
 static const char *privilege_hint(int e)
 {
-	return e == EACCES || e == EPERM ?
-		       " (needs root, or CAP_SYS_PTRACE, to read what another user's or a setuid process maps)" :
-		       "";
+	if (e != EACCES && e != EPERM)
+		return "";
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) != 0 ||
+	    !((d[CAP_SYS_PTRACE / 32].effective >> (CAP_SYS_PTRACE % 32)) & 1))
+		return geteuid() == 0 ?
+			       " (needs CAP_SYS_PTRACE, which this root lacks, to read another process's files)" :
+			       " (needs root, or CAP_SYS_PTRACE, to read what another user's or a setuid process maps)";
+	struct stat st;
+	if (stat("/proc/self/ns/user", &st) == 0 && st.st_ino != MTB_INIT_USER_NS)
+		return " (memtrace runs in a user namespace: its CAP_SYS_PTRACE does not reach "
+		       "processes outside it)";
+	return " (memtrace runs with CAP_SYS_PTRACE: not a matter of privileges; a security "
+	       "module's policy protects this process)";
 }
 
 static struct mtb_attach *att_find(struct mt_bpf *b, uint32_t obj, pid_t pid)
@@ -363,8 +384,8 @@ void mtb_detach_all(struct mt_bpf *b)
 
 /* ---- processes -------------------------------------------------------- */
 
-/* Start time of PID in clock ticks (field 22 of /proc/PID/stat); 0 if gone. */
-static uint64_t start_time(pid_t pid)
+/* Field FIELD (3 or more) of /proc/PID/stat; 0 if the process is gone. */
+static uint64_t stat_field(pid_t pid, int field)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
@@ -381,9 +402,9 @@ static uint64_t start_time(pid_t pid)
 	if (!p)
 		return 0;
 	unsigned long long v = 0;
-	/* after ") ": state is field 3; start time is field 22 */
+	/* after ") ": state is field 3 */
 	p += 2;
-	for (int field = 3; field < 22 && p; field++) {
+	for (int f = 3; f < field && p; f++) {
 		p = strchr(p, ' ');
 		if (p)
 			p++;
@@ -391,6 +412,20 @@ static uint64_t start_time(pid_t pid)
 	if (!p || sscanf(p, "%llu", &v) != 1)
 		return 0;
 	return v;
+}
+
+/* Start time of PID in clock ticks; 0 if gone. */
+static uint64_t start_time(pid_t pid)
+{
+	return stat_field(pid, 22);
+}
+
+/* A kernel thread (the kernel's PF_KTHREAD in the flags, field 9) maps
+ * nothing of user space: no allocator, whatever a user expects of it. */
+#define MTB_PF_KTHREAD 0x00200000u
+static int kernel_thread(pid_t pid)
+{
+	return (stat_field(pid, 9) & MTB_PF_KTHREAD) != 0;
 }
 
 static struct mtb_proc *proc_find(struct mt_bpf *b, pid_t pid)
@@ -596,6 +631,13 @@ int mt_bpf_trace_pid(struct mt_bpf *b, pid_t pid, char *err, size_t errlen)
 	}
 	if (pid == b->self) {
 		snprintf(err, errlen, "process %d is memtrace itself", (int)pid);
+		errno = EINVAL;
+		return -1;
+	}
+	if (kernel_thread(pid)) {
+		snprintf(err, errlen,
+			 "process %d is a kernel thread: it has no memory of its own to trace",
+			 (int)pid);
 		errno = EINVAL;
 		return -1;
 	}

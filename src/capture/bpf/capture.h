@@ -149,6 +149,9 @@ int mt_bpf_new_code_pending(struct mt_bpf *b);
  * (mallopt, malloc_trim): TUNE says which, its arguments and its result, as
  * the MALLOPT record holds them. */
 #define MT_BPF_EV_MALLOPT 16
+/* ... and a child process a traced one started (CHILD its pid), which is
+ * not traced. */
+#define MT_BPF_EV_CHILD 17
 
 /* The ring buffer's record (bpf/memtrace.h, struct mtb_rec) as the
  * loader delivers it: the same fields, filled once (on_record, memtrace.c),
@@ -157,7 +160,8 @@ int mt_bpf_new_code_pending(struct mt_bpf *b);
  * encodes each into the codec's records without reshaping it. */
 
 struct mt_bpf_event {
-	int type; /* MT_REC_ALLOC, MT_REC_FREE, MT_REC_REALLOC, MT_BPF_EV_MALLOPT;
+	int type; /* MT_REC_ALLOC, MT_REC_FREE, MT_REC_REALLOC, MT_BPF_EV_MALLOPT,
+		   * MT_BPF_EV_CHILD;
 		   * MT_REC_EXT: a mapping call (MAP; its stack as an allocation's);
 		   * MT_REC_EXIT: process PID exited (STATUS; every mode) */
 	struct mt_mapcall map;
@@ -172,6 +176,7 @@ struct mt_bpf_event {
 	const uint64_t *frames; /* return address of the allocator call itself */
 	uint32_t object;	/* allocator object: mt_bpf_object_path */
 	int64_t status;		/* MT_REC_EXIT: exit code >= 0, or -signal (signum.h) */
+	uint32_t child;		/* MT_BPF_EV_CHILD: the child's pid */
 	struct mt_mallopt tune; /* MT_BPF_EV_MALLOPT (its stack as an allocation's) */
 };
 typedef void (*mt_bpf_event_fn)(void *ctx, const struct mt_bpf_event *ev);

@@ -229,6 +229,8 @@ struct mt_bpf {
 	/* traced processes' exits (memtrace.bpf.c, mt_proc_exit; their
 	 * statuses are kept in procs) */
 	struct bpf_link *exit_link;
+	/* the children they start (mt_proc_fork; events mode) */
+	struct bpf_link *fork_link;
 
 	struct mtb_object *objs;
 	size_t nobjs, capobjs;

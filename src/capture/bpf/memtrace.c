@@ -430,6 +430,10 @@ static int after_load(struct mt_bpf *b, long page, char *err, size_t errlen)
 	 * tracepoint has no BTF) a process attached to that exits is reported
 	 * as still running, as before. */
 	b->exit_link = bpf_program__attach(s->progs.mt_proc_exit);
+	/* The children a recorded process starts, which it does not follow:
+	 * named in the recording.  Without the tracepoint they go uncounted. */
+	if (b->o.events)
+		b->fork_link = bpf_program__attach(s->progs.mt_proc_fork);
 	/* The mapping calls: every traced process's, from now on.  A kernel
 	 * without the system calls' raw tracepoints records no mapping calls. */
 	struct bpf_program *const maps[] = { MAP_PROGS(s) };
@@ -556,6 +560,7 @@ void mt_bpf_close(struct mt_bpf *b)
 		return;
 	print_prog_stats(b);
 	bpf_link__destroy(b->exit_link);
+	bpf_link__destroy(b->fork_link);
 	for (size_t i = 0; i < sizeof b->map_links / sizeof *b->map_links; i++)
 		bpf_link__destroy(b->map_links[i]);
 	mtb_detach_all(b);
@@ -627,6 +632,20 @@ static int on_exitrec(struct mt_bpf *b, const struct mtb_exitrec *r)
 	return 0;
 }
 
+/* A traced process started a child process, which is not traced. */
+static int on_childrec(struct mt_bpf *b, const struct mtb_childrec *r)
+{
+	struct mt_bpf_event ev = { .type = MT_BPF_EV_CHILD,
+				   .pid = r->pid,
+				   .tid = r->pid,
+				   .ts = r->ts,
+				   .child = r->child };
+	b->delivered++;
+	if (b->cb)
+		b->cb(b->cb_ctx, &ev);
+	return 0;
+}
+
 static int on_record(void *ctx, void *data, size_t len)
 {
 	struct mt_bpf *b = ctx;
@@ -634,6 +653,8 @@ static int on_record(void *ctx, void *data, size_t len)
 
 	if (len >= sizeof(struct mtb_exitrec) && r->type == MTB_REC_EXIT)
 		return on_exitrec(b, data);
+	if (len >= sizeof(struct mtb_childrec) && r->type == MTB_REC_CHILD)
+		return on_childrec(b, data);
 	if (len >= sizeof(struct mtb_maprec) && r->type == MTB_REC_MAP)
 		return on_maprec(b, data);
 	if (len < sizeof(*r))

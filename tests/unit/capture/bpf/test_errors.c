@@ -3,7 +3,9 @@
  * pid that does not exist, on memtrace itself, on a static program without
  * symbols; mt_bpf_trace_exec of such a program and of a missing file;
  * mt_bpf_open without privileges (a child that dropped to uid 65534, and one
- * that kept only CAP_BPF); the support checks against fake /proc and /sys
+ * that kept only CAP_BPF); mt_bpf_trace_pid of a kernel thread, and from a
+ * child that has CAP_SYS_PTRACE where it does not reach (a user namespace
+ * of its own), which must not be told it needs root; the support checks against fake /proc and /sys
  * trees (old kernel, no BTF, no uprobes).
  *
  * Usage: test-bpf-errors GT_STATIC_STRIPPED
@@ -13,6 +15,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +117,73 @@ static void drop_to_nobody_with_bpf(void)
 		_exit(2);
 }
 
+/* Root of a user namespace of its own: every capability, none of which
+ * reaches the processes outside it. */
+static void enter_user_ns(void)
+{
+	if (unshare(CLONE_NEWUSER))
+		_exit(2);
+}
+
+/* mt_bpf_trace_pid(TARGET) in a child that opened BPF and then ran ENTER();
+ * its error line comes back. */
+static void trace_entered(void (*enter)(void), pid_t target, const char *want, const char *what)
+{
+	int p[2];
+	char err[512] = "";
+
+	if (pipe(p))
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct mt_bpf *b;
+		char e[512] = "";
+		close(p[0]);
+		int r = mt_bpf_open(&b, NULL, e, sizeof(e));
+		if (r == 0) {
+			enter();
+			r = mt_bpf_trace_pid(b, target, e, sizeof(e));
+			if (r == 0)
+				snprintf(e, sizeof(e), "(traced)");
+		} else {
+			r = 0; /* not what is tested: show its error */
+		}
+		if (write(p[1], e, strlen(e)) < 0)
+			_exit(1);
+		_exit(r == 0 ? 3 : 0);
+	}
+	close(p[1]);
+	ssize_t n = read(p[0], err, sizeof(err) - 1);
+	err[n > 0 ? n : 0] = 0;
+	close(p[0]);
+	int st;
+	waitpid(pid, &st, 0);
+	expect(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? -1 : 0, err, want, what);
+	CHECK(!strstr(err, "needs root"), "%s: tells a process with CAP_SYS_PTRACE it needs root: %s",
+	      what, err);
+}
+
+/* A kernel thread's pid (kthreadd is 2 where the pid namespace is the
+ * machine's), or 0 if this pid namespace shows none. */
+static pid_t a_kernel_thread(void)
+{
+	for (pid_t pid = 2; pid < 200; pid++) {
+		char path[64], buf[512];
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		char *p = strrchr(buf, ')');
+		unsigned long flags = 0;
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & 0x00200000))
+			return pid;
+	}
+	return 0;
+}
+
 static void drop_to_nobody(void)
 {
 	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
@@ -212,6 +282,14 @@ int main(int argc, char **argv)
 	bt_reap(&c, 1);
 	free(c.buf);
 
+	pid_t kt = a_kernel_thread();
+	if (kt) {
+		snprintf(want, sizeof(want), "process %d is a kernel thread", (int)kt);
+		expect(mt_bpf_trace_pid(b, kt, err, sizeof(err)), err, want, "trace_pid(kernel thread)");
+	} else {
+		printf("trace_pid(kernel thread): not run: this pid namespace shows no kernel thread\n");
+	}
+
 	bt_spawn(&c, cargv);
 	expect(mt_bpf_trace_exec(b, c.pid, stat_exe, err, sizeof(err)), err, "defines no allocator",
 	       "trace_exec(static, stripped)");
@@ -231,6 +309,8 @@ int main(int argc, char **argv)
 	trace_dropped(drop_to_nobody_with_bpf, getpid(), want, "trace_pid(root's process) as uid 65534");
 	trace_dropped(drop_to_nobody_with_bpf, getpid(), "Permission denied (needs root, or CAP_SYS_PTRACE,",
 		      "  ... says what is missing");
+	trace_entered(enter_user_ns, getpid(), "memtrace runs in a user namespace",
+		      "trace_pid(outside its user namespace)");
 	fake_roots();
 
 	char err2[512];
