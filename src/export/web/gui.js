@@ -59,6 +59,17 @@
 
 	/* ---- "/": the recordings ---- */
 
+	/* What recording F leaked: after a leak scan, the blocks it found
+	 * lost; else every block not freed. */
+	function leakedCell(f) {
+		var scanned = f.lost_bytes !== null && f.lost_bytes !== undefined;
+		var v = scanned ? f.lost_bytes : f.leaked_bytes;
+		return M.el('td', { class: 'num' + (v ? '' : ' zero'), 'data-key': 'leaked', text: M.fmt.bytes(v),
+			title: scanned ? M.fmt.value(v, 'bytes') + ' definitely or indirectly lost (the leak scan); ' +
+				M.fmt.value(f.leaked_bytes, 'bytes') + ' not freed in all' :
+				M.fmt.value(v, 'bytes') + ' not freed by the end (no leak scan)' });
+	}
+
 	function listRow(f) {
 		var href = '/ui/' + f.id;
 		// a file the server is still loading: how far it got
@@ -84,7 +95,7 @@
 			M.el('td', { class: 'num', text: M.fmt.seconds(f.duration_s) }),
 			M.el('td', { class: 'num', text: M.fmt.count(f.allocations) }),
 			M.el('td', { class: 'num', text: M.fmt.bytes(f.allocated_bytes) }),
-			M.el('td', { class: 'num' + (f.leaked_bytes ? '' : ' zero'), text: M.fmt.bytes(f.leaked_bytes) }),
+			leakedCell(f),
 			M.el('td', { class: 'num', text: (f.pids || []).length + '' }));
 	}
 

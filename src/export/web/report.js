@@ -189,11 +189,11 @@
 		var sel = M.el('select', { class: 'leak-kind', 'aria-label': 'leak kind' },
 			M.leakKinds.map(function (k) { return M.el('option', { value: k.name, text: k.label }); }));
 		sel.addEventListener('change', function () { pick(sel.value); });
-		return { select: sel, el: M.el('label', { class: 'leak-kind-label', hidden: true,
-			title: 'What the leak scan at the end found the blocks never freed to be (valgrind\'s kinds): ' +
-				'nothing points at a definitely lost block, only lost blocks at an indirectly lost one, ' +
-				'only pointers into its middle at a possibly lost one; a still held block was reachable.' },
-		'Leaks: ', sel) };
+		var title = 'What the leak scan at the end found the blocks never freed to be (valgrind\'s kinds): ' +
+			'nothing points at a definitely lost block, only lost blocks at an indirectly lost one, ' +
+			'only pointers into its middle at a possibly lost one; a still held block was reachable.';
+		return { select: sel, title: title,
+			el: M.el('label', { class: 'leak-kind-label', hidden: true, title: title }, 'Leaks: ', sel) };
 	}
 
 	function meta(p) {
@@ -493,8 +493,8 @@
 			r.kinds.forEach(function (c) {
 				c.el.hidden = !p.leak_kinds;
 				c.select.disabled = !whole;
-				c.el.title = whole ? c.el.title.replace(/ \(off:.*$/, '') : c.el.title.replace(/ \(off:.*$/, '') +
-					' (off: a part of the run has no leak kinds here, its leaked blocks are all those not freed)';
+				c.el.title = c.title + (whole ? '' : '  (Off: a part of the run has no leak kinds here; its ' +
+					'leaked figures are every block not freed.)');
 			});
 		};
 		r.select = function (i) {

@@ -77,6 +77,7 @@ run(async ([base, program, shots]) => {
 		facts.list = await page.$$eval('table.recordings tbody tr', (trs) => trs.map((tr) => ({
 			name: tr.querySelector('a.name').textContent,
 			href: tr.querySelector('a.name').getAttribute('href'),
+			leaked: tr.querySelector('td[data-key=leaked]').title,
 		})));
 		await page.screenshot({ path: path.join(shots, 'gui-list.png'), fullPage: true });
 

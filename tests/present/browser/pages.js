@@ -8,7 +8,8 @@
 // figures, the flamegraph's weight and total, the call-site table's sort
 // and rows (name, caller, what tells alike rows apart), how many lines the
 // chart's buttons take, the hint about missing symbols, the selectors;
-// then for each kind picked, the same figures, total and rows; then, in the
+// then for each kind picked, the same figures, total and rows; in the html
+// report, the same with the whole run selected as a range and after; in the
 // GUI, the same once its filter form is submitted with FILTER ("name=value",
 // the kind last picked kept).  Asserted by
 // tests/present/export/test_pages.py and tests/present/server/test_gui.py.
@@ -19,6 +20,7 @@ async function state(page, frames) {
 	return page.evaluate((names) => {
 		const r = Memtrace.report, q = (s) => [...document.querySelectorAll(s)];
 		const figures = Object.fromEntries(q('.figure').map((f) => [f.dataset.key, {
+			label: f.querySelector('.figure-label').textContent,
 			value: f.querySelector('.figure-value').textContent,
 			sub: f.querySelector('.figure-sub').textContent,
 			note: (f.querySelector('.figure-note') || {}).textContent || null,
@@ -81,6 +83,14 @@ run(async ([url, width, frameList, kindList, filter, shot]) => {
 		for (const k of (kindList ? kindList.split(',') : [])) {
 			await page.selectOption('select.leak-kind >> nth=0', k);
 			facts.kinds[k] = await state(page, frames);
+		}
+		// the html report: a range selected (the whole run, as a range),
+		// then the whole run again
+		if (file && kindList) {
+			await page.evaluate(() => Memtrace.report.brush([0, Memtrace.report.proc.duration_s]));
+			facts.ranged = await state(page, frames);
+			await page.evaluate(() => Memtrace.report.brush(null));
+			facts.unranged = await state(page, frames);
 		}
 		if (filter) {
 			const [k, v] = filter.split('=');

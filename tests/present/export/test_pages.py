@@ -112,6 +112,17 @@ if f:
         t.eq(sum(int(r['leaked'].split(' ')[0].replace(',', '')) for r in g.get('rows', [])), b,
              f'chromium: kind {k}: the call sites\' leaked column adds up')
         t.eq([s['value'] for s in g.get('selectors', [])], [k, k], f'chromium: kind {k}: both selectors show it')
+    # a range of the page has no kinds: every block not freed, the
+    # selectors off until the whole run is back
+    ra, un = f.get('ranged', {}), f.get('unranged', {})
+    lk_all = expect['all']
+    t.eq([s['disabled'] for s in ra.get('selectors', [])], [True, True], 'chromium: a range: the selectors are off')
+    t.eq((ra.get('figures', {}).get('leaked', {}).get('label'), ra.get('figures', {}).get('leaked', {}).get('sub')),
+         ('Not freed', in_blocks(*lk_all) + ' (the leak kinds are the whole run\'s: none for a part of it)'),
+         'chromium: a range: its blocks not freed, said so')
+    t.eq(([s['disabled'] for s in un.get('selectors', [])], un.get('figures', {}).get('leaked', {}).get('sub')),
+         ([False, False], in_blocks(*lost) + ': definitely + indirectly lost'),
+         'chromium: the whole run again: the selectors on, the kind picked')
 
 norec, _ = t.record([progs['leakkinds'], 'exit'], opts=['--no-scan'], out=t.path('noscan.mtrace'))
 html, data = page(norec, name='noscan')

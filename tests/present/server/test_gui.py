@@ -171,6 +171,8 @@ if f:
     t.eq(f.get('listState'), 'ready', '/: drawn')
     t.eq([(e['name'], e['href']) for e in f.get('list', [])], [('gt-peak', '/ui/0'), ('gt-temporary', '/ui/1')],
          '/: the recordings and their links')
+    t.eq((f.get('list') or [{}])[0].get('leaked'), '50,000 bytes definitely or indirectly lost (the leak scan); '
+         '54,000 bytes not freed in all', '/: gt-peak\'s leaked column is its lost block')
     t.eq(f.get('url'), BASE + '/ui/0', 'a click on gt-peak opens /ui/0')
     t.eq(f.get('state'), 'ready', '/ui/0: drawn')
     t.eq(f.get('heading'), 'gt-peak', '/ui/0: heading')
@@ -348,8 +350,13 @@ if f:
 # ---- the leak kinds of gt-leakkinds (leakkinds.c), at 1024 pixels --------
 
 lk_rec, lk_out = t.record([sys.argv[3], 'exit'], out=t.path('leakkinds.mtrace'))
-lk_proc, lk_port = serverlib.start(t, [lk_rec])
+noscan, _ = t.record([sys.argv[3], 'exit'], opts=['--no-scan'], out=t.path('noscan.mtrace'))
+lk_proc, lk_port = serverlib.start(t, [lk_rec, noscan])
 if lk_proc:
+    with OPENER.open(f'http://127.0.0.1:{lk_port}/list', timeout=60) as r:
+        listed = json.loads(r.read())
+    t.eq([e.get('lost_bytes') for e in listed], [580, None],
+         '/list: lost_bytes, 580 B lost in gt-leakkinds; null for a recording without a scan')
     want = {k: [0, 0] for k in ('definite', 'indirect', 'possible', 'reachable')}
     for m in re.finditer(r'^block [0-9a-f]+ (\d+) (\w+)$', lk_out, re.M):
         want[m.group(2)][0] += 1
