@@ -178,9 +178,9 @@
 			list.slice(0, 4).join(', ') + (list.length > 4 ? ' and ' + (list.length - 4) + ' more' : '') +
 			'.  Their debug symbols name them: on Debian, install the -dbgsym package of the package ' +
 			'that holds the file (dpkg -S FILE names it; the packages come from the debian-debug ' +
-			'archive), or let memtrace fetch them from a debuginfod server: DEBUGINFOD_URLS set to Debian\'s, ' +
-			'debuginfod.debian.net, for memtrace export (or report, server).  A program of your own: build it with -g and do not ' +
-			'strip it.');
+			'archive), or let memtrace fetch them from a debuginfod server: DEBUGINFOD_URLS set to ' +
+			'Debian\'s, debuginfod.debian.net, for memtrace export (or report, server).  A program of ' +
+			'your own: build it with -g and do not strip it.');
 	}
 
 	/* The leak-kind selector (when the process had a leak scan): one in
@@ -480,10 +480,14 @@
 				return; /* (the selectors are disabled then) */
 			summarize(p, null);
 			if (show) {
-				if (!data.diff)
+				/* (as if picked by hand: kept under the GUI's filters) */
+				if (!data.diff) {
 					r.flame.wi = M.weights.findIndex(function (w) { return w.name === 'leaked'; });
+					r.flame.chosen = true;
+				}
 				r.table.key = 'leaked_bytes';
 				r.table.desc = true;
+				r.table.chosen = true;
 			}
 			r.showSites(r.sitesOf(p));
 		};

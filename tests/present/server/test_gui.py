@@ -366,14 +366,16 @@ if lk_proc:
     # storage (its size the C library's), as the report says
     possible = [lk.get('possible_allocations'), lk.get('possible_bytes')]
     t.check(possible[1] > want['possible'][1], f'gt-leakkinds: possibly lost, its block and more ({possible})')
-    lk250 = (t.only_process(t.report(lk_rec, ['--size-min', '250'])) or {}).get('leak_kinds') or {}
+    # over 400 bytes nothing is lost: a fresh page would open on the peak
+    lk400 = (t.only_process(t.report(lk_rec, ['--size-min', '400'])) or {}).get('leak_kinds') or {}
+    t.eq(lk400.get('definite_bytes', -1) + lk400.get('indirect_bytes', -1), 0, 'gt-leakkinds: nothing lost over 400 B')
     lost = [want['definite'][0] + want['indirect'][0], want['definite'][1] + want['indirect'][1]]
 
     def blocks(n, b):
         return f'{b:,} byte{"s" * (b != 1)} in {n:,} block{"s" * (n != 1)}'
 
     g = exportlib.browser(t, 'pages.js', f'http://127.0.0.1:{lk_port}/ui/0', '1024', '',
-                          'definite,indirect,reachable,possible', 'size_min=250',
+                          'definite,indirect,reachable,possible', 'size_min=400',
                           os.path.join(ARTIFACTS, 'gui-leak-kinds.png'))
     if g:
         first = g['first']
@@ -398,8 +400,10 @@ if lk_proc:
         t.eq([s['value'] for s in fl.get('selectors', [])], ['possible'] * 2,
              'gt-leakkinds GUI: the kind picked stays picked under a new filter')
         t.eq(fl.get('figures', {}).get('leaked', {}).get('sub'),
-             blocks(lk250.get('possible_allocations', -1), lk250.get('possible_bytes', -1)) + ': possibly lost',
-             'gt-leakkinds GUI size_min=250: possibly lost, as report --size-min 250')
+             blocks(lk400.get('possible_allocations', -1), lk400.get('possible_bytes', -1)) + ': possibly lost',
+             'gt-leakkinds GUI size_min=400: possibly lost, as report --size-min 400')
+        t.eq((fl.get('weight'), fl.get('sorted')), ('leaked', ['leaked_bytes']),
+             'gt-leakkinds GUI size_min=400: picking a kind picked the leaks, kept under the filter')
         t.check(g['chartButtons'] and all(b['lines'] == 1 for b in g['chartButtons']),
                 f'GUI at 1024 px: the chart\'s buttons each on one line ({g["chartButtons"]})')
         t.eq(g['cards'][:4], ['summary', 'Memory over time', 'Filters', 'Query'],
