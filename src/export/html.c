@@ -16,6 +16,9 @@
  * leaves them out.  Memory is bounded by the live blocks, the sites and the
  * distinct frames, never by events.
  *
+ * After a leak scan (analyse/leakkinds.h), each process and site carries
+ * the kinds of its blocks never freed, for the page's leak-kind selector.
+ *
  * With --base, the page's flamegraph is differential: "diff" holds the call
  * sites of both recordings matched by what their frames say (analyse/diff.h)
  * with both sides' figures, and the page colours each frame by its change.
@@ -410,6 +413,42 @@ static void site_series_json(FILE *f, const struct timeline *tl, uint32_t s)
 	fputc(']', f);
 }
 
+/* The leak scan's kinds of site S's leaked blocks, when a scan ran: its
+ * fields after the temporaries. */
+static void site_kinds_json(FILE *f, const struct mt_process *p, uint32_t s)
+{
+	if (!p->kinds.sites)
+		return;
+	for (int k = 0; k < MT_LEAK_KINDS; k++) {
+		const struct mt_kind_figures *x = &p->kinds.sites[s];
+		int in = s < p->kinds.nsites;
+		fprintf(f, "%llu,%llu,", in ? (unsigned long long)x->count[k] : 0ULL,
+			in ? (unsigned long long)x->bytes[k] : 0ULL);
+	}
+}
+
+/* "leak_kinds": what the leak scan at the end found the leaked blocks to
+ * be (the JSON report's keys), or null when no scan ran. */
+static void leak_kinds_json(FILE *f, const struct mt_process *p)
+{
+	const struct mt_leak_kinds *k = &p->kinds;
+	fputs(",\n   \"leak_kinds\": ", f);
+	if (!k->ran) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"complete\": %s, \"why\": ", k->scan.complete ? "true" : "false");
+	if (k->why)
+		mt_json_str_html(f, k->why);
+	else
+		fputs("null", f);
+	for (int i = 0; i < MT_LEAK_KINDS; i++)
+		fprintf(f, ", \"%s_allocations\": %llu, \"%s_bytes\": %llu", mt_leak_kind_names[i],
+			(unsigned long long)k->total.count[i], mt_leak_kind_names[i],
+			(unsigned long long)k->total.bytes[i]);
+	fputc('}', f);
+}
+
 static void sites_json(FILE *f, const struct mt_process *p, const struct timeline *tl,
 		       struct frametabs *ft)
 {
@@ -419,8 +458,13 @@ static void sites_json(FILE *f, const struct mt_process *p, const struct timelin
 	 * which share their outer frames: 100,000 sites of 20 frames are a
 	 * few MB, not 10. */
 	fputs(",\n   \"site_fields\": [\"allocations\", \"allocated_bytes\", \"leaked_allocations\", "
-	      "\"leaked_bytes\", \"peak_bytes\", \"temporary_allocations\", \"stack\"",
+	      "\"leaked_bytes\", \"peak_bytes\", \"temporary_allocations\"",
 	      f);
+	if (p->kinds.sites)
+		for (int k = 0; k < MT_LEAK_KINDS; k++)
+			fprintf(f, ", \"%s_allocations\", \"%s_bytes\"", mt_leak_kind_names[k],
+				mt_leak_kind_names[k]);
+	fputs(", \"stack\"", f);
 	if (tl->slot)
 		fputs(", \"live_series\"", f);
 	if (times_on(tl))
@@ -439,6 +483,7 @@ static void sites_json(FILE *f, const struct mt_process *p, const struct timelin
 			(unsigned long long)st->live_bytes, (unsigned long long)st->peak_bytes,
 			(unsigned long long)st->temporary);
 		first = 0;
+		site_kinds_json(f, p, s);
 		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 		long node = -1;
 		for (int k = n - 1; k >= 0; k--)
@@ -594,14 +639,17 @@ static void process_json(FILE *f, const struct mt_process *p, const struct timel
 	fprintf(f,
 		", \"lost_events\": %llu,\n   \"totals\": {\"allocations\": %llu, \"frees\": %llu, "
 		"\"allocated_bytes\": %llu, \"peak_bytes\": %llu, \"peak_allocations\": %llu, \"peak_time_s\": %.6f, "
-		"\"leaked_allocations\": %llu, \"leaked_bytes\": %llu, \"temporary_allocations\": %llu, "
+		"\"leaked_allocations\": %llu, \"leaked_bytes\": %llu, \"runtime_held_allocations\": %llu, "
+		"\"runtime_held_bytes\": %llu, \"temporary_allocations\": %llu, "
 		"\"unmatched_frees\": %llu, \"culled_allocations\": %llu}",
 		(unsigned long long)mt_process_lost(p), (unsigned long long)t->allocations,
 		(unsigned long long)t->frees, (unsigned long long)t->allocated_bytes,
 		(unsigned long long)t->peak_bytes, (unsigned long long)t->peak_count,
 		secs(t->peak_ts, tl->t0), (unsigned long long)t->live_count,
-		(unsigned long long)t->live_bytes, (unsigned long long)t->temporary,
+		(unsigned long long)t->live_bytes, (unsigned long long)t->held_count,
+		(unsigned long long)t->held_bytes, (unsigned long long)t->temporary,
 		(unsigned long long)t->unmatched_frees, (unsigned long long)t->culled);
+	leak_kinds_json(f, p);
 	timeline_json(f, tl, p);
 	mt_json_histo(f, &tl->histo);
 	fputs(",\n   \"markers\": [", f);
@@ -716,9 +764,14 @@ static void data_json(struct mt_export_ctx *x, struct timeline **tls)
 	struct mt_recording *rec = &x->sel->matched;
 	fputs("{\"memtrace_html\": 1, \"recording\": ", f);
 	mt_json_str_html(f, x->sel->path);
-	fprintf(f, ", \"truncated\": %s, \"filtered\": %s, \"weight\": \"%s\",\n",
-		x->sel->all.truncated ? "true" : "false", x->sel->filtered ? "true" : "false",
-		mt_weight_names[x->weight]);
+	fprintf(f, ", \"truncated\": %s, \"filtered\": %s, \"weight\": ",
+		x->sel->all.truncated ? "true" : "false", x->sel->filtered ? "true" : "false");
+	/* without --weight, the page picks by what each process holds: its
+	 * leaks, else its peak */
+	if (x->weight_set)
+		fprintf(f, "\"%s\",\n", mt_weight_names[x->weight]);
+	else
+		fputs("null,\n", f);
 	fputs(" \"filter\": ", f);
 	mt_json_filter(f, x->sel->filter, 1);
 	fputs(",\n \"processes\": [\n", f);

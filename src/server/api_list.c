@@ -60,6 +60,10 @@ static void list_file(FILE *f, size_t id, struct srv_file *file, const struct sr
 	const struct mt_process *first = mt_recording_main(rec);
 	uint64_t allocs = 0, bytes = 0, frees = 0, lcount = 0, lbytes = 0, start = UINT64_MAX,
 		 end = 0;
+	/* what the leak scans found lost (definitely or indirectly), the
+	 * list's "leaked" when any process of the file was scanned */
+	uint64_t lost = 0;
+	int scanned = 0;
 	uint32_t depth = 0;
 	int sites = 0;
 	/* still being written, as far as one can tell: a process has not
@@ -70,6 +74,11 @@ static void list_file(FILE *f, size_t id, struct srv_file *file, const struct sr
 		const struct mt_totals *t = &p->figures.t;
 		allocs += t->allocations, bytes += t->allocated_bytes, frees += t->frees;
 		lcount += t->live_count, lbytes += t->live_bytes;
+		if (p->kinds.ran) {
+			scanned = 1;
+			lost += p->kinds.total.bytes[MT_LEAK_DEFINITE] +
+				p->kinds.total.bytes[MT_LEAK_INDIRECT];
+		}
 		sites += api_sites_used(p);
 		if (api_proc_start(p) < start)
 			start = api_proc_start(p);
@@ -108,11 +117,16 @@ static void list_file(FILE *f, size_t id, struct srv_file *file, const struct sr
 		fputs("null", f);
 	fprintf(f,
 		",\n   \"duration_s\": %.6f, \"allocations\": %llu, \"allocated_bytes\": %llu, \"frees\": %llu,\n"
-		"   \"leaked_allocations\": %llu, \"leaked_bytes\": %llu, \"sites\": %d, "
-		"\"maximum_backtrace_depth\": %u,\n   \"processes\": [",
+		"   \"leaked_allocations\": %llu, \"leaked_bytes\": %llu, \"lost_bytes\": ",
 		end > start && start != UINT64_MAX ? (double)(end - start) / 1e9 : 0.0,
 		(unsigned long long)allocs, (unsigned long long)bytes, (unsigned long long)frees,
-		(unsigned long long)lcount, (unsigned long long)lbytes, sites, depth);
+		(unsigned long long)lcount, (unsigned long long)lbytes);
+	if (scanned)
+		fprintf(f, "%llu", (unsigned long long)lost);
+	else
+		fputs("null", f);
+	fprintf(f, ", \"sites\": %d, \"maximum_backtrace_depth\": %u,\n   \"processes\": [", sites,
+		depth);
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];
 		const struct mt_totals *t = &p->figures.t;

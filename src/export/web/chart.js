@@ -112,6 +112,10 @@
 				'events bunch up; MEMTRACE_PRECISE_TIMESTAMPS=1 when recording gives finer times)' : '') : '') +
 			'.  Drag across the chart to select a time range.';
 		this.resolution.classList.toggle('coarse', !!coarse);
+		/* after a leak scan, "leaked" names the lost blocks alone: this line
+		 * counts every block not freed */
+		this.keyLeak.lastChild.textContent = proc.leak_kinds ?
+			'Never freed (leaked or still held), allocated by then' : 'Leaked (allocated by then, never freed)';
 		this.draw();
 	};
 
@@ -400,7 +404,8 @@
 				M.fmt.seconds((i + 1) * tl.bucket_s) }),
 			M.el('table', null,
 				row('Heap in use (highest)', M.fmt.value(tl.heap_bytes[i], 'bytes')),
-				row('Leaked by then', M.fmt.value(tl.leaked_bytes[i], 'bytes')),
+				row(this.proc.leak_kinds ? 'Never freed, by then' : 'Leaked by then',
+					M.fmt.value(tl.leaked_bytes[i], 'bytes')),
 				row('Resident (RSS)', tl.rss_bytes ? M.fmt.value(tl.rss_bytes[i], 'bytes') : '\u2013'),
 				row('of which anonymous', tl.rss_anon_bytes ? M.fmt.value(tl.rss_anon_bytes[i], 'bytes') : '\u2013'),
 				row('Mapped (traced calls)', tl.mapped_bytes ? M.fmt.value(tl.mapped_bytes[i], 'bytes') : '\u2013'),

@@ -15,8 +15,10 @@
  *
  * A differential flamegraph (export --base): the sites carry base_* fields,
  * the base recording's figures; widths stay the recording's, and each frame
- * is red where it grew since the base, blue where it shrank, white when
- * unchanged, as deep as its change next to the largest change drawn.
+ * is red where it grew since the base, blue where it shrank, as deep as its
+ * change next to the largest change drawn; a frame none of whose sites
+ * changed is not drawn (its room stays blank), so that the changes stand
+ * out of a graph of thousands of frames.
  */
 (function (M) {
 	'use strict';
@@ -111,6 +113,7 @@
 		return {
 			name: name, parent: parent, kind: kind, depth: parent ? parent.depth + 1 : 0,
 			kids: null, sites: null, v: [0, 0, 0, 0, 0], b: diff ? [0, 0, 0, 0, 0] : NOBASE,
+			c: diff ? [0, 0, 0, 0, 0] : NOBASE, /* how much its sites changed, each counted */
 			file: null, lo: 0, hi: 0, several: false, module: null, located: false,
 		};
 	}
@@ -176,9 +179,11 @@
 			acc[a + 3] += W[o + 3];
 			acc[a + 4] += W[o + 4];
 			if (B) {
-				var b = kids[ci].b;
-				for (var k = 0; k < 5; k++)
+				var b = kids[ci].b, ch = kids[ci].c;
+				for (var k = 0; k < 5; k++) {
 					b[k] += B[o + k];
+					ch[k] += Math.abs(W[o + k] - B[o + k]);
+				}
 			}
 		}
 		var fill = new Int32Array(kids.length);
@@ -291,7 +296,10 @@
 		this.buttons = M.weights.map(function (w, i) {
 			return M.el('button', {
 				type: 'button', class: 'seg-btn', 'data-weight': w.name, text: w.label,
-				onclick: function () { self.setWeight(i); },
+				onclick: function () {
+					self.chosen = true; /* the user's: kept as the data changes */
+					self.setWeight(i);
+				},
 			});
 		});
 		this.searchBox = M.el('input', {
@@ -496,6 +504,15 @@
 			var run = [], rx = 0, rw = 0, kids = kidsOf(tree, n);
 			for (var i = 0; i < kids.length; i++) {
 				var k = kids[i], w = k.v[wi] * scale;
+				/* a differential graph leaves out what did not change
+				 * (none of its sites did): its room stays blank */
+				if (k.c !== NOBASE && !k.c[wi]) {
+					more(n, run, rx, rw, row + 1);
+					run = [];
+					rw = 0;
+					x += w;
+					continue;
+				}
 				if (w < MIN_PX) {
 					if (!run.length)
 						rx = x;

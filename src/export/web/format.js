@@ -172,6 +172,52 @@ var Memtrace = window.Memtrace || (window.Memtrace = {});
 		  unit: 'allocations', what: 'temporary' },
 	];
 
+	/* The choices of the leak-kind selector, when a leak scan ran at the
+	 * end (valgrind's kinds, the site fields KIND_allocations and
+	 * KIND_bytes): the first is the default, LeakSanitizer's rule; "all"
+	 * is every block not freed, what "leaked" counts without a scan. */
+	M.leakKinds = [
+		{ name: 'lost', label: 'definitely + indirectly lost', kinds: ['definite', 'indirect'] },
+		{ name: 'definite', label: 'definitely lost', kinds: ['definite'] },
+		{ name: 'indirect', label: 'indirectly lost', kinds: ['indirect'] },
+		{ name: 'possible', label: 'possibly lost', kinds: ['possible'] },
+		{ name: 'reachable', label: 'still held (reachable)', kinds: ['reachable'] },
+		{ name: 'all', label: 'all not freed', kinds: null },
+	];
+
+	function leakKind(name) {
+		return M.leakKinds.filter(function (k) { return k.name === name; })[0] || M.leakKinds[0];
+	}
+
+	/* [allocations, bytes] of the blocks of leak kind K (a M.leakKinds
+	 * entry) in O: a site or a process's leak_kinds. */
+	function ofKind(o, k) {
+		var n = 0, b = 0;
+		(k.kinds || []).forEach(function (x) {
+			n += o[x + '_allocations'] || 0;
+			b += o[x + '_bytes'] || 0;
+		});
+		return [n, b];
+	}
+
+	/* The sites of process PROC with their leaked_* figures those of the
+	 * blocks of leak kind NAME (the others as they are); the sites
+	 * themselves without a scan or for "all".  Made once per kind. */
+	function kindSites(proc, name) {
+		var all = sites(proc), k = leakKind(name);
+		if (!proc.leak_kinds || !k.kinds)
+			return all;
+		proc._kindSites = proc._kindSites || {};
+		if (!proc._kindSites[k.name])
+			proc._kindSites[k.name] = all.map(function (s) {
+				var o = Object.assign({}, s), v = ofKind(s, k);
+				o.leaked_allocations = v[0];
+				o.leaked_bytes = v[1];
+				return o;
+			});
+		return proc._kindSites[k.name];
+	}
+
 	/* The sites of process PROC of the page's data (compact arrays, see
 	 * report.js) as objects whose frames, leaf first, are objects too;
 	 * computed once per process. */
@@ -223,6 +269,9 @@ var Memtrace = window.Memtrace || (window.Memtrace = {});
 	}
 
 	M.sites = sites;
+	M.kindSites = kindSites;
+	M.leakKind = leakKind;
+	M.ofKind = ofKind;
 	M.fmt = {
 		count: count, bytes: bytes, value: value, short: short, pct: pct, seconds: seconds, span: span,
 		basename: basename, frameColor: frameColor, where: where, state: state,

@@ -5,7 +5,8 @@
  * filter form whose fields are the API's filter parameters.  Submitting it
  * fetches the report again with them, redraws everything, keeps them in the
  * page's own query (so that a reload or a shared link shows the same) and
- * in the export links.  A filter the server refuses changes none of these:
+ * in the export links (the form comes after the summary and the chart).
+ * A filter the server refuses changes none of these:
  * the view, the page's URL and the downloads always show the same filter,
  * and the status says the new one was not applied.  A time range dragged
  * across the chart becomes the from and to filters, so that every view
@@ -58,6 +59,17 @@
 
 	/* ---- "/": the recordings ---- */
 
+	/* What recording F leaked: after a leak scan, the blocks it found
+	 * lost; else every block not freed. */
+	function leakedCell(f) {
+		var scanned = f.lost_bytes !== null && f.lost_bytes !== undefined;
+		var v = scanned ? f.lost_bytes : f.leaked_bytes;
+		return M.el('td', { class: 'num' + (v ? '' : ' zero'), 'data-key': 'leaked', text: M.fmt.bytes(v),
+			title: scanned ? M.fmt.value(v, 'bytes') + ' definitely or indirectly lost (the leak scan); ' +
+				M.fmt.value(f.leaked_bytes, 'bytes') + ' not freed in all' :
+				M.fmt.value(v, 'bytes') + ' not freed by the end (no leak scan)' });
+	}
+
 	function listRow(f) {
 		var href = '/ui/' + f.id;
 		// a file the server is still loading: how far it got
@@ -83,7 +95,7 @@
 			M.el('td', { class: 'num', text: M.fmt.seconds(f.duration_s) }),
 			M.el('td', { class: 'num', text: M.fmt.count(f.allocations) }),
 			M.el('td', { class: 'num', text: M.fmt.bytes(f.allocated_bytes) }),
-			M.el('td', { class: 'num' + (f.leaked_bytes ? '' : ' zero'), text: M.fmt.bytes(f.leaked_bytes) }),
+			leakedCell(f),
 			M.el('td', { class: 'num', text: (f.pids || []).length + '' }));
 	}
 
@@ -212,6 +224,7 @@
 		this.waitedOut = false;
 		return fetchJSON(url).then(function (data) {
 			var proc = M.report && M.report.proc && M.report.data.processes.indexOf(M.report.proc);
+			var was = M.report;
 			M.report = M.render(self.root, data);
 			self.place();
 			if (M.report && proc >= 0 && proc < data.processes.length &&
@@ -219,6 +232,8 @@
 				self.root.querySelector('.proc-select').value = String(proc);
 				M.report.select(proc);
 			}
+			if (M.report && was)
+				self.keep(was, M.report);
 			self.shown = q;
 			self.url();
 			self.hookChart();
@@ -252,6 +267,24 @@
 				self.place();
 			document.body.setAttribute('data-state', 'error');
 		});
+	};
+
+	/* What the user picked on the page WAS stays picked on its redraw R
+	 * under a new filter: the flamegraph's weight, the call sites' order,
+	 * the leak kind. */
+	Recording.prototype.keep = function (was, r) {
+		if (was.flame.chosen) {
+			r.flame.chosen = true;
+			r.flame.setWeight(was.flame.wi);
+		}
+		if (was.table.chosen) {
+			r.table.chosen = true;
+			r.table.key = was.table.key;
+			r.table.desc = was.table.desc;
+			r.table.render();
+		}
+		if (was.kind && r.proc.leak_kinds && was.kind !== r.kind)
+			r.setKind(was.kind);
 	};
 
 	/* While the recording loads, the status says how far it got (its
@@ -353,7 +386,9 @@
 		history.replaceState(null, '', location.pathname + (s ? '?' + s : ''));
 	};
 
-	/* The panel goes first in the report's main, a way back in its bar. */
+	/* The panel goes after the summary and the chart (what a user looks at
+	 * first; the filters refine it), the query console after it, a way
+	 * back in the bar. */
 	Recording.prototype.place = function () {
 		var main = this.root.querySelector('main'), bar = this.root.querySelector('.topbar');
 		if (!main) {
@@ -365,7 +400,8 @@
 			brand.replaceWith(M.el('a', { class: 'brand', href: '/', title: 'all recordings',
 				text: 'memtrace' }));
 		}
-		main.insertBefore(this.panel, main.firstChild);
+		var chart = main.querySelector('.chart'), after = chart && chart.closest('.card');
+		main.insertBefore(this.panel, after ? after.nextSibling : main.firstChild);
 		if (this.console)
 			main.insertBefore(this.console.card, this.panel.nextSibling);
 		/* the single allocations after the call sites */

@@ -1,7 +1,10 @@
 /*
  * report.js - the report page: a process's summary, memory over time
  * (chart.js), the flamegraph (flamegraph.js) and the call sites (table.js),
- * with a process selector when the recording holds several.
+ * with a process selector when the recording holds several.  After a leak
+ * scan, "leaked" is the blocks of the kind the selector picks (definitely
+ * and indirectly lost at first) and the reachable ones are "still held";
+ * frames without symbols come with a hint about how to get them.
  *
  * Also the functions (functions.js) and the sizes and lifetimes
  * (histo.js).
@@ -12,12 +15,19 @@
  *
  *   {"memtrace_html": 1, "recording": PATH, "truncated": BOOL,
  *    "filtered": BOOL, "filter": {key: value as given} or null,
- *    "weight": the flamegraph's first weight,
+ *    "weight": the flamegraph's first weight (null: each process opens on
+ *      its leaks when it has any, else on its peak; the call sites are
+ *      sorted by the same),
  *    "processes": [{"pid", "ppid", "exe", "argv", "backend", "main" (the
  *      recorded command), "duration_s", "span_s" and "span_from_s" (the part
  *      of the run the figures cover: the filter's from/to; rates divide by it),
  *      "exit_status" (null: did not exit), "start_unix_s", "lost_events",
  *      "totals": the keys of `memtrace report --json`,
+ *      "leak_kinds": what the leak scan at the end found the blocks not
+ *        freed to be ({"complete", "why", "definite_allocations",
+ *        "definite_bytes", ... as the JSON report's), or null without a
+ *        scan; with one, the sites carry the same KIND_allocations and
+ *        KIND_bytes fields and the page has a leak-kind selector,
  *      "timeline": {"bucket_s", "time_step_s" (the smallest step between
  *                   two event times, or null), "heap_bytes": [], "allocations": [],
  *                   "frees": [], "temporary": [], "leaked_bytes": [],
@@ -66,16 +76,56 @@
 		return { el: s, body: body };
 	}
 
-	function figure(key, label, big, sub, warn) {
+	/* NOTE: a line under the figure that says what it leaves out. */
+	function figure(key, label, big, sub, warn, note) {
 		return M.el('div', { class: 'figure' + (warn ? ' warn' : ''), 'data-key': key },
 			M.el('div', { class: 'figure-label', text: label }),
 			M.el('div', { class: 'figure-value', text: big }),
-			M.el('div', { class: 'figure-sub', text: sub }));
+			M.el('div', { class: 'figure-sub', text: sub }),
+			note ? M.el('div', { class: 'figure-note', text: note }) : null);
+	}
+
+	function inBlocks(n, bytes) {
+		return M.fmt.value(bytes, 'bytes') + ' in ' + M.fmt.value(n, 'blocks');
+	}
+
+	/* What the C and C++ runtimes kept until exit (libstdc++'s emergency
+	 * pool, stdio's buffers): never counted as leaked, and said so where
+	 * "leaked" is shown. */
+	function runtimeNote(p) {
+		var t = p.totals;
+		return t.runtime_held_allocations ? 'Not counted: ' + inBlocks(t.runtime_held_allocations,
+			t.runtime_held_bytes) + ' the C/C++ runtime holds until exit (its own pools and buffers, ' +
+			'freed only by a memory checker\'s __libc_freeres): not leaks.' : '';
+	}
+
+	/* The leak figures of process P: what was not freed; with a leak scan
+	 * (and the whole run's figures, T null), the blocks of leak kind KIND
+	 * as "leaked" and the reachable ones as "still held". */
+	function leakFigures(p, t, kind) {
+		var f = M.fmt, lk = p.leak_kinds;
+		if (!lk || t)
+			return [figure('leaked', lk ? 'Not freed' : 'Leaked', f.bytes((t || p.totals).leaked_bytes),
+				inBlocks((t || p.totals).leaked_allocations, (t || p.totals).leaked_bytes) +
+				(lk ? ' (the leak kinds are the whole run\'s: none for a part of it)' : ''),
+				(t || p.totals).leaked_bytes > 0, runtimeNote(p))];
+		var k = M.leakKind(kind);
+		var v = k.kinds ? M.ofKind(lk, k) : [p.totals.leaked_allocations, p.totals.leaked_bytes];
+		var held = M.ofKind(lk, M.leakKind('reachable'));
+		var label = k.name === 'reachable' ? 'Still held' : k.name === 'all' ? 'Not freed' : 'Leaked';
+		var out = [figure('leaked', label, f.bytes(v[1]), inBlocks(v[0], v[1]) + ': ' + k.label,
+			v[1] > 0 && k.name !== 'reachable', runtimeNote(p))];
+		if (k.name !== 'reachable')
+			out.push(figure('held', 'Still held', f.bytes(held[1]), inBlocks(held[0], held[1]) +
+				' a pointer still reached at exit: not leaks', false, lk.complete ? '' :
+				'The leak scan could not read all it needed' + (lk.why ? ' (' + lk.why + ')' : '') +
+				': every block counts as still held.'));
+		return out;
 	}
 
 	/* SEL (a range selected in the page): {totals: the figures of the
 	 * allocations made in it, span_s}; the others stay the whole run's. */
-	function figures(p, filtered, sel) {
+	function figures(p, filtered, sel, kind) {
 		var t = sel ? sel.totals : p.totals, f = M.fmt;
 		var span = sel ? sel.span_s : p.span_s !== undefined ? p.span_s : p.duration_s;
 		var tempShare = t.allocations ?
@@ -94,13 +144,56 @@
 			figure('peak', 'Peak heap', f.bytes(p.totals.peak_bytes), f.value(p.totals.peak_bytes, 'bytes') + ' in ' +
 				f.value(p.totals.peak_allocations, 'blocks') + ' at ' + f.seconds(p.totals.peak_time_s) +
 				(sel ? sel.range ? ' (the whole run\'s)' : ' (the whole process\'s)' : '')),
-			figure('leaked', 'Leaked', f.bytes(t.leaked_bytes), f.value(t.leaked_bytes, 'bytes') + ' in ' +
-				f.value(t.leaked_allocations, 'blocks'), t.leaked_bytes > 0),
+		].concat(leakFigures(p, sel ? t : null, kind), [
 			figure('temporary', 'Temporary', f.count(t.temporary_allocations),
 				(tempShare || f.value(t.temporary_allocations, 'allocations'))),
 			figure('lost', 'Lost events', f.count(p.lost_events), p.lost_events ?
 				'figures are incomplete' : 'nothing was lost', p.lost_events > 0),
-		];
+		]);
+	}
+
+	/* The weight the flamegraph of process P opens on, when the page names
+	 * none: what the user asks first of a profile, its leaks when it has
+	 * any (with a scan, the lost blocks), else its peak. */
+	function firstWeight(p) {
+		var lost = p.leak_kinds ? M.ofKind(p.leak_kinds, M.leakKinds[0])[1] : p.totals.leaked_bytes;
+		return lost > 0 ? 'leaked' : 'peak';
+	}
+
+	/* Frames without a symbol ("module+0xOFFSET") of process P: what the
+	 * page tells its user to install, or null. */
+	function symbolsHint(p) {
+		var mods = new Map();
+		M.sites(p).forEach(function (s) {
+			s.frames.forEach(function (f) {
+				if (f.kind === 'unknown' && f.module && /\+0x[0-9a-f]+$/.test(f.name))
+					mods.set(f.module, (mods.get(f.module) || 0) + 1);
+			});
+		});
+		if (!mods.size)
+			return null;
+		var list = Array.from(mods.keys()).sort(function (a, b) { return mods.get(b) - mods.get(a); });
+		return M.el('div', { class: 'note symbols-hint' },
+			'Frames named module+0xOFFSET are code memtrace found no symbols for, in ' +
+			list.slice(0, 4).join(', ') + (list.length > 4 ? ' and ' + (list.length - 4) + ' more' : '') +
+			'.  Their debug symbols name them: on Debian, install the -dbgsym package of the package ' +
+			'that holds the file (dpkg -S FILE names it; the packages come from the debian-debug ' +
+			'archive), or let memtrace fetch them from a debuginfod server: DEBUGINFOD_URLS set to ' +
+			'Debian\'s, debuginfod.debian.net, for memtrace export (or report, server).  A program of ' +
+			'your own: build it with -g and do not strip it.');
+	}
+
+	/* The leak-kind selector (when the process had a leak scan): one in
+	 * each leak view, all showing the same kind.  PICK(name) on change. */
+	function kindControl(pick) {
+		var sel = M.el('select', { class: 'leak-kind', 'aria-label': 'leak kind' },
+			M.leakKinds.map(function (k) { return M.el('option', { value: k.name, text: k.label }); }));
+		sel.addEventListener('change', function () { pick(sel.value); });
+		var title = 'What the leak scan at the end found the blocks never freed to be (valgrind\'s kinds): ' +
+			'nothing points at a definitely lost block, only lost blocks at an indirectly lost one, ' +
+			'only pointers into its middle at a possibly lost one; a still held block was reachable.';
+		return { select: sel, title: title,
+			el: M.el('label', { class: 'leak-kind-label', hidden: true, title: title }, 'Leaks: ', sel) };
 	}
 
 	function meta(p) {
@@ -260,18 +353,26 @@
 		var r = {
 			data: data,
 			chart: new M.Chart(chart.body),
-			flame: new M.Flamegraph(flame.body, { weight: data.weight }),
+			flame: new M.Flamegraph(flame.body, { weight: data.weight || 'peak' }),
 			table: new M.SiteTable(table.body),
 			functions: new M.FunctionTable(fns.body),
 			histo: new M.Histograms(histo.body),
 		};
+		/* the leak-kind selectors, over the flamegraph and the call sites */
+		r.kinds = [flame.body, table.body].map(function (body) {
+			var c = kindControl(function (name) { r.setKind(name, true); });
+			body.insertBefore(c.el, body.firstChild);
+			return c;
+		});
+		var symbols = M.el('div', { class: 'symbols-slot' });
+		flame.body.insertBefore(symbols, flame.body.firstChild);
 		/* The summary of process P; SEL: a range selected (see brush). */
 		function summarize(p, sel) {
 			summary.replaceChildren();
 			[M.el('h1', { text: M.fmt.basename(p.exe) || 'process ' + p.pid }),
 				M.el('div', { class: 'cmd', text: (p.argv || []).join(' ') || p.exe, title: p.exe }),
 				M.el('div', { class: 'meta', text: meta(p) }),
-				M.el('div', { class: 'figures' }, figures(p, data.filtered, sel)),
+				M.el('div', { class: 'figures' }, figures(p, data.filtered, sel, r.kind)),
 				sel ? M.el('div', { class: 'note range-note', text: sel.note }) : null].forEach(function (e) {
 				if (e)
 					summary.appendChild(e);
@@ -291,9 +392,10 @@
 				ts.value = '';
 				r.thread = null;
 			}
+			r.kindsFor(p, !range);
 			if (!range) {
 				summarize(p, null);
-				r.showSites(M.sites(p), true);
+				r.showSites(r.sitesOf(p), true);
 				return;
 			}
 			if (!cells) {
@@ -347,9 +449,10 @@
 				r.chart.brushed = false; /* no onBrush: the thread replaces the range */
 				r.chart.zoom(null);
 			}
+			r.kindsFor(p, !tid);
 			if (!tid) {
 				summarize(p, null);
-				r.showSites(M.sites(p), true);
+				r.showSites(r.sitesOf(p), true);
 				return;
 			}
 			var k = p.site_threads.indexOf(+tid);
@@ -362,15 +465,68 @@
 			r.showSites(got.sites, true);
 		};
 		r.chart.onBrush = r.brush;
+		/* The sites of process P as the leak kind chosen counts them. */
+		r.sitesOf = function (p) {
+			return M.kindSites(p, r.kind);
+		};
+		/* Leak kind NAME in every view of the whole run; SHOW: the
+		 * flamegraph and the call sites then weigh the leaks (the user
+		 * asked about them). */
+		r.setKind = function (name, show) {
+			var p = r.proc;
+			r.kind = name;
+			r.kinds.forEach(function (c) { c.select.value = name; });
+			if (r.range || r.thread)
+				return; /* (the selectors are disabled then) */
+			summarize(p, null);
+			if (show) {
+				/* (as if picked by hand: kept under the GUI's filters) */
+				if (!data.diff) {
+					r.flame.wi = M.weights.findIndex(function (w) { return w.name === 'leaked'; });
+					r.flame.chosen = true;
+				}
+				r.table.key = 'leaked_bytes';
+				r.table.desc = true;
+				r.table.chosen = true;
+			}
+			r.showSites(r.sitesOf(p));
+		};
+		/* A range or a thread of the html report has no leak kinds: the
+		 * selectors wait for the whole run. */
+		r.kindsFor = function (p, whole) {
+			r.kinds.forEach(function (c) {
+				c.el.hidden = !p.leak_kinds;
+				c.select.disabled = !whole;
+				c.el.title = c.title + (whole ? '' : '  (Off: a part of the run has no leak kinds here; its ' +
+					'leaked figures are every block not freed.)');
+			});
+		};
 		r.select = function (i) {
 			var p = procs[i];
 			r.proc = p;
 			r.range = null;
+			r.kind = p.leak_kinds ? M.leakKinds[0].name : 'all';
+			r.kinds.forEach(function (c) { c.select.value = r.kind; });
+			r.kindsFor(p, true);
+			symbols.replaceChildren(symbolsHint(p) || '');
 			summarize(p, null);
 			r.thread = null;
 			threadSlot.replaceChildren(threadControl(p, data.filter && data.filter.thread, r.pickThread) || '');
 			r.chart.setProcess(p);
-			r.showSites(M.sites(p));
+			/* the weight the page names (--weight), else the process's
+			 * own; the call sites sorted by the same */
+			var w = data.weight || firstWeight(p), wi = M.weights.findIndex(function (x) { return x.name === w; });
+			if (!data.weight && !r.flame.chosen) {
+				if (data.diff)
+					r.flame.setWeight(wi);
+				else
+					r.flame.wi = wi;
+			}
+			if (!r.table.chosen) {
+				r.table.key = M.weights[wi].field;
+				r.table.desc = true;
+			}
+			r.showSites(r.sitesOf(p));
 			r.histo.setProcess(p);
 		};
 		if (picker)

@@ -52,6 +52,79 @@
 		return s.frames.length ? M.fmt.where(s.frames[useful(s)]) : '';
 	}
 
+	/* A frame as the rows tell frames apart: its name and where it is. */
+	function frameKey(f) {
+		return f ? f.name + '\n' + M.fmt.where(f, true) : '';
+	}
+
+	/* What frame I of site S says to tell its row apart: its caller at
+	 * another line, or a frame further out; DEPTH adds how far out. */
+	function viaText(s, i, depth) {
+		var f = s.frames[i], where = M.fmt.where(f), d = i - useful(s);
+		if (d === 1)
+			return where ? 'at ' + where : '';
+		return 'via ' + f.name + (where ? ' (' + where + ')' : '') + (depth ? ', ' + d + ' frames out' : '');
+	}
+
+	/* Sites whose rows would read alike (the same function, caller and
+	 * location: a helper called along several paths, or code without
+	 * symbols, "lib+0x16a61 from lib+0x9c1a" six times over) are told
+	 * apart by the frame further out where each one's stack parts from
+	 * the others' (in s._via, '' for the rest): each such group split
+	 * down the stacks, where its frames differ, until each part is one
+	 * site; the frame of its last split names it.  Two that part by
+	 * frames of the same name also say how far out. */
+	function distinguish(sites) {
+		var groups = new Map();
+		sites.forEach(function (s) {
+			s._via = '';
+			s._at = -1;
+			var u = useful(s), k = frameKey(s.frames[u]) + '\n' + (s.frames[u + 1] ? s.frames[u + 1].name : '');
+			var g = groups.get(k);
+			if (!g)
+				groups.set(k, g = []);
+			g.push(s);
+		});
+		groups.forEach(function (group) {
+			if (group.length < 2)
+				return;
+			var work = [[group, 1]];
+			while (work.length) {
+				var w = work.pop(), g = w[0], d = w[1], parts = new Map(), deeper = false;
+				g.forEach(function (s) {
+					var f = s.frames[useful(s) + d], k = frameKey(f);
+					deeper = deeper || !!f;
+					var part = parts.get(k);
+					if (!part)
+						parts.set(k, part = []);
+					part.push(s);
+				});
+				if (!deeper)
+					continue; /* the same stacks to the end: nothing tells them apart */
+				if (parts.size > 1)
+					g.forEach(function (s) {
+						if (s.frames[useful(s) + d])
+							s._at = useful(s) + d;
+					});
+				parts.forEach(function (part) {
+					if (part.length > 1)
+						work.push([part, d + 1]);
+				});
+			}
+			var seen = new Map();
+			group.forEach(function (s) {
+				if (s._at >= 0) {
+					var t = viaText(s, s._at, false);
+					seen.set(t, (seen.get(t) || 0) + 1);
+				}
+			});
+			group.forEach(function (s) {
+				if (s._at >= 0)
+					s._via = viaText(s, s._at, seen.get(viaText(s, s._at, false)) > 1);
+			});
+		});
+	}
+
 	var COLUMNS = [
 		{ key: 'allocations', label: 'Allocations', num: true },
 		{ key: 'allocated_bytes', label: 'Allocated', num: true, bytes: true },
@@ -123,6 +196,7 @@
 
 	SiteTable.prototype.setSites = function (sites) {
 		this.sites = sites;
+		distinguish(sites);
 		this.spark = sites.some(function (s) { return s.live_series; });
 		this.sparkHead.hidden = !this.spark;
 		this.open = new Set();
@@ -132,6 +206,7 @@
 
 	SiteTable.prototype.sortBy = function (key) {
 		var col = COLUMNS.find(function (c) { return c.key === key; });
+		this.chosen = true; /* the user's: kept as the data changes */
 		if (this.key === key)
 			this.desc = !this.desc;
 		else
@@ -194,8 +269,10 @@
 		var cells = COLUMNS.map(function (c) {
 			if (c.key === 'function') {
 				var caller = s.frames.length > useful(s) + 1 ? s.frames[useful(s) + 1].name : '';
+				var via = s._via;
 				return M.el('td', { class: 'fn' }, M.el('span', { class: 'name', text: leafName(s) }),
-					caller ? M.el('span', { class: 'caller', text: 'from ' + caller }) : null);
+					caller ? M.el('span', { class: 'caller', text: 'from ' + caller }) : null,
+					via ? M.el('span', { class: 'via', text: via }) : null);
 			}
 			if (c.key === 'location') {
 				var f = s.frames[useful(s)];

@@ -77,6 +77,7 @@ run(async ([base, program, shots]) => {
 		facts.list = await page.$$eval('table.recordings tbody tr', (trs) => trs.map((tr) => ({
 			name: tr.querySelector('a.name').textContent,
 			href: tr.querySelector('a.name').getAttribute('href'),
+			leaked: tr.querySelector('td[data-key=leaked]').title,
 		})));
 		await page.screenshot({ path: path.join(shots, 'gui-list.png'), fullPage: true });
 
@@ -88,6 +89,19 @@ run(async ([base, program, shots]) => {
 		facts.pageTitle = await page.title();
 		facts.heading = await page.locator('.summary h1').textContent();
 		facts.figures = await figures(page);
+		// what it opens on (gt-peak: site_b's block is lost), then the
+		// call sites by allocated bytes and the flamegraph by them: the
+		// choices stay as the filters change
+		facts.opened = { rows: await rows(page),
+			sort: await page.locator('table.sites th[data-key=leaked_bytes]').getAttribute('aria-sort'),
+			weight: await page.locator('.seg-btn.active').getAttribute('data-weight'),
+			cards: await page.$$eval('main > section.card', (cs) => cs.map((c) =>
+				c.classList.contains('summary') ? 'summary' : (c.querySelector('h2') || {}).textContent)) };
+		const byAllocated = async () => {
+			await page.locator('.seg-btn[data-weight=bytes]').click();
+			await page.locator('table.sites:not(.functions) th[data-key=allocated_bytes] button').click();
+		};
+		await byAllocated();
 		facts.rows = await rows(page);
 		facts.sort = await page.locator('table.sites th[data-key=allocated_bytes]').getAttribute('aria-sort');
 		facts.chartDrawn = await page.evaluate(() => {
@@ -175,6 +189,7 @@ run(async ([base, program, shots]) => {
 		facts.reloadState = await ready(page);
 		facts.reloaded = { rows: await rows(page), sizeMin: await page.locator('.gui-filters [name=size_min]')
 			.inputValue() };
+		await byAllocated();
 
 		// everything so far without a console error; a bad regex is
 		// answered with a 400, which Chromium logs

@@ -67,6 +67,11 @@ run(async ([file, click, child, shot, pid]) => {
 			await mode.click();
 		}
 
+		// what the page opened on; then the flamegraph by allocated bytes
+		facts.opened = await page.evaluate(() => ({ weight: Memtrace.weights[Memtrace.report.flame.wi].name,
+			sort: Memtrace.report.table.key }));
+		await page.locator('.seg-btn[data-weight=bytes]').click();
+
 		// the flamegraph: zoom by a real click on the canvas
 		const canvas = page.locator('.fg-canvas');
 		await canvas.scrollIntoViewIfNeeded();

@@ -50,8 +50,16 @@ run(async ([url, tid, shots]) => {
 	const { ctx, close } = await launch();
 	try {
 		const { page, errors, requests } = await watchedPage(ctx);
+		// leaked as report --thread counts it: every block not freed (the
+		// leak-kind selector's "all", after a leak scan; kept as the
+		// thread filter changes)
+		const allKinds = async () => {
+			if (await page.locator('select.leak-kind').first().isVisible())
+				await page.selectOption('select.leak-kind >> nth=0', 'all');
+		};
 		await page.goto(url);
 		await page.waitForSelector('body[data-state=ready]');
+		await allKinds();
 		const facts = {};
 		facts.options = await page.$$eval('.thread-select option', (os) => os.map((o) => [o.value, o.textContent]));
 		facts.all = await views(page);
@@ -82,6 +90,7 @@ run(async ([url, tid, shots]) => {
 		await page.reload();
 		await page.waitForSelector('body[data-state=ready]');
 		facts.reloaded = await page.locator('.thread-select').inputValue();
+		await allKinds();
 		// and all threads again
 		await page.evaluate(() => document.body.removeAttribute('data-state'));
 		await page.selectOption('.thread-select', '');

@@ -24,6 +24,12 @@ run(async ([url, fn, shots]) => {
 		const { page, errors, requests } = await watchedPage(ctx);
 		await page.goto(url.includes('://') ? url : 'file://' + path.resolve(url));
 		await page.waitForFunction(() => window.Memtrace && Memtrace.report && Memtrace.report.functions);
+		// the figures of report --functions: leaked is every block not
+		// freed (the leak-kind selector's "all", after a leak scan), the
+		// flamegraph by allocated bytes
+		if (await page.locator('select.leak-kind').first().isVisible())
+			await page.selectOption('select.leak-kind >> nth=0', 'all');
+		await page.locator('.seg-btn[data-weight=bytes]').click();
 		const facts = {};
 		// every row, not the first hundred only
 		const more = page.locator('table.functions ~ * button, .tbl-more button').last();

@@ -96,6 +96,11 @@ if len(lst) == 2:
     t.eq(lst[0].get('allocations'), 14, '/list: allocations of gt-peak')
     t.eq(lst[0].get('allocated_bytes'), 261999, '/list: allocated bytes of gt-peak')
     t.eq(lst[0].get('leaked_bytes'), 54000, '/list: leaked bytes of gt-peak')
+    # the leak scan: site_b's block lost (many_blocks' still held)
+    lk = pp.get('leak_kinds') or {}
+    t.eq(lst[0].get('lost_bytes'), 50000, '/list: lost bytes of gt-peak (site_b)')
+    t.eq(lst[0].get('lost_bytes'), lk.get('definite_bytes', 0) + lk.get('indirect_bytes', 0),
+         '/list: lost bytes, the report\'s definite and indirect')
     t.eq(lst[1].get('allocations'), pt['totals'].get('allocations'), '/list: allocations of gt-temporary')
     t.eq(lst[0].get('sites'), len(pp.get('sites', [])), '/list: call sites of gt-peak')
     t.check((lst[0].get('duration_s') or 0) >= 0.55, f'/list: gt-peak runs 600 ms ({lst[0].get("duration_s")})')

@@ -10,11 +10,18 @@ the filter form with size_min=50000 leaves exactly site_a, site_b and
 site_c and 240,000 bytes allocated, in the export links too; no console
 error, no request elsewhere.  Screenshots go to tests/artifacts/gui-*.png.
 
-Run as `python3 test_gui.py GT_PEAK GT_TEMPORARY`."""
+At 1024 pixels, gt-leakkinds's page (tests/present/browser/pages.js):
+its leak-kind selector's figures are the kinds leakkinds.c gives its
+blocks, the kind picked stays picked under a filter, the chart's buttons
+each on one line, the summary and chart before the filters.
+
+Run as `python3 test_gui.py GT_PEAK GT_TEMPORARY GT_LEAKKINDS`."""
 
 import http.client
 import json
 import os
+import re
+import sys
 
 import exportlib
 import serverlib
@@ -164,6 +171,8 @@ if f:
     t.eq(f.get('listState'), 'ready', '/: drawn')
     t.eq([(e['name'], e['href']) for e in f.get('list', [])], [('gt-peak', '/ui/0'), ('gt-temporary', '/ui/1')],
          '/: the recordings and their links')
+    t.eq((f.get('list') or [{}])[0].get('leaked'), '50,000 bytes definitely or indirectly lost (the leak scan); '
+         '54,000 bytes not freed in all', '/: gt-peak\'s leaked column is its lost block')
     t.eq(f.get('url'), BASE + '/ui/0', 'a click on gt-peak opens /ui/0')
     t.eq(f.get('state'), 'ready', '/ui/0: drawn')
     t.eq(f.get('heading'), 'gt-peak', '/ui/0: heading')
@@ -172,7 +181,16 @@ if f:
     t.check(fig.get('peak', {}).get('sub', '').startswith('156,000 bytes in 8 blocks'),
             f'summary: peak 156,000 bytes in 8 blocks ({fig.get("peak")})')
     t.eq(fig.get('allocated', {}).get('sub'), '261,999 bytes', 'summary: allocated')
-    t.eq(fig.get('leaked', {}).get('sub'), '54,000 bytes in 5 blocks', 'summary: leaked')
+    # the leak scan: site_b's block is lost, many_blocks' four still held
+    t.eq(fig.get('leaked', {}).get('sub'), '50,000 bytes in 1 block: definitely + indirectly lost', 'summary: leaked')
+    t.eq(fig.get('held', {}).get('sub'), '4,000 bytes in 4 blocks a pointer still reached at exit: not leaks',
+         'summary: still held')
+    op = f.get('opened') or {}
+    t.eq((op.get('rows'), op.get('sort'), op.get('weight')),
+         (['site_b', 'site_a', 'site_c', 'site_e', 'many_blocks'], 'descending', 'leaked'),
+         'the page opens on the leaks: the flamegraph and the call sites')
+    t.eq(op.get('cards', [])[:3], ['summary', 'Memory over time', 'Filters'],
+         'the summary and the chart come before the filters')
     t.eq(f.get('rows'), ['site_a', 'site_c', 'site_b', 'site_e', 'many_blocks'],
          'call sites by allocated bytes, site_a first')
     t.eq(f.get('sort'), 'descending', 'the table is sorted by allocated bytes, descending')
@@ -207,8 +225,8 @@ if f:
     t.eq(fl.get('many_blocks'), None, 'size_min=50000: many_blocks is gone from the flamegraph')
     sa = fl.get('site_a') or {}
     t.check(abs(sa.get('w', 0) - full * 100000 / 240000) < 2, f'size_min=50000: site_a is 100000/240000 ({sa})')
-    t.eq(f.get('reloaded'), {'rows': ['site_a', 'site_c', 'site_b'], 'sizeMin': '50000'},
-         'a reload keeps the filters')
+    t.eq(f.get('reloaded'), {'rows': ['site_b', 'site_a', 'site_c'], 'sizeMin': '50000'},
+         'a reload keeps the filters (and opens on the leaks again: site_b\'s block is lost)')
     t.eq(f.get('errors'), [], 'no console error')
     t.eq(f.get('badState'), 'error', 'a bad regex: an error')
     t.check('function_regex' in f.get('bad', {}).get('status', ''), f'a bad regex is reported ({f.get("bad")})')
@@ -328,6 +346,69 @@ if f:
     for shot in ('gui-list.png', 'gui-recording.png', 'gui-filtered.png', 'gui-from-200ms.png', 'gui-brushed.png',
                  'gui-allocations.png', 'gui-live-at.png'):
         t.check(os.path.getsize(os.path.join(ARTIFACTS, shot)) > 10000, f'screenshot {shot}')
+
+# ---- the leak kinds of gt-leakkinds (leakkinds.c), at 1024 pixels --------
+
+lk_rec, lk_out = t.record([sys.argv[3], 'exit'], out=t.path('leakkinds.mtrace'))
+noscan, _ = t.record([sys.argv[3], 'exit'], opts=['--no-scan'], out=t.path('noscan.mtrace'))
+lk_proc, lk_port = serverlib.start(t, [lk_rec, noscan])
+if lk_proc:
+    with OPENER.open(f'http://127.0.0.1:{lk_port}/list', timeout=60) as r:
+        listed = json.loads(r.read())
+    t.eq([e.get('lost_bytes') for e in listed], [580, None],
+         '/list: lost_bytes, 580 B lost in gt-leakkinds; null for a recording without a scan')
+    want = {k: [0, 0] for k in ('definite', 'indirect', 'possible', 'reachable')}
+    for m in re.finditer(r'^block [0-9a-f]+ (\d+) (\w+)$', lk_out, re.M):
+        want[m.group(2)][0] += 1
+        want[m.group(2)][1] += int(m.group(1))
+    lk = (t.only_process(t.report(lk_rec)) or {}).get('leak_kinds') or {}
+    # possibly lost: leakkinds.c's block and pthread_create's thread
+    # storage (its size the C library's), as the report says
+    possible = [lk.get('possible_allocations'), lk.get('possible_bytes')]
+    t.check(possible[1] > want['possible'][1], f'gt-leakkinds: possibly lost, its block and more ({possible})')
+    # over 400 bytes nothing is lost: a fresh page would open on the peak
+    lk400 = (t.only_process(t.report(lk_rec, ['--size-min', '400'])) or {}).get('leak_kinds') or {}
+    t.eq(lk400.get('definite_bytes', -1) + lk400.get('indirect_bytes', -1), 0, 'gt-leakkinds: nothing lost over 400 B')
+    lost = [want['definite'][0] + want['indirect'][0], want['definite'][1] + want['indirect'][1]]
+
+    def blocks(n, b):
+        return f'{b:,} byte{"s" * (b != 1)} in {n:,} block{"s" * (n != 1)}'
+
+    g = exportlib.browser(t, 'pages.js', f'http://127.0.0.1:{lk_port}/ui/0', '1024', '',
+                          'definite,indirect,reachable,possible', 'size_min=400',
+                          os.path.join(ARTIFACTS, 'gui-leak-kinds.png'))
+    if g:
+        first = g['first']
+        t.eq(g['errors'], [], 'gt-leakkinds GUI: no console error')
+        t.eq([(s['shown'], s['value']) for s in first['selectors']], [(True, 'lost')] * 2,
+             'gt-leakkinds GUI: a leak-kind selector over the flamegraph and the call sites, on definitely + '
+             'indirectly lost')
+        t.eq(first['figures'].get('leaked', {}).get('sub'), blocks(*lost) + ': definitely + indirectly lost',
+             'gt-leakkinds GUI: leaked is the lost blocks')
+        t.eq(first['figures'].get('held', {}).get('sub'), blocks(*want['reachable']) +
+             ' a pointer still reached at exit: not leaks', 'gt-leakkinds GUI: still held is the reachable blocks')
+        t.eq(first['total'], f'Leaked bytes: {lost[1]:,} bytes in total', 'gt-leakkinds GUI: the flamegraph opens on them')
+        for k, label, n_b in (('definite', 'definitely lost', want['definite']),
+                              ('indirect', 'indirectly lost', want['indirect']),
+                              ('reachable', 'still held (reachable)', want['reachable']),
+                              ('possible', 'possibly lost', possible)):
+            st = g['kinds'].get(k, {})
+            t.eq(st.get('figures', {}).get('leaked', {}).get('sub'), blocks(*n_b) + ': ' + label,
+                 f'gt-leakkinds GUI: kind {k}: the summary')
+            t.eq(st.get('total'), f'Leaked bytes: {n_b[1]:,} bytes in total', f'gt-leakkinds GUI: kind {k}: the flamegraph')
+        fl = g.get('filtered') or {}
+        t.eq([s['value'] for s in fl.get('selectors', [])], ['possible'] * 2,
+             'gt-leakkinds GUI: the kind picked stays picked under a new filter')
+        t.eq(fl.get('figures', {}).get('leaked', {}).get('sub'),
+             blocks(lk400.get('possible_allocations', -1), lk400.get('possible_bytes', -1)) + ': possibly lost',
+             'gt-leakkinds GUI size_min=400: possibly lost, as report --size-min 400')
+        t.eq((fl.get('weight'), fl.get('sorted')), ('leaked', ['leaked_bytes']),
+             'gt-leakkinds GUI size_min=400: picking a kind picked the leaks, kept under the filter')
+        t.check(g['chartButtons'] and all(b['lines'] == 1 for b in g['chartButtons']),
+                f'GUI at 1024 px: the chart\'s buttons each on one line ({g["chartButtons"]})')
+        t.eq(g['cards'][:4], ['summary', 'Memory over time', 'Filters', 'Query'],
+             'GUI: the summary and the chart come before the filters and the query')
+    serverlib.stop(t, lk_proc)
 
 # SIGTERM: a clean stop, and (in the ASan build) no leak or error reported
 serverlib.stop(t, proc)
