@@ -21,6 +21,11 @@ struct mt_report_opts {
 	double threshold; /* percent of the view's total below which tree nodes fold */
 	long limit;	  /* -n: sites shown (0: all in JSON and trees, 5 per summary section) */
 	long pid;	  /* -1: every process */
+	/* --image: the images named so (analyse/images.h), NULL: any; and
+	 * --all-images.  Without either, the text report shows the image it
+	 * leads with (mt_image_lead) and a line for each other one. */
+	const char *image;
+	int all_images;
 	const struct mt_filter *filter; /* what the recording was loaded through; NULL: nothing */
 	int functions;			/* --functions: the per-function table */
 	const char *callers, *callees;	/* --callers FN, --callees FN */
@@ -59,7 +64,7 @@ int mt_report_sections(FILE *f, const struct mt_process *p, struct mt_symbolizer
 void mt_print_histo(FILE *f, const struct mt_histo *h);
 void mt_json_histo(FILE *f, const struct mt_histo *h);
 
-/* Is P one of the processes O shows (-p)? */
+/* Is P one of the processes O shows (--pid, --image)? */
 int mt_report_wants(const struct mt_report_opts *o, const struct mt_process *p);
 
 int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o);
