@@ -55,12 +55,20 @@ static void process_header(FILE *f, const struct mt_process *p, int is_main)
 	}
 	if (p->argc > 8)
 		fputs(" ...", f);
-	fprintf(f, "\n  backend %s, %.3f s", p->backend ? p->backend : "?", mt_process_duration(p));
-	if (p->exec_outcome)
-		fprintf(f, ", replaced by exec of %s%s%s", p->exec_path,
-			p->exec_why ? " (not traced: " : "", p->exec_why ? p->exec_why : "");
-	if (p->exec_outcome && p->exec_why)
+	/* (the recording's strings, the exec's path the traced program's:
+	 * escaped for the terminal) */
+	fputs("\n  backend ", f);
+	mt_text_str(f, p->backend ? p->backend : "?");
+	fprintf(f, ", %.3f s", mt_process_duration(p));
+	if (p->exec_outcome) {
+		fputs(", replaced by exec of ", f);
+		mt_text_str(f, p->exec_path ? p->exec_path : "?");
+	}
+	if (p->exec_outcome && p->exec_why) {
+		fputs(" (not traced: ", f);
+		mt_text_str(f, p->exec_why);
 		fputc(')', f);
+	}
 	if (p->exited) {
 		const char *sig = mt_process_signal_name(p);
 		if (p->exit_status >= 0)
