@@ -32,6 +32,7 @@ struct mt_report_opts {
 	int top_down;			/* --top-down: trees from main down */
 	int sizes;			/* --sizes: size and lifetime histograms */
 	const struct mt_histo *histo;	/* with sizes: per process of the recording */
+	int unchanged;			/* diff: the sites and branches that did not change too */
 };
 
 /* A section of a process's report (views.c): written after its totals in
@@ -139,10 +140,12 @@ void mt_print_topdown_tree(FILE *f, const struct mt_process *p, struct mt_symbol
  * nothing printed). */
 size_t mt_print_fn_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
 			const char *fn, int callers, enum mt_view view, double threshold);
-/* The same for the sites SITES of a diff, weights signed (NEW - BASE). */
+/* The same for the sites SITES of a diff, weights signed (NEW - BASE):
+ * with UNCHANGED, the branches in which nothing changed too; else they are
+ * left out and the number of their sites returned. */
 struct mt_diff;
-void mt_print_diff_tree(FILE *f, const struct mt_diff *d, const uint32_t *sites, size_t nsites,
-			enum mt_view view, double threshold);
+size_t mt_print_diff_tree(FILE *f, const struct mt_diff *d, const uint32_t *sites, size_t nsites,
+			  enum mt_view view, double threshold, int unchanged);
 
 /* gate.c: record's --fail-on-leak: 1 when REC's processes leaked more than
  * MAX_BYTES (with 0: any block), after printing the leak trees to F. */
