@@ -77,8 +77,9 @@ static void print_leaks(struct mt_session *ss, struct mt_watch *live, uint64_t s
 		/* stdio's buffers are no leaks, as in a recording's report */
 		mt_process_stdio_held(snap.procs[i]);
 	}
+	/* every process attached to, each asked for by its -p */
 	struct mt_report_opts ro = {
-		.view = MT_VIEW_LEAKS, .threshold = 0.5, .limit = top, .pid = -1
+		.view = MT_VIEW_LEAKS, .threshold = 0.5, .limit = top, .pid = -1, .all_images = 1
 	};
 	printf("\n");
 	if (snap.nprocs)
