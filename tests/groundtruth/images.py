@@ -14,6 +14,7 @@ The preload axis records with the default backend (the shim); the bpf axis
 exact (its stacks differ: no frame pointers).
 
 Usage: images.py PROG (gt-peak)"""
+import json
 import os
 import re
 
@@ -48,6 +49,13 @@ def check_chain(t, prog, label, opts, exact):
     t.eq([p.get('main') for p in procs], [False, False, True], f'{label}: "main" on gt-peak\'s alone')
     pid = procs[2].get('pid')
     t.eq({p.get('pid') for p in procs}, {pid}, f'{label}: one pid')
+
+    # query's process column numbers them from 0
+    rc, so, se = t.run([t.memtrace, 'query', '--format', 'json', rec,
+                        'select process, exe from processes order by process'], what='memtrace query')
+    rows = json.loads(so) if rc == 0 else []
+    t.eq([(r.get('process'), r.get('exe')) for r in rows], [(p['image'] - 1, p['exe']) for p in procs],
+         f'{label}: query\'s process is the image number less 1 ({se.strip()!r})')
 
     # the default text: gt-peak alone, with its figures, the others named
     so, _ = text(t, rec)
