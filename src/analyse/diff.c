@@ -66,8 +66,18 @@ static const char *alias_of(struct mt_diff *d, const struct mt_module *m)
 	return d->aliases[d->naliases - 1].name;
 }
 
-/* The key of a site: its allocator function, then function (or module
- * offset) and module name (NAMES, by module index) of each frame. */
+/* The key of a site: its allocator function, then each frame from the
+ * leaf out to main.  A frame with a function is keyed by the function's
+ * name alone: the same code matches whatever its module is called (a
+ * binary renamed or copied, app and app2; a library under another path; a
+ * rebuild, whose build ID changed).  One without is keyed by its offset in
+ * its module, the module named by build ID when it has one (NAMES, by
+ * module index: alias_of), else by file name; one in no known module by
+ * its address (the same in two runs of a program loaded at a fixed
+ * address).  Frames beyond main are the C library's start-up, as in the
+ * trees that show the sites: left out, so that they cannot tell two runs'
+ * sites apart (a BPF recording may know no module there, whose addresses
+ * then move with ASLR). */
 static char *site_key(const struct mt_process *p, const char *const *names, int fn,
 		      const struct mt_frame *fr, int n)
 {
@@ -75,18 +85,18 @@ static char *site_key(const struct mt_process *p, const char *const *names, int 
 	size_t len = 0, cap = 0;
 	key_add(&k, &len, &cap, mt_fn_names[fn]);
 	for (int i = 0; i < n; i++) {
-		const struct mt_module *m = module_at(p, fr[i].address);
 		if (fr[i].function) {
 			key_add(&k, &len, &cap, fr[i].function);
-		} else {
-			snprintf(buf, sizeof buf, "+0x%llx",
-				 (unsigned long long)(m ? fr[i].address - m->bias : fr[i].address));
-			key_add(&k, &len, &cap, buf);
+			if (!strcmp(fr[i].function, "main") && !fr[i].inlined)
+				break;
+			continue;
 		}
-		const char *mod = m && names[m - p->modules] ? names[m - p->modules] :
-				  fr[i].module		     ? base_name(fr[i].module) :
-							       "";
-		key_add(&k, &len, &cap, mod);
+		const struct mt_module *m = module_at(p, fr[i].address);
+		const char *mod = m ? names[m - p->modules] : NULL;
+		snprintf(buf, sizeof buf, "+0x%llx",
+			 (unsigned long long)(mod ? fr[i].address - m->bias : fr[i].address));
+		key_add(&k, &len, &cap, buf);
+		key_add(&k, &len, &cap, mod ? mod : "");
 	}
 	return k;
 }
@@ -256,12 +266,18 @@ static int by_growth(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y; /* the order they were met: stable */
 }
 
+int mt_diff_changed(const struct mt_diff_site *s, enum mt_view view)
+{
+	struct mt_amount a = mt_site_amount(&s->new, view), b = mt_site_amount(&s->base, view);
+	return mt_diff_measure(s, view) || a.bytes != b.bytes || a.count != b.count;
+}
+
 uint32_t *mt_diff_rank(const struct mt_diff *d, enum mt_view view, int changed, size_t *n)
 {
 	uint32_t *v = xmalloc((d->n ? d->n : 1) * sizeof *v);
 	size_t k = 0;
 	for (size_t i = 0; i < d->n; i++)
-		if (!changed || mt_diff_measure(&d->sites[i], view))
+		if (!changed || mt_diff_changed(&d->sites[i], view))
 			v[k++] = (uint32_t)i;
 	struct rank_ctx c = { d, view };
 	qsort_r(v, k, sizeof *v, by_growth, &c);

@@ -3,12 +3,13 @@
  * frames say, not by where the code was loaded.
  *
  * `memtrace diff BASE NEW` asks what grew between two runs, which may be two
- * builds, with the code at other addresses (ASLR, a changed binary).  A site
- * is keyed by its allocator function and, frame by frame, the function and
- * the module's file name (lines and addresses left out: they move between
- * builds); a frame with no symbol is keyed by its offset in its module.  The
- * sites of every process of a recording that read the same are one diff
- * site, their figures summed; so are the totals.
+ * builds, with the code at other addresses (ASLR, a changed binary) and
+ * under other names (app, app2).  A site is keyed by its allocator function
+ * and, frame by frame out to main, the function's name (lines, addresses
+ * and module paths left out: they move between builds and copies); a frame
+ * with no symbol is keyed by its offset in its module, named by build ID
+ * when it has one.  The sites of every process of a recording that read
+ * the same are one diff site, their figures summed; so are the totals.
  */
 #ifndef MEMTRACE_DIFF_H
 #define MEMTRACE_DIFF_H
@@ -61,9 +62,13 @@ void mt_diff_free(struct mt_diff *d);
 int64_t mt_diff_measure(const struct mt_diff_site *s, enum mt_view view);
 int64_t mt_diff_total_measure(const struct mt_diff *d, enum mt_view view);
 
+/* Whether any figure of S that VIEW shows moved: its measure, its amount's
+ * bytes or count (sites.h). */
+int mt_diff_changed(const struct mt_diff_site *s, enum mt_view view);
+
 /* Indices of the sites, by growth in VIEW's measure, the largest first and
- * the largest shrinkage last; with CHANGED only those whose measure moved.
- * *n is set. */
+ * the largest shrinkage last; with CHANGED only those mt_diff_changed says
+ * moved.  *n is set. */
 uint32_t *mt_diff_rank(const struct mt_diff *d, enum mt_view view, int changed, size_t *n);
 
 #endif

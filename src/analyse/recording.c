@@ -59,6 +59,7 @@ static struct mt_process *process_for(struct mt_recording *rec, uint32_t stream)
 	rec->streams[mt_slots_empty(rec->streams, rec->streams_mask, stream_hash(rec, stream))] =
 		(uint32_t)rec->nprocs + 1;
 	rec->procs[rec->nprocs++] = p;
+	p->image = (uint32_t)rec->nprocs; /* until sort_by_start places it */
 	return p;
 }
 
@@ -707,9 +708,11 @@ static void sort_by_start(struct mt_recording *rec)
 		return;
 	qsort(rec->procs, rec->nprocs, sizeof *rec->procs, by_start);
 	memset(rec->streams, 0, (rec->streams_mask + 1) * sizeof *rec->streams);
-	for (size_t k = 0; k < rec->nprocs; k++)
+	for (size_t k = 0; k < rec->nprocs; k++) {
 		rec->streams[mt_slots_empty(rec->streams, rec->streams_mask, proc_hash(rec, k))] =
 			(uint32_t)k + 1;
+		rec->procs[k]->image = (uint32_t)k + 1;
+	}
 }
 
 struct mt_process *mt_recording_main(const struct mt_recording *rec)

@@ -89,6 +89,9 @@ struct mt_process {
 	int exited;	     /* an EXIT record was seen */
 	int64_t exit_status; /* >= 0: exit code, < 0: -signal */
 	int main_role;	     /* the recorded command, or what it became (EXT_MAIN) */
+	/* its place among the recording's processes in start order, 1 first:
+	 * the number reports give an image and --image takes (analyse/images.h) */
+	uint32_t image;
 	/* The image ended by an exec (an EXEC record not followed by one saying
 	 * it failed): of EXEC_PATH, traced as another entry or not (WHY). */
 	int exec_outcome; /* enum mt_exec + 1; 0: no exec */

@@ -121,8 +121,9 @@ static void print_leaks(struct mt_session *ss, struct mt_watch *live, uint64_t s
 			if (scans[k].pid == (pid_t)snap.procs[i]->pid)
 				mt_live_scan_apply(&scans[k], ss->b, snap.procs[i], 0);
 	}
+	/* every process attached to, each asked for by its -p */
 	struct mt_report_opts ro = {
-		.view = MT_VIEW_LEAKS, .threshold = 0.5, .limit = top, .pid = -1
+		.view = MT_VIEW_LEAKS, .threshold = 0.5, .limit = top, .pid = -1, .all_images = 1
 	};
 	printf("\n");
 	if (snap.nprocs) {

@@ -15,8 +15,9 @@ static const char usage_text[] =
 	"usage: memtrace diff [VIEW] [options] BASE NEW\n"
 	"\n"
 	"Shows, per call site, NEW minus BASE: allocations, bytes, leaks, peak,\n"
-	"temporaries.  Sites are matched by their frames' functions and modules,\n"
-	"not addresses, so two builds or two runs match.  VIEW ranks them:\n"
+	"temporaries.  Sites are matched by their frames' function names (a frame\n"
+	"without one by its offset in its module), not addresses or paths, so two\n"
+	"builds, two runs or a renamed copy match.  VIEW ranks them:\n"
 	"  --summary      by bytes allocated (default)\n"
 	"  --leaks        by bytes leaked\n"
 	"  --peak         by bytes live at the peak\n"
@@ -50,6 +51,11 @@ int cmd_diff(int argc, char **argv)
 		  .type = MT_OPT_CALLBACK,
 		  .target = &o.threshold,
 		  .cb = mt_opt_threshold },
+		{ .longopt = "--unchanged",
+		  .help = "show the call sites and tree branches that did not\n"
+			  "change too (default: left out, and counted)",
+		  .type = MT_OPT_FLAG,
+		  .target = &o.unchanged },
 		MT_OPT_SUPPRESSIONS(&supp),
 		{ .type = MT_OPT_END },
 	};

@@ -259,7 +259,9 @@ int cmd_export(int argc, char **argv)
 		  .err = "--base needs a recording",
 		  .flags = MT_OPTF_NONEMPTY },
 		MT_OPT_RECPID(&x.pid, "only process PID of a multi-process recording (formats\n"
-				      "with one process per file take the first by default)"),
+				      "with one process per file take the main one by default)"),
+		MT_OPT_IMAGE(&x.image, "only image N (as memtrace report numbers them), or\n"
+				       "those of program NAME"),
 		{ .type = MT_OPT_END },
 	};
 	const struct mt_cmdline cl = {
@@ -288,13 +290,13 @@ int cmd_export(int argc, char **argv)
 		mt_filter_free(&filt);
 		return st;
 	}
-	int found = x.pid < 0;
+	int found = x.pid < 0 && !x.image;
 	for (size_t i = 0; i < sel.matched.nprocs; i++)
 		found |= mt_export_wants(&x, sel.matched.procs[i]);
 	if (found) {
 		st = write_export(&x, fmt, out);
 	} else {
-		mt_error("%s has no process %ld", file, x.pid);
+		mt_no_process_error(file, x.pid, x.image);
 		st = MT_EXIT_RUNTIME;
 	}
 	if (x.base)

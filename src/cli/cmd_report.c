@@ -135,6 +135,13 @@ static int parse_args(struct report_args *a, struct mt_filter *filt, int argc, c
 		  .type = MT_OPT_FLAG,
 		  .target = &o->top_down },
 		MT_OPT_RECPID(&o->pid, "only the process PID of a multi-process recording"),
+		MT_OPT_IMAGE(&o->image, "only image N (the report numbers a recording's images),\n"
+					"or those of program NAME, in full"),
+		{ .longopt = "--all-images",
+		  .help = "every image in full (default: the main one, the others\n"
+			  "named one line each)",
+		  .type = MT_OPT_FLAG,
+		  .target = &o->all_images },
 		MT_OPT_SUPPRESSIONS(&a->supp),
 		MT_OPT_FIT(&o->fit.width, &o->fit.full_names),
 		{ .type = MT_OPT_END },
@@ -158,6 +165,9 @@ static int parse_args(struct report_args *a, struct mt_filter *filt, int argc, c
 			"choose one view of --summary, --leaks, --peak, --temporary, --frequency");
 	if (!a->file)
 		return mt_usage_error("report", "no recording given");
+	if (o->image && o->all_images)
+		return mt_usage_error("report", "--image shows some images, --all-images all: "
+						"choose one");
 	return check_top_down(a);
 }
 
@@ -205,15 +215,15 @@ static struct mt_histo *size_histograms(struct mt_selection *sel)
 static int print_report(struct mt_recording *rec, size_t nprocs, const struct mt_report_opts *o,
 			const char *file)
 {
-	int found = o->pid < 0;
+	int found = 0;
 	for (size_t i = 0; i < rec->nprocs; i++)
-		found |= rec->procs[i]->pid == (uint32_t)o->pid;
+		found |= mt_report_wants(o, rec->procs[i]);
 	int r = 1;
 	if (nprocs == 0)
 		/* a header alone: the recorder stopped before its first write */
 		mt_error("%s holds no process: nothing was recorded in it", file);
 	else if (!found)
-		mt_error("%s has no process %ld", file, o->pid);
+		mt_no_process_error(file, o->pid, o->image);
 	else if (o->callers || o->callees)
 		r = report_held(rec, o);
 	else

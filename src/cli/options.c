@@ -3,6 +3,7 @@
  */
 #include "options.h"
 #include "analyse/filter.h"
+#include "analyse/images.h"
 #include "analyse/recording.h"
 #include "analyse/suppress.h"
 #include "base/util.h"
@@ -313,6 +314,20 @@ void mt_range_check(const struct mt_filter *f, const struct mt_recording *all, c
 	mt_warning("--from %g s is past the end of %s, whose %s %.3f s: nothing is in the range",
 		   f->from.v, file, all->nprocs > 1 ? "longest process ran" : "process ran",
 		   longest);
+}
+
+void mt_no_process_error(const char *file, long pid, const char *image)
+{
+	char of[48] = "";
+	if (pid >= 0 && image)
+		snprintf(of, sizeof of, " of process %ld", pid);
+	if (!image)
+		mt_error("%s has no process %ld", file, pid);
+	else if (mt_image_is_number(image))
+		mt_error("%s has no image %s%s (memtrace report lists them)", file, image, of);
+	else
+		mt_error("%s has no image named '%s'%s (memtrace report lists them)", file, image,
+			 of);
 }
 
 void mt_load_error(const char *err)

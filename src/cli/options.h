@@ -131,6 +131,17 @@ int mt_options_parse(const struct mt_cmdline *c, int argc, char **argv, int *nex
 		.longopt = "--pid", .argh = "PID", .help = (what), .type = MT_OPT_PROCESS, \
 		.target = (pid), .err = "--pid needs a process id"                         \
 	}
+/* --image N|NAME of report and export (analyse/images.h): the images of a
+ * recording by the number reports give them, or by program name. */
+#define MT_OPT_IMAGE(sel, what)                                                                \
+	{                                                                                      \
+		.longopt = "--image", .argh = "N|NAME", .help = (what), .type = MT_OPT_STRING, \
+		.target = (sel), .err = "--image needs an image number or a program's name",   \
+		.flags = MT_OPTF_NONEMPTY                                                      \
+	}
+/* Says in one error line that FILE has no process that --pid and --image
+ * (PID, -1: none; IMAGE, NULL: none) select. */
+void mt_no_process_error(const char *file, long pid, const char *image);
 #define MT_OPT_OUTPUT(path, name, what)                                                  \
 	{                                                                                \
 		.shortopt = "-o", .longopt = "--output", .argh = (name), .help = (what), \

@@ -4,6 +4,7 @@
  * formats is formats.c, so that calls between it and them go one way.)
  */
 #include "export.h"
+#include "analyse/images.h"
 #include "base/ptrmap.h"
 #include "base/util.h"
 
@@ -34,52 +35,37 @@ uint64_t mt_export_site_weight(const struct mt_export_ctx *x, const struct mt_pr
 
 int mt_export_wants(const struct mt_export_ctx *x, const struct mt_process *p)
 {
-	return x->pid < 0 || p->pid == (uint32_t)x->pid;
+	return (x->pid < 0 || p->pid == (uint32_t)x->pid) && mt_image_named(x->image, p);
 }
 
-/* With --pid, the processes of that pid are the programs one exec chain
- * ran (env, a shell, the program): the main one when it is among them,
- * else the last, the program the chain led to (the first would be a
- * wrapper such as env, exported without a word). */
-static const struct mt_process *one_of_pid(const struct mt_export_ctx *x, const char *format,
-					   size_t *idx)
+static int wanted(const void *x, const struct mt_process *p)
 {
-	const struct mt_recording *rec = &x->sel->matched;
-	const struct mt_process *m = mt_recording_main(rec);
-	size_t n = 0, pick = 0;
-	for (size_t i = 0; i < rec->nprocs; i++)
-		if (mt_export_wants(x, rec->procs[i])) {
-			if (!n || rec->procs[pick] != m)
-				pick = i;
-			n++;
-		}
-	if (!n)
-		return NULL;
-	const struct mt_process *p = rec->procs[pick];
-	if (n > 1)
-		mt_note("%s holds one process: pid %u ran %zu programs (exec): exporting %s, the %s",
-			format, p->pid, n, mt_process_name(p), p == m ? "main one" : "last");
-	*idx = pick;
-	return p;
+	return mt_export_wants(x, p);
 }
 
+/* The processes --pid and --image select may be the images one exec
+ * chain ran (env, a shell, the program): the main one when it is among
+ * them, else the last, the program the chain led to (the first would be a
+ * wrapper such as env, exported without a word). */
 const struct mt_process *mt_export_one_process(const struct mt_export_ctx *x, const char *format,
 					       size_t *idx)
 {
 	const struct mt_recording *rec = &x->sel->matched;
-	if (x->pid >= 0)
-		return one_of_pid(x, format, idx);
-	const struct mt_process *m = mt_recording_main(rec);
-	for (size_t i = 0; i < rec->nprocs; i++)
-		if (rec->procs[i] == m) {
-			if (rec->nprocs > 1)
-				mt_note("%s holds one process: exporting pid %u (%s), the main one of "
-					"%zu (--pid chooses another)",
-					format, m->pid, mt_process_name(m), rec->nprocs);
+	const struct mt_process *p = mt_image_lead(rec, wanted, x);
+	if (!p)
+		return NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		if (rec->procs[i] == p)
 			*idx = i;
-			return rec->procs[i];
-		}
-	return NULL;
+		n += mt_export_wants(x, rec->procs[i]);
+	}
+	if (n > 1)
+		mt_note("%s holds one process: exporting pid %u (%s, image %u), the %s of %zu "
+			"(--image chooses another)",
+			format, p->pid, mt_process_name(p), p->image,
+			p == mt_recording_main(rec) ? "main one" : "last", n);
+	return p;
 }
 
 const char *mt_frame_name(const struct mt_frame *f, char *buf, size_t len)

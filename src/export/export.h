@@ -24,7 +24,8 @@ extern const char *const mt_weight_names[];
 
 struct mt_export_ctx {
 	struct mt_selection *sel;
-	long pid; /* -1: every process */
+	long pid;	   /* -1: every process */
+	const char *image; /* --image (analyse/images.h); NULL: every image */
 	enum mt_weight weight;
 	int weight_set; /* --weight given */
 	int per_site;	/* json: per-site aggregates instead of every allocation */
@@ -77,11 +78,12 @@ const char *mt_weight_unit(enum mt_weight w); /* "bytes" or "allocations" */
 uint64_t mt_export_site_weight(const struct mt_export_ctx *x, const struct mt_process *p,
 			       uint32_t s);
 
-/* Is process P (of x->sel->matched) selected by --pid? */
+/* Is process P (of x->sel->matched) selected by --pid and --image? */
 int mt_export_wants(const struct mt_export_ctx *x, const struct mt_process *p);
 
-/* The process of a FORMAT that holds one: the first --pid selects (its
- * index in *IDX), with a note when others are left out; NULL if none. */
+/* The process of a FORMAT that holds one: of those --pid and --image
+ * select, the main one, else the last (mt_image_lead), its index in *IDX,
+ * with a note when others are left out; NULL if none. */
 const struct mt_process *mt_export_one_process(const struct mt_export_ctx *x, const char *format,
 					       size_t *idx);
 

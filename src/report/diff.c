@@ -54,13 +54,17 @@ int mt_report_diff_text(FILE *f, const struct mt_diff *d, const char *base, cons
 			  "",
 		bytes ? mt_fmt_bytes(m, a) : mt_fmt_count(m, a));
 	size_t n;
-	uint32_t *sites = mt_diff_rank(d, v, 1, &n);
+	uint32_t *sites = mt_diff_rank(d, v, !o->unchanged, &n);
+	size_t same = d->n - n; /* the sites of which no figure moved */
 	if (o->limit > 0 && (size_t)o->limit < n)
 		n = (size_t)o->limit;
-	if (n)
-		mt_print_diff_tree(f, d, sites, n, v, o->threshold);
-	else
+	size_t left_out = n ? mt_print_diff_tree(f, d, sites, n, v, o->threshold, o->unchanged) : 0;
+	if (left_out == n)
 		fputs("  no call site changed\n", f);
+	same += left_out;
+	if (same)
+		fprintf(f, "  (%zu unchanged call site%s not shown: --unchanged shows them)\n",
+			same, mt_s(same));
 	free(sites);
 	return 0;
 }

@@ -395,7 +395,8 @@ static int process_json(FILE *f, const struct mt_process *p, const struct mt_pro
 	}
 	fprintf(f, "      \"untraced_children\": %llu,\n",
 		(unsigned long long)p->untraced_children);
-	fprintf(f, "      \"main\": %s,\n", p == main ? "true" : "false");
+	fprintf(f, "      \"main\": %s,\n      \"image\": %u,\n", p == main ? "true" : "false",
+		p->image);
 	fputs("      \"totals\": ", f);
 	mt_json_totals(f, p);
 	fputs(",\n      ", f);

@@ -2,6 +2,7 @@
  * report.c - the text views of `memtrace report`.
  */
 #include "report.h"
+#include "analyse/images.h"
 #include "analyse/resident.h"
 #include "analyse/mapped.h"
 #include "base/json.h"
@@ -12,7 +13,7 @@
 
 int mt_report_wants(const struct mt_report_opts *o, const struct mt_process *p)
 {
-	return o->pid < 0 || p->pid == (uint32_t)o->pid;
+	return (o->pid < 0 || p->pid == (uint32_t)o->pid) && mt_image_named(o->image, p);
 }
 
 /* ---- text ---- */
@@ -67,12 +68,20 @@ static void process_header(FILE *f, const struct mt_process *p, int is_main)
 		mt_text_str(f, p->exe);
 		fputc(')', f);
 	}
-	fprintf(f, "\n  backend %s, %.3f s", p->backend ? p->backend : "?", mt_process_duration(p));
-	if (p->exec_outcome)
-		fprintf(f, ", replaced by exec of %s%s%s", p->exec_path,
-			p->exec_why ? " (not traced: " : "", p->exec_why ? p->exec_why : "");
-	if (p->exec_outcome && p->exec_why)
+	/* (the recording's strings, the exec's path the traced program's:
+	 * escaped for the terminal) */
+	fputs("\n  backend ", f);
+	mt_text_str(f, p->backend ? p->backend : "?");
+	fprintf(f, ", %.3f s", mt_process_duration(p));
+	if (p->exec_outcome) {
+		fputs(", replaced by exec of ", f);
+		mt_text_str(f, p->exec_path ? p->exec_path : "?");
+	}
+	if (p->exec_outcome && p->exec_why) {
+		fputs(" (not traced: ", f);
+		mt_text_str(f, p->exec_why);
 		fputc(')', f);
+	}
 	if (p->exited) {
 		const char *sig = mt_process_signal_name(p);
 		if (p->exit_status >= 0)
@@ -503,14 +512,60 @@ static int process_text(FILE *f, const struct mt_process *p, const struct mt_rep
 	return found;
 }
 
+static int wanted(const void *o, const struct mt_process *p)
+{
+	return mt_report_wants(o, p);
+}
+
+/* The other images O wants besides LEAD, one line each after LEAD's
+ * report: a program run through wrappers (pyenv's shims run seven images
+ * of bash and env before Python) is read first, alone, and the wrappers
+ * are still named, with what they allocated.  At most this many lines: */
+#define OTHER_IMAGES_MAX 20
+
+static void other_images(FILE *f, const struct mt_recording *rec, const struct mt_report_opts *o,
+			 const struct mt_process *lead)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		const struct mt_process *p = rec->procs[i];
+		if (p == lead || !mt_report_wants(o, p) || n++ >= OTHER_IMAGES_MAX)
+			continue;
+		if (n == 1)
+			fputs("\nalso recorded (--image N shows one, --all-images every one):\n",
+			      f);
+		char a[32], b[32];
+		fprintf(f, "  image %u: process %u (", p->image, p->pid);
+		mt_text_str(f, mt_process_name(p));
+		fputs("): ", f);
+		mt_text_str(f, p->exe ? p->exe : "?");
+		fprintf(f, ", %s allocation%s (%s)", mt_fmt_count(p->figures.t.allocations, a),
+			mt_s(p->figures.t.allocations),
+			mt_fmt_bytes(p->figures.t.allocated_bytes, b));
+		if (p->exec_outcome) {
+			fputs(", replaced by exec of ", f);
+			mt_text_str(f, p->exec_path ? p->exec_path : "?");
+		}
+		fputc('\n', f);
+	}
+	if (n > OTHER_IMAGES_MAX)
+		fprintf(f, "  ... and %zu more images\n", n - OTHER_IMAGES_MAX);
+}
+
 int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o)
 {
 	int shown = 0, found = 0;
-	for (size_t i = 0; i < rec->nprocs; i++)
-		if (mt_report_wants(o, rec->procs[i]))
-			found |= process_text(
-				f, rec->procs[i], o, !shown++,
-				rec->nprocs > 1 && rec->procs[i] == mt_recording_main(rec), i);
+	/* without --image or --all-images: the lead alone, the others named */
+	const struct mt_process *lead = o->image || o->all_images ? NULL :
+								    mt_image_lead(rec, wanted, o);
+	const struct mt_process *m = mt_recording_main(rec);
+	for (size_t i = 0; i < rec->nprocs; i++) {
+		const struct mt_process *p = rec->procs[i];
+		if (mt_report_wants(o, p) && (!lead || p == lead))
+			found |= process_text(f, p, o, !shown++, rec->nprocs > 1 && p == m, i);
+	}
+	if (lead)
+		other_images(f, rec, o, lead);
 	if (shown && !found) {
 		mt_error("no function named '%s' on any stack (--functions lists them)",
 			 o->callers ? o->callers : o->callees);

@@ -22,6 +22,11 @@ struct mt_report_opts {
 	double threshold; /* percent of the view's total below which tree nodes fold */
 	long limit;	  /* -n: sites shown (0: all in JSON and trees, 5 per summary section) */
 	long pid;	  /* -1: every process */
+	/* --image: the images named so (analyse/images.h), NULL: any; and
+	 * --all-images.  Without either, the text report shows the image it
+	 * leads with (mt_image_lead) and a line for each other one. */
+	const char *image;
+	int all_images;
 	const struct mt_filter *filter; /* what the recording was loaded through; NULL: nothing */
 	int functions;			/* --functions: the per-function table */
 	const char *callers, *callees;	/* --callers FN, --callees FN */
@@ -33,6 +38,7 @@ struct mt_report_opts {
 	 * at load); 0: every leaked block, shown kind by kind when a scan ran */
 	unsigned leak_kinds;
 	struct mt_fit fit; /* text: names folded or whole, the width */
+	int unchanged;	   /* diff: the sites and branches that did not change too */
 };
 
 /* A section of a process's report (views.c): written after its totals in
@@ -65,7 +71,7 @@ int mt_report_sections(FILE *f, const struct mt_process *p, struct mt_symbolizer
 void mt_print_histo(FILE *f, const struct mt_histo *h);
 void mt_json_histo(FILE *f, const struct mt_histo *h);
 
-/* Is P one of the processes O shows (-p)? */
+/* Is P one of the processes O shows (--pid, --image)? */
 int mt_report_wants(const struct mt_report_opts *o, const struct mt_process *p);
 
 int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o);
@@ -146,10 +152,12 @@ void mt_print_topdown_tree(FILE *f, const struct mt_process *p, struct mt_symbol
 size_t mt_print_fn_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
 			const char *fn, int callers, enum mt_view view, double threshold,
 			const struct mt_fit *fit);
-/* The same for the sites SITES of a diff, weights signed (NEW - BASE). */
+/* The same for the sites SITES of a diff, weights signed (NEW - BASE):
+ * with UNCHANGED, the branches in which nothing changed too; else they are
+ * left out and the number of their sites returned. */
 struct mt_diff;
-void mt_print_diff_tree(FILE *f, const struct mt_diff *d, const uint32_t *sites, size_t nsites,
-			enum mt_view view, double threshold);
+size_t mt_print_diff_tree(FILE *f, const struct mt_diff *d, const uint32_t *sites, size_t nsites,
+			  enum mt_view view, double threshold, int unchanged);
 
 /* gate.c: record's --fail-on-leak: 1 when REC's processes leaked more than
  * MAX_BYTES (with 0: any block), after printing the leak trees to F. */

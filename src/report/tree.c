@@ -8,7 +8,11 @@
  *
  * The same tree shows a diff (`memtrace diff`): weights are then NEW minus
  * BASE, signed, branches are sorted by growth and folded by the size of
- * their change, whichever its sign.
+ * their change, whichever its sign.  A branch in which nothing changed (its
+ * figures and those of every branch under it all 0: sites of two runs that
+ * did not match by key but read the same, a growth here and as much
+ * shrinkage there) is left out, its sites counted: a line of "0 B (0x)"
+ * for each frame of them says nothing.
  *
  * Turned over (--top-down), the tree reads from main towards the allocator
  * functions; rooted at one function, it shows that function's callers
@@ -33,6 +37,8 @@ struct node {
 	int64_t weight, bytes, count;
 	uint64_t moved;		  /* a diff's: the sum of its sites' |weight| */
 	size_t first_child, next; /* indices, 0 = none (node 0 is the root) */
+	size_t parent, sites;	  /* a diff's: the sites through it */
+	int changed;		  /* a diff's: a figure of it or below is not 0 */
 };
 
 /* A node's label at most (C++ names run to 12,000 columns: --full-names
@@ -44,6 +50,10 @@ struct tree {
 	size_t len, cap;
 	int diff;		  /* weights are changes: shown signed */
 	const struct mt_fit *fit; /* how names are shown (NULL: folded) */
+	/* a diff's: the branches in which nothing changed are shown too; else
+	 * the sites of those left out are counted */
+	int unchanged;
+	size_t left_out;
 };
 
 static size_t child(struct tree *t, size_t parent, const char *label)
@@ -54,7 +64,7 @@ static size_t child(struct tree *t, size_t parent, const char *label)
 			return c;
 	mt_grow(&t->n, &t->cap, t->len, sizeof *t->n);
 	size_t c = t->len++;
-	t->n[c] = (struct node){ .label = xstrdup(label) };
+	t->n[c] = (struct node){ .label = xstrdup(label), .parent = parent };
 	if (prev)
 		t->n[prev].next = c;
 	else
@@ -229,6 +239,14 @@ static void print(FILE *f, struct tree *t, size_t node, char *prefix, size_t ple
 	int64_t folded_w = 0;
 	for (size_t i = 0; i < nk; i++) {
 		const struct node *k = &t->n[kids[i]];
+		if (t->diff && !k->changed) {
+			/* nothing to fold: shown (--unchanged) or left out */
+			if (t->unchanged)
+				kids[shown++] = kids[i];
+			else
+				t->left_out += k->sites;
+			continue;
+		}
 		/* a diff's branch by how much moved in it: one where a site grew
 		 * as much as another shrank has changed (it was folded, the whole
 		 * tree at times: "0: 1 more call site changed by less than
@@ -274,6 +292,7 @@ static void node_add(struct node *n, int64_t w, int64_t bytes, int64_t count)
 	n->moved = mt_sat_uadd(n->moved, magnitude(w));
 	n->bytes = mt_sat_add(n->bytes, bytes);
 	n->count = mt_sat_add(n->count, count);
+	n->sites++;
 }
 
 /* Adds a site with frames FR[0..K) to T: its weight W, BYTES and COUNT on
@@ -484,11 +503,12 @@ void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sy
 	tree_free(&t);
 }
 
-void mt_print_diff_tree(FILE *f, const struct mt_diff *d, const uint32_t *sites, size_t nsites,
-			enum mt_view view, double threshold)
+size_t mt_print_diff_tree(FILE *f, const struct mt_diff *d, const uint32_t *sites, size_t nsites,
+			  enum mt_view view, double threshold, int unchanged)
 {
 	struct tree t;
 	tree_init(&t, 1, NULL);
+	t.unchanged = unchanged;
 	/* percentages of the whole change, growth and shrinkage alike */
 	uint64_t moved = 0;
 	for (size_t i = 0; i < nsites; i++) {
@@ -500,7 +520,14 @@ void mt_print_diff_tree(FILE *f, const struct mt_diff *d, const uint32_t *sites,
 		add_path(&t, s->fn, s->frames, s->nframes, w, mt_sat_sub(a.bytes, b.bytes),
 			 mt_sat_sub(a.count, b.count));
 	}
+	/* a node comes after its parent: from the last, each tells its parent */
+	for (size_t i = t.len; i-- > 1;) {
+		struct node *n = &t.n[i];
+		n->changed |= n->weight || n->bytes || n->count;
+		t.n[n->parent].changed |= n->changed;
+	}
 	char prefix[1100] = "  ";
 	print(f, &t, 0, prefix, 2, moved, view, threshold);
 	tree_free(&t);
+	return t.left_out;
 }

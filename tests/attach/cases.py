@@ -92,6 +92,18 @@ def case_attach(t, prog):
         last = rounds_of(p)
         t.check(p.poll() is None, 'the program is still running after 21 attachments')
         t.check(last is not None and last.endswith('ok'), f'the program still checks out: {last!r}')
+        # two processes attached to: the leak report shows both (none is a
+        # wrapper's image to leave to one line, as record's report does)
+        q = start(t, [prog])
+        try:
+            rc, so, se = t.run([t.memtrace, 'attach', '-p', str(p.pid), '-p', str(q.pid), '--duration', '1',
+                                '--interval', '0'], timeout=30)
+            t.eq(rc, 0, f'attach -p A -p B (stderr {se.strip()[-300:]!r})')
+            t.check(f'process {p.pid} (' in so and f'process {q.pid} (' in so and 'also recorded' not in so,
+                    f'attach -p A -p B: both processes in full ({so[-600:]!r})')
+        finally:
+            q.kill()
+            q.wait()
     finally:
         p.kill()
         p.wait()

@@ -1,6 +1,11 @@
 """`memtrace diff` of two runs of grow.c (K = 3, then K = 10); see grow.c
-for why every signed figure is what it is."""
+for why every signed figure is what it is.  The text leaves out what did
+not change (no "0 B (0x)" line) and counts it; a copy of the program under
+another name, with the same build ID or another, matches site by site."""
 import json
+import os
+import re
+import shutil
 
 SRC = 'grow.c'
 
@@ -58,6 +63,7 @@ def run(t, prog):
     t.check('+7.00 KB (+7x): leak_grows' in so, 'text: leak_grows +7,000 B in 7 blocks')
     t.check('-350 B (-7x): leak_shrinks' in so, 'text: leak_shrinks -350 B in 7 blocks')
     t.check('steady' not in so and 'keep_one' not in so, 'text: unchanged sites are not in the tree')
+    unchanged(t, base, new, doc)
     # --leaks=lost: what the leak scan found lost on each side; K = 10
     # "held" keeps its blocks in its arrays (still reachable): nothing lost
     held, _ = t.record([prog, '10', 'held'], out=t.path('held.mtrace'))
@@ -81,6 +87,79 @@ def run(t, prog):
     t.check('missing.mtrace' in se and len(se.strip().splitlines()) == 1, f'... one line naming it ({se!r})')
     suppressions(t, base, new)
     flamegraph(t, base, new)
+    renamed(t, prog, base)
+
+
+ZERO_LINE = re.compile(r'-> 0 B \(0x\)')
+
+
+def unchanged(t, base, new, doc):
+    """The sites none of whose leak figures moved are counted on the last
+    line of the text, and shown, at 0, with --unchanged."""
+    sites = (doc.get('processes') or [{}])[0].get('sites', [])
+    same = [s for s in sites if not (s.get('leaked_bytes') or s.get('leaked_allocations'))]
+    t.check(len(same) >= 2, f'steady and keep_one among the unchanged sites ({len(same)})')
+    rc, so, _ = t.run([t.memtrace, 'diff', '--leaks', base, new], what='memtrace diff')
+    t.check(f'({len(same)} unchanged call sites not shown: --unchanged shows them)' in so,
+            f'text: the {len(same)} unchanged sites counted ({so[-300:]!r})')
+    t.check(not ZERO_LINE.search(so), f'text: no "0 B (0x)" line ({so!r})')
+    rc, so, _ = t.run([t.memtrace, 'diff', '--leaks', '--unchanged', base, new], what='memtrace diff')
+    t.eq(rc, 0, 'diff --unchanged: exit status')
+    t.check('0 B (0x): steady' in so and '0 B (0x): keep_one' in so and 'unchanged call site' not in so,
+            f'--unchanged: steady and keep_one shown at 0, none left out ({so!r})')
+
+
+def other_build_id(src, dst):
+    """DST: a copy of SRC whose GNU build ID note holds other bytes (a
+    rebuild of the same code, as far as any reader can tell)."""
+    data = bytearray(open(src, 'rb').read())
+    at = -1
+    for m in re.finditer(rb'GNU\x00', data):
+        head = bytes(data[m.start() - 12:m.start()])
+        if len(head) == 12 and (head[0:4] == b'\x04\x00\x00\x00' and head[8:12] == b'\x03\x00\x00\x00' or
+                                head[0:4] == b'\x00\x00\x00\x04' and head[8:12] == b'\x00\x00\x00\x03'):
+            size = int.from_bytes(head[4:8], 'little' if head[0] == 4 else 'big')
+            at = m.end()
+            for i in range(at, at + size):
+                data[i] ^= 0x5a
+            break
+    with open(dst, 'wb') as f:
+        f.write(data)
+    os.chmod(dst, 0o755)
+    return at >= 0
+
+
+def renamed(t, prog, base):
+    """gt-grow copied as app2 (the same build ID) and as app3 (another: a
+    rebuild under another name), run with K = 10: every site of the
+    program matches its own in BASE (K = 3), with the figures of the two
+    runs, and the text has no "0 B (0x)" line (unmatched sites of the same
+    frames, one's -X and the other's +X, merged in the tree)."""
+    app2 = t.path('app2')
+    shutil.copy2(prog, app2)
+    app3 = t.path('app3')
+    t.check(other_build_id(prog, app3), 'gt-grow has a GNU build ID note to change')
+    for copy in (app2, app3):
+        name = os.path.basename(copy)
+        rec, _ = t.record([copy, '10'], out=t.path(f'{name}.mtrace'))
+        rc, so, se = t.run([t.memtrace, 'diff', '--leaks', '--json', base, rec], what='memtrace diff')
+        t.eq(rc, 0, f'{name}: diff --json: exit status ({se[-300:]!r})')
+        p = (json.loads(so).get('processes') or [{}])[0] if rc == 0 else {}
+        sites = [s for s in p.get('sites', []) if leaf(s) in WANT]
+        t.eq(sorted(leaf(s) for s in sites), sorted(WANT), f'{name}: every site of the program matched once')
+        for s in sites:
+            d = s.get('diff', {})
+            got = ((d.get('base', {}).get('allocations'), d.get('base', {}).get('allocated_bytes')),
+                   (d.get('new', {}).get('allocations'), d.get('new', {}).get('allocated_bytes')))
+            t.eq(got, (BASE[leaf(s)], NEW[leaf(s)]), f'{name}: {leaf(s)} matched: (base, new) figures')
+        rc, so, _ = t.run([t.memtrace, 'diff', '--leaks', base, rec], what='memtrace diff')
+        t.check('leaks, new minus base: +6.65 KB' in so and '+7.00 KB (+7x): leak_grows' in so,
+                f'{name}: text: the known change ({so[:500]!r})')
+        t.check(not ZERO_LINE.search(so), f'{name}: text: no "0 B (0x)" line ({so!r})')
+        # allocated bytes: steady and keep_one allocate as much in both runs
+        rc, so, _ = t.run([t.memtrace, 'diff', base, rec], what='memtrace diff')
+        t.check('allocated, new minus base: +6.65 KB' in so and 'steady' not in so and
+                not ZERO_LINE.search(so), f'{name}: text (allocated): steady not shown, no "0 B (0x)" line ({so!r})')
 
 
 def flamegraph(t, base, new):

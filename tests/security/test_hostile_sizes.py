@@ -56,7 +56,7 @@ def main():
             check(q.get('exit_status') == 2**63 - 1, f'pid 101: exit_status {q.get("exit_status")}')
         for view in ('--leaks', '--peak', '--temporary', '--frequency', '--functions', '--sizes'):
             run('report', '--json', view, new)
-        out = run('report', new)
+        out = run('report', '--all-images', new)
         if out is not None:
             check('killed by signal 9223372036854775808' in out,
                   'report: pid 100 killed by signal 2^63')

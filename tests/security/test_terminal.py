@@ -6,8 +6,9 @@ A program's path, its arguments and its symbols are bytes its author chose:
 "\\x1b]0;...\\x07" sets the terminal's title, "\\x1b[2J" clears it, and some
 terminals answer queries with keystrokes.  The ground-truth program argv[1]
 is copied to a name holding ESC and recorded with an OSC sequence and a C1
-control (U+009B, CSI) among its arguments; the text views (summary, leak
-tree, --peak) and the record summary on stderr must show them escaped
+control (U+009B, CSI) among its arguments, and once more through env, whose
+image ends with an exec of that name; the text views (summary, leak tree,
+--peak, the images) and the record summary on stderr must show them escaped
 (\\xNN), and the JSON report must keep them exactly, as data.
 """
 import json
@@ -44,6 +45,18 @@ for args in ([], ['--leaks'], ['--peak'], ['--frequency']):
         t.check('ev\\x1b[31mil' in so, f'report: the program name shown escaped ({so[:160]!r})')
         t.check('title\\x1b]0;pwned\\x07' in so, 'report: the OSC argument shown escaped')
         t.check('csi\\xc2\\x9b2J' in so, 'report: the C1 argument shown escaped, byte by byte')
+# run through env: env's image ends with an exec of that name, which its
+# header (--all-images) and its line under the main image's report say
+chain = t.path('chain.mtrace')
+rc, so, se = t.run([t.memtrace, 'record', '-o', chain, '--', 'env', *argv], what='memtrace record')
+t.eq(rc, 0, 'memtrace record -- env: exit status')
+clean(se, 'record summary of env on stderr')
+for args in ([], ['--all-images']):
+    rc, so, se = t.run([t.memtrace, 'report', *args, chain], what='memtrace report')
+    t.eq(rc, 0, f'report {" ".join(args)} of env: exit status')
+    clean(so + se, f'report {" ".join(args)} of env')
+    t.check('replaced by exec of ' in so and 'ev\\x1b[31mil' in so.split('replaced by exec of ')[1],
+            f'report {" ".join(args)} of env: the exec\'s path shown escaped')
 rc, so, _ = t.run([t.memtrace, 'report', '--json', rec], what='memtrace report --json')
 doc = json.loads(so) if rc == 0 else {}
 p = (doc.get('processes') or [{}])[0]

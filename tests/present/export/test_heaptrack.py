@@ -291,7 +291,8 @@ if t.eq(len(cpids), 1, 'exec chain: sh and gt-peak share one pid'):
     p = subprocess.run([t.memtrace, 'export', '--format', 'heaptrack', '--pid', str(cpid), '-o',
                         t.path('chain.ht'), chain], capture_output=True, text=True)
     t.eq(p.returncode, 0, f'exec chain --pid {cpid}: exit status ({p.stderr.strip()!r})')
-    t.check('exporting gt-peak, the main one' in p.stderr, f'exec chain --pid: says which program: {p.stderr!r}')
+    t.check(f'exporting pid {cpid} (gt-peak, image 2), the main one of 2 (--image chooses another)'
+            in p.stderr, f'exec chain --pid: says which program: {p.stderr!r}')
     s = ht_print(t.path('chain.ht'), 'exec chain --pid')
     t.eq((s or {}).get('calls'), 14, 'exec chain --pid: gt-peak\'s 14 calls (peak.c), not sh\'s')
     t.eq((s or {}).get('peak'), '156.00K', 'exec chain --pid: gt-peak\'s peak')
