@@ -62,6 +62,31 @@ int mt_live_scan(struct mt_bpf *b, pid_t pid, struct mt_live_scan *out)
 	return r >= 0 ? 0 : -1;
 }
 
+/* Makes a site's figures of each kind V add up to WANT, its leaked figure
+ * in the snapshot, read after the scan while the process ran on: what was
+ * allocated since, the scan did not see (still reachable: never a false
+ * leak); what was freed since was reachable or possibly lost (nothing can
+ * free a lost block: nothing points at it), taken off those first.  (A
+ * site of stdio's buffers, held by the runtime, wants 0.) */
+static void settle(uint64_t v[MT_LEAK_KINDS], uint64_t want)
+{
+	static const int order[] = { MT_LEAK_REACHABLE, MT_LEAK_POSSIBLE, MT_LEAK_INDIRECT,
+				     MT_LEAK_DEFINITE };
+	uint64_t have = 0;
+	for (int kd = 0; kd < MT_LEAK_KINDS; kd++)
+		have += v[kd];
+	if (have <= want) {
+		v[MT_LEAK_REACHABLE] += want - have;
+		return;
+	}
+	uint64_t over = have - want;
+	for (size_t i = 0; i < sizeof order / sizeof *order && over; i++) {
+		uint64_t take = v[order[i]] < over ? v[order[i]] : over;
+		v[order[i]] -= take;
+		over -= take;
+	}
+}
+
 void mt_live_scan_apply(const struct mt_live_scan *s, struct mt_bpf *b, struct mt_process *p,
 			uint64_t before)
 {
@@ -97,31 +122,14 @@ void mt_live_scan_apply(const struct mt_live_scan *s, struct mt_bpf *b, struct m
 		k->sites[site[i]].bytes[kind] += s->blocks[i].size;
 	}
 	free(site);
-	/* the kinds of a site add up to its leaked figures: blocks
-	 * allocated since the scan are reachable; a site whose blocks the
-	 * runtime holds (stdio's buffers) has none */
+	/* the kinds of a site add up to its leaked figures (counts and
+	 * bytes alike) */
 	memset(&k->total, 0, sizeof k->total);
 	for (size_t i = 0; i < k->nsites; i++) {
 		struct mt_kind_figures *f = &k->sites[i];
 		const struct mt_site_stats *st = &p->figures.sites[i];
-		uint64_t n = 0, bytes = 0;
-		for (int kd = 0; kd < MT_LEAK_KINDS; kd++) {
-			n += f->count[kd];
-			bytes += f->bytes[kd];
-		}
-		if (!st->live_count || n > st->live_count || bytes > st->live_bytes) {
-			if (!st->live_count)
-				memset(f, 0, sizeof *f);
-			else if (n > st->live_count || bytes > st->live_bytes) {
-				/* freed since: what is left, as reachable */
-				memset(f, 0, sizeof *f);
-				f->count[MT_LEAK_REACHABLE] = st->live_count;
-				f->bytes[MT_LEAK_REACHABLE] = st->live_bytes;
-			}
-		} else {
-			f->count[MT_LEAK_REACHABLE] += st->live_count - n;
-			f->bytes[MT_LEAK_REACHABLE] += st->live_bytes - bytes;
-		}
+		settle(f->count, st->live_count);
+		settle(f->bytes, st->live_bytes);
 		for (int kd = 0; kd < MT_LEAK_KINDS; kd++) {
 			k->total.count[kd] += f->count[kd];
 			k->total.bytes[kd] += f->bytes[kd];
