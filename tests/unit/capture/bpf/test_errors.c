@@ -65,13 +65,15 @@ static void open_dropped(void (*drop)(void), const char *want, const char *what)
 	expect(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? -1 : 0, err, want, what);
 }
 
-/* mt_bpf_trace_pid(TARGET) in a child after DROP() (mt_bpf_open must
- * succeed there); its error line comes back. */
-static void trace_dropped(void (*drop)(void), pid_t target, const char *want, const char *what)
+/* mt_bpf_trace_pid(TARGET) in a child that ran BEFORE() (mt_bpf_open must
+ * succeed then), opened BPF and ran AFTER() (either may be NULL); its
+ * error line comes back in ERR. */
+static void trace_child(void (*before)(void), void (*after)(void), pid_t target, const char *want,
+			const char *what, char err[512])
 {
 	int p[2];
-	char err[512] = "";
 
+	err[0] = 0;
 	if (pipe(p))
 		return;
 	pid_t pid = fork();
@@ -79,9 +81,12 @@ static void trace_dropped(void (*drop)(void), pid_t target, const char *want, co
 		struct mt_bpf *b;
 		char e[512] = "";
 		close(p[0]);
-		drop();
+		if (before)
+			before();
 		int r = mt_bpf_open(&b, NULL, e, sizeof(e));
 		if (r == 0) {
+			if (after)
+				after();
 			r = mt_bpf_trace_pid(b, target, e, sizeof(e));
 			if (r == 0)
 				snprintf(e, sizeof(e), "(traced)");
@@ -93,7 +98,7 @@ static void trace_dropped(void (*drop)(void), pid_t target, const char *want, co
 		_exit(r == 0 ? 3 : 0);
 	}
 	close(p[1]);
-	ssize_t n = read(p[0], err, sizeof(err) - 1);
+	ssize_t n = read(p[0], err, 511);
 	err[n > 0 ? n : 0] = 0;
 	close(p[0]);
 	int st;
@@ -112,7 +117,8 @@ static void drop_to_nobody_with_bpf(void)
 	    setresuid(65534, 65534, 65534))
 		_exit(2);
 	d[0].effective = d[0].permitted = 1u << CAP_SYS_ADMIN;
-	d[1].effective = d[1].permitted = 1u << (38 - 32) | 1u << (39 - 32); /* CAP_PERFMON, CAP_BPF */
+	d[1].effective = d[1].permitted = 1u << (38 - 32) |
+					  1u << (39 - 32); /* CAP_PERFMON, CAP_BPF */
 	if (syscall(SYS_capset, &h, d))
 		_exit(2);
 }
@@ -123,44 +129,6 @@ static void enter_user_ns(void)
 {
 	if (unshare(CLONE_NEWUSER))
 		_exit(2);
-}
-
-/* mt_bpf_trace_pid(TARGET) in a child that opened BPF and then ran ENTER();
- * its error line comes back. */
-static void trace_entered(void (*enter)(void), pid_t target, const char *want, const char *what)
-{
-	int p[2];
-	char err[512] = "";
-
-	if (pipe(p))
-		return;
-	pid_t pid = fork();
-	if (pid == 0) {
-		struct mt_bpf *b;
-		char e[512] = "";
-		close(p[0]);
-		int r = mt_bpf_open(&b, NULL, e, sizeof(e));
-		if (r == 0) {
-			enter();
-			r = mt_bpf_trace_pid(b, target, e, sizeof(e));
-			if (r == 0)
-				snprintf(e, sizeof(e), "(traced)");
-		} else {
-			r = 0; /* not what is tested: show its error */
-		}
-		if (write(p[1], e, strlen(e)) < 0)
-			_exit(1);
-		_exit(r == 0 ? 3 : 0);
-	}
-	close(p[1]);
-	ssize_t n = read(p[0], err, sizeof(err) - 1);
-	err[n > 0 ? n : 0] = 0;
-	close(p[0]);
-	int st;
-	waitpid(pid, &st, 0);
-	expect(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? -1 : 0, err, want, what);
-	CHECK(!strstr(err, "needs root"), "%s: tells a process with CAP_SYS_PTRACE it needs root: %s",
-	      what, err);
 }
 
 /* A kernel thread's pid (kthreadd is 2 where the pid namespace is the
@@ -178,7 +146,8 @@ static pid_t a_kernel_thread(void)
 		buf[n] = 0;
 		char *p = strrchr(buf, ')');
 		unsigned long flags = 0;
-		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & 0x00200000))
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+		    (flags & 0x00200000))
 			return pid;
 	}
 	return 0;
@@ -214,13 +183,15 @@ static void fake_roots(void)
 
 	if (!mkdtemp(root))
 		return;
-	snprintf(p, sizeof(p), "mkdir -p %s/proc/sys/kernel %s/sys/kernel/btf %s/sys/bus/event_source/devices",
+	snprintf(p, sizeof(p),
+		 "mkdir -p %s/proc/sys/kernel %s/sys/kernel/btf %s/sys/bus/event_source/devices",
 		 root, root, root);
 	if (system(p))
 		return;
 	snprintf(p, sizeof(p), "%s/proc/sys/kernel/osrelease", root);
 	write_file(p, "5.4.0-42-generic\n");
-	expect(mtb_check_support(root, err, sizeof(err)), err, "kernel 5.4.0-42-generic is too old", "old kernel");
+	expect(mtb_check_support(root, err, sizeof(err)), err, "kernel 5.4.0-42-generic is too old",
+	       "old kernel");
 	write_file(p, "6.1.0\n");
 	expect(mtb_check_support(root, err, sizeof(err)), err, "no BTF", "no BTF");
 	snprintf(p, sizeof(p), "%s/sys/kernel/btf/vmlinux", root);
@@ -266,7 +237,8 @@ int main(int argc, char **argv)
 	char want[64];
 	snprintf(want, sizeof(want), "no such process: %d", nopid);
 	expect(mt_bpf_trace_pid(b, nopid, err, sizeof(err)), err, want, "trace_pid(no such pid)");
-	expect(mt_bpf_trace_pid(b, getpid(), err, sizeof(err)), err, "memtrace itself", "trace_pid(self)");
+	expect(mt_bpf_trace_pid(b, getpid(), err, sizeof(err)), err, "memtrace itself",
+	       "trace_pid(self)");
 
 	struct bt_child c;
 	char *cargv[] = { (char *)stat_exe, NULL };
@@ -274,7 +246,8 @@ int main(int argc, char **argv)
 	bt_go(&c);
 	CHECK(bt_wait_output(&c, "ready\n", 5000), "static program did not start");
 	snprintf(want, sizeof(want), "process %d maps no allocator", c.pid);
-	expect(mt_bpf_trace_pid(b, c.pid, err, sizeof(err)), err, want, "trace_pid(static, stripped)");
+	expect(mt_bpf_trace_pid(b, c.pid, err, sizeof(err)), err, want,
+	       "trace_pid(static, stripped)");
 	CHECK(strstr(err, "static program without its symbol table") != NULL &&
 		      strstr(err, "unstripped build") != NULL,
 	      "%s", err);
@@ -285,7 +258,8 @@ int main(int argc, char **argv)
 	pid_t kt = a_kernel_thread();
 	if (kt) {
 		snprintf(want, sizeof(want), "process %d is a kernel thread", (int)kt);
-		expect(mt_bpf_trace_pid(b, kt, err, sizeof(err)), err, want, "trace_pid(kernel thread)");
+		expect(mt_bpf_trace_pid(b, kt, err, sizeof(err)), err, want,
+		       "trace_pid(kernel thread)");
 	} else {
 		printf("trace_pid(kernel thread): not run: this pid namespace shows no kernel thread\n");
 	}
@@ -295,29 +269,39 @@ int main(int argc, char **argv)
 	       "trace_exec(static, stripped)");
 	CHECK(strstr(err, "record an unstripped build") != NULL, "%s", err);
 	expect(mt_bpf_trace_exec(b, c.pid, "/nonexistent/program", err, sizeof(err)), err,
-	       "cannot open /nonexistent/program: No such file or directory", "trace_exec(missing file)");
+	       "cannot open /nonexistent/program: No such file or directory",
+	       "trace_exec(missing file)");
 	bt_go(&c);
 	bt_close_input(&c);
 	bt_reap(&c, 1);
 	free(c.buf);
 	mt_bpf_close(b);
 
-	open_dropped(drop_to_nobody, "needs root, or CAP_BPF and CAP_PERFMON (uid 65534 has neither)",
+	open_dropped(drop_to_nobody,
+		     "needs root, or CAP_BPF and CAP_PERFMON (uid 65534 has neither)",
 		     "open as uid 65534");
 	open_dropped(keep_cap_bpf_only, "(uid 0 has CAP_BPF only)", "open with CAP_BPF only");
 	snprintf(want, sizeof(want), "cannot read /proc/%d/root/", (int)getpid());
-	trace_dropped(drop_to_nobody_with_bpf, getpid(), want, "trace_pid(root's process) as uid 65534");
-	trace_dropped(drop_to_nobody_with_bpf, getpid(), "Permission denied (needs root, or CAP_SYS_PTRACE,",
-		      "  ... says what is missing");
-	trace_entered(enter_user_ns, getpid(), "memtrace runs in a user namespace",
-		      "trace_pid(outside its user namespace)");
+	char said[512];
+	trace_child(drop_to_nobody_with_bpf, NULL, getpid(), want,
+		    "trace_pid(root's process) as uid 65534", said);
+	trace_child(drop_to_nobody_with_bpf, NULL, getpid(),
+		    "Permission denied (needs root, or CAP_SYS_PTRACE,",
+		    "  ... says what is missing", said);
+	trace_child(NULL, enter_user_ns, getpid(), "memtrace runs in a user namespace",
+		    "trace_pid(outside its user namespace)", said);
+	CHECK(!strstr(said, "needs root"),
+	      "%s: tells a process with CAP_SYS_PTRACE it needs root: %s",
+	      "trace_pid(outside its user namespace)", said);
 	fake_roots();
 
 	char err2[512];
 	mtb_load_error(verifier_log, 13, err2, sizeof(err2));
-	expect(-1, err2, "BPF verifier rejected mt_entry: dereference of modified ctx ptr R1 off=96 disallowed",
+	expect(-1, err2,
+	       "BPF verifier rejected mt_entry: dereference of modified ctx ptr R1 off=96 disallowed",
 	       "verifier");
 	mtb_load_error("libbpf: failed to load object 'memtrace_bpf'\n", 1, err2, sizeof(err2));
-	expect(-1, err2, "loading the BPF programs failed: Operation not permitted", "load without a log");
+	expect(-1, err2, "loading the BPF programs failed: Operation not permitted",
+	       "load without a log");
 	return failures ? 1 : 0;
 }
