@@ -94,7 +94,7 @@ static void scan_all(struct mt_session *ss, const struct mt_pids *pids, struct m
 		} else {
 			mt_live_scan(ss->b, pids->v[i], &scans[i]);
 		}
-		mt_live_scan_say(&scans[i], stderr);
+		mt_scan_say(scans[i].pid, scans[i].ran, &scans[i].res);
 	}
 }
 

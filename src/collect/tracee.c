@@ -95,25 +95,8 @@ void mt_tracee_scan(struct mt_stream *s, pid_t pid)
 	}
 	struct mt_stopped st;
 	struct mt_scan_result res = { .why = "out of memory" };
-	if (mt_threads_held(&st, pid, &pid, 1) < 0 || mt_stream_leak_scan(s, &st, &res) < 0) {
-		mt_threads_resume(&st);
-		if (!quiet)
-			mt_warning("process %d: no leak scan: %s", (int)pid, res.why);
-		return;
-	}
+	int ran = mt_threads_held(&st, pid, &pid, 1) == 0 && mt_stream_leak_scan(s, &st, &res) == 0;
 	mt_threads_resume(&st);
-	if (quiet)
-		return;
-	if (!res.complete)
-		mt_warning("process %d: leak scan incomplete (%s): no block is called lost",
-			   (int)pid, res.why);
-	else
-		fprintf(stderr,
-			"memtrace: leak scan of process %d: %llu bytes definitely lost, %llu indirectly, "
-			"%llu possibly, %llu still reachable (%.1f MB scanned, %.1f ms)\n",
-			(int)pid, (unsigned long long)res.bytes[MT_LEAK_DEFINITE],
-			(unsigned long long)res.bytes[MT_LEAK_INDIRECT],
-			(unsigned long long)res.bytes[MT_LEAK_POSSIBLE],
-			(unsigned long long)res.bytes[MT_LEAK_REACHABLE], res.scanned / 1e6,
-			res.ns / 1e6);
+	if (!quiet)
+		mt_scan_say(pid, ran, &res);
 }

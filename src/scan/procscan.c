@@ -4,6 +4,7 @@
 #include "procscan.h"
 #include "base/bisect.h"
 #include "base/clock.h"
+#include "base/util.h"
 #include "capture/bpf/procmaps.h"
 
 #include <errno.h>
@@ -250,4 +251,27 @@ int mt_scan_process(const struct mt_stopped *st, const struct mt_scan_block *b, 
 		close(p.pagemap);
 	res->ns = mt_now_ns() - t0;
 	return ok ? 0 : -1;
+}
+
+void mt_scan_say(pid_t pid, int ran, const struct mt_scan_result *res)
+{
+	if (!ran) {
+		mt_warning("process %d: no leak scan: %s", (int)pid, res->why);
+		return;
+	}
+	if (!res->complete) {
+		mt_warning("process %d: leak scan incomplete (%s): no block is called lost; held "
+			   "%.1f ms",
+			   (int)pid, res->why, (double)res->ns / 1e6);
+		return;
+	}
+	const uint64_t *by = res->bytes;
+	fprintf(stderr,
+		"memtrace: leak scan of process %d: %llu bytes definitely lost, %llu indirectly, "
+		"%llu possibly, %llu still reachable (%.1f MB scanned; the process was held "
+		"%.1f ms)\n",
+		(int)pid, (unsigned long long)by[MT_LEAK_DEFINITE],
+		(unsigned long long)by[MT_LEAK_INDIRECT], (unsigned long long)by[MT_LEAK_POSSIBLE],
+		(unsigned long long)by[MT_LEAK_REACHABLE], (double)res->scanned / 1e6,
+		(double)res->ns / 1e6);
 }

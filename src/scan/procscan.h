@@ -39,4 +39,9 @@ struct mt_scan_result {
 int mt_scan_process(const struct mt_stopped *st, const struct mt_scan_block *b, size_t n,
 		    const struct mt_scan_opts *o, uint8_t *kinds, struct mt_scan_result *res);
 
+/* Says on stderr what the scan of PID found (RES, from mt_scan_process)
+ * and how long the process was held, in one line; or, in a warning, why
+ * it did not run (RAN 0) or could not tell (incomplete). */
+void mt_scan_say(pid_t pid, int ran, const struct mt_scan_result *res);
+
 #endif

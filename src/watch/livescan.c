@@ -137,30 +137,6 @@ void mt_live_scan_apply(const struct mt_live_scan *s, struct mt_bpf *b, struct m
 	}
 }
 
-void mt_live_scan_say(const struct mt_live_scan *s, FILE *f)
-{
-	if (!s->ran) {
-		fprintf(f, "memtrace: process %d: no leak scan: %s\n", (int)s->pid, s->res.why);
-		return;
-	}
-	if (!s->res.complete) {
-		fprintf(f,
-			"memtrace: process %d: leak scan incomplete (%s): no block is called lost; "
-			"held %.1f ms\n",
-			(int)s->pid, s->res.why, (double)s->res.ns / 1e6);
-		return;
-	}
-	const uint64_t *by = s->res.bytes;
-	fprintf(f,
-		"memtrace: leak scan of process %d: %llu bytes definitely lost, %llu indirectly, "
-		"%llu possibly, %llu still reachable (%.1f MB scanned; the process was held "
-		"%.1f ms)\n",
-		(int)s->pid, (unsigned long long)by[MT_LEAK_DEFINITE],
-		(unsigned long long)by[MT_LEAK_INDIRECT], (unsigned long long)by[MT_LEAK_POSSIBLE],
-		(unsigned long long)by[MT_LEAK_REACHABLE], (double)s->res.scanned / 1e6,
-		(double)s->res.ns / 1e6);
-}
-
 void mt_live_scan_free(struct mt_live_scan *s)
 {
 	free(s->blocks);

@@ -43,9 +43,6 @@ int mt_live_scan(struct mt_bpf *b, pid_t pid, struct mt_live_scan *out);
 void mt_live_scan_apply(const struct mt_live_scan *s, struct mt_bpf *b, struct mt_process *p,
 			uint64_t before);
 
-/* One line on F: what the scan found and how long the process was held. */
-void mt_live_scan_say(const struct mt_live_scan *s, FILE *f);
-
 void mt_live_scan_free(struct mt_live_scan *s);
 
 #endif

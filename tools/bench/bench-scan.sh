@@ -37,9 +37,9 @@ gcc -O2 -o "$work/heapgraph" "$root/tools/bench/heapgraph.c"
 small=$((mb / 4))
 for i in $(seq "$runs"); do
 	"$mt" record -o "$work/r.mtrace" -- "$work/heapgraph" "$mb" "$per" 2>&1 |
-		sed -n 's/.*(\([0-9.]*\) MB scanned, \([0-9.]*\) ms).*/record \1 \2/p' >> "$work/times"
+		sed -n 's/.*(\([0-9.]*\) MB scanned; the process was held \([0-9.]*\) ms).*/record \1 \2/p' >> "$work/times"
 	"$mt" record -o "$work/s.mtrace" -- "$work/heapgraph" "$small" "$per" 2>&1 |
-		sed -n 's/.*(\([0-9.]*\) MB scanned, \([0-9.]*\) ms).*/small \1 \2/p' >> "$work/times"
+		sed -n 's/.*(\([0-9.]*\) MB scanned; the process was held \([0-9.]*\) ms).*/small \1 \2/p' >> "$work/times"
 	if [ "$valgrind" = 1 ] && command -v valgrind > /dev/null; then
 		for lc in full no; do
 			s=$(date +%s.%N)
