@@ -178,9 +178,22 @@ static void print_scan(FILE *f, const struct mt_process *p)
 	}
 }
 
+/* The parts a leak view shows of a process a scan classified, in order
+ * (the still reachable in one line after them: reachable_line): their
+ * kinds, and their titles in the tree view and in the summary. */
+static const struct {
+	unsigned mask;
+	const char *tree, *summary;
+} leak_parts[] = {
+	{ MT_LEAK_LOST, "DEFINITELY AND INDIRECTLY LOST (nothing the program holds points at them)",
+	  "MEMORY LEAKS (definitely and indirectly lost)" },
+	{ MT_LEAK_MASK(MT_LEAK_POSSIBLE), "POSSIBLY LOST (only pointers into their middle)",
+	  "POSSIBLY LOST (only pointers into their middle)" },
+};
+
 /* P as a leak view of the blocks of the kinds in MASK shows it: a copy
  * sharing all but its site figures (mt_leak_kinds_select), which
- * mt_kinds_done frees. */
+ * kinds_done frees. */
 static struct mt_process *kinds_view(const struct mt_process *p, unsigned mask)
 {
 	struct mt_process *q = xmalloc(sizeof *q);
@@ -438,18 +451,9 @@ static void tree_view(FILE *f, const struct mt_process *p, struct mt_symbolizer 
 static void kinds_trees(FILE *f, const struct mt_process *p, struct mt_symbolizer *sym,
 			const struct mt_report_opts *o)
 {
-	static const struct {
-		unsigned mask;
-		const char *title;
-	} parts[] = {
-		{ MT_LEAK_LOST,
-		  "DEFINITELY AND INDIRECTLY LOST (nothing the program holds points at them)" },
-		{ MT_LEAK_MASK(MT_LEAK_POSSIBLE),
-		  "POSSIBLY LOST (only pointers into their middle)" },
-	};
-	for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
-		struct mt_process *q = kinds_view(p, parts[i].mask);
-		fprintf(f, "%s%s:%s\n", i ? "\n" : "", parts[i].title,
+	for (size_t i = 0; i < sizeof leak_parts / sizeof *leak_parts; i++) {
+		struct mt_process *q = kinds_view(p, leak_parts[i].mask);
+		fprintf(f, "%s%s:%s\n", i ? "\n" : "", leak_parts[i].tree,
 			q->figures.t.live_count ? "" : " none");
 		if (q->figures.t.live_count)
 			tree_view(f, q, sym, o);
@@ -479,16 +483,12 @@ static int process_text(FILE *f, const struct mt_process *p, const struct mt_rep
 		summary_section(f, p, sym, MT_VIEW_PEAK, "PEAK MEMORY CONSUMERS", lim, &o->fit);
 		if (p->kinds.ran && !o->leak_kinds) {
 			/* leaks are what nothing points at: LeakSanitizer's */
-			struct mt_process *q = kinds_view(p, MT_LEAK_LOST);
-			summary_section(f, q, sym, MT_VIEW_LEAKS,
-					"MEMORY LEAKS (definitely and indirectly lost)", lim,
-					&o->fit);
-			kinds_done(q);
-			q = kinds_view(p, MT_LEAK_MASK(MT_LEAK_POSSIBLE));
-			summary_section(f, q, sym, MT_VIEW_LEAKS,
-					"POSSIBLY LOST (only pointers into their middle)", lim,
-					&o->fit);
-			kinds_done(q);
+			for (size_t i = 0; i < sizeof leak_parts / sizeof *leak_parts; i++) {
+				struct mt_process *q = kinds_view(p, leak_parts[i].mask);
+				summary_section(f, q, sym, MT_VIEW_LEAKS, leak_parts[i].summary,
+						lim, &o->fit);
+				kinds_done(q);
+			}
 		} else {
 			summary_section(f, p, sym, MT_VIEW_LEAKS, "MEMORY LEAKS", lim, &o->fit);
 		}
