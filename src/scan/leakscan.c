@@ -71,11 +71,11 @@ static const struct mt_scan_region *region_of(const struct mt_leakscan *s, uint6
 	return lo < s->nregions && s->regions[lo].region == r ? &s->regions[lo] : NULL;
 }
 
-/* Granule G's entry (first | count << 32) into *V: 1, or 0 when no block
- * starts in it. */
-static int granule(const struct mt_leakscan *s, uint64_t g, uint64_t *v)
+/* Granule G's entry (first | count << 32) into *V, R being G's region
+ * (region_of; NULL: none): 1, or 0 when no block starts in it. */
+static int granule_in(const struct mt_leakscan *s, const struct mt_scan_region *r, uint64_t g,
+		      uint64_t *v)
 {
-	const struct mt_scan_region *r = region_of(s, g >> (REGION_SHIFT - GRANULE_SHIFT));
 	if (!r)
 		return 0;
 	if (r->table) {
@@ -231,15 +231,15 @@ static ptrdiff_t search(const struct mt_leakscan *s, const uint32_t *idx, size_t
 #undef AT
 }
 
-ptrdiff_t mt_leakscan_find(const struct mt_leakscan *s, uint64_t addr)
+/* The block holding ADDR (within the blocks' span), R being its region
+ * (region_of; NULL: none), or -1. */
+static ptrdiff_t find_in(const struct mt_leakscan *s, const struct mt_scan_region *r, uint64_t addr)
 {
-	if (addr - s->lo >= s->hi - s->lo)
-		return -1;
 	/* (a word in no region of blocks: at once) */
-	if (!s->wide && !region_of(s, addr >> REGION_SHIFT))
+	if (!r && !s->wide)
 		return -1;
 	uint64_t g = addr >> GRANULE_SHIFT, v;
-	if (granule(s, g, &v)) {
+	if (granule_in(s, r, g, &v)) {
 		size_t first = (uint32_t)v, count = (size_t)(v >> 32);
 		if (addr >= s->blocks[first].addr) {
 			if (count > 8)
@@ -254,13 +254,23 @@ ptrdiff_t mt_leakscan_find(const struct mt_leakscan *s, uint64_t addr)
 		return first && covers(&s->blocks[first - 1], addr) ? (ptrdiff_t)first - 1 : -1;
 	}
 	/* no block starts in this granule: one crossing from the granule
-	 * before, or a large one */
-	if (g && granule(s, g - 1, &v)) {
+	 * before (the region's, or the region before's), or a large one */
+	const struct mt_scan_region *rp =
+		g & (REGION_GRANULES - 1) ? r :
+					    region_of(s, (g - 1) >> (REGION_SHIFT - GRANULE_SHIFT));
+	if (g && granule_in(s, rp, g - 1, &v)) {
 		size_t last = (uint32_t)v + (size_t)(v >> 32) - 1;
 		if (covers(&s->blocks[last], addr))
 			return (ptrdiff_t)last;
 	}
 	return search(s, s->large, 0, s->nlarge, addr);
+}
+
+ptrdiff_t mt_leakscan_find(const struct mt_leakscan *s, uint64_t addr)
+{
+	if (addr - s->lo >= s->hi - s->lo)
+		return -1;
+	return find_in(s, region_of(s, addr >> REGION_SHIFT), addr);
 }
 
 static void push(struct mt_leakscan *s, size_t i)
@@ -278,11 +288,12 @@ static void push(struct mt_leakscan *s, size_t i)
 	s->stack[s->top++] = (uint32_t)i;
 }
 
-/* A pointer WORD found in memory: DEFINITE_FROM when that memory is a root
- * or a reachable block; CLIQUE the leader in the clique pass. */
-static void reach(struct mt_leakscan *s, uint64_t word, int definite_from, size_t clique)
+/* A pointer WORD found in memory, into block J (-1: none): DEFINITE_FROM
+ * when that memory is a root or a reachable block; CLIQUE the leader in the
+ * clique pass. */
+static void reach(struct mt_leakscan *s, uint64_t word, ptrdiff_t j, int definite_from,
+		  size_t clique)
 {
-	ptrdiff_t j = mt_leakscan_find(s, word);
 	if (j < 0)
 		return;
 	uint8_t *k = &s->kind[j];
@@ -322,24 +333,27 @@ static void prefetch_granule(const struct mt_leakscan *s, const struct mt_scan_r
 	}
 }
 
-static void lookup_batch(struct mt_leakscan *s, const uint64_t *cand, size_t n, int definite_from,
+/* The candidates CAND, each in region REG (region_of), N of them. */
+static void lookup_batch(struct mt_leakscan *s, const uint64_t *cand,
+			 const struct mt_scan_region *const *reg, size_t n, int definite_from,
 			 size_t clique)
 {
 	for (size_t k = 0; k < n; k++) {
 		uint64_t v;
-		if (granule(s, cand[k] >> GRANULE_SHIFT, &v)) {
+		if (granule_in(s, reg[k], cand[k] >> GRANULE_SHIFT, &v)) {
 			__builtin_prefetch(&s->blocks[(uint32_t)v]);
 			__builtin_prefetch(&s->kind[(uint32_t)v]);
 		}
 	}
 	for (size_t k = 0; k < n; k++)
-		reach(s, cand[k], definite_from, clique);
+		reach(s, cand[k], find_in(s, reg[k], cand[k]), definite_from, clique);
 }
 
 static void scan_words(struct mt_leakscan *s, const uintptr_t *w, size_t nw, int definite_from,
 		       size_t clique)
 {
 	uint64_t lo = s->lo, span = s->hi - s->lo, cand[BATCH];
+	const struct mt_scan_region *reg[BATCH];
 	size_t n = 0;
 	for (size_t i = 0; i < nw; i++) {
 		if ((uint64_t)w[i] - lo >= span)
@@ -349,13 +363,14 @@ static void scan_words(struct mt_leakscan *s, const uintptr_t *w, size_t nw, int
 		if (!r && !s->wide)
 			continue; /* in no region of blocks */
 		prefetch_granule(s, r, g);
+		reg[n] = r;
 		cand[n++] = w[i];
 		if (n == BATCH) {
-			lookup_batch(s, cand, n, definite_from, clique);
+			lookup_batch(s, cand, reg, n, definite_from, clique);
 			n = 0;
 		}
 	}
-	lookup_batch(s, cand, n, definite_from, clique);
+	lookup_batch(s, cand, reg, n, definite_from, clique);
 	s->scanned += nw * sizeof *w;
 }
 
