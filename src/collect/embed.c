@@ -89,24 +89,27 @@ void mt_embed_free(struct mt_embed *e)
  * mapping: -1 once it is unmapped or the process is gone.  The address
  * decides, not the name: the shim's is the loader's (/lib64/ld-linux...,
  * a link), and a process's stream could name anything. */
+struct find_mapped {
+	pid_t pid;
+	uint64_t start, end;
+	int fd;
+};
+
+static int open_if_within(void *ctx, struct mt_maps_line *l)
+{
+	struct find_mapped *fm = ctx;
+	char why[256];
+	if (l->lo < fm->end && l->hi > fm->start && l->ino && l->path[0] == '/')
+		fm->fd = mt_proc_open_object(fm->pid, l->lo, l->hi, l->ino, l->path, why,
+					     sizeof why);
+	return fm->fd >= 0;
+}
+
 static int open_mapped(uint32_t pid, uint64_t start, uint64_t end)
 {
-	char maps[64], why[256];
-	snprintf(maps, sizeof maps, "/proc/%u/maps", (unsigned)pid);
-	FILE *f = fopen(maps, "re");
-	if (!f)
-		return -1;
-	char *line = NULL;
-	size_t cap = 0;
-	struct mt_maps_line l;
-	int fd = -1;
-	while (fd < 0 && mt_maps_next(f, &line, &cap, &l))
-		if (l.lo < end && l.hi > start && l.ino && l.path[0] == '/')
-			fd = mt_proc_open_object((pid_t)pid, l.lo, l.hi, l.ino, l.path, why,
-						 sizeof why);
-	free(line);
-	fclose(f);
-	return fd;
+	struct find_mapped fm = { .pid = (pid_t)pid, .start = start, .end = end, .fd = -1 };
+	mt_maps_each(fm.pid, open_if_within, &fm);
+	return fm.fd;
 }
 
 void mt_embed_note(struct mt_embed *e, uint32_t pid, const struct mt_event *ev)

@@ -180,22 +180,18 @@ static void scan_mapping(struct pscan *p, const struct mt_maps_line *m)
 		scan_root(p, at, m->hi, file);
 }
 
+static int scan_line(void *ctx, struct mt_maps_line *m)
+{
+	struct pscan *p = ctx;
+	scan_mapping(p, m);
+	return p->ls.incomplete;
+}
+
 static int scan_maps(struct pscan *p)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)p->st->pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	char *buf = NULL;
-	size_t cap = 0;
-	struct mt_maps_line m;
-	while (mt_maps_next(f, &buf, &cap, &m) && !p->ls.incomplete)
-		scan_mapping(p, &m);
+	int r = mt_maps_each(p->st->pid, scan_line, p);
 	p->ls.starts_only = 0;
-	free(buf);
-	fclose(f);
-	return 0;
+	return r < 0 ? -1 : 0;
 }
 
 static int open_proc(pid_t pid, const char *what)

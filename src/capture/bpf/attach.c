@@ -502,98 +502,103 @@ static int open_mapped(pid_t pid, uint64_t lo, uint64_t hi, uint64_t ino, const 
  * failed).  Without PROBE, objects are only analysed (their unwind tables
  * loaded): a pass made before the probes go in, so that no stack is taken
  * while an object it runs through has no table yet. */
+struct maps_pass {
+	struct mt_bpf *b;
+	pid_t pid, attach_pid;
+	int probe, *nalloc, added;
+	struct unreadable *unread;
+	char *err;
+	size_t errlen;
+	uint64_t last_dev, last_ino; /* an object's mappings come together */
+};
+
+/* Its path without " (deleted)". */
+static void undeleted(char *name)
+{
+	char *del = strstr(name, " (deleted)");
+	if (del && !del[10])
+		*del = 0;
+}
+
+/* One line of the maps for scan_maps; 1 stops the pass (ERR says why). */
+static int maps_line(void *ctx, struct mt_maps_line *ml)
+{
+	struct maps_pass *mp = ctx;
+	struct mt_bpf *b = mp->b;
+	char *name = ml->path;
+
+	if (!ml->ino || ml->perms[2] != 'x' || name[0] != '/')
+		return 0;
+	uint64_t dev = makedev(ml->maj, ml->min);
+	if (dev == mp->last_dev && ml->ino == mp->last_ino)
+		return 0;
+	mp->last_dev = dev;
+	mp->last_ino = ml->ino;
+
+	int obj = obj_find(b, dev, ml->ino);
+	if (!mp->probe) {
+		int fd = obj < 0 ? open_mapped(mp->pid, ml->lo, ml->hi, ml->ino, name, NULL) : -1;
+		if (fd >= 0) {
+			undeleted(name);
+			obj_add(b, dev, ml->ino, name, fd, mp->pid);
+			close(fd);
+		}
+		return 0;
+	}
+	if (obj >= 0 && !b->objs[obj].allocator)
+		return 0;
+	if (obj >= 0 && attached(b, (uint32_t)obj, mp->attach_pid)) {
+		++*mp->nalloc;
+		return 0;
+	}
+	int fd = open_mapped(mp->pid, ml->lo, ml->hi, ml->ino, name, mp->unread);
+	if (fd < 0)
+		return 0; /* not remembered: it may be readable later */
+	if (obj < 0) {
+		undeleted(name);
+		obj = obj_add(b, dev, ml->ino, name, fd, mp->pid);
+	}
+	if (!b->objs[obj].allocator) {
+		close(fd);
+		return 0;
+	}
+	++*mp->nalloc;
+	/* The kernel is given the file we checked, not a path it would
+	 * resolve again (in the process's root, or through symbolic links). */
+	char fdpath[64];
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	int r = attach_object(b, (uint32_t)obj, mp->attach_pid, fdpath, mp->err, mp->errlen);
+	close(fd);
+	if (r < 0)
+		return 1;
+	mp->added += r;
+	return 0;
+}
+
 static int scan_maps(struct mt_bpf *b, pid_t pid, pid_t attach_pid, int probe, int *nalloc,
 		     struct unreadable *unread, char *err, size_t errlen)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "re");
-
+	struct maps_pass mp = { .b = b,
+				.pid = pid,
+				.attach_pid = attach_pid,
+				.probe = probe,
+				.nalloc = nalloc,
+				.unread = unread,
+				.err = err,
+				.errlen = errlen };
 	*nalloc = 0;
-	if (!f) {
+	int r = mt_maps_each(pid, maps_line, &mp);
+	if (r < 0) {
 		int e = errno;
 		if (e == ENOENT)
 			snprintf(err, errlen, "no such process: %d", (int)pid);
 		else
-			snprintf(err, errlen, "cannot read %s: %s%s", path, strerror(e),
-				 privilege_hint(e));
+			snprintf(err, errlen, "cannot read /proc/%d/maps: %s%s", (int)pid,
+				 strerror(e), privilege_hint(e));
 		errno = e;
-		return -1;
 	}
-	char *line = NULL;
-	size_t linecap = 0;
-	struct mt_maps_line ml;
-	int added = 0, ret = 0;
-	uint64_t last_dev = 0, last_ino = 0;
-
-	while (mt_maps_next(f, &line, &linecap, &ml)) {
-		uint64_t lo = ml.lo, hi = ml.hi, ino = ml.ino;
-		char *name = ml.path;
-
-		if (!ino || ml.perms[2] != 'x' || name[0] != '/')
-			continue;
-		uint64_t dev = makedev(ml.maj, ml.min);
-
-		if (dev == last_dev && ino == last_ino)
-			continue;
-		last_dev = dev;
-		last_ino = ino;
-
-		int obj = obj_find(b, dev, ino);
-		if (!probe) {
-			int fd = obj < 0 ? open_mapped(pid, lo, hi, ino, name, NULL) : -1;
-			if (fd >= 0) {
-				char *del = strstr(name, " (deleted)");
-				if (del && !del[10])
-					*del = 0;
-				obj_add(b, dev, ino, name, fd, pid);
-				close(fd);
-			}
-			continue;
-		}
-		if (obj >= 0 && !b->objs[obj].allocator)
-			continue;
-		if (obj >= 0 && attached(b, (uint32_t)obj, attach_pid)) {
-			++*nalloc;
-			continue;
-		}
-		int fd = open_mapped(pid, lo, hi, ino, name, unread);
-		if (fd < 0)
-			continue; /* not remembered: it may be readable later */
-		if (obj < 0) {
-			/* Its path without " (deleted)". */
-			char *del = strstr(name, " (deleted)");
-			if (del && !del[10])
-				*del = 0;
-			obj = obj_add(b, dev, ino, name, fd, pid);
-		}
-		if (!b->objs[obj].allocator) {
-			close(fd);
-			continue;
-		}
-		++*nalloc;
-		/* The kernel is given the file we checked, not a path it would
-		 * resolve again (in the process's root, or through symbolic
-		 * links). */
-		char fdpath[64];
-		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-		int r = attach_object(b, (uint32_t)obj, attach_pid, fdpath, err, errlen);
-		close(fd);
-		if (r < 0) {
-			ret = -1;
-			break;
-		}
-		added += r;
-	}
-	if (ret == 0 && ferror(f)) {
-		int e = errno;
-		snprintf(err, errlen, "cannot read %s: %s%s", path, strerror(e), privilege_hint(e));
-		ret = -1;
-	}
-	free(line);
-	fclose(f);
 	mtb_unwind_flush(b); /* this process's tables, before its probes */
-	return ret < 0 ? -1 : added;
+	return r ? -1 : mp.added;
 }
 
 /* Records process PID (start time START) as traced, in P if it was known. */

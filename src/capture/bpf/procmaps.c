@@ -243,51 +243,73 @@ int mt_maps_next(FILE *f, char **buf, size_t *cap, struct mt_maps_line *l)
 	return 0;
 }
 
+int mt_maps_each(pid_t pid, mt_maps_fn fn, void *ctx)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	char *line = NULL;
+	size_t cap = 0;
+	struct mt_maps_line l;
+	int r = 0;
+	while (!r && mt_maps_next(f, &line, &cap, &l))
+		r = fn(ctx, &l);
+	int e = errno;
+	if (!r && ferror(f))
+		r = -1;
+	free(line);
+	fclose(f);
+	errno = e;
+	return r;
+}
+
+struct pinfo_read {
+	struct mt_pinfo *pi;
+	size_t cap;
+};
+
+/* One line of the maps for mt_pinfo_read: a mapping of an ELF file. */
+static int pinfo_mapping(void *ctx, struct mt_maps_line *ml)
+{
+	struct pinfo_read *pr = ctx;
+	struct mt_pinfo *pi = pr->pi;
+	const char *file = ml->path;
+	char why[128];
+	if (file[0] != '/' || strstr(file, " (deleted)"))
+		return 0;
+	for (size_t i = 0; i < pi->nmods; i++)
+		if (!strcmp(pi->mods[i].path, file)) {
+			if (ml->hi > pi->mods[i].end)
+				pi->mods[i].end = ml->hi;
+			return 0;
+		}
+	/* a new object: its first mapping gives the bias */
+	/* Skipped quietly when refused: attach.c warns about the executable
+	 * objects, and data files (fonts, devices) need no word. */
+	struct mt_pmod nm = { .start = ml->lo, .end = ml->hi };
+	int fd = mt_proc_open_object(pi->pid, ml->lo, ml->hi, ml->ino, file, why, sizeof why);
+	if (fd < 0)
+		return 0;
+	int r = mt_elf_bias(fd, ml->lo, ml->off, &nm.bias, nm.build_id, &nm.build_id_len);
+	close(fd);
+	if (r < 0)
+		return 0; /* not an ELF object (fonts, locale archives...) */
+	nm.path = xstrdup(file);
+	mt_grow(&pi->mods, &pr->cap, pi->nmods, sizeof *pi->mods);
+	pi->mods[pi->nmods++] = nm;
+	return 0;
+}
+
 int mt_pinfo_read(struct mt_pinfo *pi, pid_t pid)
 {
 	char path[64];
 	memset(pi, 0, sizeof *pi);
 	pi->pid = pid;
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	struct pinfo_read pr = { .pi = pi };
+	if (mt_maps_each(pid, pinfo_mapping, &pr) < 0 && !pi->nmods)
 		return -1;
-	size_t cap = 0, linecap = 0;
-	char *line = NULL;
-	struct mt_maps_line ml;
-	while (mt_maps_next(f, &line, &linecap, &ml)) {
-		uint64_t lo = ml.lo, hi = ml.hi, off = ml.off, ino = ml.ino;
-		const char *file = ml.path;
-		char why[128];
-		if (file[0] != '/' || strstr(file, " (deleted)"))
-			continue;
-		struct mt_pmod *m = NULL;
-		for (size_t i = 0; i < pi->nmods; i++)
-			if (!strcmp(pi->mods[i].path, file))
-				m = &pi->mods[i];
-		if (m) {
-			if (hi > m->end)
-				m->end = hi;
-			continue;
-		}
-		/* a new object: its first mapping gives the bias */
-		/* Skipped quietly when refused: attach.c warns about the
-		 * executable objects, and data files (fonts, devices) need
-		 * no word. */
-		struct mt_pmod nm = { .start = lo, .end = hi };
-		int fd = mt_proc_open_object(pid, lo, hi, ino, file, why, sizeof why);
-		if (fd < 0)
-			continue;
-		int r = mt_elf_bias(fd, lo, off, &nm.bias, nm.build_id, &nm.build_id_len);
-		close(fd);
-		if (r < 0)
-			continue; /* not an ELF object (fonts, locale archives...) */
-		nm.path = xstrdup(file);
-		mt_grow(&pi->mods, &cap, pi->nmods, sizeof *pi->mods);
-		pi->mods[pi->nmods++] = nm;
-	}
-	free(line);
-	fclose(f);
 	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
 	char exe[4096];
 	ssize_t n = readlink(path, exe, sizeof exe - 1);

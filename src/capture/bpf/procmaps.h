@@ -45,6 +45,13 @@ struct mt_maps_line {
  * passed over. */
 int mt_maps_next(FILE *f, char **buf, size_t *cap, struct mt_maps_line *l);
 
+/* Calls FN(CTX, line) for each line of /proc/PID/maps, in order, until FN
+ * returns non-zero.  FN may write into the line's PATH (the buffer is
+ * reused for the next line).  Returns FN's non-zero result, 0 at the end,
+ * or -1 with errno when the file cannot be opened or read. */
+typedef int (*mt_maps_fn)(void *ctx, struct mt_maps_line *l);
+int mt_maps_each(pid_t pid, mt_maps_fn fn, void *ctx);
+
 /* Reads PID's identity and mapped objects.  Returns 0, or -1 with errno
  * (ESRCH: no such process, EACCES: not allowed). */
 int mt_pinfo_read(struct mt_pinfo *pi, pid_t pid);
