@@ -70,6 +70,8 @@ static inline int mt_ptrmap_grow(struct mt_ptrmap *m)
  * unmatched free. */
 static inline int mt_ptrmap_put(struct mt_ptrmap *m, uint64_t key, uint64_t val)
 {
+	if (!key) /* no key (an empty slot's): never stored, never found */
+		return 0;
 	if ((m->used + 1) * 4 > (m->mask + 1) * 3 && (mt_ptrmap_grow(m) < 0 && m->used == m->mask))
 		return -1;
 	size_t i = mt_ptrmap_hash(key) & m->mask;
@@ -85,6 +87,8 @@ static inline int mt_ptrmap_put(struct mt_ptrmap *m, uint64_t key, uint64_t val)
 /* Removes KEY; returns 1 with its value in *val, or 0 if it was absent. */
 static inline int mt_ptrmap_take(struct mt_ptrmap *m, uint64_t key, uint64_t *val)
 {
+	if (!key) /* (else it would "find" an empty slot, and free it again) */
+		return 0;
 	size_t i = mt_ptrmap_hash(key) & m->mask;
 	while (m->keys[i] != key) {
 		if (!m->keys[i])
