@@ -101,6 +101,11 @@ enum mt_ext {
 			       * names them (an address, or a serial once
 			       * compacted); the live blocks no LEAKS record
 			       * names are reachable */
+	MT_EXT_SAMPLED = 13,  /* mean (bytes): this process's allocations are
+			       * sampled, one per MEAN bytes on average (a
+			       * Poisson process along each thread's allocated
+			       * bytes); its frees are those of the sampled
+			       * blocks.  Before its first allocation. */
 };
 
 /* What the leak scan found a live block to be (memcheck's kinds). */
@@ -491,6 +496,13 @@ static inline uint8_t *mt_enc_main(uint8_t *p)
 	return mt_put_uv(p, 0);
 }
 
+/* At most MT_REC_MAX_SMALL bytes. */
+static inline uint8_t *mt_enc_sampled(uint8_t *p, uint64_t mean)
+{
+	uint8_t body[16], *b = mt_put_uv(body, mean);
+	return mt_put_ext(p, MT_EXT_SAMPLED, body, (size_t)(b - body), 0);
+}
+
 /* At most 64 + PATHLEN + WHYLEN bytes; absolute time. */
 static inline uint8_t *mt_enc_exec(uint8_t *p, uint64_t ts, enum mt_exec outcome, const char *path,
 				   size_t pathlen, const char *why, size_t whylen)
@@ -856,6 +868,13 @@ again:
 		}
 		if (u == MT_EXT_MAIN)
 			return 1;
+		if (u == MT_EXT_SAMPLED) {
+			/* (at most 1 TB: a block's weight times its size
+			 * stays below twice the size plus the mean) */
+			if (mt_get_uv(&b, &ev->value) || !ev->value || ev->value > (1ull << 40))
+				goto bad;
+			return 1;
+		}
 		if (u == MT_EXT_CHILD) {
 			if (mt_get_uv(&b, &ev->ts) || mt_get_uv(&b, &ev->value))
 				goto bad;
@@ -1032,6 +1051,8 @@ static inline uint8_t *mt_enc_passthrough(struct mt_enc *e, uint8_t *w, const st
 			return mt_enc_allocator(w, ev->stack, ev->path.s, ev->path.len);
 		if (ev->ext == MT_EXT_MAIN)
 			return mt_enc_main(w);
+		if (ev->ext == MT_EXT_SAMPLED)
+			return mt_enc_sampled(w, ev->value);
 		if (ev->ext == MT_EXT_CHILD)
 			return mt_enc_child(w, ev->ts, ev->value);
 		if (ev->ext == MT_EXT_EXEC)
