@@ -20,6 +20,7 @@
 #include "base/window.h"
 #include "base/util.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -191,15 +192,14 @@ static inline struct mt_wslot *wslot(const struct mt_figures *c, uint64_t s)
 
 /* ---- blocks: the window, then the hash table ---- */
 
-/* Takes the block at PTR out: 1 with its size and site, 0 if unknown. */
-static inline int block_take(struct mt_figures *c, uint64_t ptr, uint64_t *size, uint32_t *site)
+/* Takes the block at PTR out: 1 with it in *OUT, 0 if unknown. */
+static inline int block_take(struct mt_figures *c, uint64_t ptr, struct mt_live *out)
 {
 	if ((ptr & SERIAL_BIT) && c->win.slots && (ptr & ~SERIAL_BIT) >= c->win.base) {
 		uint64_t s = ptr & ~SERIAL_BIT;
 		struct mt_wslot *w = wslot(c, s);
 		if (s - c->win.base <= c->win.mask && w->seq) {
-			*size = w->size;
-			*site = w->site;
+			*out = (struct mt_live){ ptr, w->size, w->site, w->seq };
 			w->seq = 0;
 			c->win.used--;
 			return 1;
@@ -211,16 +211,14 @@ static inline int block_take(struct mt_figures *c, uint64_t ptr, uint64_t *size,
 	struct mt_live *e = live_find(c, ptr);
 	if (!e)
 		return 0;
-	*size = e->size;
-	*site = e->site;
+	*out = *e;
 	live_remove(c, e);
 	return 1;
 }
 
-/* Puts block B: 1 with the size and site of the block it replaced (one at
- * the same address, allocated again without a free seen), else 0. */
-static inline int block_put(struct mt_figures *c, const struct mt_live *b, uint64_t *old_size,
-			    uint32_t *old_site)
+/* Puts block B: 1 with the block it replaced in *OLD (one at the same
+ * address, allocated again without a free seen), else 0. */
+static inline int block_put(struct mt_figures *c, const struct mt_live *b, struct mt_live *old)
 {
 	if (b->ptr & SERIAL_BIT) {
 		uint64_t s = b->ptr & ~SERIAL_BIT;
@@ -232,9 +230,8 @@ static inline int block_put(struct mt_figures *c, const struct mt_live *b, uint6
 			struct mt_wslot *w = mt_window_reach(&c->win, &wkind, c, s);
 			int had = w->seq != 0;
 			if (had) {
-				*old_size = w->size;
-				*old_site = w->site;
-			} else if (c->win_big && block_take(c, b->ptr, old_size, old_site)) {
+				*old = (struct mt_live){ b->ptr, w->size, w->site, w->seq };
+			} else if (c->win_big && block_take(c, b->ptr, old)) {
 				had = 1; /* (a big one of the same serial: crafted) */
 			}
 			if (!had)
@@ -247,8 +244,7 @@ static inline int block_put(struct mt_figures *c, const struct mt_live *b, uint6
 		struct mt_wslot *w = wslot(c, s);
 		if (mt_window_covers(&c->win, s) && w->seq) {
 			/* a small one of the same serial (crafted): replaced */
-			*old_size = w->size;
-			*old_site = w->site;
+			*old = (struct mt_live){ b->ptr, w->size, w->site, w->seq };
 			w->seq = 0;
 			c->win.used--;
 			struct mt_live *e = live_find(c, b->ptr);
@@ -261,8 +257,7 @@ static inline int block_put(struct mt_figures *c, const struct mt_live *b, uint6
 	}
 	struct mt_live *e = live_find(c, b->ptr);
 	if (e) {
-		*old_size = e->size;
-		*old_site = e->site;
+		*old = *e;
 		*e = *b;
 		return 1;
 	}
@@ -350,9 +345,45 @@ static inline void site_touch(struct mt_figures *c, struct mt_site_stats *s)
 	s->stamp = c->seq;
 }
 
+uint64_t mt_figures_sampled_weight(const struct mt_figures *c, const struct mt_live *b)
+{
+	/* A block of S bytes was sampled with probability p = 1 - exp(-S/R):
+	 * it stands for 1/p allocations of its size, rounded up or down at
+	 * random (from its own key, so that every reading agrees), so that
+	 * counts stay whole and both they and the bytes stay unbiased. */
+	if (!b->size)
+		return 1;
+	double p = -expm1(-(double)b->size / (double)c->sample_mean), n = 1.0 / p;
+	if (!(n < 0x1p52))
+		return (uint64_t)1 << 52;
+	uint64_t whole = (uint64_t)n;
+	uint64_t h = mt_hash64(b->ptr ^ mt_hash64(((uint64_t)b->seq << 32) ^ b->size));
+	double u = (double)(h >> 11) * 0x1p-53;
+	return whole + (u < n - (double)whole);
+}
+
 static inline uint32_t seq32(const struct mt_figures *c)
 {
 	return c->seq < UINT32_MAX ? (uint32_t)c->seq : UINT32_MAX;
+}
+
+/* A block taken out of the live figures: FREED (or found again under a
+ * new one at its place), else held by the runtime (after the stream: the
+ * peaks are settled). */
+static void block_out(struct mt_figures *c, const struct mt_live *b, int freed)
+{
+	uint64_t n = mt_figures_weight(c, b), bytes = n * b->size;
+	struct mt_site_stats *s = &c->sites[b->site];
+	if (freed)
+		site_touch(c, s);
+	s->live_bytes -= bytes;
+	s->live_count -= n;
+	c->t.live_bytes -= bytes;
+	c->t.live_count -= n;
+	if (freed) {
+		s->frees += n;
+		c->t.frees += n;
+	}
 }
 
 static void on_alloc(struct mt_figures *c, uint32_t tid, uint64_t ts, uint64_t ptr, uint64_t size,
@@ -362,8 +393,11 @@ static void on_alloc(struct mt_figures *c, uint32_t tid, uint64_t ts, uint64_t p
 	struct mt_site_stats *s = &c->sites[site];
 	if (!s->allocations && !s->culled)
 		s->fn = fn;
-	s->allocations++;
-	s->allocated_bytes += size;
+	const struct mt_live b = { ptr, size, site, seq32(c) };
+	/* a sampled block stands for N allocations of its size */
+	uint64_t n = mt_figures_weight(c, &b), bytes = n * size;
+	s->allocations += n;
+	s->allocated_bytes += bytes;
 	if (size < s->min_size)
 		s->min_size = size;
 	if (size > s->max_size)
@@ -375,27 +409,18 @@ static void on_alloc(struct mt_figures *c, uint32_t tid, uint64_t ts, uint64_t p
 		tm->first_seq = c->seq;
 	tm->last_ts = ts;
 	site_touch(c, s);
-	s->live_bytes += size;
-	s->live_count++;
+	s->live_bytes += bytes;
+	s->live_count += n;
 
-	uint64_t old_size;
-	uint32_t old_site;
-	if (block_put(c, &(struct mt_live){ ptr, size, site, seq32(c) }, &old_size, &old_site)) {
+	struct mt_live old;
+	if (block_put(c, &b, &old))
 		/* The block was allocated again without a free we saw (a free
 		 * lost by the capture): count the old one as freed. */
-		struct mt_site_stats *o = &c->sites[old_site];
-		site_touch(c, o);
-		o->live_bytes -= old_size;
-		o->live_count--;
-		o->frees++;
-		c->t.live_bytes -= old_size;
-		c->t.live_count--;
-		c->t.frees++;
-	}
-	c->t.allocations++;
-	c->t.allocated_bytes += size;
-	c->t.live_bytes += size;
-	c->t.live_count++;
+		block_out(c, &old, 1);
+	c->t.allocations += n;
+	c->t.allocated_bytes += bytes;
+	c->t.live_bytes += bytes;
+	c->t.live_count += n;
 	if (c->t.live_bytes > c->t.peak_bytes) {
 		c->t.peak_bytes = c->t.live_bytes;
 		c->t.peak_count = c->t.live_count;
@@ -404,33 +429,26 @@ static void on_alloc(struct mt_figures *c, uint32_t tid, uint64_t ts, uint64_t p
 	}
 	struct mt_thread_last *th = thread(c, tid);
 	th->last_alloc = ptr;
-	th->allocations++;
-	th->allocated_bytes += size;
+	th->allocations += n;
+	th->allocated_bytes += bytes;
 }
 
 static void on_free(struct mt_figures *c, uint32_t tid, uint64_t ptr)
 {
 	struct mt_thread_last *t = thread(c, tid);
-	uint64_t size;
-	uint32_t site;
-	if (!block_take(c, ptr, &size, &site)) {
+	struct mt_live b;
+	if (!block_take(c, ptr, &b)) {
 		c->t.unmatched_frees++;
 		t->last_alloc = 0;
 		return;
 	}
-	struct mt_site_stats *s = &c->sites[site];
 	if (t->last_alloc == ptr) {
-		s->temporary++;
-		c->t.temporary++;
+		uint64_t n = mt_figures_weight(c, &b);
+		c->sites[b.site].temporary += n;
+		c->t.temporary += n;
 	}
 	t->last_alloc = 0;
-	site_touch(c, s);
-	s->live_bytes -= size;
-	s->live_count--;
-	s->frees++;
-	c->t.live_bytes -= size;
-	c->t.live_count--;
-	c->t.frees++;
+	block_out(c, &b, 1);
 }
 
 static void stamp_time(struct mt_figures *c, uint64_t ts)
@@ -456,6 +474,8 @@ void mt_figures_free(struct mt_figures *c, uint32_t tid, uint64_t ts, uint64_t p
 	stamp_time(c, ts);
 	if (ptr)
 		on_free(c, tid, ptr);
+	else /* free(NULL), or calls a sampled recording left out: an event */
+		thread(c, tid)->last_alloc = 0;
 }
 
 /* realloc(NULL, n) is malloc, and realloc to NULL only freed the block. */
@@ -526,17 +546,15 @@ void mt_figures_finish(struct mt_figures *c)
 }
 
 /* The accounting of a leaked block that the runtime holds. */
-static void to_held(struct mt_figures *c, uint32_t site, uint64_t size)
+static void to_held(struct mt_figures *c, const struct mt_live *b)
 {
-	struct mt_site_stats *s = &c->sites[site];
-	s->live_bytes -= size;
-	s->live_count--;
-	s->held_bytes += size;
-	s->held_count++;
-	c->t.live_bytes -= size;
-	c->t.live_count--;
-	c->t.held_bytes += size;
-	c->t.held_count++;
+	uint64_t n = mt_figures_weight(c, b), bytes = n * b->size;
+	struct mt_site_stats *s = &c->sites[b->site];
+	block_out(c, b, 0);
+	s->held_bytes += bytes;
+	s->held_count += n;
+	c->t.held_bytes += bytes;
+	c->t.held_count += n;
 }
 
 void mt_figures_runtime_held(struct mt_figures *c,
@@ -546,17 +564,17 @@ void mt_figures_runtime_held(struct mt_figures *c,
 		struct mt_live *e = &c->live[i];
 		if (!e->ptr || !is_held(ctx, e))
 			continue;
-		to_held(c, e->site, e->size);
+		to_held(c, e);
 		live_remove(c, e);
 		i--; /* live_remove may move a later entry here */
 	}
 	for (size_t i = 0; c->win.slots && i <= c->win.mask; i++) {
 		struct mt_wslot *w = (struct mt_wslot *)c->win.slots + i;
-		if (!w->seq ||
-		    !is_held(ctx, &(struct mt_live){ SERIAL_BIT | mt_window_serial(&c->win, i),
-						     w->size, w->site, w->seq }))
+		const struct mt_live b = { SERIAL_BIT | mt_window_serial(&c->win, i), w->size,
+					   w->site, w->seq };
+		if (!w->seq || !is_held(ctx, &b))
 			continue;
-		to_held(c, w->site, w->size);
+		to_held(c, &b);
 		w->seq = 0;
 		c->win.used--;
 	}

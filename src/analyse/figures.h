@@ -104,6 +104,10 @@ struct mt_figures {
 	uint64_t seq, peak_seq;
 	uint64_t true_peak_bytes, true_peak_count, true_peak_ts;
 	uint64_t salt; /* of the tables' hash (mt_hash_salt) */
+	/* A sampled recording's mean (MT_EXT_SAMPLED), 0 when every call was
+	 * recorded: each block then counts as the allocations it stands for
+	 * (mt_figures_weight).  Set before the first event. */
+	uint64_t sample_mean;
 	int finished;
 };
 
@@ -111,6 +115,14 @@ struct mt_figures {
  * numbers come from files, and a file whose keys all fall into one slot of
  * an unkeyed table makes every lookup scan it (70,000 blocks: 10 s). */
 uint64_t mt_hash_salt(void);
+
+/* How many allocations block B stands for: 1, or in a sampled recording
+ * its share of the estimate (figures.c says how). */
+uint64_t mt_figures_sampled_weight(const struct mt_figures *c, const struct mt_live *b);
+static inline uint64_t mt_figures_weight(const struct mt_figures *c, const struct mt_live *b)
+{
+	return c->sample_mean ? mt_figures_sampled_weight(c, b) : 1;
+}
 
 void mt_figures_init(struct mt_figures *c);
 void mt_figures_destroy(struct mt_figures *c);

@@ -30,6 +30,7 @@ void mt_leak_kinds_event(struct mt_leak_kinds *k, const struct mt_event *ev)
 
 struct walk {
 	struct mt_leak_kinds *k;
+	const struct mt_figures *figures;
 	int complete;
 };
 
@@ -43,11 +44,12 @@ static void count_block(void *ctx, const struct mt_live *b)
 	unsigned kind = w->complete && k->lost.keys && mt_ptrmap_get(&k->lost, b->ptr, &v) ?
 				(unsigned)(v - 1) :
 				MT_LEAK_REACHABLE;
-	k->total.count[kind]++;
-	k->total.bytes[kind] += b->size;
+	uint64_t n = mt_figures_weight(w->figures, b);
+	k->total.count[kind] += n;
+	k->total.bytes[kind] += n * b->size;
 	if (b->site < k->nsites) {
-		k->sites[b->site].count[kind]++;
-		k->sites[b->site].bytes[kind] += b->size;
+		k->sites[b->site].count[kind] += n;
+		k->sites[b->site].bytes[kind] += n * b->size;
 	}
 }
 
@@ -59,7 +61,7 @@ void mt_leak_kinds_finish(struct mt_process *p)
 	k->nsites = p->figures.nsites;
 	k->sites = xcalloc(k->nsites ? k->nsites : 1, sizeof *k->sites);
 	memset(&k->total, 0, sizeof k->total);
-	struct walk w = { k, (int)k->scan.complete };
+	struct walk w = { k, &p->figures, (int)k->scan.complete };
 	mt_figures_each_live(&p->figures, count_block, &w);
 }
 

@@ -574,6 +574,11 @@ static void on_record(struct mt_process *p, const struct mt_load_hook *hook,
 			mt_process_site_object(p, site_of(p, ev->stack), ev->path.s, ev->path.len);
 		} else if (ev->ext == MT_EXT_MAIN) {
 			p->main_role = 1;
+		} else if (ev->ext == MT_EXT_SAMPLED) {
+			/* only before the process's first event: blocks
+			 * counted whole would be taken out weighed */
+			if (!p->figures.seq)
+				p->figures.sample_mean = ev->value;
 		} else if (ev->ext == MT_EXT_CHILD) {
 			p->untraced_children++;
 		} else if (ev->ext == MT_EXT_EXEC) {
