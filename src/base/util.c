@@ -3,6 +3,7 @@
  */
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -138,6 +139,34 @@ int mt_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+int mt_parse_size(const char *s, uint64_t *out)
+{
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	static const char units[] = "KMGT";
+	const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+	unsigned shift = 0;
+	if (u) {
+		shift = 10 * (unsigned)(u - units + 1);
+		end++;
+		if (toupper((unsigned char)*end) == 'I' && toupper((unsigned char)end[1]) == 'B')
+			end += 2;
+		else if (toupper((unsigned char)*end) == 'B')
+			end++;
+	} else if (toupper((unsigned char)*end) == 'B') {
+		end++;
+	}
+	if (*end || (shift && v > UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 int mt_parse_double(const char *s, double *out)
 {
 	if (!s || !*s)
@@ -165,6 +194,18 @@ const char *mt_fmt_bytes(uint64_t n, char buf[32])
 		u++;
 	}
 	snprintf(buf, 32, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, units[u]);
+	return buf;
+}
+
+const char *mt_fmt_size(uint64_t n, char buf[32])
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	unsigned u = 0;
+	while (u < 4 && n && !(n & 1023)) {
+		n >>= 10;
+		u++;
+	}
+	snprintf(buf, 32, "%llu %s", (unsigned long long)n, units[u]);
 	return buf;
 }
 

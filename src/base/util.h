@@ -40,10 +40,16 @@ void mt_grow(void *arr, size_t *cap, size_t n, size_t es);
 
 int mt_parse_u64(const char *s, uint64_t *out);
 int mt_parse_double(const char *s, double *out);
+/* A size in bytes: a whole number, with K, M, G or T after it (KiB, MiB...:
+ * powers of 1024, as allocators count), any case, the B optional. */
+int mt_parse_size(const char *s, uint64_t *out);
 
 /* "1.23 MB"-style figures, and "1,234,567" with separators; both into BUF. */
 const char *mt_fmt_bytes(uint64_t n, char buf[32]);
 const char *mt_fmt_count(uint64_t n, char buf[32]);
+/* A size as it was given (--sample=512K): "512 KiB", in powers of 1024
+ * when it is a whole number of them, else in bytes. */
+const char *mt_fmt_size(uint64_t n, char buf[32]);
 /* Signed figures (a diff's changes, a tree's weights) made of a
  * recording's sizes and counts, which a hostile file sets to anything up to
  * 2^64 - 1: they saturate at INT64_MIN and INT64_MAX rather than overflow

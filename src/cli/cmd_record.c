@@ -67,6 +67,7 @@ struct record_opts {
 	uint64_t gate_bytes, leak_exit;
 	const char *supp;
 	uint32_t max_stacks; /* --max-stacks: the BPF backend's stack map */
+	uint64_t sample;     /* --sample: mean bytes between samples (0: every call) */
 };
 
 /* -o: record's error names the option as it was spelled. */
@@ -164,6 +165,7 @@ static struct record_table record_options(struct record_opts *ro)
 		  .target = ro,
 		  .flags = MT_OPTF_EQ_ONLY,
 		  .cb = opt_cull },
+		MT_OPT_SAMPLE(&ro->sample),
 		{ .longopt = "--fail-on-leak",
 		  .argh = "[=BYTES]",
 		  .help = "when COMMAND exits with 0 but leaked more than BYTES\n"
@@ -315,6 +317,12 @@ static int choose_backend(const struct record_opts *ro, const char *exe, struct 
 		else
 			mt_note("backend: %s, as asked (--backend=%s); BPF: %s",
 				use_bpf ? "bpf" : "the shim", ro->backend, bpf_why);
+	}
+	if (use_bpf && ro->sample) {
+		mt_error("--sample: %s cannot be traced by the shim (%s), and the BPF backend "
+			 "records every allocation",
+			 exe, why);
+		return -1;
 	}
 	if (use_bpf) {
 		struct mt_bpf_opts bo = { .events = 1,
@@ -674,6 +682,20 @@ static int settle_args(struct record_opts *ro)
 	 * backends (and their fallback) and the command's children read */
 	if (ro->no_mmap)
 		setenv("MEMTRACE_GATHER_MMAP_CALLS", "0", 1);
+	/* --sample: the shim's (and its children's) */
+	if (ro->sample && ro->cull) {
+		mt_error("--sample and --cull-temporary cannot go together: a sampled block's "
+			 "lifetime says nothing of the others'");
+		return MT_EXIT_USAGE;
+	}
+	if (ro->sample && !strcmp(ro->backend, "bpf")) {
+		mt_error("--sample: the BPF backend records every allocation (sampling is the "
+			 "shim's: --backend=preload)");
+		return MT_EXIT_USAGE;
+	}
+	char mean[32];
+	snprintf(mean, sizeof mean, "%llu", (unsigned long long)ro->sample);
+	setenv("MEMTRACE_SAMPLE", mean, 1);
 	return 0;
 }
 
@@ -733,7 +755,7 @@ static int open_recording(struct record_opts *ro, struct run *x)
 	if (x->r && ro->embed)
 		mt_writer_embed(x->r, ro->quiet);
 	if (x->r && !ro->no_scan)
-		mt_writer_leak_scans(x->r, ro->quiet);
+		mt_writer_leak_scans(x->r, ro->quiet, ro->sample != 0);
 	if (x->r && ro->rss_ms >= 0)
 		mt_writer_rss_interval(x->r, (uint64_t)(ro->rss_ms * 1e6));
 	if (x->r && ro->listen) {

@@ -232,6 +232,22 @@ int mt_opt_threshold(const char *cmd, const struct mt_option *o, const char *arg
 	return 0;
 }
 
+int mt_opt_sample(const char *cmd, const struct mt_option *o, const char *arg, const char *val)
+{
+	uint64_t *mean = o->target;
+	(void)arg;
+	if (!val) {
+		*mean = MT_SAMPLE_DEFAULT;
+		return 0;
+	}
+	if (mt_parse_size(val, mean) || *mean > (1ull << 40))
+		return mt_usage_error(cmd,
+				      "--sample takes a mean in bytes (such as 512K, 2M; 0: every "
+				      "allocation; at most 1T), not '%s'",
+				      val);
+	return 0;
+}
+
 /* Narrower than this, a wrapped tree would be mostly indent. */
 #define MIN_WIDTH 20
 

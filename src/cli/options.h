@@ -149,6 +149,22 @@ void mt_no_process_error(const char *file, long pid, const char *image);
 		.flags = MT_OPTF_NONEMPTY                                                \
 	}
 
+/* --sample[=BYTES] of record, attach, top and sweep: record one allocation
+ * per BYTES allocated on average (default 512 KiB; 0: every one). */
+#define MT_SAMPLE_DEFAULT (512u << 10)
+int mt_opt_sample(const char *cmd, const struct mt_option *o, const char *arg, const char *val);
+#define MT_OPT_SAMPLE(mean)                                                          \
+	{                                                                            \
+		.longopt = "--sample", .argh = "[=BYTES]",                           \
+		.help = "record one allocation per BYTES allocated, on average\n"    \
+			"(default 512K; K, M, G: powers of 1024; 0: every\n"         \
+			"one), weighed so that every figure is an estimate of\n"     \
+			"the whole; a call not sampled costs a subtraction and\n"    \
+			"a branch, no stack walk: for production",                   \
+		.type = MT_OPT_CALLBACK, .target = (mean), .flags = MT_OPTF_EQ_ONLY, \
+		.cb = mt_opt_sample                                                  \
+	}
+
 #define MT_OPT_SUPPRESSIONS(path)                                                              \
 	{                                                                                      \
 		.longopt = "--suppressions", .argh = "FILE",                                   \

@@ -33,6 +33,7 @@ struct mt_writer {
 	uint64_t rss_ns; /* between samples of each process's memory; 0: none */
 	int leak_scans;	 /* streams keep their live blocks' sizes */
 	int scan_quiet;
+	int scan_sampled; /* mt_writer_leak_scans */
 	int failed;
 	struct mt_embed *embed; /* --embed-binaries: the files mapped; NULL: none */
 };
@@ -280,10 +281,11 @@ void mt_writer_rss_interval(struct mt_writer *r, uint64_t ns)
 	r->rss_ns = ns;
 }
 
-void mt_writer_leak_scans(struct mt_writer *r, int quiet)
+void mt_writer_leak_scans(struct mt_writer *r, int quiet, int sampled)
 {
 	r->leak_scans = 1;
 	r->scan_quiet = quiet;
+	r->scan_sampled = sampled;
 }
 
 int mt_stream_scans(const struct mt_stream *s, int *quiet)
@@ -350,7 +352,7 @@ int mt_stream_leak_scan(struct mt_stream *s, const struct mt_stopped *st,
 	if (b.n) /* (b.v is NULL without blocks) */
 		qsort(b.v, b.n, sizeof *b.v, by_addr);
 	uint8_t *kinds = xmalloc(b.n ? b.n : 1);
-	struct mt_scan_opts o = { .heap_gaps_are_roots = 0 };
+	struct mt_scan_opts o = { .heap_gaps_are_roots = s->r->scan_sampled };
 	int r = mt_scan_process(st, b.v, b.n, &o, kinds, res);
 	if (r == 0)
 		write_scan(s, &b, kinds, res);

@@ -44,8 +44,10 @@ void mt_writer_rss_interval(struct mt_writer *r, uint64_t ns);
 
 /* Streams made from now on keep their live blocks' sizes, so that the
  * leak scan of their process can run (mt_stream_leak_scan); QUIET: what
- * it finds is not said on stderr. */
-void mt_writer_leak_scans(struct mt_writer *r, int quiet);
+ * it finds is not said on stderr; SAMPLED: the blocks recorded are a
+ * sample, and the heap outside them is scanned as roots (an unsampled
+ * block may hold the only pointer to a sampled one). */
+void mt_writer_leak_scans(struct mt_writer *r, int quiet, int sampled);
 /* Whether S's process is to be scanned at its end (and *QUIET). */
 int mt_stream_scans(const struct mt_stream *s, int *quiet);
 

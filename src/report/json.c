@@ -395,6 +395,12 @@ static int process_json(FILE *f, const struct mt_process *p, const struct mt_pro
 	}
 	fprintf(f, "      \"untraced_children\": %llu,\n",
 		(unsigned long long)p->untraced_children);
+	/* a sampled recording: every figure is an estimate */
+	if (p->figures.sample_mean)
+		fprintf(f, "      \"sampled\": {\"mean_bytes\": %llu},\n",
+			(unsigned long long)p->figures.sample_mean);
+	else
+		fputs("      \"sampled\": null,\n", f);
 	fprintf(f, "      \"main\": %s,\n      \"image\": %u,\n", p == main ? "true" : "false",
 		p->image);
 	fputs("      \"totals\": ", f);

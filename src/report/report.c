@@ -161,9 +161,10 @@ static void print_scan(FILE *f, const struct mt_process *p)
 	char a[32], b[32];
 	if (!k->ran)
 		return;
+	const char *e = p->figures.sample_mean ? "~" : ""; /* an estimate */
 	for (int i = 0; i < MT_LEAK_KINDS; i++)
-		fprintf(f, "    %-17s%s in %s block%s\n", label[i],
-			mt_fmt_bytes(k->total.bytes[i], a), mt_fmt_count(k->total.count[i], b),
+		fprintf(f, "    %-17s%s%s in %s%s block%s\n", label[i], e,
+			mt_fmt_bytes(k->total.bytes[i], a), e, mt_fmt_count(k->total.count[i], b),
 			mt_s(k->total.count[i]));
 	if (!k->scan.complete) {
 		fputs("    (the leak scan could not read everything", f);
@@ -282,29 +283,37 @@ static void print_totals(FILE *f, const struct mt_process *p, const struct mt_re
 	const struct mt_totals *t = &p->figures.t;
 	char a[32], b[32], c[32];
 	double span = mt_filter_span_s(o->filter, p, NULL);
-	fprintf(f, "  allocations:     %s (%s)\n", mt_fmt_count(t->allocations, a),
+	const char *e = p->figures.sample_mean ? "~" : ""; /* an estimate */
+	if (p->figures.sample_mean)
+		fprintf(f,
+			"  sampled:         one allocation per %s allocated, on average: every "
+			"figure is an estimate (~)\n",
+			mt_fmt_size(p->figures.sample_mean, a));
+	fprintf(f, "  allocations:     %s%s (%s%s)\n", e, mt_fmt_count(t->allocations, a), e,
 		mt_fmt_bytes(t->allocated_bytes, b));
 	if (span > 0)
-		fprintf(f, "  rate:            %s allocations/s over %.3f s%s\n",
+		fprintf(f, "  rate:            %s%s allocations/s over %.3f s%s\n", e,
 			mt_fmt_count((uint64_t)((double)t->allocations / span + 0.5), a), span,
 			o->filter && o->filter->active &&
 					(o->filter->from.set || o->filter->to.set) ?
 				" (the span filtered)" :
 				"");
-	fprintf(f, "  frees:           %s\n", mt_fmt_count(t->frees, a));
-	fprintf(f, "  temporary:       %s (%.1f%% of allocations)\n", mt_fmt_count(t->temporary, a),
+	fprintf(f, "  frees:           %s%s\n", e, mt_fmt_count(t->frees, a));
+	fprintf(f, "  temporary:       %s%s (%.1f%% of allocations)\n", e,
+		mt_fmt_count(t->temporary, a),
 		t->allocations ? 100.0 * (double)t->temporary / (double)t->allocations : 0.0);
-	fprintf(f, "  peak:            %s in %s block%s, at %.3f s\n",
-		mt_fmt_bytes(t->peak_bytes, a), mt_fmt_count(t->peak_count, c), mt_s(t->peak_count),
+	fprintf(f, "  peak:            %s%s in %s%s block%s, at %.3f s\n", e,
+		mt_fmt_bytes(t->peak_bytes, a), e, mt_fmt_count(t->peak_count, c),
+		mt_s(t->peak_count),
 		t->peak_ts > p->start_ts ? (double)(t->peak_ts - p->start_ts) / 1e9 : 0.0);
 	if (o->leak_kinds && p->kinds.ran) {
 		char k[64];
 		fprintf(f, "  leaked (%s):", mt_leak_kinds_text(o->leak_kinds, k, sizeof k));
-		fprintf(f, " %s in %s allocation%s\n", mt_fmt_bytes(t->live_bytes, a),
+		fprintf(f, " %s%s in %s%s allocation%s\n", e, mt_fmt_bytes(t->live_bytes, a), e,
 			mt_fmt_count(t->live_count, b), mt_s(t->live_count));
 	} else {
-		fprintf(f, "  leaked:          %s in %s allocation%s\n",
-			mt_fmt_bytes(t->live_bytes, a), mt_fmt_count(t->live_count, b),
+		fprintf(f, "  leaked:          %s%s in %s%s allocation%s\n", e,
+			mt_fmt_bytes(t->live_bytes, a), e, mt_fmt_count(t->live_count, b),
 			mt_s(t->live_count));
 	}
 	print_scan(f, p);
@@ -354,11 +363,12 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 	for (size_t i = 0; i < n && (long)i < limit; i++) {
 		const struct mt_site_stats *s = &p->figures.sites[sites[i]];
 		char a[32], b[32], c[32];
+		fputs(p->figures.sample_mean ? "  ~" : "  ", f); /* an estimate */
 		switch (view) {
 		case MT_VIEW_FREQUENCY: {
 			const char *obj = p->site_object[sites[i]],
 				   *base = obj ? strrchr(obj, '/') : NULL;
-			fprintf(f, "  %s call%s to %s%s%s (%s) from:\n",
+			fprintf(f, "%s call%s to %s%s%s (%s) from:\n",
 				mt_fmt_count(s->allocations, a), mt_s(s->allocations),
 				mt_fn_names[s->fn], obj ? " in " : "",
 				base ? base + 1 :
@@ -368,18 +378,18 @@ static void summary_section(FILE *f, const struct mt_process *p, struct mt_symbo
 			break;
 		}
 		case MT_VIEW_PEAK:
-			fprintf(f, "  %s at peak in %s block%s (%s allocation%s) from:\n",
+			fprintf(f, "%s at peak in %s block%s (%s allocation%s) from:\n",
 				mt_fmt_bytes(s->peak_bytes, a), mt_fmt_count(s->peak_count, b),
 				mt_s(s->peak_count), mt_fmt_count(s->allocations, c),
 				mt_s(s->allocations));
 			break;
 		case MT_VIEW_LEAKS:
-			fprintf(f, "  %s leaked in %s allocation%s from:\n",
+			fprintf(f, "%s leaked in %s allocation%s from:\n",
 				mt_fmt_bytes(s->live_bytes, a), mt_fmt_count(s->live_count, b),
 				mt_s(s->live_count));
 			break;
 		case MT_VIEW_TEMPORARY:
-			fprintf(f, "  %s temporary of %s allocation%s from:\n",
+			fprintf(f, "%s temporary of %s allocation%s from:\n",
 				mt_fmt_count(s->temporary, a), mt_fmt_count(s->allocations, b),
 				mt_s(s->allocations));
 			break;

@@ -93,4 +93,8 @@ void mt_config_load(void)
 	c->token = env("TOKEN");
 	c->server_wait = env_u64("SERVER_WAIT", 0);
 	c->gather_mmap = env_bool("GATHER_MMAP_CALLS", 1);
+	c->sample = env_u64("SAMPLE", 0);
+	c->sample_seed = env_u64("SAMPLE_SEED", 0);
+	if (c->sample)
+		c->cull = 0; /* a sampled block's lifetime says nothing of the others' */
 }

@@ -188,18 +188,22 @@ INLINE int realloc_begin(struct mt_tslot *s, uint64_t *ts)
 	return locked;
 }
 
+/* FN < 0: only the free of OLD is recorded (sampled: the new block is not). */
 INLINE void realloc_end(struct mt_tslot *s, int locked, int fn, void *old, void *p, size_t n,
 			const uint64_t *pcs, int depth, uint64_t ts)
 {
+	int kind = fn < 0 ? MT_EV_FREE : MT_EV_REALLOC;
+	void *was = fn < 0 ? NULL : old, *is = fn < 0 ? old : p;
 	if (locked) {
 		if (p) /* a failed realloc leaves the old block live: nothing to record */
-			mt_tbuf_event_locked(MT_EV_REALLOC, fn, old, p, n, pcs, depth, ts, tid());
+			mt_tbuf_event_locked(kind, fn < 0 ? 0 : fn, was, is, n, pcs, depth, ts,
+					     tid());
 		mt_channel_unlock();
 		mt_gate_unlock();
 	} else {
 		mt_gate_unlock();
 		if (p)
-			mt_tbuf_event(s, MT_EV_REALLOC, fn, old, p, n, pcs, depth, ts, tid());
+			mt_tbuf_event(s, kind, fn < 0 ? 0 : fn, was, is, n, pcs, depth, ts, tid());
 	}
 	if (likely(s))
 		__atomic_store_n(&s->hold, 0, __ATOMIC_RELEASE);
@@ -214,24 +218,47 @@ INLINE void leave(void)
 	if (unlikely(t_held_n))
 		mt_flush_held();
 }
+/* Sampled recording (sample.c): 1 when an allocation of N bytes is not to
+ * be recorded.  Recording every call, a load and a branch. */
+INLINE int sample_skip(size_t n)
+{
+	if (likely(!mt_sample_mean))
+		return 0;
+	mt_t_left -= (int64_t)n;
+	if (likely(mt_t_left > 0)) {
+		if (unlikely(mt_t_touch))
+			mt_sample_touch();
+		return 1;
+	}
+	return mt_sample_draw();
+}
+
 /* Records an allocation made by the hook this is inlined into: the stack
  * starts at that hook's caller.  EARLY is a stamp read before the block
  * was obtained, good enough when events go out one by one (the lock
  * orders them; the counter's latency hides behind the allocator's work);
  * buffered events read theirs now, in order (tbuf.c). */
-#define RECORD_ALLOC_AT(fn, p, n, early)                                            \
-	do {                                                                        \
-		if (likely(mt_enabled) && likely(!mt_t_in.any)) {                   \
-			uint64_t pcs_[MT_MAX_FRAMES];                               \
-			struct mt_tslot *s_ = begin();                              \
-			uint64_t ts_ = mt_tbuf_multi() ? mt_stamp_raw(1) : (early); \
-			int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0);             \
-			put_alloc(s_, fn, p, n, pcs_, depth_, ts_);                 \
-			leave();                                                    \
-		} else {                                                            \
-			mt_slow_alloc(fn, p, n);                                    \
-			NO_TAIL_CALL();                                             \
-		}                                                                   \
+#define RECORD_ALLOC_AT(fn, p, n, early)                           \
+	do {                                                       \
+		if (likely(mt_enabled) && likely(!mt_t_in.any)) {  \
+			if (!sample_skip(n))                       \
+				RECORD_ALLOC_NOW(fn, p, n, early); \
+		} else {                                           \
+			mt_slow_alloc(fn, p, n);                   \
+			NO_TAIL_CALL();                            \
+		}                                                  \
+	} while (0)
+/* The fast path's record itself (sampled, when sampling). */
+#define RECORD_ALLOC_NOW(fn, p, n, early)                                   \
+	do {                                                                \
+		uint64_t pcs_[MT_MAX_FRAMES];                               \
+		struct mt_tslot *s_ = begin();                              \
+		uint64_t ts_ = mt_tbuf_multi() ? mt_stamp_raw(1) : (early); \
+		int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0);             \
+		put_alloc(s_, fn, p, n, pcs_, depth_, ts_);                 \
+		if (unlikely(mt_sample_mean))                               \
+			mt_sample_add(p);                                   \
+		leave();                                                    \
 	} while (0)
 #define RECORD_ALLOC(fn, p, n) RECORD_ALLOC_AT(fn, p, n, mt_stamp_raw(0))
 
@@ -239,16 +266,30 @@ INLINE void leave(void)
  * is expanded in makes as P = CALL (the stack starts at that hook's
  * caller).  Held across the call, and the stamp read inside it (tbuf.c):
  * the blocks it takes and gives back are ordered around it. */
-#define RECORD_REALLOC(fn, old, n, p, call)                                 \
-	do {                                                                \
-		uint64_t pcs_[MT_MAX_FRAMES];                               \
-		struct mt_tslot *s_ = begin();                              \
-		int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0);             \
-		uint64_t ts_;                                               \
-		int locked_ = realloc_begin(s_, &ts_);                      \
-		p = call;                                                   \
-		realloc_end(s_, locked_, fn, old, p, n, pcs_, depth_, ts_); \
-		leave();                                                    \
+#define RECORD_REALLOC(fn, old, n, p, call)                                             \
+	do {                                                                            \
+		uint64_t pcs_[MT_MAX_FRAMES];                                           \
+		struct mt_tslot *s_ = begin();                                          \
+		int new_ = 1;                                                           \
+		if (unlikely(mt_sample_mean)) {                                         \
+			new_ = !sample_skip(n);                                         \
+			if (!mt_sample_take(old)) {                                     \
+				/* the old block was not sampled */                     \
+				leave();                                                \
+				p = call;                                               \
+				if (p && new_)                                          \
+					RECORD_ALLOC_NOW(fn, p, n, mt_stamp_raw(0));    \
+				break;                                                  \
+			}                                                               \
+		}                                                                       \
+		int depth_ = mt_unwind(pcs_, MT_MAX_FRAMES, 0);                         \
+		uint64_t ts_;                                                           \
+		int locked_ = realloc_begin(s_, &ts_);                                  \
+		p = call;                                                               \
+		realloc_end(s_, locked_, new_ ? fn : -1, old, p, n, pcs_, depth_, ts_); \
+		if (unlikely(mt_sample_mean) && (!p || new_))                           \
+			mt_sample_add(p ? p : old); /* a failed one keeps it */         \
+		leave();                                                                \
 	} while (0)
 
 /* Records a free before the block is released; returns 0 when the caller
@@ -258,7 +299,18 @@ INLINE int record_free(void *p)
 	if (unlikely(!p))
 		return 1;
 	if (likely(mt_enabled) && likely(!mt_t_in.any)) {
+		if (unlikely(mt_sample_mean) && likely(!mt_sample_maybe(p))) {
+			if (unlikely(mt_t_touch))
+				mt_sample_touch();
+			return 1; /* not a sampled block */
+		}
 		struct mt_tslot *s = begin();
+		if (unlikely(mt_sample_mean) && !mt_sample_take(p)) {
+			leave();
+			if (unlikely(mt_t_touch))
+				mt_sample_touch();
+			return 1;
+		}
 		uint64_t ts = mt_stamp_raw(mt_tbuf_multi());
 		put_free(s, p, ts);
 		/* a realloc under way may be about to take this block */

@@ -102,6 +102,7 @@ enum { HELD_NONE, HELD_ALLOC, HELD_FREE, HELD_REALLOC };
 struct held {
 	uint8_t kind, fn;
 	uint16_t depth;
+	uint8_t unsampled; /* sampling: the allocation's part is not recorded */
 	uint64_t ts;
 	void *old, *p;
 	size_t n;
@@ -172,8 +173,31 @@ __attribute__((always_inline)) static inline void hold(struct held *h, int kind,
 	h->old = old;
 	h->p = p;
 	h->n = n;
+	h->unsampled = (uint8_t)sample_skip(n);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	h->kind = (uint8_t)kind;
+}
+
+/* A held allocation or realloc (H): recorded, or when sampling, as much of
+ * it as was sampled (the allocation's part was decided when it was held: a
+ * sampled realloc of an unsampled block is recorded as an allocation). */
+static void emit_held_block(struct mt_tslot *s, struct held *h)
+{
+	int kind = h->kind == HELD_REALLOC ? MT_EV_REALLOC : MT_EV_ALLOC;
+	void *old = h->old;
+	if (mt_sample_mean && kind == MT_EV_REALLOC && !mt_sample_take(old)) {
+		kind = MT_EV_ALLOC;
+		old = NULL;
+	}
+	if (!mt_sample_mean || !h->unsampled) {
+		mt_tbuf_event(s, kind, h->fn, old, h->p, h->n, h->pcs, h->depth, h->ts, tid());
+		if (mt_sample_mean)
+			mt_sample_add(h->p);
+	} else if (old) {
+		mt_tbuf_event(s, MT_EV_FREE, 0, NULL, old, 0, NULL, 0, h->ts, tid());
+	}
+	if (h->kind == HELD_REALLOC)
+		release(h->old);
 }
 
 /* Writes out the events held back, oldest first, releases the blocks of
@@ -195,14 +219,14 @@ static void emit_held(struct mt_tslot *s)
 			continue;
 		kept++;
 		if (h->kind == HELD_FREE) {
-			mt_tbuf_event(s, MT_EV_FREE, 0, NULL, h->p, 0, NULL, 0, h->ts, tid());
-			mt_gate_wait(h->ts);
+			if (!mt_sample_mean || mt_sample_take(h->p)) {
+				mt_tbuf_event(s, MT_EV_FREE, 0, NULL, h->p, 0, NULL, 0, h->ts,
+					      tid());
+				mt_gate_wait(h->ts);
+			}
 			release(h->p);
 		} else {
-			mt_tbuf_event(s, h->kind == HELD_REALLOC ? MT_EV_REALLOC : MT_EV_ALLOC,
-				      h->fn, h->old, h->p, h->n, h->pcs, h->depth, h->ts, tid());
-			if (h->kind == HELD_REALLOC)
-				release(h->old);
+			emit_held_block(s, h);
 		}
 		h->kind = HELD_NONE;
 	}
@@ -272,11 +296,14 @@ void mt_slow_alloc(int fn, void *p, size_t n)
 		return;
 	}
 	struct mt_tslot *s = begin();
-	uint64_t pcs[MT_MAX_FRAMES];
-	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
-	uint64_t ts = mt_stamp();
 	emit_held(s);
-	mt_tbuf_event(s, MT_EV_ALLOC, fn, NULL, p, n, pcs, depth, ts, tid());
+	if (!sample_skip(n)) {
+		uint64_t pcs[MT_MAX_FRAMES];
+		int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
+		mt_tbuf_event(s, MT_EV_ALLOC, fn, NULL, p, n, pcs, depth, mt_stamp(), tid());
+		if (mt_sample_mean)
+			mt_sample_add(p);
+	}
 	leave();
 }
 
@@ -299,8 +326,10 @@ int mt_slow_free(void *p)
 	struct mt_tslot *s = begin();
 	uint64_t ts = mt_stamp();
 	emit_held(s);
-	mt_tbuf_event(s, MT_EV_FREE, 0, NULL, p, 0, NULL, 0, ts, tid());
-	mt_gate_wait(ts);
+	if (!mt_sample_mean || mt_sample_take(p)) {
+		mt_tbuf_event(s, MT_EV_FREE, 0, NULL, p, 0, NULL, 0, ts, tid());
+		mt_gate_wait(ts);
+	}
 	leave();
 	return 0;
 }
@@ -332,12 +361,40 @@ void *mt_slow_realloc(int fn, void *old, size_t n)
 	uint64_t pcs[MT_MAX_FRAMES];
 	int depth = mt_unwind(pcs, MT_MAX_FRAMES, 1);
 	emit_held(s);
+	int new = !sample_skip(n);
+	if (mt_sample_mean && !mt_sample_take(old)) {
+		/* the old block was not sampled: at most an allocation */
+		void *p = NEXT_REALLOC(old, n);
+		if (p && new) {
+			mt_tbuf_event(s, MT_EV_ALLOC, fn, NULL, p, n, pcs, depth, mt_stamp(),
+				      tid());
+			mt_sample_add(p);
+		}
+		leave();
+		return p;
+	}
 	uint64_t ts;
 	int locked = realloc_begin(s, &ts);
 	void *p = NEXT_REALLOC(old, n);
-	realloc_end(s, locked, fn, old, p, n, pcs, depth, ts);
+	realloc_end(s, locked, new ? fn : -1, old, p, n, pcs, depth, ts);
+	if (mt_sample_mean && (!p || new))
+		mt_sample_add(p ? p : old);
 	leave();
 	return p;
+}
+
+/* Sampling: an allocator call not recorded came after a sampled block's
+ * record: a free of no block (address 0) says so, as the thread's next
+ * allocator event (analyse/figures.c), so that the block's free is no
+ * temporary unless it really was the thread's next call. */
+void mt_sample_touch(void)
+{
+	if (!mt_enabled || mt_t_in.any)
+		return; /* (the next call that is not recorded says it) */
+	mt_t_touch = 0;
+	struct mt_tslot *s = begin();
+	put_free(s, NULL, mt_stamp_raw(mt_tbuf_multi()));
+	leave();
 }
 
 /* ---- for extapi.c: the allocators' own APIs (record.h) ----------------- */
@@ -952,6 +1009,8 @@ static void write_process_record(void)
 				   argv ? argv : "", alen);
 		if (main_role)
 			w = mt_enc_main(w);
+		if (mt_sample_mean)
+			w = mt_enc_sampled(w, mt_sample_mean);
 		mt_channel_commit(w);
 	}
 	mt_channel_unlock();
@@ -961,12 +1020,14 @@ static void write_process_record(void)
 static void before_fork(void)
 {
 	mt_serve_before_fork();
+	mt_sample_before_fork();
 	mt_channel_lock();
 }
 
 static void after_fork_parent(void)
 {
 	mt_channel_unlock();
+	mt_sample_after_fork(0);
 	mt_serve_after_fork_parent(); /* waits for the child to drop the listener */
 	if (unlikely(t_held_n))
 		mt_flush_held();
@@ -1008,6 +1069,7 @@ static void after_fork_child(void)
 		main_role = 0;
 	mt_channel_after_fork_child(mt_cfg.follow_forks);
 	mt_channel_unlock();
+	mt_sample_after_fork(1);
 	if (mt_cfg.follow_forks) {
 		mt_stacktab_reset();
 		mt_modules_forget();
@@ -1102,6 +1164,7 @@ static void start_shim(void)
 	mt_config_load();
 	mt_log_open();
 	mt_stamp_init(mt_cfg.precise_timestamps);
+	mt_sample_init(mt_cfg.sample, mt_cfg.sample_seed);
 	/* Without -f the command's process is traced through every exec (a
 	 * wrapper such as env or sh -c "exec ..." runs the program in the same
 	 * process), and no other process: one that finds itself here is a

@@ -97,6 +97,45 @@ extern void *__libc_memalign(size_t, size_t);
 extern void *__libc_valloc(size_t);
 extern void *__libc_pvalloc(size_t);
 
+/* sample.c: sampled recording (MEMTRACE_SAMPLE): the mean R in bytes (0:
+ * every call is recorded), the bytes left to the thread's next sample
+ * point, and the set of sampled blocks, whose frees are recorded. */
+MT_HIDDEN extern uint64_t mt_sample_mean;
+MT_HIDDEN extern __thread int64_t mt_t_left;
+/* A sampled block was the thread's last event recorded: the next call not
+ * recorded says that an event came between (mt_sample_touch, preload.c),
+ * or its free would seem the next event after it, a temporary. */
+MT_HIDDEN extern __thread uint8_t mt_t_touch;
+MT_HIDDEN __attribute__((cold, noinline)) void mt_sample_touch(void);
+#define MT_SAMPLE_FILTER (1u << 16)
+MT_HIDDEN extern uint16_t mt_sample_filter[MT_SAMPLE_FILTER];
+MT_HIDDEN void mt_sample_init(uint64_t mean, uint64_t seed);
+/* The thread's count reached its sample point: draws the next one.
+ * Returns 1 when the allocation is not sampled after all (the thread's
+ * first, which starts its count). */
+MT_HIDDEN int mt_sample_draw(void);
+/* With the thread busy (fastpath.h: begin): P is sampled, or was (1, and
+ * no longer is). */
+MT_HIDDEN void mt_sample_add(void *p);
+MT_HIDDEN int mt_sample_take(void *p);
+MT_HIDDEN void mt_sample_before_fork(void);
+MT_HIDDEN void mt_sample_after_fork(int child);
+
+static inline uint64_t mt_sample_hash(uint64_t a)
+{
+	return (a ^ (a >> 29)) * 0x9e3779b97f4a7c15ull;
+}
+static inline unsigned mt_sample_bucket(uint64_t a)
+{
+	return (unsigned)(mt_sample_hash(a) >> 48);
+}
+/* Whether P may be sampled (no lock: its bucket's counter). */
+static inline int mt_sample_maybe(const void *p)
+{
+	return __atomic_load_n(&mt_sample_filter[mt_sample_bucket((uint64_t)(uintptr_t)p)],
+			       __ATOMIC_RELAXED) != 0;
+}
+
 /* arena.c: memory that never comes from the traced heap. */
 MT_HIDDEN void *mt_arena_alloc(size_t size); /* zeroed, 16-byte aligned */
 MT_HIDDEN void *mt_map(size_t size);	     /* fresh anonymous mapping or NULL */
@@ -243,6 +282,8 @@ struct mt_config {
 	const char *token;
 	uint64_t server_wait; /* s, at exit, for a gatherer to come */
 	int gather_mmap;      /* MEMTRACE_GATHER_MMAP_CALLS (mmaps.c): 1 unless 0 */
+	uint64_t sample;      /* MEMTRACE_SAMPLE: mean bytes between samples, 0: all */
+	uint64_t sample_seed; /* MEMTRACE_SAMPLE_SEED: draws repeatable (0: random) */
 };
 MT_HIDDEN extern struct mt_config mt_cfg;
 MT_HIDDEN void mt_config_load(void);
