@@ -1,15 +1,19 @@
 #!/bin/bash
 # tools/bench/bench.sh: what recording costs, memtrace against heaptrack.
 #
-#   tools/bench/bench.sh [-r N] [-w churn,sqlite] [-b BUILD_DIR] [--no-heaptrack]
-#                  [--no-bpf] [-k] [--raw FILE] [-q]
+#   tools/bench/bench.sh [-r N] [-w churn,sqlite,churn22] [-b BUILD_DIR] [--no-heaptrack]
+#                  [--no-bpf] [--sample] [-k] [--raw FILE] [-q]
 #
 # Workloads: churn (tools/bench/churn.c built with gcc -O2: 1M malloc/free
-# pairs) and sqlite (sqlite3 :memory: running tools/sqlite-workload.sh's
-# 200k-row script).  Each runs three ways, interleaved round by round so that
-# drift in the machine's load spreads over all of them alike:
+# pairs), sqlite (sqlite3 :memory: running tools/sqlite-workload.sh's
+# 200k-row script) and, when asked, churn22 (churn with 22M pairs: a
+# program making 22 million small allocations).  Each runs these ways,
+# interleaved round by round so that drift in the machine's load spreads
+# over all of them alike:
 #   native     CMD
 #   memtrace   memtrace record -q -o F -- CMD
+#   mt-sampled memtrace record --sample -q -o F -- CMD   (with --sample: one
+#              allocation per 512 KiB recorded, the production mode)
 #   mt-bpf     memtrace record --backend=bpf -q -o F -- CMD   (as root)
 #   bpftrace   bpftrace counting malloc's entries and returns and free's
 #              entries of CMD (as root, when bpftrace is installed): what
@@ -35,6 +39,7 @@
 #   --no-heaptrack  leave heaptrack out (it is left out, saying so, when absent)
 #   --no-bpf        leave the BPF backend out (it is left out, saying so, when
 #                   not root)
+#   --sample        add mt-sampled
 #   -k              keep the work directory (recordings, logs)
 #   --raw FILE      also write every run as "workload variant round wall cpu bytes"
 #   -q              no progress lines
@@ -43,7 +48,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/tools/bench
 rounds=5 workloads=churn,sqlite build=${MEMTRACE_BUILD:-build-bench}
-use_heaptrack=1 use_bpf=1 keep=0 raw= quiet=0
+use_heaptrack=1 use_bpf=1 use_sample=0 keep=0 raw= quiet=0
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; }
 die() { echo "bench.sh: error: $*" >&2; exit 1; }
@@ -55,6 +60,7 @@ while [ $# -gt 0 ]; do
 	-b) build=${2:?-b wants a directory}; shift ;;
 	--no-heaptrack) use_heaptrack=0 ;;
 	--no-bpf) use_bpf=0 ;;
+	--sample) use_sample=1 ;;
 	-k) keep=1 ;;
 	--raw) raw=${2:?--raw wants a file}; shift ;;
 	-q) quiet=1 ;;
@@ -70,11 +76,12 @@ memtrace=$build/memtrace
 	die "no memtrace in $build; build it: meson setup $build --buildtype=release && ninja -C $build"
 IFS=, read -r -a wl_list <<< "$workloads"
 for wl in "${wl_list[@]}"; do
-	case $wl in churn|sqlite) ;; *) die "unknown workload '$wl' (churn, sqlite)" ;; esac
+	case $wl in churn|sqlite|churn22) ;; *) die "unknown workload '$wl' (churn, sqlite, churn22)" ;; esac
 done
 command -v python3 > /dev/null || die "python3 missing (tools/setup.sh installs it)"
 
 variants=(native memtrace)
+[ $use_sample = 0 ] || variants+=(mt-sampled)
 if [ $use_bpf = 1 ]; then
 	if [ "$(id -u)" = 0 ]; then
 		variants+=(mt-bpf)
@@ -133,7 +140,7 @@ measure() {
 # Build the workloads.
 for wl in "${wl_list[@]}"; do
 	case $wl in
-	churn)
+	churn|churn22)
 		src=${CHURN_SRC:-$here/churn.c}
 		[ -r "$src" ] || die "cannot read $src (set CHURN_SRC)"
 		gcc -O2 -o "$work/churn" "$src" || die "cannot build $src"
@@ -146,7 +153,13 @@ for wl in "${wl_list[@]}"; do
 done
 
 wl_stdin() { case $1 in sqlite) echo "$work/sqlite.sql" ;; *) echo /dev/null ;; esac; }
-wl_cmd() { case $1 in sqlite) echo sqlite3 :memory: ;; churn) echo "$work/churn" ;; esac; }
+wl_cmd() {
+	case $1 in
+	sqlite) echo sqlite3 :memory: ;;
+	churn) echo "$work/churn" ;;
+	churn22) echo "$work/churn 22000000" ;;
+	esac
+}
 
 # run_variant WL VARIANT ROUND: one timed run, plus the report of its
 # recording; appends to $runs unless ROUND is "warmup".
@@ -162,6 +175,11 @@ run_variant() {
 		rec=$work/$wl.mtrace
 		rm -f "$rec"
 		measure "$stdin" "$memtrace" record -q -o "$rec" -- "${cmd[@]}"
+		;;
+	mt-sampled)
+		rec=$work/$wl.sampled.mtrace
+		rm -f "$rec"
+		measure "$stdin" "$memtrace" record --sample -q -o "$rec" -- "${cmd[@]}"
 		;;
 	mt-bpf)
 		rec=$work/$wl.bpf.mtrace
@@ -193,7 +211,7 @@ run_variant() {
 		printf '%s %s %s %s %s %s\n' "$wl" "$variant" "$rnd" "$wall" "$cpu" "$size" >> "$runs"
 	fi
 	case $variant in
-	memtrace|mt-bpf) measure /dev/null "$memtrace" report --json "$rec" ;;
+	memtrace|mt-bpf|mt-sampled) measure /dev/null "$memtrace" report --json "$rec" ;;
 	heaptrack) measure /dev/null heaptrack_print "$rec" ;;
 	*) return 0 ;;
 	esac

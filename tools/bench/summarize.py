@@ -4,7 +4,7 @@
     summarize.py RUNS.tsv COUNTS.tsv
 
 RUNS.tsv: "workload variant round wall_s cpu_s bytes" per run, where variant is
-native, memtrace, mt-bpf, bpftrace (counting probes), heaptrack (a recording) or memtrace-report,
+native, memtrace, mt-sampled, mt-bpf, bpftrace (counting probes), heaptrack (a recording) or memtrace-report,
 mt-bpf-report, heaptrack-report (reading one).  COUNTS.tsv: "workload allocations frees" from memtrace's JSON
 report.  Every figure printed is a median over the rounds; "spread" is the
 wall time's (max - min) / median, a rough noise gauge.  Per-event figures
@@ -48,7 +48,7 @@ def main():
                  n, "" if n == 1 else "s"))
         print(fmt % head)
         nat_wall, nat_cpu = med(wl, "native", 0), med(wl, "native", 1)
-        for variant in ("native", "memtrace", "mt-bpf", "bpftrace", "heaptrack"):
+        for variant in ("native", "memtrace", "mt-sampled", "mt-bpf", "bpftrace", "heaptrack"):
             rows = runs.get((wl, variant))
             if not rows:
                 continue
