@@ -96,6 +96,14 @@ const volatile __u32 dwarf_unwind = 0;
  * MTB_OI_LIVE keep their blocks in the live map. */
 const volatile __u32 lean = 0;
 
+/* Sampled recording (record/attach/top/sweep --sample): the mean in bytes
+ * (0: every call), the distances drawn and the weights (memtrace.h).  Each
+ * CPU counts down the bytes allocated on it to its next sample point: a
+ * Poisson process along them, as the shim's is along each thread's. */
+const volatile __u64 sample_mean = 0;
+const volatile __u64 sample_gaps[MTB_SAMPLE_GAPS] = {};
+const volatile __u32 sample_weight[MTB_SAMPLE_WEIGHTS] = {};
+
 /* Changed by the loader at run time. */
 __u32 trace_all = 0; /* trace every process not marked MTB_EXCLUDED */
 
@@ -179,6 +187,24 @@ struct {
  * told, and the loader drops an internal free of a block it does not know
  * (lean.c).  A slot left by a free not seen says "known" as a stale live
  * record did. */
+/* Sampling: the bytes left to each CPU's next sample point (0: none drawn
+ * yet), and, recording (lean), the sampled blocks, whose frees alone are
+ * recorded (the live map says it otherwise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s64);
+} sample_left SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 20);
+	__type(key, struct mtb_live_key);
+	__type(value, __u8);
+} sampled SEC(".maps");
+
 #define MTB_KNOWN_SLOTS (1 << 18)
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -355,19 +381,90 @@ static __always_inline struct mtb_site *site_get(__u32 tgid, __u64 kstack)
 	return s;
 }
 
-/* A live block of TGID described by L was freed at NOW. */
-static __always_inline void site_release(__u32 tgid, __u64 size, __u64 kstack, __u64 ts, __u64 now)
+/* Sampling: 1 when a call allocating SIZE bytes is recorded (always, when
+ * every call is). */
+static __always_inline int sample_hit(__u64 size)
+{
+	__u32 zero = 0;
+	__s64 *left, l;
+
+	if (!sample_mean)
+		return 1;
+	left = bpf_map_lookup_elem(&sample_left, &zero);
+	if (!left)
+		return 0;
+	l = *left;
+	if (!l) /* the CPU's first call: a fresh distance */
+		l = sample_gaps[bpf_get_prandom_u32() & (MTB_SAMPLE_GAPS - 1)];
+	l -= (__s64)size;
+	if (l > 0) {
+		*left = l;
+		return 0;
+	}
+	*left = sample_gaps[bpf_get_prandom_u32() & (MTB_SAMPLE_GAPS - 1)];
+	return 1;
+}
+
+/* What a block of SIZE bytes adds to its site's counts: 1, or sampling,
+ * the allocations it stands for, 1 / (1 - exp(-SIZE/mean)), in 16.16. */
+static __always_inline __u64 sample_weight_of(__u64 size)
+{
+	__u64 x;
+
+	if (!sample_mean)
+		return 1;
+	if (!size || size > (1ull << 40))
+		return MTB_SAMPLE_ONE;
+	x = (size << 8) / sample_mean;
+	if (x >= MTB_SAMPLE_WEIGHTS)
+		return MTB_SAMPLE_ONE;
+	if (x < 128) /* x < 1/2: 1/x + 1/2 + x/12, within 0.02% */
+		return (sample_mean << 16) / size + (MTB_SAMPLE_ONE >> 1) +
+		       (size << 16) / (12 * sample_mean);
+	return sample_weight[x];
+}
+
+/* Its bytes, at WEIGHT. */
+static __always_inline __u64 weighed(__u64 size, __u64 weight)
+{
+	return sample_mean ? (size * weight) >> 16 : size;
+}
+
+static __always_inline void sampled_put(__u32 tgid, __u64 ptr)
+{
+	struct mtb_live_key k = { .ptr = ptr, .tgid = tgid };
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(&sampled, &k, &one, BPF_ANY))
+		count(tgid, MTB_ST_LIVE_FULL, 1);
+}
+
+/* 1 if block PTR is sampled (TAKE: and forgets it). */
+static __always_inline int sampled_has(__u32 tgid, __u64 ptr, int take)
+{
+	struct mtb_live_key k = { .ptr = ptr, .tgid = tgid };
+
+	if (take)
+		return bpf_map_delete_elem(&sampled, &k) == 0;
+	return bpf_map_lookup_elem(&sampled, &k) != NULL;
+}
+
+/* A live block of TGID (SIZE bytes at WEIGHT, of stack KSTACK, made at
+ * TS) was freed at NOW. */
+static __always_inline void site_release(__u32 tgid, __u64 size, __u64 weight, __u64 kstack, __u64 ts,
+					 __u64 now)
 {
 	struct mtb_site_key k = { .tgid = tgid, .kstack = kstack };
 	struct mtb_site *s = lean ? NULL : bpf_map_lookup_elem(&sites, &k);
+	__u64 bytes = weighed(size, weight);
 
 	if (!s)
 		return;
-	__sync_fetch_and_add(&s->live_allocations, -1);
-	__sync_fetch_and_add(&s->live_bytes, -size);
+	__sync_fetch_and_add(&s->live_allocations, -weight);
+	__sync_fetch_and_add(&s->live_bytes, -bytes);
 	if (min_age_ns && now - ts < min_age_ns) {
-		__sync_fetch_and_add(&s->culled, 1);
-		__sync_fetch_and_add(&s->culled_bytes, size);
+		__sync_fetch_and_add(&s->culled, weight);
+		__sync_fetch_and_add(&s->culled_bytes, bytes);
 	}
 }
 
@@ -413,6 +510,16 @@ static __always_inline void emit(__u32 type, __u32 fn, __u32 object, __u64 pid_t
 				 __u64 old_ptr, __u64 size, __u64 kstack, __u64 caller)
 {
 	emit_flags(type, fn, object, pid_tgid, ptr, old_ptr, size, kstack, caller, 0);
+}
+
+/* Sampling: a call of the thread of slot C not recorded (a free of address
+ * 0 says it, once after each block recorded: figures.c). */
+static __always_inline void touched(struct mtb_call *c, __u64 pid_tgid)
+{
+	if (!c || !c->touch || !events_mode)
+		return;
+	c->touch = 0;
+	emit(MTB_REC_FREE, MTB_FN_FREE, 0, pid_tgid, 0, 0, 0, 0, 0);
 }
 
 /* The slot of block PTR of process TGID in known, and its key there. */
@@ -613,10 +720,35 @@ int mt_entry(struct pt_regs *ctx)
 		return 0;
 	}
 
+	/* Sampling: a call that makes no sampled block, and frees none, is
+	 * not recorded: its return gives the slot up at once, with no stack
+	 * walk.  (It still claims the slot, so that the allocator's calls to
+	 * itself inside it stay unrecorded, as always: glibc's realloc(NULL,
+	 * n) calls malloc, which would be sampled a second time.)  A resize's
+	 * old block was sampled if it is known: the live map, or recording,
+	 * the sampled one. */
+	__u32 resize = fn == MTB_FN_REALLOC || fn == MTB_FN_REALLOCARRAY || fn == MTB_FN_RALLOCX ||
+		       fn == MTB_FN_XALLOCX;
+	__u32 hit = 1, old_hit = 0;
+
+	if (sample_mean && fn != MTB_FN_MALLOPT && fn != MTB_FN_MALLOC_TRIM) {
+		hit = sample_hit(layout >= MTB_LA_PTRSIZE0 ? a1 : a0);
+		if (resize && a0) {
+			struct mtb_live_key lk = { .ptr = a0, .tgid = tgid };
+
+			old_hit = lean ? sampled_has(tgid, a0, 0) :
+					 bpf_map_lookup_elem(&live, &lk) != NULL;
+		}
+	}
+
 	if (!claim(c, tid, now)) {
 		count(tgid, MTB_ST_PENDING_FULL, 1);
 		return 0;
 	}
+	c->sample_new = hit;
+	c->sample_old = old_hit;
+	if (!hit && !old_hit)
+		touched(c, pid_tgid);
 	c->tgid = tgid;
 	c->fn = fn;
 	c->sp = sp;
@@ -626,9 +758,7 @@ int mt_entry(struct pt_regs *ctx)
 	c->nested = 0;
 	c->old_valid = 0;
 	c->via_new = made_by_new(ctx, c, tgid, tid, sp, now);
-	if ((fn == MTB_FN_REALLOC || fn == MTB_FN_REALLOCARRAY || fn == MTB_FN_RALLOCX ||
-	     fn == MTB_FN_XALLOCX) &&
-	    a0 && keeps_live(MTB_COOKIE_OBJECT(cookie))) {
+	if (resize && a0 && keeps_live(MTB_COOKIE_OBJECT(cookie))) {
 		struct mtb_live old;
 
 		if (live_take(tgid, a0, &old)) {
@@ -636,6 +766,7 @@ int mt_entry(struct pt_regs *ctx)
 			c->old_size = old.size;
 			c->old_kstack = old.kstack;
 			c->old_ts = old.ts;
+			c->old_weight = old.weight;
 		}
 	}
 	return 0;
@@ -687,7 +818,8 @@ static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32
 		now = bpf_ktime_get_ns();
 
 	struct mtb_live_key lk = { .ptr = ptr, .tgid = tgid };
-	struct mtb_live lv = { .size = size, .kstack = kstack, .ts = now };
+	__u64 w = sample_weight_of(size), bytes = weighed(size, w);
+	struct mtb_live lv = { .size = size, .kstack = kstack, .ts = now, .weight = w };
 	int tracked = 1;
 
 	if (bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST)) {
@@ -696,7 +828,7 @@ static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32
 		/* An address handed out again whose free we did not see: the
 		 * old record is dead; replace it. */
 		if (live_take(tgid, ptr, &old) && !lean)
-			site_release(tgid, old.size, old.kstack, old.ts, now);
+			site_release(tgid, old.size, old.weight, old.kstack, old.ts, now);
 		if (bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST)) {
 			tracked = 0;
 			count(tgid, MTB_ST_LIVE_FULL, 1);
@@ -708,11 +840,11 @@ static __always_inline __u64 record_alloc(struct pt_regs *ctx, __u32 tgid, __u32
 	if (s) {
 		s->object_plus1 = object + 1;
 		s->fn_plus1 = fn + 1;
-		__sync_fetch_and_add(&s->allocations, 1);
-		__sync_fetch_and_add(&s->allocated_bytes, size);
+		__sync_fetch_and_add(&s->allocations, w);
+		__sync_fetch_and_add(&s->allocated_bytes, bytes);
 		if (tracked) {
-			__sync_fetch_and_add(&s->live_allocations, 1);
-			__sync_fetch_and_add(&s->live_bytes, size);
+			__sync_fetch_and_add(&s->live_allocations, w);
+			__sync_fetch_and_add(&s->live_bytes, bytes);
 		}
 	}
 	return kstack;
@@ -827,12 +959,15 @@ static __always_inline int xallocx_made(struct mtb_call *p, __u64 ret, __u64 now
 	if (!p->old_valid || !size)
 		return 0;
 	if (ret == je_usable(p->old_size)) {
-		struct mtb_live lv = { .size = p->old_size, .kstack = p->old_kstack, .ts = p->old_ts };
+		struct mtb_live lv = { .size = p->old_size,
+						.kstack = p->old_kstack,
+						.ts = p->old_ts,
+						.weight = p->old_weight };
 
 		bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
 		return 0;
 	}
-	site_release(tgid, p->old_size, p->old_kstack, p->old_ts, now);
+	site_release(tgid, p->old_size, p->old_weight, p->old_kstack, p->old_ts, now);
 	m->ptr = m->old = ptr;
 	m->size = size;
 	m->type = MTB_REC_REALLOC;
@@ -860,7 +995,10 @@ static __always_inline int realloc_made(struct mtb_call *p, __u32 fn, __u32 obje
 		/* Failed: the old block is still there. */
 		if (p->old_valid) {
 			struct mtb_live_key lk = { .ptr = old, .tgid = tgid };
-			struct mtb_live lv = { .size = p->old_size, .kstack = p->old_kstack, .ts = p->old_ts };
+			struct mtb_live lv = { .size = p->old_size,
+						.kstack = p->old_kstack,
+						.ts = p->old_ts,
+						.weight = p->old_weight };
 
 			bpf_map_update_elem(&live, &lk, &lv, BPF_NOEXIST);
 		}
@@ -868,14 +1006,14 @@ static __always_inline int realloc_made(struct mtb_call *p, __u32 fn, __u32 obje
 	}
 	/* The old block is gone: freed (size 0, NULL) or replaced. */
 	if (p->old_valid)
-		site_release(tgid, p->old_size, p->old_kstack, p->old_ts, now);
-	else if (!lean)
+		site_release(tgid, p->old_size, p->old_weight, p->old_kstack, p->old_ts, now);
+	else if (!lean && !sample_mean)
 		count(tgid, MTB_ST_UNMATCHED_FREE, 1);
 	if (!ret) {
-		if (events_mode)
+		if (events_mode && (!sample_mean || p->sample_old))
 			emit(MTB_REC_FREE, fn, object, pid_tgid, old, 0, 0, 0, caller);
 		if (lean)
-			known_take(tgid, old);
+			sample_mean ? sampled_has(tgid, old, 1) : known_take(tgid, old);
 		return 0;
 	}
 	m->ptr = ret;
@@ -895,6 +1033,14 @@ int mt_return(struct pt_regs *ctx)
 
 	if (!c)
 		return 0;
+	if (!c->sample_new && !c->sample_old) {
+		/* sampling: nothing of it is recorded */
+		if (c->via_new && MTB_OWN_TID(c->new_own) == tid)
+			c->new_sp = 0;
+		barrier();
+		c->own = 0;
+		return 0;
+	}
 
 	__u64 dstack = return_stack(ctx, c);
 	struct mtb_call p = *c;
@@ -960,14 +1106,32 @@ int mt_return(struct pt_regs *ctx)
 		m.size = p.a0;
 		break;
 	}
+	if (sample_mean) {
+		/* the old block's part and the new one's, each as sampled */
+		if (lean && m.old && p.sample_old)
+			sampled_has(tgid, m.old, 1);
+		if (!p.sample_new) {
+			if (events_mode && m.old && p.sample_old)
+				emit(MTB_REC_FREE, fn, object, pid_tgid, m.old, 0, 0, 0, caller);
+			return 0;
+		}
+		if (m.old && !p.sample_old) {
+			m.type = MTB_REC_ALLOC;
+			m.old = 0;
+		}
+		if (lean)
+			sampled_put(tgid, m.ptr);
+	}
 	kstack = record_alloc(ctx, tgid, object, fn, m.ptr, m.size, now, kstack);
-	if (lean) {
+	if (lean && !sample_mean) {
 		if (m.old)
 			known_take(tgid, m.old);
 		known_put(tgid, m.ptr);
 	}
 	if (events_mode)
 		emit(m.type, fn, object, pid_tgid, m.ptr, m.old, m.size, kstack, caller);
+	if (sample_mean)
+		c->touch = 1;
 	return 0;
 }
 
@@ -1012,6 +1176,14 @@ int mt_free(struct pt_regs *ctx)
 	__u32 object = MTB_COOKIE_OBJECT(cookie);
 
 	if (!keeps_live(object)) {
+		/* sampling: a sampled block's free alone */
+		if (sample_mean) {
+			if (sampled_has(tgid, ptr, 1))
+				emit(MTB_REC_FREE, MTB_FN_FREE, object, pid_tgid, ptr, 0, 0, 0, 0);
+			else
+				touched(c, pid_tgid);
+			return 0;
+		}
 		/* lean: the loader pairs it, and drops an internal free of a
 		 * block it does not know */
 		int internal = !known_take(tgid, ptr) && internal_free(ctx, object);
@@ -1021,7 +1193,10 @@ int mt_free(struct pt_regs *ctx)
 		return 0;
 	}
 	if (live_take(tgid, ptr, &old)) {
-		site_release(tgid, old.size, old.kstack, old.ts, min_age_ns ? bpf_ktime_get_ns() : 0);
+		site_release(tgid, old.size, old.weight, old.kstack, old.ts, min_age_ns ? bpf_ktime_get_ns() : 0);
+	} else if (sample_mean) {
+		touched(c, pid_tgid);
+		return 0; /* not a sampled block */
 	} else if (internal_free(ctx, object)) {
 		count(tgid, MTB_ST_INTERNAL_FREE, 1);
 		return 0;

@@ -289,10 +289,16 @@ struct mtb_call {
 	__u64 a0, a1;   /* arguments (see memtrace.bpf.c, mt_entry) */
 	/* realloc of a known block: its live record, taken out at entry and
 	 * put back if the call fails */
-	__u64 old_size, old_kstack, old_ts;
+	__u64 old_size, old_kstack, old_ts, old_weight;
 	__u32 old_valid;
 	__u32 via_new;  /* made by operator new for its caller: new_kstack, new_caller */
 	__u64 nested;   /* calls suppressed inside it */
+	/* sampling: the call's new block is sampled; its old one was */
+	__u32 sample_new, sample_old;
+	/* sampling: the thread's last event recorded made a block; the next
+	 * call not recorded says that one came (a free of address 0), or that
+	 * block's free would seem a temporary's */
+	__u32 touch, pad2;
 
 	/* The operator new the thread is in (mt_new): owned like OWN, but never
 	 * given up (new has no return probe), only refreshed by the owner's
@@ -337,7 +343,18 @@ struct mtb_live {
 	__u64 size;
 	__u64 kstack;
 	__u64 ts;
+	__u64 weight; /* what it adds to its site's counts: 1, or sampling, a
+		       * 16.16 fixed-point estimate (mtb_sample_weight) */
 };
+
+/* Sampled recording: the distances to the next sample point are drawn from
+ * this many quantiles of an exponential distribution (BPF has no floating
+ * point), and a sampled block's weight, 1 / (1 - exp(-x)) for x its size
+ * over the mean, is read from a table in steps of 1/256 of x up to 8
+ * (beyond, 1; below 1/2, from its series). */
+#define MTB_SAMPLE_GAPS 1024
+#define MTB_SAMPLE_WEIGHTS 2048
+#define MTB_SAMPLE_ONE (1u << 16)
 
 /* sites: totals per (process, stack). */
 struct mtb_site_key {

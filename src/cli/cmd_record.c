@@ -318,17 +318,12 @@ static int choose_backend(const struct record_opts *ro, const char *exe, struct 
 			mt_note("backend: %s, as asked (--backend=%s); BPF: %s",
 				use_bpf ? "bpf" : "the shim", ro->backend, bpf_why);
 	}
-	if (use_bpf && ro->sample) {
-		mt_error("--sample: %s cannot be traced by the shim (%s), and the BPF backend "
-			 "records every allocation",
-			 exe, why);
-		return -1;
-	}
 	if (use_bpf) {
 		struct mt_bpf_opts bo = { .events = 1,
 					  .mmaps = mt_gather_mmaps(),
 					  .lean = 1,
-					  .max_stacks = ro->max_stacks };
+					  .max_stacks = ro->max_stacks,
+					  .sample_mean = ro->sample };
 		if (ro->follow) {
 			mt_error("--follow-forks is not available with the BPF backend yet");
 			return -1;
@@ -686,11 +681,6 @@ static int settle_args(struct record_opts *ro)
 	if (ro->sample && ro->cull) {
 		mt_error("--sample and --cull-temporary cannot go together: a sampled block's "
 			 "lifetime says nothing of the others'");
-		return MT_EXIT_USAGE;
-	}
-	if (ro->sample && !strcmp(ro->backend, "bpf")) {
-		mt_error("--sample: the BPF backend records every allocation (sampling is the "
-			 "shim's: --backend=preload)");
 		return MT_EXIT_USAGE;
 	}
 	char mean[32];

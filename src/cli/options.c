@@ -199,6 +199,7 @@ int mt_options_bpf(const struct mt_cmdline *c, struct mt_bpf_opts *maps, int arg
 		  .target = &maps->max_stacks,
 		  .max = 1u << 24,
 		  .help = "entries of the kernel's stack map (default 65536)" },
+		MT_OPT_SAMPLE(&maps->sample_mean),
 		{ .type = MT_OPT_END },
 	};
 	struct mt_cmdline bc = *c;

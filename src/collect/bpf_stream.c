@@ -150,6 +150,10 @@ static struct proc *proc_for_image(struct mt_bpf_streams *s, uint32_t pid, uint6
 		w = room(p, 16);
 		put(p, mt_enc_main(w));
 	}
+	if (mt_bpf_sample_mean(s->b)) {
+		w = room(p, MT_REC_MAX_SMALL);
+		put(p, mt_enc_sampled(w, mt_bpf_sample_mean(s->b)));
+	}
 	emit_modules(p);
 	return p;
 }

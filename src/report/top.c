@@ -186,8 +186,16 @@ void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double t
 	size_t shown = n > 0 && (size_t)n < nrows ? (size_t)n : nrows;
 	struct mt_frame fr[MT_SYM_MAX_FRAMES];
 	char a[32], b[32], c[32];
+	/* sampled (--sample): every figure is an estimate */
+	uint64_t sampled = snap->nprocs ? snap->procs[0]->figures.sample_mean : 0;
 	if (json) {
-		fprintf(f, "{\"time_s\": %.3f, \"processes\": [", time_s);
+		fprintf(f, "{\"time_s\": %.3f, ", time_s);
+		if (sampled)
+			fprintf(f, "\"sampled\": {\"mean_bytes\": %llu}, ",
+				(unsigned long long)sampled);
+		else
+			fputs("\"sampled\": null, ", f);
+		fputs("\"processes\": [", f);
 		int firstp = 1;
 		for (size_t i = 0; i < snap->nprocs; i++) {
 			const struct mt_process *p = snap->procs[i];
@@ -215,8 +223,10 @@ void mt_top_print(struct mt_top *t, FILE *f, struct mt_recording *snap, double t
 		}
 		fputs("]}\n", f);
 	} else {
-		fprintf(f, "\nmemtrace: %.1f s, %zu process%s, %s outstanding\n", time_s,
-			snap->nprocs, snap->nprocs == 1 ? "" : "es", mt_fmt_bytes(total, a));
+		fprintf(f, "\nmemtrace: %.1f s, %zu process%s, %s%s outstanding%s\n", time_s,
+			snap->nprocs, snap->nprocs == 1 ? "" : "es", sampled ? "~" : "",
+			mt_fmt_bytes(total, a),
+			sampled ? " (sampled: every figure is an estimate)" : "");
 		fprintf(f, "%12s %10s %10s %8s  %-16s %s\n", "OUTSTANDING", "BLOCKS", "ALLOC/S",
 			"PID", "PROCESS", "CALL SITE");
 		for (size_t r = 0; r < shown; r++) {

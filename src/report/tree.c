@@ -329,10 +329,14 @@ static void add_site(struct tree *t, const struct mt_process *p, struct mt_symbo
 		 mt_sat_i64(a.count));
 }
 
-/* The tree's first line: the process's total in VIEW. */
-static void print_total(FILE *f, const struct mt_totals *tot, enum mt_view view)
+/* The tree's first line: the process's total in VIEW (of P: a sampled
+ * recording's are estimates, ~). */
+static void print_total(FILE *f, const struct mt_process *p, enum mt_view view)
 {
+	const struct mt_totals *tot = &p->figures.t;
 	char a[32], b[32];
+	if (p->figures.sample_mean)
+		fputc('~', f);
 	switch (view) {
 	case MT_VIEW_LEAKS:
 		fprintf(f, "leaked: %s in %s allocation%s\n", mt_fmt_bytes(tot->live_bytes, a),
@@ -432,7 +436,7 @@ void mt_print_topdown_tree(FILE *f, const struct mt_process *p, struct mt_symbol
 			mt_sat_i64(mt_amount_measure(a, view)), mt_sat_i64(a.bytes),
 			mt_sat_i64(a.count));
 	}
-	print_total(f, &p->figures.t, view);
+	print_total(f, p, view);
 	char prefix[1100] = "  ";
 	print(f, &t, 0, prefix, 2, mt_total_measure(&p->figures.t, view), view, threshold);
 	tree_free(&t);
@@ -497,7 +501,7 @@ void mt_print_tree(FILE *f, const struct mt_process *p, struct mt_symbolizer *sy
 	tree_init(&t, 0, fit);
 	for (size_t i = 0; i < nsites; i++)
 		add_site(&t, p, sym, sites[i], view);
-	print_total(f, &p->figures.t, view);
+	print_total(f, p, view);
 	char prefix[1100] = "  ";
 	print(f, &t, 0, prefix, 2, mt_total_measure(&p->figures.t, view), view, threshold);
 	tree_free(&t);

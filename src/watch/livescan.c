@@ -18,7 +18,8 @@ static void add_block(void *ctx, const struct mt_bpf_block *blk)
 {
 	struct gather *g = ctx;
 	mt_grow(&g->v, &g->cap, g->n, sizeof *g->v);
-	g->v[g->n++] = (struct mt_live_block){ blk->ptr, blk->size, blk->stack_id, blk->ts };
+	g->v[g->n++] =
+		(struct mt_live_block){ blk->ptr, blk->size, blk->stack_id, blk->ts, blk->weight };
 }
 
 static int by_addr(const void *a, const void *b)
@@ -114,13 +115,18 @@ void mt_live_scan_apply(const struct mt_live_scan *s, struct mt_bpf *b, struct m
 	k->why = s->res.complete ? NULL : xstrdup(s->res.why);
 	k->nsites = p->figures.nsites;
 	k->sites = xcalloc(k->nsites ? k->nsites : 1, sizeof *k->sites);
+	/* counts in 16.16 first: a sampled block stands for its weight */
 	for (size_t i = 0; i < s->n; i++) {
 		if (before && s->blocks[i].ts >= before)
 			continue;
 		unsigned kind = s->res.complete ? s->kinds[i] : MT_LEAK_REACHABLE;
-		k->sites[site[i]].count[kind]++;
-		k->sites[site[i]].bytes[kind] += s->blocks[i].size;
+		const struct mt_live_block *bl = &s->blocks[i];
+		k->sites[site[i]].count[kind] += bl->weight;
+		k->sites[site[i]].bytes[kind] += (bl->size * bl->weight) >> 16;
 	}
+	for (size_t i = 0; i < k->nsites; i++)
+		for (int kd = 0; kd < MT_LEAK_KINDS; kd++)
+			k->sites[i].count[kd] = (k->sites[i].count[kd] + (1u << 15)) >> 16;
 	free(site);
 	/* the kinds of a site add up to its leaked figures (counts and
 	 * bytes alike) */

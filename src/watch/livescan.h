@@ -19,7 +19,8 @@
 
 struct mt_live_block {
 	uint64_t addr, size, stack_id;
-	uint64_t ts; /* its allocation's, CLOCK_MONOTONIC ns */
+	uint64_t ts;	 /* its allocation's, CLOCK_MONOTONIC ns */
+	uint64_t weight; /* mt_bpf_block's: allocations it stands for, 16.16 */
 };
 
 struct mt_live_scan {

@@ -93,6 +93,8 @@ static struct mt_process *process_of(struct snap *sn, uint32_t pid)
 	struct mt_process *p = mt_process_add(sn->rec, pid, k->have ? (uint32_t)pi->ppid : 0,
 					      k->have ? pi->exe : NULL, k->have ? pi->argv : NULL,
 					      k->have ? pi->argv_len : 0, "bpf");
+	/* sampled: the sites' figures are estimates (and say so) */
+	p->figures.sample_mean = mt_bpf_sample_mean(sn->l->b);
 	for (size_t i = 0; k->have && i < pi->nmods; i++) {
 		const struct mt_pmod *m = &pi->mods[i];
 		mt_process_add_module(p, m->path, m->bias, m->start, m->end, m->build_id,

@@ -76,6 +76,45 @@ def check_sampled(t, p, truth):
         near(t, s.get('definite_bytes'), LEAKED, 0.15, 'leaky: estimated bytes definitely lost')
 
 
+def scaled(truth, d):
+    return {fn: (c // d, b // d) for fn, (c, b) in truth.items()}
+
+
+def run_bpf(t, prog):
+    """The BPF backend, sampled in the kernel: an eighth of the program at
+    an eighth of the mean (as many samples as the shim's case has; its
+    probes trap on every call).  Its draws cannot be seeded: the bounds are
+    four spreads, 20%."""
+    import bpflib
+    why = bpflib.bpf_unavailable()
+    if why:
+        t.fail(f'BPF unavailable: {why}')
+        return
+    rec, out = t.record([prog, '8'], opts=['--backend=bpf', '--sample=64K'], timeout=300)
+    truth = scaled(TRUTH, 8)
+    m = mixed_truth(t, out)
+    if m:
+        truth['mixed'] = m
+    p = t.only_process(t.report(rec))
+    if p is None:
+        return
+    t.eq(p.get('backend'), 'bpf', 'the backend')
+    t.eq(p.get('sampled'), {'mean_bytes': 64 * 1024}, 'sampled: the mean of the recording')
+    t.eq(p.get('totals', {}).get('unmatched_frees'), 0, 'unmatched frees')
+    for fn, (calls, nbytes) in truth.items():
+        s = t.site(p, fn)
+        if s is None:
+            continue
+        near(t, s.get('allocations'), calls, 0.20, f'bpf {fn}: estimated calls')
+        near(t, s.get('allocated_bytes'), nbytes, 0.20, f'bpf {fn}: estimated bytes')
+    for fn in ('pages', 'mixed'):
+        s = t.site(p, fn)
+        if s is not None:
+            t.eq(s.get('temporary_allocations'), 0, f'bpf {fn}: temporary allocations (freed later)')
+    near(t, p.get('totals', {}).get('leaked_bytes'), LEAKED // 8, 0.20,
+         'bpf: estimated bytes in use at the exit')
+
+
 def run(t, prog):
     rec, out = t.record([prog], opts=['--sample'], env=SEED, timeout=300)
     truth = dict(TRUTH)

@@ -84,10 +84,17 @@ struct mt_bpf_opts {
 				 * maps (a recording, which reads nothing else):
 				 * mt_bpf_read_sites, the live and unmatched counts
 				 * then say nothing */
+	uint64_t sample_mean;	/* sampled recording: one allocation per this many
+				 * bytes on average (0: every one); the sites'
+				 * figures are then estimates (mt_bpf_read_sites
+				 * weighs them), the events say it (MT_EXT_SAMPLED) */
 };
 
 /* The function of a FREE event made by free() (enum mt_fn has none). */
 #define MT_BPF_FN_FREE MT_FN_COUNT
+
+/* The sampled mean it was opened with (mt_bpf_opts), 0: every call. */
+uint64_t mt_bpf_sample_mean(const struct mt_bpf *b);
 
 /* Loads the programs and creates the maps.  Fails with one line: not root
  * (or without CAP_BPF and CAP_PERFMON), no kernel BTF, no uprobe support,
@@ -246,6 +253,9 @@ struct mt_bpf_block {
 	uint64_t ptr, size;
 	uint64_t stack_id; /* as mt_bpf_site's: mt_bpf_stack's key */
 	uint64_t ts;	   /* CLOCK_MONOTONIC ns of its allocation */
+	uint64_t weight;   /* the allocations it stands for, in 16.16: 1 << 16,
+			    * or sampling, its estimate (mt_bpf_site's counts
+			    * are sums of these) */
 };
 
 /* Calls FN for every live block of PID (for the leak scan of a process

@@ -154,8 +154,9 @@ static int live_cb(void *ctx, const void *key, const void *val)
 		return 0;
 	struct site_acc *a = acc_get(w, k->tgid, mtb_stack_uid(w->b, v->kstack, 0));
 
-	a->out_allocs++;
-	a->out_bytes += v->size;
+	/* (sampling: its weight, 16.16, as the sites' counts) */
+	a->out_allocs += w->b->o.sample_mean ? v->weight : 1;
+	a->out_bytes += w->b->o.sample_mean ? (v->size * v->weight) >> 16 : v->size;
 	if (!a->oldest || v->ts < a->oldest)
 		a->oldest = v->ts;
 	return 0;
@@ -164,16 +165,19 @@ static int live_cb(void *ctx, const void *key, const void *val)
 static void deliver_sites(struct sites_walk *w, void (*fn)(void *ctx, const struct mt_bpf_site *s),
 			  void *ctx)
 {
+	/* sampling: the counts are the blocks' weights, in 16.16 */
+	unsigned shift = w->b->o.sample_mean ? 16 : 0;
+	uint64_t half = shift ? 1u << 15 : 0;
 	for (size_t i = 0; i < w->n; i++) {
 		const struct site_acc *a = &w->acc[i];
 		struct mt_bpf_site s = {
 			.pid = a->pid,
 			.stack_id = a->uid,
 			.outstanding_bytes = a->out_bytes,
-			.outstanding_allocations = a->out_allocs,
-			.allocations = a->allocs,
+			.outstanding_allocations = (a->out_allocs + half) >> shift,
+			.allocations = (a->allocs + half) >> shift,
 			.allocated_bytes = a->bytes,
-			.culled = a->culled,
+			.culled = (a->culled + half) >> shift,
 			.oldest_ts = a->oldest,
 			.object = a->object,
 			.fn = a->fn,
@@ -229,6 +233,7 @@ static int block_cb(void *ctx, const void *key, const void *val)
 		.size = v->size,
 		.stack_id = mtb_stack_uid(w->b, v->kstack, 0),
 		.ts = v->ts,
+		.weight = w->b->o.sample_mean ? v->weight : MTB_SAMPLE_ONE,
 	};
 	w->fn(w->ctx, &blk);
 	w->n++;

@@ -17,6 +17,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -325,6 +326,34 @@ static int read_sysctl(const char *path, unsigned long long *v)
 /* The mapping calls' tracepoint program (the exit alone: memtrace.bpf.c). */
 #define MAP_PROGS(s) (s)->progs.mt_sys_exit
 
+uint64_t mt_bpf_sample_mean(const struct mt_bpf *b)
+{
+	return b->o.sample_mean;
+}
+
+/* Sampling's constants (memtrace.h): the quantiles of an exponential
+ * distribution of the mean, from which the programs draw the distances to
+ * the next sample point, and the weights of sampled blocks, 1 / (1 -
+ * exp(-x)) in 16.16 at the middle of each 1/256 step of x = size / mean;
+ * the sampled blocks' table only where it is used (recording). */
+static void configure_sampling(struct mt_bpf *b)
+{
+	struct memtrace_bpf *s = b->skel;
+	uint64_t r = b->o.sample_mean;
+	s->rodata->sample_mean = r;
+	if (!r || !b->o.events || !b->o.lean)
+		bpf_map__set_max_entries(s->maps.sampled, 1);
+	else
+		bpf_map__set_max_entries(s->maps.sampled, b->o.max_live);
+	for (int i = 0; r && i < MTB_SAMPLE_GAPS; i++) {
+		double g = -log((i + 0.5) / MTB_SAMPLE_GAPS) * (double)r;
+		s->rodata->sample_gaps[i] = g < 1 ? 1 : (uint64_t)(g + 0.5);
+	}
+	for (int i = 0; r && i < MTB_SAMPLE_WEIGHTS; i++)
+		s->rodata->sample_weight[i] =
+			(uint32_t)(MTB_SAMPLE_ONE / -expm1(-(i + 0.5) / 256.0) + 0.5);
+}
+
 /* Before loading: the programs' constants, the sizes of the maps, the
  * attach type of the programs. */
 static void configure(struct mt_bpf *b, long page)
@@ -340,6 +369,7 @@ static void configure(struct mt_bpf *b, long page)
 		bpf_map__set_max_entries(s->maps.known, 1);
 	s->rodata->min_age_ns = b->o.min_age_ns;
 	s->rodata->self_tgid = (uint32_t)b->self;
+	configure_sampling(b);
 	/* MEMTRACE_BPF_UNWIND=fp: frame pointers only, as before the unwind
 	 * tables (for comparing their cost: tools/bench/bench.sh). */
 	const char *uw = getenv("MEMTRACE_BPF_UNWIND");

@@ -90,6 +90,12 @@ void mt_bpf_lost(struct mt_bpf *b, uint32_t pid, uint64_t lost[MT_LOST_KIND_COUN
 {
 	memset(lost, 0, sizeof(uint64_t) * MT_LOST_KIND_COUNT);
 }
+uint64_t mt_bpf_sample_mean(const struct mt_bpf *b)
+{
+	(void)b;
+	return 0;
+}
+
 uint64_t mt_bpf_unmatched_frees(struct mt_bpf *b, uint32_t pid)
 {
 	return 0;
