@@ -21,7 +21,8 @@
  *
  * With an argument D, every count is divided by D (the BPF backend's case
  * runs an eighth of it at an eighth of the mean: its probes trap on every
- * call, sampled or not).
+ * call, sampled or not).  With "wait" after it, it says "ready" and waits
+ * for SIGUSR1 first (for memtrace -p).
  *
  * Sizes are kept well above a byte or two: a site's count is estimated
  * from its samples, each standing for about MEAN / SIZE calls, so that a
@@ -30,6 +31,7 @@
  */
 #include "gt.h"
 
+#include <signal.h>
 #include <stdint.h>
 
 static int scale = 1;
@@ -113,6 +115,15 @@ int main(int argc, char **argv)
 	uint64_t calls = 0, bytes = 0;
 	if (argc > 1 && atoi(argv[1]) > 0)
 		scale = atoi(argv[1]);
+	if (argc > 2 && !strcmp(argv[2], "wait")) {
+		sigset_t usr1;
+		int sig;
+		sigemptyset(&usr1);
+		sigaddset(&usr1, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &usr1, NULL);
+		if (write(1, "ready\n", 6) != 6 || sigwait(&usr1, &sig))
+			return 1;
+	}
 	temps();
 	pages();
 	mixed(&calls, &bytes);

@@ -11,6 +11,8 @@ one whose figures all fall within 3% of the truth, so that an estimator
 biased by a few percent fails.  --sample=0 records every call, exactly.
 """
 import os
+import re
+import signal
 
 from gtlib import marker_line
 
@@ -113,6 +115,45 @@ def run_bpf(t, prog):
             t.eq(s.get('temporary_allocations'), 0, f'bpf {fn}: temporary allocations (freed later)')
     near(t, p.get('totals', {}).get('leaked_bytes'), LEAKED // 8, 0.20,
          'bpf: estimated bytes in use at the exit')
+    attach_sampled(t, prog, truth)
+
+
+def attach_sampled(t, prog, truth):
+    """memtrace -p PID --sample: the kernel's own figures (its maps, the
+    report attach prints) and the recording it writes (-o), both estimates
+    of the same eighth of the program."""
+    import subprocess
+    p = subprocess.Popen([prog, '8', 'wait'], stdout=subprocess.PIPE, text=True)
+    try:
+        t.eq(p.stdout.readline().strip(), 'ready', 'gt-sampled waits for SIGUSR1')
+        out = t.path('attach.mtrace')
+        m = subprocess.Popen([t.memtrace, '-p', str(p.pid), '--sample=64K', '--interval', '0',
+                              '--no-scan', '-o', out], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        line = m.stderr.readline()
+        t.check('attached' in line, f'memtrace -p says when it is attached ({line!r})')
+        p.send_signal(signal.SIGUSR1)
+        p.wait(timeout=120)
+        so, se = m.communicate(timeout=120)
+        t.eq(m.returncode, 0, f'memtrace -p --sample (stderr {se[-400:]!r})')
+        # the maps' figures: "~leaked: 32.0 MB in 125,000 allocations"
+        got = re.search(r'~leaked: [\d.]+ \w?B in ([\d,]+) allocations', so)
+        if t.check(got is not None, f'attach prints its leaks as an estimate (~leaked): {so[-600:]!r}'):
+            near(t, int(got.group(1).replace(',', '')), 1_000_000 // 8, 0.20,
+                 'attach: estimated blocks leaked (the kernel\'s maps)')
+        rep = t.report(out)
+        q = t.only_process(rep)
+        if q is None:
+            return
+        t.eq(q.get('sampled'), {'mean_bytes': 64 * 1024}, 'attach -o: sampled, the mean')
+        for fn, (calls, nbytes) in truth.items():
+            s = t.site(q, fn)
+            if s is not None:
+                near(t, s.get('allocated_bytes'), nbytes, 0.20, f'attach -o {fn}: estimated bytes')
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 def run(t, prog):

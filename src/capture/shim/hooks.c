@@ -45,11 +45,12 @@ INLINE void *recorded(int fn, void *p, size_t n)
 
 EXPORT void *malloc(size_t n)
 {
-	uint64_t early = mt_stamp_raw(0);
+	/* (sampling: read only for the calls sampled, in RECORD_ALLOC_AT) */
+	uint64_t early = likely(!mt_sample_mean) ? mt_stamp_raw(0) : 0;
 	void *p = unlikely(mt_cfg.zero_memory) ? NEXT(__libc_calloc(1, n), mt_next_calloc(1, n)) :
 						 NEXT(__libc_malloc(n), mt_next_malloc(n));
 	if (likely(p)) {
-		RECORD_ALLOC_AT(MT_FN_MALLOC, p, n, early);
+		RECORD_ALLOC_AT(MT_FN_MALLOC, p, n, early ? early : mt_stamp_raw(0));
 		NOTE_BLOCK(p, n);
 	}
 	WATCH_BRK();

@@ -12,7 +12,7 @@
  *
  * A sampled block's free must be recorded, every other free not: the
  * addresses of the sampled blocks live in an open-addressing set under a
- * lock, with a filter in front of it (a counter per hash bucket, read
+ * lock, with a filter in front of it (a bit per hash bucket, 8 KB, read
  * without the lock) so that the free of an unsampled block costs a hash
  * and a load.  The set is taken only by a thread marked busy
  * (fastpath.h: begin), whose signal handlers' calls are held back
@@ -31,7 +31,10 @@
 uint64_t mt_sample_mean;
 __thread int64_t mt_t_left;
 __thread uint8_t mt_t_touch;
-uint16_t mt_sample_filter[MT_SAMPLE_FILTER];
+uint64_t mt_sample_bits[MT_SAMPLE_FILTER / 64];
+/* How many sampled blocks each bucket holds (under the lock): its bit is
+ * set while this is not 0. */
+static uint16_t bucket_count[MT_SAMPLE_FILTER];
 
 static __thread uint64_t t_rng; /* 0: the thread has not drawn yet */
 static uint64_t seed;
@@ -191,8 +194,10 @@ void mt_sample_add(void *p)
 	if (!find(a) && !make_room()) {
 		put(set, cap - 1, a);
 		used++;
-		__atomic_fetch_add(&mt_sample_filter[mt_sample_bucket((uintptr_t)p)], 1,
-				   __ATOMIC_RELAXED);
+		unsigned b = mt_sample_bucket((uintptr_t)p);
+		if (bucket_count[b]++ == 0)
+			__atomic_fetch_or(&mt_sample_bits[b / 64], 1ull << (b % 64),
+					  __ATOMIC_RELEASE);
 	}
 	set_unlock();
 }
@@ -207,8 +212,10 @@ int mt_sample_take(void *p)
 	if (e) {
 		*e = GONE;
 		gone++;
-		__atomic_fetch_sub(&mt_sample_filter[mt_sample_bucket((uintptr_t)p)], 1,
-				   __ATOMIC_RELAXED);
+		unsigned b = mt_sample_bucket((uintptr_t)p);
+		if (--bucket_count[b] == 0)
+			__atomic_fetch_and(&mt_sample_bits[b / 64], ~(1ull << (b % 64)),
+					   __ATOMIC_RELAXED);
 	}
 	set_unlock();
 	return e != NULL;

@@ -107,8 +107,11 @@ MT_HIDDEN extern __thread int64_t mt_t_left;
  * or its free would seem the next event after it, a temporary. */
 MT_HIDDEN extern __thread uint8_t mt_t_touch;
 MT_HIDDEN __attribute__((cold, noinline)) void mt_sample_touch(void);
+/* The filter in front of the set: a bit per bucket of addresses, set while
+ * a sampled block of the bucket lives (8 KB: it stays in the L1 cache,
+ * where counters per bucket, 128 KB, missed it on most frees). */
 #define MT_SAMPLE_FILTER (1u << 16)
-MT_HIDDEN extern uint16_t mt_sample_filter[MT_SAMPLE_FILTER];
+MT_HIDDEN extern uint64_t mt_sample_bits[MT_SAMPLE_FILTER / 64];
 MT_HIDDEN void mt_sample_init(uint64_t mean, uint64_t seed);
 /* The thread's count reached its sample point: draws the next one.
  * Returns 1 when the allocation is not sampled after all (the thread's
@@ -132,8 +135,8 @@ static inline unsigned mt_sample_bucket(uint64_t a)
 /* Whether P may be sampled (no lock: its bucket's counter). */
 static inline int mt_sample_maybe(const void *p)
 {
-	return __atomic_load_n(&mt_sample_filter[mt_sample_bucket((uint64_t)(uintptr_t)p)],
-			       __ATOMIC_RELAXED) != 0;
+	unsigned b = mt_sample_bucket((uint64_t)(uintptr_t)p);
+	return (__atomic_load_n(&mt_sample_bits[b / 64], __ATOMIC_RELAXED) >> (b % 64)) & 1;
 }
 
 /* arena.c: memory that never comes from the traced heap. */
