@@ -194,6 +194,8 @@ static void add_side(struct mt_diff *d, const struct mt_recording *rec, int is_n
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];
 		add_totals(is_new ? &d->new : &d->base, &p->figures.t);
+		if (p->figures.sample_mean)
+			d->sampled = 1;
 		struct mt_symbolizer *sym = mt_process_symbolizer(p);
 		const char **names = xcalloc(p->nmodules ? p->nmodules : 1, sizeof *names);
 		for (size_t m = 0; m < p->nmodules; m++)

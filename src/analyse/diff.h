@@ -29,6 +29,7 @@ struct mt_diff_site {
 
 struct mt_diff {
 	struct mt_totals base, new; /* summed over processes */
+	int sampled;		    /* either side's figures are (in part) estimates */
 	struct mt_diff_site *sites;
 	size_t n, cap;
 	/* key -> site index + 1 (open addressing) */

@@ -5,7 +5,8 @@
  * The heap convention of pprof's own converters: four values per sample,
  * alloc_objects/count, alloc_space/bytes, inuse_objects/count and
  * inuse_space/bytes, where "in use" means still live when the recording
- * ended (leaked).  One Sample per call site, unsampled (period 1); a
+ * ended (leaked).  One Sample per call site; period 1, or for a sampled
+ * recording its mean (the values are estimates already, as Go's are); a
  * Location per distinct address of a process, its Lines the inlined
  * functions first and the real function last; a Function per (name, file);
  * a Mapping per module, with its build-id; a frame without a symbol is a
@@ -360,15 +361,24 @@ static void header(struct pprof *pp, struct mt_export_ctx *x)
 	value_type(pp, PROFILE_SAMPLE_TYPE, "alloc_space", "bytes");
 	value_type(pp, PROFILE_SAMPLE_TYPE, "inuse_objects", "count");
 	value_type(pp, PROFILE_SAMPLE_TYPE, "inuse_space", "bytes");
+	/* a sampled recording: the values are estimates already (as Go's
+	 * heap profiles are), the period its mean */
+	const struct mt_recording *rec = &x->sel->matched;
+	uint64_t mean = 0;
+	for (size_t i = 0; i < rec->nprocs && !mean; i++)
+		if (mt_export_wants(x, rec->procs[i]))
+			mean = rec->procs[i]->figures.sample_mean;
 	value_type(pp, PROFILE_PERIOD_TYPE, "space", "bytes");
-	emit_uint(pp, PROFILE_PERIOD, 1);
+	emit_uint(pp, PROFILE_PERIOD, mean ? mean : 1);
 	emit_uint(pp, PROFILE_DEFAULT_TYPE, str_id(pp, "inuse_space"));
 	emit_uint(pp, PROFILE_COMMENT,
-		  str_id(pp, "every allocation recorded by memtrace, unsampled; "
-			     "inuse = leaked: still live when the recording ended, "
+		  str_id(pp, mean ? "allocations sampled by memtrace, one per period bytes on "
+				    "average; every value an estimate of the whole" :
+				    "every allocation recorded by memtrace, unsampled"));
+	emit_uint(pp, PROFILE_COMMENT,
+		  str_id(pp, "inuse = leaked: still live when the recording ended, "
 			     "less the C/C++ runtime's blocks held until exit"));
 
-	const struct mt_recording *rec = &x->sel->matched;
 	uint64_t start = UINT64_MAX, end = 0, unix_ns = 0;
 	for (size_t i = 0; i < rec->nprocs; i++) {
 		const struct mt_process *p = rec->procs[i];

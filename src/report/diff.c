@@ -41,6 +41,8 @@ int mt_report_diff_text(FILE *f, const struct mt_diff *d, const char *base, cons
 	fputs("\nnew:  ", f);
 	mt_text_str(f, new);
 	fputc('\n', f);
+	if (d->sampled)
+		fputs("(sampled: every figure of a sampled recording is an estimate)\n", f);
 	totals_text(f, &d->base, &d->new);
 	enum mt_view v = o->view;
 	int64_t tot = mt_diff_total_measure(d, v);

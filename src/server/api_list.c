@@ -133,10 +133,16 @@ static void list_file(FILE *f, size_t id, struct srv_file *file, const struct sr
 		process_identity(f, p, i == 0, "     ", " ");
 		fprintf(f,
 			", \"duration_s\": %.6f,\n      \"allocations\": %llu, \"allocated_bytes\": %llu, "
-			"\"peak_bytes\": %llu, \"leaked_bytes\": %llu, \"sites\": %d}",
+			"\"peak_bytes\": %llu, \"leaked_bytes\": %llu, \"sites\": %d, \"sampled\": ",
 			mt_process_duration(p), (unsigned long long)t->allocations,
 			(unsigned long long)t->allocated_bytes, (unsigned long long)t->peak_bytes,
 			(unsigned long long)t->live_bytes, api_sites_used(p));
+		/* a sampled recording's figures are estimates (as report --json) */
+		if (p->figures.sample_mean)
+			fprintf(f, "{\"mean_bytes\": %llu}}",
+				(unsigned long long)p->figures.sample_mean);
+		else
+			fputs("null}", f);
 	}
 	fputs("]}", f);
 	srv_file_release(file);

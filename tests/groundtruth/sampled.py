@@ -39,6 +39,37 @@ def mixed_truth(t, out):
     return int(kv['calls']), int(kv['bytes'])
 
 
+def pprof_period(path):
+    """Profile.period (field 12, a varint) of the gzipped profile PATH."""
+    import gzip
+    b = gzip.open(path).read()
+    i = 0
+
+    def varint():
+        nonlocal i
+        v = shift = 0
+        while True:
+            c = b[i]
+            i += 1
+            v |= (c & 0x7f) << shift
+            shift += 7
+            if c < 0x80:
+                return v
+    while i < len(b):
+        key = varint()
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            v = varint()
+            if field == 12:
+                return v
+        elif wire == 2:
+            n = varint()  # (not i += varint(): i would be read before the call)
+            i += n
+        else:
+            return None
+    return None
+
+
 def near(t, got, want, within, what):
     if not t.check(isinstance(got, int), f'{what}: {got!r} is a number'):
         return
@@ -173,6 +204,16 @@ def run(t, prog):
     t.check(rc == 0 and 'sampled:         one allocation per 512 KiB allocated' in txt
             and 'allocations:     ~' in txt and '  ~' in txt.split('MOST CALLS')[-1],
             f'the text report says the figures are estimates (~): {txt[:600]!r} {se[-200:]!r}')
+
+    # the exports and diff say so too: pprof's period is the mean (its
+    # values are estimates already, as Go's heap profiles' are)
+    pb = t.path('s.pb.gz')
+    rc, _, se = t.run([t.memtrace, 'export', '-f', 'pprof', '-o', pb, rec], what='memtrace export')
+    if t.eq(rc, 0, f'export -f pprof (stderr {se[-300:]!r})'):
+        t.eq(pprof_period(pb), MEAN, 'pprof: period (Profile field 12) is the mean')
+    rc, txt, se = t.run([t.memtrace, 'diff', rec, rec], what='memtrace diff')
+    t.check(rc == 0 and '(sampled: every figure of a sampled recording is an estimate)' in txt,
+            f'diff says the figures are estimates: {txt[:300]!r}')
 
     # --sample=0: every call, exactly (as without the option)
     rec0, out0 = t.record([prog], opts=['--sample=0'], out=t.path('all.mtrace'), timeout=300)
