@@ -82,22 +82,6 @@ static int print_table(void *ctx, uint64_t elapsed_ns, int rescanned)
 	return 0;
 }
 
-/* The leak scan of each process still running, one at a time (each is
- * held only for its own scan); SCANS[i] for PIDS[i]. */
-static void scan_all(struct mt_session *ss, const struct mt_pids *pids, struct mt_live_scan *scans)
-{
-	for (size_t i = 0; i < pids->n; i++) {
-		int64_t st;
-		if (mt_bpf_exit_status(ss->b, (uint32_t)pids->v[i], &st, NULL)) {
-			scans[i] = (struct mt_live_scan){ .pid = pids->v[i] };
-			snprintf(scans[i].res.why, sizeof scans[i].res.why, "it has exited");
-		} else {
-			mt_live_scan(ss->b, pids->v[i], &scans[i]);
-		}
-		mt_scan_say(scans[i].pid, scans[i].ran, &scans[i].res);
-	}
-}
-
 /* The leak report from the maps, once the last events are in; with the
  * leak scan's kinds when SCANS (one per pid of PIDS) is not NULL. */
 static void print_leaks(struct mt_session *ss, struct mt_watch *live, uint64_t start_ns, long top,
@@ -145,7 +129,7 @@ static void scan_and_report(struct attach_table *t, uint64_t start_ns)
 	if (!t->no_scan) {
 		mt_session_poll(t->ss, 0);
 		scans = xcalloc(t->pids->n, sizeof *scans);
-		scan_all(t->ss, t->pids, scans);
+		mt_live_scan_all(t->ss->b, t->pids->v, t->pids->n, scans);
 	}
 	print_leaks(t->ss, t->live, start_ns, t->top, t->pids, scans);
 	for (size_t i = 0; scans && i < t->pids->n; i++)

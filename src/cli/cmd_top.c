@@ -3,15 +3,18 @@
  * processes (or of every process, --all), aggregated in BPF maps: outstanding
  * bytes and blocks and the allocation rate per call site.  On a terminal, a
  * screen redrawn in place, whose keys sort it or quit; elsewhere a table
- * per interval, one after the other, or one JSON object per line.
+ * per interval, one after the other, or one JSON object per line.  At the
+ * end, each process asked for with -p is scanned for leaks, as attach's.
  */
 #include "commands.h"
 #include "options.h"
 #include "capture/bpf/procmaps.h"
+#include "watch/livescan.h"
 #include "watch/session.h"
 #include "report/top.h"
 #include "base/util.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <termios.h>
@@ -24,6 +27,7 @@ static const char usage_text[] =
 	"bytes outstanding (allocated since tracing began and not freed), with\n"
 	"their allocation rate.  On a terminal, a screen redrawn in place: keys\n"
 	"o, b and r sort it by outstanding bytes, blocks or rate, q quits.\n"
+	"At the end, each process of -p is scanned for leaks (see memtrace -p).\n"
 	"Needs root or CAP_BPF and CAP_PERFMON.\n"
 	"\n"
 	"options:\n";
@@ -155,7 +159,7 @@ static int opt_sort(const char *cmd, const struct mt_option *o, const char *arg,
 int cmd_top(int argc, char **argv)
 {
 	struct mt_pids pids = { .n = 0 };
-	int all = 0, json = 0, sort = MT_TOP_OUTSTANDING;
+	int all = 0, json = 0, sort = MT_TOP_OUTSTANDING, no_scan = 0;
 	double interval = 1;
 	uint64_t count = 0, top = 0; /* 0: not given */
 	struct mt_bpf_opts maps = { .events = 0 };
@@ -188,6 +192,12 @@ int cmd_top(int argc, char **argv)
 		  .type = MT_OPT_CALLBACK,
 		  .target = &sort,
 		  .cb = opt_sort },
+		{ .longopt = "--no-scan",
+		  .help = "no leak scan of the processes of -p at the end\n"
+			  "(by default each is held still for a moment and\n"
+			  "its memory scanned, as memtrace -p does)",
+		  .type = MT_OPT_FLAG,
+		  .target = &no_scan },
 		{ .type = MT_OPT_END },
 	};
 	const struct mt_cmdline cl = { .cmd = "top", .opts = opts, .usage = usage_text, .col = 21 };
@@ -234,6 +244,15 @@ int cmd_top(int argc, char **argv)
 	mt_session_run(&ss, &loop);
 	if (t.screen)
 		screen_end(&t);
+	/* (not with --all: every process of the machine held in turn is
+	 * sweep's to do) */
+	if (!no_scan && pids.n) {
+		struct mt_live_scan *scans = xcalloc(pids.n, sizeof *scans);
+		mt_live_scan_all(ss.b, pids.v, pids.n, scans);
+		for (size_t i = 0; i < pids.n; i++)
+			mt_live_scan_free(&scans[i]);
+		free(scans);
+	}
 	mt_top_free(t.tp);
 	mt_watch_free(t.live);
 	return mt_session_close(&ss);

@@ -3,9 +3,12 @@
  */
 #include "threads.h"
 
+#include "base/clock.h"
+
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,12 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+#include <time.h>
+
+/* How long a process's threads are given to stop, in all; and how long
+ * one that did not is waited for once the others are let go. */
+#define STOP_WAIT_NS 1000000000ull
+#define LATE_WAIT_NS 5000000000ull
 
 /* Where the stack pointer is among NT_PRSTATUS's words. */
 #if defined(__x86_64__)
@@ -66,35 +75,68 @@ static int known(const struct mt_stopped *st, pid_t tid)
 	return 0;
 }
 
-/* Seizes and stops TID.  Returns 1 when stopped, 0 when it was gone, -1
- * when not allowed. */
-static int stop_one(pid_t tid)
+/* Waits until TID (seized, interrupted) stops, up to DEADLINE (mt_now_ns):
+ * 1 when stopped, 0 when it was gone, -2 when it has not stopped by then
+ * (it still will, the interrupt pending).  It is asked without blocking:
+ * a thread inside vfork stops only once its child has exec'd or exited,
+ * and that child may be waiting on the threads already held. */
+static int wait_stop(pid_t tid, uint64_t deadline)
+{
+	for (unsigned i = 0;; i++) {
+		int status;
+		pid_t r = waitpid(tid, &status, WNOHANG | __WALL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || (r == tid && (WIFEXITED(status) || WIFSIGNALED(status))))
+			return 0;
+		if (r == tid && WIFSTOPPED(status)) {
+			/* a signal arriving first stops it too: it goes back
+			 * in at the detach (PTRACE_INTERRUPT's own stop is
+			 * SIGTRAP's event stop, a group stop SIGSTOP's:
+			 * neither is to be delivered) */
+			int sig = WSTOPSIG(status);
+			if ((status >> 16) == 0 && sig != SIGTRAP && sig != SIGSTOP) {
+				/* keep it pending for the thread: re-raised by detach */
+				ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+				ptrace(PTRACE_CONT, tid, NULL, (void *)(uintptr_t)sig);
+				continue;
+			}
+			return 1;
+		}
+		if (r == tid)
+			continue;
+		if (mt_now_ns() >= deadline)
+			return -2;
+		/* a thread stops within microseconds: yield first, then
+		 * sleep, so that a thousand threads are not held longer */
+		if (i < 64)
+			sched_yield();
+		else
+			nanosleep(&(struct timespec){ 0, i < 1064 ? 20000 : 1000000 }, NULL);
+	}
+}
+
+/* Seizes and stops TID by DEADLINE.  Returns 1 when stopped, 0 when it was
+ * gone, -1 when not allowed, -2 when it did not stop in time. */
+static int stop_one(pid_t tid, uint64_t deadline)
 {
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0)
 		return errno == ESRCH ? 0 : -1;
 	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0)
 		return 0;
-	for (;;) {
-		int status;
-		pid_t r = waitpid(tid, &status, __WALL);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status))
-			return 0;
-		if (!WIFSTOPPED(status))
-			continue;
-		/* a signal arriving first stops it too: it goes back in at
-		 * the detach (PTRACE_INTERRUPT's own stop is SIGTRAP's event
-		 * stop, a group stop SIGSTOP's: neither is to be delivered) */
-		int sig = WSTOPSIG(status);
-		if ((status >> 16) == 0 && sig != SIGTRAP && sig != SIGSTOP) {
-			/* keep it pending for the thread: re-raised by detach */
-			ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
-			ptrace(PTRACE_CONT, tid, NULL, (void *)(uintptr_t)sig);
-			continue;
-		}
-		return 1;
-	}
+	return wait_stop(tid, deadline);
+}
+
+/* TID did not stop in time, the process's other threads let go: it is
+ * waited for a while longer (a vfork's child can now go on), then
+ * detached.  Returns 0, or -1 when it is still running (then it stops,
+ * seized, when its system call ends, and is let go when memtrace exits). */
+static int detach_late(pid_t tid)
+{
+	int r = wait_stop(tid, mt_now_ns() + LATE_WAIT_NS);
+	if (r == 1)
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+	return r == -2 ? -1 : 0;
 }
 
 int mt_threads_stop(struct mt_stopped *st, pid_t pid, char *why, size_t whylen)
@@ -104,6 +146,7 @@ int mt_threads_stop(struct mt_stopped *st, pid_t pid, char *why, size_t whylen)
 	st->seized = 1;
 	char dir[64];
 	snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+	uint64_t deadline = mt_now_ns() + STOP_WAIT_NS;
 	/* until a listing finds no thread it had not stopped: threads made
 	 * meanwhile by those still running */
 	for (int again = 1; again;) {
@@ -120,7 +163,20 @@ int mt_threads_stop(struct mt_stopped *st, pid_t pid, char *why, size_t whylen)
 			pid_t tid = (pid_t)atoi(e->d_name);
 			if (tid <= 0 || known(st, tid))
 				continue;
-			int r = stop_one(tid);
+			int r = stop_one(tid, deadline);
+			if (r == -2) {
+				closedir(d);
+				mt_threads_resume(st);
+				int late = detach_late(tid);
+				snprintf(
+					why, whylen,
+					"thread %d of process %d did not stop within %d ms (inside "
+					"vfork, its child waiting on the process?)%s",
+					(int)tid, (int)pid, (int)(STOP_WAIT_NS / 1000000),
+					late ? "; it is let go when memtrace exits" : "");
+				errno = EBUSY;
+				return -1;
+			}
 			if (r < 0) {
 				int err = errno;
 				snprintf(

@@ -28,9 +28,12 @@ struct mt_stopped {
 	int seized; /* we stopped them (else: the caller's tracer holds them) */
 };
 
-/* Stops every thread of PID.  Returns 0, or -1 with errno and WHY set (the
- * process is gone, another tracer holds it, ptrace is not allowed); the
- * threads stopped before a failure are let go again. */
+/* Stops every thread of PID, within a second.  Returns 0, or -1 with errno
+ * and WHY set (the process is gone, another tracer holds it, ptrace is not
+ * allowed, or a thread did not stop in time: one inside vfork stops only
+ * once its child has exec'd or exited, and that child may wait on the
+ * threads already held); the threads stopped before a failure are let go
+ * again. */
 int mt_threads_stop(struct mt_stopped *st, pid_t pid, char *why, size_t whylen);
 
 /* For a process the caller already traces and holds stopped (record's

@@ -63,6 +63,20 @@ int mt_live_scan(struct mt_bpf *b, pid_t pid, struct mt_live_scan *out)
 	return r >= 0 ? 0 : -1;
 }
 
+void mt_live_scan_all(struct mt_bpf *b, const pid_t *pids, size_t n, struct mt_live_scan *scans)
+{
+	for (size_t i = 0; i < n; i++) {
+		int64_t st;
+		if (mt_bpf_exit_status(b, (uint32_t)pids[i], &st, NULL)) {
+			scans[i] = (struct mt_live_scan){ .pid = pids[i] };
+			snprintf(scans[i].res.why, sizeof scans[i].res.why, "it has exited");
+		} else {
+			mt_live_scan(b, pids[i], &scans[i]);
+		}
+		mt_scan_say(scans[i].pid, scans[i].ran, &scans[i].res);
+	}
+}
+
 /* Makes a site's figures of each kind V add up to WANT, its leaked figure
  * in the snapshot, read after the scan while the process ran on: what was
  * allocated since, the scan did not see (still reachable: never a false

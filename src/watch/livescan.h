@@ -36,6 +36,11 @@ struct mt_live_scan {
  * held or read (out->res.why: another tracer, ptrace not allowed, gone). */
 int mt_live_scan(struct mt_bpf *b, pid_t pid, struct mt_live_scan *out);
 
+/* The leak scan of each of the N processes PIDS that is still running,
+ * one at a time (each held only for its own scan), said on stderr
+ * (mt_scan_say): SCANS[i] for PIDS[i] (one that exited: not run). */
+void mt_live_scan_all(struct mt_bpf *b, const pid_t *pids, size_t n, struct mt_live_scan *scans);
+
 /* Puts what S found into P (the watch's snapshot of the same process): its
  * kinds per site and in total, of the blocks allocated before BEFORE
  * (CLOCK_MONOTONIC ns; 0: all), as the snapshot counts those alone (sweep's

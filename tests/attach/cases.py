@@ -764,6 +764,126 @@ def case_attach_scan(t, prog):
         p.wait()
 
 
+def made_line(t, p, label):
+    """forker.c's "made N LOST HELD FORKS" after a SIGUSR1, as integers."""
+    p.send_signal(signal.SIGUSR1)
+    line = p.stdout.readline().split()
+    if not t.check(len(line) == 5 and line[0] == 'made', f'{label}: the forker made a batch ({line!r})'):
+        return None
+    return [int(x) for x in line[1:]]
+
+
+SCAN_LINE = (r'leak scan of process {}: (\d+) bytes definitely lost, (\d+) indirectly, (\d+) possibly, '
+             r'(\d+) still reachable \([\d.]+ MB scanned; the process was held ([\d.]+) ms\)')
+
+
+def case_attach_scan_forks(t, prog):
+    """The leak scan of a process that forks every half millisecond
+    (forker.c): its forks come as its threads are being stopped and while
+    it is held.  Each scan, on SIGUSR2 and at the end, finds exactly its
+    batch's kinds; nothing hangs; it forks on after each.  With a thread
+    inside vfork whose child waits on the main thread (held), the process
+    cannot be held whole: the scan gives up within a second or so, says
+    why, and lets the process go on."""
+    p = start(t, [prog])
+    m = None
+    try:
+        m = subprocess.Popen([t.memtrace, '-p', str(p.pid), '--interval', '0'],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if not t.check('attached' in m.stderr.readline(), 'memtrace -p: attached'):
+            return
+        made = made_line(t, p, 'fork')
+        if made is None:
+            return
+        _, lost, held, forks = made
+        held_ms = []
+        for i in range(3):
+            m.send_signal(signal.SIGUSR2)
+            line = m.stderr.readline()
+            r = re.search(SCAN_LINE.format(p.pid), line)
+            if t.check(r is not None, f'scan {i} while forking: done and said ({line!r})'):
+                t.eq([int(r[k]) for k in (1, 2, 3, 4)], [lost, 0, 0, held],
+                     f'scan {i}: bytes definitely, indirectly, possibly lost, still reachable')
+                held_ms.append(float(r[5]))
+            # (the leak report the scan prints on stdout is read at the end)
+        m.send_signal(signal.SIGINT)
+        so, se = m.communicate(timeout=60)
+        t.eq(m.returncode, 0, f'memtrace -p: exit status (stderr {se[-400:]!r})')
+        r = re.search(SCAN_LINE.format(p.pid), se)
+        t.check(r and [int(r[1]), int(r[4])] == [lost, held], f'the scan at the end ({se[-400:]!r})')
+        again = made_line(t, p, 'fork, detached')
+        t.check(again and again[3] > forks, f'the forker forks on after the scans ({forks} then {again})')
+        t.note(f'held {held_ms} ms while forking every half millisecond')
+    finally:
+        if m and m.poll() is None:
+            m.kill()
+            m.wait()
+        p.kill()
+        p.wait()
+
+    p = start(t, [prog, 'vfork'])
+    m = None
+    try:
+        m = subprocess.Popen([t.memtrace, '-p', str(p.pid), '--interval', '0'],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if not t.check('attached' in m.stderr.readline(), 'memtrace -p (vfork): attached'):
+            return
+        made = made_line(t, p, 'vfork')
+        t0 = time.monotonic()
+        m.send_signal(signal.SIGINT)
+        so, se = m.communicate(timeout=60)
+        took = time.monotonic() - t0
+        t.eq(m.returncode, 0, f'vfork: memtrace -p exit status (stderr {se[-400:]!r})')
+        t.check(re.search(rf'process {p.pid}: no leak scan: thread \d+ of process {p.pid} did not stop within '
+                          r'1000 ms \(inside vfork', se),
+                f'vfork: the scan gave up and says why ({se[-400:]!r})')
+        t.check(took < 10, f'vfork: memtrace -p ended in {took:.1f} s, not hung')
+        again = made_line(t, p, 'vfork, detached')
+        t.check(made and again and again[3] > made[3], f'vfork: the forker goes on ({made} then {again})')
+    finally:
+        if m and m.poll() is None:
+            m.kill()
+            m.wait()
+        p.kill()
+        p.wait()
+
+
+def case_top_scan(t, prog):
+    """top -p scans each process at its end, as memtrace -p does: the
+    server (server.c) serves a batch while watched; its forgotten buffers
+    are definitely lost, its cache and sessions still reachable."""
+    p = start(t, [prog])
+    try:
+        for opts, scan in (([], True), (['--no-scan'], False)):
+            label = ' '.join(['top', *opts])
+            m = subprocess.Popen([t.memtrace, 'top', '-p', str(p.pid), '--interval', '0.5', '--count', '4', *opts],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                first = m.stdout.readline()
+                first = first if first.strip() else m.stdout.readline()  # (a table's blank line first)
+                t.check(first.startswith('memtrace: '), f'{label}: a first table ({first!r})')
+                p.send_signal(signal.SIGUSR1)
+                served = p.stdout.readline().strip()
+                t.check(served.startswith('served'), f'{label}: the server served a batch ({served!r})')
+                so, se = m.communicate(timeout=60)
+                t.eq(m.returncode, 0, f'{label}: exit status (stderr {se[-400:]!r})')
+            finally:
+                if m.poll() is None:
+                    m.kill()
+                    m.wait()
+            r = re.search(SCAN_LINE.format(p.pid), se)
+            if not scan:
+                t.check('leak scan' not in se, f'{label}: no scan ({se!r})')
+            elif t.check(r is not None, f'{label}: the scan at the end says what it found ({se!r})'):
+                t.eq([int(r[k]) for k in (1, 2, 3, 4)], [51200, 0, 0, 38400],
+                     f'{label}: bytes definitely, indirectly, possibly lost, still reachable (the batch)')
+        p.send_signal(signal.SIGUSR1)
+        t.eq(p.stdout.readline().strip(), 'served 600', 'the server serves on after top\'s scans')
+    finally:
+        p.kill()
+        p.wait()
+
+
 def main():
     name = sys.argv[1]
     why = bpflib.bpf_unavailable()
