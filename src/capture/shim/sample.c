@@ -153,9 +153,8 @@ static int make_room(void)
 	size_t live = used - gone, ncap = cap ? cap : FIRST_CAP;
 	while ((live + 1) * 4 > ncap)
 		ncap *= 2;
-	uint64_t *t = mt_sys_mmap(NULL, ncap * sizeof *t, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (t == MAP_FAILED)
+	uint64_t *t = mt_map(ncap * sizeof *t);
+	if (!t)
 		return -1;
 	for (size_t i = 0; i < cap; i++)
 		if (set[i] > GONE)
