@@ -96,6 +96,12 @@ const volatile __u32 dwarf_unwind = 0;
  * MTB_OI_LIVE keep their blocks in the live map. */
 const volatile __u32 lean = 0;
 
+/* MEMTRACE_BPF_PROBES_ONLY=1 (tools/bench/bench.sh's mt-probes): every
+ * program returns at once, so that the same probes at the same places cost
+ * what any uprobe tool pays, the floor memtrace's own work is measured
+ * against. */
+const volatile __u32 probes_only = 0;
+
 /* Sampled recording (record/attach/top/sweep --sample): the mean in bytes
  * (0: every call), the distances drawn and the weights (memtrace.h).  Each
  * CPU counts down the bytes allocated on it to its next sample point: a
@@ -660,6 +666,8 @@ static __always_inline int made_by_new(struct pt_regs *ctx, struct mtb_call *c, 
 SEC("uprobe")
 int mt_entry(struct pt_regs *ctx)
 {
+	if (probes_only)
+		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 
@@ -1026,6 +1034,8 @@ static __always_inline int realloc_made(struct mtb_call *p, __u32 fn, __u32 obje
 SEC("uretprobe")
 int mt_return(struct pt_regs *ctx)
 {
+	if (probes_only)
+		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pid_tgid;
 	__u64 cookie = bpf_get_attach_cookie(ctx);
@@ -1158,6 +1168,8 @@ static __always_inline int internal_free(struct pt_regs *ctx, __u32 object)
 SEC("uprobe")
 int mt_free(struct pt_regs *ctx)
 {
+	if (probes_only)
+		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	__u64 cookie = bpf_get_attach_cookie(ctx);
@@ -1233,6 +1245,8 @@ static __always_inline int claim_new(struct mtb_call *c, __u32 tid, __u64 now)
 SEC("uprobe")
 int mt_new(struct pt_regs *ctx)
 {
+	if (probes_only)
+		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 

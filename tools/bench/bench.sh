@@ -15,6 +15,9 @@
 #   mt-sampled memtrace record --sample -q -o F -- CMD   (with --sample: one
 #              allocation per 512 KiB recorded, the production mode)
 #   mt-bpf     memtrace record --backend=bpf -q -o F -- CMD   (as root)
+#   mt-probes  the same with MEMTRACE_BPF_PROBES_ONLY=1: memtrace's probes at
+#              the same places, its programs returning at once: the floor
+#              of the probes alone, beside which mt-bpf's own work is read
 #   bpftrace   bpftrace counting malloc's entries and returns and free's
 #              entries of CMD (as root, when bpftrace is installed): what
 #              merely probing the allocator costs, the floor any uprobe
@@ -84,7 +87,7 @@ variants=(native memtrace)
 [ $use_sample = 0 ] || variants+=(mt-sampled)
 if [ $use_bpf = 1 ]; then
 	if [ "$(id -u)" = 0 ]; then
-		variants+=(mt-bpf)
+		variants+=(mt-bpf mt-probes)
 		if command -v bpftrace > /dev/null; then
 			variants+=(bpftrace)
 		else
@@ -180,6 +183,11 @@ run_variant() {
 		rec=$work/$wl.sampled.mtrace
 		rm -f "$rec"
 		measure "$stdin" "$memtrace" record --sample -q -o "$rec" -- "${cmd[@]}"
+		;;
+	mt-probes)
+		rec=$work/$wl.probes.mtrace
+		rm -f "$rec"
+		MEMTRACE_BPF_PROBES_ONLY=1 measure "$stdin" "$memtrace" record --backend=bpf -q -o "$rec" -- "${cmd[@]}"
 		;;
 	mt-bpf)
 		rec=$work/$wl.bpf.mtrace

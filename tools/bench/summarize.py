@@ -48,7 +48,8 @@ def main():
                  n, "" if n == 1 else "s"))
         print(fmt % head)
         nat_wall, nat_cpu = med(wl, "native", 0), med(wl, "native", 1)
-        for variant in ("native", "memtrace", "mt-sampled", "mt-bpf", "bpftrace", "heaptrack"):
+        for variant in ("native", "memtrace", "mt-sampled", "mt-bpf", "mt-probes", "bpftrace",
+                        "heaptrack"):
             rows = runs.get((wl, variant))
             if not rows:
                 continue
@@ -59,7 +60,7 @@ def main():
                      "%.3f" % cpu, "%.2f" % (cpu / nat_cpu) if nat_cpu else "-"]
             if variant == "native":
                 cells += ["-"] * 5
-            elif variant == "bpftrace":  # counts, records nothing
+            elif variant in ("bpftrace", "mt-probes"):  # records nothing
                 cells += ["%.0f" % ((wall - nat_wall) * 1e9 / events) if events else "-",
                           "%.0f" % ((cpu - nat_cpu) * 1e9 / events) if events else "-",
                           "-", "-", "-"]
@@ -78,6 +79,12 @@ def main():
                   "%.2fx the time over native, %.2fx the CPU time over native"
                   % (mb / bt, (mb - nat_wall) / (bt - nat_wall) if bt > nat_wall else float("nan"),
                      (mbc - nat_cpu) / (btc - nat_cpu) if btc > nat_cpu else float("nan")))
+        pr, prc = med(wl, "mt-probes", 0), med(wl, "mt-probes", 1)
+        if pr and mb and pr > nat_wall:
+            print("mt-bpf over the same probes with programs that return at once (mt-probes): "
+                  "%.2fx the time over native, %.2fx the CPU time over native"
+                  % ((mb - nat_wall) / (pr - nat_wall),
+                     (mbc - nat_cpu) / (prc - nat_cpu) if prc > nat_cpu else float("nan")))
     return 0
 
 

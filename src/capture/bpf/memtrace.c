@@ -370,6 +370,9 @@ static void configure(struct mt_bpf *b, long page)
 	s->rodata->min_age_ns = b->o.min_age_ns;
 	s->rodata->self_tgid = (uint32_t)b->self;
 	configure_sampling(b);
+	/* MEMTRACE_BPF_PROBES_ONLY=1: the programs return at once (memtrace.bpf.c) */
+	const char *po = getenv("MEMTRACE_BPF_PROBES_ONLY");
+	s->rodata->probes_only = po && *po && strcmp(po, "0");
 	/* MEMTRACE_BPF_UNWIND=fp: frame pointers only, as before the unwind
 	 * tables (for comparing their cost: tools/bench/bench.sh). */
 	const char *uw = getenv("MEMTRACE_BPF_UNWIND");
