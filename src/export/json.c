@@ -51,6 +51,7 @@ static void process_head(FILE *f, const struct mt_process *p, int first, int fig
 	mt_json_totals(f, p);
 	fputs(",\n      \"sites\": [", f);
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
+	struct mt_frame_json *texts = mt_frame_json_new();
 	int n = 0;
 	for (uint32_t s = 0; s < p->figures.nsites; s++) {
 		if (!p->figures.sites[s].allocations)
@@ -62,9 +63,10 @@ static void process_head(FILE *f, const struct mt_process *p, int first, int fig
 		}
 		fputs(",\n         \"frames\": ", f);
 		int k = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
-		mt_json_frames(f, fr, k);
+		mt_json_frames_cached(f, fr, k, texts);
 		fputc('}', f);
 	}
+	mt_frame_json_free(texts);
 	mt_sym_free(sym);
 	fputs(n ? "\n      ]" : "]", f);
 }

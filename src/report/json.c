@@ -13,33 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void mt_json_frames(FILE *f, const struct mt_frame *fr, int n)
-{
-	fputc('[', f);
-	for (int i = 0; i < n; i++) {
-		const struct mt_frame *x = &fr[i];
-		fputs(i ? ", {\"function\": " : "{\"function\": ", f);
-		mt_json_str(f, x->function);
-		fputs(", \"file\": ", f);
-		mt_json_str(f, x->file);
-		fputs(", \"line\": ", f);
-		if (x->line)
-			fprintf(f, "%d", x->line);
-		else
-			fputs("null", f);
-		fputs(", \"module\": ", f);
-		mt_json_str(f, x->module);
-		fprintf(f,
-			", \"address\": \"0x%llx\", \"offset\": \"0x%llx\", \"inlined\": %s, \"name\": ",
-			(unsigned long long)x->address, (unsigned long long)x->offset,
-			x->inlined ? "true" : "false");
-		char name[512];
-		mt_json_str(f, mt_frame_label(x, name, sizeof name));
-		fputc('}', f);
-	}
-	fputc(']', f);
-}
-
 static void json_str(FILE *f, const char *s, int html)
 {
 	if (html)
@@ -421,6 +394,7 @@ static int process_json(FILE *f, const struct mt_process *p, const struct mt_pro
 	fputs(",\n      \"sites\": [", f);
 
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
+	struct mt_frame_json *texts = mt_frame_json_new();
 	size_t n;
 	/* every site, as the interface says, ranked by the view's measure */
 	uint32_t *sites = mt_rank_sites(p, o->view, 0, &n);
@@ -438,9 +412,10 @@ static int process_json(FILE *f, const struct mt_process *p, const struct mt_pro
 		int k = mt_site_frames(p, sym, sites[i], fr, MT_SYM_MAX_FRAMES);
 		fprintf(f,
 			",\n         \"useful_frame\": %d, \"frames\": ", mt_useful_frame(fr, k));
-		mt_json_frames(f, fr, k);
+		mt_json_frames_cached(f, fr, k, texts);
 		fputc('}', f);
 	}
+	mt_frame_json_free(texts);
 	free(sites);
 	fputs(n ? "\n      ],\n" : "],\n", f);
 	fputs("      \"markers\": ", f);
