@@ -73,20 +73,6 @@ static void process_head(FILE *f, const struct mt_process *p, int first, int fig
 
 /* ---- allocations ---- */
 
-/* Decimal digits of V at P; returns the end.  (Millions of lines: printf's
- * parsing of its format would cost more than the rest of the export.) */
-static char *put_u64(char *p, uint64_t v)
-{
-	char tmp[20];
-	int n = 0;
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while (v /= 10);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
 static char *put_str(char *p, const char *s)
 {
 	size_t n = strlen(s);
@@ -99,7 +85,7 @@ static char *put_str(char *p, const char *s)
 static char *put_secs_buf(char *p, const struct mt_process *proc, uint64_t ts)
 {
 	uint64_t ns = ts > proc->start_ts ? ts - proc->start_ts : 0, frac = ns % 1000000000u;
-	p = put_u64(p, ns / 1000000000u);
+	p = mt_put_u64(p, ns / 1000000000u);
 	*p++ = '.';
 	for (uint64_t d = 100000000u; d; d /= 10)
 		*p++ = (char)('0' + frac / d % 10);
@@ -111,9 +97,9 @@ static void write_block(struct jproc *jp, const struct mt_block *b, int freed, u
 {
 	char line[256], *p = line;
 	p = put_str(p, jp->written++ ? ",\n        {\"site\": " : "\n        {\"site\": ");
-	p = put_u64(p, b->site);
+	p = mt_put_u64(p, b->site);
 	p = put_str(p, ", \"size\": ");
-	p = put_u64(p, b->size);
+	p = mt_put_u64(p, b->size);
 	p = put_str(p, ", \"address\": ");
 	/* the recorder's compact records name a block by its allocation's
 	 * serial number (MT_SERIAL_KEY), not by its address */
@@ -130,7 +116,7 @@ static void write_block(struct jproc *jp, const struct mt_block *b, int freed, u
 		*p++ = '"';
 	}
 	p = put_str(p, ", \"thread\": ");
-	p = put_u64(p, b->tid);
+	p = mt_put_u64(p, b->tid);
 	p = put_str(p, ", \"allocated_s\": ");
 	p = put_secs_buf(p, jp->p, b->ts);
 	p = put_str(p, ", \"freed_s\": ");
