@@ -197,6 +197,18 @@ const char *mt_fmt_bytes(uint64_t n, char buf[32])
 	return buf;
 }
 
+char *mt_put_u64(char *p, uint64_t v)
+{
+	char tmp[20];
+	int n = 0;
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while (v /= 10);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
 const char *mt_fmt_size(uint64_t n, char buf[32])
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };

@@ -50,6 +50,10 @@ const char *mt_fmt_count(uint64_t n, char buf[32]);
 /* A size as it was given (--sample=512K): "512 KiB", in powers of 1024
  * when it is a whole number of them, else in bytes. */
 const char *mt_fmt_size(uint64_t n, char buf[32]);
+/* V's decimal digits at P (at most 20, no NUL); returns their end.  For
+ * the outputs that write millions of figures, where printf's parsing of
+ * its format costs more than the rest. */
+char *mt_put_u64(char *p, uint64_t v);
 /* Signed figures (a diff's changes, a tree's weights) made of a
  * recording's sizes and counts, which a hostile file sets to anything up to
  * 2^64 - 1: they saturate at INT64_MIN and INT64_MAX rather than overflow

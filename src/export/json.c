@@ -51,6 +51,7 @@ static void process_head(FILE *f, const struct mt_process *p, int first, int fig
 	mt_json_totals(f, p);
 	fputs(",\n      \"sites\": [", f);
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
+	struct mt_frame_json *texts = mt_frame_json_new();
 	int n = 0;
 	for (uint32_t s = 0; s < p->figures.nsites; s++) {
 		if (!p->figures.sites[s].allocations)
@@ -62,28 +63,15 @@ static void process_head(FILE *f, const struct mt_process *p, int first, int fig
 		}
 		fputs(",\n         \"frames\": ", f);
 		int k = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
-		mt_json_frames(f, fr, k);
+		mt_json_frames_cached(f, fr, k, texts);
 		fputc('}', f);
 	}
+	mt_frame_json_free(texts);
 	mt_sym_free(sym);
 	fputs(n ? "\n      ]" : "]", f);
 }
 
 /* ---- allocations ---- */
-
-/* Decimal digits of V at P; returns the end.  (Millions of lines: printf's
- * parsing of its format would cost more than the rest of the export.) */
-static char *put_u64(char *p, uint64_t v)
-{
-	char tmp[20];
-	int n = 0;
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while (v /= 10);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
 
 static char *put_str(char *p, const char *s)
 {
@@ -97,7 +85,7 @@ static char *put_str(char *p, const char *s)
 static char *put_secs_buf(char *p, const struct mt_process *proc, uint64_t ts)
 {
 	uint64_t ns = ts > proc->start_ts ? ts - proc->start_ts : 0, frac = ns % 1000000000u;
-	p = put_u64(p, ns / 1000000000u);
+	p = mt_put_u64(p, ns / 1000000000u);
 	*p++ = '.';
 	for (uint64_t d = 100000000u; d; d /= 10)
 		*p++ = (char)('0' + frac / d % 10);
@@ -109,9 +97,9 @@ static void write_block(struct jproc *jp, const struct mt_block *b, int freed, u
 {
 	char line[256], *p = line;
 	p = put_str(p, jp->written++ ? ",\n        {\"site\": " : "\n        {\"site\": ");
-	p = put_u64(p, b->site);
+	p = mt_put_u64(p, b->site);
 	p = put_str(p, ", \"size\": ");
-	p = put_u64(p, b->size);
+	p = mt_put_u64(p, b->size);
 	p = put_str(p, ", \"address\": ");
 	/* the recorder's compact records name a block by its allocation's
 	 * serial number (MT_SERIAL_KEY), not by its address */
@@ -128,7 +116,7 @@ static void write_block(struct jproc *jp, const struct mt_block *b, int freed, u
 		*p++ = '"';
 	}
 	p = put_str(p, ", \"thread\": ");
-	p = put_u64(p, b->tid);
+	p = mt_put_u64(p, b->tid);
 	p = put_str(p, ", \"allocated_s\": ");
 	p = put_secs_buf(p, jp->p, b->ts);
 	p = put_str(p, ", \"freed_s\": ");

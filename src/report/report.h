@@ -77,7 +77,14 @@ int mt_report_wants(const struct mt_report_opts *o, const struct mt_process *p);
 int mt_report_text(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o);
 int mt_report_json(FILE *f, struct mt_recording *rec, const struct mt_report_opts *o);
 
+/* framejson.c: frames FR[0..N) as a JSON array.  With a cache C (NULL:
+ * none), each distinct frame is written once and copied after: C must not
+ * outlive the symbolizer that made the frames. */
 void mt_json_frames(FILE *f, const struct mt_frame *fr, int n);
+struct mt_frame_json;
+struct mt_frame_json *mt_frame_json_new(void);
+void mt_frame_json_free(struct mt_frame_json *c);
+void mt_json_frames_cached(FILE *f, const struct mt_frame *fr, int n, struct mt_frame_json *c);
 /* Up to MAX of the N frames FR, one a line after INDENT, escaped for a
  * terminal, named as FIT says (NULL: folded); "... K more frames" for the
  * rest. */

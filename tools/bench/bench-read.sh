@@ -2,13 +2,27 @@
 # tools/bench/bench-read.sh: what reading a big recording costs, against the
 # program's own run.
 #
-#   tools/bench/bench-read.sh [-r N] [-b BUILD_DIR] [-n ALLOCATIONS] [-l LIVE]
-#                       [-s STACKS] [-d DEPTH] [--no-heaptrack] [-k] [-q]
+#   tools/bench/bench-read.sh [-r N] [-b BUILD_DIR] [--shape SHAPE]
+#                       [-n ALLOCATIONS] [-l LIVE] [-s STACKS] [-d DEPTH]
+#                       [-a 'SCALE_ARGS'] [--no-heaptrack] [-k] [-q]
 #
 # The workload is tools/bench/scale.c (gcc -O2): ALLOCATIONS allocations
 # (default 10,000,000) with LIVE blocks live at a time (500,000), from STACKS
-# distinct call stacks (65,536) DEPTH frames deep (8).  Each round runs, one
-# after the other so that drift in the machine's load spreads over all alike:
+# distinct call stacks (65,536) DEPTH frames deep (8), in one of these
+# shapes (a reader fast on one can be slow on another):
+#   scale     that alone, 16 to 1,039 bytes each (the default)
+#   deep      below a trunk of 48 more frames, one of 4: 56-frame stacks
+#             sharing long prefixes, many leaves under few roots (-p 48 -R 4)
+#   funcs     each level picks among 8,192 functions with long names in 8
+#             shared objects, all built with -g (tools/bench/genfuncs.py):
+#             symbolizing weighs
+#   sizes     1 byte to 16 KB, as many of each power of two, half the
+#             allocations a realloc of a live block, 50,000 live
+#             (-z 16384 -x 50 -l 50000)
+#   threads   32 threads, each its share of the allocations and live
+#             blocks (-t 32)
+# Each round runs, one after the other so that drift in the machine's load
+# spreads over all alike:
 #   native            the program itself: wall time, peak RSS
 #   record            memtrace record -q -o F -- scale: wall time, file size
 #   report            memtrace report --json F: wall time, peak RSS
@@ -32,7 +46,13 @@
 #   -b DIR          memtrace build directory (default $MEMTRACE_BUILD, else
 #                   build-bench; build it with
 #                   meson setup build-bench --buildtype=release && ninja -C build-bench)
-#   -n, -l, -s, -d  the workload's parameters (above)
+#   --shape SHAPE   the workload's shape (above; default scale)
+#   -n, -l, -s, -d  the workload's parameters (above), over the shape's
+#   -a ARGS         more of scale's options, over the shape's (scale.c
+#                   says what each does)
+#   --no-export     leave export-json out (on a shape whose JSON is big)
+#   --no-record     record only in the warm-up (the reading is timed, not
+#                   the recording: the slowest part of a round)
 #   --query QUERY   the server's grouped query (a path and parameters)
 #   --no-heaptrack  leave heaptrack out (it is left out, saying so, when absent)
 #   -k              keep the work directory (recordings, logs)
@@ -43,7 +63,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/tools/bench
 rounds=3 build=${MEMTRACE_BUILD:-build-bench}
-allocs=10000000 live=500000 stacks=65536 depth=8
+allocs=10000000 live=500000 stacks=65536 depth=8 shape=scale more="" use_export=1 use_record=1
 use_heaptrack=1 keep=0 raw= quiet=0 ht_limit=600
 query='/data/0/allocation_groups?count=100'
 
@@ -55,8 +75,12 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	-r) rounds=$(number -r "${2:-}"); shift ;;
 	-b) build=${2:?-b wants a directory}; shift ;;
+	--shape) shape=${2:?--shape wants a name}; shift ;;
 	-n) allocs=$(number -n "${2:-}"); shift ;;
-	-l) live=$(number -l "${2:-}"); shift ;;
+	-l) live_set=$(number -l "${2:-}"); shift ;;
+	-a) more=${2?-a wants options of scale}; shift ;;
+	--no-export) use_export=0 ;;
+	--no-record) use_record=0 ;;
 	-s) stacks=$(number -s "${2:-}"); shift ;;
 	-d) depth=$(number -d "${2:-}"); shift ;;
 	--query) query=${2:?--query wants a path}; shift ;;
@@ -76,7 +100,17 @@ memtrace=$build/memtrace
 command -v python3 > /dev/null || die "python3 missing (tools/setup.sh installs it)"
 command -v gcc > /dev/null || die "gcc missing (tools/setup.sh installs it)"
 
-variants=(native record report server export-json)
+case $shape in
+scale | funcs) shape_args=() ;;
+deep) shape_args=(-p 48 -R 4) ;;
+sizes) shape_args=(-z 16384 -x 50) live=50000 ;;
+threads) shape_args=(-t 32) ;;
+*) die "no shape '$shape' (scale, deep, funcs, sizes, threads)" ;;
+esac
+live=${live_set:-$live}
+
+variants=(native record report server)
+[ $use_export = 0 ] || variants+=(export-json)
 if [ $use_heaptrack = 1 ]; then
 	if command -v heaptrack > /dev/null && command -v heaptrack_print > /dev/null; then
 		variants+=(heaptrack heaptrack_print)
@@ -92,9 +126,29 @@ log=$work/stderr.log runs=$work/runs.tsv
 : > "$runs"; : > "$log"
 progress() { [ $quiet = 1 ] || echo "$*" >&2; }
 
-gcc -O2 -fno-omit-frame-pointer -fno-optimize-sibling-calls -o "$work/scale" \
-	"$here/scale.c" || die "cannot build tools/bench/scale.c"
-scale=("$work/scale" -n "$allocs" -l "$live" -s "$stacks" -d "$depth")
+cflags=(-O2 -fno-omit-frame-pointer -fno-optimize-sibling-calls)
+if [ "$shape" = funcs ]; then
+	# 8 objects of 1,024 functions, built side by side
+	python3 "$here/genfuncs.py" "$work/gen" 8 1024 || die "genfuncs.py failed"
+	libs=() pids=()
+	for k in 0 1 2 3 4 5 6 7; do
+		gcc "${cflags[@]}" -g -fPIC -shared -o "$work/gen/libscale$k.so" \
+			"$work/gen/libscale$k.c" &
+		libs+=("-lscale$k") pids+=("$!")
+	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" || die "cannot build the objects of genfuncs.py"
+	done
+	gcc "${cflags[@]}" -g -pthread -DSCALE_EXTERN -o "$work/scale" "$here/scale.c" \
+		"$work/gen/scale_fns.c" -L"$work/gen" "${libs[@]}" -Wl,-rpath,"$work/gen" ||
+		die "cannot build tools/bench/scale.c with genfuncs.py's functions"
+else
+	gcc "${cflags[@]}" -pthread -o "$work/scale" "$here/scale.c" ||
+		die "cannot build tools/bench/scale.c"
+fi
+# (more is split into words on purpose: scale's options)
+# shellcheck disable=SC2206
+scale=("$work/scale" -n "$allocs" -l "$live" -s "$stacks" -d "$depth" "${shape_args[@]}" $more)
 rec=$work/scale.mtrace
 
 # A free port for the server, asked of the kernel.
@@ -120,6 +174,7 @@ ht_failed=
 run_variant() {
 	local v=$1 rnd=$2 size=0
 	case $v in heaptrack*) [ -z "$ht_failed" ] || return 0 ;; esac
+	[ "$v" != record ] || [ "$rnd" = warmup ] || [ $use_record = 1 ] || return 0
 	case $v in
 	native) measure -- "${scale[@]}" ;;
 	record)
@@ -155,7 +210,7 @@ run_variant() {
 
 echo "memtrace $(git -C "$root" describe --always --dirty 2> /dev/null || echo '?') from $build;" \
 	"$(uname -sr), $(nproc) CPUs; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "workload: scale -n $allocs -l $live -s $stacks -d $depth; server query: $query"
+echo "workload: $shape: scale ${scale[*]:1}; server query: $query"
 progress "warm-up"
 for v in "${variants[@]}"; do
 	run_variant "$v" warmup

@@ -3,7 +3,8 @@
  * fixture recording (../fixture.h): the text summary and the JSON report of
  * each view show the figures the fixture derives (totals, peak and its
  * time, leaks, temporaries, each site's figures and frames), rank the sites
- * by the view's measure and honour -n.
+ * by the view's measure and honour -n; frames written through the cache of
+ * their texts (framejson.c) are written as without it.
  */
 #include "report/report.h"
 #include "../fixture.h"
@@ -157,6 +158,73 @@ static void test_still_running(void)
 	mt_recording_free(&r);
 }
 
+/* FR[0..N) as JSON, through cache C (NULL: none), as a string to free. */
+static char *frames_json(const struct mt_frame *fr, int n, struct mt_frame_json *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		exit(1);
+	mt_json_frames_cached(f, fr, n, c);
+	fclose(f);
+	return buf;
+}
+
+/* A frame's text kept by the cache is the text of that frame and of no
+ * other: frames alike but for one field each are written as they are,
+ * the first time and again. */
+static void test_frame_cache(void)
+{
+	static const char fn[] = "f\"x", file[] = "a.c", mod[] = "/lib/m.so";
+	const struct mt_frame base = { fn, file, 7, mod, 0x1234, 0x234, 0 };
+	struct mt_frame fr[9];
+	for (int i = 0; i < 9; i++)
+		fr[i] = base;
+	fr[1].line = 8;
+	fr[2].inlined = 1;
+	fr[3].function = NULL; /* named by module and offset */
+	fr[4].function = NULL;
+	fr[4].offset = 0x235;
+	fr[5].file = NULL;
+	fr[6].module = NULL;
+	fr[7].address = 0x1235;
+	/* fr[8] is fr[0] again */
+	char *plain = frames_json(fr, 9, NULL);
+	struct mt_frame_json *c = mt_frame_json_new();
+	char *first = frames_json(fr, 9, c), *again = frames_json(fr, 9, c);
+	CHECK(strcmp(first, plain) == 0);
+	CHECK(strcmp(again, plain) == 0);
+	CHECK(has(plain, "[{\"function\": \"f\\\"x\", \"file\": \"a.c\", \"line\": 7, "
+			 "\"module\": \"/lib/m.so\", \"address\": \"0x1234\", \"offset\": "
+			 "\"0x234\", \"inlined\": false, \"name\": \"f\\\"x\"}, {"));
+	CHECK(has(plain, "\"name\": \"m.so+0x235\"}"));
+	/* thousands alike but for their line or whether inlined: in a table
+	 * half full many share a run of slots, where a key compared in part
+	 * would find another's text */
+	enum { MANY = 4096 };
+	struct mt_frame *many = calloc(MANY, sizeof *many);
+	if (!many)
+		exit(1);
+	for (int i = 0; i < MANY; i++) {
+		many[i] = base;
+		many[i].line = i / 2 + 1;
+		many[i].inlined = i % 2;
+	}
+	char *many_plain = frames_json(many, MANY, NULL);
+	char *many_first = frames_json(many, MANY, c), *many_again = frames_json(many, MANY, c);
+	CHECK(strcmp(many_first, many_plain) == 0);
+	CHECK(strcmp(many_again, many_plain) == 0);
+	mt_frame_json_free(c);
+	free(plain);
+	free(first);
+	free(again);
+	free(many);
+	free(many_plain);
+	free(many_first);
+	free(many_again);
+}
+
 int main(int argc, char **argv)
 {
 	snprintf(path, sizeof path, "%s/report-fixture.mtrace", argc > 1 ? argv[1] : ".");
@@ -164,6 +232,7 @@ int main(int argc, char **argv)
 	test_text();
 	test_json();
 	test_still_running();
+	test_frame_cache();
 	if (failures) {
 		fprintf(stderr, "report: %d checks failed\n", failures);
 		return 1;
