@@ -1,0 +1,366 @@
+"""top's continuous profiles (--pprof-every): the pprof files of
+--output-dir, and --push to a profile store, against a receiver in the test
+that checks each request as the store documents it and decodes every
+profile with the real pprof tool (and OTLP bodies with protoc).
+
+  profiles.py CASE TIMED_PROGRAM
+
+The traced program is timed.c: ROUNDS rounds of 100 allocations of 100
+bytes in timed_alloc, 10 of them kept.  Summed over the profiles of a run,
+alloc_objects of timed_alloc must be ROUNDS * 100 and alloc_space
+ROUNDS * 10,000 (each profile holds what its interval allocated); the last
+profile's inuse_objects ROUNDS * 10 and inuse_space ROUNDS * 1,000.
+"""
+
+import base64
+import email.parser
+import gzip
+import http.server
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+import bpflib
+import gtlib
+
+ROUNDS = 3000
+TYPES = ['alloc_objects/count', 'alloc_space/bytes', 'inuse_objects/count', 'inuse_space/bytes']
+PPROF = shutil.which('pprof')
+COUNTS = re.compile(r'push to \S+: (\d+) profile\(s\) made, (\d+) sent, (\d+) dropped \(queue full\), '
+                    r'(\d+) failed, (\d+) unsent at exit')
+
+
+def build_id(path):
+    """The GNU build-id of ELF file PATH, in hex, from its PT_NOTE segments."""
+    data = open(path, 'rb').read()
+    phoff, = struct.unpack_from('<Q', data, 0x20)
+    phentsize, phnum = struct.unpack_from('<HH', data, 0x36)
+    for i in range(phnum):
+        ptype, _, off, _, _, filesz = struct.unpack_from('<IIQQQQ', data, phoff + i * phentsize)
+        if ptype != 4:  # PT_NOTE
+            continue
+        pos = off
+        while pos + 12 <= off + filesz:
+            namesz, descsz, ntype = struct.unpack_from('<III', data, pos)
+            name = data[pos + 12:pos + 12 + namesz]
+            dpos = pos + 12 + (namesz + 3) // 4 * 4
+            if ntype == 3 and name.rstrip(b'\0') == b'GNU':
+                return data[dpos:dpos + descsz].hex()
+            pos = dpos + (descsz + 3) // 4 * 4
+    return None
+
+
+def pprof_raw(t, path):
+    """`pprof -raw PATH` parsed: (header {key: value}, sample types,
+    [(values, leaf function)], [(file, build id)] of the mappings)."""
+    env = {'HOME': t.path('.'), 'PPROF_TMPDIR': t.path('.'), 'PATH': os.environ.get('PATH', '')}
+    rc, so, se = t.run([PPROF, '-raw', '-symbolize=none', path], env=env, timeout=60, what='pprof -raw')
+    if not t.check(rc == 0, f'pprof -raw {os.path.basename(path)}: exit {rc}, {se.strip()[-300:]!r}'):
+        return {}, [], [], []
+    head, types, samples, locs, maps = {}, [], [], {}, []
+    section, cur = 'head', None
+    for line in so.splitlines():
+        if line == 'Samples:':
+            section = 'types'
+        elif line == 'Locations':
+            section = 'locations'
+        elif line == 'Mappings':
+            section = 'mappings'
+        elif section == 'head' and ': ' in line:
+            k, v = line.split(': ', 1)
+            head[k] = v
+        elif section == 'types':
+            types = [x.replace('[dflt]', '') for x in line.split()]
+            section = 'samples'
+        elif section == 'samples' and ':' in line and not re.match(r'\s+\w+:\[', line):
+            vals, ids = line.split(':', 1)
+            samples.append(([int(v) for v in vals.split()], [int(i) for i in ids.split()]))
+        elif section == 'locations':
+            m = re.match(r'\s*(\d+): 0x[0-9a-f]+ M=\d+ (\S+)', line)
+            if m:
+                cur = int(m.group(1))
+                locs.setdefault(cur, m.group(2))
+        elif section == 'mappings':
+            m = re.match(r'\d+: \S+ (\S+) (\S*)', line)
+            if m:
+                maps.append((m.group(1), m.group(2)))
+    return head, types, [(v, locs.get(ids[0]) if ids else None) for v, ids in samples], maps
+
+
+def check_profiles(t, paths, prog, label):
+    """Every profile decodes with Go's heap sample types, period 1 and the
+    program's build id; their timed_alloc figures add up to timed.c's."""
+    if not t.check(paths, f'{label}: profiles'):
+        return
+    alloc = [0, 0]
+    last = None
+    bid = build_id(prog)
+    for path in paths:
+        head, types, samples, maps = pprof_raw(t, path)
+        name = f'{label} {os.path.basename(path)}'
+        t.eq(types, TYPES, f'{name}: sample types')
+        t.eq(head.get('PeriodType'), 'space bytes', f'{name}: period type')
+        t.eq(head.get('Period'), '1', f'{name}: period (every allocation counted)')
+        t.check('Time' in head and 'Duration' in head, f'{name}: time and duration ({sorted(head)})')
+        t.check((os.path.realpath(prog), bid) in maps, f'{name}: the program\'s mapping with build id {bid} ({maps})')
+        mine = [v for v, leaf in samples if leaf == 'timed_alloc']
+        for v in mine:
+            alloc[0] += v[0]
+            alloc[1] += v[1]
+        if mine:
+            last = [sum(v[i] for v in mine) for i in range(4)]
+    t.eq(alloc, [ROUNDS * 100, ROUNDS * 10000], f'{label}: timed_alloc\'s alloc_objects and alloc_space, summed')
+    t.eq(last and last[2:], [ROUNDS * 10, ROUNDS * 1000], f'{label}: timed_alloc\'s inuse in the last profile')
+
+
+class Receiver:
+    """An HTTP server on a random loopback port: it keeps every request and
+    answers with the status ANSWER(request number, from 0) gives."""
+
+    def __init__(self, answer=lambda n: 200):
+        self.requests = []
+        rec = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                n = int(self.headers.get('Content-Length') or 0)
+                body = self.rfile.read(n)
+                status = answer(len(rec.requests))
+                rec.requests.append({'method': 'POST', 'path': self.path, 'headers': dict(self.headers),
+                                     'body': body, 'status': status})
+                self.send_response(status)
+                self.send_header('Content-Length', '0')
+                self.end_headers()
+
+            do_GET = do_PUT = do_POST  # recorded, and wrong: the checks say so
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.url = f'http://127.0.0.1:{self.server.server_address[1]}'
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def accepted(self):
+        return [r for r in self.requests if 200 <= r['status'] < 300]
+
+
+def run_top(t, prog, opts, rounds=ROUNDS):
+    """timed.c traced by top with OPTS: (top's status, stderr, the
+    program's own elapsed seconds, its pid)."""
+    p = subprocess.Popen([prog, str(rounds)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline()
+        t.check('ready' in line, f'timed started ({line!r})')
+        top = subprocess.Popen([t.memtrace, 'top', '-p', str(p.pid), '--interval', '60', *opts],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = top.stderr.readline()
+        t.check('a profile every' in first, f'top says it profiles, once tracing ({first!r})')
+        p.send_signal(signal.SIGUSR1)
+        out = p.stdout.read()
+        p.wait(timeout=120)
+        m = re.search(r'elapsed ([0-9.]+)', out)
+        so, se = top.communicate(timeout=120)
+        return top.returncode, first + se, float(m.group(1)) if m else None, p.pid
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def counts(t, se, label):
+    m = COUNTS.search(se)
+    if not t.check(m, f'{label}: top prints what became of the profiles ({se.strip()[-500:]!r})'):
+        return None
+    made, sent, dropped, failed, unsent = (int(x) for x in m.groups())
+    t.note(f'{label}: {made} made, {sent} sent, {dropped} dropped, {failed} failed, {unsent} unsent')
+    t.eq(made, sent + dropped + failed + unsent, f'{label}: every profile made is sent, dropped, failed or unsent')
+    return made, sent, dropped, failed, unsent
+
+
+def case_pprof(t, prog):
+    """--pprof-every --output-dir: files named with the pid and a time."""
+    d = t.path('profiles')
+    rc, se, _, pid = run_top(t, prog, ['--pprof-every', '0.3', '--output-dir', d])
+    t.eq(rc, 0, f'top --pprof-every --output-dir ({se.strip()[-400:]!r})')
+    names = sorted(os.listdir(d)) if os.path.isdir(d) else []
+    bad = [n for n in names if not re.fullmatch(rf'memtrace-{pid}-\d{{8}}T\d{{6}}\.\d{{3}}Z\.pb\.gz', n)]
+    t.eq(bad, [], 'profile file names: memtrace-PID-YYYYmmddTHHMMSS.mmmZ.pb.gz')
+    t.check(f'{len(names)} profile(s) written' in se, f'top says how many profiles it wrote ({len(names)})')
+    check_profiles(t, [os.path.join(d, n) for n in names], prog, 'output-dir')
+    # the usage errors
+    for opts, want in ((['--pprof-every', '1'], '--pprof-every needs --output-dir or --push'),
+                       (['--output-dir', d], '--output-dir needs --pprof-every'),
+                       (['--pprof-every', '1', '--push', 'ftp://x'], 'http:// or https://'),
+                       (['--pprof-every', '1', '--push', 'http://x', '--push-header', 'NoColon'],
+                        "--push-header needs 'Name: value'"),
+                       (['--pprof-every', '1', '--push', 'http://x', '--push-format', 'zipkin'],
+                        '--push-format needs one of pyroscope, parca, otlp')):
+        rc, so, se = t.run([t.memtrace, 'top', '-p', str(os.getpid()), *opts])
+        t.check(rc != 0 and want in se, f'top {" ".join(opts)}: refused with {want!r} ({rc}, {se.strip()!r})')
+
+
+def case_pyroscope(t, prog):
+    """Pyroscope's POST /ingest: the query its documentation gives, the
+    profile as the multipart field "profile", the token and headers asked
+    for; the first request refused with 503 is tried again."""
+    r = Receiver(lambda n: 503 if n == 0 else 200)
+    try:
+        rc, se, _, pid = run_top(t, prog, ['--pprof-every', '0.4', '--push', r.url + '/',
+                                           '--push-header', 'X-Scope-OrgID: tenant-1',
+                                           '--push-token', 's3cret', '--push-timeout', '10'])
+    finally:
+        r.close()
+    t.eq(rc, 0, f'top --push (pyroscope) ({se.strip()[-400:]!r})')
+    c = counts(t, se, 'pyroscope')
+    ok = r.accepted()
+    if c:
+        t.eq((c[1], c[2], c[3], c[4]), (len(ok), 0, 0, 0), 'pyroscope: sent = what the store took; none lost')
+    t.check(len(r.requests) == len(ok) + 1, f'pyroscope: the one refused request was tried again '
+            f'({len(r.requests)} requests, {len(ok)} taken)')
+    paths = []
+    for i, q in enumerate(r.requests):
+        url = urllib.parse.urlsplit(q['path'])
+        args = urllib.parse.parse_qs(url.query, keep_blank_values=True)
+        t.eq((q['method'], url.path), ('POST', '/ingest'), f'request {i}: method and path')
+        t.eq(args.get('name'), [f'bpf-timed{{pid={pid}}}'], f'request {i}: name=APP{{labels}}')
+        t.eq((args.get('format'), args.get('spyName')), (['pprof'], ['memtrace']), f'request {i}: format, spyName')
+        fr, un = args.get('from', ['x'])[0], args.get('until', ['x'])[0]
+        t.check(fr.isdigit() and un.isdigit() and 0 < int(un) - int(fr) <= 3 and abs(int(fr) - time.time()) < 600,
+                f'request {i}: from and until in Unix seconds ({fr}, {un})')
+        h = {k.lower(): v for k, v in q['headers'].items()}
+        t.eq(h.get('authorization'), 'Bearer s3cret', f'request {i}: --push-token')
+        t.eq(h.get('x-scope-orgid'), 'tenant-1', f'request {i}: --push-header')
+        ctype = h.get('content-type', '')
+        t.check(ctype.startswith('multipart/form-data; boundary='), f'request {i}: multipart ({ctype!r})')
+        msg = email.parser.BytesParser().parsebytes(
+            b'Content-Type: ' + ctype.encode() + b'\r\n\r\n' + q['body'])
+        parts = {pt.get_param('name', header='content-disposition'): pt.get_payload(decode=True)
+                 for pt in msg.get_payload()} if msg.is_multipart() else {}
+        t.eq(sorted(parts), ['profile'], f'request {i}: the multipart fields')
+        if q['status'] == 200 and parts.get('profile'):
+            path = t.path(f'pyroscope-{i}.pb.gz')
+            open(path, 'wb').write(parts['profile'])
+            paths.append(path)
+    check_profiles(t, paths, prog, 'pyroscope')
+
+
+def case_parca(t, prog):
+    """Parca's POST /profiles/writeraw: WriteRawRequest's JSON form, one
+    series labelled __name__, pid and comm (--push-name), the raw pprof in
+    base64."""
+    r = Receiver()
+    try:
+        rc, se, _, pid = run_top(t, prog, ['--pprof-every', '0.4', '--push', r.url, '--push-format', 'parca',
+                                           '--push-name', 'shop{x="1"}'])
+    finally:
+        r.close()
+    t.eq(rc, 0, f'top --push --push-format parca ({se.strip()[-400:]!r})')
+    c = counts(t, se, 'parca')
+    if c:
+        t.eq((c[1], c[2], c[3], c[4]), (len(r.requests), 0, 0, 0), 'parca: every profile sent')
+    paths = []
+    for i, q in enumerate(r.requests):
+        t.eq((q['method'], q['path']), ('POST', '/profiles/writeraw'), f'request {i}: method and path')
+        h = {k.lower(): v for k, v in q['headers'].items()}
+        t.eq(h.get('content-type'), 'application/json', f'request {i}: Content-Type')
+        try:
+            doc = json.loads(q['body'])
+            series = doc['series']
+            labels = {lb['name']: lb['value'] for lb in series[0]['labels']['labels']}
+            raw = base64.b64decode(series[0]['samples'][0]['rawProfile'], validate=True)
+        except (ValueError, KeyError, IndexError, TypeError) as x:
+            t.fail(f'request {i}: not a WriteRawRequest: {x!r} ({q["body"][:200]!r})')
+            continue
+        t.eq(len(series), 1, f'request {i}: one series')
+        t.eq(labels, {'__name__': 'memory', 'pid': str(pid), 'comm': 'shop{x="1"}'}, f'request {i}: labels')
+        path = t.path(f'parca-{i}.pb.gz')
+        open(path, 'wb').write(raw)
+        paths.append(path)
+    check_profiles(t, paths, prog, 'parca')
+
+
+def case_down(t, prog):
+    """A store that never answers (a port that accepts no connection) and
+    one that answers 500: the program runs as fast as with a store that
+    takes every profile, and what top says it lost is what the store did
+    not get."""
+    good = Receiver()
+    try:
+        rc, se, base, _ = run_top(t, prog, ['--pprof-every', '0.1', '--push', good.url])
+    finally:
+        good.close()
+    t.eq(rc, 0, f'top --push to a store that takes all ({se.strip()[-300:]!r})')
+    c = counts(t, se, 'a store that takes all')
+    if c:
+        t.eq(c[1], len(good.accepted()), 'a store that takes all: sent')
+    # the black hole: listening, never accepting: connections wait in the
+    # backlog, requests time out
+    hole = socket.socket()
+    hole.bind(('127.0.0.1', 0))
+    hole.listen(1)
+    try:
+        rc, se, slow, _ = run_top(t, prog, ['--pprof-every', '0.1', '--push',
+                                            f'http://127.0.0.1:{hole.getsockname()[1]}',
+                                            '--push-queue', '2', '--push-timeout', '1'])
+    finally:
+        hole.close()
+    t.eq(rc, 0, f'top --push to a store that never answers ({se.strip()[-300:]!r})')
+    t.note(f'the program\'s run time: {base} s with a live store, {slow} s with a dead one')
+    t.check(base is not None and slow is not None and slow <= base * 1.5 + 0.5,
+            f'the program\'s own run time: {slow} s with a dead store, {base} s with a live one')
+    c = counts(t, se, 'a dead store')
+    if c:
+        t.eq(c[1], 0, 'a dead store: sent')
+        t.check(c[2] > 0, f'a dead store: profiles dropped when the queue of 2 was full ({c})')
+        t.eq(se.count('queue of 2 profiles is full'), c[2], 'a dead store: each drop said on stderr')
+    # one attempt per profile: each failure is one request the store refused
+    bad = Receiver(lambda n: 500)
+    try:
+        rc, se, _, _ = run_top(t, prog, ['--pprof-every', '0.3', '--push', bad.url, '--push-retries', '0'])
+    finally:
+        bad.close()
+    t.eq(rc, 0, f'top --push to a store that answers 500 ({se.strip()[-300:]!r})')
+    c = counts(t, se, 'a failing store')
+    if c:
+        t.eq(c[1], 0, 'a failing store: sent')
+        t.check(c[3] > 0, f'a failing store: failed profiles ({c})')
+        t.eq(len(bad.requests), c[3], 'a failing store: the requests it refused')
+        t.eq(se.count('answered HTTP 500'), c[3], 'a failing store: each failure said on stderr')
+
+
+def main():
+    name = sys.argv[1]
+    why = bpflib.bpf_unavailable()
+    if why:
+        print(f'bpf-top-{name}: skipped: {why}')
+        sys.exit(77)
+    t = gtlib.Case('bpf-top-' + name)
+    if not PPROF:
+        t.fail('pprof is not installed: tools/setup.sh builds it from Debian\'s golang-github-google-pprof-dev')
+        t.finish()
+    try:
+        globals()['case_' + name](t, *sys.argv[2:])
+    except Exception:
+        import traceback
+        traceback.print_exc()
+        t.fail('the case raised an exception')
+    t.finish()
+
+
+if __name__ == '__main__':
+    main()
