@@ -455,9 +455,9 @@ int cmd_top(int argc, char **argv)
 		  .target = &po.format,
 		  .cb = opt_push_format },
 		{ .longopt = "--push-header",
-		  .argh = "'N: V'",
-		  .help = "an HTTP header sent with every profile\n"
-			  "(repeatable; e.g. 'X-Scope-OrgID: tenant')",
+		  .argh = "HDR",
+		  .help = "an HTTP header 'Name: value' sent with every\n"
+			  "profile (repeatable; e.g. 'X-Scope-OrgID: t1')",
 		  .type = MT_OPT_CALLBACK,
 		  .target = &headers,
 		  .cb = opt_push_header },
