@@ -16,6 +16,7 @@
 #include "watch/push.h"
 #include "watch/session.h"
 #include "report/top.h"
+#include "export/otlp.h"
 #include "export/pprof.h"
 #include "base/clock.h"
 #include "base/util.h"
@@ -54,6 +55,8 @@ struct profiles {
 	int dirfd;	       /* --output-dir, or -1 */
 	struct mt_deltas *deltas;
 	struct mt_push *push;
+	int otlp;	 /* push OTLP requests, not the pprof files */
+	const char *app; /* --push-name */
 	uint64_t written, failed;
 };
 
@@ -183,6 +186,10 @@ static void take_profiles(struct top_snapshots *t)
 		if (!pf->push) {
 			free(buf);
 			continue;
+		}
+		if (pf->otlp) {
+			free(buf);
+			buf = (char *)mt_otlp_profiles(p, &h, pf->app, &len);
 		}
 		struct mt_push_profile pp = {
 			.body = (uint8_t *)buf,
@@ -342,6 +349,8 @@ static int profiles_start(struct profiles *pf, double every, const char *dir,
 			return -1;
 		}
 	}
+	pf->otlp = po->format == MT_PUSH_OTLP;
+	pf->app = po->app;
 	pf->deltas = mt_deltas_new();
 	/* said once tracing runs: what is allocated from now on is profiled */
 	mt_note("a profile every %g s%s%s%s%s", every, dir ? " into " : "", dir ? dir : "",

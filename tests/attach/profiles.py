@@ -343,6 +343,150 @@ def case_down(t, prog):
         t.eq(se.count('answered HTTP 500'), c[3], 'a failing store: each failure said on stderr')
 
 
+# The messages of opentelemetry-proto's profiles/v1development that top
+# sends, with their field numbers, for protoc --decode (written from the
+# proto's text; only the fields memtrace writes and those around them).
+OTLP_PROTO = """
+syntax = "proto3";
+message AnyValue { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4;
+                   bytes bytes_value = 7; }
+message KeyValue { string key = 1; AnyValue value = 2; }
+message Resource { repeated KeyValue attributes = 1; uint32 dropped_attributes_count = 2; }
+message InstrumentationScope { string name = 1; string version = 2; }
+message ValueType { int32 type_strindex = 1; int32 unit_strindex = 2; }
+message Sample { int32 stack_index = 1; repeated int32 attribute_indices = 2; int32 link_index = 3;
+                 repeated int64 values = 4; repeated fixed64 timestamps_unix_nano = 5; }
+message Profile { ValueType sample_type = 1; repeated Sample samples = 2; fixed64 time_unix_nano = 3;
+                  uint64 duration_nano = 4; ValueType period_type = 5; int64 period = 6; bytes profile_id = 7; }
+message ScopeProfiles { InstrumentationScope scope = 1; repeated Profile profiles = 2; string schema_url = 3; }
+message ResourceProfiles { Resource resource = 1; repeated ScopeProfiles scope_profiles = 2; string schema_url = 3; }
+message Mapping { uint64 memory_start = 1; uint64 memory_limit = 2; uint64 file_offset = 3;
+                  int32 filename_strindex = 4; repeated int32 attribute_indices = 5; }
+message Line { int32 function_index = 1; int64 line = 2; int64 column = 3; }
+message Location { int32 mapping_index = 1; uint64 address = 2; repeated Line lines = 3;
+                   repeated int32 attribute_indices = 4; }
+message Function { int32 name_strindex = 1; int32 system_name_strindex = 2; int32 filename_strindex = 3;
+                   int64 start_line = 4; }
+message Link { bytes trace_id = 1; bytes span_id = 2; }
+message KeyValueAndUnit { int32 key_strindex = 1; AnyValue value = 2; int32 unit_strindex = 3; }
+message Stack { repeated int32 location_indices = 1; }
+message ProfilesDictionary { repeated Mapping mapping_table = 1; repeated Location location_table = 2;
+                             repeated Function function_table = 3; repeated Link link_table = 4;
+                             repeated string string_table = 5; repeated KeyValueAndUnit attribute_table = 6;
+                             repeated Stack stack_table = 7; }
+message ExportProfilesServiceRequest { repeated ResourceProfiles resource_profiles = 1;
+                                       ProfilesDictionary dictionary = 2; }
+"""
+
+
+def parse_text(text):
+    """protoc's text format as {field: [values]}, a message a dict."""
+    import ast
+    root = {}
+    stack = [root]
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if line == '}':
+            stack.pop()
+        elif line.endswith('{'):
+            m = {}
+            stack[-1].setdefault(line[:-1].strip(), []).append(m)
+            stack.append(m)
+        else:
+            k, v = line.split(': ', 1)
+            v = ast.literal_eval('b' + v).decode('utf-8') if v.startswith('"') else int(v)
+            stack[-1].setdefault(k, []).append(v)
+    return root
+
+
+def one(m, k, default=None):
+    return m.get(k, [default])[0]
+
+
+def case_otlp(t, prog):
+    """OTLP/HTTP profiles (experimental): POST /v1development/profiles, an
+    ExportProfilesServiceRequest in protobuf that protoc decodes with the
+    proto's field numbers: four profiles of Go's heap types sharing one
+    dictionary, timed.c's figures, its build id."""
+    protoc = shutil.which('protoc')
+    if not t.check(protoc, 'protoc is installed (protobuf-compiler: tools/setup.sh installs it)'):
+        return
+    open(t.path('otlp.proto'), 'w').write(OTLP_PROTO)
+    r = Receiver()
+    try:
+        rc, se, _, pid = run_top(t, prog, ['--pprof-every', '0.4', '--push', r.url, '--push-format', 'otlp'])
+    finally:
+        r.close()
+    t.eq(rc, 0, f'top --push --push-format otlp ({se.strip()[-400:]!r})')
+    c = counts(t, se, 'otlp')
+    if c:
+        t.eq((c[1], c[2], c[3], c[4]), (len(r.requests), 0, 0, 0), 'otlp: every profile sent')
+    t.check(r.requests, 'otlp: requests')
+    alloc, last, bid = [0, 0], None, build_id(prog)
+    for i, q in enumerate(r.requests):
+        t.eq((q['method'], q['path']), ('POST', '/v1development/profiles'), f'request {i}: method and path')
+        h = {k.lower(): v for k, v in q['headers'].items()}
+        t.eq(h.get('content-type'), 'application/x-protobuf', f'request {i}: Content-Type')
+        p = subprocess.run([protoc, '-I', t.tmp, '--decode=ExportProfilesServiceRequest', 'otlp.proto'],
+                           input=q['body'], capture_output=True, timeout=60)
+        if not t.check(p.returncode == 0, f'request {i}: protoc --decode: {p.stderr.decode()[-300:]!r}'):
+            continue
+        doc = parse_text(p.stdout.decode())
+        d = one(doc, 'dictionary', {})
+        strs = d.get('string_table', [])
+        t.eq(strs[:1], [''], f'request {i}: string_table[0]')
+        for table in ('mapping_table', 'location_table', 'function_table', 'link_table', 'attribute_table',
+                      'stack_table'):
+            t.check(d.get(table) and not any(k for k in d[table][0] if k not in ('trace_id', 'span_id')),
+                    f'request {i}: {table}[0] is the zero value')
+        rps = doc.get('resource_profiles', [])
+        t.eq(len(rps), 1, f'request {i}: one ResourceProfiles')
+        if not rps:
+            continue
+        attrs = {one(a, 'key'): one(a, 'value', {}) for a in one(rps[0], 'resource', {}).get('attributes', [])}
+        t.eq((one(attrs.get('service.name', {}), 'string_value'), one(attrs.get('process.pid', {}), 'int_value')),
+             ('bpf-timed', pid), f'request {i}: resource service.name and process.pid')
+        sp = one(rps[0], 'scope_profiles', {})
+        t.eq(one(one(sp, 'scope', {}), 'name'), 'memtrace', f'request {i}: scope name')
+        profs = sp.get('profiles', [])
+
+        def s(m, k):
+            return strs[one(m, k, 0)] if one(m, k, 0) < len(strs) else None
+
+        t.eq([f"{s(one(p_, 'sample_type', {}), 'type_strindex')}/{s(one(p_, 'sample_type', {}), 'unit_strindex')}"
+              for p_ in profs], TYPES, f'request {i}: a profile per sample type, in Go\'s order')
+        for p_ in profs:
+            pt = one(p_, 'period_type', {})
+            t.eq((s(pt, 'type_strindex'), s(pt, 'unit_strindex'), one(p_, 'period')), ('space', 'bytes', 1),
+                 f'request {i}: period type and period')
+            t.check(abs(one(p_, 'time_unix_nano', 0) / 1e9 - time.time()) < 600 and one(p_, 'duration_nano'),
+                    f'request {i}: time_unix_nano and duration_nano')
+        maps = {s(m, 'filename_strindex'): m for m in d.get('mapping_table', [])[1:]}
+        m = maps.get(os.path.realpath(prog), {})
+        battr = [d['attribute_table'][k] for k in m.get('attribute_indices', []) if k < len(d['attribute_table'])]
+        t.eq([(s(a, 'key_strindex'), one(one(a, 'value', {}), 'string_value')) for a in battr],
+             [('process.executable.build_id.gnu', bid)], f'request {i}: the program\'s mapping and build id')
+        locs, funcs, stacks = d.get('location_table', []), d.get('function_table', []), d.get('stack_table', [])
+
+        def leaf(stack_index):
+            try:
+                loc = locs[stacks[stack_index]['location_indices'][0]]
+                return s(funcs[one(loc['lines'][0], 'function_index')], 'name_strindex')
+            except (IndexError, KeyError):
+                return None
+
+        sums = [sum(one(x, 'values') for x in p_.get('samples', []) if leaf(one(x, 'stack_index', 0)) == 'timed_alloc')
+                for p_ in profs]
+        if len(sums) == 4:
+            alloc[0] += sums[0]
+            alloc[1] += sums[1]
+            last = sums[2:]
+    t.eq(alloc, [ROUNDS * 100, ROUNDS * 10000], 'otlp: timed_alloc\'s alloc_objects and alloc_space, summed')
+    t.eq(last, [ROUNDS * 10, ROUNDS * 1000], 'otlp: timed_alloc\'s inuse in the last profile')
+
+
 def main():
     name = sys.argv[1]
     why = bpflib.bpf_unavailable()
