@@ -58,6 +58,10 @@ struct mt_push *mt_push_start(const struct mt_push_opts *o, char *err, size_t er
 		snprintf(err, errlen, "--push needs an http:// or https:// URL, not '%s'", o->url);
 		return NULL;
 	}
+	if (strlen(o->url) > 2048) { /* a request's URL has room for 4096 */
+		snprintf(err, errlen, "--push: the URL is longer than 2048 bytes");
+		return NULL;
+	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
 		snprintf(err, errlen, "cannot initialise libcurl");
 		return NULL;

@@ -159,10 +159,10 @@ class Receiver:
         return [r for r in self.requests if 200 <= r['status'] < 300]
 
 
-def run_top(t, prog, opts, rounds=ROUNDS):
+def run_top(t, prog, opts, rounds=ROUNDS, argv0=None):
     """timed.c traced by top with OPTS: (top's status, stderr, the
     program's own elapsed seconds, its pid)."""
-    p = subprocess.Popen([prog, str(rounds)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen([argv0 or prog, str(rounds)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = p.stdout.readline()
         t.check('ready' in line, f'timed started ({line!r})')
@@ -485,6 +485,52 @@ def case_otlp(t, prog):
             last = sums[2:]
     t.eq(alloc, [ROUNDS * 100, ROUNDS * 10000], 'otlp: timed_alloc\'s alloc_objects and alloc_space, summed')
     t.eq(last, [ROUNDS * 10, ROUNDS * 1000], 'otlp: timed_alloc\'s inuse in the last profile')
+
+
+def case_names(t, prog):
+    """A process names itself: the program run through a link named
+    'evil{a=b},' and a byte that is no UTF-8.  Pyroscope's name keeps no
+    brace, comma or '=' of it (no label of the process's making), Parca's
+    JSON and OTLP's protobuf strings stay valid UTF-8 (U+FFFD for the
+    byte), and every store still gets every profile."""
+    link = os.path.join(os.fsencode(t.tmp), b'evil{a=b},\xff')
+    os.symlink(os.path.realpath(prog), link)
+    r = Receiver()
+    try:
+        rc, se, _, pid = run_top(t, prog, ['--pprof-every', '1', '--push', r.url], rounds=500, argv0=link)
+        for q in r.requests:
+            args = urllib.parse.parse_qs(urllib.parse.urlsplit(q['path']).query)
+            t.eq(args.get('name'), [f'evil_a_b___{{pid={pid}}}'], 'pyroscope: the name of a hostile process')
+        c = counts(t, se, 'pyroscope, hostile name')
+        t.check(r.requests and c and c[1] == len(r.requests), 'pyroscope: profiles of a hostile process')
+        n = len(r.requests)
+        rc, se, _, pid = run_top(t, prog, ['--pprof-every', '1', '--push', r.url, '--push-format', 'parca'],
+                                 rounds=500, argv0=link)
+        for q in r.requests[n:]:
+            try:
+                doc = json.loads(q['body'].decode('utf-8'))
+                labels = {lb['name']: lb['value'] for lb in doc['series'][0]['labels']['labels']}
+            except (ValueError, KeyError, IndexError) as x:
+                t.fail(f'parca: not UTF-8 JSON for a hostile name: {x!r}')
+                continue
+            t.eq(labels.get('comm'), 'evil{a=b},\ufffd', 'parca: comm of a hostile process, as JSON')
+        t.check(len(r.requests) > n, 'parca: profiles of a hostile process')
+        n = len(r.requests)
+        rc, se, _, pid = run_top(t, prog, ['--pprof-every', '1', '--push', r.url, '--push-format', 'otlp'],
+                                 rounds=500, argv0=link)
+        open(t.path('otlp.proto'), 'w').write(OTLP_PROTO)
+        for q in r.requests[n:]:
+            p = subprocess.run([shutil.which('protoc') or 'protoc', '-I', t.tmp,
+                                '--decode=ExportProfilesServiceRequest', 'otlp.proto'],
+                               input=q['body'], capture_output=True, timeout=60)
+            if not t.check(p.returncode == 0 and not p.stderr, f'otlp: protoc --decode: {p.stderr[-300:]!r}'):
+                continue
+            res = one(one(parse_text(p.stdout.decode()), 'resource_profiles', {}), 'resource', {})
+            attrs = {one(a, 'key'): one(one(a, 'value', {}), 'string_value') for a in res.get('attributes', [])}
+            t.eq(attrs.get('service.name'), 'evil{a=b},\ufffd', 'otlp: service.name of a hostile process')
+        t.check(len(r.requests) > n, 'otlp: profiles of a hostile process')
+    finally:
+        r.close()
 
 
 def main():
