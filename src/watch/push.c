@@ -23,6 +23,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,6 +318,12 @@ static enum outcome send_one(struct mt_push *p, const struct mt_push_profile *pr
 static void *sender(void *arg)
 {
 	struct mt_push *p = arg;
+	/* Ctrl-C and its kin go to the tracing thread, whose waits they end;
+	 * a SIGPIPE of a store that hung up on TLS (libcurl only ignores it
+	 * itself without CURLOPT_NOSIGNAL) stays pending here, harmless */
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		while (!p->n && !p->stopping)
