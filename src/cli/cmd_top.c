@@ -144,6 +144,25 @@ static void write_profile(struct profiles *pf, uint32_t pid, uint64_t unix_ns, c
 	pf->written++;
 }
 
+/* P's sites as a gzipped pprof (malloc'd, *LEN bytes), or NULL after
+ * saying why not. */
+static char *pprof_of(struct mt_process *p, const struct mt_pprof_head *h, size_t *len)
+{
+	char *buf = NULL, err[200];
+	FILE *f = open_memstream(&buf, len);
+	if (!f)
+		mt_oom(1 << 16);
+	int r = mt_pprof_write(f, &p, 1, h, err, sizeof err);
+	if (fclose(f) != 0 || !buf)
+		mt_oom(*len);
+	if (r < 0) {
+		mt_warning("profile of pid %u: %s", p->pid, err);
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 /* One profile per process with sites: what they allocated since the last
  * one, and what is live now. */
 static void take_profiles(struct top_snapshots *t)
@@ -168,28 +187,20 @@ static void take_profiles(struct top_snapshots *t)
 		struct mt_process *p = snap.procs[i];
 		if (!p->figures.t.allocations && !p->figures.t.live_count)
 			continue;
-		char *buf = NULL, err[200];
 		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
-		if (!f)
-			mt_oom(1 << 16);
-		int r = mt_pprof_write(f, &p, 1, &h, err, sizeof err);
-		if (fclose(f) != 0 || !buf)
-			mt_oom(len);
-		if (r < 0) {
-			mt_warning("profile of pid %u: %s", p->pid, err);
-			free(buf);
-			continue;
-		}
-		if (pf->dirfd >= 0)
+		/* the pprof for the file and for the stores that take pprof */
+		char *buf = NULL;
+		if (pf->dirfd >= 0 || (pf->push && !pf->otlp))
+			buf = pprof_of(p, &h, &len);
+		if (buf && pf->dirfd >= 0)
 			write_profile(pf, p->pid, now, buf, len);
-		if (!pf->push) {
-			free(buf);
-			continue;
-		}
-		if (pf->otlp) {
+		if (pf->push && pf->otlp) {
 			free(buf);
 			buf = (char *)mt_otlp_profiles(p, &h, pf->app, &len);
+		}
+		if (!pf->push || !buf) {
+			free(buf);
+			continue;
 		}
 		struct mt_push_profile pp = {
 			.body = (uint8_t *)buf,

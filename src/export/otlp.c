@@ -264,9 +264,11 @@ uint8_t *mt_otlp_profiles(struct mt_process *p, const struct mt_pprof_head *h, c
 	for (int k = 0; k < 4; k++) {
 		prof.len = 0;
 		value_type(o, &prof, 1, types[k][0], types[k][1]);
-		mt_pb_reserve(&prof, samples[k].len);
-		memcpy(prof.buf + prof.len, samples[k].buf, samples[k].len);
-		prof.len += samples[k].len;
+		if (samples[k].len) { /* none: no buffer either */
+			mt_pb_reserve(&prof, samples[k].len);
+			memcpy(prof.buf + prof.len, samples[k].buf, samples[k].len);
+			prof.len += samples[k].len;
+		}
 		mt_pb_fixed64(&prof, 3, h->time_ns);
 		mt_pb_uint(&prof, 4, h->duration_ns);
 		value_type(o, &prof, 5, "space", "bytes");
