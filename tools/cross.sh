@@ -84,7 +84,7 @@ fi
 # libstdc++ for the C++ programs, and libc6-dev: the compiler takes the
 # sysroot whole (--sysroot), as on an ARCH machine.
 dev_pkgs="libc6-dev zlib1g-dev libzstd-dev libdw-dev libelf-dev libunwind-dev libpcre2-dev
-  libreadline-dev libsqlite3-dev libmicrohttpd-dev libbpf-dev libstdc++6"
+  libreadline-dev libsqlite3-dev libmicrohttpd-dev libbpf-dev libcurl4-openssl-dev libstdc++6"
 # apt looks at ARCH's index only when told to (no dpkg --add-architecture:
 # nothing of ARCH is installed with dpkg), and keeps the other lists.
 aptarch="-o APT::Architectures::=$(dpkg --print-architecture) -o APT::Architectures::=$deb"

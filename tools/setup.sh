@@ -18,10 +18,11 @@ set -eu
 # and libreadline-dev: `memtrace query` (SQL over a recording, its prompt).
 # libclang-rt-14-dev is clang's sanitizer and libFuzzer runtimes, for the
 # fuzz build (tests/fuzz, -Dfuzz=true) that tools/check.sh runs.
+# libcurl4-openssl-dev: `top --push` (HTTP and TLS to a profile store).
 build_pkgs="build-essential gcc g++ meson ninja-build pkg-config
   libelf-dev libdw-dev zlib1g-dev libunwind-dev libzstd-dev
   libbpf-dev bpftool clang llvm libmicrohttpd-dev libpcre2-dev clang-format libclang-rt-14-dev
-  libsqlite3-dev libreadline-dev"
+  libsqlite3-dev libreadline-dev libcurl4-openssl-dev"
 # Tests: python3 drives them; valgrind and sqlite3 are the real-world
 # reference (tests/realworld); heaptrack is the format export's reference;
 # bpftrace counting the allocator's probes is tools/bench/bench.sh's floor for BPF;
@@ -39,6 +40,10 @@ test_pkgs="python3 valgrind heaptrack heaptrack-gui bpftrace sqlite3 elfutils fi
   libjemalloc-dev libmimalloc-dev libtcmalloc-minimal4 libgoogle-perftools-dev
   redis-server redis-tools
   groff-base binutils"
+# top's continuous profiles are decoded by the standalone pprof tool, built
+# offline from Debian's sources of it (golang-github-google-pprof-dev, see
+# pprof_setup), and OTLP bodies by protoc (protobuf-compiler).
+test_pkgs="$test_pkgs golang-github-google-pprof-dev protobuf-compiler"
 # (groff-base: groff, with which tests/cli renders the manual pages, warnings
 # counting as failures.  binutils: strip and nm, with which the export tests
 # make a program without symbols and find its functions; build-essential
@@ -99,7 +104,27 @@ npm_setup() {
 		{ echo "setup.sh: error: npm ci in $dir failed" >&2; return 1; }
 }
 
-[ -z "$missing" ] && { npm_setup; exit $?; }
+# pprof (github.com/google/pprof) as a command of its own in /usr/local/bin,
+# compiled from /usr/share/gocode without the network (GOPATH mode).
+pprof_setup() {
+	command -v pprof >/dev/null 2>&1 && return 0
+	src=/usr/share/gocode/src/github.com/google/pprof
+	if [ $dry_run = 1 ] || [ "$(id -u)" != 0 ] || [ ! -d $src ]; then
+		echo "setup.sh: pprof is missing: as root, after golang-github-google-pprof-dev, run tools/setup.sh" >&2
+		[ $dry_run = 1 ]
+		return
+	fi
+	echo "setup.sh: building pprof from $src into /usr/local/bin"
+	cache=$(mktemp -d)
+	GOPATH=/usr/share/gocode GO111MODULE=off GOPROXY=off GOFLAGS= GOCACHE="$cache" \
+		go build -o /usr/local/bin/pprof github.com/google/pprof
+	rc=$?
+	rm -rf "$cache"
+	[ $rc = 0 ] || echo "setup.sh: error: building pprof failed" >&2
+	return $rc
+}
+
+[ -z "$missing" ] && { npm_setup && pprof_setup; exit $?; }
 
 cmd="apt-get install -y --no-install-recommends $missing"
 if [ $dry_run = 1 ]; then
@@ -123,3 +148,4 @@ apt-get update -q -o APT::Architectures::="$(dpkg --print-architecture)" -o APT:
 # shellcheck disable=SC2086  # the package list is meant to split
 apt-get install -y -q --no-install-recommends $missing
 npm_setup
+pprof_setup

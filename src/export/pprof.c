@@ -12,7 +12,8 @@
  * a Mapping per module, with its build-id; a frame without a symbol is a
  * function named "module+0xoffset".  Every selected process goes into the
  * one profile, the main one first, each sample labelled with its pid and
- * its process's name.
+ * its process's name.  mt_pprof_write is the encoder for any list of
+ * processes: `export -f pprof` and top's interval profiles (pprof.h).
  *
  * Repeated fields of a message may come in any order and interleaved, so the
  * profile is streamed into the gzip stream as it is built: a string, a
@@ -20,6 +21,7 @@
  * holds only the tables that map them to ids (bounded by the sites).
  */
 #include "export.h"
+#include "pprof.h"
 #include "protobuf.h"
 #include "base/hash.h"
 #include "base/ptrmap.h"
@@ -328,8 +330,9 @@ static int process(struct pprof *pp, const struct mt_process *p, uint64_t pid_ke
 	struct mt_symbolizer *sym = mt_process_symbolizer(p);
 	for (uint32_t s = 0; s < p->figures.nsites; s++) {
 		const struct mt_site_stats *st = &p->figures.sites[s];
-		if (!st->allocations)
-			continue; /* not one allocation of it matched */
+		if (!st->allocations && !st->live_count)
+			continue; /* not one allocation of it matched (or, in an
+				   * interval's profile, none new and none live) */
 		int n = mt_site_frames(p, sym, s, fr, MT_SYM_MAX_FRAMES);
 		size_t k = site_locations(pp, p, pp->nmappings, fr, n, locs);
 		sample(pp, p, st, locs, k, &lb);
@@ -350,7 +353,7 @@ static void value_type(struct pprof *pp, unsigned field, const char *type, const
 	emit(pp, field, &pp->msg);
 }
 
-static void header(struct pprof *pp, struct mt_export_ctx *x)
+static void header(struct pprof *pp, const struct mt_pprof_head *h)
 {
 	/* string_table[0] must be "" */
 	mt_pb_bytes(&pp->msg, PROFILE_STRING, "", 0);
@@ -361,38 +364,13 @@ static void header(struct pprof *pp, struct mt_export_ctx *x)
 	value_type(pp, PROFILE_SAMPLE_TYPE, "alloc_space", "bytes");
 	value_type(pp, PROFILE_SAMPLE_TYPE, "inuse_objects", "count");
 	value_type(pp, PROFILE_SAMPLE_TYPE, "inuse_space", "bytes");
-	/* a sampled recording: the values are estimates already (as Go's
-	 * heap profiles are), the period its mean */
-	const struct mt_recording *rec = &x->sel->matched;
-	uint64_t mean = 0;
-	for (size_t i = 0; i < rec->nprocs && !mean; i++)
-		if (mt_export_wants(x, rec->procs[i]))
-			mean = rec->procs[i]->figures.sample_mean;
 	value_type(pp, PROFILE_PERIOD_TYPE, "space", "bytes");
-	emit_uint(pp, PROFILE_PERIOD, mean ? mean : 1);
+	emit_uint(pp, PROFILE_PERIOD, h->period);
 	emit_uint(pp, PROFILE_DEFAULT_TYPE, str_id(pp, "inuse_space"));
-	emit_uint(pp, PROFILE_COMMENT,
-		  str_id(pp, mean ? "allocations sampled by memtrace, one per period bytes on "
-				    "average; every value an estimate of the whole" :
-				    "every allocation recorded by memtrace, unsampled"));
-	emit_uint(pp, PROFILE_COMMENT,
-		  str_id(pp, "inuse = leaked: still live when the recording ended, "
-			     "less the C/C++ runtime's blocks held until exit"));
-
-	uint64_t start = UINT64_MAX, end = 0, unix_ns = 0;
-	for (size_t i = 0; i < rec->nprocs; i++) {
-		const struct mt_process *p = rec->procs[i];
-		if (!mt_export_wants(x, p))
-			continue;
-		if (p->start_ts < start) {
-			start = p->start_ts;
-			unix_ns = p->unix_ns;
-		}
-		if (p->end_ts > end)
-			end = p->end_ts;
-	}
-	emit_uint(pp, PROFILE_TIME, unix_ns);
-	emit_uint(pp, PROFILE_DURATION, end > start ? end - start : 0);
+	if (h->comment)
+		emit_uint(pp, PROFILE_COMMENT, str_id(pp, h->comment));
+	emit_uint(pp, PROFILE_TIME, h->time_ns);
+	emit_uint(pp, PROFILE_DURATION, h->duration_ns);
 }
 
 static void pprof_free(struct pprof *pp)
@@ -409,28 +387,20 @@ static void pprof_free(struct pprof *pp)
 	free(pp);
 }
 
-int mt_export_pprof(struct mt_export_ctx *x, char *err, size_t errlen)
+int mt_pprof_write(FILE *out, struct mt_process *const *procs, size_t n,
+		   const struct mt_pprof_head *h, char *err, size_t errlen)
 {
 	struct pprof *pp = xcalloc(1, sizeof *pp);
-	if (gz_open(pp, x->out) < 0) {
+	if (gz_open(pp, out) < 0) {
 		free(pp);
 		snprintf(err, errlen, "zlib initialisation failed");
 		return -1;
 	}
 	int r = mt_ptrmap_init(&pp->funcs, 4096);
-	header(pp, x);
+	header(pp, h);
 	uint64_t pid_key = str_id(pp, "pid");
-	const struct mt_recording *rec = &x->sel->matched;
-	/* the main process first: pprof names the profile ("File:") after the
-	 * first mapping, and a process's first module is its executable */
-	const struct mt_process *m = mt_recording_main(rec);
-	if (m && !mt_export_wants(x, m))
-		m = NULL;
-	if (m && r == 0)
-		r = process(pp, m, pid_key);
-	for (size_t i = 0; r == 0 && i < rec->nprocs; i++)
-		if (rec->procs[i] != m && mt_export_wants(x, rec->procs[i]))
-			r = process(pp, rec->procs[i], pid_key);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = process(pp, procs[i], pid_key);
 	pp->z.avail_in = 0;
 	gz_run(pp, Z_FINISH);
 	if (r < 0)
@@ -439,5 +409,49 @@ int mt_export_pprof(struct mt_export_ctx *x, char *err, size_t errlen)
 		snprintf(err, errlen, "compression failed");
 	r = r < 0 || pp->zfailed ? -1 : 0;
 	pprof_free(pp);
+	return r;
+}
+
+int mt_export_pprof(struct mt_export_ctx *x, char *err, size_t errlen)
+{
+	const struct mt_recording *rec = &x->sel->matched;
+	/* a sampled recording: the values are estimates already (as Go's
+	 * heap profiles are), the period its mean */
+	uint64_t mean = 0;
+	for (size_t i = 0; i < rec->nprocs && !mean; i++)
+		if (mt_export_wants(x, rec->procs[i]))
+			mean = rec->procs[i]->figures.sample_mean;
+	struct mt_pprof_head h = {
+		.period = mean ? mean : 1,
+		.comment =
+			mean ? "allocations sampled by memtrace, one per period bytes on average, "
+			       "every value an estimate; inuse = leaked: still live when the "
+			       "recording ended, less the C/C++ runtime's blocks held until exit" :
+			       "every allocation recorded by memtrace, unsampled; "
+			       "inuse = leaked: still live when the recording ended, "
+			       "less the C/C++ runtime's blocks held until exit",
+	};
+	struct mt_process **procs = xcalloc(rec->nprocs + 1, sizeof *procs);
+	size_t n = 0;
+	/* the main process first: pprof names the profile ("File:") after the
+	 * first mapping, and a process's first module is its executable */
+	struct mt_process *m = mt_recording_main(rec);
+	if (m && mt_export_wants(x, m))
+		procs[n++] = m;
+	for (size_t i = 0; i < rec->nprocs; i++)
+		if (rec->procs[i] != m && mt_export_wants(x, rec->procs[i]))
+			procs[n++] = rec->procs[i];
+	uint64_t start = UINT64_MAX, end = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (procs[i]->start_ts < start) {
+			start = procs[i]->start_ts;
+			h.time_ns = procs[i]->unix_ns;
+		}
+		if (procs[i]->end_ts > end)
+			end = procs[i]->end_ts;
+	}
+	h.duration_ns = end > start ? end - start : 0;
+	int r = mt_pprof_write(x->out, procs, n, &h, err, errlen);
+	free(procs);
 	return r;
 }

@@ -1,8 +1,9 @@
 /*
  * protobuf.h - just enough of protobuf's wire format to write a message:
- * varints and length-delimited fields into a growable buffer.  pprof's
- * profile.proto is the only user; a message is built bottom up (a nested
- * message is encoded into a buffer of its own, then appended as bytes).
+ * varints, 64-bit fixed fields and length-delimited fields into a growable
+ * buffer.  pprof's profile.proto and OTLP's profiles use it; a message is
+ * built bottom up (a nested message is encoded into a buffer of its own,
+ * then appended as bytes).
  */
 #ifndef MEMTRACE_PROTOBUF_H
 #define MEMTRACE_PROTOBUF_H
@@ -14,7 +15,7 @@
 
 #include "base/util.h"
 
-enum { MT_PB_VARINT = 0, MT_PB_LEN = 2 };
+enum { MT_PB_VARINT = 0, MT_PB_I64 = 1, MT_PB_LEN = 2 };
 
 struct mt_pb {
 	uint8_t *buf;
@@ -70,6 +71,17 @@ static inline void mt_pb_uint(struct mt_pb *b, unsigned field, uint64_t v)
 		return;
 	mt_pb_tag(b, field, MT_PB_VARINT);
 	mt_pb_varint(b, v);
+}
+
+/* A fixed64 field (little-endian), left out at 0 as mt_pb_uint's. */
+static inline void mt_pb_fixed64(struct mt_pb *b, unsigned field, uint64_t v)
+{
+	if (!v)
+		return;
+	mt_pb_tag(b, field, MT_PB_I64);
+	mt_pb_reserve(b, 8);
+	for (int i = 0; i < 8; i++)
+		b->buf[b->len++] = (uint8_t)(v >> (8 * i));
 }
 
 static inline void mt_pb_bytes(struct mt_pb *b, unsigned field, const void *data, size_t len)
