@@ -354,6 +354,7 @@ int mt_stream_leak_scan(struct mt_stream *s, const struct mt_stopped *st,
 	uint8_t *kinds = xmalloc(b.n ? b.n : 1);
 	struct mt_scan_opts o = { .heap_gaps_are_roots = s->r->scan_sampled };
 	int r = mt_scan_process(st, b.v, b.n, &o, kinds, res);
+	res->sampled = s->r->scan_sampled;
 	if (r == 0)
 		write_scan(s, &b, kinds, res);
 	free(kinds);

@@ -263,11 +263,12 @@ void mt_scan_say(pid_t pid, int ran, const struct mt_scan_result *res)
 	}
 	const uint64_t *by = res->bytes;
 	fprintf(stderr,
-		"memtrace: leak scan of process %d: %llu bytes definitely lost, %llu indirectly, "
+		"memtrace: leak scan of process %d%s: %llu bytes definitely lost, %llu indirectly, "
 		"%llu possibly, %llu still reachable (%.1f MB scanned; the process was held "
 		"%.1f ms)\n",
-		(int)pid, (unsigned long long)by[MT_LEAK_DEFINITE],
-		(unsigned long long)by[MT_LEAK_INDIRECT], (unsigned long long)by[MT_LEAK_POSSIBLE],
-		(unsigned long long)by[MT_LEAK_REACHABLE], (double)res->scanned / 1e6,
-		(double)res->ns / 1e6);
+		(int)pid,
+		res->sampled ? " (its sampled blocks alone: the report estimates the whole)" : "",
+		(unsigned long long)by[MT_LEAK_DEFINITE], (unsigned long long)by[MT_LEAK_INDIRECT],
+		(unsigned long long)by[MT_LEAK_POSSIBLE], (unsigned long long)by[MT_LEAK_REACHABLE],
+		(double)res->scanned / 1e6, (double)res->ns / 1e6);
 }

@@ -30,6 +30,8 @@ struct mt_scan_result {
 	uint64_t roots;	  /* of which roots */
 	uint64_t ns;	  /* how long the scan took (the process held meanwhile) */
 	int complete;	  /* 0: a read failed; every block counted reachable */
+	int sampled;	  /* set by the caller: the blocks are a sample (--sample), and
+			   * the bytes above theirs alone, not estimates */
 	char why[160];	  /* when not complete */
 };
 

@@ -51,6 +51,7 @@ int mt_live_scan(struct mt_bpf *b, pid_t pid, struct mt_live_scan *out)
 		out->kinds = xmalloc(g.n ? g.n : 1);
 		struct mt_scan_opts o = { .heap_gaps_are_roots = 1 };
 		r = mt_scan_process(&st, sb, g.n, &o, out->kinds, &out->res);
+		out->res.sampled = mt_bpf_sample_mean(b) != 0;
 	} else {
 		snprintf(out->res.why, sizeof out->res.why, "cannot read the kernel's live blocks");
 	}

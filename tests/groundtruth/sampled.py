@@ -188,7 +188,14 @@ def attach_sampled(t, prog, truth):
 
 
 def run(t, prog):
-    rec, out = t.record([prog], opts=['--sample'], env=SEED, timeout=300)
+    rec = t.path('rec.mtrace')
+    rc, out, err = t.run([t.memtrace, 'record', '-o', rec, '--sample', '--', prog], env=SEED,
+                         timeout=300, what='memtrace record --sample')
+    t.eq(rc, 0, f'memtrace record --sample (stderr {err[-300:]!r})')
+    # the scan's line counts the sampled blocks alone, and says so
+    t.check('leak scan of process ' in err and
+            '(its sampled blocks alone: the report estimates the whole)' in err,
+            f'the leak scan\'s line says it counts the sampled blocks alone: {err[-500:]!r}')
     truth = dict(TRUTH)
     m = mixed_truth(t, out)
     if m:
