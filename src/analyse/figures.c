@@ -369,8 +369,8 @@ static inline uint32_t seq32(const struct mt_figures *c)
 
 /* A block taken out of the live figures: FREED (or found again under a
  * new one at its place), else held by the runtime (after the stream: the
- * peaks are settled). */
-static void block_out(struct mt_figures *c, const struct mt_live *b, int freed)
+ * peaks are settled).  Returns the allocations it stood for. */
+static uint64_t block_out(struct mt_figures *c, const struct mt_live *b, int freed)
 {
 	uint64_t n = mt_figures_weight(c, b), bytes = n * b->size;
 	struct mt_site_stats *s = &c->sites[b->site];
@@ -384,6 +384,7 @@ static void block_out(struct mt_figures *c, const struct mt_live *b, int freed)
 		s->frees += n;
 		c->t.frees += n;
 	}
+	return n;
 }
 
 static void on_alloc(struct mt_figures *c, uint32_t tid, uint64_t ts, uint64_t ptr, uint64_t size,
@@ -442,13 +443,12 @@ static void on_free(struct mt_figures *c, uint32_t tid, uint64_t ptr)
 		t->last_alloc = 0;
 		return;
 	}
+	uint64_t n = block_out(c, &b, 1);
 	if (t->last_alloc == ptr) {
-		uint64_t n = mt_figures_weight(c, &b);
 		c->sites[b.site].temporary += n;
 		c->t.temporary += n;
 	}
 	t->last_alloc = 0;
-	block_out(c, &b, 1);
 }
 
 static void stamp_time(struct mt_figures *c, uint64_t ts)
@@ -548,9 +548,8 @@ void mt_figures_finish(struct mt_figures *c)
 /* The accounting of a leaked block that the runtime holds. */
 static void to_held(struct mt_figures *c, const struct mt_live *b)
 {
-	uint64_t n = mt_figures_weight(c, b), bytes = n * b->size;
+	uint64_t n = block_out(c, b, 0), bytes = n * b->size;
 	struct mt_site_stats *s = &c->sites[b->site];
-	block_out(c, b, 0);
 	s->held_bytes += bytes;
 	s->held_count += n;
 	c->t.held_bytes += bytes;

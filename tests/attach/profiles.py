@@ -22,7 +22,6 @@ import re
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import threading
@@ -30,6 +29,7 @@ import time
 import urllib.parse
 
 import bpflib
+import exportlib
 import gtlib
 
 ROUNDS = 3000
@@ -37,26 +37,6 @@ TYPES = ['alloc_objects/count', 'alloc_space/bytes', 'inuse_objects/count', 'inu
 PPROF = shutil.which('pprof')
 COUNTS = re.compile(r'push to \S+: (\d+) profile\(s\) made, (\d+) sent, (\d+) dropped \(queue full\), '
                     r'(\d+) failed, (\d+) unsent at exit')
-
-
-def build_id(path):
-    """The GNU build-id of ELF file PATH, in hex, from its PT_NOTE segments."""
-    data = open(path, 'rb').read()
-    phoff, = struct.unpack_from('<Q', data, 0x20)
-    phentsize, phnum = struct.unpack_from('<HH', data, 0x36)
-    for i in range(phnum):
-        ptype, _, off, _, _, filesz = struct.unpack_from('<IIQQQQ', data, phoff + i * phentsize)
-        if ptype != 4:  # PT_NOTE
-            continue
-        pos = off
-        while pos + 12 <= off + filesz:
-            namesz, descsz, ntype = struct.unpack_from('<III', data, pos)
-            name = data[pos + 12:pos + 12 + namesz]
-            dpos = pos + 12 + (namesz + 3) // 4 * 4
-            if ntype == 3 and name.rstrip(b'\0') == b'GNU':
-                return data[dpos:dpos + descsz].hex()
-            pos = dpos + (descsz + 3) // 4 * 4
-    return None
 
 
 def pprof_raw(t, path):
@@ -103,7 +83,7 @@ def check_profiles(t, paths, prog, label):
         return
     alloc = [0, 0]
     last = None
-    bid = build_id(prog)
+    bid = exportlib.build_id(prog)
     for path in paths:
         head, types, samples, maps = pprof_raw(t, path)
         name = f'{label} {os.path.basename(path)}'
@@ -424,7 +404,7 @@ def case_otlp(t, prog):
     if c:
         t.eq((c[1], c[2], c[3], c[4]), (len(r.requests), 0, 0, 0), 'otlp: every profile sent')
     t.check(r.requests, 'otlp: requests')
-    alloc, last, bid = [0, 0], None, build_id(prog)
+    alloc, last, bid = [0, 0], None, exportlib.build_id(prog)
     for i, q in enumerate(r.requests):
         t.eq((q['method'], q['path']), ('POST', '/v1development/profiles'), f'request {i}: method and path')
         h = {k.lower(): v for k, v in q['headers'].items()}

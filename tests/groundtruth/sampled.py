@@ -31,12 +31,25 @@ TRUTH = {
 LEAKED = 256_000_000
 
 
-def mixed_truth(t, out):
-    """calls=N bytes=B, printed by the program."""
+def truth_of(t, out, d=1):
+    """Each site's (calls, bytes) in a run of the program divided by D:
+    TRUTH's, and mixed's from calls=N bytes=B, which the program prints."""
+    truth = {fn: (c // d, b // d) for fn, (c, b) in TRUTH.items()}
     kv = dict(w.split('=', 1) for w in out.split() if '=' in w)
-    if not t.check('calls' in kv and 'bytes' in kv, f'gt-sampled prints calls= and bytes=: {out!r}'):
-        return None
-    return int(kv['calls']), int(kv['bytes'])
+    if t.check('calls' in kv and 'bytes' in kv, f'gt-sampled prints calls= and bytes=: {out!r}'):
+        truth['mixed'] = int(kv['calls']), int(kv['bytes'])
+    return truth
+
+
+def near_sites(t, p, truth, within, label, calls=True):
+    """Each site of P within WITHIN of TRUTH: its bytes, and its calls."""
+    for fn, (ncalls, nbytes) in truth.items():
+        s = t.site(p, fn)
+        if s is None:
+            continue
+        if calls:
+            near(t, s.get('allocations'), ncalls, within, f'{label}{fn}: estimated calls')
+        near(t, s.get('allocated_bytes'), nbytes, within, f'{label}{fn}: estimated bytes')
 
 
 def pprof_period(path):
@@ -82,13 +95,11 @@ def check_sampled(t, p, truth):
     t.eq(p.get('sampled'), {'mean_bytes': MEAN}, 'sampled: the mean of the recording')
     tot = p.get('totals', {})
     t.eq(tot.get('unmatched_frees'), 0, 'unmatched frees (every sampled block\'s free is recorded)')
-    for fn, (calls, nbytes) in truth.items():
+    near_sites(t, p, truth, 0.10, '')
+    for fn in truth:
         s = t.site(p, fn)
-        if s is None:
-            continue
-        near(t, s.get('allocations'), calls, 0.10, f'{fn}: estimated calls')
-        near(t, s.get('allocated_bytes'), nbytes, 0.10, f'{fn}: estimated bytes')
-        t.check_frames(s, fn, [(fn, SRC, marker_line(SRC, 'site:' + fn)), ('main', SRC, None)])
+        if s is not None:
+            t.check_frames(s, fn, [(fn, SRC, marker_line(SRC, 'site:' + fn)), ('main', SRC, None)])
     # a block freed after other calls is no temporary: the calls left out
     # in between say they came (a free of no block, figures.c)
     for fn in ('pages', 'mixed'):
@@ -109,10 +120,6 @@ def check_sampled(t, p, truth):
         near(t, s.get('definite_bytes'), LEAKED, 0.15, 'leaky: estimated bytes definitely lost')
 
 
-def scaled(truth, d):
-    return {fn: (c // d, b // d) for fn, (c, b) in truth.items()}
-
-
 def run_bpf(t, prog):
     """The BPF backend, sampled in the kernel: an eighth of the program at
     an eighth of the mean (as many samples as the shim's case has; its
@@ -124,22 +131,14 @@ def run_bpf(t, prog):
         t.fail(f'BPF unavailable: {why}')
         return
     rec, out = t.record([prog, '8'], opts=['--backend=bpf', '--sample=64K'], timeout=300)
-    truth = scaled(TRUTH, 8)
-    m = mixed_truth(t, out)
-    if m:
-        truth['mixed'] = m
+    truth = truth_of(t, out, 8)
     p = t.only_process(t.report(rec))
     if p is None:
         return
     t.eq(p.get('backend'), 'bpf', 'the backend')
     t.eq(p.get('sampled'), {'mean_bytes': 64 * 1024}, 'sampled: the mean of the recording')
     t.eq(p.get('totals', {}).get('unmatched_frees'), 0, 'unmatched frees')
-    for fn, (calls, nbytes) in truth.items():
-        s = t.site(p, fn)
-        if s is None:
-            continue
-        near(t, s.get('allocations'), calls, 0.20, f'bpf {fn}: estimated calls')
-        near(t, s.get('allocated_bytes'), nbytes, 0.20, f'bpf {fn}: estimated bytes')
+    near_sites(t, p, truth, 0.20, 'bpf ')
     for fn in ('pages', 'mixed'):
         s = t.site(p, fn)
         if s is not None:
@@ -177,10 +176,7 @@ def attach_sampled(t, prog, truth):
         if q is None:
             return
         t.eq(q.get('sampled'), {'mean_bytes': 64 * 1024}, 'attach -o: sampled, the mean')
-        for fn, (calls, nbytes) in truth.items():
-            s = t.site(q, fn)
-            if s is not None:
-                near(t, s.get('allocated_bytes'), nbytes, 0.20, f'attach -o {fn}: estimated bytes')
+        near_sites(t, q, truth, 0.20, 'attach -o ', calls=False)
     finally:
         if p.poll() is None:
             p.kill()
@@ -196,10 +192,7 @@ def run(t, prog):
     t.check('leak scan of process ' in err and
             '(its sampled blocks alone: the report estimates the whole)' in err,
             f'the leak scan\'s line says it counts the sampled blocks alone: {err[-500:]!r}')
-    truth = dict(TRUTH)
-    m = mixed_truth(t, out)
-    if m:
-        truth['mixed'] = m
+    truth = truth_of(t, out)
     size = os.path.getsize(rec) if os.path.exists(rec) else None
     t.check(size is not None and size < 2_000_000,
             f'a sampled recording of 11 million allocations is small: {size} bytes (under 2 MB)')
@@ -225,10 +218,10 @@ def run(t, prog):
     # --sample=0: every call, exactly (as without the option)
     rec0, out0 = t.record([prog], opts=['--sample=0'], out=t.path('all.mtrace'), timeout=300)
     p = t.only_process(t.report(rec0))
-    m = mixed_truth(t, out0)
-    if p is not None and m:
+    exact = truth_of(t, out0)
+    if p is not None:
         t.eq(p.get('sampled'), None, '--sample=0: not sampled')
-        for fn, (calls, nbytes) in {**TRUTH, 'mixed': m}.items():
+        for fn, (calls, nbytes) in exact.items():
             t.check_site(t.site(p, fn), f'--sample=0 {fn}', allocations=calls, allocated_bytes=nbytes)
 
     # what --sample refuses, in one line each

@@ -10,10 +10,31 @@ the figures, then ends with t.finish().
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 
 import gtlib
+
+
+def build_id(path):
+    """The GNU build-id of ELF file PATH, in hex, from its PT_NOTE segments."""
+    data = open(path, 'rb').read()
+    phoff, = struct.unpack_from('<Q', data, 0x20)
+    phentsize, phnum = struct.unpack_from('<HH', data, 0x36)
+    for i in range(phnum):
+        ptype, _, off, _, _, filesz = struct.unpack_from('<IIQQQQ', data, phoff + i * phentsize)
+        if ptype != 4:  # PT_NOTE
+            continue
+        pos = off
+        while pos + 12 <= off + filesz:
+            namesz, descsz, ntype = struct.unpack_from('<III', data, pos)
+            name = data[pos + 12:pos + 12 + namesz]
+            dpos = pos + 12 + (namesz + 3) // 4 * 4
+            if ntype == 3 and name.rstrip(b'\0') == b'GNU':
+                return data[dpos:dpos + descsz].hex()
+            pos = dpos + (descsz + 3) // 4 * 4
+    return None
 
 
 def setup(name):

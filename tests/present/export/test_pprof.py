@@ -12,7 +12,6 @@ import gzip
 import os
 import re
 import shutil
-import struct
 
 import exportlib
 
@@ -85,26 +84,6 @@ def leaf_function(locs, sample):
     return locs[ids[0]][2][0][0] if ids and ids[0] in locs else None
 
 
-def build_id(path):
-    """The GNU build-id of ELF file PATH, in hex, from its PT_NOTE segments."""
-    data = open(path, 'rb').read()
-    phoff, = struct.unpack_from('<Q', data, 0x20)
-    phentsize, phnum = struct.unpack_from('<HH', data, 0x36)
-    for i in range(phnum):
-        ptype, _, off, _, _, filesz = struct.unpack_from('<IIQQQQ', data, phoff + i * phentsize)
-        if ptype != 4:  # PT_NOTE
-            continue
-        pos = off
-        while pos + 12 <= off + filesz:
-            namesz, descsz, ntype = struct.unpack_from('<III', data, pos)
-            name = data[pos + 12:pos + 12 + namesz]
-            dpos = pos + 12 + (namesz + 3) // 4 * 4
-            if ntype == 3 and name.rstrip(b'\0') == b'GNU':
-                return data[dpos:dpos + descsz].hex()
-            pos = dpos + (descsz + 3) // 4 * 4
-    return None
-
-
 def export(rec, name, *args):
     out = t.path(name)
     data = exportlib.export(t, rec, 'pprof', *args, out=out)
@@ -165,7 +144,7 @@ real = os.path.realpath(progs['peak'])
 mine = [m for m in maps.values() if m[0] == real]
 t.eq(len(mine), 1, f'a mapping for gt-peak itself ({list(maps.values())})')
 if mine:
-    t.eq(mine[0][1], build_id(real), 'the mapping of gt-peak carries its build-id')
+    t.eq(mine[0][1], exportlib.build_id(real), 'the mapping of gt-peak carries its build-id')
 t.check(all(loc[1] in maps for loc in locs.values()), 'every location of gt-peak lies in a mapping')
 
 for k, index in enumerate(('alloc_objects', 'alloc_space', 'inuse_objects', 'inuse_space')):
